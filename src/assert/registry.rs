@@ -1,0 +1,239 @@
+//! Built-in check types and the keys each one takes.
+
+use crate::spec::model::CheckTarget;
+
+/// The type of one configuration key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyKind {
+    /// A non-empty string.
+    Text,
+    /// A regular expression that must compile.
+    Regex,
+    /// A native integer, at least `min`.
+    Int { min: i64 },
+    /// A registered format name.
+    FormatName,
+    /// true or false.
+    Bool,
+    /// A path relative to the workspace.
+    Path,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct KeySpec {
+    pub name: &'static str,
+    pub kind: KeyKind,
+    pub required: bool,
+    /// The value used when an optional integer key is left out.
+    pub default: Option<i64>,
+}
+
+const fn req(name: &'static str, kind: KeyKind) -> KeySpec {
+    KeySpec {
+        name,
+        kind,
+        required: true,
+        default: None,
+    }
+}
+
+const fn opt_int(name: &'static str, default: i64, min: i64) -> KeySpec {
+    KeySpec {
+        name,
+        kind: KeyKind::Int { min },
+        required: false,
+        default: Some(default),
+    }
+}
+
+/// A built-in check type.
+#[derive(Debug)]
+pub struct CheckType {
+    pub name: &'static str,
+    pub keys: &'static [KeySpec],
+    pub target: CheckTarget,
+    pub summary: &'static str,
+}
+
+impl CheckType {
+    pub fn key_names(&self) -> Vec<&'static str> {
+        self.keys.iter().map(|k| k.name).collect()
+    }
+}
+
+const fn opt_bool(name: &'static str) -> KeySpec {
+    KeySpec {
+        name,
+        kind: KeyKind::Bool,
+        required: false,
+        default: None,
+    }
+}
+
+/// Text checks may ignore case (Skillet's always do).
+const NEEDLE: &[KeySpec] = &[req("needle", KeyKind::Text), opt_bool("ignore_case")];
+const PATTERN: &[KeySpec] = &[req("pattern", KeyKind::Regex)];
+const LENGTH: &[KeySpec] = &[req("length", KeyKind::Int { min: 0 })];
+const COUNT: &[KeySpec] = &[opt_int("count", 1, 0)];
+
+/// Every built-in type. clauditor's L1 types keep clauditor's names and keys exactly.
+pub const BUILTIN: &[CheckType] = &[
+    CheckType {
+        name: "contains",
+        keys: NEEDLE,
+        target: CheckTarget::Output,
+        summary: "the output contains `needle`",
+    },
+    CheckType {
+        name: "not_contains",
+        keys: NEEDLE,
+        target: CheckTarget::Output,
+        summary: "the output does not contain `needle`",
+    },
+    CheckType {
+        name: "regex",
+        keys: PATTERN,
+        target: CheckTarget::Output,
+        summary: "`pattern` matches somewhere in the output",
+    },
+    CheckType {
+        name: "min_count",
+        keys: &[
+            req("pattern", KeyKind::Regex),
+            req("count", KeyKind::Int { min: 0 }),
+        ],
+        target: CheckTarget::Output,
+        summary: "`pattern` matches at least `count` times",
+    },
+    CheckType {
+        name: "min_length",
+        keys: LENGTH,
+        target: CheckTarget::Output,
+        summary: "the output is at least `length` characters",
+    },
+    CheckType {
+        name: "max_length",
+        keys: LENGTH,
+        target: CheckTarget::Output,
+        summary: "the output is at most `length` characters",
+    },
+    CheckType {
+        name: "has_urls",
+        keys: COUNT,
+        target: CheckTarget::Output,
+        summary: "the output contains at least `count` URLs",
+    },
+    CheckType {
+        name: "has_entries",
+        keys: COUNT,
+        target: CheckTarget::Output,
+        summary: "the output contains at least `count` numbered entries",
+    },
+    CheckType {
+        name: "urls_reachable",
+        keys: COUNT,
+        target: CheckTarget::Output,
+        summary: "at least `count` URLs in the output answer 2xx to HEAD",
+    },
+    CheckType {
+        name: "has_format",
+        keys: &[req("format", KeyKind::FormatName), opt_int("count", 1, 0)],
+        target: CheckTarget::Output,
+        summary: "at least `count` strings in the output match `format`",
+    },
+    CheckType {
+        name: "starts_with",
+        keys: &[req("prefix", KeyKind::Text), opt_bool("ignore_case")],
+        target: CheckTarget::Output,
+        summary: "the output starts with `prefix`",
+    },
+    CheckType {
+        name: "ends_with",
+        keys: &[req("suffix", KeyKind::Text), opt_bool("ignore_case")],
+        target: CheckTarget::Output,
+        summary: "the output ends with `suffix`",
+    },
+    CheckType {
+        name: "tool_called",
+        keys: &[req("tool", KeyKind::Text)],
+        target: CheckTarget::Transcript,
+        summary: "the agent called tool `tool`",
+    },
+    CheckType {
+        name: "tool_not_called",
+        keys: &[req("tool", KeyKind::Text)],
+        target: CheckTarget::Transcript,
+        summary: "the agent never called tool `tool`",
+    },
+    CheckType {
+        name: "file_exists",
+        keys: &[req("path", KeyKind::Path)],
+        target: CheckTarget::Workspace,
+        summary: "the workspace holds `path` after the run",
+    },
+    CheckType {
+        name: "agent_blocked",
+        keys: &[],
+        target: CheckTarget::Transcript,
+        summary: "a hook or a permission denial stopped the agent",
+    },
+    CheckType {
+        name: "exit_code",
+        keys: &[req("code", KeyKind::Int { min: 0 })],
+        target: CheckTarget::Process,
+        summary: "the process exited with `code`",
+    },
+    CheckType {
+        name: "stdout_equals",
+        keys: &[req("text", KeyKind::Text)],
+        target: CheckTarget::Process,
+        summary: "standard output equals `text` (trailing newlines ignored)",
+    },
+    CheckType {
+        name: "stderr_contains",
+        keys: NEEDLE,
+        target: CheckTarget::Process,
+        summary: "standard error contains `needle`",
+    },
+];
+
+/// The clauditor L1 assertion types, in clauditor's order.
+pub const CLAUDITOR_TYPES: &[&str] = &[
+    "contains",
+    "not_contains",
+    "regex",
+    "min_count",
+    "min_length",
+    "max_length",
+    "has_urls",
+    "has_entries",
+    "urls_reachable",
+    "has_format",
+];
+
+/// The keys clauditor itself allows on each of its types (it knows nothing of `ignore_case`).
+pub fn clauditor_keys(ty: &CheckType) -> Vec<&'static str> {
+    ty.keys
+        .iter()
+        .map(|k| k.name)
+        .filter(|k| *k != "ignore_case")
+        .collect()
+}
+
+pub fn lookup(name: &str) -> Option<&'static CheckType> {
+    BUILTIN.iter().find(|t| t.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_clauditor_type_is_built_in() {
+        for t in CLAUDITOR_TYPES {
+            assert!(lookup(t).is_some(), "{t}");
+        }
+        let names: std::collections::HashSet<_> = BUILTIN.iter().map(|t| t.name).collect();
+        assert_eq!(names.len(), BUILTIN.len(), "duplicate type names");
+    }
+}

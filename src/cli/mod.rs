@@ -1,0 +1,167 @@
+//! The command line: argument parsing and dispatch. Each command is a file.
+
+mod list;
+mod validate;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::diag::{self, Problem, RenderOptions};
+use crate::discover::{self, Options};
+use crate::exit::Outcome;
+use crate::spec::Loaded;
+use crate::spec::formats::LoadCtx;
+
+/// Run AI-agent skill evals: BMAD, clauditor, Skillet and UAAPS suites, one runner.
+#[derive(Debug, Parser)]
+#[command(
+    name = "assay",
+    version,
+    about,
+    after_help = "Exit codes: 0 all passed (or loaded), 1 some case failed, 2 bad input (nothing ran), 3 infrastructure (a harness or judge missing or failing)."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Load every suite under the paths and report every problem found (exit 2 if any).
+    Validate(ValidateArgs),
+    /// List the suites, their cases and trigger cases.
+    List(ListArgs),
+}
+
+/// Where to look for suites.
+#[derive(Debug, Clone, Args)]
+pub struct Selection {
+    /// Files or folders to search for eval suites (default: the current folder).
+    pub paths: Vec<PathBuf>,
+    /// The skill under test (a folder with SKILL.md): find its BMAD evals by the runner's order.
+    #[arg(long, value_name = "PATH")]
+    pub skill: Option<PathBuf>,
+    /// A BMAD eval folder, or an evals.json / triggers.json file, taken before any discovery.
+    #[arg(long, value_name = "PATH")]
+    pub evals: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    #[command(flatten)]
+    pub selection: Selection,
+    /// How to print the result.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub selection: Selection,
+    /// Print the suites as JSON (the normalized model).
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                Outcome::BadInput
+            } else {
+                Outcome::Success
+            };
+            let _ = e.print();
+            return code.into();
+        }
+    };
+    let cwd = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: cannot read the current folder: {e}");
+            return Outcome::Infrastructure.into();
+        }
+    };
+    let ctx = LoadCtx::new(cwd);
+    let outcome = match cli.command {
+        Command::Validate(args) => validate::run(&ctx, &args),
+        Command::List(args) => list::run(&ctx, &args),
+    };
+    outcome.into()
+}
+
+/// Discovers and loads the selected suites.
+pub fn load(ctx: &LoadCtx, sel: &Selection) -> Loaded {
+    discover::discover(
+        ctx,
+        &Options {
+            paths: sel.paths.clone(),
+            skill: sel.skill.clone(),
+            evals: sel.evals.clone(),
+        },
+    )
+}
+
+/// Whether to colour output written to stderr.
+pub fn stderr_color() -> bool {
+    use std::io::IsTerminal;
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal()
+}
+
+/// Prints problems to stderr, and a closing line when any is an error.
+pub fn print_problems(problems: &[Problem]) {
+    if problems.is_empty() {
+        return;
+    }
+    let text = diag::render_text(
+        problems,
+        RenderOptions {
+            color: stderr_color(),
+            ..RenderOptions::default()
+        },
+    );
+    eprint!("{text}");
+    if let Some(line) = problems_summary(problems) {
+        eprintln!("{line}");
+    }
+}
+
+/// "3 errors and 1 warning in 2 files; nothing was run", or `None` with no errors.
+pub fn problems_summary(problems: &[Problem]) -> Option<String> {
+    let errors = problems.iter().filter(|p| p.is_error()).count();
+    if errors == 0 {
+        return None;
+    }
+    let warnings = problems.len() - errors;
+    let files: std::collections::BTreeSet<_> = problems
+        .iter()
+        .filter(|p| p.is_error())
+        .map(|p| &p.file)
+        .collect();
+    let plural = |n: usize, w: &str| {
+        if n == 1 {
+            format!("{n} {w}")
+        } else {
+            format!("{n} {w}s")
+        }
+    };
+    let mut line = format!("error: {}", plural(errors, "error"));
+    if warnings > 0 {
+        line.push_str(&format!(" and {}", plural(warnings, "warning")));
+    }
+    line.push_str(&format!(
+        " in {}; nothing was run",
+        plural(files.len(), "file")
+    ));
+    Some(line)
+}

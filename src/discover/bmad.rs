@@ -1,0 +1,55 @@
+//! The BMAD runner's discovery order: from a skill to its eval folder.
+
+use std::path::{Path, PathBuf};
+
+/// Whether a folder holds BMAD eval files.
+pub fn has_eval_files(dir: &Path) -> bool {
+    dir.join("evals.json").is_file() || dir.join("triggers.json").is_file()
+}
+
+/// Where a skill's evals are, by the BMAD order (after `--evals`): `<skill>/evals/`,
+/// `<skill>/../../evals/<name>/`, `<root>/evals/<name>/`, then any `<root>/evals/**/<name>/`.
+/// The fuzzy step takes the first match in sorted order and also returns the others.
+pub fn evals_dir_for(skill: &Path, name: &str, root: &Path) -> Option<(PathBuf, Vec<PathBuf>)> {
+    let ordered = [
+        skill.join("evals"),
+        skill.join("../../evals").join(name),
+        root.join("evals").join(name),
+    ];
+    if let Some(d) = ordered.iter().find(|d| has_eval_files(d)) {
+        return Some((crate::spec::paths::normalize_abs(d), Vec::new()));
+    }
+    let mut found: Vec<PathBuf> = walkdir(&root.join("evals"), 12)
+        .into_iter()
+        .filter(|d| d.file_name().is_some_and(|n| n == name) && has_eval_files(d))
+        .collect();
+    found.sort();
+    if found.is_empty() {
+        return None;
+    }
+    let first = found.remove(0);
+    Some((first, found))
+}
+
+/// Folders under `dir`, to a bounded depth, skipping the usual heavy ones.
+fn walkdir(dir: &Path, depth: usize) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![(dir.to_path_buf(), 0)];
+    while let Some((d, level)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if e.file_type().is_ok_and(|t| t.is_dir())
+                && !super::is_skipped_dir(&e.file_name().to_string_lossy())
+            {
+                out.push(p.clone());
+                if level + 1 < depth {
+                    stack.push((p, level + 1));
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,502 @@
+//! Finding eval files under some paths, deciding which format each is, and loading them all.
+//!
+//! The walk never enters `.git`, `node_modules`, `target`, virtualenvs, build output or what
+//! `.gitignore` excludes. Each found file is taken for exactly one format by its name (and, for
+//! Skillet's free-form YAML names, a look at its top-level keys); loading then runs in parallel.
+
+pub mod bmad;
+mod root;
+
+pub use root::project_root;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use crate::diag::{self, Problem};
+use crate::spec::formats::{self, LoadCtx};
+use crate::spec::{Format, Loaded, paths, skill};
+
+/// Folders discovery never enters.
+pub const SKIPPED_DIRS: &[&str] = &[
+    ".git",
+    ".hg",
+    ".svn",
+    "node_modules",
+    "target",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".tox",
+    ".mypy_cache",
+    ".pytest_cache",
+    "dist",
+    "build",
+    ".next",
+    ".cache",
+    ".assay",
+];
+
+pub fn is_skipped_dir(name: &str) -> bool {
+    SKIPPED_DIRS.contains(&name)
+}
+
+/// What to look at.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Files or folders; empty means the working directory.
+    pub paths: Vec<PathBuf>,
+    /// BMAD: the skill under test (a folder with SKILL.md); its evals are found by BMAD's order.
+    pub skill: Option<PathBuf>,
+    /// BMAD `--evals`: a folder, or an `evals.json`/`triggers.json` file, taken first.
+    pub evals: Option<PathBuf>,
+}
+
+/// One unit of loading work.
+#[derive(Debug)]
+enum Job {
+    Bmad(formats::bmad::Input),
+    Clauditor {
+        file: PathBuf,
+        root: PathBuf,
+    },
+    Uaaps {
+        root: PathBuf,
+    },
+    UaapsTests {
+        dir: PathBuf,
+        root: PathBuf,
+    },
+    Skillet {
+        files: Vec<PathBuf>,
+        scan_root: PathBuf,
+    },
+}
+
+/// What the walk found, before loading.
+#[derive(Debug, Default)]
+struct Found {
+    skills: BTreeSet<PathBuf>,
+    bmad_dirs: BTreeSet<PathBuf>,
+    clauditor: BTreeSet<PathBuf>,
+    packages: BTreeSet<PathBuf>,
+    tests_dirs: BTreeSet<PathBuf>,
+    yaml: BTreeSet<PathBuf>,
+}
+
+/// Discovers and loads every suite under the options' paths.
+pub fn discover(ctx: &LoadCtx, opts: &Options) -> Loaded {
+    let mut out = Loaded::default();
+    let abs = |p: &Path| {
+        let joined = ctx.cwd.join(p);
+        paths::normalize_abs(&joined)
+    };
+
+    let mut jobs = Vec::new();
+    if opts.skill.is_some() || opts.evals.is_some() {
+        match bmad_job_for_flags(
+            ctx,
+            opts.skill.as_deref().map(abs),
+            opts.evals.as_deref().map(abs),
+        ) {
+            Ok(mut j) => jobs.append(&mut j),
+            Err(p) => out.problems.push(*p),
+        }
+    }
+    let scan: Vec<PathBuf> = if opts.paths.is_empty() && jobs.is_empty() && opts.skill.is_none() {
+        vec![ctx.cwd.clone()]
+    } else {
+        opts.paths.iter().map(|p| abs(p)).collect()
+    };
+
+    for path in &scan {
+        if !path.exists() {
+            out.problems.push(Problem::error(
+                "not-found",
+                &ctx.shown(path),
+                "no such file or folder",
+            ));
+            continue;
+        }
+        let mut found = Found::default();
+        if path.is_file() {
+            if !classify_file(path, &mut found, true) {
+                out.problems.push(
+                    Problem::error("unknown-format", &ctx.shown(path), "not an eval file of any format assay reads")
+                        .help("assay reads evals.json/triggers.json (BMAD), *.eval.json (clauditor), Skillet *.yaml, and UAAPS eval-config.json/test-config.json"),
+                );
+            }
+        } else {
+            walk(path, &mut found);
+        }
+        jobs.extend(plan(ctx, path, found, &mut out.problems));
+    }
+
+    let loaded: Vec<Loaded> = jobs.into_par_iter().map(|job| run_job(ctx, job)).collect();
+    for l in loaded {
+        out.extend(l);
+    }
+    dedupe_suites(ctx, &mut out);
+    out.suites
+        .sort_by(|a, b| (&a.source, &a.id).cmp(&(&b.source, &b.id)));
+    diag::sort(&mut out.problems);
+    out.problems
+        .dedup_by(|a, b| a.file == b.file && a.span == b.span && a.message == b.message);
+    out
+}
+
+fn run_job(ctx: &LoadCtx, job: Job) -> Loaded {
+    match job {
+        Job::Bmad(input) => formats::bmad::load(ctx, &input),
+        Job::Clauditor { file, root } => formats::clauditor::load(ctx, &file, &root),
+        Job::Uaaps { root } => formats::uaaps::load(ctx, &root),
+        Job::UaapsTests { dir, root } => formats::uaaps_tests::load(ctx, &dir, &root),
+        Job::Skillet { files, scan_root } => {
+            formats::skillet::load(ctx, &files, &|dir: &Path| project_root(dir, &scan_root))
+        }
+    }
+}
+
+fn walk(dir: &Path, found: &mut Found) {
+    let walker = ignore::WalkBuilder::new(dir)
+        .hidden(false)
+        .git_global(false)
+        .require_git(false)
+        .filter_entry(|e| {
+            !(e.file_type().is_some_and(|t| t.is_dir())
+                && e.depth() > 0
+                && is_skipped_dir(&e.file_name().to_string_lossy()))
+        })
+        .build();
+    for entry in walker.flatten() {
+        if entry.file_type().is_some_and(|t| t.is_file()) {
+            classify_file(entry.path(), found, false);
+        }
+    }
+}
+
+/// Sorts one file into what it may be. `explicit` is true when the user named the file.
+fn classify_file(path: &Path, found: &mut Found, explicit: bool) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let parent = path.parent().unwrap_or(Path::new("")).to_path_buf();
+    let parent_name = parent
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match name.as_str() {
+        "SKILL.md" => {
+            found.skills.insert(parent);
+        }
+        "evals.json" | "triggers.json" => {
+            found.bmad_dirs.insert(parent);
+        }
+        "package.agent.json" => {
+            found.packages.insert(parent);
+        }
+        "eval-config.json" if parent_name == "evals" => {
+            found
+                .packages
+                .insert(parent.parent().unwrap_or(Path::new("")).to_path_buf());
+        }
+        "test-config.json" if parent_name == "tests" => {
+            found.tests_dirs.insert(parent);
+        }
+        n if n.ends_with(".eval.json") => {
+            found.clauditor.insert(path.to_path_buf());
+        }
+        n if n.ends_with(".yaml") => {
+            found.yaml.insert(path.to_path_buf());
+        }
+        n if n.ends_with(".yml") && explicit => {
+            found.yaml.insert(path.to_path_buf());
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// Turns what the walk found into loading jobs.
+fn plan(ctx: &LoadCtx, scan_root: &Path, found: Found, problems: &mut Vec<Problem>) -> Vec<Job> {
+    let mut jobs = Vec::new();
+    let fallback = |p: &Path| project_root(p, scan_root);
+
+    // BMAD: each skill claims its eval folder by the runner's order; unclaimed folders load alone.
+    let mut claimed: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
+    for skill_dir in &found.skills {
+        let Some(name) = skill_dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+        else {
+            continue;
+        };
+        let grandparent = skill_dir
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or(scan_root);
+        let root = project_root(skill_dir, grandparent);
+        let Some((dir, others)) = bmad::evals_dir_for(skill_dir, &name, &root) else {
+            continue;
+        };
+        for other in others {
+            problems.push(
+                Problem::warning(
+                    "ambiguous-evals",
+                    &ctx.shown(&other),
+                    format!(
+                        "also named like skill `{name}`; its evals were taken from {}",
+                        ctx.shown(&dir).display()
+                    ),
+                )
+                .help("pass --skill and --evals to choose"),
+            );
+        }
+        if let Some(first) = claimed.get(&dir) {
+            problems.push(Problem::warning(
+                "ambiguous-skill",
+                &ctx.shown(skill_dir),
+                format!(
+                    "{} is already the eval folder of {}",
+                    ctx.shown(&dir).display(),
+                    ctx.shown(first).display()
+                ),
+            ));
+            continue;
+        }
+        claimed.insert(dir.clone(), skill_dir.clone());
+        jobs.push(Job::Bmad(bmad_input(
+            dir,
+            name,
+            skill::read(skill_dir),
+            root,
+        )));
+    }
+    for dir in &found.bmad_dirs {
+        if claimed.contains_key(dir) {
+            continue;
+        }
+        let mut name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if name == "evals"
+            && let Some(p) = dir.parent().and_then(|p| p.file_name())
+        {
+            name = p.to_string_lossy().into_owned();
+        }
+        let root = fallback(dir);
+        let skill = skill::find_in_project(&root, &name);
+        jobs.push(Job::Bmad(bmad_input(dir.clone(), name, skill, root)));
+    }
+
+    for file in found.clauditor {
+        let root = fallback(file.parent().unwrap_or(scan_root));
+        jobs.push(Job::Clauditor { file, root });
+    }
+
+    // UAAPS: evals and deterministic tests of packages.
+    let mut package_roots: BTreeSet<PathBuf> = found.packages.clone();
+    for root in &found.packages {
+        jobs.push(Job::Uaaps { root: root.clone() });
+    }
+    for dir in &found.tests_dirs {
+        let root = dir
+            .ancestors()
+            .find(|a| a.join("package.agent.json").is_file())
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| {
+                // `skills/<name>/tests` or `hooks/tests` without a manifest: the folder above them.
+                let up = dir.parent().unwrap_or(dir);
+                let is_skill = up
+                    .parent()
+                    .and_then(|p| p.file_name())
+                    .is_some_and(|n| n == "skills" || n == "agents");
+                if is_skill {
+                    up.parent().and_then(Path::parent).unwrap_or(up)
+                } else {
+                    up.parent().unwrap_or(up)
+                }
+                .to_path_buf()
+            });
+        package_roots.insert(root.clone());
+        jobs.push(Job::UaapsTests {
+            dir: dir.clone(),
+            root,
+        });
+    }
+
+    // Skillet: YAML files that are not UAAPS cases and look like Skillet evals.
+    let is_uaaps_yaml = |p: &Path| {
+        p.parent()
+            .is_some_and(|d| d.file_name().is_some_and(|n| n == "cases"))
+            && p.parent().and_then(Path::parent).is_some_and(|d| {
+                d.join("eval-config.json").exists()
+                    || d.join("test-config.json").exists()
+                    || package_roots.iter().any(|r| d.starts_with(r))
+            })
+    };
+    let skillet: Vec<PathBuf> = found
+        .yaml
+        .into_iter()
+        .filter(|p| !is_uaaps_yaml(p))
+        .filter(|p| !p.components().any(|c| c.as_os_str() == ".github"))
+        .filter(|p| {
+            std::fs::read_to_string(p).is_ok_and(|t| formats::skillet::looks_like_skillet(&t))
+        })
+        .collect();
+    if !skillet.is_empty() {
+        jobs.push(Job::Skillet {
+            files: skillet,
+            scan_root: scan_root.to_path_buf(),
+        });
+    }
+    jobs
+}
+
+fn bmad_input(
+    dir: PathBuf,
+    skill_name: String,
+    skill: Option<crate::spec::Skill>,
+    project_root: PathBuf,
+) -> formats::bmad::Input {
+    let file = |n: &str| Some(dir.join(n)).filter(|p| p.is_file());
+    formats::bmad::Input {
+        evals_file: file("evals.json"),
+        triggers_file: file("triggers.json"),
+        dir,
+        skill_name,
+        skill,
+        project_root,
+    }
+}
+
+/// `--skill` and `--evals`: the BMAD runner's explicit entry.
+fn bmad_job_for_flags(
+    ctx: &LoadCtx,
+    skill_path: Option<PathBuf>,
+    evals: Option<PathBuf>,
+) -> Result<Vec<Job>, Box<Problem>> {
+    let skill = match &skill_path {
+        Some(p) => {
+            let dir = if p.is_file() {
+                p.parent().unwrap_or(p).to_path_buf()
+            } else {
+                p.clone()
+            };
+            Some(skill::read(&dir).ok_or_else(|| {
+                Box::new(
+                    Problem::error("skill-not-found", &ctx.shown(p), "no SKILL.md here")
+                        .help("--skill takes the skill's folder (the one holding SKILL.md)"),
+                )
+            })?)
+        }
+        None => None,
+    };
+    let mut jobs = Vec::new();
+    if let Some(evals) = evals {
+        let (dir, evals_file, triggers_file) = if evals.is_dir() {
+            let file = |n: &str| Some(evals.join(n)).filter(|p| p.is_file());
+            (evals.clone(), file("evals.json"), file("triggers.json"))
+        } else {
+            let name = evals
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let dir = evals.parent().unwrap_or(&evals).to_path_buf();
+            match name.as_str() {
+                "evals.json" if evals.is_file() => (dir, Some(evals.clone()), None),
+                "triggers.json" if evals.is_file() => (dir, None, Some(evals.clone())),
+                _ => {
+                    return Err(Box::new(Problem::error(
+                        "bad-evals-path",
+                        &ctx.shown(&evals),
+                        "--evals takes a folder, or a file named evals.json or triggers.json",
+                    )));
+                }
+            }
+        };
+        if evals_file.is_none() && triggers_file.is_none() {
+            return Err(Box::new(Problem::error(
+                "not-found",
+                &ctx.shown(&evals),
+                "no evals.json or triggers.json here",
+            )));
+        }
+        let name = skill.as_ref().map(|s| s.name.clone()).unwrap_or_else(|| {
+            dir.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        });
+        let root = project_root(&dir, &ctx.cwd);
+        jobs.push(Job::Bmad(formats::bmad::Input {
+            dir,
+            evals_file,
+            triggers_file,
+            skill_name: name,
+            skill,
+            project_root: root,
+        }));
+        return Ok(jobs);
+    }
+    let skill = skill.expect("one of --skill/--evals is set");
+    let grandparent = skill
+        .path
+        .parent()
+        .and_then(Path::parent)
+        .unwrap_or(&ctx.cwd)
+        .to_path_buf();
+    let root = project_root(&skill.path, &grandparent);
+    let sibling = skill.path.join("SKILL.eval.json");
+    if sibling.is_file() {
+        jobs.push(Job::Clauditor {
+            file: sibling,
+            root: root.clone(),
+        });
+    }
+    match bmad::evals_dir_for(&skill.path, &skill.name, &root) {
+        Some((dir, _)) => jobs.push(Job::Bmad(bmad_input(
+            dir,
+            skill.name.clone(),
+            Some(skill),
+            root,
+        ))),
+        None if jobs.is_empty() => {
+            return Err(Box::new(
+                Problem::error(
+                    "no-evals",
+                    &ctx.shown(&skill.path),
+                    format!("no evals found for skill `{}`", skill.name),
+                )
+                .help("looked in <skill>/evals/, <skill>/../../evals/<name>/, <root>/evals/<name>/ and <root>/evals/**/<name>/"),
+            ));
+        }
+        None => {}
+    }
+    Ok(jobs)
+}
+
+/// Gives suites that share an id (say, two specs for skills of the same name) ids that
+/// include their source path.
+fn dedupe_suites(_ctx: &LoadCtx, out: &mut Loaded) {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for s in &out.suites {
+        *counts.entry(s.id.clone()).or_default() += 1;
+    }
+    for s in &mut out.suites {
+        if counts[&s.id] > 1 {
+            s.id = format!("{}:{}", s.format, s.source.display());
+        }
+    }
+}
+
+/// Suites per format, for summaries.
+pub fn count_by_format(suites: &[crate::spec::Suite]) -> Vec<(Format, usize)> {
+    Format::ALL
+        .iter()
+        .map(|f| (*f, suites.iter().filter(|s| s.format == *f).count()))
+        .filter(|(_, n)| *n > 0)
+        .collect()
+}

@@ -1,0 +1,22 @@
+//! Exit codes, one meaning each, shared by every command.
+
+use std::process::ExitCode;
+
+/// What a command's outcome means to a script or CI job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Everything passed (or loaded).
+    Success = 0,
+    /// Some case failed.
+    Failed = 1,
+    /// Bad input: a spec, a flag or a path is wrong. Nothing ran.
+    BadInput = 2,
+    /// Infrastructure: a harness or judge is missing or failing.
+    Infrastructure = 3,
+}
+
+impl From<Outcome> for ExitCode {
+    fn from(o: Outcome) -> Self {
+        ExitCode::from(o as u8)
+    }
+}

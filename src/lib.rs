@@ -1,0 +1,11 @@
+//! assay: one runner for AI-agent skill evals.
+//!
+//! Data flows one way: spec → plan → stage → execute → collect → grade → record → report.
+//! This crate holds the host; see `DESIGN.md` for the map.
+
+pub mod assert;
+pub mod cli;
+pub mod diag;
+pub mod discover;
+pub mod exit;
+pub mod spec;

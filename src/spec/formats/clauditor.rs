@@ -1,0 +1,747 @@
+//! clauditor format: `<skill>.eval.json` beside `.claude/commands/<skill>.md` or a skill's SKILL.md.
+
+use std::path::{Path, PathBuf};
+
+use super::{LoadCtx, check_unique, location};
+use crate::assert::{formats, registry};
+use crate::diag::Problem;
+use crate::spec::model::{
+    Case, Check, Criterion, Defaults, Field, Fixture, Format, JudgeConfig, OutputSpec, Section,
+    Skill, Suite, Thresholds, Tier, TriggerCase, Variance,
+};
+use crate::spec::node::{Node, Span, Value};
+use crate::spec::reader::{Doc, Map, index};
+use crate::spec::{Loaded, parse_file, paths};
+
+const TOP_KEYS: &[&str] = &[
+    "skill_name",
+    "description",
+    "test_args",
+    "input_files",
+    "assertions",
+    "sections",
+    "output_file",
+    "output_files",
+    "grading_criteria",
+    "grading_model",
+    "grade_thresholds",
+    "trigger_tests",
+    "variance",
+    "user_prompt",
+    "allow_hang_heuristic",
+    "grading_provider",
+    "timeout",
+    "transport",
+    "harness",
+    "sync_tasks",
+    "system_prompt",
+];
+const SECTION_KEYS: &[&str] = &["name", "tiers"];
+const TIER_KEYS: &[&str] = &[
+    "label",
+    "description",
+    "min_entries",
+    "max_entries",
+    "fields",
+];
+const FIELD_KEYS: &[&str] = &["id", "name", "required", "format"];
+const CRITERION_KEYS: &[&str] = &["id", "criterion"];
+const TRIGGER_KEYS: &[&str] = &["should_trigger", "should_not_trigger"];
+const VARIANCE_KEYS: &[&str] = &["n_runs", "min_stability"];
+const THRESHOLD_KEYS: &[&str] = &["min_pass_rate", "min_mean_score"];
+pub const PROVIDERS: &[&str] = &["anthropic", "openai", "auto"];
+pub const TRANSPORTS: &[&str] = &["api", "cli", "auto"];
+pub const HARNESSES: &[&str] = &["claude-code", "codex", "auto"];
+
+/// Old or near keys and the per-type key they should be (clauditor's migration hints after #67).
+fn migration_hint(ty: &str, key: &str) -> Option<&'static str> {
+    match (ty, key) {
+        ("contains" | "not_contains", "value" | "pattern") => Some("needle"),
+        ("regex" | "min_count", "value") => Some("pattern"),
+        ("min_length", "value" | "min") | ("max_length", "value" | "max") => Some("length"),
+        (
+            "min_count" | "has_urls" | "has_entries" | "urls_reachable",
+            "minimum" | "min_count" | "threshold",
+        ) => Some("count"),
+        ("has_urls" | "has_entries" | "urls_reachable" | "has_format", "value") => Some("count"),
+        ("has_format", "minimum" | "min_count") => Some("count"),
+        _ => None,
+    }
+}
+
+/// The skill name clauditor gives a spec that has no `skill_name`.
+pub fn default_skill_name(file: &Path) -> String {
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if (name == "SKILL.eval.json" || name == "eval.json")
+        && let Some(dir) = file.parent().and_then(|p| p.file_name())
+    {
+        return dir.to_string_lossy().into_owned();
+    }
+    name.strip_suffix(".eval.json")
+        .or_else(|| name.strip_suffix(".json"))
+        .unwrap_or(&name)
+        .to_string()
+}
+
+/// The skill a spec file sits beside: `<name>.md` (a command), or the folder's SKILL.md.
+pub fn skill_beside(file: &Path) -> Option<Skill> {
+    let dir = file.parent()?;
+    let name = file.file_name()?.to_string_lossy();
+    let stem = name.strip_suffix(".eval.json")?;
+    if stem != "SKILL" {
+        let command = dir.join(format!("{stem}.md"));
+        if command.is_file() {
+            return crate::spec::skill::read(&command);
+        }
+    }
+    crate::spec::skill::read(dir)
+}
+
+/// Maps a grading model to its provider as clauditor does, or `None` for an unknown prefix.
+pub fn provider_for_model(model: &str) -> Option<&'static str> {
+    let m = model.trim();
+    if m.starts_with("claude-") {
+        Some("anthropic")
+    } else if m.starts_with("gpt-")
+        || (m.starts_with('o') && m[1..].starts_with(|c: char| c.is_ascii_digit()))
+    {
+        Some("openai")
+    } else {
+        None
+    }
+}
+
+pub fn load(ctx: &LoadCtx, file: &Path, project_root: &Path) -> Loaded {
+    let mut out = Loaded::default();
+    let shown = ctx.shown(file);
+    let (mut doc, root) = match parse_file(file, &shown) {
+        Ok(v) => v,
+        Err(p) => {
+            out.problems = p;
+            return out;
+        }
+    };
+    let skill = skill_beside(file);
+    if skill.is_none() {
+        out.problems.push(
+            Problem::warning(
+                "skill-not-found",
+                &shown,
+                "no skill beside this spec (<name>.md or SKILL.md); it runs without a skill installed",
+            )
+            .help("put the spec beside .claude/commands/<name>.md, or in the skill's folder"),
+        );
+    }
+    let suite = read_spec(&mut doc, &root, file, skill, project_root);
+    let failed = doc.has_errors();
+    out.problems.append(&mut doc.problems);
+    if let (false, Some(mut suite)) = (failed, suite) {
+        suite.source = shown;
+        out.suites.push(suite);
+    }
+    out
+}
+
+/// A value that must be one of a few words; `null_ok` says whether `null` means "default".
+fn choice(
+    doc: &mut Doc,
+    m: &Map<'_>,
+    key: &str,
+    allowed: &[&str],
+    null_ok: bool,
+) -> Option<String> {
+    let node = m
+        .entries
+        .iter()
+        .find(|(k, _)| k.name == key)
+        .map(|(_, v)| v)?;
+    if node.value == Value::Null {
+        if !null_ok {
+            doc.error(
+                "wrong-type",
+                node.span,
+                key,
+                format!("`{key}` must be one of {}, not null", allowed.join(", ")),
+            )
+            .help = Some("omit the key to use the default `auto`".into());
+        }
+        return None;
+    }
+    let s = doc.string(node, key)?;
+    if !allowed.contains(&s.as_str()) {
+        doc.error(
+            "bad-value",
+            node.span,
+            key,
+            format!("`{key}` must be one of {}, found {s:?}", allowed.join(", ")),
+        )
+        .help = crate::diag::did_you_mean(&s, allowed.iter().copied())
+            .map(|a| format!("did you mean `{a}`?"));
+        return None;
+    }
+    (s != "auto").then_some(s)
+}
+
+/// A boolean that may be left out but not set to null.
+fn strict_bool(doc: &mut Doc, m: &Map<'_>, key: &str) -> Option<bool> {
+    let node = m
+        .entries
+        .iter()
+        .find(|(k, _)| k.name == key)
+        .map(|(_, v)| v)?;
+    doc.bool(node, key)
+}
+
+fn read_spec(
+    doc: &mut Doc,
+    root: &Node,
+    file: &Path,
+    skill: Option<Skill>,
+    project_root: &Path,
+) -> Option<Suite> {
+    let m = doc.map(root, "")?;
+    m.check_keys_with(
+        doc,
+        "a clauditor eval spec",
+        TOP_KEYS,
+        |k| k == "$schema",
+        |_| None,
+    );
+    let spec_dir = file.parent().unwrap_or(Path::new("."));
+
+    let skill_name = match m.opt("skill_name") {
+        Some(n) => doc.text(n, "skill_name"),
+        None => Some(default_skill_name(file)),
+    }
+    .unwrap_or_else(|| default_skill_name(file));
+    let description = m.str(doc, "description");
+    let test_args = m.str(doc, "test_args").unwrap_or_default();
+    let user_prompt = m.text(doc, "user_prompt");
+    let system_prompt = m.text(doc, "system_prompt");
+
+    let mut ids: Vec<(String, Span, String)> = Vec::new();
+    let (fixtures, basenames) = read_input_files(doc, &m, spec_dir);
+    let output = read_outputs(doc, &m, &basenames);
+    let checks = m
+        .opt("assertions")
+        .map(|n| read_assertions(doc, n, &mut ids))
+        .unwrap_or_default();
+    let extraction = m
+        .opt("sections")
+        .map(|n| read_sections(doc, n, &mut ids))
+        .unwrap_or_default();
+    let rubric = m
+        .opt("grading_criteria")
+        .map(|n| read_criteria(doc, n, &mut ids))
+        .unwrap_or_default();
+    check_unique(
+        doc,
+        "id",
+        ids.iter()
+            .map(|(id, span, f)| (id.as_str(), *span, f.clone())),
+    );
+
+    let allow_hang_heuristic = strict_bool(doc, &m, "allow_hang_heuristic").unwrap_or(true);
+    let sync_tasks = strict_bool(doc, &m, "sync_tasks").unwrap_or(false);
+    let timeout = m.positive_int(doc, "timeout");
+    let transport = choice(doc, &m, "transport", TRANSPORTS, false);
+    let harness = choice(doc, &m, "harness", HARNESSES, false);
+    let provider = choice(doc, &m, "grading_provider", PROVIDERS, true);
+    let grading_model = m.text(doc, "grading_model");
+    if let (None, Some(model)) = (&provider, &grading_model)
+        && provider_for_model(model).is_none()
+        && let Some(n) = m.opt("grading_model")
+    {
+        doc.error(
+            "unknown-model",
+            n.span,
+            "grading_model",
+            format!("cannot tell the provider of model `{model}`: claude-* is anthropic, gpt-* and o<digit>* are openai"),
+        )
+        .help = Some("set grading_provider explicitly, or fix a typo such as gtp- for gpt-".into());
+    }
+    let triggers = m
+        .opt("trigger_tests")
+        .map(|n| read_triggers(doc, n))
+        .unwrap_or_default();
+    let variance = m.opt("variance").and_then(|n| {
+        let v = doc.map(n, "variance")?;
+        v.check_keys(doc, "variance", VARIANCE_KEYS);
+        let runs = v.positive_int(doc, "n_runs").unwrap_or(5);
+        let min_stability = v
+            .opt("min_stability")
+            .and_then(|n| doc.fraction(n, "variance.min_stability"));
+        Some(Variance {
+            runs: runs.min(u32::MAX as u64) as u32,
+            min_stability: Some(min_stability.unwrap_or(0.8)),
+        })
+    });
+    let thresholds = m.opt("grade_thresholds").and_then(|n| {
+        let t = doc.map(n, "grade_thresholds")?;
+        t.check_keys(doc, "grade_thresholds", THRESHOLD_KEYS);
+        let d = Thresholds::default();
+        Some(Thresholds {
+            min_pass_rate: t
+                .opt("min_pass_rate")
+                .and_then(|n| doc.fraction(n, "grade_thresholds.min_pass_rate"))
+                .unwrap_or(d.min_pass_rate),
+            min_mean_score: t
+                .opt("min_mean_score")
+                .and_then(|n| doc.fraction(n, "grade_thresholds.min_mean_score"))
+                .unwrap_or(d.min_mean_score),
+        })
+    });
+
+    let invocation = skill
+        .as_ref()
+        .map(|s| s.name.clone())
+        .unwrap_or_else(|| skill_name.clone());
+    let prompt = format!("/{invocation} {test_args}").trim_end().to_string();
+    let mut case = Case::new(skill_name.clone(), location(doc, root.span), vec![prompt]);
+    case.description = description.clone();
+    case.cwd = (!fixtures.is_empty()).then(|| PathBuf::from("inputs"));
+    case.fixtures = fixtures;
+    case.checks = checks;
+    case.extraction = extraction;
+    case.judge.rubric = rubric;
+    case.judge.blind_compare_prompt = user_prompt;
+    case.output = output;
+    case.timeout_secs = timeout;
+
+    Some(Suite {
+        id: format!("clauditor:{skill_name}"),
+        format: Format::Clauditor,
+        source: PathBuf::new(),
+        project_root: project_root.to_path_buf(),
+        skill,
+        description,
+        notes: None,
+        defaults: Defaults {
+            harness,
+            timeout_secs: timeout,
+            judge: JudgeConfig {
+                model: grading_model,
+                provider,
+                transport,
+            },
+            thresholds,
+            variance,
+            system_prompt,
+            allow_hang_heuristic,
+            sync_tasks,
+            ..Defaults::default()
+        },
+        base_overlay: None,
+        package: None,
+        cases: vec![case],
+        triggers,
+    })
+}
+
+/// `input_files`: relative to the spec's folder, inside it, existing, flattened to `inputs/<basename>`.
+fn read_input_files(doc: &mut Doc, m: &Map<'_>, spec_dir: &Path) -> (Vec<Fixture>, Vec<String>) {
+    let mut fixtures = Vec::new();
+    let mut names: Vec<(String, Span, usize)> = Vec::new();
+    let Some(list) = m.strings(doc, "input_files") else {
+        return (fixtures, Vec::new());
+    };
+    for (i, (written, span)) in list.iter().enumerate() {
+        let field = index("input_files", i);
+        let source = match paths::resolve_inside(spec_dir, written, "the spec's folder", true) {
+            Ok(p) => p,
+            Err(e) => {
+                doc.error("bad-input-file", *span, &field, e.to_string())
+                    .help =
+                    Some("input_files are relative to the folder holding the .eval.json".into());
+                continue;
+            }
+        };
+        // Staged under the name of the file itself (a symlink's target name, as clauditor does).
+        let real = source.canonicalize().unwrap_or_else(|_| source.clone());
+        let base = real
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if let Some((_, _, j)) = names.iter().find(|(n, _, _)| *n == base) {
+            doc.error(
+                "input-collision",
+                *span,
+                &field,
+                format!("input_files entries {j} and {i} both stage as inputs/{base}"),
+            )
+            .help = Some("input files are flattened to their base names; rename one".into());
+            continue;
+        }
+        names.push((base.clone(), *span, i));
+        fixtures.push(Fixture {
+            source,
+            dest: PathBuf::from("inputs").join(&base),
+        });
+    }
+    (fixtures, names.into_iter().map(|(n, _, _)| n).collect())
+}
+
+fn read_outputs(doc: &mut Doc, m: &Map<'_>, inputs: &[String]) -> OutputSpec {
+    let file = m.text(doc, "output_file");
+    let globs = m.texts(doc, "output_files").unwrap_or_default();
+    for (i, (pat, span)) in globs.iter().enumerate() {
+        if paths::is_absolute(pat) {
+            doc.error(
+                "bad-path",
+                *span,
+                &index("output_files", i),
+                "output_files patterns are relative to the skill's working directory",
+            );
+            continue;
+        }
+        let last = pat.trim_end_matches('/').rsplit('/').next().unwrap_or(pat);
+        if inputs.iter().any(|b| b == last) {
+            doc.error(
+                "output-collision",
+                *span,
+                &index("output_files", i),
+                format!("output_files pattern `{pat}` collides with the input file `{last}`"),
+            )
+            .help = Some("declare the output under another name or folder; inputs/ is where input_files are staged".into());
+        }
+    }
+    if let Some(n) = m.opt("output_file")
+        && let Some(f) = &file
+        && paths::is_absolute(f)
+    {
+        doc.error(
+            "bad-path",
+            n.span,
+            "output_file",
+            "output_file is relative to the skill's working directory",
+        );
+    }
+    match (file, globs.is_empty()) {
+        (Some(path), _) => OutputSpec::File { path },
+        (None, false) => OutputSpec::Files {
+            globs: globs.into_iter().map(|(g, _)| g).collect(),
+        },
+        (None, true) => OutputSpec::FinalMessage,
+    }
+}
+
+/// Reads a required, non-empty string `id` into the shared id pool.
+fn read_id(doc: &mut Doc, m: &Map<'_>, ids: &mut Vec<(String, Span, String)>) -> Option<String> {
+    let n = m.req(doc, "id")?;
+    let id = doc.text(n, &m.path("id"))?;
+    ids.push((id.clone(), n.span, m.path("id")));
+    Some(id)
+}
+
+fn read_assertions(
+    doc: &mut Doc,
+    node: &Node,
+    ids: &mut Vec<(String, Span, String)>,
+) -> Vec<Check> {
+    let mut checks = Vec::new();
+    let Some(items) = doc.seq(node, "assertions") else {
+        return checks;
+    };
+    for (i, item) in items.iter().enumerate() {
+        let field = index("assertions", i);
+        let Some(a) = doc.map(item, &field) else {
+            continue;
+        };
+        let id = read_id(doc, &a, ids);
+        let Some(ty_node) = a.req(doc, "type") else {
+            continue;
+        };
+        let Some(ty) = doc.string(ty_node, &a.path("type")) else {
+            continue;
+        };
+        let Some(check_type) = registry::CLAUDITOR_TYPES
+            .contains(&ty.as_str())
+            .then(|| registry::lookup(&ty))
+            .flatten()
+        else {
+            doc.error(
+                "unknown-type",
+                ty_node.span,
+                &a.path("type"),
+                format!("unknown assertion type `{ty}`"),
+            )
+            .help = Some(
+                match crate::diag::did_you_mean(&ty, registry::CLAUDITOR_TYPES.iter().copied()) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => format!("assertion types: {}", registry::CLAUDITOR_TYPES.join(", ")),
+                },
+            );
+            continue;
+        };
+        let mut known = vec!["id", "type", "name"];
+        known.extend(registry::clauditor_keys(check_type));
+        a.check_keys_with(doc, &format!("a `{ty}` assertion"), &known, |_| false, |k| {
+            migration_hint(&ty, k).map(|to| {
+                if k == "value" {
+                    format!("did you mean `{to}`? `value` was replaced by per-type keys (clauditor #67)")
+                } else {
+                    format!("did you mean `{to}`?")
+                }
+            })
+        });
+        // An optional key written as null is an error, not the default (as in clauditor).
+        for spec in check_type.keys.iter().filter(|k| !k.required) {
+            if let Some((_, v)) = a.entries.iter().find(|(k, _)| k.name == spec.name)
+                && v.value == Value::Null
+            {
+                doc.error(
+                    "wrong-type",
+                    v.span,
+                    &a.path(spec.name),
+                    format!("`{}` must not be null", spec.name),
+                )
+                .help = Some("omit the key to use the default".into());
+            }
+        }
+        let name = a.str(doc, "name");
+        let config = super::checks::read_config(doc, &a, check_type);
+        if let (Some(id), Some(config)) = (id, config) {
+            let mut config = config;
+            if let (Some(name), Some(obj)) = (name, config.as_object_mut()) {
+                obj.insert("name".into(), name.into());
+            }
+            checks.push(Check {
+                id,
+                kind: ty,
+                config,
+                negate: false,
+                weight: 1.0,
+                target: check_type.target.clone(),
+                location: Some(location(doc, item.span)),
+            });
+        }
+    }
+    checks
+}
+
+fn read_sections(
+    doc: &mut Doc,
+    node: &Node,
+    ids: &mut Vec<(String, Span, String)>,
+) -> Vec<Section> {
+    let mut sections = Vec::new();
+    let Some(items) = doc.seq(node, "sections") else {
+        return sections;
+    };
+    for (si, item) in items.iter().enumerate() {
+        let field = index("sections", si);
+        let Some(s) = doc.map(item, &field) else {
+            continue;
+        };
+        s.check_keys(doc, "a section", SECTION_KEYS);
+        let name = s.req_text(doc, "name");
+        if !s.has("tiers") {
+            let msg = if s.has("fields") {
+                "a section has flat `fields` without `tiers`; wrap the fields in a tiers[] entry"
+            } else {
+                "missing required field `tiers`"
+            };
+            doc.error("missing-field", item.span, &s.path("tiers"), msg);
+            continue;
+        }
+        let tiers = s
+            .opt("tiers")
+            .and_then(|n| doc.seq(n, &s.path("tiers")))
+            .map(|tiers| {
+                tiers
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(ti, t)| read_tier(doc, t, &index(&s.path("tiers"), ti), ids))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(name) = name {
+            sections.push(Section { name, tiers });
+        }
+    }
+    sections
+}
+
+fn read_tier(
+    doc: &mut Doc,
+    node: &Node,
+    field: &str,
+    ids: &mut Vec<(String, Span, String)>,
+) -> Option<Tier> {
+    let t = doc.map(node, field)?;
+    t.check_keys(doc, "a tier", TIER_KEYS);
+    let label = t.req_text(doc, "label");
+    let description = t.str(doc, "description");
+    let min_entries = t
+        .opt("min_entries")
+        .and_then(|n| doc.non_negative_int(n, &t.path("min_entries")))
+        .unwrap_or(0);
+    let max_entries = t
+        .opt("max_entries")
+        .and_then(|n| doc.non_negative_int(n, &t.path("max_entries")));
+    if let (Some(max), Some(n)) = (max_entries, t.opt("max_entries"))
+        && max < min_entries
+    {
+        doc.error(
+            "out-of-range",
+            n.span,
+            &t.path("max_entries"),
+            format!("max_entries ({max}) is below min_entries ({min_entries})"),
+        );
+    }
+    let mut fields = Vec::new();
+    if let Some(items) = t.opt("fields").and_then(|n| doc.seq(n, &t.path("fields"))) {
+        for (fi, item) in items.iter().enumerate() {
+            let ff = index(&t.path("fields"), fi);
+            let Some(f) = doc.map(item, &ff) else {
+                continue;
+            };
+            f.check_keys_with(
+                doc,
+                "a field",
+                FIELD_KEYS,
+                |_| false,
+                |k| (k == "pattern").then(|| "use `format`, not `pattern`".to_string()),
+            );
+            let id = read_id(doc, &f, ids);
+            let name = f.req_text(doc, "name");
+            let required = f.bool(doc, "required").unwrap_or(true);
+            let format = f
+                .opt("format")
+                .and_then(|n| read_field_format(doc, n, &f.path("format")));
+            if let (Some(id), Some(name)) = (id, name) {
+                fields.push(Field {
+                    id,
+                    name,
+                    required,
+                    format,
+                });
+            }
+        }
+    }
+    Some(Tier {
+        label: label?,
+        description,
+        min_entries,
+        max_entries,
+        fields,
+    })
+}
+
+/// A field's `format`: a registered name, or an inline regex matched against the whole value.
+fn read_field_format(doc: &mut Doc, node: &Node, field: &str) -> Option<String> {
+    let s = doc.string(node, field)?;
+    if s.is_empty() {
+        doc.error(
+            "empty",
+            node.span,
+            field,
+            "format may not be empty; leave it out to skip format checks",
+        );
+        return None;
+    }
+    if formats::lookup(&s).is_some() {
+        return Some(s);
+    }
+    if let Err(e) = fancy_regex::Regex::new(&format!("^(?:{s})$")) {
+        doc.error(
+            "unknown-format",
+            node.span,
+            field,
+            format!("`{s}` is neither a registered format nor a valid regex: {e}"),
+        )
+        .help = crate::diag::did_you_mean(&s, formats::names())
+            .map(|n| format!("did you mean the format `{n}`?"));
+        return None;
+    }
+    Some(s)
+}
+
+fn read_criteria(
+    doc: &mut Doc,
+    node: &Node,
+    ids: &mut Vec<(String, Span, String)>,
+) -> Vec<Criterion> {
+    let mut out = Vec::new();
+    let Some(items) = doc.seq(node, "grading_criteria") else {
+        return out;
+    };
+    for (i, item) in items.iter().enumerate() {
+        let field = index("grading_criteria", i);
+        if let Value::Str(_) = item.value {
+            doc.error(
+                "wrong-type",
+                item.span,
+                &field,
+                "a criterion is an object, found a string",
+            )
+            .help = Some("write {\"id\": \"…\", \"criterion\": \"…\"}".into());
+            continue;
+        }
+        let Some(c) = doc.map(item, &field) else {
+            continue;
+        };
+        c.check_keys(doc, "a grading criterion", CRITERION_KEYS);
+        let id = read_id(doc, &c, ids);
+        let criterion = c.req_text(doc, "criterion");
+        if let (Some(id), Some(criterion)) = (id, criterion) {
+            out.push(Criterion { id, criterion });
+        }
+    }
+    out
+}
+
+fn read_triggers(doc: &mut Doc, node: &Node) -> Vec<TriggerCase> {
+    let mut out = Vec::new();
+    let Some(t) = doc.map(node, "trigger_tests") else {
+        return out;
+    };
+    t.check_keys(doc, "trigger_tests", TRIGGER_KEYS);
+    for (key, should) in [("should_trigger", true), ("should_not_trigger", false)] {
+        for (i, (query, span)) in t
+            .texts(doc, key)
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+        {
+            out.push(TriggerCase {
+                id: format!("{key}[{i}]"),
+                query,
+                should_trigger: should,
+                location: location(doc, span),
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_names_follow_clauditor() {
+        assert_eq!(default_skill_name(Path::new("a/foo.eval.json")), "foo");
+        assert_eq!(default_skill_name(Path::new("a/b.c.eval.json")), "b.c");
+        assert_eq!(
+            default_skill_name(Path::new("skills/brief/SKILL.eval.json")),
+            "brief"
+        );
+        assert_eq!(
+            default_skill_name(Path::new("skills/brief/eval.json")),
+            "brief"
+        );
+    }
+
+    #[test]
+    fn providers_follow_model_prefixes() {
+        assert_eq!(provider_for_model("claude-sonnet-4-6"), Some("anthropic"));
+        assert_eq!(provider_for_model("gpt-5.4"), Some("openai"));
+        assert_eq!(provider_for_model("o3-pro"), Some("openai"));
+        assert_eq!(provider_for_model("gtp-5.4"), None);
+        assert_eq!(provider_for_model("ollama"), None);
+    }
+}

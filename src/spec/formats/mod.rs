@@ -1,0 +1,73 @@
+//! One loader per eval format, each turning files into [`Suite`](super::Suite)s.
+
+pub mod bmad;
+pub mod checks;
+pub mod clauditor;
+pub mod skillet;
+pub mod uaaps;
+pub mod uaaps_tests;
+
+use std::path::{Path, PathBuf};
+
+use super::model::Location;
+use super::node::Span;
+use super::reader::Doc;
+
+/// What every loader needs to know about the invocation.
+#[derive(Debug, Clone)]
+pub struct LoadCtx {
+    /// Where assay runs; paths in messages are shown relative to it.
+    pub cwd: PathBuf,
+}
+
+impl LoadCtx {
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        LoadCtx { cwd: cwd.into() }
+    }
+
+    /// A path as the user would write it: relative to the working directory when inside it.
+    pub fn shown(&self, p: &Path) -> PathBuf {
+        p.strip_prefix(&self.cwd)
+            .map(|r| {
+                if r.as_os_str().is_empty() {
+                    PathBuf::from(".")
+                } else {
+                    r.to_path_buf()
+                }
+            })
+            .unwrap_or_else(|_| p.to_path_buf())
+    }
+}
+
+/// A model location for a span of a document.
+pub fn location(doc: &Doc, span: Span) -> Location {
+    let (line, column) = doc.source.line_col(span.start);
+    Location {
+        file: doc.source.path.clone(),
+        line,
+        column,
+    }
+}
+
+/// Reports ids that occur more than once.
+pub fn check_unique<'a>(
+    doc: &mut Doc,
+    what: &str,
+    ids: impl IntoIterator<Item = (&'a str, Span, String)>,
+) {
+    let mut seen: Vec<(&str, Span)> = Vec::new();
+    for (id, span, field) in ids {
+        if let Some((_, first)) = seen.iter().find(|(s, _)| *s == id) {
+            let (line, _) = doc.source.line_col(first.start);
+            doc.error(
+                "duplicate-id",
+                span,
+                &field,
+                format!("duplicate {what} `{id}`"),
+            )
+            .help = Some(format!("first used on line {line}; ids must be unique"));
+        } else {
+            seen.push((id, span));
+        }
+    }
+}

@@ -1,0 +1,396 @@
+//! The one normalized model every format loads into.
+//!
+//! A file in any format becomes [`Suite`]s of [`Case`]s and [`TriggerCase`]s; the runner,
+//! the graders and the reporters only ever see this model.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+/// The eval formats assay reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// BMAD eval runner: `evals/<skill>/evals.json` + `triggers.json`.
+    Bmad,
+    /// clauditor: `<skill>.eval.json`.
+    Clauditor,
+    /// Skillet: `<dir>/<name>/NNN.yaml`.
+    Skillet,
+    /// UAAPS agent package: `evals/eval-config.json` + `evals/cases/*.yaml`.
+    Uaaps,
+    /// UAAPS deterministic tests: `<artifact>/tests/test-config.json` + `cases/*.yaml`.
+    UaapsTests,
+}
+
+impl Format {
+    pub const ALL: [Format; 5] = [
+        Format::Bmad,
+        Format::Clauditor,
+        Format::Skillet,
+        Format::Uaaps,
+        Format::UaapsTests,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Bmad => "bmad",
+            Format::Clauditor => "clauditor",
+            Format::Skillet => "skillet",
+            Format::Uaaps => "uaaps",
+            Format::UaapsTests => "uaaps-tests",
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A place in a source file, for pointing back at where something was declared.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Location {
+    pub file: PathBuf,
+    pub line: usize,
+    pub column: usize,
+}
+
+/// The skill under test.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Skill {
+    pub name: String,
+    /// The skill's folder (holding SKILL.md) or its command file.
+    pub path: PathBuf,
+    pub kind: SkillKind,
+    /// From SKILL.md front matter, when present.
+    pub description: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkillKind {
+    /// A folder with SKILL.md (Claude Code and Codex skills).
+    Dir,
+    /// A slash-command file (`.claude/commands/<name>.md`).
+    Command,
+}
+
+/// The agent package a UAAPS suite belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Package {
+    pub name: Option<String>,
+    pub version: Option<String>,
+    pub root: PathBuf,
+}
+
+/// One loaded suite: a set of cases sharing a skill, defaults and overlays.
+#[derive(Debug, Clone, Serialize)]
+pub struct Suite {
+    /// Stable id, unique in a project: `<format>:<name>`.
+    pub id: String,
+    pub format: Format,
+    /// The file (or folder) the suite was read from.
+    pub source: PathBuf,
+    /// The root whose contents are copied into each workspace.
+    pub project_root: PathBuf,
+    pub skill: Option<Skill>,
+    pub description: Option<String>,
+    /// Free-form notes for people (BMAD `_design_notes`); never used by the runner.
+    pub notes: Option<String>,
+    pub defaults: Defaults,
+    /// Copied over the project in every case's workspace, before the case's own overlay.
+    pub base_overlay: Option<PathBuf>,
+    pub package: Option<Package>,
+    pub cases: Vec<Case>,
+    pub triggers: Vec<TriggerCase>,
+}
+
+impl Suite {
+    pub fn check_count(&self) -> usize {
+        self.cases.iter().map(|c| c.checks.len()).sum()
+    }
+}
+
+/// Settings a suite gives all its cases; CLI flags, `ASSAY_*` and `assay.toml` combine with
+/// these by the precedence in DESIGN.md when a run is planned.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Defaults {
+    /// `claude-code`, `codex`, `command`, a plugin harness, or `None` for auto.
+    pub harness: Option<String>,
+    pub model: Option<String>,
+    pub timeout_secs: Option<u64>,
+    pub judge: JudgeConfig,
+    pub thresholds: Option<Thresholds>,
+    pub variance: Option<Variance>,
+    /// Sent on the system-prompt channel where the harness has one (clauditor `system_prompt`).
+    pub system_prompt: Option<String>,
+    /// Flag an interactive hang when a run stops on a question (clauditor, default true).
+    pub allow_hang_heuristic: bool,
+    /// Run background tasks synchronously (`CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1`).
+    pub sync_tasks: bool,
+    pub sandbox: Option<Sandbox>,
+    /// Environment variables injected into every case's agent process.
+    pub env: BTreeMap<String, String>,
+}
+
+/// Which model judges, through what.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct JudgeConfig {
+    pub model: Option<String>,
+    /// `anthropic`, `openai`, `claude-cli`, `codex-cli`, or `None` for auto.
+    pub provider: Option<String>,
+    /// clauditor `transport`: `api`, `cli` or `None` (auto).
+    pub transport: Option<String>,
+}
+
+/// clauditor `grade_thresholds`: the rubric gates.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Thresholds {
+    pub min_pass_rate: f64,
+    pub min_mean_score: f64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            min_pass_rate: 0.7,
+            min_mean_score: 0.5,
+        }
+    }
+}
+
+/// Repeated runs of each case, and the agreement required between them.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Variance {
+    pub runs: u32,
+    pub min_stability: Option<f64>,
+}
+
+/// UAAPS `sandbox`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Sandbox {
+    pub network: bool,
+    /// Relative folders the agent may write to; empty means the whole workspace.
+    pub writable_paths: Vec<String>,
+}
+
+/// One case: a prompt (or several turns), what to stage, and how to grade.
+#[derive(Debug, Clone, Serialize)]
+pub struct Case {
+    /// Unique within its suite.
+    pub id: String,
+    pub location: Location,
+    pub description: Option<String>,
+    /// One prompt per turn; later turns resume the same session.
+    pub turns: Vec<String>,
+    /// What a good result looks like, for the judge's context; never scored by itself.
+    pub expected_output: Option<String>,
+    pub fixtures: Vec<Fixture>,
+    /// Files created empty in the workspace before the run (UAAPS `workspace-files`).
+    pub workspace_files: Vec<PathBuf>,
+    /// The case's own overlay, copied after the suite's base overlay.
+    pub overlay: Option<PathBuf>,
+    /// The agent's working directory, relative to the workspace root (clauditor: `inputs`).
+    pub cwd: Option<PathBuf>,
+    pub setup: Option<String>,
+    pub teardown: Option<String>,
+    pub checks: Vec<Check>,
+    pub judge: JudgeSpec,
+    pub extraction: Vec<Section>,
+    pub timeout_secs: Option<u64>,
+    pub output: OutputSpec,
+    pub target: Option<Target>,
+    /// For deterministic cases run without an agent (UAAPS `tests/`).
+    pub command: Option<CommandSpec>,
+    /// Skillet `actual`: a response recorded by hand; kept for reference, never graded.
+    pub recorded_output: Option<String>,
+    /// Skillet `timestamp`.
+    pub created: Option<String>,
+}
+
+impl Case {
+    /// A case with only an id, location and prompt; loaders fill in the rest.
+    pub fn new(id: impl Into<String>, location: Location, turns: Vec<String>) -> Self {
+        Case {
+            id: id.into(),
+            location,
+            description: None,
+            turns,
+            expected_output: None,
+            fixtures: Vec::new(),
+            workspace_files: Vec::new(),
+            overlay: None,
+            cwd: None,
+            setup: None,
+            teardown: None,
+            checks: Vec::new(),
+            judge: JudgeSpec::default(),
+            extraction: Vec::new(),
+            timeout_secs: None,
+            output: OutputSpec::FinalMessage,
+            target: None,
+            command: None,
+            recorded_output: None,
+            created: None,
+        }
+    }
+}
+
+/// A file staged into the workspace before the run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Fixture {
+    /// Resolved, existing source path.
+    pub source: PathBuf,
+    /// Destination relative to the workspace root.
+    pub dest: PathBuf,
+}
+
+/// What the LLM judge is asked about this case.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct JudgeSpec {
+    /// Each graded PASS/FAIL with evidence (BMAD `expectations`).
+    pub expectations: Vec<String>,
+    /// Rubric criteria scored 0–1 (clauditor `grading_criteria`).
+    pub rubric: Vec<Criterion>,
+    /// One pass/fail criterion (Skillet `expected`, UAAPS `judge.criteria`).
+    pub criteria: Option<String>,
+    /// The user's request as the blind A/B judge sees it (clauditor `user_prompt`).
+    pub blind_compare_prompt: Option<String>,
+}
+
+impl JudgeSpec {
+    pub fn is_empty(&self) -> bool {
+        self.expectations.is_empty() && self.rubric.is_empty() && self.criteria.is_none()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Criterion {
+    pub id: String,
+    pub criterion: String,
+}
+
+/// clauditor L2 extraction: a section of the output with tiers of entries and fields.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Section {
+    pub name: String,
+    pub tiers: Vec<Tier>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Tier {
+    pub label: String,
+    pub description: Option<String>,
+    pub min_entries: u64,
+    pub max_entries: Option<u64>,
+    pub fields: Vec<Field>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Field {
+    pub id: String,
+    pub name: String,
+    pub required: bool,
+    /// A registered format name or an inline regex matched against the whole value.
+    pub format: Option<String>,
+}
+
+/// What counts as the case's output for checks and the judge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum OutputSpec {
+    /// The agent's final message.
+    FinalMessage,
+    /// The process's standard output (the `command` harness).
+    Stdout,
+    /// One file, relative to the agent's working directory.
+    File { path: String },
+    /// Every file matching the globs, relative to the agent's working directory.
+    Files { globs: Vec<String> },
+}
+
+/// UAAPS `target`: what a case evaluates.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Target {
+    pub kind: TargetKind,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TargetKind {
+    Skill,
+    Hook,
+    Agent,
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.kind {
+            TargetKind::Skill => "skill",
+            TargetKind::Hook => "hook",
+            TargetKind::Agent => "agent",
+        };
+        write!(f, "{kind}:{}", self.name)
+    }
+}
+
+/// A program run directly, without an agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CommandSpec {
+    /// Program and arguments (a string command is run with `sh -c`).
+    pub argv: Vec<String>,
+    pub stdin: Option<StdinSource>,
+    pub env: BTreeMap<String, String>,
+    /// Working directory relative to the workspace root.
+    pub cwd: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "value", rename_all = "kebab-case")]
+pub enum StdinSource {
+    Text(String),
+    File(PathBuf),
+}
+
+/// One deterministic or plugin check on a case-run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Check {
+    pub id: String,
+    /// A built-in type (`contains`, `regex`, …) or one a plugin provides.
+    pub kind: String,
+    /// The type's settings, normalized to assay's keys (`needle`, `pattern`, `count`, …).
+    pub config: serde_json::Value,
+    /// Pass when the underlying check fails.
+    pub negate: bool,
+    pub weight: f64,
+    pub target: CheckTarget,
+    pub location: Option<Location>,
+}
+
+/// What a check looks at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "value", rename_all = "kebab-case")]
+pub enum CheckTarget {
+    /// The case's output (see [`OutputSpec`]).
+    Output,
+    /// The normalized transcript: tool calls, skill invocations, events.
+    Transcript,
+    /// The workspace after the run.
+    Workspace,
+    /// The process's exit status and streams (command cases).
+    Process,
+}
+
+/// Does the skill fire on this query?
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TriggerCase {
+    pub id: String,
+    pub query: String,
+    pub should_trigger: bool,
+    pub location: Location,
+}
