@@ -67,7 +67,13 @@ pub fn render_table(suites: &[Suite]) -> String {
 
 fn describe_case(c: &Case) -> String {
     let what = match (&c.command, c.turns.as_slice()) {
-        (Some(cmd), _) => format!("$ {}", one_line(&cmd.argv.join(" "), 50)),
+        (Some(cmd), _) => {
+            let shown = match cmd.argv.as_slice() {
+                [sh, c, script, ..] if sh == "sh" && c == "-c" => script.clone(),
+                argv => argv.join(" "),
+            };
+            format!("$ {}", one_line(&shown, 50))
+        }
         (None, [one]) => one_line(one, 50),
         (None, turns) => format!(
             "{} turns: {}",

@@ -46,6 +46,7 @@ pub fn render_text(problems: &[Problem], opts: RenderOptions) -> String {
             // Rendering into a String cannot fail in practice; keep a plain line regardless.
             out.push_str(&format!("{}: {}\n", p.location(), p.message));
         }
+        out.push('\n');
     }
     out
 }
@@ -118,10 +119,6 @@ impl fmt::Display for Shown<'_> {
 impl std::error::Error for Shown<'_> {}
 
 impl Diagnostic for Shown<'_> {
-    fn code<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
-        Some(Box::new(self.problem.code))
-    }
-
     fn severity(&self) -> Option<miette::Severity> {
         Some(match self.problem.severity {
             Severity::Error => miette::Severity::Error,

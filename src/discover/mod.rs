@@ -83,6 +83,8 @@ struct Found {
     packages: BTreeSet<PathBuf>,
     tests_dirs: BTreeSet<PathBuf>,
     yaml: BTreeSet<PathBuf>,
+    /// YAML files the user named: Skillet evals, whatever their keys look like.
+    named_yaml: BTreeSet<PathBuf>,
 }
 
 /// Discovers and loads every suite under the options' paths.
@@ -208,11 +210,23 @@ fn classify_file(path: &Path, found: &mut Found, explicit: bool) -> bool {
         n if n.ends_with(".eval.json") => {
             found.clauditor.insert(path.to_path_buf());
         }
-        n if n.ends_with(".yaml") => {
-            found.yaml.insert(path.to_path_buf());
-        }
-        n if n.ends_with(".yml") && explicit => {
-            found.yaml.insert(path.to_path_buf());
+        n if n.ends_with(".yaml") || (explicit && n.ends_with(".yml")) => {
+            let owner = (parent_name == "cases").then(|| parent.parent()).flatten();
+            match owner {
+                // A UAAPS case named on the command line: load its whole package or tests folder.
+                Some(o) if explicit && o.join("eval-config.json").is_file() => {
+                    found.packages.insert(o.parent().unwrap_or(o).to_path_buf());
+                }
+                Some(o) if explicit && o.join("test-config.json").is_file() => {
+                    found.tests_dirs.insert(o.to_path_buf());
+                }
+                _ if explicit => {
+                    found.named_yaml.insert(path.to_path_buf());
+                }
+                _ => {
+                    found.yaml.insert(path.to_path_buf());
+                }
+            }
         }
         _ => return false,
     }
@@ -346,6 +360,7 @@ fn plan(ctx: &LoadCtx, scan_root: &Path, found: Found, problems: &mut Vec<Proble
         .filter(|p| {
             std::fs::read_to_string(p).is_ok_and(|t| formats::skillet::looks_like_skillet(&t))
         })
+        .chain(found.named_yaml)
         .collect();
     if !skillet.is_empty() {
         jobs.push(Job::Skillet {

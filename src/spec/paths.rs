@@ -11,8 +11,8 @@ pub enum PathError {
     Absolute { base: String },
     #[error("`{path}` escapes {base}")]
     Escapes { path: String, base: String },
-    #[error("`{path}` does not exist (looked for {resolved})")]
-    Missing { path: String, resolved: String },
+    #[error("`{path}` does not exist in {base}")]
+    Missing { path: String, base: String },
     #[error("`{path}` is not a file")]
     NotAFile { path: String },
 }
@@ -97,7 +97,7 @@ pub fn resolve_inside(
         }
         Err(_) if must_exist => Err(PathError::Missing {
             path: written.to_string(),
-            resolved: joined.display().to_string(),
+            base: base_label.to_string(),
         }),
         Err(_) => Ok(joined),
     }

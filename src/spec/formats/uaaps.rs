@@ -113,28 +113,15 @@ pub fn load(ctx: &LoadCtx, root: &Path) -> Loaded {
     }
 
     let mut cases = Vec::new();
-    let mut names: Vec<(String, Span, PathBuf)> = Vec::new();
+    let mut names: Vec<(String, PathBuf)> = Vec::new();
     let mut ok = defaults.is_some();
     for file in &case_files {
         match parse_file(file, &ctx.shown(file)) {
             Ok((mut doc, node)) => {
-                let case = read_case(&mut doc, &node, root, &evals);
-                if let Some((case, span)) = case.filter(|_| !doc.has_errors()) {
-                    if let Some((_, _, first)) = names.iter().find(|(n, _, _)| *n == case.id) {
-                        doc.error(
-                            "duplicate-id",
-                            span,
-                            "name",
-                            format!("duplicate case name `{}`", case.id),
-                        )
-                        .help = Some(format!("also used in {}", ctx.shown(first).display()));
-                        ok = false;
-                    } else {
-                        names.push((case.id.clone(), span, file.clone()));
-                        cases.push(case);
-                    }
-                } else {
-                    ok = false;
+                claim_name(ctx, &mut doc, &node, file, &mut names);
+                match read_case(&mut doc, &node, root, &evals).filter(|_| !doc.has_errors()) {
+                    Some(case) => cases.push(case),
+                    None => ok = false,
                 }
                 out.problems.append(&mut doc.problems);
             }
@@ -304,6 +291,34 @@ pub fn read_env(doc: &mut Doc, node: &Node, field: &str) -> BTreeMap<String, Str
     env
 }
 
+/// Reports a case whose `name` another case file of the same folder already uses.
+pub fn claim_name(
+    ctx: &LoadCtx,
+    doc: &mut Doc,
+    node: &Node,
+    file: &Path,
+    names: &mut Vec<(String, PathBuf)>,
+) {
+    let Some((key, value)) = node
+        .as_map()
+        .and_then(|m| m.iter().find(|(k, _)| k.name == "name"))
+    else {
+        return;
+    };
+    let Some(name) = value.as_str() else { return };
+    if let Some((_, first)) = names.iter().find(|(n, _)| n == name) {
+        doc.error(
+            "duplicate-id",
+            key.span,
+            "name",
+            format!("duplicate case name `{name}`"),
+        )
+        .help = Some(format!("also used in {}", ctx.shown(first).display()));
+    } else {
+        names.push((name.to_string(), file.to_path_buf()));
+    }
+}
+
 /// `[a-z0-9-]`, 1 to 64 characters.
 pub fn check_name(doc: &mut Doc, name: &str, span: Span, field: &str) -> bool {
     let ok = !name.is_empty()
@@ -322,7 +337,7 @@ pub fn check_name(doc: &mut Doc, name: &str, span: Span, field: &str) -> bool {
     ok
 }
 
-fn read_case(doc: &mut Doc, node: &Node, root: &Path, evals: &Path) -> Option<(Case, Span)> {
+fn read_case(doc: &mut Doc, node: &Node, root: &Path, evals: &Path) -> Option<Case> {
     let m = doc.map(node, "")?;
     m.check_keys(doc, "an eval case", CASE_KEYS);
     let name_node = m.req(doc, "name");
@@ -399,7 +414,7 @@ fn read_case(doc: &mut Doc, node: &Node, root: &Path, evals: &Path) -> Option<(C
     case.workspace_files = workspace_files;
     case.checks = checks;
     case.judge.criteria = Some(criteria);
-    Some((case, name_node.map(|n| n.span).unwrap_or(node.span)))
+    Some(case)
 }
 
 fn read_target(doc: &mut Doc, n: &Node, root: &Path) -> Option<Target> {

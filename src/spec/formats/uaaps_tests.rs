@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use super::uaaps::{check_name, list_yaml, package_label, read_env, read_manifest};
+use super::uaaps::{check_name, claim_name, list_yaml, package_label, read_env, read_manifest};
 use super::{LoadCtx, location};
 use crate::spec::model::{
     Case, Check, CheckTarget, CommandSpec, Defaults, Format, OutputSpec, StdinSource, Suite,
@@ -71,26 +71,21 @@ pub fn load(ctx: &LoadCtx, tests_dir: &Path, package_root: &Path) -> Loaded {
     };
     let mut cases = Vec::new();
     let mut ok = config.is_some();
+    // Cases are checked even when the config is broken, so every problem shows in one pass.
+    let fallback = Config {
+        argv: Some(Vec::new()),
+        cwd: artifact_rel.clone(),
+        timeout: DEFAULT_TIMEOUT_SECS,
+        env: BTreeMap::new(),
+    };
     let mut names: Vec<(String, PathBuf)> = Vec::new();
     for file in list_yaml(&tests_dir.join("cases")) {
         match parse_file(&file, &ctx.shown(&file)) {
             Ok((mut doc, node)) => {
-                if let Some(config) = &config
-                    && let Some((case, span)) =
-                        read_case(&mut doc, &node, config, tests_dir, &artifact_rel)
-                {
-                    if let Some((_, first)) = names.iter().find(|(n, _)| *n == case.id) {
-                        doc.error(
-                            "duplicate-id",
-                            span,
-                            "name",
-                            format!("duplicate case name `{}`", case.id),
-                        )
-                        .help = Some(format!("also used in {}", ctx.shown(first).display()));
-                    } else {
-                        names.push((case.id.clone(), file.clone()));
-                        cases.push(case);
-                    }
+                let config = config.as_ref().unwrap_or(&fallback);
+                claim_name(ctx, &mut doc, &node, &file, &mut names);
+                if let Some(case) = read_case(&mut doc, &node, config, tests_dir, &artifact_rel) {
+                    cases.push(case);
                 }
                 ok &= !doc.has_errors();
                 out.problems.append(&mut doc.problems);
@@ -224,7 +219,7 @@ fn read_case(
     config: &Config,
     tests_dir: &Path,
     artifact_rel: &Path,
-) -> Option<(Case, Span)> {
+) -> Option<Case> {
     let m = doc.map(node, "")?;
     m.check_keys(doc, "a test case", CASE_KEYS);
     let name_node = m.req(doc, "name");
@@ -328,7 +323,7 @@ fn read_case(
         env,
         cwd: Some(config.cwd.clone()),
     });
-    Some((case, name_node.map(|n| n.span).unwrap_or(node.span)))
+    Some(case)
 }
 
 fn read_expected(doc: &mut Doc, e: &Map<'_>, artifact_rel: &Path, checks: &mut Vec<Check>) {

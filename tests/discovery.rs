@@ -1,0 +1,156 @@
+//! BMAD's discovery order, and `--skill` / `--evals`, as a user runs them.
+
+mod support;
+
+use serde_json::Value;
+use support::*;
+
+const EVALS: &str = r#"{"evals": [{"id": "A1", "prompt": "p", "expectations": ["e"]}]}"#;
+const SKILL: &str = "---\nname: brief\ndescription: Writes briefs.\n---\nbody\n";
+
+fn suites(dir: &std::path::Path, args: &[&str]) -> Vec<Value> {
+    let mut all = vec!["list", "--json"];
+    all.extend_from_slice(args);
+    let out = assay(dir, &all);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    serde_json::from_str::<Value>(&stdout(&out))
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn skill_evals_are_found_in_the_runners_order() {
+    // Each layout puts evals in one more place; the earliest place in BMAD's order must win.
+    let layouts: &[(&[&str], &str)] = &[
+        (&["skills/brief/evals"], "skills/brief/evals/evals.json"),
+        (&["evals/brief"], "evals/brief/evals.json"),
+        (&["evals/group/brief"], "evals/group/brief/evals.json"),
+        (
+            &["skills/brief/evals", "evals/brief"],
+            "skills/brief/evals/evals.json",
+        ),
+        (
+            &["evals/brief", "evals/group/brief"],
+            "evals/brief/evals.json",
+        ),
+    ];
+    for (dirs, winner) in layouts {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("proj");
+        let mut files = vec![
+            ("proj/assay.toml".to_string(), ""),
+            ("proj/skills/brief/SKILL.md".to_string(), SKILL),
+        ];
+        for dir in *dirs {
+            files.push((format!("proj/{dir}/evals.json"), EVALS));
+        }
+        let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), *t)).collect();
+        write_tree(d.path(), &refs);
+        let s = suites(&root, &["--skill", "skills/brief"]);
+        assert_eq!(s.len(), 1, "{dirs:?}");
+        assert_eq!(s[0]["source"], *winner, "{dirs:?}");
+        assert_eq!(s[0]["skill"]["name"], "brief");
+        assert_eq!(s[0]["skill"]["description"], "Writes briefs.");
+    }
+}
+
+#[test]
+fn skill_path_sibling_layout_is_found() {
+    // <skill-path>/../../evals/<skill-name>/
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            ("src/skills/brief/SKILL.md", SKILL),
+            ("src/evals/brief/evals.json", EVALS),
+            (
+                "src/evals/brief/triggers.json",
+                r#"[{"query": "q", "should_trigger": true}]"#,
+            ),
+        ],
+    );
+    let s = suites(d.path(), &["--skill", "src/skills/brief"]);
+    assert_eq!(s[0]["source"], "src/evals/brief/evals.json");
+    assert_eq!(s[0]["triggers"].as_array().unwrap().len(), 1);
+    // Scanning the whole project finds the same pairing.
+    let s = suites(d.path(), &[]);
+    assert_eq!(s.len(), 1);
+    assert_eq!(s[0]["skill"]["name"], "brief");
+}
+
+#[test]
+fn explicit_evals_path_comes_first() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            ("skills/brief/SKILL.md", SKILL),
+            ("skills/brief/evals/evals.json", EVALS),
+            (
+                "elsewhere/triggers.json",
+                r#"[{"query": "q", "should_trigger": false}]"#,
+            ),
+        ],
+    );
+    let s = suites(
+        d.path(),
+        &[
+            "--skill",
+            "skills/brief",
+            "--evals",
+            "elsewhere/triggers.json",
+        ],
+    );
+    assert_eq!(s.len(), 1);
+    assert_eq!(s[0]["source"], "elsewhere/triggers.json");
+    assert_eq!(s[0]["cases"].as_array().unwrap().len(), 0);
+    assert_eq!(s[0]["triggers"][0]["should_trigger"], false);
+
+    let out = assay(d.path(), &["list", "--evals", "elsewhere/notes.json"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out)
+            .contains("--evals takes a folder, or a file named evals.json or triggers.json")
+    );
+}
+
+#[test]
+fn skill_without_evals_is_an_error() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[("assay.toml", ""), ("skills/brief/SKILL.md", SKILL)],
+    );
+    let out = assay(d.path(), &["validate", "--skill", "skills/brief"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("no evals found for skill `brief`"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn clauditor_spec_beside_a_skill_dir_is_found() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            ("skills/brief/SKILL.md", SKILL),
+            (
+                "skills/brief/SKILL.eval.json",
+                r#"{"assertions": [{"id": "a", "type": "min_length", "length": 10}]}"#,
+            ),
+        ],
+    );
+    let s = suites(d.path(), &[]);
+    assert_eq!(s.len(), 1);
+    assert_eq!(s[0]["id"], "clauditor:brief");
+    assert_eq!(s[0]["skill"]["kind"], "dir");
+    assert_eq!(s[0]["cases"][0]["turns"][0], "/brief");
+}

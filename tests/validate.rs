@@ -1,0 +1,184 @@
+//! `assay validate` and `assay list` as a user runs them.
+
+mod support;
+
+use serde_json::Value;
+use support::*;
+
+#[test]
+fn examples_load_with_correct_counts() {
+    let out = assay(&repo(), &["validate", "examples", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["ok"], true);
+    let s = &v["summary"];
+    assert_eq!(s["by_format"]["bmad"], 1);
+    assert_eq!(s["by_format"]["clauditor"], 1);
+    assert_eq!(s["by_format"]["skillet"], 1);
+    assert_eq!(s["by_format"]["uaaps"], 1);
+    assert_eq!(s["by_format"]["uaaps-tests"], 2);
+    assert_eq!(s["cases"], 12);
+    assert_eq!(s["trigger_cases"], 8);
+    assert_eq!(s["checks"], 30);
+    assert_eq!(v["problems"].as_array().unwrap().len(), 0);
+
+    let text = assay(&repo(), &["validate", "examples"]);
+    assert_eq!(code(&text), 0);
+    assert_eq!(stderr(&text), "", "no warnings on the examples");
+    insta::assert_snapshot!("validate_examples", stdout(&text));
+}
+
+#[test]
+fn each_example_loads_alone() {
+    for (dir, format, cases) in [
+        ("examples/bmad", "bmad", 2),
+        ("examples/clauditor", "clauditor", 1),
+        ("examples/skillet", "skillet", 3),
+        ("examples/uaaps", "uaaps", 6),
+    ] {
+        let out = assay(&repo().join(dir), &["validate", "--format", "json"]);
+        assert_eq!(code(&out), 0, "{dir}: {}", stderr(&out));
+        let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(v["summary"]["cases"], cases, "{dir}");
+        assert!(
+            v["summary"]["by_format"][format].as_u64().unwrap() >= 1,
+            "{dir}"
+        );
+    }
+}
+
+#[test]
+fn list_shows_suites_cases_and_triggers() {
+    let out = assay(&repo(), &["list", "examples"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    insta::assert_snapshot!("list_examples", stdout(&out));
+
+    let json = assay(&repo(), &["list", "examples", "--json"]);
+    let suites: Value = serde_json::from_str(&stdout(&json)).unwrap();
+    let bmad = suites
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["format"] == "bmad")
+        .unwrap();
+    assert_eq!(bmad["skill"]["name"], "product-brief");
+    assert_eq!(bmad["cases"][1]["timeout_secs"], 900);
+    assert!(
+        bmad["cases"][1]["overlay"]
+            .as_str()
+            .unwrap()
+            .ends_with("evals/product-brief/A2/setup")
+    );
+    assert!(
+        bmad["base_overlay"]
+            .as_str()
+            .unwrap()
+            .ends_with("evals/product-brief/setup")
+    );
+    assert_eq!(
+        bmad["cases"][0]["fixtures"][0]["dest"],
+        "evals/product-brief/files/q2-brainstorm.md"
+    );
+    let clauditor = suites
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["format"] == "clauditor")
+        .unwrap();
+    let case = &clauditor["cases"][0];
+    assert_eq!(case["turns"][0], "/summarize-csv sales.csv --top 3");
+    assert_eq!(case["cwd"], "inputs");
+    assert_eq!(case["fixtures"][0]["dest"], "inputs/sales.csv");
+    assert_eq!(
+        case["output"],
+        serde_json::json!({"kind": "file", "path": "report/summary.md"})
+    );
+    assert_eq!(
+        case["checks"][3]["config"],
+        serde_json::json!({"format": "currency_usd", "count": 1})
+    );
+    assert_eq!(case["checks"][2]["config"], serde_json::json!({"count": 3}));
+    assert_eq!(clauditor["defaults"]["variance"]["runs"], 3);
+    assert_eq!(clauditor["defaults"]["judge"]["model"], "claude-sonnet-4-6");
+    let skillet = suites
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["format"] == "skillet")
+        .unwrap();
+    assert_eq!(skillet["cases"][1]["turns"].as_array().unwrap().len(), 2);
+    assert_eq!(skillet["cases"][2]["id"], "security/003");
+    assert!(
+        skillet["cases"][2]["judge"]["criteria"].is_null(),
+        "assertions replace the judge"
+    );
+    assert_eq!(
+        skillet["cases"][2]["checks"][1]["config"]["ignore_case"],
+        true
+    );
+}
+
+#[test]
+fn missing_paths_and_unknown_files_are_bad_input() {
+    let out = assay(&repo(), &["validate", "no/such/dir"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("no/such/dir: no such file or folder"),
+        "{}",
+        stderr(&out)
+    );
+    let out = assay(&repo(), &["validate", "Cargo.toml"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("not an eval file"));
+    let out = assay(&repo(), &["validate", "--format", "xml"]);
+    assert_eq!(code(&out), 2);
+}
+
+#[test]
+fn warnings_alone_do_not_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    write_tree(
+        dir.path(),
+        &[
+            ("assay.toml", ""),
+            (
+                "evals/orphan/evals.json",
+                r#"{"evals": [{"id": "1", "prompt": "p", "expectations": ["e"]}]}"#,
+            ),
+        ],
+    );
+    let out = assay(dir.path(), &["validate"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stderr(&out).contains("no SKILL.md found for skill `orphan`"));
+    assert!(stdout(&out).contains("ok: 1 suite (bmad 1): 1 case"));
+}
+
+#[test]
+fn discovery_skips_vendored_and_ignored_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = r#"{"evals": "#;
+    write_tree(
+        dir.path(),
+        &[
+            ("assay.toml", ""),
+            (".gitignore", "generated/\n"),
+            ("node_modules/pkg/evals/x/evals.json", bad),
+            ("target/evals/x/evals.json", bad),
+            (".git/evals/x/evals.json", bad),
+            (".venv/evals/x/evals.json", bad),
+            ("generated/evals/x/evals.json", bad),
+            (".claude/commands/ok.md", "x"),
+            (
+                ".claude/commands/ok.eval.json",
+                r#"{"assertions": [{"id": "a", "type": "contains", "needle": "x"}]}"#,
+            ),
+        ],
+    );
+    let out = assay(dir.path(), &["validate"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("ok: 1 suite (clauditor 1)"),
+        "{}",
+        stdout(&out)
+    );
+}
