@@ -10,7 +10,15 @@ pub fn has_eval_files(dir: &Path) -> bool {
 /// Where a skill's evals are, by the BMAD order (after `--evals`): `<skill>/evals/`,
 /// `<skill>/../../evals/<name>/`, `<root>/evals/<name>/`, then any `<root>/evals/**/<name>/`.
 /// The fuzzy step takes the first match in sorted order and also returns the others.
-pub fn evals_dir_for(skill: &Path, name: &str, root: &Path) -> Option<(PathBuf, Vec<PathBuf>)> {
+///
+/// `known` lists eval folders a walk already found; without it the fuzzy step walks
+/// `<root>/evals/` itself.
+pub fn evals_dir_for(
+    skill: &Path,
+    name: &str,
+    root: &Path,
+    known: Option<&std::collections::BTreeSet<PathBuf>>,
+) -> Option<(PathBuf, Vec<PathBuf>)> {
     let ordered = [
         skill.join("evals"),
         skill.join("../../evals").join(name),
@@ -19,10 +27,19 @@ pub fn evals_dir_for(skill: &Path, name: &str, root: &Path) -> Option<(PathBuf, 
     if let Some(d) = ordered.iter().find(|d| has_eval_files(d)) {
         return Some((crate::spec::paths::normalize_abs(d), Vec::new()));
     }
-    let mut found: Vec<PathBuf> = walkdir(&root.join("evals"), 12)
-        .into_iter()
-        .filter(|d| d.file_name().is_some_and(|n| n == name) && has_eval_files(d))
-        .collect();
+    let evals_root = root.join("evals");
+    let named = |d: &PathBuf| d.file_name().is_some_and(|n| n == name);
+    let mut found: Vec<PathBuf> = match known {
+        Some(known) => known
+            .iter()
+            .filter(|d| named(d) && d.starts_with(&evals_root))
+            .cloned()
+            .collect(),
+        None => walkdir(&evals_root, 12)
+            .into_iter()
+            .filter(|d| named(d) && has_eval_files(d))
+            .collect(),
+    };
     found.sort();
     if found.is_empty() {
         return None;

@@ -252,7 +252,9 @@ fn plan(ctx: &LoadCtx, scan_root: &Path, found: Found, problems: &mut Vec<Proble
             .and_then(Path::parent)
             .unwrap_or(scan_root);
         let root = project_root(skill_dir, grandparent);
-        let Some((dir, others)) = bmad::evals_dir_for(skill_dir, &name, &root) else {
+        let Some((dir, others)) =
+            bmad::evals_dir_for(skill_dir, &name, &root, Some(&found.bmad_dirs))
+        else {
             continue;
         };
         for other in others {
@@ -471,7 +473,7 @@ fn bmad_job_for_flags(
             root: root.clone(),
         });
     }
-    match bmad::evals_dir_for(&skill.path, &skill.name, &root) {
+    match bmad::evals_dir_for(&skill.path, &skill.name, &root, None) {
         Some((dir, _)) => jobs.push(Job::Bmad(bmad_input(
             dir,
             skill.name.clone(),
