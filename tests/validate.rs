@@ -182,3 +182,14 @@ fn discovery_skips_vendored_and_ignored_folders() {
         stdout(&out)
     );
 }
+
+#[test]
+fn the_projects_own_suites_load() {
+    let out = assay(&repo(), &["validate", "evals", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["summary"]["suites"], 5);
+    for f in ["bmad", "clauditor", "skillet", "uaaps", "uaaps-tests"] {
+        assert_eq!(v["summary"]["by_format"][f], 1, "{f}");
+    }
+}

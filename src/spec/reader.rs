@@ -217,23 +217,26 @@ impl Doc {
 
     /// A list of strings; items of the wrong type are reported and skipped.
     pub fn strings(&mut self, node: &Node, field: &str) -> Option<Vec<(String, Span)>> {
-        let items = self.seq(node, field)?;
-        let mut out = Vec::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
-            if let Some(s) = self.string(item, &index(field, i)) {
-                out.push((s, item.span));
-            }
-        }
-        Some(out)
+        self.list(node, field, Doc::string)
     }
 
     /// A list of non-empty strings.
     pub fn texts(&mut self, node: &Node, field: &str) -> Option<Vec<(String, Span)>> {
+        self.list(node, field, Doc::text)
+    }
+
+    /// A list whose items are read with `item`; bad items are reported and skipped.
+    fn list<T>(
+        &mut self,
+        node: &Node,
+        field: &str,
+        item: fn(&mut Doc, &Node, &str) -> Option<T>,
+    ) -> Option<Vec<(T, Span)>> {
         let items = self.seq(node, field)?;
         let mut out = Vec::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
-            if let Some(s) = self.text(item, &index(field, i)) {
-                out.push((s, item.span));
+        for (i, n) in items.iter().enumerate() {
+            if let Some(v) = item(self, n, &index(field, i)) {
+                out.push((v, n.span));
             }
         }
         Some(out)

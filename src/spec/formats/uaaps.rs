@@ -319,8 +319,10 @@ pub fn claim_name(
     }
 }
 
-/// `[a-z0-9-]`, 1 to 64 characters.
-pub fn check_name(doc: &mut Doc, name: &str, span: Span, field: &str) -> bool {
+/// The required case `name`: `[a-z0-9-]`, 1 to 64 characters.
+pub fn read_name(doc: &mut Doc, m: &Map<'_>) -> Option<String> {
+    let node = m.req(doc, "name")?;
+    let name = doc.string(node, "name")?;
     let ok = !name.is_empty()
         && name.len() <= 64
         && name
@@ -329,26 +331,19 @@ pub fn check_name(doc: &mut Doc, name: &str, span: Span, field: &str) -> bool {
     if !ok {
         doc.error(
             "bad-name",
-            span,
-            field,
+            node.span,
+            "name",
             format!("`{name}` is not a valid case name: use a-z, 0-9 and -, at most 64 characters"),
         );
+        return None;
     }
-    ok
+    Some(name)
 }
 
 fn read_case(doc: &mut Doc, node: &Node, root: &Path, evals: &Path) -> Option<Case> {
     let m = doc.map(node, "")?;
     m.check_keys(doc, "an eval case", CASE_KEYS);
-    let name_node = m.req(doc, "name");
-    let name = name_node.and_then(|n| doc.string(n, "name")).filter(|s| {
-        check_name(
-            doc,
-            s,
-            name_node.map(|n| n.span).unwrap_or_default(),
-            "name",
-        )
-    });
+    let name = read_name(doc, &m);
     let description = m.str(doc, "description");
     let target = m.opt("target").and_then(|n| read_target(doc, n, root));
 

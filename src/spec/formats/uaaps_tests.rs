@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use super::uaaps::{check_name, claim_name, list_yaml, package_label, read_env, read_manifest};
+use super::uaaps::{claim_name, list_yaml, package_label, read_env, read_manifest, read_name};
 use super::{LoadCtx, location};
 use crate::spec::model::{
     Case, Check, CheckTarget, CommandSpec, Defaults, Format, OutputSpec, StdinSource, Suite,
@@ -222,15 +222,7 @@ fn read_case(
 ) -> Option<Case> {
     let m = doc.map(node, "")?;
     m.check_keys(doc, "a test case", CASE_KEYS);
-    let name_node = m.req(doc, "name");
-    let name = name_node.and_then(|n| doc.string(n, "name")).filter(|s| {
-        check_name(
-            doc,
-            s,
-            name_node.map(|n| n.span).unwrap_or_default(),
-            "name",
-        )
-    });
+    let name = read_name(doc, &m);
     let description = m.str(doc, "description");
     let mut argv = match m.opt("command") {
         Some(n) => read_command(doc, n, "command"),
