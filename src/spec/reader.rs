@@ -101,6 +101,12 @@ impl Doc {
     pub fn seq<'n>(&mut self, node: &'n Node, field: &str) -> Option<&'n [Node]> {
         match &node.value {
             Value::Seq(items) => Some(items),
+            Value::Str(s) => {
+                self.wrong_type(node, field, "a list");
+                let fix = format!("wrap it in a list: [{s:?}]");
+                self.problems.last_mut().expect("just pushed").help = Some(fix);
+                None
+            }
             _ => {
                 self.wrong_type(node, field, "a list");
                 None
@@ -150,6 +156,12 @@ impl Doc {
             Value::Str(s) if s.trim().parse::<i64>().is_ok() => {
                 self.wrong_type(node, field, "an integer");
                 let fix = format!("write {} without quotes", s.trim());
+                self.problems.last_mut().expect("just pushed").help = Some(fix);
+                None
+            }
+            Value::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => {
+                self.wrong_type(node, field, "an integer");
+                let fix = format!("write {} without the fraction", *f as i64);
                 self.problems.last_mut().expect("just pushed").help = Some(fix);
                 None
             }
