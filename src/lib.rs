@@ -8,4 +8,5 @@ pub mod cli;
 pub mod diag;
 pub mod discover;
 pub mod exit;
+pub mod run;
 pub mod spec;

@@ -1,0 +1,3 @@
+//! The run stage: executing case-runs through harnesses, under process control.
+
+pub mod process;

@@ -1,0 +1,349 @@
+//! Running one agent or script process under assay's control.
+//!
+//! The process gets its own process group, so a timeout can stop it and everything it started;
+//! stdout is streamed line by line as it arrives; stderr keeps only a bounded tail; total
+//! capture is capped. After the process exits, the group is killed too, so nothing it left
+//! running in the background outlives the case-run.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::Command;
+
+/// What to run, with everything it may see.
+#[derive(Debug, Clone)]
+pub struct Spawn {
+    pub program: String,
+    pub args: Vec<String>,
+    /// The complete environment: nothing of assay's own is inherited.
+    pub env: Vec<(String, String)>,
+    pub cwd: PathBuf,
+    /// Written to stdin, which is then closed (an open stdin makes some CLIs wait forever).
+    pub stdin: Option<Vec<u8>>,
+    pub timeout: Duration,
+    /// Between SIGTERM and SIGKILL on timeout.
+    pub grace: Duration,
+    /// Stop handing stdout lines on after this many bytes (the rest is drained and dropped).
+    pub max_stdout: usize,
+    /// How much of stderr's end to keep.
+    pub stderr_tail: usize,
+}
+
+impl Spawn {
+    pub fn new(program: impl Into<String>, cwd: impl Into<PathBuf>) -> Self {
+        Spawn {
+            program: program.into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: cwd.into(),
+            stdin: None,
+            timeout: Duration::from_secs(600),
+            grace: Duration::from_secs(5),
+            max_stdout: 64 << 20,
+            stderr_tail: 16 << 10,
+        }
+    }
+}
+
+/// How the process ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exited {
+    /// The exit code, or `None` when a signal ended it.
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub duration: Duration,
+    pub stdout_bytes: u64,
+    /// Whether stdout passed `max_stdout` and lines were dropped.
+    pub truncated: bool,
+    pub stderr_tail: String,
+}
+
+impl Exited {
+    pub fn success(&self) -> bool {
+        self.code == Some(0) && !self.timed_out
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    #[error("`{program}` is not installed or not on PATH")]
+    NotFound { program: String },
+    #[error("cannot start `{program}`: {source}")]
+    Io {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Runs the process to its end, calling `on_line` with each stdout line (without the newline)
+/// as it arrives.
+pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited, SpawnError> {
+    let started = Instant::now();
+    let mut cmd = Command::new(&spawn.program);
+    cmd.args(&spawn.args)
+        .env_clear()
+        .envs(spawn.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&spawn.cwd)
+        .stdin(if spawn.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().map_err(|source| match source.kind() {
+        std::io::ErrorKind::NotFound => SpawnError::NotFound {
+            program: spawn.program.clone(),
+        },
+        _ => SpawnError::Io {
+            program: spawn.program.clone(),
+            source,
+        },
+    })?;
+    let pgid = child.id().map(|id| id as i32);
+
+    if let (Some(bytes), Some(mut stdin)) = (spawn.stdin.clone(), child.stdin.take()) {
+        // A child that exits without reading its input must not fail the run.
+        tokio::spawn(async move {
+            let _ = stdin.write_all(&bytes).await;
+            let _ = stdin.shutdown().await;
+        });
+    }
+
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let tail_len = spawn.stderr_tail;
+    let stderr_task = tokio::spawn(async move { read_tail(stderr, tail_len).await });
+
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let mut reader = BufReader::new(stdout);
+    let mut line = Vec::new();
+    let mut stdout_bytes = 0u64;
+    let mut truncated = false;
+    let deadline = tokio::time::Instant::now() + spawn.timeout;
+
+    let mut timed_out = false;
+    loop {
+        line.clear();
+        match tokio::time::timeout_at(deadline, reader.read_until(b'\n', &mut line)).await {
+            Err(_) => {
+                timed_out = true;
+                break;
+            }
+            Ok(Ok(0)) | Ok(Err(_)) => break,
+            Ok(Ok(n)) => {
+                stdout_bytes += n as u64;
+                if stdout_bytes as usize > spawn.max_stdout {
+                    truncated = true;
+                    continue;
+                }
+                let text = String::from_utf8_lossy(&line);
+                on_line(text.trim_end_matches(['\n', '\r']));
+            }
+        }
+    }
+
+    let status = if timed_out {
+        stop_group(pgid, &mut child, spawn.grace).await
+    } else {
+        // stdout closed: the process is ending; it still answers to the deadline.
+        match tokio::time::timeout_at(deadline, child.wait()).await {
+            Ok(s) => s.ok(),
+            Err(_) => {
+                timed_out = true;
+                stop_group(pgid, &mut child, spawn.grace).await
+            }
+        }
+    };
+    // Whatever the process left running in its group goes with it.
+    kill_group(pgid, rustix::process::Signal::KILL);
+
+    let stderr_tail = match tokio::time::timeout(Duration::from_secs(2), stderr_task).await {
+        Ok(Ok(t)) => t,
+        _ => String::new(),
+    };
+    use std::os::unix::process::ExitStatusExt;
+    Ok(Exited {
+        code: status.and_then(|s| s.code()),
+        signal: status.and_then(|s| s.signal()),
+        timed_out,
+        duration: started.elapsed(),
+        stdout_bytes,
+        truncated,
+        stderr_tail,
+    })
+}
+
+/// SIGTERM to the group, then SIGKILL after `grace`; returns the exit status.
+async fn stop_group(
+    pgid: Option<i32>,
+    child: &mut tokio::process::Child,
+    grace: Duration,
+) -> Option<std::process::ExitStatus> {
+    kill_group(pgid, rustix::process::Signal::TERM);
+    match tokio::time::timeout(grace, child.wait()).await {
+        Ok(s) => s.ok(),
+        Err(_) => {
+            kill_group(pgid, rustix::process::Signal::KILL);
+            let _ = child.start_kill();
+            child.wait().await.ok()
+        }
+    }
+}
+
+fn kill_group(pgid: Option<i32>, signal: rustix::process::Signal) {
+    if let Some(pid) = pgid.and_then(rustix::process::Pid::from_raw) {
+        // The group may already be gone; that is the point.
+        let _ = rustix::process::kill_process_group(pid, signal);
+    }
+}
+
+/// Reads a stream to its end, keeping only its last `keep` bytes.
+async fn read_tail(mut r: impl tokio::io::AsyncRead + Unpin, keep: usize) -> String {
+    let mut tail: VecDeque<u8> = VecDeque::with_capacity(keep.min(1 << 16));
+    let mut buf = [0u8; 8192];
+    while let Ok(n) = r.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        tail.extend(&buf[..n]);
+        while tail.len() > keep {
+            tail.pop_front();
+        }
+    }
+    String::from_utf8_lossy(tail.make_contiguous()).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Spawn {
+        let mut s = Spawn::new("sh", std::env::temp_dir());
+        s.args = vec!["-c".into(), script.into()];
+        s.env = vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())];
+        s
+    }
+
+    #[tokio::test]
+    async fn streams_lines_and_keeps_a_stderr_tail() {
+        let mut s = sh("echo one; echo two; echo oops >&2; exit 3");
+        s.stderr_tail = 3;
+        let mut lines = Vec::new();
+        let e = run(&s, |l| lines.push(l.to_string())).await.unwrap();
+        assert_eq!(lines, ["one", "two"]);
+        assert_eq!(e.code, Some(3));
+        assert_eq!(e.stderr_tail, "ps\n");
+        assert!(!e.timed_out);
+    }
+
+    #[tokio::test]
+    async fn stdin_is_written_then_closed() {
+        let mut s = sh("cat");
+        s.stdin = Some(b"a\nb".to_vec());
+        let mut lines = Vec::new();
+        let e = run(&s, |l| lines.push(l.to_string())).await.unwrap();
+        assert!(e.success());
+        assert_eq!(lines, ["a", "b"]);
+    }
+
+    #[tokio::test]
+    async fn the_environment_is_only_what_is_given() {
+        let mut s = sh("echo \"home=$HOME\"");
+        s.env.push(("HOME".into(), "/private/home".into()));
+        let mut lines = Vec::new();
+        run(&s, |l| lines.push(l.to_string())).await.unwrap();
+        assert_eq!(lines, ["home=/private/home"]);
+    }
+
+    #[tokio::test]
+    async fn caps_captured_output() {
+        let mut s = sh("i=0; while [ $i -lt 100 ]; do echo 123456789; i=$((i+1)); done");
+        s.max_stdout = 50;
+        let mut n = 0;
+        let e = run(&s, |_| n += 1).await.unwrap();
+        assert_eq!(n, 5);
+        assert!(e.truncated);
+        assert_eq!(e.stdout_bytes, 1000);
+    }
+
+    #[tokio::test]
+    async fn a_missing_program_is_named() {
+        let s = Spawn::new("assay-no-such-program", std::env::temp_dir());
+        match run(&s, |_| {}).await {
+            Err(SpawnError::NotFound { program }) => assert_eq!(program, "assay-no-such-program"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Running, not a zombie waiting for a reaper (which in a container may never come).
+    fn alive(pid: i32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s.rsplit_once(") ").map(|(_, rest)| !rest.starts_with('Z')))
+            .unwrap_or(false)
+    }
+
+    #[tokio::test]
+    async fn timeout_kills_the_whole_group_grandchildren_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("grandchild.pid");
+        // The grandchild ignores nothing special; the parent traps TERM and keeps going, so
+        // only SIGKILL after the grace period ends it.
+        let script = format!(
+            "sleep 300 & echo $! > {}; trap '' TERM; echo started; while true; do sleep 1; done",
+            pidfile.display()
+        );
+        let mut s = sh(&script);
+        s.timeout = Duration::from_millis(800);
+        s.grace = Duration::from_millis(300);
+        let t = Instant::now();
+        let mut lines = Vec::new();
+        let e = run(&s, |l| lines.push(l.to_string())).await.unwrap();
+        assert!(e.timed_out);
+        assert_eq!(lines, ["started"]);
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "took {:?}",
+            t.elapsed()
+        );
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let gone = (0..50).any(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            !alive(pid)
+        });
+        assert!(gone, "grandchild {pid} survived the timeout");
+    }
+
+    #[tokio::test]
+    async fn background_children_do_not_outlive_a_normal_exit() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("bg.pid");
+        let s = sh(&format!(
+            "sleep 300 > /dev/null 2>&1 & echo $! > {}; exit 0",
+            pidfile.display()
+        ));
+        let e = run(&s, |_| {}).await.unwrap();
+        assert_eq!(e.code, Some(0));
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let gone = (0..50).any(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            !alive(pid)
+        });
+        assert!(gone, "background child {pid} survived");
+    }
+}
