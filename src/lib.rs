@@ -8,5 +8,6 @@ pub mod cli;
 pub mod diag;
 pub mod discover;
 pub mod exit;
+pub mod harness;
 pub mod run;
 pub mod spec;

@@ -1,0 +1,482 @@
+//! The `claude-code` harness: `claude -p <prompt> --output-format stream-json --verbose`.
+//!
+//! Claude Code's stream emits a `system/init` event, one `assistant` event per content block
+//! (text, tool_use, thinking), `user` events carrying tool results, and a closing `result`
+//! event. API errors arrive as a `result` with `is_error: true` and `api_error_status`.
+
+use serde_json::Value;
+
+use super::{
+    AgentError, CommandLine, ErrorCategory, Event, Harness, HarnessSettings, HostEnv, Invocation,
+    StreamParser, Summary, Unavailable, Usage,
+};
+use crate::run::process::Exited;
+
+pub const DEFAULT_PERMISSION_MODE: &str = "bypassPermissions";
+/// Variables that carry a Claude login.
+pub const AUTH_VARS: &[&str] = &[
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+];
+
+pub struct ClaudeCode {
+    program: String,
+    permission_mode: String,
+}
+
+impl ClaudeCode {
+    pub fn new(settings: &HarnessSettings) -> Self {
+        ClaudeCode {
+            program: settings
+                .claude_bin
+                .clone()
+                .unwrap_or_else(|| "claude".into()),
+            permission_mode: settings
+                .permission_mode
+                .clone()
+                .unwrap_or_else(|| DEFAULT_PERMISSION_MODE.into()),
+        }
+    }
+}
+
+fn running_as_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+impl Harness for ClaudeCode {
+    fn name(&self) -> &str {
+        "claude-code"
+    }
+
+    fn preflight(&self, env: &HostEnv) -> Result<(), Unavailable> {
+        if env.which(&self.program).is_none() {
+            return Err(Unavailable {
+                message: format!("the Claude Code CLI (`{}`) is not installed", self.program),
+                fix: "npm install -g @anthropic-ai/claude-code".into(),
+            });
+        }
+        let has_var = AUTH_VARS.iter().any(|v| env.var(v).is_some());
+        let has_login = env.var("HOME").is_some_and(|h| {
+            std::path::Path::new(h)
+                .join(".claude/.credentials.json")
+                .is_file()
+        });
+        if !has_var && !has_login {
+            return Err(Unavailable {
+                message: "Claude Code has no login: no ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN or CLAUDE_CODE_OAUTH_TOKEN, and no ~/.claude/.credentials.json".into(),
+                fix: "set ANTHROPIC_API_KEY, or run `claude` once and log in".into(),
+            });
+        }
+        Ok(())
+    }
+
+    fn command(&self, inv: &Invocation<'_>) -> CommandLine {
+        let mut args = vec![
+            "-p".to_string(),
+            inv.prompt.to_string(),
+            "--output-format".into(),
+            "stream-json".into(),
+            "--verbose".into(),
+            "--permission-mode".into(),
+            self.permission_mode.clone(),
+        ];
+        if let Some(m) = inv.model {
+            args.extend(["--model".into(), m.to_string()]);
+        }
+        if let Some(id) = inv.resume {
+            args.extend(["--resume".into(), id.to_string()]);
+        }
+        let mut env = vec![
+            (
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
+                "1".into(),
+            ),
+            ("DISABLE_AUTOUPDATER".into(), "1".into()),
+        ];
+        // Claude Code refuses to bypass permissions as root unless told it is sandboxed; the
+        // workspace is assay's sandbox.
+        if running_as_root() && self.permission_mode == DEFAULT_PERMISSION_MODE {
+            env.push(("IS_SANDBOX".into(), "1".into()));
+        }
+        if inv.sync_tasks {
+            env.push(("CLAUDE_CODE_DISABLE_BACKGROUND_TASKS".into(), "1".into()));
+        }
+        CommandLine {
+            program: self.program.clone(),
+            args,
+            env,
+            stdin: None,
+        }
+    }
+
+    fn parser(&self, inv: &Invocation<'_>) -> Box<dyn StreamParser> {
+        Box::new(ClaudeParser {
+            allow_hang_heuristic: inv.allow_hang_heuristic,
+            ..ClaudeParser::default()
+        })
+    }
+}
+
+/// Parses Claude Code's `stream-json` output.
+#[derive(Default)]
+pub struct ClaudeParser {
+    allow_hang_heuristic: bool,
+    session_id: Option<String>,
+    model: Option<String>,
+    last_text: Option<String>,
+    result: Option<Value>,
+    tool_names: Vec<String>,
+    background: Vec<String>,
+    awaited: bool,
+    assistant_messages: u64,
+}
+
+impl ClaudeParser {
+    pub fn new(allow_hang_heuristic: bool) -> Self {
+        ClaudeParser {
+            allow_hang_heuristic,
+            ..ClaudeParser::default()
+        }
+    }
+}
+
+/// The skill a tool call uses: a `Skill` call names it; a Read of `…/skills/<name>/SKILL.md`
+/// loads it.
+pub fn skill_of_tool_call(name: &str, input: &Value) -> Option<String> {
+    match name {
+        "Skill" => ["skill", "command", "name"]
+            .iter()
+            .find_map(|k| input.get(k).and_then(Value::as_str))
+            .map(|s| s.trim_start_matches('/').to_string()),
+        "Read" => {
+            let path = input.get("file_path").and_then(Value::as_str)?;
+            let mut parts = path.rsplit('/');
+            (parts.next()? == "SKILL.md").then(|| parts.next().map(str::to_string))?
+        }
+        _ => None,
+    }
+}
+
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|i| i.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+impl StreamParser for ClaudeParser {
+    fn line(&mut self, line: &str) -> Vec<Event> {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        match v.get("type").and_then(Value::as_str) {
+            Some("system") if v.get("subtype").and_then(Value::as_str) == Some("init") => {
+                let list = |k: &str| -> Vec<String> {
+                    v.get(k)
+                        .and_then(Value::as_array)
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|s| s.as_str().map(String::from))
+                                .collect()
+                        })
+                        .unwrap_or_default()
+                };
+                self.session_id = v
+                    .get("session_id")
+                    .and_then(Value::as_str)
+                    .map(String::from);
+                self.model = v.get("model").and_then(Value::as_str).map(String::from);
+                out.push(Event::SessionStarted {
+                    session_id: self.session_id.clone().unwrap_or_default(),
+                    model: self.model.clone(),
+                    tools: list("tools"),
+                    skills: list("skills"),
+                });
+            }
+            Some("assistant") => {
+                self.assistant_messages += 1;
+                let blocks = v.pointer("/message/content").and_then(Value::as_array);
+                for b in blocks.into_iter().flatten() {
+                    match b.get("type").and_then(Value::as_str) {
+                        Some("text") => {
+                            let text = b
+                                .get("text")
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                                .to_string();
+                            self.last_text = Some(text.clone());
+                            out.push(Event::Message { text });
+                        }
+                        Some("thinking") => out.push(Event::Reasoning {
+                            text: b
+                                .get("thinking")
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                                .to_string(),
+                        }),
+                        Some("tool_use") => {
+                            let name = b
+                                .get("name")
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                                .to_string();
+                            let input = b.get("input").cloned().unwrap_or(Value::Null);
+                            let id = b
+                                .get("id")
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                                .to_string();
+                            if input.get("run_in_background").and_then(Value::as_bool) == Some(true)
+                            {
+                                self.background.push(id.clone());
+                            }
+                            if matches!(
+                                name.as_str(),
+                                "TaskOutput" | "BashOutput" | "TaskStop" | "KillShell"
+                            ) {
+                                self.awaited = true;
+                            }
+                            let skill = skill_of_tool_call(&name, &input);
+                            self.tool_names.push(name.clone());
+                            out.push(Event::ToolCall { id, name, input });
+                            if let Some(name) = skill {
+                                out.push(Event::SkillInvoked { name });
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Some("user") => {
+                let blocks = v.pointer("/message/content").and_then(Value::as_array);
+                for b in blocks.into_iter().flatten() {
+                    if b.get("type").and_then(Value::as_str) == Some("tool_result") {
+                        out.push(Event::ToolResult {
+                            id: b
+                                .get("tool_use_id")
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                                .to_string(),
+                            output: text_of(b.get("content").unwrap_or(&Value::Null)),
+                            is_error: b.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+                        });
+                    }
+                }
+            }
+            Some("result") => {
+                if v.get("is_error").and_then(Value::as_bool) == Some(true) {
+                    out.push(Event::Error {
+                        message: text_of(v.get("result").unwrap_or(&Value::Null)),
+                        category: Some(classify(&v)),
+                    });
+                }
+                if self.session_id.is_none() {
+                    self.session_id = v
+                        .get("session_id")
+                        .and_then(Value::as_str)
+                        .map(String::from);
+                }
+                self.result = Some(v);
+            }
+            _ => {}
+        }
+        out
+    }
+
+    fn finish(&mut self, exit: &Exited) -> Summary {
+        let mut s = Summary {
+            session_id: self.session_id.clone(),
+            model: self.model.clone(),
+            final_message: self.last_text.clone(),
+            duration_ms: Some(exit.duration.as_millis() as u64),
+            ..Summary::default()
+        };
+        let Some(r) = &self.result else {
+            s.error = Some(AgentError {
+                category: if exit.timed_out {
+                    ErrorCategory::Timeout
+                } else {
+                    ErrorCategory::Crash
+                },
+                message: if exit.timed_out {
+                    "stopped by the timeout before Claude Code finished".into()
+                } else {
+                    format!(
+                        "Claude Code ended without a result (exit {}): {}",
+                        exit.code
+                            .map(|c| c.to_string())
+                            .unwrap_or_else(|| "by signal".into()),
+                        exit.stderr_tail.trim()
+                    )
+                },
+            });
+            return s;
+        };
+        if let Some(text) = r.get("result").and_then(Value::as_str) {
+            s.final_message = Some(text.to_string());
+        }
+        s.num_turns = r.get("num_turns").and_then(Value::as_u64);
+        s.cost_usd = r.get("total_cost_usd").and_then(Value::as_f64);
+        s.duration_ms = r
+            .get("duration_ms")
+            .and_then(Value::as_u64)
+            .or(s.duration_ms);
+        s.permission_denials = r
+            .get("permission_denials")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if let Some(u) = r.get("usage") {
+            let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+            s.usage = Usage {
+                input_tokens: n("input_tokens"),
+                output_tokens: n("output_tokens"),
+                cache_read_tokens: n("cache_read_input_tokens"),
+                cache_write_tokens: n("cache_creation_input_tokens"),
+            };
+        }
+        if r.get("is_error").and_then(Value::as_bool) == Some(true) {
+            s.error = Some(AgentError {
+                category: classify(r),
+                message: text_of(r.get("result").unwrap_or(&Value::Null)),
+            });
+        } else if exit.timed_out {
+            s.error = Some(AgentError {
+                category: ErrorCategory::Timeout,
+                message: "stopped by the timeout".into(),
+            });
+        } else if !self.background.is_empty() && !self.awaited {
+            s.error = Some(AgentError {
+                category: ErrorCategory::BackgroundTasks,
+                message: format!(
+                    "{} background task(s) were launched and never awaited; set sync_tasks to evaluate them",
+                    self.background.len()
+                ),
+            });
+        } else if self.allow_hang_heuristic && self.looks_interactive(&s) {
+            s.error = Some(AgentError {
+                category: ErrorCategory::InteractiveHang,
+                message: "the agent stopped after one turn to ask the user something".into(),
+            });
+        }
+        s
+    }
+}
+
+impl ClaudeParser {
+    /// One turn that ends in a question, or an AskUserQuestion call: the agent is waiting.
+    fn looks_interactive(&self, s: &Summary) -> bool {
+        if self.tool_names.iter().any(|n| n == "AskUserQuestion") {
+            return true;
+        }
+        let one_turn = s.num_turns.unwrap_or(self.assistant_messages) <= 1;
+        one_turn
+            && s.final_message
+                .as_deref()
+                .is_some_and(|m| m.trim_end().ends_with('?'))
+    }
+}
+
+/// The error category of a failed `result` event.
+fn classify(r: &Value) -> ErrorCategory {
+    let status = r.get("api_error_status").and_then(Value::as_u64);
+    let text = text_of(r.get("result").unwrap_or(&Value::Null)).to_ascii_lowercase();
+    match status {
+        Some(401 | 403) => ErrorCategory::Auth,
+        Some(429) => ErrorCategory::RateLimit,
+        Some(500..=599) => ErrorCategory::Server,
+        _ if text.contains("invalid api key")
+            || text.contains("authentication")
+            || text.contains("/login") =>
+        {
+            ErrorCategory::Auth
+        }
+        _ if text.contains("rate limit") => ErrorCategory::RateLimit,
+        _ if text.contains("overloaded") || text.contains("connection") => ErrorCategory::Server,
+        _ => ErrorCategory::Agent,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn exited(code: i32) -> Exited {
+        Exited {
+            code: Some(code),
+            signal: None,
+            timed_out: false,
+            duration: Duration::from_millis(5),
+            stdout_bytes: 0,
+            truncated: false,
+            stderr_tail: String::new(),
+        }
+    }
+
+    #[test]
+    fn skills_are_recognised_from_skill_calls_and_reads() {
+        assert_eq!(
+            skill_of_tool_call("Skill", &serde_json::json!({"skill": "brief"})).as_deref(),
+            Some("brief")
+        );
+        assert_eq!(
+            skill_of_tool_call(
+                "Read",
+                &serde_json::json!({"file_path": "/w/.claude/skills/brief/SKILL.md"})
+            )
+            .as_deref(),
+            Some("brief")
+        );
+        assert_eq!(
+            skill_of_tool_call("Read", &serde_json::json!({"file_path": "/w/README.md"})),
+            None
+        );
+    }
+
+    #[test]
+    fn api_errors_are_classified() {
+        let mut p = ClaudeParser::new(true);
+        p.line(r#"{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"result":"API Error: 429 rate limited"}"#);
+        assert_eq!(
+            p.finish(&exited(1)).error.unwrap().category,
+            ErrorCategory::RateLimit
+        );
+        let mut p = ClaudeParser::new(true);
+        p.line(r#"{"type":"result","subtype":"success","is_error":true,"api_error_status":401,"result":"Invalid API key"}"#);
+        assert_eq!(
+            p.finish(&exited(1)).error.unwrap().category,
+            ErrorCategory::Auth
+        );
+        let mut p = ClaudeParser::new(true);
+        assert_eq!(
+            p.finish(&exited(1)).error.unwrap().category,
+            ErrorCategory::Crash
+        );
+    }
+
+    #[test]
+    fn a_question_after_one_turn_is_an_interactive_hang_unless_allowed() {
+        let lines = [
+            r#"{"type":"assistant","message":{"content":[{"type":"text","text":"Which file should I use?"}]}}"#,
+            r#"{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"Which file should I use?"}"#,
+        ];
+        let mut p = ClaudeParser::new(true);
+        lines.iter().for_each(|l| drop(p.line(l)));
+        assert_eq!(
+            p.finish(&exited(0)).error.unwrap().category,
+            ErrorCategory::InteractiveHang
+        );
+        let mut p = ClaudeParser::new(false);
+        lines.iter().for_each(|l| drop(p.line(l)));
+        assert!(p.finish(&exited(0)).error.is_none());
+    }
+}

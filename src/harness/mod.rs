@@ -1,0 +1,131 @@
+//! Harness adapters: how a case becomes an agent command, and how its output becomes events.
+//!
+//! An adapter is a pure translator — build the command, parse lines, summarize. The host owns
+//! processes, limits and isolation. Built-in adapters and (later) WebAssembly harness plugins
+//! implement the same [`Harness`] trait.
+
+pub mod claude_code;
+pub mod command;
+pub mod event;
+
+use std::path::{Path, PathBuf};
+
+pub use event::{AgentError, ErrorCategory, Event, Summary, Usage};
+
+use crate::run::process::Exited;
+
+/// One turn of a case, as a harness needs to see it.
+#[derive(Debug, Clone)]
+pub struct Invocation<'a> {
+    pub prompt: &'a str,
+    /// 0 for the first turn.
+    pub turn: usize,
+    /// The session to continue, from the previous turn's summary.
+    pub resume: Option<&'a str>,
+    pub model: Option<&'a str>,
+    pub system_prompt: Option<&'a str>,
+    /// The agent's working folder (absolute).
+    pub cwd: &'a Path,
+    /// The private HOME (absolute).
+    pub home: &'a Path,
+    pub sync_tasks: bool,
+    pub allow_hang_heuristic: bool,
+}
+
+/// The command a harness wants run; the host adds the scrubbed environment and limits.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommandLine {
+    pub program: String,
+    pub args: Vec<String>,
+    /// Variables the harness needs on top of the scrubbed environment.
+    pub env: Vec<(String, String)>,
+    pub stdin: Option<Vec<u8>>,
+}
+
+/// Something missing on the machine that stops a harness from running at all (exit 3).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Unavailable {
+    pub message: String,
+    pub fix: String,
+}
+
+/// A harness adapter.
+pub trait Harness: Send + Sync {
+    fn name(&self) -> &str;
+    /// Checks, before any case starts, that the harness can run here.
+    fn preflight(&self, env: &HostEnv) -> Result<(), Unavailable>;
+    fn command(&self, inv: &Invocation<'_>) -> CommandLine;
+    /// A fresh parser for one invocation's output.
+    fn parser(&self, inv: &Invocation<'_>) -> Box<dyn StreamParser>;
+}
+
+/// Turns one invocation's stdout, line by line, into events, then a summary.
+pub trait StreamParser: Send {
+    fn line(&mut self, line: &str) -> Vec<Event>;
+    fn finish(&mut self, exit: &Exited) -> Summary;
+}
+
+/// What the host knows of the machine: the PATH to search, and the variables it may pass on.
+#[derive(Debug, Clone, Default)]
+pub struct HostEnv {
+    pub path: String,
+    pub vars: Vec<(String, String)>,
+}
+
+impl HostEnv {
+    pub fn from_process() -> Self {
+        HostEnv {
+            path: std::env::var("PATH").unwrap_or_default(),
+            vars: std::env::vars().collect(),
+        }
+    }
+
+    pub fn var(&self, key: &str) -> Option<&str> {
+        self.vars
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// The full path of `program` on PATH, if it is there.
+    pub fn which(&self, program: &str) -> Option<PathBuf> {
+        if program.contains('/') {
+            let p = PathBuf::from(program);
+            return p.is_file().then_some(p);
+        }
+        std::env::split_paths(&self.path)
+            .map(|d| d.join(program))
+            .find(|p| is_executable(p))
+    }
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The built-in harness of this name, configured from the run's settings.
+pub fn builtin(name: &str, settings: &HarnessSettings) -> Option<Box<dyn Harness>> {
+    match name {
+        "claude-code" => Some(Box::new(claude_code::ClaudeCode::new(settings))),
+        "command" => Some(Box::new(command::CommandHarness::new(settings))),
+        _ => None,
+    }
+}
+
+pub const BUILTIN_NAMES: &[&str] = &["claude-code", "command"];
+
+/// Settings from the CLI and `assay.toml` that shape how harnesses are invoked.
+#[derive(Debug, Clone, Default)]
+pub struct HarnessSettings {
+    /// claude-code `--permission-mode` (default `bypassPermissions`).
+    pub permission_mode: Option<String>,
+    /// The `claude` executable (default: `claude` on PATH).
+    pub claude_bin: Option<String>,
+    /// The `command` harness's program and arguments; `{prompt}` is replaced by the prompt,
+    /// and without it the prompt goes to stdin.
+    pub command: Vec<String>,
+}
