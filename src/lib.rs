@@ -11,3 +11,4 @@ pub mod exit;
 pub mod harness;
 pub mod run;
 pub mod spec;
+pub mod workspace;

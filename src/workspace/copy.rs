@@ -1,0 +1,122 @@
+//! Copying trees fast: walk once, create folders, then copy files in parallel (reflinks where
+//! the filesystem has them).
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use crate::discover::is_skipped_dir;
+
+/// Copies `from` into `to`, merging into what is there (later copies win, as `rsync -a`).
+/// With `project` set, skips vendored and build folders and what `.gitignore` excludes.
+pub fn copy_tree(from: &Path, to: &Path, project: bool) -> std::io::Result<u64> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let mut links: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let walker = ignore::WalkBuilder::new(from)
+        .hidden(false)
+        .git_ignore(project)
+        .git_exclude(project)
+        .git_global(false)
+        .ignore(project)
+        .parents(project)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(move |e| {
+            !(project
+                && e.depth() > 0
+                && e.file_type().is_some_and(|t| t.is_dir())
+                && is_skipped_dir(&e.file_name().to_string_lossy()))
+        })
+        .build();
+    for entry in walker {
+        let entry = entry.map_err(std::io::Error::other)?;
+        let rel = entry.path().strip_prefix(from).unwrap_or(entry.path());
+        let dest = to.join(rel);
+        match entry.file_type() {
+            Some(t) if t.is_dir() => dirs.push(dest),
+            Some(t) if t.is_symlink() => links.push((entry.path().to_path_buf(), dest)),
+            Some(t) if t.is_file() => files.push((entry.path().to_path_buf(), dest)),
+            _ => {}
+        }
+    }
+    for d in &dirs {
+        std::fs::create_dir_all(d)?;
+    }
+    for (src, dest) in &links {
+        let target = std::fs::read_link(src)?;
+        remove_existing(dest)?;
+        std::os::unix::fs::symlink(target, dest)?;
+    }
+    files
+        .par_iter()
+        .map(|(src, dest)| copy_file(src, dest))
+        .collect::<std::io::Result<Vec<u64>>>()
+        .map(|sizes| sizes.iter().sum())
+}
+
+/// Copies one file over whatever is at `dest`, keeping its permissions.
+pub fn copy_file(src: &Path, dest: &Path) -> std::io::Result<u64> {
+    if let Some(parent) = dest.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    remove_existing(dest)?;
+    match reflink_copy::reflink_or_copy(src, dest)? {
+        Some(n) => Ok(n),
+        None => Ok(std::fs::metadata(dest)?.len()),
+    }
+}
+
+/// Makes room at `path` (a file or symlink; a folder in the way is removed whole).
+fn remove_existing(path: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
+        Ok(_) => std::fs::remove_file(path),
+        Err(_) => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_merge_and_skip_what_a_project_skips() {
+        let d = tempfile::tempdir().unwrap();
+        let src = d.path().join("src");
+        for (p, t) in [
+            ("a.txt", "a"),
+            ("sub/b.txt", "b"),
+            (".gitignore", "ignored.log\n"),
+            ("ignored.log", "x"),
+            ("node_modules/m/index.js", "x"),
+            (".git/HEAD", "x"),
+            (".claude/skills/s/SKILL.md", "skill"),
+        ] {
+            std::fs::create_dir_all(src.join(p).parent().unwrap()).unwrap();
+            std::fs::write(src.join(p), t).unwrap();
+        }
+        std::os::unix::fs::symlink("a.txt", src.join("link")).unwrap();
+        let dst = d.path().join("dst");
+        std::fs::create_dir_all(dst.join("sub")).unwrap();
+        std::fs::write(dst.join("sub/b.txt"), "old").unwrap();
+        std::fs::write(dst.join("keep.txt"), "kept").unwrap();
+        copy_tree(&src, &dst, true).unwrap();
+        assert_eq!(std::fs::read_to_string(dst.join("sub/b.txt")).unwrap(), "b");
+        assert_eq!(
+            std::fs::read_to_string(dst.join("keep.txt")).unwrap(),
+            "kept"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dst.join(".claude/skills/s/SKILL.md")).unwrap(),
+            "skill"
+        );
+        assert_eq!(
+            std::fs::read_link(dst.join("link")).unwrap(),
+            PathBuf::from("a.txt")
+        );
+        assert!(!dst.join("ignored.log").exists());
+        assert!(!dst.join("node_modules").exists());
+        assert!(!dst.join(".git").exists());
+    }
+}

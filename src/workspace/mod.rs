@@ -1,0 +1,281 @@
+//! The stage stage: a fresh, isolated workspace per case-run.
+//!
+//! Order: copy the project, apply the suite's base overlay, then the case's overlay (merge,
+//! later wins), install the skill under test (a copy; it always wins over overlays), stage
+//! fixtures by the format's rule, create workspace files, hash every fixture, and prepare a
+//! private HOME and a scrubbed environment.
+
+pub mod copy;
+pub mod env;
+pub mod snapshot;
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::spec::{Case, SkillKind, Suite};
+use snapshot::Snapshot;
+
+/// Where the pieces of one case-run's workspace are.
+#[derive(Debug)]
+pub struct Staged {
+    /// Holds `work/` and `home/`; removed with [`Staged::remove`].
+    pub dir: PathBuf,
+    /// The project copy the agent works in.
+    pub root: PathBuf,
+    /// The private HOME.
+    pub home: PathBuf,
+    /// The agent's working folder (the root, or e.g. `inputs/` for clauditor).
+    pub cwd: PathBuf,
+    pub env: Vec<(String, String)>,
+    pub fixtures: Vec<StagedFixture>,
+    /// The workspace as staged, to find what the run changed.
+    pub before: Snapshot,
+    /// Where the skill under test was installed, relative to the root.
+    pub skill_dest: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StagedFixture {
+    pub dest: PathBuf,
+    pub hash: String,
+}
+
+/// A fixture the agent changed or removed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FixtureChange {
+    pub path: PathBuf,
+    /// `modified` or `deleted`.
+    pub change: &'static str,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {what} {path}: {source}")]
+pub struct StageError {
+    pub what: &'static str,
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+fn io<T>(what: &'static str, path: &Path, r: std::io::Result<T>) -> Result<T, StageError> {
+    r.map_err(|source| StageError {
+        what,
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// What staging takes from the host.
+#[derive(Debug, Clone, Default)]
+pub struct StageOptions {
+    /// The host's environment, filtered by [`env::scrubbed`].
+    pub host_env: Vec<(String, String)>,
+    /// Extra host variable names to pass through.
+    pub pass_env: Vec<String>,
+    /// The user's real HOME, for copying CLI login files.
+    pub real_home: Option<PathBuf>,
+    /// Where workspaces are made (default: the system temp folder).
+    pub parent: Option<PathBuf>,
+    /// Install the skill under test (false for a baseline run).
+    pub install_skill: bool,
+}
+
+pub fn stage(suite: &Suite, case: &Case, opts: &StageOptions) -> Result<Staged, StageError> {
+    let parent = opts.parent.clone().unwrap_or_else(std::env::temp_dir);
+    io(
+        "create a workspace in",
+        &parent,
+        std::fs::create_dir_all(&parent),
+    )?;
+    let dir = io(
+        "create a workspace in",
+        &parent,
+        tempfile::Builder::new()
+            .prefix("assay-ws-")
+            .tempdir_in(&parent),
+    )?
+    .keep();
+    let root = dir.join("work");
+    let home = dir.join("home");
+    io("create", &root, std::fs::create_dir_all(&root))?;
+    io("create", &home, std::fs::create_dir_all(&home))?;
+
+    io(
+        "copy the project from",
+        &suite.project_root,
+        copy::copy_tree(&suite.project_root, &root, true),
+    )?;
+    for overlay in [suite.base_overlay.as_ref(), case.overlay.as_ref()]
+        .into_iter()
+        .flatten()
+    {
+        io(
+            "apply the overlay",
+            overlay,
+            copy::copy_tree(overlay, &root, false),
+        )?;
+    }
+    let skill_dest = if opts.install_skill {
+        install_skill(suite, &root)?
+    } else {
+        remove_skill(suite, &root)?
+    };
+
+    let mut fixtures = Vec::new();
+    for f in &case.fixtures {
+        let dest = root.join(&f.dest);
+        io(
+            "stage the fixture",
+            &f.source,
+            copy::copy_file(&f.source, &dest),
+        )?;
+        fixtures.push(StagedFixture {
+            dest: f.dest.clone(),
+            hash: snapshot::hash_file(&dest).unwrap_or_default(),
+        });
+    }
+    for w in &case.workspace_files {
+        let p = root.join(w);
+        if let Some(parent) = p.parent() {
+            io("create", parent, std::fs::create_dir_all(parent))?;
+        }
+        if !p.exists() {
+            io("create", &p, std::fs::write(&p, b""))?;
+        }
+    }
+    let cwd = match &case.cwd {
+        Some(c) => root.join(c),
+        None => match case.command.as_ref().and_then(|c| c.cwd.as_ref()) {
+            Some(c) => root.join(c),
+            None => root.clone(),
+        },
+    };
+    io("create", &cwd, std::fs::create_dir_all(&cwd))?;
+
+    io(
+        "set up the private HOME",
+        &home,
+        env::copy_credentials(opts.real_home.as_deref(), &home),
+    )?;
+    let mut extra: Vec<(String, String)> = suite
+        .defaults
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if let Some(cmd) = &case.command {
+        extra.extend(cmd.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    let env = env::scrubbed(&opts.host_env, &opts.pass_env, &extra, &home);
+    let before = Snapshot::take(&root);
+    Ok(Staged {
+        dir,
+        root,
+        home,
+        cwd,
+        env,
+        fixtures,
+        before,
+        skill_dest,
+    })
+}
+
+/// Where a skill lives in a workspace for Claude Code to find it.
+fn skill_path(kind: SkillKind, name: &str) -> PathBuf {
+    match kind {
+        SkillKind::Dir => Path::new(".claude/skills").join(name),
+        SkillKind::Command => Path::new(".claude/commands").join(format!("{name}.md")),
+    }
+}
+
+/// Copies the skill under test (or, for a UAAPS package, its skills and commands) into the
+/// workspace, replacing whatever an overlay put there.
+fn install_skill(suite: &Suite, root: &Path) -> Result<Option<PathBuf>, StageError> {
+    if let Some(skill) = &suite.skill {
+        let rel = skill_path(skill.kind, &skill.name);
+        let dest = root.join(&rel);
+        match skill.kind {
+            SkillKind::Dir => {
+                if dest.exists() {
+                    io("replace", &dest, std::fs::remove_dir_all(&dest))?;
+                }
+                io(
+                    "install the skill from",
+                    &skill.path,
+                    copy::copy_tree(&skill.path, &dest, false),
+                )?;
+            }
+            SkillKind::Command => {
+                io(
+                    "install the command from",
+                    &skill.path,
+                    copy::copy_file(&skill.path, &dest),
+                )?;
+            }
+        }
+        return Ok(Some(rel));
+    }
+    if let Some(pkg) = &suite.package {
+        for (from, to) in [
+            ("skills", ".claude/skills"),
+            ("commands", ".claude/commands"),
+        ] {
+            let src = pkg.root.join(from);
+            if src.is_dir() {
+                io(
+                    "install the package's",
+                    &src,
+                    copy::copy_tree(&src, &root.join(to), false),
+                )?;
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// For a baseline: the skill under test must not be there.
+fn remove_skill(suite: &Suite, root: &Path) -> Result<Option<PathBuf>, StageError> {
+    if let Some(skill) = &suite.skill {
+        let dest = root.join(skill_path(skill.kind, &skill.name));
+        let r = if dest.is_dir() {
+            std::fs::remove_dir_all(&dest)
+        } else {
+            std::fs::remove_file(&dest)
+        };
+        if let Err(e) = r
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            return Err(StageError {
+                what: "remove the skill for a baseline from",
+                path: dest,
+                source: e,
+            });
+        }
+    }
+    Ok(None)
+}
+
+impl Staged {
+    /// Fixtures whose content changed or that are gone.
+    pub fn fixture_changes(&self) -> Vec<FixtureChange> {
+        self.fixtures
+            .iter()
+            .filter_map(|f| match snapshot::hash_file(&self.root.join(&f.dest)) {
+                None => Some(FixtureChange {
+                    path: f.dest.clone(),
+                    change: "deleted",
+                }),
+                Some(h) if h != f.hash => Some(FixtureChange {
+                    path: f.dest.clone(),
+                    change: "modified",
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    pub fn remove(&self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
