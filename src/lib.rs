@@ -5,6 +5,7 @@
 
 pub mod assert;
 pub mod cli;
+pub mod config;
 pub mod diag;
 pub mod discover;
 pub mod exit;

@@ -2,7 +2,8 @@
 //!
 //! Each `load_*` target owns a private copy of one example project (made once per process)
 //! and, per input, replaces one of the project's eval files with the fuzz bytes, runs
-//! discovery and rendering, and checks the loaders' contract.
+//! discovery and rendering, and checks the loaders' contract. Set `ASSAY_FUZZ_VERBOSE=1` to
+//! print each input's suites and rendered problems (handy when replaying a reproducer).
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -68,6 +69,11 @@ pub fn check_project(root: &Path, file: &str) {
     let ctx = LoadCtx::new(root);
     let loaded = discover::discover(&ctx, &Options::default());
     let file = Path::new(file);
+    if std::env::var_os("ASSAY_FUZZ_VERBOSE").is_some() {
+        let sources: Vec<_> = loaded.suites.iter().map(|s| s.source.display()).collect();
+        eprintln!("input written to {}; suites from {sources:?}", file.display());
+        eprintln!("{}", assay::diag::render_text(&loaded.problems, Default::default()));
+    }
     let broken = loaded
         .problems
         .iter()

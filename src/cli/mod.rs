@@ -1,6 +1,7 @@
 //! The command line: argument parsing and dispatch. Each command is a file.
 
 mod list;
+mod run;
 mod validate;
 
 use std::path::PathBuf;
@@ -33,6 +34,8 @@ pub enum Command {
     Validate(ValidateArgs),
     /// List the suites, their cases and trigger cases.
     List(ListArgs),
+    /// Run the suites' cases through a harness in isolated workspaces and record everything.
+    Run(RunArgs),
 }
 
 /// Where to look for suites.
@@ -72,6 +75,43 @@ pub struct ListArgs {
     pub json: bool,
 }
 
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub selection: Selection,
+    /// The harness: claude-code, codex or command (default: the suite's, then assay.toml's, then claude-code).
+    #[arg(long, env = "ASSAY_HARNESS")]
+    pub harness: Option<String>,
+    /// The model the agent uses.
+    #[arg(long, env = "ASSAY_MODEL")]
+    pub model: Option<String>,
+    /// Seconds per case-run, over every case's and suite's own timeout (default 600).
+    #[arg(long, env = "ASSAY_TIMEOUT")]
+    pub timeout: Option<u64>,
+    /// Case-runs at once (default: CPUs, at most 4).
+    #[arg(short, long, env = "ASSAY_JOBS")]
+    pub jobs: Option<usize>,
+    /// Only case-runs whose `suite/case` id contains this text (or matches this glob).
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// Keep every workspace (failed ones are always kept).
+    #[arg(long)]
+    pub keep_workspaces: bool,
+    /// The run folder (default: .assay/runs/<timestamp>).
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+    /// Run setup and teardown scripts (Skillet); without it such cases are skipped.
+    #[arg(long)]
+    pub trust: bool,
+    /// Pass this host environment variable to agents too (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub pass_env: Vec<String>,
+    /// The command harness's program and arguments, split on spaces; `{prompt}` is replaced
+    /// by the prompt, otherwise the prompt goes to stdin.
+    #[arg(long)]
+    pub command: Option<String>,
+}
+
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -96,6 +136,7 @@ pub fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Validate(args) => validate::run(&ctx, &args),
         Command::List(args) => list::run(&ctx, &args),
+        Command::Run(args) => run::run(&ctx, &args),
     };
     outcome.into()
 }

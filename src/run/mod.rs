@@ -1,3 +1,305 @@
-//! The run stage: executing case-runs through harnesses, under process control.
+//! The run stage: plan case-runs, execute them through harnesses under process control, and
+//! record everything in the run folder as each one finishes.
 
+pub mod execute;
 pub mod process;
+pub mod record;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde::Serialize;
+
+pub use execute::{CaseRunResult, Status};
+
+use crate::config::{self, Config};
+use crate::diag::Problem;
+use crate::harness::command::CommandHarness;
+use crate::harness::{self, Harness, HarnessSettings, HostEnv, Unavailable};
+use crate::spec::Suite;
+use crate::spec::formats::LoadCtx;
+use crate::workspace::StageOptions;
+
+pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
+pub const DEFAULT_HARNESS: &str = "claude-code";
+
+/// What the user asked for on the command line (and through `ASSAY_*` variables).
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    pub harness: Option<String>,
+    pub model: Option<String>,
+    pub timeout: Option<u64>,
+    pub jobs: usize,
+    pub filter: Option<String>,
+    pub keep_workspaces: bool,
+    pub output_dir: Option<PathBuf>,
+    pub trust: bool,
+    pub pass_env: Vec<String>,
+    /// The `command` harness's command, overriding `assay.toml`.
+    pub command: Vec<String>,
+}
+
+/// Why a run could not start.
+#[derive(Debug)]
+pub enum NotStarted {
+    /// Bad input (exit 2): the problems found.
+    BadInput(Vec<Problem>),
+    /// A harness cannot run here (exit 3).
+    Unavailable(Vec<(String, Unavailable)>),
+}
+
+/// The finished run.
+#[derive(Debug, Serialize)]
+pub struct RunReport {
+    pub dir: PathBuf,
+    pub results: Vec<CaseRunResult>,
+}
+
+/// One harness per (suite, case kind), resolved once.
+struct Planned<'a> {
+    suite: &'a Suite,
+    case: usize,
+    harness: usize,
+    model: Option<String>,
+    timeout: Duration,
+}
+
+/// The harness named for a suite, by precedence: flag > `ASSAY_HARNESS` > suite > assay.toml.
+fn harness_name(opts: &RunOptions, suite: &Suite, config: &Config) -> String {
+    opts.harness
+        .clone()
+        .or_else(|| {
+            std::env::var("ASSAY_HARNESS")
+                .ok()
+                .filter(|v| !v.is_empty())
+        })
+        .or_else(|| suite.defaults.harness.clone())
+        .or_else(|| config.run.harness.clone())
+        .unwrap_or_else(|| DEFAULT_HARNESS.into())
+}
+
+fn matches_filter(filter: &Option<String>, suite: &str, case: &str) -> bool {
+    let Some(f) = filter else { return true };
+    let id = format!("{suite}/{case}");
+    if f.contains(['*', '?', '[']) {
+        globset::Glob::new(f)
+            .map(|g| g.compile_matcher().is_match(&id))
+            .unwrap_or(false)
+    } else {
+        id.contains(f.as_str())
+    }
+}
+
+/// A folder for this run: `.assay/runs/<UTC timestamp>` unless given.
+fn run_dir(ctx: &LoadCtx, opts: &RunOptions) -> PathBuf {
+    if let Some(d) = &opts.output_dir {
+        return ctx.cwd.join(d);
+    }
+    let stamp = jiff::Timestamp::now()
+        .strftime("%Y%m%dT%H%M%SZ")
+        .to_string();
+    let base = ctx.cwd.join(".assay/runs");
+    let mut dir = base.join(&stamp);
+    let mut n = 1;
+    while dir.exists() {
+        n += 1;
+        dir = base.join(format!("{stamp}-{n}"));
+    }
+    dir
+}
+
+/// Plans and runs every selected case of `suites`.
+pub fn run(
+    ctx: &LoadCtx,
+    suites: &[Suite],
+    opts: &RunOptions,
+    mut on_result: impl FnMut(&CaseRunResult),
+) -> Result<RunReport, NotStarted> {
+    // Configuration of every project involved, before anything runs.
+    let mut configs: BTreeMap<PathBuf, Config> = BTreeMap::new();
+    let mut problems = Vec::new();
+    for s in suites {
+        if !configs.contains_key(&s.project_root) {
+            match config::load(&s.project_root, &ctx.shown(&s.project_root)) {
+                Ok(c) => {
+                    configs.insert(s.project_root.clone(), c);
+                }
+                Err(p) => problems.push(*p),
+            }
+        }
+    }
+    if !problems.is_empty() {
+        return Err(NotStarted::BadInput(problems));
+    }
+
+    // Harnesses, each checked before any case starts.
+    let host = HostEnv::from_process();
+    let mut harnesses: Vec<(String, Box<dyn Harness>)> = Vec::new();
+    let mut planned: Vec<Planned<'_>> = Vec::new();
+    let mut unavailable: Vec<(String, Unavailable)> = Vec::new();
+    for s in suites {
+        let config = &configs[&s.project_root];
+        let name = harness_name(opts, s, config);
+        let settings = HarnessSettings {
+            permission_mode: config.harness.claude_code.permission_mode.clone(),
+            claude_bin: std::env::var("ASSAY_CLAUDE_BIN")
+                .ok()
+                .filter(|v| !v.is_empty())
+                .or_else(|| config.harness.claude_code.bin.clone()),
+            command: if opts.command.is_empty() {
+                config.harness.command.command.clone()
+            } else {
+                opts.command.clone()
+            },
+        };
+        for (ci, case) in s.cases.iter().enumerate() {
+            if !matches_filter(&opts.filter, &s.id, &case.id) {
+                continue;
+            }
+            let (key, h): (String, Box<dyn Harness>) = match &case.command {
+                Some(cmd) => (
+                    format!("command:{}", cmd.argv.join("\u{0}")),
+                    Box::new(CommandHarness::with_argv(cmd.argv.clone())),
+                ),
+                None => match harness::builtin(&name, &settings) {
+                    Some(h) => (format!("{name}:{}", settings.command.join("\u{0}")), h),
+                    None => {
+                        let fix = format!("use one of: {}", harness::BUILTIN_NAMES.join(", "));
+                        if !unavailable.iter().any(|(n, _)| *n == name) {
+                            unavailable.push((
+                                name.clone(),
+                                Unavailable {
+                                    message: format!("unknown harness `{name}`"),
+                                    fix,
+                                },
+                            ));
+                        }
+                        continue;
+                    }
+                },
+            };
+            let idx = match harnesses.iter().position(|(k, _)| *k == key) {
+                Some(i) => i,
+                None => {
+                    if let Err(u) = h.preflight(&host)
+                        && !unavailable
+                            .iter()
+                            .any(|(n, e)| *n == h.name() && e.message == u.message)
+                    {
+                        unavailable.push((h.name().to_string(), u));
+                    }
+                    harnesses.push((key, h));
+                    harnesses.len() - 1
+                }
+            };
+            let timeout = opts
+                .timeout
+                .or(case.timeout_secs)
+                .or(s.defaults.timeout_secs)
+                .or(config.run.timeout)
+                .unwrap_or(DEFAULT_TIMEOUT_SECS);
+            planned.push(Planned {
+                suite: s,
+                case: ci,
+                harness: idx,
+                model: opts
+                    .model
+                    .clone()
+                    .or_else(|| s.defaults.model.clone())
+                    .or_else(|| config.run.model.clone()),
+                timeout: Duration::from_secs(timeout),
+            });
+        }
+    }
+    if !unavailable.is_empty() {
+        return Err(NotStarted::Unavailable(unavailable));
+    }
+
+    let dir = run_dir(ctx, opts);
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = record::write_json(
+        &dir.join("run.json"),
+        &serde_json::json!({
+            "assay_version": env!("CARGO_PKG_VERSION"),
+            "started": jiff::Timestamp::now().to_string(),
+            "case_runs": planned.len(),
+            "options": {
+                "harness": opts.harness, "model": opts.model, "timeout": opts.timeout, "jobs": opts.jobs,
+                "filter": opts.filter, "keep_workspaces": opts.keep_workspaces, "trust": opts.trust,
+                "pass_env": opts.pass_env,
+            },
+            "projects": configs.iter().map(|(root, c)| (root.display().to_string(), serde_json::to_value(c).unwrap_or_default())).collect::<serde_json::Map<_, _>>(),
+        }),
+    );
+
+    let stage = StageOptions {
+        host_env: std::env::vars().collect(),
+        pass_env: opts.pass_env.clone(),
+        real_home: std::env::var_os("HOME").map(PathBuf::from),
+        parent: None,
+        install_skill: true,
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            return Err(NotStarted::Unavailable(vec![(
+                "runtime".into(),
+                Unavailable {
+                    message: format!("cannot start the async runtime: {e}"),
+                    fix: String::new(),
+                },
+            )]));
+        }
+    };
+    let jobs = opts.jobs.max(1);
+    let results = runtime.block_on(async {
+        let mut stream = futures::stream::iter(planned.iter().map(|p| {
+            let case = &p.suite.cases[p.case];
+            execute::execute(execute::CaseRunPlan {
+                suite: p.suite,
+                case,
+                run: 1,
+                harness: harnesses[p.harness].1.as_ref(),
+                model: p.model.clone(),
+                timeout: p.timeout,
+                trust: opts.trust,
+                keep_workspace: opts.keep_workspaces,
+                stage: stage.clone(),
+                dir: record::case_run_dir(&dir, &p.suite.id, &case.id, 1),
+            })
+        }))
+        .buffer_unordered(jobs);
+        let mut results = Vec::new();
+        while let Some(r) = stream.next().await {
+            on_result(&r);
+            results.push(r);
+        }
+        results
+    });
+    Ok(RunReport { dir, results })
+}
+
+/// Counts of each status.
+pub fn tally(results: &[CaseRunResult]) -> BTreeMap<&'static str, usize> {
+    let mut t = BTreeMap::new();
+    for r in results {
+        let k = match r.status {
+            Status::Completed => "completed",
+            Status::Failed => "failed",
+            Status::Error => "error",
+            Status::Skipped => "skipped",
+        };
+        *t.entry(k).or_default() += 1;
+    }
+    t
+}
+
+/// Where a path is, for messages.
+pub fn shown(ctx: &LoadCtx, p: &Path) -> String {
+    ctx.shown(p).display().to_string()
+}

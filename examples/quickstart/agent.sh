@@ -1,0 +1,12 @@
+#!/bin/sh
+# A deterministic stand-in for an agent: reads the prompt on stdin, follows the greeting skill
+# (writes greeting.txt) and replies. No network, no credentials.
+prompt=$(cat)
+name=$(printf '%s' "$prompt" | sed -n 's/.* for \([A-Z][A-Za-z]*\).*/\1/p')
+[ -n "$name" ] || name=world
+if [ -f .claude/skills/greeting/SKILL.md ]; then
+  printf 'Hello, %s!\n' "$name" > greeting.txt
+  echo "Wrote greeting.txt for $name."
+else
+  echo "I don't know how to write greeting cards."
+fi

@@ -1,0 +1,97 @@
+//! `assay run`: load, plan, execute through the harnesses, record.
+
+use super::{RunArgs, load, print_problems};
+use crate::exit::Outcome;
+use crate::run::{self, CaseRunResult, NotStarted, RunOptions, Status};
+use crate::spec::formats::LoadCtx;
+
+pub fn run(ctx: &LoadCtx, args: &RunArgs) -> Outcome {
+    let loaded = load(ctx, &args.selection);
+    print_problems(&loaded.problems);
+    if loaded.problems.iter().any(|p| p.is_error()) {
+        return Outcome::BadInput;
+    }
+    if loaded.suites.is_empty() {
+        eprintln!("error: no eval suites found");
+        return Outcome::BadInput;
+    }
+    let opts = RunOptions {
+        harness: args.harness.clone(),
+        model: args.model.clone(),
+        timeout: args.timeout,
+        jobs: args.jobs.unwrap_or_else(default_jobs),
+        filter: args.filter.clone(),
+        keep_workspaces: args.keep_workspaces,
+        output_dir: args.output_dir.clone(),
+        trust: args.trust,
+        pass_env: args.pass_env.clone(),
+        command: args
+            .command
+            .as_deref()
+            .map(|c| c.split_whitespace().map(String::from).collect())
+            .unwrap_or_default(),
+    };
+    let report = match run::run(ctx, &loaded.suites, &opts, |r| println!("{}", line(r))) {
+        Ok(r) => r,
+        Err(NotStarted::BadInput(problems)) => {
+            print_problems(&problems);
+            return Outcome::BadInput;
+        }
+        Err(NotStarted::Unavailable(list)) => {
+            for (name, u) in list {
+                eprintln!("error: harness `{name}`: {}", u.message);
+                if !u.fix.is_empty() {
+                    eprintln!("  help: {}", u.fix);
+                }
+            }
+            eprintln!("nothing was run");
+            return Outcome::Infrastructure;
+        }
+    };
+    let tally = run::tally(&report.results);
+    let parts: Vec<String> = tally.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    println!(
+        "{} case-run{}: {}",
+        report.results.len(),
+        if report.results.len() == 1 { "" } else { "s" },
+        parts.join(", ")
+    );
+    println!("run folder: {}", ctx.shown(&report.dir).display());
+    if tally.contains_key("error") {
+        Outcome::Infrastructure
+    } else if tally.contains_key("failed") {
+        Outcome::Failed
+    } else {
+        Outcome::Success
+    }
+}
+
+fn default_jobs() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .min(4)
+}
+
+/// One line per finished case-run.
+fn line(r: &CaseRunResult) -> String {
+    let mark = match r.status {
+        Status::Completed => "ok     ",
+        Status::Failed => "FAILED ",
+        Status::Error => "ERROR  ",
+        Status::Skipped => "skipped",
+    };
+    let mut s = format!(
+        "{mark} {}/{} ({:.1}s)",
+        r.suite,
+        r.case,
+        r.duration_ms as f64 / 1000.0
+    );
+    if let Some(reason) = &r.reason {
+        s.push_str(&format!(": {}", reason.lines().next().unwrap_or("")));
+    }
+    if let Some(ws) = &r.workspace {
+        s.push_str(&format!(" [workspace kept: {}]", ws.display()));
+    }
+    s
+}

@@ -1,0 +1,108 @@
+//! `assay.toml`: what is about a project rather than one suite.
+//!
+//! Precedence everywhere: CLI flag > `ASSAY_*` environment variable > the suite's own fields >
+//! `assay.toml` > built-in default. Each suite reads the `assay.toml` at its project root.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::diag::Problem;
+use crate::spec::node::{Source, Span};
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub run: RunConfig,
+    /// Per-harness settings, keyed by harness name.
+    #[serde(default)]
+    pub harness: HarnessConfigs,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    /// The default harness: `claude-code`, `codex` or `command`.
+    pub harness: Option<String>,
+    pub model: Option<String>,
+    /// Seconds per case-run.
+    pub timeout: Option<u64>,
+    pub jobs: Option<usize>,
+    /// Host environment variables passed to agents beyond the built-in allow-list.
+    #[serde(default)]
+    pub pass_env: Vec<String>,
+    /// Variables set for every agent of this project.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HarnessConfigs {
+    #[serde(default)]
+    pub command: CommandConfig,
+    #[serde(default, rename = "claude-code")]
+    pub claude_code: ClaudeCodeConfig,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandConfig {
+    /// Program and arguments; `{prompt}` in an argument is replaced by the prompt, otherwise
+    /// the prompt goes to stdin.
+    #[serde(default)]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClaudeCodeConfig {
+    /// The `claude` executable.
+    pub bin: Option<String>,
+    /// `--permission-mode` (default `bypassPermissions`, inside the isolated workspace).
+    pub permission_mode: Option<String>,
+}
+
+/// Reads `<root>/assay.toml`; a missing file is the default configuration.
+pub fn load(root: &Path, shown: &Path) -> Result<Config, Box<Problem>> {
+    let path = root.join("assay.toml");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(Config::default());
+    };
+    toml::from_str(&text).map_err(|e| {
+        let source = Source::new(shown.join("assay.toml"), text.clone());
+        let span = e
+            .span()
+            .map(|r| Span::new(r.start, r.end))
+            .unwrap_or_default();
+        Problem::error("bad-config", &source.path.clone(), e.message().to_string())
+            .at(&source, span)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_settings_and_rejects_unknown_keys_with_a_place() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("assay.toml"),
+            "[run]\nharness = \"command\"\ntimeout = 30\n\n[harness.command]\ncommand = [\"python3\", \"agent.py\"]\n",
+        )
+        .unwrap();
+        let c = load(d.path(), Path::new(".")).unwrap();
+        assert_eq!(c.run.harness.as_deref(), Some("command"));
+        assert_eq!(c.harness.command.command, ["python3", "agent.py"]);
+
+        std::fs::write(d.path().join("assay.toml"), "[run]\nharnes = \"x\"\n").unwrap();
+        let p = load(d.path(), Path::new(".")).unwrap_err();
+        assert_eq!(p.code, "bad-config");
+        assert_eq!(p.line_col(), Some((2, 1)));
+        assert!(p.message.contains("harnes"), "{}", p.message);
+        assert!(load(tempfile::tempdir().unwrap().path(), Path::new(".")).is_ok());
+    }
+}

@@ -1,0 +1,410 @@
+//! One case-run: stage, setup, the turns through the harness, collect, teardown, record.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::process::{self, Exited, Spawn};
+use super::record::{self, Lines};
+use crate::harness::{AgentError, ErrorCategory, Event, Harness, Invocation, Summary, Usage};
+use crate::spec::{Case, OutputSpec, StdinSource, Suite};
+use crate::workspace::snapshot::{Change, ChangeKind, Snapshot};
+use crate::workspace::{self, FixtureChange, StageOptions};
+
+/// Setup and teardown scripts get this long each (as in Skillet).
+pub const SCRIPT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Artifacts copied into the run folder, at most.
+const MAX_ARTIFACT_BYTES: u64 = 16 << 20;
+const MAX_ARTIFACTS: usize = 500;
+
+/// How a case-run ended, before grading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// The agent ran to its end without a harness error.
+    Completed,
+    /// The agent failed (timeout, API error, crash, interactive hang, …).
+    Failed,
+    /// Something outside the agent failed (staging, a setup script).
+    Error,
+    /// Not run, with the reason.
+    Skipped,
+}
+
+/// Everything a case-run produced, as recorded in `result.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseRunResult {
+    pub suite: String,
+    pub case: String,
+    pub run: u32,
+    pub harness: String,
+    pub model: Option<String>,
+    pub status: Status,
+    pub reason: Option<String>,
+    pub error: Option<AgentError>,
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub duration_ms: u64,
+    pub turns: Vec<Summary>,
+    pub usage: Usage,
+    pub cost_usd: Option<f64>,
+    pub tool_calls: BTreeMap<String, usize>,
+    pub skills_invoked: Vec<String>,
+    pub artifacts: Vec<Change>,
+    pub fixture_changes: Vec<FixtureChange>,
+    /// Output files read per the spec (path relative to the agent's folder → content).
+    pub output_files: BTreeMap<String, String>,
+    pub stderr_tail: String,
+    pub teardown_error: Option<String>,
+    /// The kept workspace, when kept.
+    pub workspace: Option<PathBuf>,
+    pub dir: PathBuf,
+}
+
+/// What the runner decided for this case-run.
+pub struct CaseRunPlan<'a> {
+    pub suite: &'a Suite,
+    pub case: &'a Case,
+    pub run: u32,
+    pub harness: &'a dyn Harness,
+    pub model: Option<String>,
+    pub timeout: Duration,
+    pub trust: bool,
+    pub keep_workspace: bool,
+    pub stage: StageOptions,
+    pub dir: PathBuf,
+}
+
+impl CaseRunResult {
+    fn new(plan: &CaseRunPlan<'_>) -> Self {
+        CaseRunResult {
+            suite: plan.suite.id.clone(),
+            case: plan.case.id.clone(),
+            run: plan.run,
+            harness: plan.harness.name().to_string(),
+            model: plan.model.clone(),
+            status: Status::Completed,
+            reason: None,
+            error: None,
+            exit_code: None,
+            timed_out: false,
+            duration_ms: 0,
+            turns: Vec::new(),
+            usage: Usage::default(),
+            cost_usd: None,
+            tool_calls: BTreeMap::new(),
+            skills_invoked: Vec::new(),
+            artifacts: Vec::new(),
+            fixture_changes: Vec::new(),
+            output_files: BTreeMap::new(),
+            stderr_tail: String::new(),
+            teardown_error: None,
+            workspace: None,
+            dir: plan.dir.clone(),
+        }
+    }
+}
+
+/// Runs one case-run to its end and records it. Never panics on agent behaviour; every
+/// failure is a status with a reason.
+pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
+    let started = Instant::now();
+    let mut result = CaseRunResult::new(&plan);
+    let _ = std::fs::create_dir_all(&plan.dir);
+
+    if (plan.case.setup.is_some() || plan.case.teardown.is_some()) && !plan.trust {
+        result.status = Status::Skipped;
+        result.reason =
+            Some("the case has setup/teardown scripts; pass --trust to run them".into());
+        return finish(result, started, &plan);
+    }
+    let _ = std::fs::write(plan.dir.join("prompt.txt"), prompt_text(plan.case));
+
+    let staged = {
+        let (suite, case, opts) = (plan.suite.clone(), plan.case.clone(), plan.stage.clone());
+        match tokio::task::spawn_blocking(move || workspace::stage(&suite, &case, &opts)).await {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => {
+                result.status = Status::Error;
+                result.reason = Some(format!("staging failed: {e}"));
+                return finish(result, started, &plan);
+            }
+            Err(e) => {
+                result.status = Status::Error;
+                result.reason = Some(format!("staging failed: {e}"));
+                return finish(result, started, &plan);
+            }
+        }
+    };
+
+    if let Some(script) = &plan.case.setup
+        && let Err(why) = run_script("setup", script, &staged.root, &staged.env).await
+    {
+        result.status = Status::Error;
+        result.reason = Some(format!("setup failed: {why}"));
+        result.workspace = Some(staged.dir.clone());
+        return finish(result, started, &plan);
+    }
+
+    let deadline = Instant::now() + plan.timeout;
+    let mut raw = Lines::create(&plan.dir.join("raw.jsonl")).ok();
+    let mut transcript = Lines::create(&plan.dir.join("transcript.jsonl")).ok();
+    let mut stdout_text = String::new();
+    let mut last_exit: Option<Exited> = None;
+    let mut session: Option<String> = None;
+
+    let turns: Vec<String> = if plan.case.command.is_some() {
+        vec![String::new()]
+    } else {
+        plan.case.turns.clone()
+    };
+    for (i, prompt) in turns.iter().enumerate() {
+        let inv = Invocation {
+            prompt,
+            turn: i,
+            resume: session.as_deref(),
+            model: plan.model.as_deref(),
+            system_prompt: plan.suite.defaults.system_prompt.as_deref(),
+            cwd: &staged.cwd,
+            home: &staged.home,
+            sync_tasks: plan.suite.defaults.sync_tasks,
+            allow_hang_heuristic: plan.suite.defaults.allow_hang_heuristic,
+        };
+        let line = plan.harness.command(&inv);
+        let mut spawn = Spawn::new(line.program, &staged.cwd);
+        spawn.args = line.args;
+        spawn.env = staged.env.clone();
+        for (k, v) in line.env {
+            spawn.env.retain(|(e, _)| *e != k);
+            spawn.env.push((k, v));
+        }
+        spawn.stdin = match plan.case.command.as_ref().and_then(|c| c.stdin.as_ref()) {
+            Some(StdinSource::Text(t)) => Some(t.clone().into_bytes()),
+            Some(StdinSource::File(f)) => std::fs::read(f).ok(),
+            None => line.stdin,
+        };
+        spawn.timeout = deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(1));
+        let mut parser = plan.harness.parser(&inv);
+        let mut events: Vec<Event> = Vec::new();
+        let exited = process::run(&spawn, |l| {
+            if let Some(r) = raw.as_mut() {
+                r.raw(l);
+            }
+            let evs = parser.line(l);
+            if let Some(t) = transcript.as_mut() {
+                for e in &evs {
+                    t.json(e);
+                }
+            }
+            events.extend(evs);
+        })
+        .await;
+        let exited = match exited {
+            Ok(e) => e,
+            Err(e) => {
+                result.status = Status::Error;
+                result.reason = Some(e.to_string());
+                break;
+            }
+        };
+        let summary = parser.finish(&exited);
+        for e in &events {
+            match e {
+                Event::ToolCall { name, .. } => {
+                    *result.tool_calls.entry(name.clone()).or_default() += 1
+                }
+                Event::SkillInvoked { name } if !result.skills_invoked.contains(name) => {
+                    result.skills_invoked.push(name.clone())
+                }
+                Event::Output { text } => {
+                    stdout_text.push_str(text);
+                    stdout_text.push('\n');
+                }
+                _ => {}
+            }
+        }
+        result.usage.add(&summary.usage);
+        if let Some(c) = summary.cost_usd {
+            *result.cost_usd.get_or_insert(0.0) += c;
+        }
+        session = summary.session_id.clone().or(session);
+        let error = summary.error.clone();
+        result.turns.push(summary);
+        result.exit_code = exited.code;
+        result.timed_out |= exited.timed_out;
+        result.stderr_tail = exited.stderr_tail.clone();
+        last_exit = Some(exited);
+        if let Some(err) = error {
+            result.status = Status::Failed;
+            result.reason = Some(err.message.clone());
+            result.error = Some(err);
+            break;
+        }
+        if result.timed_out {
+            break;
+        }
+    }
+    if result.timed_out && result.error.is_none() {
+        result.status = Status::Failed;
+        result.error = Some(AgentError {
+            category: ErrorCategory::Timeout,
+            message: format!("stopped after {:?}", plan.timeout),
+        });
+        result.reason = Some(format!("timed out after {} s", plan.timeout.as_secs()));
+    }
+    if plan.case.command.is_none()
+        && let (Status::Completed, Some(e)) = (result.status, &last_exit)
+        && e.code != Some(0)
+        && plan.harness.name() != "command"
+    {
+        result.status = Status::Failed;
+        result.reason = Some(format!(
+            "the agent exited with {:?}: {}",
+            e.code,
+            e.stderr_tail.trim()
+        ));
+    }
+
+    // Collect.
+    let output = collect_output(
+        plan.case,
+        &staged.cwd,
+        &result.turns,
+        &stdout_text,
+        &mut result.output_files,
+    );
+    let _ = std::fs::write(plan.dir.join("output.txt"), output.unwrap_or_default());
+    let _ = std::fs::write(plan.dir.join("stderr.txt"), &result.stderr_tail);
+    let after = Snapshot::take(&staged.root);
+    result.artifacts = staged.before.changes(&after);
+    result.fixture_changes = staged.fixture_changes();
+    copy_artifacts(&staged.root, &result.artifacts, &plan.dir.join("artifacts"));
+
+    if let Some(script) = &plan.case.teardown
+        && let Err(why) = run_script("teardown", script, &staged.root, &staged.env).await
+    {
+        result.teardown_error = Some(why);
+    }
+
+    let keep = plan.keep_workspace || matches!(result.status, Status::Error | Status::Failed);
+    if keep {
+        result.workspace = Some(staged.dir.clone());
+    } else {
+        staged.remove();
+    }
+    finish(result, started, &plan)
+}
+
+fn finish(mut result: CaseRunResult, started: Instant, plan: &CaseRunPlan<'_>) -> CaseRunResult {
+    result.duration_ms = started.elapsed().as_millis() as u64;
+    let _ = record::write_json(&plan.dir.join("result.json"), &result);
+    result
+}
+
+fn prompt_text(case: &Case) -> String {
+    if let Some(cmd) = &case.command {
+        return format!("$ {}\n", cmd.argv.join(" "));
+    }
+    match case.turns.as_slice() {
+        [one] => format!("{one}\n"),
+        turns => turns
+            .iter()
+            .enumerate()
+            .map(|(i, t)| format!("--- turn {} ---\n{t}\n", i + 1))
+            .collect(),
+    }
+}
+
+/// Runs a setup or teardown script with `bash -c` in the workspace, with the private HOME.
+async fn run_script(
+    what: &str,
+    script: &str,
+    root: &Path,
+    env: &[(String, String)],
+) -> Result<(), String> {
+    let mut s = Spawn::new("bash", root);
+    s.args = vec!["-c".into(), script.into()];
+    s.env = env.to_vec();
+    s.timeout = SCRIPT_TIMEOUT;
+    s.grace = Duration::from_secs(2);
+    match process::run(&s, |_| {}).await {
+        Ok(e) if e.timed_out => Err(format!(
+            "the {what} script timed out after {} s",
+            SCRIPT_TIMEOUT.as_secs()
+        )),
+        Ok(e) if e.code == Some(0) => Ok(()),
+        Ok(e) => Err(format!(
+            "the {what} script exited with {:?}: {}",
+            e.code,
+            e.stderr_tail.trim()
+        )),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// What counts as the output: the final message, stdout, one file, or files by glob (the
+/// first match is the output, as in clauditor).
+fn collect_output(
+    case: &Case,
+    cwd: &Path,
+    turns: &[Summary],
+    stdout: &str,
+    files: &mut BTreeMap<String, String>,
+) -> Option<String> {
+    match &case.output {
+        OutputSpec::FinalMessage => turns.last().and_then(|s| s.final_message.clone()),
+        OutputSpec::Stdout => Some(stdout.to_string()),
+        OutputSpec::File { path } => {
+            let text = std::fs::read_to_string(cwd.join(path)).ok()?;
+            files.insert(path.clone(), text.clone());
+            Some(text)
+        }
+        OutputSpec::Files { globs } => {
+            let mut set = globset::GlobSetBuilder::new();
+            for g in globs {
+                if let Ok(g) = globset::Glob::new(g) {
+                    set.add(g);
+                }
+            }
+            let set = set.build().ok()?;
+            let mut found: Vec<PathBuf> = ignore::WalkBuilder::new(cwd)
+                .standard_filters(false)
+                .build()
+                .flatten()
+                .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+                .filter_map(|e| e.path().strip_prefix(cwd).ok().map(Path::to_path_buf))
+                .filter(|p| set.is_match(p))
+                .collect();
+            found.sort();
+            for p in &found {
+                if let Ok(text) = std::fs::read_to_string(cwd.join(p)) {
+                    files.insert(p.to_string_lossy().replace('\\', "/"), text);
+                }
+            }
+            found
+                .first()
+                .and_then(|p| files.get(&*p.to_string_lossy()).cloned())
+        }
+    }
+}
+
+/// Copies created and modified files into the run folder, within a size budget.
+fn copy_artifacts(root: &Path, changes: &[Change], to: &Path) {
+    let mut budget = MAX_ARTIFACT_BYTES;
+    for c in changes
+        .iter()
+        .filter(|c| c.kind != ChangeKind::Deleted)
+        .take(MAX_ARTIFACTS)
+    {
+        if c.size > budget {
+            continue;
+        }
+        if crate::workspace::copy::copy_file(&root.join(&c.path), &to.join(&c.path)).is_ok() {
+            budget -= c.size;
+        }
+    }
+}

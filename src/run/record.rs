@@ -1,0 +1,117 @@
+//! The run folder: everything a run did, written as it happens.
+//!
+//! ```text
+//! <run>/run.json                          resolved configuration, versions, totals
+//! <run>/<suite>/<case>/run-<k>/prompt.txt the prompt (turns separated when several)
+//!                              raw.jsonl   the agent's stdout, line by line, as it arrived
+//!                              transcript.jsonl  normalized events
+//!                              stderr.txt  the bounded stderr tail
+//!                              output.txt  what counts as the case's output
+//!                              artifacts/  copies of files the agent created or modified
+//!                              result.json the case-run's outcome (written last, atomically)
+//! ```
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// Writes `bytes` to `path` so that a reader never sees a partial file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let parent = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(parent)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_data()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+pub fn write_json(path: &Path, value: &impl Serialize) -> std::io::Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
+    bytes.push(b'\n');
+    write_atomic(path, &bytes)
+}
+
+/// A file name made from an id: safe on any filesystem, still readable.
+pub fn slug(id: &str) -> String {
+    let s: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let s = s.trim_matches('.').to_string();
+    if s.is_empty() { "_".into() } else { s }
+}
+
+/// An append-only JSON Lines file, flushed line by line so a crash loses at most one line.
+pub struct Lines {
+    out: BufWriter<File>,
+}
+
+impl Lines {
+    pub fn create(path: &Path) -> std::io::Result<Lines> {
+        if let Some(p) = path.parent() {
+            std::fs::create_dir_all(p)?;
+        }
+        Ok(Lines {
+            out: BufWriter::new(File::options().create(true).append(true).open(path)?),
+        })
+    }
+
+    pub fn raw(&mut self, line: &str) {
+        let _ = writeln!(self.out, "{line}");
+        let _ = self.out.flush();
+    }
+
+    pub fn json(&mut self, value: &impl Serialize) {
+        if let Ok(s) = serde_json::to_string(value) {
+            self.raw(&s);
+        }
+    }
+}
+
+/// The folder of one case-run inside a run folder.
+pub fn case_run_dir(run_dir: &Path, suite: &str, case: &str, run: u32) -> PathBuf {
+    run_dir
+        .join(slug(suite))
+        .join(slug(case))
+        .join(format!("run-{run}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_safe_folder_names() {
+        assert_eq!(
+            slug("uaaps:@example/text-tools"),
+            "uaaps__example_text-tools"
+        );
+        assert_eq!(slug("security/003"), "security_003");
+        assert_eq!(slug(".."), "_");
+    }
+
+    #[test]
+    fn atomic_writes_replace_whole_files() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("a/result.json");
+        write_json(&p, &serde_json::json!({"n": 1})).unwrap();
+        write_json(&p, &serde_json::json!({"n": 2})).unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        assert_eq!(v["n"], 2);
+        assert_eq!(
+            std::fs::read_dir(d.path().join("a")).unwrap().count(),
+            1,
+            "no temp files left"
+        );
+    }
+}
