@@ -77,8 +77,10 @@ pub fn load(root: &Path, shown: &Path) -> Result<Config, Box<Problem>> {
             .span()
             .map(|r| Span::new(r.start, r.end))
             .unwrap_or_default();
-        Problem::error("bad-config", &source.path.clone(), e.message().to_string())
-            .at(&source, span)
+        Box::new(
+            Problem::error("bad-config", &source.path.clone(), e.message().to_string())
+                .at(&source, span),
+        )
     })
 }
 
