@@ -12,12 +12,12 @@ fn examples_load_with_correct_counts() {
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(v["ok"], true);
     let s = &v["summary"];
-    assert_eq!(s["by_format"]["bmad"], 1);
+    assert_eq!(s["by_format"]["bmad"], 2);
     assert_eq!(s["by_format"]["clauditor"], 1);
     assert_eq!(s["by_format"]["skillet"], 1);
     assert_eq!(s["by_format"]["uaaps"], 1);
     assert_eq!(s["by_format"]["uaaps-tests"], 2);
-    assert_eq!(s["cases"], 12);
+    assert_eq!(s["cases"], 14);
     assert_eq!(s["trigger_cases"], 8);
     assert_eq!(s["checks"], 30);
     assert_eq!(v["problems"].as_array().unwrap().len(), 0);
@@ -32,6 +32,7 @@ fn examples_load_with_correct_counts() {
 fn each_example_loads_alone() {
     for (dir, format, cases) in [
         ("examples/bmad", "bmad", 2),
+        ("examples/quickstart", "bmad", 2),
         ("examples/clauditor", "clauditor", 1),
         ("examples/skillet", "skillet", 3),
         ("examples/uaaps", "uaaps", 6),

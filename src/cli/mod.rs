@@ -100,6 +100,9 @@ pub struct RunArgs {
     /// The run folder (default: .assay/runs/<timestamp>).
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
+    /// Where workspaces are made (default: the system temp folder).
+    #[arg(long, value_name = "DIR", env = "ASSAY_WORKSPACE_DIR")]
+    pub workspace_dir: Option<PathBuf>,
     /// Run setup and teardown scripts (Skillet); without it such cases are skipped.
     #[arg(long)]
     pub trust: bool,

@@ -23,6 +23,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs) -> Outcome {
         filter: args.filter.clone(),
         keep_workspaces: args.keep_workspaces,
         output_dir: args.output_dir.clone(),
+        workspace_dir: args.workspace_dir.as_ref().map(|d| ctx.cwd.join(d)),
         trust: args.trust,
         pass_env: args.pass_env.clone(),
         command: args

@@ -35,6 +35,7 @@ pub struct RunOptions {
     pub filter: Option<String>,
     pub keep_workspaces: bool,
     pub output_dir: Option<PathBuf>,
+    pub workspace_dir: Option<PathBuf>,
     pub trust: bool,
     pub pass_env: Vec<String>,
     /// The `command` harness's command, overriding `assay.toml`.
@@ -238,7 +239,7 @@ pub fn run(
         host_env: std::env::vars().collect(),
         pass_env: opts.pass_env.clone(),
         real_home: std::env::var_os("HOME").map(PathBuf::from),
-        parent: None,
+        parent: opts.workspace_dir.clone(),
         install_skill: true,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()

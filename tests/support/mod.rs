@@ -1,6 +1,8 @@
 //! Shared helpers for the CLI integration tests.
 #![allow(dead_code)]
 
+pub mod model_server;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -39,4 +41,44 @@ pub fn write_tree(root: &Path, files: &[(&str, &str)]) {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
     }
+}
+
+/// The pinned agent CLI installed by `.ci/run` (`npm ci --prefix tests/agents`), or `None`
+/// with a printed reason. Under CI a missing CLI fails the test instead.
+pub fn agent_cli(name: &str) -> Option<PathBuf> {
+    let p = repo().join("tests/agents/node_modules/.bin").join(name);
+    if p.exists() {
+        return Some(p);
+    }
+    let msg = format!("{name} CLI not installed: run `npm ci --prefix tests/agents`");
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{msg}");
+    }
+    eprintln!("skipping: {msg}");
+    None
+}
+
+pub fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(
+        &std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .unwrap()
+}
+
+/// The `result.json` of every case-run in a run folder, keyed by `case`.
+pub fn results(run_dir: &Path) -> std::collections::BTreeMap<String, serde_json::Value> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![run_dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.file_name().is_some_and(|n| n == "result.json") {
+                let v = read_json(&p);
+                out.insert(v["case"].as_str().unwrap().to_string(), v);
+            }
+        }
+    }
+    out
 }

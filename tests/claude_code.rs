@@ -1,0 +1,298 @@
+//! `assay run` through the real Claude Code CLI, against the scripted model server.
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::json;
+use support::model_server::{ModelServer, Reply, text, tool};
+use support::*;
+
+const SKILL: &str = "---\nname: greeting\ndescription: Writes greeting.txt. Use for greeting cards.\n---\nWrite greeting.txt with `Hello, <name>!`.\n";
+
+fn run_assay(claude: &Path, server: &ModelServer, dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_assay"))
+        .arg("run")
+        .args(args)
+        .args([
+            "--harness",
+            "claude-code",
+            "--pass-env",
+            "CLAUDE_CODE_MAX_RETRIES",
+            "--output-dir",
+            "out",
+        ])
+        .args(["--workspace-dir", "workspaces"])
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("ASSAY_CLAUDE_BIN", claude)
+        .env("ANTHROPIC_BASE_URL", &server.url)
+        .env("ANTHROPIC_API_KEY", "sk-assay-test")
+        .env("CLAUDE_CODE_MAX_RETRIES", "0")
+        .env_remove("ANTHROPIC_AUTH_TOKEN")
+        .env_remove("CLAUDE_CODE_OAUTH_TOKEN")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_skill_is_invoked_and_a_file_really_written() {
+    let Some(claude) = agent_cli("claude") else {
+        return;
+    };
+    let server = ModelServer::start();
+    server.script(
+        "greeting card for Ada",
+        vec![
+            tool("Skill", json!({"skill": "greeting"})),
+            tool(
+                "Write",
+                json!({"file_path": "{cwd}/greeting.txt", "content": "Hello, Ada!\n"}),
+            ),
+            text("done"),
+        ],
+    );
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (".claude/skills/greeting/SKILL.md", SKILL),
+            (
+                "evals/greeting/evals.json",
+                r#"{"evals": [{"id": "ada", "prompt": "Write a greeting card for Ada.", "expectations": ["greeting.txt exists"]}]}"#,
+            ),
+        ],
+    );
+    let out = run_assay(&claude, &server, d.path(), &[]);
+    assert_eq!(
+        code(&out),
+        0,
+        "stdout: {}\nstderr: {}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let r = &results(&d.path().join("out"))["ada"];
+    assert_eq!(r["status"], "completed", "{r:#}");
+    assert_eq!(r["skills_invoked"], json!(["greeting"]));
+    assert_eq!(r["tool_calls"]["Write"], 1);
+    assert_eq!(r["tool_calls"]["Skill"], 1);
+    assert_eq!(r["turns"][0]["final_message"], "done");
+    assert!(
+        r["turns"][0]["session_id"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty())
+    );
+    assert!(r["usage"]["input_tokens"].as_u64().unwrap() > 0);
+    assert!(
+        r["artifacts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["path"] == "greeting.txt" && a["kind"] == "created")
+    );
+    let run = Path::new(r["dir"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(run.join("artifacts/greeting.txt")).unwrap(),
+        "Hello, Ada!\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(run.join("output.txt")).unwrap(),
+        "done"
+    );
+    let transcript = std::fs::read_to_string(run.join("transcript.jsonl")).unwrap();
+    let kinds: Vec<String> = transcript
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    for k in [
+        "session_started",
+        "tool_call",
+        "skill_invoked",
+        "tool_result",
+        "message",
+    ] {
+        assert!(kinds.iter().any(|x| x == k), "{k} missing from {kinds:?}");
+    }
+    assert!(
+        std::fs::read_to_string(run.join("raw.jsonl"))
+            .unwrap()
+            .contains("\"type\":\"result\"")
+    );
+    // The agent ran in a copy: the project itself is untouched.
+    assert!(!d.path().join("greeting.txt").exists());
+    // The model saw the skill the workspace installed.
+    let listed = server
+        .requests()
+        .iter()
+        .any(|r| r.to_string().contains("greeting"));
+    assert!(listed);
+}
+
+#[test]
+fn later_turns_resume_the_same_session() {
+    let Some(claude) = agent_cli("claude") else {
+        return;
+    };
+    let server = ModelServer::start();
+    server.script("first question", vec![text("one")]);
+    server.script("second question", vec![text("two")]);
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (
+                "evals/chat/001.yaml",
+                "timestamp: 2026-11-22T00:00:00Z\nname: chat\nprompt:\n  - first question\n  - second question\nexpected: answers both\n",
+            ),
+        ],
+    );
+    let out = run_assay(&claude, &server, d.path(), &[]);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(&d.path().join("out"))["001"];
+    let turns = r["turns"].as_array().unwrap();
+    assert_eq!(turns.len(), 2, "{r:#}");
+    assert_eq!(turns[0]["final_message"], "one");
+    assert_eq!(turns[1]["final_message"], "two");
+    assert_eq!(
+        turns[0]["session_id"], turns[1]["session_id"],
+        "the second turn resumes the session"
+    );
+    // The second request carried the first exchange.
+    let second = server
+        .requests()
+        .into_iter()
+        .find(|q| q.to_string().contains("second question"))
+        .unwrap();
+    assert!(second.to_string().contains("first question"));
+    assert!(second.to_string().contains("one"));
+}
+
+#[test]
+fn api_errors_are_reported_by_category() {
+    let Some(claude) = agent_cli("claude") else {
+        return;
+    };
+    let server = ModelServer::start();
+    server.script(
+        "limit please",
+        vec![Reply::Error {
+            status: 429,
+            message: "slow down".into(),
+        }],
+    );
+    server.script(
+        "break please",
+        vec![Reply::Error {
+            status: 500,
+            message: "boom".into(),
+        }],
+    );
+    server.script(
+        "deny please",
+        vec![Reply::Error {
+            status: 401,
+            message: "invalid x-api-key".into(),
+        }],
+    );
+    let d = tempfile::tempdir().unwrap();
+    let case = |p: &str| {
+        format!("timestamp: 2026-11-22T00:00:00Z\nname: errs\nprompt: {p}\nexpected: x\n")
+    };
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            ("evals/errs/rate.yaml", &case("limit please")),
+            ("evals/errs/server.yaml", &case("break please")),
+            ("evals/errs/auth.yaml", &case("deny please")),
+        ],
+    );
+    let out = run_assay(&claude, &server, d.path(), &["-j", "3"]);
+    assert_eq!(
+        code(&out),
+        1,
+        "failed cases exit 1: {}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let rs = results(&d.path().join("out"));
+    for (case, category) in [
+        ("rate", "rate-limit"),
+        ("server", "server"),
+        ("auth", "auth"),
+    ] {
+        let r = &rs[case];
+        assert_eq!(r["status"], "failed", "{case}: {r:#}");
+        assert_eq!(r["error"]["category"], category, "{case}: {r:#}");
+        assert!(r["workspace"].is_string(), "failed workspaces are kept");
+    }
+    assert!(stdout(&out).contains("FAILED"));
+}
+
+/// Processes whose working folder is under `dir`.
+fn processes_in(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z'));
+        if let Ok(cwd) = std::fs::read_link(e.path().join("cwd"))
+            && cwd.starts_with(dir)
+            && !zombie
+        {
+            found.push(name);
+        }
+    }
+    found
+}
+
+#[test]
+fn a_hung_model_is_stopped_by_the_timeout_and_nothing_is_left_running() {
+    let Some(claude) = agent_cli("claude") else {
+        return;
+    };
+    let server = ModelServer::start();
+    server.script("never answers", vec![Reply::Hang]);
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (
+                "evals/slow/001.yaml",
+                "timestamp: 2026-11-22T00:00:00Z\nname: slow\nprompt: never answers\nexpected: x\n",
+            ),
+        ],
+    );
+    let started = std::time::Instant::now();
+    let out = run_assay(&claude, &server, d.path(), &["--timeout", "4"]);
+    assert!(
+        started.elapsed().as_secs() < 30,
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(&d.path().join("out"))["001"];
+    assert_eq!(r["status"], "failed");
+    assert_eq!(r["timed_out"], true);
+    assert_eq!(r["error"]["category"], "timeout");
+    let ws = Path::new(r["workspace"].as_str().unwrap());
+    assert!(
+        processes_in(ws).is_empty(),
+        "left running: {:?}",
+        processes_in(ws)
+    );
+}

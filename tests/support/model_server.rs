@@ -1,0 +1,283 @@
+//! A scripted model server on 127.0.0.1 that the real agent CLIs talk to in tests.
+//!
+//! It speaks the Anthropic Messages API (`POST /v1/messages`, SSE streaming) for Claude
+//! Code. Each test scripts replies by the text of the latest user message: text, tool calls
+//! (`{cwd}` in a tool input becomes the agent's working directory, read from the request),
+//! HTTP errors and hangs. Every request is recorded for assertions.
+
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::routing::post;
+use serde_json::{Value, json};
+
+/// One scripted model reply.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    Text(String),
+    /// A tool call; `{cwd}` in string values is replaced by the agent's working directory.
+    Tool {
+        name: String,
+        input: Value,
+    },
+    /// An HTTP error with this status.
+    Error {
+        status: u16,
+        message: String,
+    },
+    /// Never answer (for timeouts).
+    Hang,
+}
+
+pub fn text(t: &str) -> Reply {
+    Reply::Text(t.to_string())
+}
+
+pub fn tool(name: &str, input: Value) -> Reply {
+    Reply::Tool {
+        name: name.to_string(),
+        input,
+    }
+}
+
+struct Rule {
+    when: String,
+    replies: Vec<Reply>,
+    next: usize,
+}
+
+#[derive(Default)]
+struct Shared {
+    rules: Mutex<Vec<Rule>>,
+    requests: Mutex<Vec<Value>>,
+    ids: Mutex<u64>,
+}
+
+pub struct ModelServer {
+    pub url: String,
+    shared: Arc<Shared>,
+}
+
+impl ModelServer {
+    /// Starts the server on a free loopback port, on its own thread.
+    pub fn start() -> ModelServer {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+        listener.set_nonblocking(true).unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let shared = Arc::new(Shared::default());
+        let state = shared.clone();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                let app = Router::new()
+                    .route("/v1/messages", post(messages))
+                    .with_state(state);
+                axum::serve(listener, app).await.unwrap();
+            });
+        });
+        ModelServer { url, shared }
+    }
+
+    /// Replies, in order, to requests whose latest user message contains `when`. After the
+    /// last, the model says "done".
+    pub fn script(&self, when: &str, replies: Vec<Reply>) {
+        self.shared.rules.lock().unwrap().push(Rule {
+            when: when.to_string(),
+            replies,
+            next: 0,
+        });
+    }
+
+    pub fn requests(&self) -> Vec<Value> {
+        self.shared.requests.lock().unwrap().clone()
+    }
+}
+
+/// The texts of the user messages, newest first (tool results carry none).
+fn user_texts(req: &Value) -> Vec<String> {
+    let empty = Vec::new();
+    let messages = req["messages"].as_array().unwrap_or(&empty);
+    messages
+        .iter()
+        .rev()
+        .filter(|m| m["role"] == "user")
+        .map(|m| match &m["content"] {
+            Value::String(s) => s.clone(),
+            Value::Array(blocks) => blocks
+                .iter()
+                .filter(|b| b["type"] == "text")
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
+        })
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+fn working_directory(req: &Value) -> String {
+    let s = req.to_string();
+    let marker = "Primary working directory: ";
+    s.find(marker)
+        .map(|i| {
+            s[i + marker.len()..]
+                .chars()
+                .take_while(|c| *c != '\\' && *c != '"')
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn fill(v: &Value, cwd: &str) -> Value {
+    match v {
+        Value::String(s) => Value::String(s.replace("{cwd}", cwd)),
+        Value::Array(a) => a.iter().map(|x| fill(x, cwd)).collect(),
+        Value::Object(o) => o.iter().map(|(k, x)| (k.clone(), fill(x, cwd))).collect(),
+        other => other.clone(),
+    }
+}
+
+async fn messages(
+    State(shared): State<Arc<Shared>>,
+    _headers: HeaderMap,
+    body: String,
+) -> Response {
+    let req: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    shared.requests.lock().unwrap().push(req.clone());
+    // The rule for the newest user message that any rule matches: a skill's injected text or a
+    // tool result does not change which conversation this is.
+    let said = user_texts(&req);
+    let reply = {
+        let mut rules = shared.rules.lock().unwrap();
+        let hit = said
+            .iter()
+            .find_map(|t| rules.iter().position(|r| t.contains(&r.when)));
+        match hit.map(|i| &mut rules[i]) {
+            Some(rule) => {
+                let r = rule
+                    .replies
+                    .get(rule.next)
+                    .cloned()
+                    .unwrap_or_else(|| text("done"));
+                rule.next += 1;
+                r
+            }
+            None => text("done"),
+        }
+    };
+    let id = {
+        let mut n = shared.ids.lock().unwrap();
+        *n += 1;
+        *n
+    };
+    let model = req["model"].as_str().unwrap_or("claude-test").to_string();
+    let stream = req["stream"].as_bool().unwrap_or(false);
+    match reply {
+        Reply::Hang => {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Response::new(Body::empty())
+        }
+        Reply::Error { status, message } => {
+            let kind = match status {
+                401 => "authentication_error",
+                429 => "rate_limit_error",
+                529 => "overloaded_error",
+                _ => "api_error",
+            };
+            Response::builder()
+                .status(StatusCode::from_u16(status).unwrap())
+                .header("content-type", "application/json")
+                .header("x-should-retry", "false")
+                .body(Body::from(
+                    json!({"type": "error", "error": {"type": kind, "message": message}})
+                        .to_string(),
+                ))
+                .unwrap()
+        }
+        Reply::Text(t) => respond(
+            stream,
+            &model,
+            id,
+            json!({"type": "text", "text": t}),
+            "end_turn",
+        ),
+        Reply::Tool { name, input } => {
+            let input = fill(&input, &working_directory(&req));
+            let block = json!({"type": "tool_use", "id": format!("toolu_{id:04}"), "name": name, "input": input});
+            respond(stream, &model, id, block, "tool_use")
+        }
+    }
+}
+
+fn respond(stream: bool, model: &str, id: u64, block: Value, stop: &str) -> Response {
+    let usage = json!({"input_tokens": 100, "output_tokens": 20});
+    if !stream {
+        let msg = json!({"id": format!("msg_{id}"), "type": "message", "role": "assistant", "model": model,
+            "content": [block], "stop_reason": stop, "stop_sequence": null, "usage": usage});
+        return Response::builder()
+            .header("content-type", "application/json")
+            .body(Body::from(msg.to_string()))
+            .unwrap();
+    }
+    let mut out = String::new();
+    let mut ev =
+        |name: &str, data: Value| out.push_str(&format!("event: {name}\ndata: {data}\n\n"));
+    ev(
+        "message_start",
+        json!({"type": "message_start", "message": {"id": format!("msg_{id}"), "type": "message",
+        "role": "assistant", "model": model, "content": [], "stop_reason": null, "stop_sequence": null,
+        "usage": {"input_tokens": 100, "output_tokens": 1}}}),
+    );
+    match block["type"].as_str() {
+        Some("tool_use") => {
+            let mut start = block.clone();
+            start["input"] = json!({});
+            ev(
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0, "content_block": start}),
+            );
+            ev(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": block["input"].to_string()}}),
+            );
+        }
+        _ => {
+            ev(
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0,
+                "content_block": {"type": "text", "text": ""}}),
+            );
+            ev(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0,
+                "delta": {"type": "text_delta", "text": block["text"]}}),
+            );
+        }
+    }
+    ev(
+        "content_block_stop",
+        json!({"type": "content_block_stop", "index": 0}),
+    );
+    ev(
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+        "usage": {"output_tokens": 20}}),
+    );
+    ev("message_stop", json!({"type": "message_stop"}));
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .header("cache-control", "no-cache")
+        .body(Body::from(out))
+        .unwrap()
+}
