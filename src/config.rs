@@ -45,6 +45,17 @@ pub struct HarnessConfigs {
     pub command: CommandConfig,
     #[serde(default, rename = "claude-code")]
     pub claude_code: ClaudeCodeConfig,
+    #[serde(default)]
+    pub codex: CodexConfig,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CodexConfig {
+    /// The `codex` executable.
+    pub bin: Option<String>,
+    /// `--sandbox`: read-only, workspace-write (default) or danger-full-access.
+    pub sandbox: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]

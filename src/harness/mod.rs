@@ -5,6 +5,7 @@
 //! implement the same [`Harness`] trait.
 
 pub mod claude_code;
+pub mod codex;
 pub mod command;
 pub mod event;
 
@@ -56,6 +57,11 @@ pub trait Harness: Send + Sync {
     /// Checks, before any case starts, that the harness can run here.
     fn preflight(&self, env: &HostEnv) -> Result<(), Unavailable>;
     fn command(&self, inv: &Invocation<'_>) -> CommandLine;
+    /// Prepares the private HOME once per case-run (say, a CLI's config file), and may add
+    /// variables to the environment. Most harnesses need nothing.
+    fn prepare(&self, _home: &Path, _env: &mut Vec<(String, String)>) -> std::io::Result<()> {
+        Ok(())
+    }
     /// A fresh parser for one invocation's output.
     fn parser(&self, inv: &Invocation<'_>) -> Box<dyn StreamParser>;
 }
@@ -111,12 +117,13 @@ fn is_executable(p: &Path) -> bool {
 pub fn builtin(name: &str, settings: &HarnessSettings) -> Option<Box<dyn Harness>> {
     match name {
         "claude-code" => Some(Box::new(claude_code::ClaudeCode::new(settings))),
+        "codex" => Some(Box::new(codex::Codex::new(settings))),
         "command" => Some(Box::new(command::CommandHarness::new(settings))),
         _ => None,
     }
 }
 
-pub const BUILTIN_NAMES: &[&str] = &["claude-code", "command"];
+pub const BUILTIN_NAMES: &[&str] = &["claude-code", "codex", "command"];
 
 /// Settings from the CLI and `assay.toml` that shape how harnesses are invoked.
 #[derive(Debug, Clone, Default)]
@@ -125,6 +132,10 @@ pub struct HarnessSettings {
     pub permission_mode: Option<String>,
     /// The `claude` executable (default: `claude` on PATH).
     pub claude_bin: Option<String>,
+    /// The `codex` executable (default: `codex` on PATH).
+    pub codex_bin: Option<String>,
+    /// codex `--sandbox` (default `workspace-write`).
+    pub codex_sandbox: Option<String>,
     /// The `command` harness's program and arguments; `{prompt}` is replaced by the prompt,
     /// and without it the prompt goes to stdin.
     pub command: Vec<String>,

@@ -148,6 +148,16 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         return finish(result, started, &plan);
     }
 
+    let mut agent_env = staged.env.clone();
+    if let Err(e) = plan.harness.prepare(&staged.home, &mut agent_env) {
+        result.status = Status::Error;
+        result.reason = Some(format!(
+            "preparing the {} harness failed: {e}",
+            plan.harness.name()
+        ));
+        result.workspace = Some(staged.dir.clone());
+        return finish(result, started, &plan);
+    }
     let deadline = Instant::now() + plan.timeout;
     let mut raw = Lines::create(&plan.dir.join("raw.jsonl")).ok();
     let mut transcript = Lines::create(&plan.dir.join("transcript.jsonl")).ok();
@@ -175,7 +185,7 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         let line = plan.harness.command(&inv);
         let mut spawn = Spawn::new(line.program, &staged.cwd);
         spawn.args = line.args;
-        spawn.env = staged.env.clone();
+        spawn.env = agent_env.clone();
         for (k, v) in line.env {
             spawn.env.retain(|(e, _)| *e != k);
             spawn.env.push((k, v));

@@ -149,6 +149,11 @@ pub fn run(
                 .ok()
                 .filter(|v| !v.is_empty())
                 .or_else(|| config.harness.claude_code.bin.clone()),
+            codex_bin: std::env::var("ASSAY_CODEX_BIN")
+                .ok()
+                .filter(|v| !v.is_empty())
+                .or_else(|| config.harness.codex.bin.clone()),
+            codex_sandbox: config.harness.codex.sandbox.clone(),
             command: if opts.command.is_empty() {
                 config.harness.command.command.clone()
             } else {

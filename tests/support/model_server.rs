@@ -1,7 +1,8 @@
 //! A scripted model server on 127.0.0.1 that the real agent CLIs talk to in tests.
 //!
 //! It speaks the Anthropic Messages API (`POST /v1/messages`, SSE streaming) for Claude
-//! Code. Each test scripts replies by the text of the latest user message: text, tool calls
+//! Code, and the OpenAI Responses API (`POST /v1/responses`, SSE) for Codex, whose shell tool
+//! is a `function_call` named `exec_command`. Each test scripts replies by the text of the latest user message: text, tool calls
 //! (`{cwd}` in a tool input becomes the agent's working directory, read from the request),
 //! HTTP errors and hangs. Every request is recorded for assertions.
 
@@ -81,6 +82,7 @@ impl ModelServer {
                 let listener = tokio::net::TcpListener::from_std(listener).unwrap();
                 let app = Router::new()
                     .route("/v1/messages", post(messages))
+                    .route("/v1/responses", post(responses))
                     .with_state(state);
                 axum::serve(listener, app).await.unwrap();
             });
@@ -156,25 +158,7 @@ async fn messages(
     shared.requests.lock().unwrap().push(req.clone());
     // The rule for the newest user message that any rule matches: a skill's injected text or a
     // tool result does not change which conversation this is.
-    let said = user_texts(&req);
-    let reply = {
-        let mut rules = shared.rules.lock().unwrap();
-        let hit = said
-            .iter()
-            .find_map(|t| rules.iter().position(|r| t.contains(&r.when)));
-        match hit.map(|i| &mut rules[i]) {
-            Some(rule) => {
-                let r = rule
-                    .replies
-                    .get(rule.next)
-                    .cloned()
-                    .unwrap_or_else(|| text("done"));
-                rule.next += 1;
-                r
-            }
-            None => text("done"),
-        }
-    };
+    let reply = next_reply(&shared, &user_texts(&req));
     let id = {
         let mut n = shared.ids.lock().unwrap();
         *n += 1;
@@ -278,6 +262,112 @@ fn respond(stream: bool, model: &str, id: u64, block: Value, stop: &str) -> Resp
     Response::builder()
         .header("content-type", "text/event-stream")
         .header("cache-control", "no-cache")
+        .body(Body::from(out))
+        .unwrap()
+}
+
+/// User texts of a Responses API request, newest first.
+fn input_texts(req: &Value) -> Vec<String> {
+    let empty = Vec::new();
+    req["input"]
+        .as_array()
+        .unwrap_or(&empty)
+        .iter()
+        .rev()
+        .filter(|m| m["role"] == "user")
+        .map(|m| match &m["content"] {
+            Value::String(s) => s.clone(),
+            Value::Array(parts) => parts
+                .iter()
+                .filter_map(|p| p["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
+        })
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+fn codex_cwd(req: &Value) -> String {
+    let s = req.to_string();
+    s.find("<cwd>")
+        .and_then(|i| {
+            s[i + 5..]
+                .find("</cwd>")
+                .map(|j| s[i + 5..i + 5 + j].to_string())
+        })
+        .unwrap_or_default()
+}
+
+fn next_reply(shared: &Shared, said: &[String]) -> Reply {
+    let mut rules = shared.rules.lock().unwrap();
+    let hit = said
+        .iter()
+        .find_map(|t| rules.iter().position(|r| t.contains(&r.when)));
+    match hit.map(|i| &mut rules[i]) {
+        Some(rule) => {
+            let r = rule
+                .replies
+                .get(rule.next)
+                .cloned()
+                .unwrap_or_else(|| text("done"));
+            rule.next += 1;
+            r
+        }
+        None => text("done"),
+    }
+}
+
+async fn responses(State(shared): State<Arc<Shared>>, body: String) -> Response {
+    let req: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    shared.requests.lock().unwrap().push(req.clone());
+    let reply = next_reply(&shared, &input_texts(&req));
+    let id = {
+        let mut n = shared.ids.lock().unwrap();
+        *n += 1;
+        *n
+    };
+    let item = match reply {
+        Reply::Hang => {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            return Response::new(Body::empty());
+        }
+        Reply::Error { status, message } => {
+            return Response::builder()
+                .status(StatusCode::from_u16(status).unwrap())
+                .header("content-type", "application/json")
+                .body(Body::from(
+                    json!({"error": {"message": message, "type": "server_error", "code": null}})
+                        .to_string(),
+                ))
+                .unwrap();
+        }
+        Reply::Text(t) => json!({"type": "message", "role": "assistant", "id": format!("msg_{id}"),
+            "content": [{"type": "output_text", "text": t, "annotations": []}]}),
+        Reply::Tool { name, input } => {
+            let input = fill(&input, &codex_cwd(&req));
+            json!({"type": "function_call", "id": format!("fc_{id}"), "call_id": format!("call_{id}"),
+                "name": name, "arguments": input.to_string()})
+        }
+    };
+    let mut out = String::new();
+    let mut ev = |data: Value| {
+        out.push_str(&format!(
+            "event: {}\ndata: {data}\n\n",
+            data["type"].as_str().unwrap_or("")
+        ));
+    };
+    let rid = format!("resp_{id}");
+    ev(json!({"type": "response.created", "response": {"id": rid}}));
+    ev(json!({"type": "response.output_item.added", "output_index": 0, "item": item}));
+    ev(json!({"type": "response.output_item.done", "output_index": 0, "item": item}));
+    ev(
+        json!({"type": "response.completed", "response": {"id": rid, "usage": {"input_tokens": 100,
+        "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 20,
+        "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 120}}}),
+    );
+    Response::builder()
+        .header("content-type", "text/event-stream")
         .body(Body::from(out))
         .unwrap()
 }

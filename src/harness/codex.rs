@@ -1,0 +1,361 @@
+//! The `codex` harness: `codex exec --json --skip-git-repo-check -s <sandbox> -`, the prompt on
+//! stdin (which must reach EOF), later turns with `codex exec resume <thread_id>`.
+//!
+//! Codex's JSON stream: `thread.started`, `turn.started`, `turn.completed` (usage),
+//! `turn.failed`, `error`, and `item.started`/`item.completed` for agent messages, reasoning,
+//! command executions, file changes, MCP tool calls, web searches, to-do lists and errors.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{
+    AgentError, CommandLine, ErrorCategory, Event, Harness, HarnessSettings, HostEnv, Invocation,
+    StreamParser, Summary, Unavailable, Usage,
+};
+use crate::run::process::Exited;
+
+pub const DEFAULT_SANDBOX: &str = "workspace-write";
+pub const AUTH_VARS: &[&str] = &["OPENAI_API_KEY", "CODEX_API_KEY"];
+
+pub struct Codex {
+    program: String,
+    sandbox: String,
+}
+
+impl Codex {
+    pub fn new(settings: &HarnessSettings) -> Self {
+        Codex {
+            program: settings.codex_bin.clone().unwrap_or_else(|| "codex".into()),
+            sandbox: settings
+                .codex_sandbox
+                .clone()
+                .unwrap_or_else(|| DEFAULT_SANDBOX.into()),
+        }
+    }
+}
+
+/// TOML basic-string quoting.
+fn quoted(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+impl Harness for Codex {
+    fn name(&self) -> &str {
+        "codex"
+    }
+
+    fn preflight(&self, env: &HostEnv) -> Result<(), Unavailable> {
+        if env.which(&self.program).is_none() {
+            return Err(Unavailable {
+                message: format!("the Codex CLI (`{}`) is not installed", self.program),
+                fix: "npm install -g @openai/codex".into(),
+            });
+        }
+        let has_var = AUTH_VARS.iter().any(|v| env.var(v).is_some());
+        let has_login = env
+            .var("HOME")
+            .is_some_and(|h| Path::new(h).join(".codex/auth.json").is_file());
+        if !has_var && !has_login {
+            return Err(Unavailable {
+                message: "Codex has no login: no OPENAI_API_KEY or CODEX_API_KEY, and no ~/.codex/auth.json".into(),
+                fix: "set OPENAI_API_KEY, or run `codex login`".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// A private `CODEX_HOME` whose config bounds connection retries (Codex otherwise retries
+    /// an unreachable API forever) and, with `OPENAI_BASE_URL` set, points the model provider
+    /// at it over the Responses API.
+    fn prepare(&self, home: &Path, env: &mut Vec<(String, String)>) -> std::io::Result<()> {
+        let codex_home = home.join(".codex");
+        std::fs::create_dir_all(&codex_home)?;
+        let base_url = env
+            .iter()
+            .find(|(k, _)| k == "OPENAI_BASE_URL")
+            .map(|(_, v)| v.clone());
+        let mut config = String::from("# Written by assay for this case-run.\n");
+        if let Some(url) = &base_url {
+            config.push_str("model_provider = \"assay\"\n\n[model_providers.assay]\nname = \"OpenAI-compatible (OPENAI_BASE_URL)\"\n");
+            config.push_str(&format!("base_url = {}\n", quoted(url)));
+            config.push_str("wire_api = \"responses\"\nenv_key = \"OPENAI_API_KEY\"\nrequest_max_retries = 0\nstream_max_retries = 0\n\n");
+        }
+        config.push_str("[features]\nunbounded_connection_retries = false\n");
+        std::fs::write(codex_home.join("config.toml"), config)?;
+        env.retain(|(k, _)| k != "CODEX_HOME");
+        env.push(("CODEX_HOME".into(), codex_home.display().to_string()));
+        if !env.iter().any(|(k, _)| k == "OPENAI_API_KEY")
+            && let Some((_, v)) = env.iter().find(|(k, _)| k == "CODEX_API_KEY").cloned()
+        {
+            env.push(("OPENAI_API_KEY".into(), v));
+        }
+        Ok(())
+    }
+
+    fn command(&self, inv: &Invocation<'_>) -> CommandLine {
+        let mut args = vec![
+            "exec".to_string(),
+            "--json".into(),
+            "--skip-git-repo-check".into(),
+            "-s".into(),
+            self.sandbox.clone(),
+        ];
+        if let Some(m) = inv.model {
+            args.extend(["-m".into(), m.to_string()]);
+        }
+        if let Some(id) = inv.resume {
+            args.extend(["resume".into(), id.to_string()]);
+        }
+        args.push("-".into());
+        // Codex has no separate system-prompt channel in exec mode: the system prompt leads
+        // the first message (as clauditor's Codex harness does).
+        let prompt = match (inv.system_prompt, inv.turn) {
+            (Some(sys), 0) => format!("{sys}\n\n{}", inv.prompt),
+            _ => inv.prompt.to_string(),
+        };
+        CommandLine {
+            program: self.program.clone(),
+            args,
+            env: Vec::new(),
+            stdin: Some(prompt.into_bytes()),
+        }
+    }
+
+    fn parser(&self, _inv: &Invocation<'_>) -> Box<dyn StreamParser> {
+        Box::new(CodexParser::default())
+    }
+}
+
+/// Parses `codex exec --json` output.
+#[derive(Default)]
+pub struct CodexParser {
+    thread_id: Option<String>,
+    last_message: Option<String>,
+    usage: Usage,
+    turns: u64,
+    failure: Option<String>,
+}
+
+/// The skill a shell command reads: `…/skills/<name>/SKILL.md`.
+fn skill_read_by(command: &str) -> Option<String> {
+    let i = command.find("/SKILL.md")?;
+    let before = &command[..i];
+    let name = before.rsplit(['/', ' ', '"', '\'']).next()?;
+    before
+        .contains("skills/")
+        .then(|| name.to_string())
+        .filter(|n| !n.is_empty())
+}
+
+fn classify(message: &str) -> ErrorCategory {
+    let m = message.to_ascii_lowercase();
+    if m.contains("401") || m.contains("unauthorized") || m.contains("api key") {
+        ErrorCategory::Auth
+    } else if m.contains("429") || m.contains("rate limit") || m.contains("too many requests") {
+        ErrorCategory::RateLimit
+    } else if [
+        "500",
+        "502",
+        "503",
+        "529",
+        "server",
+        "disconnected",
+        "high demand",
+        "overloaded",
+    ]
+    .iter()
+    .any(|w| m.contains(w))
+    {
+        ErrorCategory::Server
+    } else {
+        ErrorCategory::Agent
+    }
+}
+
+impl StreamParser for CodexParser {
+    fn line(&mut self, line: &str) -> Vec<Event> {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            return Vec::new();
+        };
+        let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        let mut out = Vec::new();
+        match v.get("type").and_then(Value::as_str).unwrap_or("") {
+            "thread.started" => {
+                self.thread_id = Some(s(&v, "thread_id"));
+                out.push(Event::SessionStarted {
+                    session_id: s(&v, "thread_id"),
+                    model: None,
+                    tools: Vec::new(),
+                    skills: Vec::new(),
+                });
+            }
+            "turn.started" => self.turns += 1,
+            "turn.completed" => {
+                if let Some(u) = v.get("usage") {
+                    let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+                    self.usage.add(&Usage {
+                        input_tokens: n("input_tokens"),
+                        output_tokens: n("output_tokens"),
+                        cache_read_tokens: n("cached_input_tokens"),
+                        cache_write_tokens: n("cache_write_input_tokens"),
+                    });
+                }
+            }
+            "turn.failed" => {
+                let message = v
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("the turn failed")
+                    .to_string();
+                out.push(Event::Error {
+                    message: message.clone(),
+                    category: Some(classify(&message)),
+                });
+                self.failure = Some(message);
+            }
+            "error" => {
+                let message = s(&v, "message");
+                out.push(Event::Error {
+                    message: message.clone(),
+                    category: Some(classify(&message)),
+                });
+                self.failure.get_or_insert(message);
+            }
+            "item.completed" => {
+                let item = v.get("item").cloned().unwrap_or(Value::Null);
+                let id = s(&item, "id");
+                match item.get("type").and_then(Value::as_str).unwrap_or("") {
+                    "agent_message" => {
+                        let text = s(&item, "text");
+                        self.last_message = Some(text.clone());
+                        out.push(Event::Message { text });
+                    }
+                    "reasoning" => out.push(Event::Reasoning {
+                        text: s(&item, "text"),
+                    }),
+                    "command_execution" => {
+                        let command = s(&item, "command");
+                        let skill = skill_read_by(&command);
+                        out.push(Event::ToolCall {
+                            id: id.clone(),
+                            name: "command_execution".into(),
+                            input: serde_json::json!({ "command": command }),
+                        });
+                        if let Some(name) = skill {
+                            out.push(Event::SkillInvoked { name });
+                        }
+                        let exit = item.get("exit_code").and_then(Value::as_i64);
+                        out.push(Event::ToolResult {
+                            id,
+                            output: s(&item, "aggregated_output"),
+                            is_error: exit.is_some_and(|c| c != 0)
+                                || s(&item, "status") == "failed",
+                        });
+                    }
+                    "file_change" => {
+                        for c in item
+                            .get("changes")
+                            .and_then(Value::as_array)
+                            .into_iter()
+                            .flatten()
+                        {
+                            out.push(Event::FileChange {
+                                path: s(c, "path"),
+                                kind: s(c, "kind"),
+                            });
+                        }
+                    }
+                    "mcp_tool_call" => out.push(Event::ToolCall {
+                        id,
+                        name: format!("{}.{}", s(&item, "server"), s(&item, "tool")),
+                        input: item.get("arguments").cloned().unwrap_or(Value::Null),
+                    }),
+                    "web_search" => out.push(Event::ToolCall {
+                        id,
+                        name: "web_search".into(),
+                        input: serde_json::json!({ "query": s(&item, "query") }),
+                    }),
+                    "error" => out.push(Event::Error {
+                        message: s(&item, "message"),
+                        category: None,
+                    }),
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+
+    fn finish(&mut self, exit: &Exited) -> Summary {
+        let error = if exit.timed_out {
+            Some(AgentError {
+                category: ErrorCategory::Timeout,
+                message: "stopped by the timeout".into(),
+            })
+        } else if let Some(m) = &self.failure {
+            Some(AgentError {
+                category: classify(m),
+                message: m.clone(),
+            })
+        } else if exit.code != Some(0) {
+            Some(AgentError {
+                category: ErrorCategory::Crash,
+                message: format!(
+                    "codex exited with {:?}: {}",
+                    exit.code,
+                    exit.stderr_tail.trim()
+                ),
+            })
+        } else {
+            None
+        };
+        Summary {
+            session_id: self.thread_id.clone(),
+            model: None,
+            final_message: self.last_message.clone(),
+            error,
+            num_turns: Some(self.turns),
+            cost_usd: None,
+            usage: self.usage,
+            duration_ms: Some(exit.duration.as_millis() as u64),
+            permission_denials: Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_are_classified_from_codex_wording() {
+        // What codex 0.169 prints for HTTP 500, 429 and 401.
+        assert_eq!(
+            classify("We’re currently experiencing high demand, which may cause temporary errors."),
+            ErrorCategory::Server
+        );
+        assert_eq!(
+            classify("exceeded retry limit, last status: 429 Too Many Requests"),
+            ErrorCategory::RateLimit
+        );
+        assert_eq!(
+            classify("unexpected status 401 Unauthorized: nope"),
+            ErrorCategory::Auth
+        );
+    }
+
+    #[test]
+    fn skill_reads_are_seen_in_commands() {
+        assert_eq!(
+            skill_read_by("cat .codex/skills/greeting/SKILL.md").as_deref(),
+            Some("greeting")
+        );
+        assert_eq!(
+            skill_read_by("sed -n 1,80p '/w/.agents/skills/brief/SKILL.md'").as_deref(),
+            Some("brief")
+        );
+        assert_eq!(skill_read_by("cat README.md"), None);
+    }
+}

@@ -1,0 +1,174 @@
+//! `assay run` through the real Codex CLI, against the scripted Responses API server.
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::json;
+use support::model_server::{ModelServer, Reply, text, tool};
+use support::*;
+
+fn run_assay(codex: &Path, server: &ModelServer, dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_assay"))
+        .arg("run")
+        .args(args)
+        .args([
+            "--harness",
+            "codex",
+            "--output-dir",
+            "out",
+            "--workspace-dir",
+            "workspaces",
+            "--model",
+            "gpt-test",
+        ])
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("ASSAY_CODEX_BIN", codex)
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url))
+        .env("OPENAI_API_KEY", "sk-assay-test")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn codex_runs_a_command_that_writes_a_file() {
+    let Some(codex) = agent_cli("codex") else {
+        return;
+    };
+    let server = ModelServer::start();
+    server.script(
+        "greeting card for Ada",
+        vec![
+            tool("exec_command", json!({"cmd": "cat .codex/skills/greeting/SKILL.md; printf 'Hello, Ada!\\n' > greeting.txt"})),
+            text("done"),
+        ],
+    );
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                "[harness.codex]\nsandbox = \"danger-full-access\"\n",
+            ),
+            (
+                ".codex/skills/greeting/SKILL.md",
+                "---\nname: greeting\ndescription: Writes greeting.txt.\n---\nWrite greeting.txt.\n",
+            ),
+            (
+                "evals/greeting/evals.json",
+                r#"{"evals": [{"id": "ada", "prompt": "Write a greeting card for Ada.", "expectations": ["greeting.txt exists"]}]}"#,
+            ),
+        ],
+    );
+    let out = run_assay(&codex, &server, d.path(), &[]);
+    assert_eq!(
+        code(&out),
+        0,
+        "stdout: {}\nstderr: {}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let r = &results(&d.path().join("out"))["ada"];
+    assert_eq!(r["status"], "completed", "{r:#}");
+    assert_eq!(r["tool_calls"]["command_execution"], 1, "{r:#}");
+    assert_eq!(r["skills_invoked"], json!(["greeting"]));
+    assert_eq!(r["turns"][0]["final_message"], "done");
+    assert!(
+        r["turns"][0]["session_id"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty())
+    );
+    assert_eq!(r["usage"]["input_tokens"], 200);
+    let run = Path::new(r["dir"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(run.join("artifacts/greeting.txt")).unwrap(),
+        "Hello, Ada!\n"
+    );
+    // The command's output came back to the model.
+    let second = &server.requests()[1];
+    assert!(
+        second.to_string().contains("function_call_output"),
+        "{second}"
+    );
+}
+
+#[test]
+fn codex_resumes_later_turns_and_reports_server_errors() {
+    let Some(codex) = agent_cli("codex") else {
+        return;
+    };
+    let server = ModelServer::start();
+    server.script("first question", vec![text("one")]);
+    server.script("second question", vec![text("two")]);
+    server.script(
+        "break please",
+        vec![Reply::Error {
+            status: 500,
+            message: "boom".into(),
+        }],
+    );
+    server.script(
+        "limit please",
+        vec![Reply::Error {
+            status: 429,
+            message: "slow".into(),
+        }],
+    );
+    server.script(
+        "deny please",
+        vec![Reply::Error {
+            status: 401,
+            message: "bad key".into(),
+        }],
+    );
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (
+                "evals/chat/001.yaml",
+                "timestamp: 2026-11-22T00:00:00Z\nname: chat\nprompt:\n  - first question\n  - second question\nexpected: x\n",
+            ),
+            (
+                "evals/chat/002.yaml",
+                "timestamp: 2026-11-22T00:00:00Z\nname: chat\nprompt: break please\nexpected: x\n",
+            ),
+            (
+                "evals/chat/003.yaml",
+                "timestamp: 2026-11-22T00:00:00Z\nname: chat\nprompt: limit please\nexpected: x\n",
+            ),
+            (
+                "evals/chat/004.yaml",
+                "timestamp: 2026-11-22T00:00:00Z\nname: chat\nprompt: deny please\nexpected: x\n",
+            ),
+        ],
+    );
+    let out = run_assay(&codex, &server, d.path(), &["--timeout", "60"]);
+    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+    let rs = results(&d.path().join("out"));
+    let chat = &rs["001"];
+    assert_eq!(chat["status"], "completed", "{chat:#}");
+    assert_eq!(chat["turns"][1]["final_message"], "two");
+    assert_eq!(
+        chat["turns"][0]["session_id"],
+        chat["turns"][1]["session_id"]
+    );
+    let second = server
+        .requests()
+        .into_iter()
+        .find(|q| q.to_string().contains("second question"))
+        .unwrap();
+    assert!(
+        second.to_string().contains("first question"),
+        "the resumed turn carries the first exchange"
+    );
+    for (case, category) in [("002", "server"), ("003", "rate-limit"), ("004", "auth")] {
+        let r = &rs[case];
+        assert_eq!(r["status"], "failed", "{r:#}");
+        assert_eq!(r["error"]["category"], category, "{r:#}");
+    }
+}
