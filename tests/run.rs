@@ -1,0 +1,331 @@
+//! `assay run` offline, through the `command` harness: no agent CLI, no network.
+
+mod support;
+
+use std::path::Path;
+
+use serde_json::json;
+use support::*;
+
+/// `assay run` in `dir`, into the run folder `out` unless `args` names another.
+fn run(dir: &Path, args: &[&str]) -> std::process::Output {
+    let mut all = vec!["run", "--workspace-dir", "ws"];
+    if !args.contains(&"--output-dir") {
+        all.extend(["--output-dir", "out"]);
+    }
+    all.extend_from_slice(args);
+    assay(dir, &all)
+}
+
+#[test]
+fn the_quickstart_runs_offline() {
+    let d = tempfile::tempdir().unwrap();
+    let out = assay(
+        &repo(),
+        &[
+            "run",
+            "examples/quickstart",
+            "--output-dir",
+            d.path().to_str().unwrap(),
+            "--workspace-dir",
+            d.path().join("ws").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("2 case-runs: 2 completed"),
+        "{}",
+        stdout(&out)
+    );
+    let rs = results(d.path());
+    let ada = &rs["ada"];
+    assert_eq!(ada["harness"], "command");
+    assert_eq!(
+        ada["turns"][0]["final_message"],
+        "Wrote greeting.txt for Ada.\n"
+    );
+    let dir = Path::new(ada["dir"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("artifacts/greeting.txt")).unwrap(),
+        "Hello, Ada!\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("prompt.txt")).unwrap(),
+        "Run headless. Write a greeting card for Ada.\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(
+            &rs["anyone"]["dir"]
+                .as_str()
+                .map(|p| Path::new(p).join("artifacts/greeting.txt"))
+                .unwrap()
+        )
+        .unwrap(),
+        "Hello, world!\n"
+    );
+    // Workspaces of completed runs are removed.
+    assert_eq!(std::fs::read_dir(d.path().join("ws")).unwrap().count(), 0);
+    let run_json = read_json(&d.path().join("run.json"));
+    assert_eq!(run_json["case_runs"], 2);
+}
+
+#[test]
+fn uaaps_deterministic_tests_run_their_commands() {
+    let d = tempfile::tempdir().unwrap();
+    let out = assay(
+        &repo(),
+        &[
+            "run",
+            "examples/uaaps",
+            "--filter",
+            "uaaps-tests",
+            "--output-dir",
+            d.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let rs = results(d.path());
+    assert_eq!(rs.len(), 4);
+    assert_eq!(rs["blocks-etc"]["exit_code"], 2);
+    assert_eq!(rs["allows-src"]["exit_code"], 0);
+    assert_eq!(
+        rs["counts-a-file"]["turns"][0]["final_message"],
+        "5 words, 2 lines\n"
+    );
+    assert_eq!(
+        rs["counts-stdin"]["turns"][0]["final_message"],
+        "3 words, 1 lines\n"
+    );
+}
+
+#[test]
+fn a_missing_harness_is_an_infrastructure_error_before_anything_runs() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (
+                "evals/x/evals.json",
+                r#"{"evals": [{"id": "1", "prompt": "p", "expectations": ["e"]}]}"#,
+            ),
+        ],
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["run", "--harness", "claude-code", "--output-dir", "out"])
+        .current_dir(d.path())
+        .env("ASSAY_CLAUDE_BIN", "assay-no-such-claude")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is not installed"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("npm install -g @anthropic-ai/claude-code"));
+    assert!(!d.path().join("out").exists(), "nothing ran");
+
+    // Installed but not logged in.
+    let fake = d.path().join("claude");
+    std::fs::write(&fake, "#!/bin/sh\nexit 0\n").unwrap();
+    std::process::Command::new("chmod")
+        .args(["+x", fake.to_str().unwrap()])
+        .status()
+        .unwrap();
+    let empty_home = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["run", "--harness", "claude-code", "--output-dir", "out"])
+        .current_dir(d.path())
+        .env("ASSAY_CLAUDE_BIN", &fake)
+        .env("HOME", empty_home.path())
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("ANTHROPIC_AUTH_TOKEN")
+        .env_remove("CLAUDE_CODE_OAUTH_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(stderr(&out).contains("no login"), "{}", stderr(&out));
+
+    let out = run(d.path(), &["--harness", "gemini"]);
+    assert_eq!(code(&out), 3);
+    assert!(stderr(&out).contains("unknown harness `gemini`"));
+}
+
+const SETUP_CASE: &str = "timestamp: 2026-11-22T00:00:00Z
+name: scripts
+setup: |
+  mkdir -p \"$HOME/notes\" && echo from-setup > \"$HOME/notes/a.txt\" && echo staged > staged.txt
+prompt: read the note
+expected: x
+teardown: |
+  exit 7
+";
+
+#[test]
+fn setup_and_teardown_need_trust_and_run_with_the_private_home() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"sh\", \"-c\", \"cat \\\"$HOME/notes/a.txt\\\" staged.txt; echo \\\"home=$HOME\\\"\"]\n",
+            ),
+            ("evals/scripts/001.yaml", SETUP_CASE),
+            (
+                "evals/scripts/002.yaml",
+                "timestamp: 2026-11-22T00:00:00Z\nname: scripts\nsetup: exit 4\nprompt: p\nexpected: x\n",
+            ),
+        ],
+    );
+    let out = run(d.path(), &[]);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let rs = results(&d.path().join("out"));
+    assert_eq!(rs["001"]["status"], "skipped");
+    assert!(rs["001"]["reason"].as_str().unwrap().contains("--trust"));
+
+    let out = run(d.path(), &["--trust", "--output-dir", "out2"]);
+    assert_eq!(
+        code(&out),
+        3,
+        "a failed setup is an infrastructure error: {}",
+        stdout(&out)
+    );
+    let rs = results(&d.path().join("out2"));
+    let ok = &rs["001"];
+    assert_eq!(ok["status"], "completed", "{ok:#}");
+    let said = ok["turns"][0]["final_message"].as_str().unwrap();
+    assert!(said.starts_with("from-setup\nstaged\nhome="), "{said}");
+    let home = said.lines().nth(2).unwrap().trim_start_matches("home=");
+    assert!(
+        home.ends_with("/home") && home.contains("assay-ws-"),
+        "private HOME: {home}"
+    );
+    assert!(
+        ok["teardown_error"]
+            .as_str()
+            .unwrap()
+            .contains("exited with Some(7)")
+    );
+    let failed = &rs["002"];
+    assert_eq!(failed["status"], "error");
+    assert!(
+        failed["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("setup failed")
+    );
+    assert!(
+        Path::new(failed["workspace"].as_str().unwrap()).exists(),
+        "kept for inspection"
+    );
+}
+
+#[test]
+fn clauditor_inputs_are_the_working_folder_and_output_file_is_collected_and_tampering_is_reported()
+{
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"sh\", \"-c\", \"pwd; mkdir -p report; wc -l < sales.csv > report/summary.md; echo changed >> sales.csv\"]\n",
+            ),
+            (".claude/commands/sum.md", "Summarize."),
+            (".claude/commands/fixtures/sales.csv", "a\nb\n"),
+            (
+                ".claude/commands/sum.eval.json",
+                r#"{"input_files": ["fixtures/sales.csv"], "output_file": "report/summary.md", "assertions": [{"id": "a", "type": "contains", "needle": "2"}]}"#,
+            ),
+        ],
+    );
+    let out = run(d.path(), &[]);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(&d.path().join("out"))["sum"];
+    assert!(
+        r["turns"][0]["final_message"]
+            .as_str()
+            .unwrap()
+            .trim_end()
+            .ends_with("/work/inputs"),
+        "{r:#}"
+    );
+    assert_eq!(r["output_files"]["report/summary.md"], "2\n");
+    assert_eq!(
+        r["fixture_changes"],
+        json!([{"path": "inputs/sales.csv", "change": "modified"}])
+    );
+    let dir = Path::new(r["dir"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("output.txt")).unwrap(),
+        "2\n"
+    );
+    // The source fixture is untouched.
+    assert_eq!(
+        std::fs::read_to_string(d.path().join(".claude/commands/fixtures/sales.csv")).unwrap(),
+        "a\nb\n"
+    );
+}
+
+#[test]
+fn timeouts_filters_and_kept_workspaces() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"sh\", \"-c\", \"read p; case $p in slow*) sleep 30;; esac; echo ok\"]\n",
+            ),
+            (
+                "evals/t/evals.json",
+                r#"{"evals": [{"id": "fast", "prompt": "fast", "expectations": ["e"]}, {"id": "slow", "prompt": "slow", "expectations": ["e"], "timeout": 1}]}"#,
+            ),
+        ],
+    );
+    let started = std::time::Instant::now();
+    let out = run(d.path(), &["--keep-workspaces"]);
+    assert!(started.elapsed().as_secs() < 20);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    let rs = results(&d.path().join("out"));
+    assert_eq!(rs["slow"]["status"], "failed");
+    assert_eq!(rs["slow"]["timed_out"], true);
+    assert_eq!(rs["fast"]["status"], "completed");
+    assert!(
+        Path::new(rs["fast"]["workspace"].as_str().unwrap())
+            .join("work")
+            .exists()
+    );
+
+    let out = run(d.path(), &["--filter", "fast", "--output-dir", "only"]);
+    assert_eq!(code(&out), 0);
+    assert_eq!(results(&d.path().join("only")).len(), 1);
+    // The CLI's --timeout wins over the case's.
+    let out = run(
+        d.path(),
+        &["--filter", "*slow", "--timeout", "2", "--output-dir", "t2"],
+    );
+    assert_eq!(code(&out), 1);
+    let r = &results(&d.path().join("t2"))["slow"];
+    assert!(r["duration_ms"].as_u64().unwrap() >= 1900, "{r:#}");
+}
+
+#[test]
+fn a_bad_assay_toml_is_bad_input() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", "[run]\njob = 3\n"),
+            (
+                "evals/x/evals.json",
+                r#"{"evals": [{"id": "1", "prompt": "p", "expectations": ["e"]}]}"#,
+            ),
+        ],
+    );
+    let out = run(d.path(), &[]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("assay.toml:2:1"), "{}", stderr(&out));
+}
