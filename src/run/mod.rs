@@ -246,6 +246,7 @@ pub fn run(
         real_home: std::env::var_os("HOME").map(PathBuf::from),
         parent: opts.workspace_dir.clone(),
         install_skill: true,
+        exclude: vec![dir.clone()],
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -10,6 +10,18 @@ use crate::discover::is_skipped_dir;
 /// Copies `from` into `to`, merging into what is there (later copies win, as `rsync -a`).
 /// With `project` set, skips vendored and build folders and what `.gitignore` excludes.
 pub fn copy_tree(from: &Path, to: &Path, project: bool) -> std::io::Result<u64> {
+    copy_tree_except(from, to, project, &[])
+}
+
+/// [`copy_tree`], never entering the folders in `except` (assay's own run and workspace
+/// folders when they sit inside the project). Files that vanish during the copy are skipped.
+pub fn copy_tree_except(
+    from: &Path,
+    to: &Path,
+    project: bool,
+    except: &[PathBuf],
+) -> std::io::Result<u64> {
+    let except = except.to_vec();
     let mut dirs: Vec<PathBuf> = Vec::new();
     let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
     let mut links: Vec<(PathBuf, PathBuf)> = Vec::new();
@@ -23,14 +35,23 @@ pub fn copy_tree(from: &Path, to: &Path, project: bool) -> std::io::Result<u64> 
         .require_git(false)
         .follow_links(false)
         .filter_entry(move |e| {
-            !(project
-                && e.depth() > 0
-                && e.file_type().is_some_and(|t| t.is_dir())
-                && is_skipped_dir(&e.file_name().to_string_lossy()))
+            let dir = e.depth() > 0 && e.file_type().is_some_and(|t| t.is_dir());
+            !(dir
+                && ((project && is_skipped_dir(&e.file_name().to_string_lossy()))
+                    || except.iter().any(|x| x == e.path())))
         })
         .build();
     for entry in walker {
-        let entry = entry.map_err(std::io::Error::other)?;
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e)
+                if e.io_error()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound) =>
+            {
+                continue;
+            }
+            Err(e) => return Err(std::io::Error::other(e)),
+        };
         let rel = entry.path().strip_prefix(from).unwrap_or(entry.path());
         let dest = to.join(rel);
         match entry.file_type() {
@@ -50,7 +71,10 @@ pub fn copy_tree(from: &Path, to: &Path, project: bool) -> std::io::Result<u64> 
     }
     files
         .par_iter()
-        .map(|(src, dest)| copy_file(src, dest))
+        .map(|(src, dest)| match copy_file(src, dest) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !src.exists() => Ok(0),
+            other => other,
+        })
         .collect::<std::io::Result<Vec<u64>>>()
         .map(|sizes| sizes.iter().sum())
 }
@@ -118,5 +142,19 @@ mod tests {
         assert!(!dst.join("ignored.log").exists());
         assert!(!dst.join("node_modules").exists());
         assert!(!dst.join(".git").exists());
+    }
+
+    #[test]
+    fn never_copies_assays_own_folders_inside_the_project() {
+        let d = tempfile::tempdir().unwrap();
+        let src = d.path().join("proj");
+        std::fs::create_dir_all(src.join("ws/assay-ws-1/work")).unwrap();
+        std::fs::create_dir_all(src.join("runs/r1")).unwrap();
+        std::fs::write(src.join("keep.txt"), "k").unwrap();
+        let dst = d.path().join("dst");
+        copy_tree_except(&src, &dst, true, &[src.join("ws"), src.join("runs")]).unwrap();
+        assert!(dst.join("keep.txt").exists());
+        assert!(!dst.join("ws").exists());
+        assert!(!dst.join("runs").exists());
     }
 }

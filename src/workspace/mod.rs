@@ -79,6 +79,8 @@ pub struct StageOptions {
     pub parent: Option<PathBuf>,
     /// Install the skill under test (false for a baseline run).
     pub install_skill: bool,
+    /// Folders never copied into a workspace: the run folder and the workspaces' parent.
+    pub exclude: Vec<PathBuf>,
 }
 
 pub fn stage(suite: &Suite, case: &Case, opts: &StageOptions) -> Result<Staged, StageError> {
