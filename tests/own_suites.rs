@@ -1,0 +1,153 @@
+//! assay's own suites in `evals/`, run end to end: every one through the real Claude Code
+//! CLI, and the greeting suite through the real Codex CLI, against the scripted model server.
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::json;
+use support::model_server::{ModelServer, text, tool};
+use support::*;
+
+#[test]
+fn every_own_suite_runs_through_claude_code() {
+    let Some(claude) = agent_cli("claude") else {
+        return;
+    };
+    let server = ModelServer::start();
+    server.script(
+        "greeting card for Ada",
+        vec![
+            tool("Skill", json!({"skill": "greeting"})),
+            tool(
+                "Write",
+                json!({"file_path": "{cwd}/greeting.txt", "content": "Hello, Ada!\n"}),
+            ),
+            text("done"),
+        ],
+    );
+    server.script(
+        "fox.txt",
+        vec![
+            tool("Bash", json!({"command": "wc -w < fox.txt"})),
+            text("9 words"),
+        ],
+    );
+    server.script(
+        "eval(input())",
+        vec![text(
+            "Using eval() on user input is a security risk; parse it instead.",
+        )],
+    );
+    server.script(
+        "Make it one sentence",
+        vec![text("Never eval() user input: it is unsafe.")],
+    );
+    server.script(
+        "Shout 'hello world'",
+        vec![
+            tool("Bash", json!({"command": "sh .claude/skills/upper/scripts/upper.sh hello world | tee out.txt"})),
+            text("HELLO WORLD"),
+        ],
+    );
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args([
+            "run",
+            "evals",
+            "--harness",
+            "claude-code",
+            "--pass-env",
+            "CLAUDE_CODE_MAX_RETRIES",
+            "-j",
+            "2",
+        ])
+        .arg("--output-dir")
+        .arg(out_dir.path())
+        .arg("--workspace-dir")
+        .arg(out_dir.path().join("ws"))
+        .current_dir(repo())
+        .env("ASSAY_CLAUDE_BIN", &claude)
+        .env("ANTHROPIC_BASE_URL", &server.url)
+        .env("ANTHROPIC_API_KEY", "sk-assay-test")
+        .env("CLAUDE_CODE_MAX_RETRIES", "0")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let rs = results(out_dir.path());
+    assert_eq!(rs.len(), 5, "{:?}", rs.keys());
+    for (case, r) in &rs {
+        assert_eq!(r["status"], "completed", "{case}: {r:#}");
+    }
+    let greeting = &rs["writes-card"];
+    assert_eq!(greeting["skills_invoked"], json!(["greeting"]));
+    let dir = |r: &serde_json::Value| Path::new(r["dir"].as_str().unwrap()).to_path_buf();
+    assert_eq!(
+        std::fs::read_to_string(dir(greeting).join("artifacts/greeting.txt")).unwrap(),
+        "Hello, Ada!\n"
+    );
+
+    let count = &rs["word-count"];
+    assert_eq!(count["turns"][0]["final_message"], "9 words");
+    assert_eq!(count["tool_calls"]["Bash"], 1);
+    // The command's output (from the staged input file) went back to the model.
+    assert!(
+        server
+            .requests()
+            .iter()
+            .any(|q| q.to_string().contains("tool_result") && q.to_string().contains("9"))
+    );
+
+    let review = &rs["001"];
+    assert_eq!(review["turns"].as_array().unwrap().len(), 2);
+
+    let shout = &rs["shout"];
+    assert_eq!(
+        std::fs::read_to_string(dir(shout).join("artifacts/out.txt")).unwrap(),
+        "HELLO WORLD\n"
+    );
+    assert_eq!(rs["shouts"]["turns"][0]["final_message"], "HELLO WORLD\n");
+}
+
+#[test]
+fn the_greeting_suite_runs_through_codex() {
+    let Some(codex) = agent_cli("codex") else {
+        return;
+    };
+    let server = ModelServer::start();
+    server.script(
+        "greeting card for Ada",
+        vec![
+            tool("exec_command", json!({"cmd": "cat .claude/skills/greeting/SKILL.md >/dev/null; printf 'Hello, Ada!\\n' > greeting.txt"})),
+            text("done"),
+        ],
+    );
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args([
+            "run",
+            "evals/greeting",
+            "--harness",
+            "codex",
+            "--model",
+            "gpt-test",
+        ])
+        .arg("--output-dir")
+        .arg(out_dir.path())
+        .current_dir(repo())
+        .env("ASSAY_CODEX_BIN", &codex)
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url))
+        .env("OPENAI_API_KEY", "sk-assay-test")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(out_dir.path())["writes-card"];
+    assert_eq!(r["harness"], "codex");
+    assert_eq!(r["skills_invoked"], json!(["greeting"]));
+    let dir = Path::new(r["dir"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("artifacts/greeting.txt")).unwrap(),
+        "Hello, Ada!\n"
+    );
+}
