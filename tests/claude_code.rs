@@ -296,3 +296,93 @@ fn a_hung_model_is_stopped_by_the_timeout_and_nothing_is_left_running() {
         processes_in(ws)
     );
 }
+
+#[test]
+fn a_question_after_one_turn_is_an_interactive_hang_unless_the_spec_allows_it() {
+    let Some(claude) = agent_cli("claude") else {
+        return;
+    };
+    let server = ModelServer::start();
+    server.script("/ask", vec![text("Which file should I summarize?")]);
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (".claude/commands/ask.md", "Summarize a file."),
+            (
+                ".claude/commands/ask.eval.json",
+                r#"{"assertions": [{"id": "a", "type": "min_length", "length": 1}]}"#,
+            ),
+            ("other/.claude/commands/ask.md", "Summarize a file."),
+            ("other/assay.toml", ""),
+            (
+                "other/.claude/commands/ask.eval.json",
+                r#"{"skill_name": "ask-allowed", "allow_hang_heuristic": false, "assertions": [{"id": "a", "type": "min_length", "length": 1}]}"#,
+            ),
+        ],
+    );
+    let out = run_assay(&claude, &server, d.path(), &[]);
+    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+    let rs = results(&d.path().join("out"));
+    assert_eq!(
+        rs["ask"]["error"]["category"], "interactive-hang",
+        "{:#}",
+        rs["ask"]
+    );
+    assert_eq!(
+        rs["ask-allowed"]["status"], "completed",
+        "{:#}",
+        rs["ask-allowed"]
+    );
+}
+
+#[test]
+fn background_tasks_never_awaited_are_reported_unless_sync_tasks() {
+    let Some(claude) = agent_cli("claude") else {
+        return;
+    };
+    let server = ModelServer::start();
+    let bg = || {
+        vec![
+            tool(
+                "Bash",
+                json!({"command": "sleep 1; echo late > late.txt", "run_in_background": true}),
+            ),
+            text("Started it in the background."),
+        ]
+    };
+    server.script("/bg-async", bg());
+    server.script("/bg-sync", bg());
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (".claude/commands/bg-async.md", "Do work."),
+            (
+                ".claude/commands/bg-async.eval.json",
+                r#"{"assertions": [{"id": "a", "type": "min_length", "length": 1}]}"#,
+            ),
+            (".claude/commands/bg-sync.md", "Do work."),
+            (
+                ".claude/commands/bg-sync.eval.json",
+                r#"{"sync_tasks": true, "assertions": [{"id": "a", "type": "min_length", "length": 1}]}"#,
+            ),
+        ],
+    );
+    let out = run_assay(&claude, &server, d.path(), &["-j", "1"]);
+    let rs = results(&d.path().join("out"));
+    assert_eq!(
+        rs["bg-async"]["error"]["category"], "background-tasks",
+        "{:#}",
+        rs["bg-async"]
+    );
+    assert_eq!(
+        rs["bg-sync"]["status"],
+        "completed",
+        "{:#}\n{}",
+        rs["bg-sync"],
+        stdout(&out)
+    );
+}

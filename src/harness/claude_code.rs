@@ -113,6 +113,7 @@ impl Harness for ClaudeCode {
     fn parser(&self, inv: &Invocation<'_>) -> Box<dyn StreamParser> {
         Box::new(ClaudeParser {
             allow_hang_heuristic: inv.allow_hang_heuristic,
+            sync_tasks: inv.sync_tasks,
             ..ClaudeParser::default()
         })
     }
@@ -122,6 +123,8 @@ impl Harness for ClaudeCode {
 #[derive(Default)]
 pub struct ClaudeParser {
     allow_hang_heuristic: bool,
+    /// Background tasks were forced to run synchronously, so none is left un-awaited.
+    sync_tasks: bool,
     session_id: Option<String>,
     model: Option<String>,
     last_text: Option<String>,
@@ -353,7 +356,7 @@ impl StreamParser for ClaudeParser {
                 category: ErrorCategory::Timeout,
                 message: "stopped by the timeout".into(),
             });
-        } else if !self.background.is_empty() && !self.awaited {
+        } else if !self.background.is_empty() && !self.awaited && !self.sync_tasks {
             s.error = Some(AgentError {
                 category: ErrorCategory::BackgroundTasks,
                 message: format!(
