@@ -77,6 +77,14 @@ fn every_own_suite_runs_through_claude_code() {
     assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
     let rs = results(out_dir.path());
     assert_eq!(rs.len(), 5, "{:?}", rs.keys());
+    let run = read_json(&out_dir.path().join("run.json"));
+    assert!(
+        run["harnesses"]["claude-code"]
+            .as_str()
+            .unwrap()
+            .contains("2.1.197"),
+        "{run:#}"
+    );
     for (case, r) in &rs {
         assert_eq!(r["status"], "completed", "{case}: {r:#}");
     }

@@ -110,6 +110,10 @@ impl Harness for ClaudeCode {
         }
     }
 
+    fn version_command(&self) -> Option<(String, Vec<String>)> {
+        Some((self.program.clone(), vec!["--version".into()]))
+    }
+
     fn parser(&self, inv: &Invocation<'_>) -> Box<dyn StreamParser> {
         Box::new(ClaudeParser {
             allow_hang_heuristic: inv.allow_hang_heuristic,

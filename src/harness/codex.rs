@@ -122,6 +122,10 @@ impl Harness for Codex {
         }
     }
 
+    fn version_command(&self) -> Option<(String, Vec<String>)> {
+        Some((self.program.clone(), vec!["--version".into()]))
+    }
+
     fn parser(&self, _inv: &Invocation<'_>) -> Box<dyn StreamParser> {
         Box::new(CodexParser::default())
     }

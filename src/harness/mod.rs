@@ -62,6 +62,10 @@ pub trait Harness: Send + Sync {
     fn prepare(&self, _home: &Path, _env: &mut Vec<(String, String)>) -> std::io::Result<()> {
         Ok(())
     }
+    /// The program and arguments that print the harness's version, for the run's record.
+    fn version_command(&self) -> Option<(String, Vec<String>)> {
+        None
+    }
     /// A fresh parser for one invocation's output.
     fn parser(&self, inv: &Invocation<'_>) -> Box<dyn StreamParser>;
 }

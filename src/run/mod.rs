@@ -223,6 +223,22 @@ pub fn run(
         return Err(NotStarted::Unavailable(unavailable));
     }
 
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            return Err(NotStarted::Unavailable(vec![(
+                "runtime".into(),
+                Unavailable {
+                    message: format!("cannot start the async runtime: {e}"),
+                    fix: String::new(),
+                },
+            )]));
+        }
+    };
+    let versions = runtime.block_on(harness_versions(&harnesses));
     let dir = run_dir(ctx, opts);
     let _ = std::fs::create_dir_all(&dir);
     let _ = record::write_json(
@@ -231,6 +247,7 @@ pub fn run(
             "assay_version": env!("CARGO_PKG_VERSION"),
             "started": jiff::Timestamp::now().to_string(),
             "case_runs": planned.len(),
+            "harnesses": versions,
             "options": {
                 "harness": opts.harness, "model": opts.model, "timeout": opts.timeout, "jobs": opts.jobs,
                 "filter": opts.filter, "keep_workspaces": opts.keep_workspaces, "trust": opts.trust,
@@ -247,21 +264,6 @@ pub fn run(
         parent: opts.workspace_dir.clone(),
         install_skill: true,
         exclude: vec![dir.clone()],
-    };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            return Err(NotStarted::Unavailable(vec![(
-                "runtime".into(),
-                Unavailable {
-                    message: format!("cannot start the async runtime: {e}"),
-                    fix: String::new(),
-                },
-            )]));
-        }
     };
     let jobs = opts.jobs.max(1);
     let results = runtime.block_on(async {
@@ -289,6 +291,34 @@ pub fn run(
         results
     });
     Ok(RunReport { dir, results })
+}
+
+/// Each harness CLI's `--version`, for the record (10 s at most each).
+async fn harness_versions(harnesses: &[(String, Box<dyn Harness>)]) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for (_, h) in harnesses {
+        let Some((program, args)) = h.version_command() else {
+            continue;
+        };
+        if out.contains_key(h.name()) {
+            continue;
+        }
+        let mut spawn = process::Spawn::new(program, std::env::temp_dir());
+        spawn.args = args;
+        spawn.env = std::env::vars()
+            .filter(|(k, _)| k == "PATH" || k == "HOME")
+            .collect();
+        spawn.timeout = Duration::from_secs(10);
+        let mut text = String::new();
+        let _ = process::run(&spawn, |l| {
+            if text.is_empty() {
+                text = l.trim().to_string();
+            }
+        })
+        .await;
+        out.insert(h.name().to_string(), text);
+    }
+    out
 }
 
 /// Counts of each status.
