@@ -321,3 +321,74 @@ fn a_bad_assay_toml_is_bad_input() {
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(stderr(&out).contains("assay.toml:2:1"), "{}", stderr(&out));
 }
+
+#[test]
+fn overlays_merge_in_order_the_skill_wins_and_only_login_files_reach_the_home() {
+    let d = tempfile::tempdir().unwrap();
+    let agent = "cat .claude/skills/greeting/SKILL.md config.txt base-only.txt; \
+                 cat \"$HOME/.claude/.credentials.json\"; ls \"$HOME/.ssh\" 2>&1 | head -1; \
+                 echo \"secret=${AWS_SECRET_ACCESS_KEY:-none}\"";
+    write_tree(
+        d.path(),
+        &[
+            (
+                "proj/assay.toml",
+                &format!(
+                    "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"sh\", \"-c\", {agent:?}]\n"
+                ),
+            ),
+            ("proj/.claude/skills/greeting/SKILL.md", "REAL SKILL\n"),
+            ("proj/config.txt", "project\n"),
+            (
+                "proj/evals/greeting/setup/.claude/skills/greeting/SKILL.md",
+                "OVERLAY SKILL\n",
+            ),
+            ("proj/evals/greeting/setup/config.txt", "base\n"),
+            ("proj/evals/greeting/setup/base-only.txt", "base-only\n"),
+            ("proj/evals/greeting/A1/setup/config.txt", "per-eval\n"),
+            (
+                "proj/evals/greeting/evals.json",
+                r#"{"evals": [{"id": "A1", "prompt": "p", "expectations": ["e"]}]}"#,
+            ),
+            ("home/.claude/.credentials.json", "{\"token\": \"login\"}\n"),
+            ("home/.ssh/id_rsa", "PRIVATE KEY\n"),
+        ],
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["run", "--output-dir", "out"])
+        .current_dir(d.path().join("proj"))
+        .env("HOME", d.path().join("home"))
+        .env("AWS_SECRET_ACCESS_KEY", "hunter2")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(&d.path().join("proj/out"))["A1"];
+    let said = r["turns"][0]["final_message"].as_str().unwrap();
+    let lines: Vec<&str> = said.lines().collect();
+    assert_eq!(
+        lines[0], "REAL SKILL",
+        "the skill under test wins over overlays: {said}"
+    );
+    assert_eq!(
+        lines[1], "per-eval",
+        "the per-eval overlay wins over the base overlay: {said}"
+    );
+    assert_eq!(lines[2], "base-only", "overlays merge: {said}");
+    assert_eq!(
+        lines[3], "{\"token\": \"login\"}",
+        "login files are copied: {said}"
+    );
+    assert!(
+        lines[4].contains("No such file"),
+        "nothing else of HOME leaks: {said}"
+    );
+    assert_eq!(
+        lines[5], "secret=none",
+        "the environment is scrubbed: {said}"
+    );
+    // The agent could not change the source skill or the overlays.
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("proj/.claude/skills/greeting/SKILL.md")).unwrap(),
+        "REAL SKILL\n"
+    );
+}
