@@ -3,7 +3,7 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::json;
 use support::model_server::{ModelServer, Reply, text, tool};
@@ -12,28 +12,16 @@ use support::*;
 const SKILL: &str = "---\nname: greeting\ndescription: Writes greeting.txt. Use for greeting cards.\n---\nWrite greeting.txt with `Hello, <name>!`.\n";
 
 fn run_assay(claude: &Path, server: &ModelServer, dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_assay"))
-        .arg("run")
-        .args(args)
-        .args([
-            "--harness",
-            "claude-code",
-            "--pass-env",
-            "CLAUDE_CODE_MAX_RETRIES",
-            "--output-dir",
-            "out",
-        ])
-        .args(["--workspace-dir", "workspaces"])
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env("ASSAY_CLAUDE_BIN", claude)
-        .env("ANTHROPIC_BASE_URL", &server.url)
-        .env("ANTHROPIC_API_KEY", "sk-assay-test")
-        .env("CLAUDE_CODE_MAX_RETRIES", "0")
-        .env_remove("ANTHROPIC_AUTH_TOKEN")
-        .env_remove("CLAUDE_CODE_OAUTH_TOKEN")
-        .output()
-        .unwrap()
+    let mut all = vec![
+        "run",
+        "--harness",
+        "claude-code",
+        "--pass-env",
+        "CLAUDE_CODE_MAX_RETRIES",
+    ];
+    all.extend(["--output-dir", "out", "--workspace-dir", "workspaces"]);
+    all.extend_from_slice(args);
+    assay_env(dir, &all, &claude_env(claude, server))
 }
 
 #[test]
@@ -303,7 +291,9 @@ fn a_question_after_one_turn_is_an_interactive_hang_unless_the_spec_allows_it() 
         return;
     };
     let server = ModelServer::start();
-    server.script("/ask", vec![text("Which file should I summarize?")]);
+    // Both cases send `/ask`; each gets the same question.
+    let question = text("Which file should I summarize?");
+    server.script("/ask", vec![question.clone(), question]);
     let d = tempfile::tempdir().unwrap();
     write_tree(
         d.path(),

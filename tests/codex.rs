@@ -3,33 +3,17 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::json;
 use support::model_server::{ModelServer, Reply, text, tool};
 use support::*;
 
 fn run_assay(codex: &Path, server: &ModelServer, dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_assay"))
-        .arg("run")
-        .args(args)
-        .args([
-            "--harness",
-            "codex",
-            "--output-dir",
-            "out",
-            "--workspace-dir",
-            "workspaces",
-            "--model",
-            "gpt-test",
-        ])
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env("ASSAY_CODEX_BIN", codex)
-        .env("OPENAI_BASE_URL", format!("{}/v1", server.url))
-        .env("OPENAI_API_KEY", "sk-assay-test")
-        .output()
-        .unwrap()
+    let mut all = vec!["run", "--harness", "codex", "--model", "gpt-test"];
+    all.extend(["--output-dir", "out", "--workspace-dir", "workspaces"]);
+    all.extend_from_slice(args);
+    assay_env(dir, &all, &codex_env(codex, server))
 }
 
 #[test]

@@ -4,7 +4,6 @@
 mod support;
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::json;
 use support::model_server::{ModelServer, text, tool};
@@ -52,28 +51,21 @@ fn every_own_suite_runs_through_claude_code() {
         ],
     );
     let out_dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_assay"))
-        .args([
-            "run",
-            "evals",
-            "--harness",
-            "claude-code",
-            "--pass-env",
-            "CLAUDE_CODE_MAX_RETRIES",
-            "-j",
-            "2",
-        ])
-        .arg("--output-dir")
-        .arg(out_dir.path())
-        .arg("--workspace-dir")
-        .arg(out_dir.path().join("ws"))
-        .current_dir(repo())
-        .env("ASSAY_CLAUDE_BIN", &claude)
-        .env("ANTHROPIC_BASE_URL", &server.url)
-        .env("ANTHROPIC_API_KEY", "sk-assay-test")
-        .env("CLAUDE_CODE_MAX_RETRIES", "0")
-        .output()
-        .unwrap();
+    let out_path = out_dir.path().display().to_string();
+    let ws = out_dir.path().join("ws").display().to_string();
+    let args = [
+        "run",
+        "evals",
+        "--harness",
+        "claude-code",
+        "--pass-env",
+        "CLAUDE_CODE_MAX_RETRIES",
+        "-j",
+        "2",
+    ];
+    let mut all = args.to_vec();
+    all.extend(["--output-dir", &out_path, "--workspace-dir", &ws]);
+    let out = assay_env(&repo(), &all, &claude_env(&claude, &server));
     assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
     let rs = results(out_dir.path());
     assert_eq!(rs.len(), 5, "{:?}", rs.keys());
@@ -132,23 +124,18 @@ fn the_greeting_suite_runs_through_codex() {
         ],
     );
     let out_dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_assay"))
-        .args([
-            "run",
-            "evals/greeting",
-            "--harness",
-            "codex",
-            "--model",
-            "gpt-test",
-        ])
-        .arg("--output-dir")
-        .arg(out_dir.path())
-        .current_dir(repo())
-        .env("ASSAY_CODEX_BIN", &codex)
-        .env("OPENAI_BASE_URL", format!("{}/v1", server.url))
-        .env("OPENAI_API_KEY", "sk-assay-test")
-        .output()
-        .unwrap();
+    let out_path = out_dir.path().display().to_string();
+    let args = [
+        "run",
+        "evals/greeting",
+        "--harness",
+        "codex",
+        "--model",
+        "gpt-test",
+    ];
+    let mut all = args.to_vec();
+    all.extend(["--output-dir", &out_path]);
+    let out = assay_env(&repo(), &all, &codex_env(&codex, &server));
     assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
     let r = &results(out_dir.path())["writes-card"];
     assert_eq!(r["harness"], "codex");

@@ -290,6 +290,22 @@ mod tests {
             .unwrap_or(false)
     }
 
+    fn read_pid(file: &std::path::Path) -> i32 {
+        std::fs::read_to_string(file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    /// Whether `pid` is gone within a second.
+    fn dies_soon(pid: i32) -> bool {
+        (0..50).any(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            !alive(pid)
+        })
+    }
+
     #[tokio::test]
     async fn timeout_kills_the_whole_group_grandchildren_too() {
         let dir = tempfile::tempdir().unwrap();
@@ -313,16 +329,8 @@ mod tests {
             "took {:?}",
             t.elapsed()
         );
-        let pid: i32 = std::fs::read_to_string(&pidfile)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
-        let gone = (0..50).any(|_| {
-            std::thread::sleep(Duration::from_millis(20));
-            !alive(pid)
-        });
-        assert!(gone, "grandchild {pid} survived the timeout");
+        let pid = read_pid(&pidfile);
+        assert!(dies_soon(pid), "grandchild {pid} survived the timeout");
     }
 
     #[tokio::test]
@@ -335,15 +343,7 @@ mod tests {
         ));
         let e = run(&s, |_| {}).await.unwrap();
         assert_eq!(e.code, Some(0));
-        let pid: i32 = std::fs::read_to_string(&pidfile)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
-        let gone = (0..50).any(|_| {
-            std::thread::sleep(Duration::from_millis(20));
-            !alive(pid)
-        });
-        assert!(gone, "background child {pid} survived");
+        let pid = read_pid(&pidfile);
+        assert!(dies_soon(pid), "background child {pid} survived");
     }
 }

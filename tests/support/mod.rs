@@ -82,3 +82,38 @@ pub fn results(run_dir: &Path) -> std::collections::BTreeMap<String, serde_json:
     }
     out
 }
+
+/// The environment that points the real Claude Code CLI at a scripted server.
+pub fn claude_env(
+    claude: &Path,
+    server: &model_server::ModelServer,
+) -> Vec<(&'static str, String)> {
+    vec![
+        ("ASSAY_CLAUDE_BIN", claude.display().to_string()),
+        ("ANTHROPIC_BASE_URL", server.url.clone()),
+        ("ANTHROPIC_API_KEY", "sk-assay-test".into()),
+        ("CLAUDE_CODE_MAX_RETRIES", "0".into()),
+    ]
+}
+
+/// The environment that points the real Codex CLI at a scripted server.
+pub fn codex_env(codex: &Path, server: &model_server::ModelServer) -> Vec<(&'static str, String)> {
+    vec![
+        ("ASSAY_CODEX_BIN", codex.display().to_string()),
+        ("OPENAI_BASE_URL", format!("{}/v1", server.url)),
+        ("OPENAI_API_KEY", "sk-assay-test".into()),
+    ]
+}
+
+/// Runs `assay` in `dir` with `args` and extra environment variables.
+pub fn assay_env(dir: &Path, args: &[&str], env: &[(&str, String)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("ANTHROPIC_AUTH_TOKEN")
+        .env_remove("CLAUDE_CODE_OAUTH_TOKEN")
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .expect("assay runs")
+}
