@@ -1,7 +1,11 @@
-//! The grade stage's deterministic checks: the built-in check types and the format registry.
+//! The grade stage's deterministic checks: the built-in check types, the format registry, and
+//! what checks see of a case-run.
 //!
-//! At load time only the types' configuration schemas are used, so a wrong key or type in any
-//! format's assertions is caught before anything runs.
+//! At load time only the types' configuration schemas are used (`registry`), so a wrong key or
+//! type in any format's assertions is caught before anything runs; after a run, `builtin`
+//! evaluates them against a [`view::CaseRunView`].
 
+pub mod builtin;
 pub mod formats;
 pub mod registry;
+pub mod view;

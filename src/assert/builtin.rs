@@ -1,0 +1,554 @@
+//! The built-in deterministic checks, with the semantics of the formats they come from.
+//!
+//! clauditor's L1 types search the output (case-sensitive; lengths in code points; counts are
+//! non-overlapping matches); Skillet's text checks ignore case, `ends_with` ignores trailing
+//! whitespace, and tool checks match tool names exactly across every turn.
+
+use std::path::Path;
+
+use fancy_regex::Regex;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::formats;
+use super::view::CaseRunView;
+use crate::spec::Check;
+
+/// clauditor's URL pattern (also its `url` format).
+pub const URL_PATTERN: &str = r#"https?://[^\s\)"'>]+"#;
+/// clauditor's numbered-entry pattern: `**1. Name**`.
+pub const ENTRY_PATTERN: &str = r"\*\*\d+\.\s+";
+
+/// The result of one check on one case-run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckOutcome {
+    pub id: String,
+    pub kind: String,
+    pub passed: bool,
+    pub message: String,
+    /// The matching excerpt, or why nothing matched.
+    pub evidence: Option<String>,
+    pub weight: f64,
+    pub negated: bool,
+    /// The check could not be evaluated (it then counts as failed).
+    pub error: Option<String>,
+}
+
+/// What a check type concluded before negation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub passed: bool,
+    pub message: String,
+    pub evidence: Option<String>,
+}
+
+fn verdict(
+    passed: bool,
+    message: impl Into<String>,
+    evidence: Option<String>,
+) -> Result<Verdict, String> {
+    Ok(Verdict {
+        passed,
+        message: message.into(),
+        evidence,
+    })
+}
+
+/// Up to 60 characters either side of a byte range, on one line.
+pub fn excerpt(text: &str, start: usize, end: usize) -> String {
+    let from = text[..start]
+        .char_indices()
+        .rev()
+        .nth(59)
+        .map(|(i, _)| i)
+        .unwrap_or(0);
+    let to = text[end..]
+        .char_indices()
+        .nth(60)
+        .map(|(i, _)| end + i)
+        .unwrap_or(text.len());
+    let mut s = String::new();
+    if from > 0 {
+        s.push('…');
+    }
+    s.push_str(&text[from..to].replace('\n', "⏎"));
+    if to < text.len() {
+        s.push('…');
+    }
+    s
+}
+
+fn str_of<'a>(config: &'a Value, key: &str) -> Result<&'a str, String> {
+    config
+        .get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("the check has no `{key}`"))
+}
+
+fn int_of(config: &Value, key: &str) -> Result<i64, String> {
+    config
+        .get(key)
+        .and_then(Value::as_i64)
+        .ok_or_else(|| format!("the check has no `{key}`"))
+}
+
+fn regex(pattern: &str) -> Result<Regex, String> {
+    Regex::new(pattern).map_err(|e| format!("invalid regular expression: {e}"))
+}
+
+/// Non-overlapping matches, as Python's `re.findall` counts them.
+fn find_all(re: &Regex, text: &str) -> Vec<(usize, usize)> {
+    re.find_iter(text)
+        .filter_map(Result::ok)
+        .map(|m| (m.start(), m.end()))
+        .collect()
+}
+
+fn find(haystack: &str, needle: &str, ignore_case: bool) -> Option<usize> {
+    if ignore_case {
+        haystack.to_lowercase().find(&needle.to_lowercase())
+    } else {
+        haystack.find(needle)
+    }
+}
+
+fn count_check(text: &str, pattern: &str, wanted: i64, what: &str) -> Result<Verdict, String> {
+    let matches = find_all(&regex(pattern)?, text);
+    let n = matches.len() as i64;
+    let evidence = matches
+        .iter()
+        .take(5)
+        .map(|(s, e)| text[*s..*e].to_string())
+        .collect::<Vec<_>>()
+        .join(" | ");
+    verdict(
+        n >= wanted,
+        format!("{n} {what} found, at least {wanted} wanted"),
+        (!evidence.is_empty()).then_some(evidence),
+    )
+}
+
+/// Evaluates one built-in check type. `Err` means it could not be evaluated.
+pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdict, String> {
+    let out = view.output.as_str();
+    let ignore_case = config
+        .get("ignore_case")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    match kind {
+        "contains" | "not_contains" => {
+            let needle = str_of(config, "needle")?;
+            let at = find(out, needle, ignore_case);
+            let found = at.map(|i| excerpt(out, i, (i + needle.len()).min(out.len())));
+            let message = match (&found, kind) {
+                (Some(_), "contains") => format!("the output contains {needle:?}"),
+                (None, "contains") => format!(
+                    "{needle:?} is not in the output ({} characters)",
+                    out.chars().count()
+                ),
+                (Some(_), _) => format!("the output contains {needle:?}, which it must not"),
+                (None, _) => format!("{needle:?} is not in the output"),
+            };
+            verdict((kind == "contains") == found.is_some(), message, found)
+        }
+        "regex" => {
+            let pattern = str_of(config, "pattern")?;
+            let m = regex(pattern)?.find(out).map_err(|e| e.to_string())?;
+            match m {
+                Some(m) => verdict(
+                    true,
+                    format!("/{pattern}/ matches"),
+                    Some(excerpt(out, m.start(), m.end())),
+                ),
+                None => verdict(
+                    false,
+                    format!("/{pattern}/ matches nowhere in the output"),
+                    None,
+                ),
+            }
+        }
+        "min_count" => count_check(
+            out,
+            str_of(config, "pattern")?,
+            int_of(config, "count")?,
+            "matches",
+        ),
+        "min_length" | "max_length" => {
+            let wanted = int_of(config, "length")?;
+            let n = out.chars().count() as i64;
+            let passed = if kind == "min_length" {
+                n >= wanted
+            } else {
+                n <= wanted
+            };
+            let bound = if kind == "min_length" {
+                "at least"
+            } else {
+                "at most"
+            };
+            verdict(
+                passed,
+                format!("the output is {n} characters, {bound} {wanted} wanted"),
+                None,
+            )
+        }
+        "has_urls" => count_check(out, URL_PATTERN, int_of(config, "count")?, "URLs"),
+        "has_entries" => count_check(
+            out,
+            ENTRY_PATTERN,
+            int_of(config, "count")?,
+            "numbered entries",
+        ),
+        "has_format" => {
+            let name = str_of(config, "format")?;
+            let f = formats::lookup(name)
+                .ok_or_else(|| format!("`{name}` is not a registered format"))?;
+            count_check(
+                out,
+                f.pattern,
+                int_of(config, "count")?,
+                &format!("{name} values"),
+            )
+        }
+        "starts_with" => {
+            let prefix = str_of(config, "prefix")?;
+            let passed = if ignore_case {
+                out.to_lowercase().starts_with(&prefix.to_lowercase())
+            } else {
+                out.starts_with(prefix)
+            };
+            let head: String = out.chars().take(prefix.chars().count().max(20)).collect();
+            verdict(
+                passed,
+                format!("the output starts with {head:?}"),
+                Some(head),
+            )
+        }
+        "ends_with" => {
+            let suffix = str_of(config, "suffix")?;
+            let trimmed = out.trim_end();
+            let passed = if ignore_case {
+                trimmed.to_lowercase().ends_with(&suffix.to_lowercase())
+            } else {
+                trimmed.ends_with(suffix)
+            };
+            let n = trimmed.chars().count();
+            let tail: String = trimmed
+                .chars()
+                .skip(n.saturating_sub(suffix.chars().count().max(20)))
+                .collect();
+            verdict(passed, format!("the output ends with {tail:?}"), Some(tail))
+        }
+        "tool_called" | "tool_not_called" => {
+            let tool = str_of(config, "tool")?;
+            let names: Vec<&str> = view.tool_calls().map(|(n, _)| n).collect();
+            let called = names.contains(&tool);
+            let listed = if names.is_empty() {
+                "no tools".to_string()
+            } else {
+                names.join(", ")
+            };
+            verdict(
+                (kind == "tool_called") == called,
+                format!("`{tool}` was {}called", if called { "" } else { "not " }),
+                Some(format!("tools called: {listed}")),
+            )
+        }
+        "file_exists" => {
+            let path = str_of(config, "path")?;
+            let exists = view.has_file(Path::new(path)) || view.has_file(&view.cwd.join(path));
+            verdict(
+                exists,
+                format!(
+                    "{path} {}",
+                    if exists { "exists" } else { "does not exist" }
+                ),
+                None,
+            )
+        }
+        "agent_blocked" => {
+            let blocked = agent_blocked(view);
+            verdict(
+                blocked.is_some(),
+                if blocked.is_some() {
+                    "the agent was blocked"
+                } else {
+                    "nothing blocked the agent"
+                }
+                .to_string(),
+                blocked,
+            )
+        }
+        "exit_code" => {
+            let code = int_of(config, "code")?;
+            let got = view.exit_code;
+            verdict(
+                got == Some(code as i32),
+                format!(
+                    "exit code {}, {code} wanted",
+                    got.map(|c| c.to_string()).unwrap_or_else(|| "none".into())
+                ),
+                None,
+            )
+        }
+        "stdout_equals" => {
+            let text = str_of(config, "text")?;
+            let got = view.stdout.trim_end_matches(['\n', '\r']);
+            verdict(
+                got == text.trim_end_matches(['\n', '\r']),
+                "standard output compared".to_string(),
+                Some(excerpt(got, 0, 0)),
+            )
+        }
+        "stderr_contains" => {
+            let needle = str_of(config, "needle")?;
+            let at = view.stderr.find(needle);
+            verdict(
+                at.is_some(),
+                format!(
+                    "{needle:?} is {}in standard error",
+                    if at.is_some() { "" } else { "not " }
+                ),
+                at.map(|i| excerpt(&view.stderr, i, i + needle.len())),
+            )
+        }
+        other => Err(format!("no built-in check `{other}`")),
+    }
+}
+
+/// Why the agent counts as blocked: Claude Code's permission system refused a tool call, or a
+/// tool call came back as an error from a hook (a hook exiting 2 denies the call).
+pub fn agent_blocked(view: &CaseRunView) -> Option<String> {
+    if view.permission_denials > 0 {
+        return Some(format!(
+            "{} tool call(s) denied by permissions",
+            view.permission_denials
+        ));
+    }
+    view.events.iter().find_map(|e| match e {
+        crate::harness::Event::ToolResult {
+            output,
+            is_error: true,
+            ..
+        } => {
+            let lower = output.to_lowercase();
+            (lower.contains("hook")
+                && (lower.contains("block") || lower.contains("denied") || lower.contains("error")))
+            .then(|| output.chars().take(200).collect())
+        }
+        _ => None,
+    })
+}
+
+/// Runs every check of a case-run.
+pub fn run_checks(checks: &[Check], view: &CaseRunView) -> Vec<CheckOutcome> {
+    checks
+        .iter()
+        .map(|c| match evaluate(&c.kind, &c.config, view) {
+            Ok(v) => CheckOutcome {
+                id: c.id.clone(),
+                kind: c.kind.clone(),
+                passed: v.passed != c.negate,
+                message: if c.negate {
+                    format!("negated: {}", v.message)
+                } else {
+                    v.message
+                },
+                evidence: v.evidence,
+                weight: c.weight,
+                negated: c.negate,
+                error: None,
+            },
+            Err(e) => CheckOutcome {
+                id: c.id.clone(),
+                kind: c.kind.clone(),
+                passed: false,
+                message: format!("not evaluated: {e}"),
+                evidence: None,
+                weight: c.weight,
+                negated: c.negate,
+                error: Some(e),
+            },
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn view(output: &str) -> CaseRunView {
+        CaseRunView {
+            output: output.to_string(),
+            ..CaseRunView::default()
+        }
+    }
+
+    fn passes(kind: &str, config: Value, output: &str) -> bool {
+        evaluate(kind, &config, &view(output)).unwrap().passed
+    }
+
+    #[test]
+    fn clauditor_text_checks() {
+        assert!(passes(
+            "contains",
+            json!({"needle": "Venues"}),
+            "## Venues\n"
+        ));
+        assert!(
+            !passes("contains", json!({"needle": "venues"}), "## Venues\n"),
+            "case-sensitive"
+        );
+        assert!(passes(
+            "contains",
+            json!({"needle": "venues", "ignore_case": true}),
+            "## Venues"
+        ));
+        assert!(passes(
+            "not_contains",
+            json!({"needle": "Error"}),
+            "all good"
+        ));
+        assert!(passes(
+            "regex",
+            json!({"pattern": r"\*\*\d+\."}),
+            "x **1. A**"
+        ));
+        assert!(
+            !passes("regex", json!({"pattern": "^b"}), "a\nb"),
+            "^ anchors at the start without (?m)"
+        );
+        assert!(passes("regex", json!({"pattern": "(?m)^b"}), "a\nb"));
+        assert!(
+            passes("regex", json!({"pattern": r"(?<=\$)\d+"}), "cost $12"),
+            "lookbehind works"
+        );
+        assert!(passes(
+            "min_count",
+            json!({"pattern": "^- ", "count": 1}),
+            "- a\n- b"
+        ));
+        assert!(!passes(
+            "min_count",
+            json!({"pattern": "(?m)^- ", "count": 3}),
+            "- a\n- b"
+        ));
+        assert!(passes(
+            "min_count",
+            json!({"pattern": "(?m)^- ", "count": 2}),
+            "- a\n- b"
+        ));
+    }
+
+    #[test]
+    fn lengths_count_characters_not_bytes() {
+        assert!(passes("min_length", json!({"length": 3}), "été"));
+        assert!(passes("max_length", json!({"length": 3}), "été"));
+        assert!(!passes("max_length", json!({"length": 2}), "été"));
+    }
+
+    #[test]
+    fn urls_entries_and_formats_are_counted_like_clauditor() {
+        let out = "See https://a.com/x, https://a.com/x and (https://b.org).\n**1. One** **2. Two** **3. Three**";
+        assert!(
+            passes("has_urls", json!({"count": 3}), out),
+            "duplicates count"
+        );
+        assert!(!passes("has_urls", json!({"count": 4}), out));
+        assert!(passes("has_entries", json!({"count": 3}), out));
+        assert!(passes(
+            "has_format",
+            json!({"format": "phone_us", "count": 2}),
+            "call (408) 555-0123 or 408.555.0199"
+        ));
+        assert!(!passes(
+            "has_format",
+            json!({"format": "uuid", "count": 1}),
+            "no ids"
+        ));
+        let v = evaluate("has_urls", &json!({"count": 1}), &view(out)).unwrap();
+        assert_eq!(
+            v.evidence.as_deref(),
+            Some("https://a.com/x, | https://a.com/x | https://b.org")
+        );
+    }
+
+    #[test]
+    fn skillet_semantics() {
+        assert!(passes(
+            "starts_with",
+            json!({"prefix": "**issue**", "ignore_case": true}),
+            "**Issue** (blocking): x"
+        ));
+        assert!(
+            !passes(
+                "starts_with",
+                json!({"prefix": "issue", "ignore_case": true}),
+                "  issue"
+            ),
+            "no left strip"
+        );
+        assert!(
+            passes(
+                "ends_with",
+                json!({"suffix": ".", "ignore_case": true}),
+                "done.\n  "
+            ),
+            "right-stripped"
+        );
+        let mut v = view("");
+        v.events = vec![crate::harness::Event::ToolCall {
+            id: "1".into(),
+            name: "Read".into(),
+            input: json!({}),
+        }];
+        assert!(
+            evaluate("tool_called", &json!({"tool": "Read"}), &v)
+                .unwrap()
+                .passed
+        );
+        assert!(
+            !evaluate("tool_called", &json!({"tool": "read"}), &v)
+                .unwrap()
+                .passed,
+            "exact names"
+        );
+        assert!(
+            evaluate("tool_not_called", &json!({"tool": "Write"}), &v)
+                .unwrap()
+                .passed
+        );
+    }
+
+    #[test]
+    fn negation_and_unevaluable_checks() {
+        let check = |kind: &str, config: Value, negate: bool| Check {
+            id: "c".into(),
+            kind: kind.into(),
+            config,
+            negate,
+            weight: 1.0,
+            target: crate::spec::CheckTarget::Output,
+            location: None,
+        };
+        let r = run_checks(
+            &[check("contains", json!({"needle": "x"}), true)],
+            &view("xyz"),
+        );
+        assert!(!r[0].passed && r[0].negated);
+        let r = run_checks(&[check("nope", json!({}), false)], &view(""));
+        assert!(
+            !r[0].passed && r[0].error.is_some(),
+            "a check that cannot run never passes"
+        );
+    }
+
+    #[test]
+    fn excerpts_are_bounded_and_on_one_line() {
+        let text = format!("{}needle\n{}", "a".repeat(100), "b".repeat(100));
+        let e = excerpt(&text, 100, 106);
+        assert!(e.starts_with('…') && e.ends_with('…') && e.contains("needle⏎"));
+        assert!(e.chars().count() <= 60 + 6 + 60 + 2);
+    }
+}

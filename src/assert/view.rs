@@ -1,0 +1,64 @@
+//! What a check can see of a finished case-run.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use crate::harness::Event;
+
+/// A case-run as checks see it. Built from a live run (with its workspace) or from a run
+/// folder (with its artifacts and file listing) when re-grading.
+#[derive(Debug, Clone, Default)]
+pub struct CaseRunView {
+    /// What counts as the case's output (final message, stdout, or the output file).
+    pub output: String,
+    pub final_message: String,
+    pub stdout: String,
+    pub stderr: String,
+    pub exit_code: Option<i32>,
+    pub events: Vec<Event>,
+    /// Files in the workspace after the run, relative to its root.
+    pub files: BTreeSet<PathBuf>,
+    /// Where file contents can be read: the live workspace root, or the run's artifacts.
+    pub file_root: Option<PathBuf>,
+    /// The agent's working folder relative to the workspace root (`inputs` for clauditor).
+    pub cwd: PathBuf,
+    /// Fixtures the agent changed or deleted.
+    pub changed_fixtures: Vec<PathBuf>,
+    pub num_turns: Option<u64>,
+    pub cost_usd: Option<f64>,
+    pub duration_ms: u64,
+    /// Tool calls the agent's permission system refused.
+    pub permission_denials: usize,
+}
+
+impl CaseRunView {
+    /// The names of tools called, in order.
+    pub fn tool_calls(&self) -> impl Iterator<Item = (&str, &serde_json::Value)> {
+        self.events.iter().filter_map(|e| match e {
+            Event::ToolCall { name, input, .. } => Some((name.as_str(), input)),
+            _ => None,
+        })
+    }
+
+    pub fn skills_invoked(&self) -> Vec<&str> {
+        let mut seen = Vec::new();
+        for e in &self.events {
+            if let Event::SkillInvoked { name } = e
+                && !seen.contains(&name.as_str())
+            {
+                seen.push(name.as_str());
+            }
+        }
+        seen
+    }
+
+    /// A workspace path as a check names it (relative to the workspace root).
+    pub fn has_file(&self, path: &Path) -> bool {
+        self.files.contains(path)
+    }
+
+    /// A file's text, when its content is available.
+    pub fn read_file(&self, path: &Path) -> Option<String> {
+        std::fs::read_to_string(self.file_root.as_ref()?.join(path)).ok()
+    }
+}
