@@ -222,7 +222,7 @@ fn api_errors_are_reported_by_category() {
         assert_eq!(r["error"]["category"], category, "{case}: {r:#}");
         assert!(r["workspace"].is_string(), "failed workspaces are kept");
     }
-    assert!(stdout(&out).contains("FAILED"));
+    assert!(stdout(&out).contains("FAIL "));
 }
 
 /// Processes whose working folder is under `dir`.

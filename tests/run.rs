@@ -18,47 +18,73 @@ fn run(dir: &Path, args: &[&str]) -> std::process::Output {
 }
 
 #[test]
-fn the_quickstart_runs_offline() {
+fn the_quickstart_runs_offline_and_its_checks_can_fail() {
     let d = tempfile::tempdir().unwrap();
+    let out_dir = d.path().join("out").display().to_string();
+    let ws = d.path().join("ws").display().to_string();
     let out = assay(
         &repo(),
         &[
             "run",
             "examples/quickstart",
             "--output-dir",
-            d.path().to_str().unwrap(),
+            &out_dir,
             "--workspace-dir",
-            d.path().join("ws").to_str().unwrap(),
+            &ws,
         ],
     );
     assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
     assert!(
-        stdout(&out).contains("2 case-runs: 2 completed"),
+        stdout(&out).contains("3 case-runs: 3 passed"),
         "{}",
         stdout(&out)
     );
-    let rs = results(d.path());
-    let ada = &rs["ada"];
-    assert_eq!(ada["harness"], "command");
-    assert_eq!(
-        ada["turns"][0]["final_message"],
-        "Wrote greeting.txt for Ada.\n"
-    );
-    let dir = Path::new(ada["dir"].as_str().unwrap());
+    let rs = results(&d.path().join("out"));
+    let card = &rs["greeting"];
+    assert_eq!(card["harness"], "command");
+    assert_eq!(card["grade"]["verdict"], "pass");
+    assert_eq!(card["grade"]["checks_passed"], 3);
+    assert_eq!(card["output_files"]["greeting.txt"], "Hello, Ada!\n");
+    assert_eq!(card["checks"][0]["evidence"], "Hello, Ada!⏎");
+    let dir = Path::new(card["dir"].as_str().unwrap());
     assert_eq!(
         std::fs::read_to_string(dir.join("artifacts/greeting.txt")).unwrap(),
         "Hello, Ada!\n"
     );
     assert_eq!(
         std::fs::read_to_string(dir.join("prompt.txt")).unwrap(),
-        "Run headless. Write a greeting card for Ada.\n"
+        "/greeting Ada\n"
     );
-    let anyone = Path::new(rs["anyone"]["dir"].as_str().unwrap()).join("artifacts/greeting.txt");
-    assert_eq!(std::fs::read_to_string(anyone).unwrap(), "Hello, world!\n");
+    assert_eq!(
+        rs["002"]["turns"][0]["final_message"],
+        "Wrote greeting.txt for world.\n"
+    );
     // Workspaces of completed runs are removed.
     assert_eq!(std::fs::read_dir(d.path().join("ws")).unwrap().count(), 0);
-    let run_json = read_json(&d.path().join("run.json"));
-    assert_eq!(run_json["case_runs"], 2);
+    assert_eq!(read_json(&d.path().join("out/run.json"))["case_runs"], 3);
+
+    // An agent that does not do the job fails the same checks.
+    let out_dir = d.path().join("bad").display().to_string();
+    let out = assay(
+        &repo(),
+        &[
+            "run",
+            "examples/quickstart",
+            "--command",
+            "echo nope",
+            "--output-dir",
+            &out_dir,
+        ],
+    );
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("3 case-runs: 3 failed"),
+        "{}",
+        stdout(&out)
+    );
+    let bad = &results(&d.path().join("bad"))["greeting"];
+    assert_eq!(bad["grade"]["verdict"], "fail");
+    assert_eq!(bad["checks"][0]["passed"], false);
 }
 
 #[test]

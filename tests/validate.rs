@@ -12,14 +12,14 @@ fn examples_load_with_correct_counts() {
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(v["ok"], true);
     let s = &v["summary"];
-    assert_eq!(s["by_format"]["bmad"], 2);
-    assert_eq!(s["by_format"]["clauditor"], 1);
-    assert_eq!(s["by_format"]["skillet"], 1);
+    assert_eq!(s["by_format"]["bmad"], 1);
+    assert_eq!(s["by_format"]["clauditor"], 2);
+    assert_eq!(s["by_format"]["skillet"], 2);
     assert_eq!(s["by_format"]["uaaps"], 1);
     assert_eq!(s["by_format"]["uaaps-tests"], 2);
-    assert_eq!(s["cases"], 14);
+    assert_eq!(s["cases"], 15);
     assert_eq!(s["trigger_cases"], 8);
-    assert_eq!(s["checks"], 30);
+    assert_eq!(s["checks"], 37);
     assert_eq!(v["problems"].as_array().unwrap().len(), 0);
 
     let text = assay(&repo(), &["validate", "examples"]);
@@ -32,7 +32,7 @@ fn examples_load_with_correct_counts() {
 fn each_example_loads_alone() {
     for (dir, format, cases) in [
         ("examples/bmad", "bmad", 2),
-        ("examples/quickstart", "bmad", 2),
+        ("examples/quickstart", "skillet", 3),
         ("examples/clauditor", "clauditor", 1),
         ("examples/skillet", "skillet", 3),
         ("examples/uaaps", "uaaps", 6),
@@ -84,7 +84,7 @@ fn list_shows_suites_cases_and_triggers() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|s| s["format"] == "clauditor")
+        .find(|s| s["id"] == "clauditor:summarize-csv")
         .unwrap();
     let case = &clauditor["cases"][0];
     assert_eq!(case["turns"][0], "/summarize-csv sales.csv --top 3");
@@ -105,7 +105,7 @@ fn list_shows_suites_cases_and_triggers() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|s| s["format"] == "skillet")
+        .find(|s| s["id"] == "skillet:conventional-comments")
         .unwrap();
     assert_eq!(skillet["cases"][1]["turns"].as_array().unwrap().len(), 2);
     assert_eq!(skillet["cases"][2]["id"], "security/003");

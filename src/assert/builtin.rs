@@ -153,7 +153,15 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
         }
         "regex" => {
             let pattern = str_of(config, "pattern")?;
-            let m = regex(pattern)?.find(out).map_err(|e| e.to_string())?;
+            let re = regex(pattern)?;
+            // Python's `$` also matches just before a final newline; Rust's does not.
+            let m = match re.find(out).map_err(|e| e.to_string())? {
+                Some(m) => Some(m),
+                None => match out.strip_suffix('\n') {
+                    Some(trimmed) => re.find(trimmed).map_err(|e| e.to_string())?,
+                    None => None,
+                },
+            };
             match m {
                 Some(m) => verdict(
                     true,

@@ -8,4 +8,5 @@
 pub mod builtin;
 pub mod formats;
 pub mod registry;
+pub mod verdict;
 pub mod view;

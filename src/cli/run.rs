@@ -2,7 +2,7 @@
 
 use super::{RunArgs, load, print_problems};
 use crate::exit::Outcome;
-use crate::run::{self, CaseRunResult, NotStarted, RunOptions, Status};
+use crate::run::{self, CaseRunResult, NotStarted, RunOptions};
 use crate::spec::formats::LoadCtx;
 
 pub fn run(ctx: &LoadCtx, args: &RunArgs) -> Outcome {
@@ -58,6 +58,11 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs) -> Outcome {
         parts.join(", ")
     );
     println!("run folder: {}", ctx.shown(&report.dir).display());
+    if tally.contains_key("not graded") {
+        println!(
+            "not graded: judge items (expectations, criteria, rubrics) need the LLM judge, which a later release adds; they are never counted as passed"
+        );
+    }
     if tally.contains_key("error") {
         Outcome::Infrastructure
     } else if tally.contains_key("failed") {
@@ -76,11 +81,12 @@ fn default_jobs() -> usize {
 
 /// One line per finished case-run.
 fn line(r: &CaseRunResult) -> String {
-    let mark = match r.status {
-        Status::Completed => "ok     ",
-        Status::Failed => "FAILED ",
-        Status::Error => "ERROR  ",
-        Status::Skipped => "skipped",
+    let mark = match run::outcome(r) {
+        "passed" => "PASS      ",
+        "failed" => "FAIL      ",
+        "not graded" => "NOT GRADED",
+        "error" => "ERROR     ",
+        _ => "skipped   ",
     };
     let mut s = format!(
         "{mark} {}/{} ({:.1}s)",
@@ -88,7 +94,16 @@ fn line(r: &CaseRunResult) -> String {
         r.case,
         r.duration_ms as f64 / 1000.0
     );
-    if let Some(reason) = &r.reason {
+    if let Some(g) = r.grade.as_ref().filter(|g| g.checks_total > 0) {
+        s.push_str(&format!(" [{}/{} checks]", g.checks_passed, g.checks_total));
+    }
+    let reason = r
+        .grade
+        .as_ref()
+        .filter(|g| g.verdict == crate::assert::verdict::Verdict::Fail)
+        .and_then(|g| g.reasons.first().cloned())
+        .or_else(|| r.reason.clone());
+    if let Some(reason) = reason {
         s.push_str(&format!(": {}", reason.lines().next().unwrap_or("")));
     }
     if let Some(ws) = &r.workspace {

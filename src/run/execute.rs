@@ -8,6 +8,9 @@ use serde::Serialize;
 
 use super::process::{self, Exited, Spawn};
 use super::record::{self, Lines};
+use crate::assert::builtin::{self, CheckOutcome};
+use crate::assert::verdict::{self as grading, Grade};
+use crate::assert::view::CaseRunView;
 use crate::harness::{AgentError, ErrorCategory, Event, Harness, Invocation, Summary, Usage};
 use crate::spec::{Case, OutputSpec, StdinSource, Suite};
 use crate::workspace::snapshot::{Change, ChangeKind, Snapshot};
@@ -58,6 +61,10 @@ pub struct CaseRunResult {
     pub output_files: BTreeMap<String, String>,
     pub stderr_tail: String,
     pub teardown_error: Option<String>,
+    /// Every check's outcome.
+    pub checks: Vec<CheckOutcome>,
+    /// The verdict from the harness outcome and the checks (absent when not run).
+    pub grade: Option<Grade>,
     /// The kept workspace, when kept.
     pub workspace: Option<PathBuf>,
     pub dir: PathBuf,
@@ -101,6 +108,8 @@ impl CaseRunResult {
             output_files: BTreeMap::new(),
             stderr_tail: String::new(),
             teardown_error: None,
+            checks: Vec::new(),
+            grade: None,
             workspace: None,
             dir: plan.dir.clone(),
         }
@@ -164,6 +173,7 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
     let mut stdout_text = String::new();
     let mut last_exit: Option<Exited> = None;
     let mut session: Option<String> = None;
+    let mut all_events: Vec<Event> = Vec::new();
 
     let turns: Vec<String> = if plan.case.command.is_some() {
         vec![String::new()]
@@ -237,6 +247,7 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
                 _ => {}
             }
         }
+        all_events.extend(events);
         result.usage.add(&summary.usage);
         if let Some(c) = summary.cost_usd {
             *result.cost_usd.get_or_insert(0.0) += c;
@@ -287,12 +298,63 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         &stdout_text,
         &mut result.output_files,
     );
-    let _ = std::fs::write(plan.dir.join("output.txt"), output.unwrap_or_default());
+    let output = output.unwrap_or_default();
+    let _ = std::fs::write(plan.dir.join("output.txt"), &output);
     let _ = std::fs::write(plan.dir.join("stderr.txt"), &result.stderr_tail);
     let after = Snapshot::take(&staged.root);
     result.artifacts = staged.before.changes(&after);
     result.fixture_changes = staged.fixture_changes();
     copy_artifacts(&staged.root, &result.artifacts, &plan.dir.join("artifacts"));
+    let files = after.paths();
+    let _ = record::write_json(&plan.dir.join("workspace.json"), &files);
+
+    // Grade: the deterministic checks, against the live workspace.
+    let view = CaseRunView {
+        output,
+        final_message: result
+            .turns
+            .last()
+            .and_then(|t| t.final_message.clone())
+            .unwrap_or_default(),
+        stdout: stdout_text.clone(),
+        stderr: result.stderr_tail.clone(),
+        exit_code: result.exit_code,
+        events: all_events,
+        files: files.into_iter().collect(),
+        file_root: Some(staged.root.clone()),
+        cwd: staged
+            .cwd
+            .strip_prefix(&staged.root)
+            .map(Path::to_path_buf)
+            .unwrap_or_default(),
+        changed_fixtures: result
+            .fixture_changes
+            .iter()
+            .map(|f| f.path.clone())
+            .collect(),
+        num_turns: result
+            .turns
+            .iter()
+            .filter_map(|t| t.num_turns)
+            .reduce(|a, b| a + b),
+        cost_usd: result.cost_usd,
+        duration_ms: started.elapsed().as_millis() as u64,
+        permission_denials: result
+            .turns
+            .iter()
+            .map(|t| t.permission_denials.len())
+            .sum(),
+    };
+    result.checks = builtin::run_checks(&plan.case.checks, &view);
+    let judge = &plan.case.judge;
+    let ungraded =
+        judge.expectations.len() + judge.rubric.len() + usize::from(judge.criteria.is_some());
+    result.grade = Some(grading::grade(
+        result.status == Status::Completed,
+        result.reason.as_deref(),
+        &result.checks,
+        ungraded,
+    ));
 
     if let Some(script) = &plan.case.teardown
         && let Err(why) = run_script("teardown", script, &staged.root, &staged.env).await

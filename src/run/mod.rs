@@ -321,17 +321,23 @@ async fn harness_versions(harnesses: &[(String, Box<dyn Harness>)]) -> BTreeMap<
     out
 }
 
-/// Counts of each status.
+/// A case-run's outcome in one word: passed, failed, not graded, error or skipped.
+pub fn outcome(r: &CaseRunResult) -> &'static str {
+    use crate::assert::verdict::Verdict;
+    match (r.status, r.grade.as_ref().map(|g| g.verdict)) {
+        (Status::Error, _) => "error",
+        (Status::Skipped, _) => "skipped",
+        (_, Some(Verdict::Pass)) => "passed",
+        (_, Some(Verdict::NotGraded)) => "not graded",
+        _ => "failed",
+    }
+}
+
+/// Counts of each outcome.
 pub fn tally(results: &[CaseRunResult]) -> BTreeMap<&'static str, usize> {
     let mut t = BTreeMap::new();
     for r in results {
-        let k = match r.status {
-            Status::Completed => "completed",
-            Status::Failed => "failed",
-            Status::Error => "error",
-            Status::Skipped => "skipped",
-        };
-        *t.entry(k).or_default() += 1;
+        *t.entry(outcome(r)).or_default() += 1;
     }
     t
 }

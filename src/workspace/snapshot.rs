@@ -49,6 +49,11 @@ impl Snapshot {
         Snapshot { files }
     }
 
+    /// Every file's path, relative to the root.
+    pub fn paths(&self) -> Vec<PathBuf> {
+        self.files.keys().cloned().collect()
+    }
+
     /// Files created, modified (size or time changed) and deleted since `self`.
     pub fn changes(&self, after: &Snapshot) -> Vec<Change> {
         let mut out = Vec::new();
