@@ -376,3 +376,100 @@ fn background_tasks_never_awaited_are_reported_unless_sync_tasks() {
         stdout(&out)
     );
 }
+
+#[test]
+fn a_uaaps_package_runs_with_its_skills_and_hooks_installed() {
+    let Some(claude) = agent_cli("claude") else {
+        return;
+    };
+    let server = ModelServer::start();
+    server.script(
+        "How many words and lines",
+        vec![
+            tool(
+                "Bash",
+                json!({"command": "mkdir -p output && python3 .claude/skills/text-tools/scripts/count.py fixtures/sample.txt | tee output/count.txt"}),
+            ),
+            text("fixtures/sample.txt has 8 words, 2 lines."),
+        ],
+    );
+    server.script(
+        "to /etc/config.txt",
+        vec![
+            tool(
+                "Write",
+                json!({"file_path": "/etc/config.txt", "content": "test"}),
+            ),
+            text("The hook denied that write."),
+        ],
+    );
+    let out_dir = tempfile::tempdir().unwrap();
+    let (out_path, ws) = (
+        out_dir.path().display().to_string(),
+        out_dir.path().join("ws").display().to_string(),
+    );
+    let args = [
+        "run",
+        "examples/uaaps",
+        "--filter",
+        "uaaps:",
+        "--harness",
+        "claude-code",
+    ];
+    let mut all = args.to_vec();
+    all.extend([
+        "--pass-env",
+        "CLAUDE_CODE_MAX_RETRIES",
+        "--output-dir",
+        &out_path,
+        "--workspace-dir",
+        &ws,
+    ]);
+    let out = assay_env(&repo(), &all, &claude_env(&claude, &server));
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let rs = results(out_dir.path());
+    let count = &rs["count-words"];
+    let hook = &rs["hook-blocks-etc"];
+    for r in [count, hook] {
+        assert_eq!(r["status"], "completed", "{r:#}");
+        assert!(
+            r["checks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|c| c["passed"] == true),
+            "{r:#}"
+        );
+        // Each case also has judge criteria: not graded until a judge runs, never passed.
+        assert_eq!(r["grade"]["verdict"], "not-graded", "{r:#}");
+    }
+    let blocked = hook["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["kind"] == "agent_blocked")
+        .unwrap();
+    assert!(
+        blocked["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("writes to /etc are not allowed"),
+        "{blocked:#}"
+    );
+    assert!(
+        !Path::new("/etc/config.txt").exists()
+            || std::fs::read_to_string("/etc/config.txt").unwrap() != "test"
+    );
+    let created = count["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["kind"] == "file_exists")
+        .unwrap();
+    assert_eq!(created["passed"], true);
+    let dir = Path::new(count["dir"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("artifacts/output/count.txt")).unwrap(),
+        "8 words, 2 lines\n"
+    );
+}

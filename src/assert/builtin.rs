@@ -324,27 +324,32 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
     }
 }
 
-/// Why the agent counts as blocked: Claude Code's permission system refused a tool call, or a
-/// tool call came back as an error from a hook (a hook exiting 2 denies the call).
+/// Why the agent counts as blocked: Claude Code's permission system refused a tool call
+/// (`permission_denials` in its result), or a hook denied one — Claude Code reports a hook that
+/// exits 2 as an error tool result reading `<Event>:<Tool> hook error: [command]: <message>`.
 pub fn agent_blocked(view: &CaseRunView) -> Option<String> {
-    if view.permission_denials > 0 {
-        return Some(format!(
-            "{} tool call(s) denied by permissions",
-            view.permission_denials
-        ));
-    }
-    view.events.iter().find_map(|e| match e {
+    let by_hook = view.events.iter().find_map(|e| match e {
         crate::harness::Event::ToolResult {
             output,
             is_error: true,
             ..
         } => {
-            let lower = output.to_lowercase();
-            (lower.contains("hook")
-                && (lower.contains("block") || lower.contains("denied") || lower.contains("error")))
-            .then(|| output.chars().take(200).collect())
+            let text = output.trim_start_matches("Error: ");
+            let hook = text
+                .split_once(" hook error:")
+                .is_some_and(|(head, _)| head.contains(':') && !head.contains(' '))
+                || text.to_lowercase().contains("blocked by hook");
+            hook.then(|| text.chars().take(200).collect())
         }
         _ => None,
+    });
+    by_hook.or_else(|| {
+        (view.permission_denials > 0).then(|| {
+            format!(
+                "{} tool call(s) denied by permissions",
+                view.permission_denials
+            )
+        })
     })
 }
 
@@ -527,6 +532,30 @@ mod tests {
                 .unwrap()
                 .passed
         );
+    }
+
+    #[test]
+    fn a_hook_denial_or_a_permission_denial_blocks_the_agent() {
+        let result = |output: &str| crate::harness::Event::ToolResult {
+            id: "t".into(),
+            output: output.into(),
+            is_error: true,
+        };
+        let mut v = view("");
+        v.events = vec![result(
+            "PreToolUse:Write hook error: [sh block.sh]: writes to /etc are not allowed\n",
+        )];
+        assert!(agent_blocked(&v).unwrap().contains("not allowed"));
+        v.events = vec![result(
+            "File does not exist. Note: the hook error log is empty",
+        )];
+        assert!(
+            agent_blocked(&v).is_none(),
+            "an ordinary tool error is not a block"
+        );
+        v.events.clear();
+        v.permission_denials = 1;
+        assert!(agent_blocked(&v).is_some());
     }
 
     #[test]

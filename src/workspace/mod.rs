@@ -232,8 +232,57 @@ fn install_skill(suite: &Suite, root: &Path) -> Result<Option<PathBuf>, StageErr
                 )?;
             }
         }
+        install_hooks(&pkg.root.join("hooks/hooks.json"), root)?;
     }
     Ok(None)
+}
+
+/// Merges a package's `hooks/hooks.json` (Claude Code's `{"hooks": {event: [...]}}` shape)
+/// into the workspace's `.claude/settings.json`, so the agent runs with the package's hooks.
+fn install_hooks(hooks_file: &Path, root: &Path) -> Result<(), StageError> {
+    let Ok(text) = std::fs::read_to_string(hooks_file) else {
+        return Ok(());
+    };
+    let bad = |e: String| StageError {
+        what: "read the hooks of",
+        path: hooks_file.to_path_buf(),
+        source: std::io::Error::other(e),
+    };
+    let hooks: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let Some(events) = hooks.get("hooks").and_then(|h| h.as_object()) else {
+        return Err(bad("expected {\"hooks\": {\"<event>\": [...]}}".into()));
+    };
+    let settings_path = root.join(".claude/settings.json");
+    let mut settings: serde_json::Value = std::fs::read_to_string(&settings_path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_else(|| serde_json::json!({}));
+    let target = settings
+        .as_object_mut()
+        .ok_or_else(|| bad("the workspace's .claude/settings.json is not an object".into()))?
+        .entry("hooks")
+        .or_insert_with(|| serde_json::json!({}));
+    for (event, list) in events {
+        let slot = target
+            .as_object_mut()
+            .ok_or_else(|| bad("`hooks` in .claude/settings.json is not an object".into()))?
+            .entry(event.clone())
+            .or_insert_with(|| serde_json::json!([]));
+        if let (Some(slot), Some(list)) = (slot.as_array_mut(), list.as_array()) {
+            slot.extend(list.iter().cloned());
+        }
+    }
+    let text = serde_json::to_string_pretty(&settings).map_err(|e| bad(e.to_string()))?;
+    io(
+        "write",
+        &settings_path,
+        std::fs::create_dir_all(root.join(".claude")),
+    )?;
+    io(
+        "write",
+        &settings_path,
+        std::fs::write(&settings_path, text),
+    )
 }
 
 /// For a baseline: the skill under test must not be there.
