@@ -10,6 +10,7 @@ pub mod diag;
 pub mod discover;
 pub mod exit;
 pub mod harness;
+pub mod judge;
 pub mod run;
 pub mod spec;
 pub mod workspace;
