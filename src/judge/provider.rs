@@ -266,13 +266,13 @@ impl Judge {
                 (
                     self.cli(program, args, Some(input.into_bytes()), |out| {
                         out.lines()
+                            .rev()
                             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
                             .filter(|v| {
                                 v["type"] == "item.completed"
                                     && v["item"]["type"] == "agent_message"
                             })
-                            .filter_map(|v| v["item"]["text"].as_str().map(String::from))
-                            .last()
+                            .find_map(|v| v["item"]["text"].as_str().map(String::from))
                             .ok_or_else(|| JudgeError::Empty(out.chars().take(500).collect()))
                     })
                     .await,
