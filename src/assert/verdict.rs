@@ -1,4 +1,4 @@
-//! A case-run's verdict from its harness outcome and its checks.
+//! A case-run's verdict from its harness outcome, its checks and its judge items.
 
 use serde::Serialize;
 
@@ -9,7 +9,7 @@ use super::builtin::CheckOutcome;
 pub enum Verdict {
     Pass,
     Fail,
-    /// Some graded items could not be graded (a judge item with no judge): never a pass.
+    /// Some judge items could not be graded (no judge, or the judge failed): never a pass.
     NotGraded,
 }
 
@@ -25,12 +25,23 @@ pub struct Grade {
     pub reasons: Vec<String>,
 }
 
-/// Combines the harness outcome, the check outcomes and the judge items left ungraded.
+/// What the judge concluded about a case-run's judge items.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JudgeVerdict {
+    /// How many judge items the case has.
+    pub items: usize,
+    /// `Some(true)`: every judged item passes; `Some(false)`: some fail; `None`: not graded.
+    pub passed: Option<bool>,
+    /// Why it failed, or why nothing was graded.
+    pub reasons: Vec<String>,
+}
+
+/// Combines the harness outcome, the check outcomes and the judge's verdict.
 pub fn grade(
     harness_ok: bool,
     harness_reason: Option<&str>,
     checks: &[CheckOutcome],
-    ungraded: usize,
+    judge: &JudgeVerdict,
 ) -> Grade {
     let total_weight: f64 = checks.iter().map(|c| c.weight).sum();
     let passed_weight: f64 = checks.iter().filter(|c| c.passed).map(|c| c.weight).sum();
@@ -45,12 +56,14 @@ pub fn grade(
     for c in checks.iter().filter(|c| !c.passed) {
         reasons.push(format!("{} ({}): {}", c.id, c.kind, c.message));
     }
+    if judge.passed == Some(false) {
+        reasons.extend(judge.reasons.iter().cloned());
+    }
     let verdict = if !reasons.is_empty() {
         Verdict::Fail
-    } else if ungraded > 0 {
-        reasons.push(format!(
-            "{ungraded} judge item(s) not graded: no judge has run"
-        ));
+    } else if judge.items > 0 && judge.passed.is_none() {
+        reasons.push(format!("{} judge item(s) not graded", judge.items));
+        reasons.extend(judge.reasons.iter().cloned());
         Verdict::NotGraded
     } else {
         Verdict::Pass
@@ -87,16 +100,47 @@ mod tests {
 
     #[test]
     fn verdicts() {
+        let none = JudgeVerdict::default();
         assert_eq!(
-            grade(true, None, &[outcome(true, 1.0)], 0).verdict,
+            grade(true, None, &[outcome(true, 1.0)], &none).verdict,
             Verdict::Pass
         );
-        let g = grade(true, None, &[outcome(true, 3.0), outcome(false, 1.0)], 0);
+        let g = grade(
+            true,
+            None,
+            &[outcome(true, 3.0), outcome(false, 1.0)],
+            &none,
+        );
         assert_eq!(g.verdict, Verdict::Fail);
         assert_eq!(g.score, 0.75);
-        assert_eq!(grade(true, None, &[], 2).verdict, Verdict::NotGraded);
+        let ungraded = JudgeVerdict {
+            items: 2,
+            passed: None,
+            reasons: vec!["no judge available".into()],
+        };
+        let g = grade(true, None, &[], &ungraded);
+        assert_eq!(g.verdict, Verdict::NotGraded);
+        assert!(g.reasons[1].contains("no judge"));
+        let failed = JudgeVerdict {
+            items: 1,
+            passed: Some(false),
+            reasons: vec!["expectation 1 failed".into()],
+        };
         assert_eq!(
-            grade(false, Some("timed out"), &[outcome(true, 1.0)], 0).reasons,
+            grade(true, None, &[outcome(true, 1.0)], &failed).verdict,
+            Verdict::Fail
+        );
+        let passed = JudgeVerdict {
+            items: 1,
+            passed: Some(true),
+            reasons: vec![],
+        };
+        assert_eq!(
+            grade(true, None, &[outcome(true, 1.0)], &passed).verdict,
+            Verdict::Pass
+        );
+        assert_eq!(
+            grade(false, Some("timed out"), &[outcome(true, 1.0)], &none).reasons,
             ["timed out"]
         );
     }

@@ -35,7 +35,7 @@ pub enum Command {
     /// List the suites, their cases and trigger cases.
     List(ListArgs),
     /// Run the suites' cases through a harness in isolated workspaces and record everything.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
 }
 
 /// Where to look for suites.
@@ -109,6 +109,10 @@ pub struct RunArgs {
     /// Pass this host environment variable to agents too (repeatable).
     #[arg(long, value_name = "NAME")]
     pub pass_env: Vec<String>,
+    /// The judge: a provider (anthropic, openai, claude-cli, codex-cli), provider:model, or a
+    /// model name (claude-* → anthropic, gpt-*/o<digit>* → openai).
+    #[arg(long, env = "ASSAY_JUDGE")]
+    pub judge: Option<String>,
     /// The command harness's program and arguments, split on spaces; `{prompt}` is replaced
     /// by the prompt, otherwise the prompt goes to stdin.
     #[arg(long)]

@@ -26,6 +26,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs) -> Outcome {
         workspace_dir: args.workspace_dir.as_ref().map(|d| ctx.cwd.join(d)),
         trust: args.trust,
         pass_env: args.pass_env.clone(),
+        judge: args.judge.clone(),
         command: args
             .command
             .as_deref()

@@ -12,7 +12,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use serde::Serialize;
 
-pub use execute::{CaseRunResult, Status};
+pub use execute::{CaseRunResult, JudgeSlot, Status};
 
 use crate::config::{self, Config};
 use crate::diag::Problem;
@@ -40,6 +40,8 @@ pub struct RunOptions {
     pub pass_env: Vec<String>,
     /// The `command` harness's command, overriding `assay.toml`.
     pub command: Vec<String>,
+    /// `--judge`: provider, provider:model, or a model name.
+    pub judge: Option<String>,
 }
 
 /// Why a run could not start.
@@ -61,6 +63,7 @@ pub struct RunReport {
 /// One harness per (suite, case kind), resolved once.
 struct Planned<'a> {
     suite: &'a Suite,
+    judge: Option<JudgeSlot>,
     case: usize,
     harness: usize,
     model: Option<String>,
@@ -140,6 +143,7 @@ pub fn run(
     let mut harnesses: Vec<(String, Box<dyn Harness>)> = Vec::new();
     let mut planned: Vec<Planned<'_>> = Vec::new();
     let mut unavailable: Vec<(String, Unavailable)> = Vec::new();
+    let mut judges: Vec<(String, JudgeSlot)> = Vec::new();
     for s in suites {
         let config = &configs[&s.project_root];
         let name = harness_name(opts, s, config);
@@ -206,7 +210,10 @@ pub fn run(
                 .or(s.defaults.timeout_secs)
                 .or(config.run.timeout)
                 .unwrap_or(DEFAULT_TIMEOUT_SECS);
+            let needs_judge = !case.judge.is_empty();
+            let judge = needs_judge.then(|| judge_for(&mut judges, opts, s, &host));
             planned.push(Planned {
+                judge,
                 suite: s,
                 case: ci,
                 harness: idx,
@@ -248,6 +255,10 @@ pub fn run(
             "started": jiff::Timestamp::now().to_string(),
             "case_runs": planned.len(),
             "harnesses": versions,
+            "judges": judges.iter().map(|(_, slot)| match slot {
+                JudgeSlot::Ready(_, info) => serde_json::to_value(info).unwrap_or_default(),
+                JudgeSlot::Unavailable(why) => serde_json::json!({"unavailable": why}),
+            }).collect::<Vec<_>>(),
             "options": {
                 "harness": opts.harness, "model": opts.model, "timeout": opts.timeout, "jobs": opts.jobs,
                 "filter": opts.filter, "keep_workspaces": opts.keep_workspaces, "trust": opts.trust,
@@ -280,6 +291,7 @@ pub fn run(
                 keep_workspace: opts.keep_workspaces,
                 stage: stage.clone(),
                 dir: record::case_run_dir(&dir, &p.suite.id, &case.id, 1),
+                judge: p.judge.clone(),
             })
         }))
         .buffer_unordered(jobs);
@@ -291,6 +303,34 @@ pub fn run(
         results
     });
     Ok(RunReport { dir, results })
+}
+
+/// The judge for a suite's judge items, shared between suites that choose the same one (so its
+/// concurrency limit holds across the run).
+fn judge_for(
+    judges: &mut Vec<(String, JudgeSlot)>,
+    opts: &RunOptions,
+    suite: &Suite,
+    host: &HostEnv,
+) -> JudgeSlot {
+    let slot = match crate::judge::select(
+        opts.judge.as_deref(),
+        &suite.defaults.judge,
+        host,
+        crate::judge::Limits::default(),
+    ) {
+        Ok((judge, info)) => JudgeSlot::Ready(std::sync::Arc::new(judge), info),
+        Err(why) => JudgeSlot::Unavailable(why),
+    };
+    let key = match &slot {
+        JudgeSlot::Ready(j, i) => format!("{}:{}:{:?}", i.provider, i.model, j.kind),
+        JudgeSlot::Unavailable(why) => why.clone(),
+    };
+    if let Some((_, existing)) = judges.iter().find(|(k, _)| *k == key) {
+        return existing.clone();
+    }
+    judges.push((key, slot.clone()));
+    slot
 }
 
 /// Each harness CLI's `--version`, for the record (10 s at most each).
