@@ -8,9 +8,7 @@ use assay_fuzz::Project;
 use libfuzzer_sys::fuzz_target;
 
 /// The target files, as in tests/loaders_never_panic.rs.
-const FILES: &[&str] = &[
-    ".claude/commands/summarize-csv.eval.json",
-];
+const FILES: &[&str] = &[".claude/commands/summarize-csv.eval.json"];
 
 static PROJECT: OnceLock<Project> = OnceLock::new();
 

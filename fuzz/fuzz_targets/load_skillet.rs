@@ -8,9 +8,7 @@ use assay_fuzz::Project;
 use libfuzzer_sys::fuzz_target;
 
 /// The target files, as in tests/loaders_never_panic.rs.
-const FILES: &[&str] = &[
-    "evals/conventional-comments/001.yaml",
-];
+const FILES: &[&str] = &["evals/conventional-comments/001.yaml"];
 
 static PROJECT: OnceLock<Project> = OnceLock::new();
 

@@ -71,8 +71,14 @@ pub fn check_project(root: &Path, file: &str) {
     let file = Path::new(file);
     if std::env::var_os("ASSAY_FUZZ_VERBOSE").is_some() {
         let sources: Vec<_> = loaded.suites.iter().map(|s| s.source.display()).collect();
-        eprintln!("input written to {}; suites from {sources:?}", file.display());
-        eprintln!("{}", assay::diag::render_text(&loaded.problems, Default::default()));
+        eprintln!(
+            "input written to {}; suites from {sources:?}",
+            file.display()
+        );
+        eprintln!(
+            "{}",
+            assay::diag::render_text(&loaded.problems, Default::default())
+        );
     }
     let broken = loaded
         .problems
@@ -103,7 +109,11 @@ pub fn check_problems(problems: &[Problem]) {
         if let (Some(source), Some(span)) = (&p.source, p.span) {
             check_span(source, span, p.code);
             let (line, col) = p.line_col().expect("line_col with source and span");
-            assert!(line >= 1 && col >= 1, "line/col {line}:{col} for {}", p.code);
+            assert!(
+                line >= 1 && col >= 1,
+                "line/col {line}:{col} for {}",
+                p.code
+            );
         }
     }
 }

@@ -59,12 +59,19 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs) -> Outcome {
         parts.join(", ")
     );
     println!("run folder: {}", ctx.shown(&report.dir).display());
+    let judge_failed = report
+        .results
+        .iter()
+        .any(|r| r.judge.as_ref().is_some_and(|j| j.error.is_some()));
     if tally.contains_key("not graded") {
         println!(
-            "not graded: judge items (expectations, criteria, rubrics) need the LLM judge, which a later release adds; they are never counted as passed"
+            "not graded: judge items (expectations, criteria, rubrics) that no judge graded are never counted as passed"
         );
     }
-    if tally.contains_key("error") {
+    if judge_failed {
+        eprintln!("error: the judge failed on some case-runs; their judge items are not graded");
+    }
+    if tally.contains_key("error") || judge_failed {
         Outcome::Infrastructure
     } else if tally.contains_key("failed") {
         Outcome::Failed

@@ -58,6 +58,36 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// The defaults, with `ASSAY_JUDGE_TIMEOUT` (seconds per attempt), `ASSAY_JUDGE_ATTEMPTS`
+    /// and `ASSAY_JUDGE_CONCURRENCY` applied.
+    pub fn from_env(host: &crate::harness::HostEnv) -> Limits {
+        let mut l = Limits::default();
+        if let Some(t) = host
+            .var("ASSAY_JUDGE_TIMEOUT")
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|t| *t > 0.0)
+        {
+            l.timeout = Duration::from_secs_f64(t);
+        }
+        if let Some(a) = host
+            .var("ASSAY_JUDGE_ATTEMPTS")
+            .and_then(|v| v.parse().ok())
+            .filter(|a| *a > 0)
+        {
+            l.attempts = a;
+        }
+        if let Some(c) = host
+            .var("ASSAY_JUDGE_CONCURRENCY")
+            .and_then(|v| v.parse().ok())
+            .filter(|c| *c > 0)
+        {
+            l.concurrency = c;
+        }
+        l
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum JudgeError {
     #[error("the judge API answered {status}: {body}")]

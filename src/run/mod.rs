@@ -317,7 +317,7 @@ fn judge_for(
         opts.judge.as_deref(),
         &suite.defaults.judge,
         host,
-        crate::judge::Limits::default(),
+        crate::judge::Limits::from_env(host),
     ) {
         Ok((judge, info)) => JudgeSlot::Ready(std::sync::Arc::new(judge), info),
         Err(why) => JudgeSlot::Unavailable(why),

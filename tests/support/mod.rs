@@ -1,6 +1,7 @@
 //! Shared helpers for the CLI integration tests.
 #![allow(dead_code)]
 
+pub mod judge_server;
 pub mod model_server;
 
 use std::path::{Path, PathBuf};
