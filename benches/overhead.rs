@@ -20,6 +20,8 @@ fn main() {
         "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"true\"]\n",
     )
     .unwrap();
+    // One evals.json of 1,000 evals, so each workspace copies a small project: what is measured
+    // is assay's work per case-run (plan, stage, spawn, stream, collect, grade, record).
     let evals: Vec<String> = (0..CASES)
         .map(|i| format!(r#"{{"id": "c{i:04}", "prompt": "case {i}", "expectations": ["e"]}}"#))
         .collect();
@@ -30,7 +32,11 @@ fn main() {
     .unwrap();
 
     let t = Instant::now();
+    // No judge: the expectations stay not graded, and no model is called.
     let out = Command::new(env!("CARGO_BIN_EXE_assay"))
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env("PATH", "/usr/bin:/bin")
         .args(["run", "-j", &JOBS.to_string(), "--output-dir"])
         .arg(tmp.path().join("run"))
         .arg("--workspace-dir")
@@ -39,14 +45,11 @@ fn main() {
         .output()
         .unwrap();
     let assay = t.elapsed();
+    let said = String::from_utf8_lossy(&out.stdout);
     assert!(
-        out.status.success(),
+        said.contains(&format!("{CASES} case-runs: {CASES} not graded")),
         "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        String::from_utf8_lossy(&out.stdout)
-            .contains(&format!("{CASES} case-runs: {CASES} completed"))
+        said.lines().rev().take(3).collect::<Vec<_>>().join("\n")
     );
 
     let next = AtomicUsize::new(0);

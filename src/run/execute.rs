@@ -158,7 +158,11 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
     let _ = std::fs::write(plan.dir.join("prompt.txt"), prompt_text(plan.case));
 
     let staged = {
-        let (suite, case, opts) = (plan.suite.clone(), plan.case.clone(), plan.stage.clone());
+        let (suite, case, opts) = (
+            workspace::SuiteStage::of(plan.suite),
+            plan.case.clone(),
+            plan.stage.clone(),
+        );
         match tokio::task::spawn_blocking(move || workspace::stage(&suite, &case, &opts)).await {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => {

@@ -21,9 +21,11 @@ use serde::Serialize;
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let parent = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent)?;
+    // Write then rename: a reader, or a later `assay report`, sees the old file or the new one,
+    // never half of one, even if assay is killed mid-write. (No fsync: that guards against
+    // power loss, and costs milliseconds per case-run.)
     let mut tmp = tempfile::NamedTempFile::new_in(parent)?;
     tmp.write_all(bytes)?;
-    tmp.as_file().sync_data()?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }

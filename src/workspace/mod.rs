@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::spec::{Case, SkillKind, Suite};
+use crate::spec::{Case, Package, Skill, SkillKind, Suite};
 use snapshot::Snapshot;
 
 /// Where the pieces of one case-run's workspace are.
@@ -83,7 +83,34 @@ pub struct StageOptions {
     pub exclude: Vec<PathBuf>,
 }
 
-pub fn stage(suite: &Suite, case: &Case, opts: &StageOptions) -> Result<Staged, StageError> {
+/// What staging needs of a suite (cheap to clone, unlike the suite with all its cases).
+#[derive(Debug, Clone)]
+pub struct SuiteStage {
+    pub project_root: PathBuf,
+    pub base_overlay: Option<PathBuf>,
+    pub skill: Option<Skill>,
+    pub package: Option<Package>,
+    pub env: Vec<(String, String)>,
+}
+
+impl SuiteStage {
+    pub fn of(suite: &Suite) -> SuiteStage {
+        SuiteStage {
+            project_root: suite.project_root.clone(),
+            base_overlay: suite.base_overlay.clone(),
+            skill: suite.skill.clone(),
+            package: suite.package.clone(),
+            env: suite
+                .defaults
+                .env
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        }
+    }
+}
+
+pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Staged, StageError> {
     let parent = opts.parent.clone().unwrap_or_else(std::env::temp_dir);
     io(
         "create a workspace in",
@@ -103,10 +130,13 @@ pub fn stage(suite: &Suite, case: &Case, opts: &StageOptions) -> Result<Staged, 
     io("create", &root, std::fs::create_dir_all(&root))?;
     io("create", &home, std::fs::create_dir_all(&home))?;
 
+    // Never copy assay's own run folder or the workspaces into a workspace.
+    let mut exclude = opts.exclude.clone();
+    exclude.push(parent.clone());
     io(
         "copy the project from",
         &suite.project_root,
-        copy::copy_tree(&suite.project_root, &root, true),
+        copy::copy_tree_except(&suite.project_root, &root, true, &exclude),
     )?;
     for overlay in [suite.base_overlay.as_ref(), case.overlay.as_ref()]
         .into_iter()
@@ -160,12 +190,7 @@ pub fn stage(suite: &Suite, case: &Case, opts: &StageOptions) -> Result<Staged, 
         &home,
         env::copy_credentials(opts.real_home.as_deref(), &home),
     )?;
-    let mut extra: Vec<(String, String)> = suite
-        .defaults
-        .env
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let mut extra: Vec<(String, String)> = suite.env.clone();
     if let Some(cmd) = &case.command {
         extra.extend(cmd.env.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
@@ -193,7 +218,7 @@ fn skill_path(kind: SkillKind, name: &str) -> PathBuf {
 
 /// Copies the skill under test (or, for a UAAPS package, its skills and commands) into the
 /// workspace, replacing whatever an overlay put there.
-fn install_skill(suite: &Suite, root: &Path) -> Result<Option<PathBuf>, StageError> {
+fn install_skill(suite: &SuiteStage, root: &Path) -> Result<Option<PathBuf>, StageError> {
     if let Some(skill) = &suite.skill {
         let rel = skill_path(skill.kind, &skill.name);
         let dest = root.join(&rel);
@@ -286,7 +311,7 @@ fn install_hooks(hooks_file: &Path, root: &Path) -> Result<(), StageError> {
 }
 
 /// For a baseline: the skill under test must not be there.
-fn remove_skill(suite: &Suite, root: &Path) -> Result<Option<PathBuf>, StageError> {
+fn remove_skill(suite: &SuiteStage, root: &Path) -> Result<Option<PathBuf>, StageError> {
     if let Some(skill) = &suite.skill {
         let dest = root.join(skill_path(skill.kind, &skill.name));
         let r = if dest.is_dir() {
