@@ -109,8 +109,8 @@ pub struct RunArgs {
     /// Pass this host environment variable to agents too (repeatable).
     #[arg(long, value_name = "NAME")]
     pub pass_env: Vec<String>,
-    /// The judge: a provider (anthropic, openai, claude-cli, codex-cli), provider:model, or a
-    /// model name (claude-* → anthropic, gpt-*/o<digit>* → openai).
+    /// The judge: a provider (anthropic, openai, claude-cli, codex-cli), provider:model, a
+    /// model name (claude-* → anthropic, gpt-*/o<digit>* → openai), or `none`.
     #[arg(long, env = "ASSAY_JUDGE")]
     pub judge: Option<String>,
     /// The command harness's program and arguments, split on spaces; `{prompt}` is replaced

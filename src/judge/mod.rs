@@ -52,6 +52,9 @@ pub fn select(
     limits: Limits,
 ) -> Result<(Judge, JudgeInfo), String> {
     let env_choice = host.var("ASSAY_JUDGE").map(str::to_string);
+    if matches!(flag.or(env_choice.as_deref()), Some("none" | "off")) {
+        return Err("judging is turned off (--judge none)".into());
+    }
     let (mut provider, mut model, chosen_by) = if let Some(f) = flag {
         let (p, m) = parse_choice(f);
         (p, m, "flag")

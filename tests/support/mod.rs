@@ -94,6 +94,8 @@ pub fn claude_env(
         ("ANTHROPIC_BASE_URL", server.url.clone()),
         ("ANTHROPIC_API_KEY", "sk-assay-test".into()),
         ("CLAUDE_CODE_MAX_RETRIES", "0".into()),
+        // These tests are about the agent; judging has its own tests.
+        ("ASSAY_JUDGE", "none".into()),
     ]
 }
 
@@ -103,6 +105,7 @@ pub fn codex_env(codex: &Path, server: &model_server::ModelServer) -> Vec<(&'sta
         ("ASSAY_CODEX_BIN", codex.display().to_string()),
         ("OPENAI_BASE_URL", format!("{}/v1", server.url)),
         ("OPENAI_API_KEY", "sk-assay-test".into()),
+        ("ASSAY_JUDGE", "none".into()),
     ]
 }
 
