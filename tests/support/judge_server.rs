@@ -4,7 +4,6 @@
 //! malformed answers. Every request is recorded.
 
 use std::collections::VecDeque;
-use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -40,29 +39,18 @@ pub struct JudgeServer {
 
 impl JudgeServer {
     pub fn start(replies: Vec<JudgeReply>) -> JudgeServer {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
         let shared = Arc::new(Shared {
             replies: Mutex::new(replies.into()),
             requests: Mutex::default(),
         });
-        let state = shared.clone();
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-                let app = Router::new()
-                    .route("/v1/messages", post(answer))
-                    .route("/v1/chat/completions", post(answer))
-                    .with_state(state);
-                axum::serve(listener, app).await.unwrap();
-            });
-        });
-        JudgeServer { url, shared }
+        let app = Router::new()
+            .route("/v1/messages", post(answer))
+            .route("/v1/chat/completions", post(answer))
+            .with_state(shared.clone());
+        JudgeServer {
+            url: super::serve(app),
+            shared,
+        }
     }
 
     /// (path, body) of every request so far.

@@ -7,6 +7,24 @@ pub mod model_server;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// Serves `app` on a free 127.0.0.1 port from its own thread; returns its base URL.
+pub fn serve(app: axum::Router) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    url
+}
+
 /// The repository root.
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

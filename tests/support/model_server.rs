@@ -6,7 +6,6 @@
 //! (`{cwd}` in a tool input becomes the agent's working directory, read from the request),
 //! HTTP errors and hangs. Every request is recorded for assertions.
 
-use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -68,26 +67,15 @@ pub struct ModelServer {
 impl ModelServer {
     /// Starts the server on a free loopback port, on its own thread.
     pub fn start() -> ModelServer {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
-        listener.set_nonblocking(true).unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
         let shared = Arc::new(Shared::default());
-        let state = shared.clone();
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-                let app = Router::new()
-                    .route("/v1/messages", post(messages))
-                    .route("/v1/responses", post(responses))
-                    .with_state(state);
-                axum::serve(listener, app).await.unwrap();
-            });
-        });
-        ModelServer { url, shared }
+        let app = Router::new()
+            .route("/v1/messages", post(messages))
+            .route("/v1/responses", post(responses))
+            .with_state(shared.clone());
+        ModelServer {
+            url: super::serve(app),
+            shared,
+        }
     }
 
     /// Replies, in order, to requests whose latest user message contains `when`. After the
