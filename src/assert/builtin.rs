@@ -287,6 +287,137 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
                 blocked,
             )
         }
+        "file_contains" | "file_matches" => {
+            let path = str_of(config, "path")?;
+            let p = if view.has_file(Path::new(path)) {
+                Path::new(path).to_path_buf()
+            } else {
+                view.cwd.join(path)
+            };
+            let Some(text) = view.read_file(&p) else {
+                return verdict(false, format!("{path} does not exist or is not text"), None);
+            };
+            if kind == "file_contains" {
+                let needle = str_of(config, "needle")?;
+                let at = find(&text, needle, ignore_case);
+                verdict(
+                    at.is_some(),
+                    format!(
+                        "{path} {} {needle:?}",
+                        if at.is_some() {
+                            "contains"
+                        } else {
+                            "does not contain"
+                        }
+                    ),
+                    at.map(|i| excerpt(&text, i, (i + needle.len()).min(text.len()))),
+                )
+            } else {
+                let pattern = str_of(config, "pattern")?;
+                let m = regex(pattern)?.find(&text).map_err(|e| e.to_string())?;
+                verdict(
+                    m.is_some(),
+                    format!(
+                        "/{pattern}/ {} in {path}",
+                        if m.is_some() {
+                            "matches"
+                        } else {
+                            "matches nowhere"
+                        }
+                    ),
+                    m.map(|m| excerpt(&text, m.start(), m.end())),
+                )
+            }
+        }
+        "fixture_unchanged" => {
+            let changed: Vec<String> = view
+                .changed_fixtures
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect();
+            verdict(
+                changed.is_empty(),
+                if changed.is_empty() {
+                    "every fixture is as staged".to_string()
+                } else {
+                    format!("changed fixtures: {}", changed.join(", "))
+                },
+                None,
+            )
+        }
+        "skill_invoked" => {
+            let skill = str_of(config, "skill")?;
+            let used = view.skills_invoked();
+            let listed = if used.is_empty() {
+                "no skills".to_string()
+            } else {
+                used.join(", ")
+            };
+            verdict(
+                used.contains(&skill),
+                format!("skills used: {listed}"),
+                None,
+            )
+        }
+        "tool_sequence" => {
+            let wanted: Vec<&str> = config
+                .get("tools")
+                .and_then(Value::as_array)
+                .ok_or("the check has no `tools`")?
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            let called: Vec<&str> = view.tool_calls().map(|(n, _)| n).collect();
+            let mut next = wanted.iter().peekable();
+            for name in &called {
+                if next.peek().is_some_and(|w| *w == name) {
+                    next.next();
+                }
+            }
+            let missing: Vec<&&str> = next.collect();
+            verdict(
+                missing.is_empty(),
+                if missing.is_empty() {
+                    "the tools were called in order".to_string()
+                } else {
+                    format!("not called in order from `{}` on", missing[0])
+                },
+                Some(format!("tools called: {}", called.join(" → "))),
+            )
+        }
+        "max_turns" => {
+            let max = int_of(config, "turns")?;
+            let turns = view.num_turns.ok_or("the harness does not report turns")?;
+            verdict(
+                turns as i64 <= max,
+                format!("{turns} turns, at most {max} allowed"),
+                None,
+            )
+        }
+        "max_cost" => {
+            let max = config
+                .get("usd")
+                .and_then(Value::as_f64)
+                .ok_or("the check has no `usd`")?;
+            let cost = view.cost_usd.ok_or("the harness does not report cost")?;
+            verdict(
+                cost <= max,
+                format!("cost ${cost:.4}, at most ${max} allowed"),
+                None,
+            )
+        }
+        "max_duration" => {
+            let max = config
+                .get("seconds")
+                .and_then(Value::as_f64)
+                .ok_or("the check has no `seconds`")?;
+            let took = view.duration_ms as f64 / 1000.0;
+            verdict(
+                took <= max,
+                format!("took {took:.1} s, at most {max} s allowed"),
+                None,
+            )
+        }
         "exit_code" => {
             let code = int_of(config, "code")?;
             let got = view.exit_code;
@@ -556,6 +687,89 @@ mod tests {
         v.events.clear();
         v.permission_denials = 1;
         assert!(agent_blocked(&v).is_some());
+    }
+
+    #[test]
+    fn file_fixture_skill_sequence_and_budget_checks() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("inputs")).unwrap();
+        std::fs::write(d.path().join("brief.md"), "# Brief\nPricing: $9/month\n").unwrap();
+        std::fs::write(d.path().join("inputs/out.txt"), "done\n").unwrap();
+        let call = |name: &str| crate::harness::Event::ToolCall {
+            id: "t".into(),
+            name: name.into(),
+            input: json!({}),
+        };
+        let v = CaseRunView {
+            files: ["brief.md", "inputs/out.txt"]
+                .iter()
+                .map(std::path::PathBuf::from)
+                .collect(),
+            file_root: Some(d.path().to_path_buf()),
+            cwd: "inputs".into(),
+            events: vec![
+                call("Skill"),
+                crate::harness::Event::SkillInvoked {
+                    name: "brief".into(),
+                },
+                call("Read"),
+                call("Bash"),
+                call("Write"),
+            ],
+            num_turns: Some(4),
+            cost_usd: Some(0.02),
+            duration_ms: 1500,
+            ..CaseRunView::default()
+        };
+        let ok = |kind: &str, c: Value| evaluate(kind, &c, &v).unwrap().passed;
+        assert!(ok(
+            "file_contains",
+            json!({"path": "brief.md", "needle": "$9/month"})
+        ));
+        assert!(
+            ok(
+                "file_contains",
+                json!({"path": "out.txt", "needle": "done"})
+            ),
+            "relative to the agent's folder too"
+        );
+        assert!(!ok(
+            "file_contains",
+            json!({"path": "missing.md", "needle": "x"})
+        ));
+        assert!(ok(
+            "file_matches",
+            json!({"path": "brief.md", "pattern": "(?m)^# \\w+$"})
+        ));
+        assert!(ok("fixture_unchanged", json!({})));
+        assert!(ok("skill_invoked", json!({"skill": "brief"})));
+        assert!(!ok("skill_invoked", json!({"skill": "other"})));
+        assert!(ok(
+            "tool_sequence",
+            json!({"tools": ["Skill", "Bash", "Write"]})
+        ));
+        assert!(
+            !ok("tool_sequence", json!({"tools": ["Write", "Read"]})),
+            "order matters"
+        );
+        assert!(ok("max_turns", json!({"turns": 4})) && !ok("max_turns", json!({"turns": 3})));
+        assert!(ok("max_cost", json!({"usd": 0.05})) && !ok("max_cost", json!({"usd": 0.01})));
+        assert!(
+            ok("max_duration", json!({"seconds": 2})) && !ok("max_duration", json!({"seconds": 1}))
+        );
+        let mut changed = v.clone();
+        changed.changed_fixtures = vec!["inputs/sales.csv".into()];
+        assert!(
+            !evaluate("fixture_unchanged", &json!({}), &changed)
+                .unwrap()
+                .passed
+        );
+        let mut no_cost = v.clone();
+        no_cost.cost_usd = None;
+        assert!(
+            evaluate("max_cost", &json!({"usd": 1}), &no_cost).is_err(),
+            "unknown cost is not a pass"
+        );
     }
 
     #[test]

@@ -15,6 +15,10 @@ pub enum KeyKind {
     FormatName,
     /// true or false.
     Bool,
+    /// A list of non-empty strings.
+    TextList,
+    /// A non-negative number.
+    Number,
     /// A path relative to the workspace.
     Path,
 }
@@ -176,6 +180,58 @@ pub const BUILTIN: &[CheckType] = &[
         keys: &[],
         target: CheckTarget::Transcript,
         summary: "a hook or a permission denial stopped the agent",
+    },
+    CheckType {
+        name: "file_contains",
+        keys: &[
+            req("path", KeyKind::Path),
+            req("needle", KeyKind::Text),
+            opt_bool("ignore_case"),
+        ],
+        target: CheckTarget::Workspace,
+        summary: "the file at `path` contains `needle`",
+    },
+    CheckType {
+        name: "file_matches",
+        keys: &[req("path", KeyKind::Path), req("pattern", KeyKind::Regex)],
+        target: CheckTarget::Workspace,
+        summary: "`pattern` matches somewhere in the file at `path`",
+    },
+    CheckType {
+        name: "fixture_unchanged",
+        keys: &[],
+        target: CheckTarget::Workspace,
+        summary: "no staged fixture was changed or deleted (by hash)",
+    },
+    CheckType {
+        name: "skill_invoked",
+        keys: &[req("skill", KeyKind::Text)],
+        target: CheckTarget::Transcript,
+        summary: "the agent used the skill `skill`",
+    },
+    CheckType {
+        name: "tool_sequence",
+        keys: &[req("tools", KeyKind::TextList)],
+        target: CheckTarget::Transcript,
+        summary: "the tools were called in this order (others may come between)",
+    },
+    CheckType {
+        name: "max_turns",
+        keys: &[req("turns", KeyKind::Int { min: 0 })],
+        target: CheckTarget::Transcript,
+        summary: "the agent took at most `turns` turns",
+    },
+    CheckType {
+        name: "max_cost",
+        keys: &[req("usd", KeyKind::Number)],
+        target: CheckTarget::Transcript,
+        summary: "the run cost at most `usd` dollars",
+    },
+    CheckType {
+        name: "max_duration",
+        keys: &[req("seconds", KeyKind::Number)],
+        target: CheckTarget::Process,
+        summary: "the run took at most `seconds` seconds",
     },
     CheckType {
         name: "exit_code",
