@@ -47,10 +47,7 @@ fn a_skill_is_invoked_and_a_file_really_written() {
         &[
             ("assay.toml", ""),
             (".claude/skills/greeting/SKILL.md", SKILL),
-            (
-                "evals/greeting/evals.json",
-                r#"{"evals": [{"id": "ada", "prompt": "Write a greeting card for Ada.", "expectations": ["greeting.txt exists"]}]}"#,
-            ),
+            ("evals/greeting/evals.json", GREETING_EVALS),
         ],
     );
     let out = run_assay(&claude, &server, d.path(), &[]);
@@ -115,12 +112,12 @@ fn a_skill_is_invoked_and_a_file_really_written() {
     );
     // The agent ran in a copy: the project itself is untouched.
     assert!(!d.path().join("greeting.txt").exists());
-    // The model saw the skill the workspace installed.
-    let listed = server
-        .requests()
-        .iter()
-        .any(|r| r.to_string().contains("greeting"));
-    assert!(listed);
+    // The model was offered the skill the workspace installed: its description is in the request.
+    let offered = server.requests().iter().any(|r| {
+        r.to_string()
+            .contains("Writes greeting.txt. Use for greeting cards.")
+    });
+    assert!(offered, "the installed skill was not offered to the model");
 }
 
 #[test]

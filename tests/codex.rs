@@ -41,10 +41,7 @@ fn codex_runs_a_command_that_writes_a_file() {
                 ".codex/skills/greeting/SKILL.md",
                 "---\nname: greeting\ndescription: Writes greeting.txt.\n---\nWrite greeting.txt.\n",
             ),
-            (
-                "evals/greeting/evals.json",
-                r#"{"evals": [{"id": "ada", "prompt": "Write a greeting card for Ada.", "expectations": ["greeting.txt exists"]}]}"#,
-            ),
+            ("evals/greeting/evals.json", GREETING_EVALS),
         ],
     );
     let out = run_assay(&codex, &server, d.path(), &[]);

@@ -92,11 +92,23 @@ fn every_own_suite_runs_through_claude_code() {
     assert_eq!(count["turns"][0]["final_message"], "9 words");
     assert_eq!(count["tool_calls"]["Bash"], 1);
     // The command's output (from the staged input file) went back to the model.
+    let counted = server.requests().iter().any(|q| {
+        let blocks = q["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|m| m["content"].as_array().into_iter().flatten());
+        blocks.into_iter().any(|b| {
+            b["type"] == "tool_result"
+                && (b["content"].as_str().is_some_and(|c| c.trim() == "9")
+                    || b["content"][0]["text"]
+                        .as_str()
+                        .is_some_and(|c| c.trim() == "9"))
+        })
+    });
     assert!(
-        server
-            .requests()
-            .iter()
-            .any(|q| q.to_string().contains("tool_result") && q.to_string().contains("9"))
+        counted,
+        "the Bash result `9` (words in the staged fox.txt) went back to the model"
     );
 
     let review = &rs["001"];

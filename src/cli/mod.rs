@@ -80,7 +80,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub selection: Selection,
     /// The harness: claude-code, codex or command (default: the suite's, then assay.toml's, then claude-code).
-    #[arg(long, env = "ASSAY_HARNESS")]
+    /// (`ASSAY_HARNESS` is read after the flag.)
+    #[arg(long)]
     pub harness: Option<String>,
     /// The model the agent uses.
     #[arg(long, env = "ASSAY_MODEL")]
@@ -111,7 +112,8 @@ pub struct RunArgs {
     pub pass_env: Vec<String>,
     /// The judge: a provider (anthropic, openai, claude-cli, codex-cli), provider:model, a
     /// model name (claude-* → anthropic, gpt-*/o<digit>* → openai), or `none`.
-    #[arg(long, env = "ASSAY_JUDGE")]
+    /// (`ASSAY_JUDGE` is read after the flag.)
+    #[arg(long)]
     pub judge: Option<String>,
     /// The command harness's program and arguments, split on spaces; `{prompt}` is replaced
     /// by the prompt, otherwise the prompt goes to stdin.

@@ -6,7 +6,7 @@ pub mod process;
 pub mod record;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -380,9 +380,4 @@ pub fn tally(results: &[CaseRunResult]) -> BTreeMap<&'static str, usize> {
         *t.entry(outcome(r)).or_default() += 1;
     }
     t
-}
-
-/// Where a path is, for messages.
-pub fn shown(ctx: &LoadCtx, p: &Path) -> String {
-    ctx.shown(p).display().to_string()
 }

@@ -212,6 +212,21 @@ impl Doc {
         }
     }
 
+    /// A finite number, 0 or more.
+    pub fn non_negative_number(&mut self, node: &Node, field: &str) -> Option<f64> {
+        let n = self.number(node, field)?;
+        if n < 0.0 {
+            self.error(
+                "out-of-range",
+                node.span,
+                field,
+                format!("must be 0 or more, found {n}"),
+            );
+            return None;
+        }
+        Some(n)
+    }
+
     /// A number in [0, 1].
     pub fn fraction(&mut self, node: &Node, field: &str) -> Option<f64> {
         let f = self.number(node, field)?;

@@ -25,6 +25,9 @@ pub fn serve(app: axum::Router) -> String {
     url
 }
 
+/// A BMAD eval asking for a greeting card for Ada: the end-to-end tests' shared fixture.
+pub const GREETING_EVALS: &str = r#"{"evals": [{"id": "ada", "prompt": "Write a greeting card for Ada.", "expectations": ["greeting.txt exists"]}]}"#;
+
 /// The repository root.
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -51,19 +51,7 @@ pub fn read_value(doc: &mut Doc, spec: &KeySpec, node: &Node, field: &str) -> Op
         KeyKind::TextList => doc
             .texts(node, field)
             .map(|l| Json::from(l.into_iter().map(|(s, _)| s).collect::<Vec<_>>())),
-        KeyKind::Number => {
-            let n = doc.number(node, field)?;
-            if n < 0.0 {
-                doc.error(
-                    "out-of-range",
-                    node.span,
-                    field,
-                    format!("must be 0 or more, found {n}"),
-                );
-                return None;
-            }
-            Some(Json::from(n))
-        }
+        KeyKind::Number => doc.non_negative_number(node, field).map(Json::from),
         KeyKind::Path => {
             let s = doc.text(node, field)?;
             match paths::workspace_relative(&s) {
