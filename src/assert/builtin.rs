@@ -484,37 +484,34 @@ pub fn agent_blocked(view: &CaseRunView) -> Option<String> {
     })
 }
 
-/// Runs every check of a case-run.
-pub fn run_checks(checks: &[Check], view: &CaseRunView) -> Vec<CheckOutcome> {
-    checks
-        .iter()
-        .map(|c| match evaluate(&c.kind, &c.config, view) {
-            Ok(v) => CheckOutcome {
-                id: c.id.clone(),
-                kind: c.kind.clone(),
-                passed: v.passed != c.negate,
-                message: if c.negate {
-                    format!("negated: {}", v.message)
-                } else {
-                    v.message
-                },
-                evidence: v.evidence,
-                weight: c.weight,
-                negated: c.negate,
-                error: None,
+/// A check's outcome from its type's verdict, with negation applied.
+pub fn outcome(c: &Check, result: Result<Verdict, String>) -> CheckOutcome {
+    match result {
+        Ok(v) => CheckOutcome {
+            id: c.id.clone(),
+            kind: c.kind.clone(),
+            passed: v.passed != c.negate,
+            message: if c.negate {
+                format!("negated: {}", v.message)
+            } else {
+                v.message
             },
-            Err(e) => CheckOutcome {
-                id: c.id.clone(),
-                kind: c.kind.clone(),
-                passed: false,
-                message: format!("not evaluated: {e}"),
-                evidence: None,
-                weight: c.weight,
-                negated: c.negate,
-                error: Some(e),
-            },
-        })
-        .collect()
+            evidence: v.evidence,
+            weight: c.weight,
+            negated: c.negate,
+            error: None,
+        },
+        Err(e) => CheckOutcome {
+            id: c.id.clone(),
+            kind: c.kind.clone(),
+            passed: false,
+            message: format!("not evaluated: {e}"),
+            evidence: None,
+            weight: c.weight,
+            negated: c.negate,
+            error: Some(e),
+        },
+    }
 }
 
 #[cfg(test)]
@@ -783,12 +780,13 @@ mod tests {
             target: crate::spec::CheckTarget::Output,
             location: None,
         };
-        let r = run_checks(
+        let checks = crate::assert::check::Checks::builtin(Default::default());
+        let r = checks.run(
             &[check("contains", json!({"needle": "x"}), true)],
             &view("xyz"),
         );
         assert!(!r[0].passed && r[0].negated);
-        let r = run_checks(&[check("nope", json!({}), false)], &view(""));
+        let r = checks.run(&[check("nope", json!({}), false)], &view(""));
         assert!(
             !r[0].passed && r[0].error.is_some(),
             "a check that cannot run never passes"

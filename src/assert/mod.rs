@@ -6,7 +6,10 @@
 //! evaluates them against a [`view::CaseRunView`].
 
 pub mod builtin;
+pub mod check;
+pub mod fields;
 pub mod formats;
 pub mod registry;
+pub mod urls;
 pub mod verdict;
 pub mod view;

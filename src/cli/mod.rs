@@ -115,6 +115,10 @@ pub struct RunArgs {
     /// (`ASSAY_JUDGE` is read after the flag.)
     #[arg(long)]
     pub judge: Option<String>,
+    /// Let `urls_reachable` send HEAD requests to loopback, private and link-local addresses
+    /// (refused by default, against server-side request forgery).
+    #[arg(long, env = "ASSAY_ALLOW_PRIVATE_URLS", value_parser = clap::builder::BoolishValueParser::new(), num_args = 0, default_missing_value = "true", default_value = "false")]
+    pub allow_private_urls: bool,
     /// The command harness's program and arguments, split on spaces; `{prompt}` is replaced
     /// by the prompt, otherwise the prompt goes to stdin.
     #[arg(long)]

@@ -27,6 +27,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs) -> Outcome {
         trust: args.trust,
         pass_env: args.pass_env.clone(),
         judge: args.judge.clone(),
+        allow_private_urls: args.allow_private_urls,
         command: args
             .command
             .as_deref()

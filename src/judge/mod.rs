@@ -5,6 +5,8 @@
 //! PATH). Model names map to providers as clauditor does: `claude-*` → anthropic, `gpt-*` and
 //! `o<digit>*` → openai.
 
+pub mod compare;
+pub mod extract;
 pub mod fence;
 pub mod modes;
 pub mod provider;

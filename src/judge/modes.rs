@@ -97,7 +97,7 @@ pub struct CriteriaGrade {
     pub reasoning: String,
 }
 
-const SYSTEM: &str = "You are a strict, careful grader of AI agent runs. You judge only from the evidence given. \
+pub(super) const SYSTEM: &str = "You are a strict, careful grader of AI agent runs. You judge only from the evidence given. \
 When the evidence does not clearly show that something holds, it does not hold: no partial credit, and FAIL when \
 uncertain. Reply with JSON only, in exactly the shape asked for.";
 
@@ -163,7 +163,7 @@ pub fn extract_json(text: &str) -> Option<Value> {
 }
 
 /// Asks, validates, and asks once more with the validation error when the answer is unusable.
-async fn ask_valid<T>(
+pub(super) async fn ask_valid<T>(
     judge: &Judge,
     prompt: Prompt,
     validate: impl Fn(&Value) -> Result<T, String>,
@@ -192,7 +192,7 @@ async fn ask_valid<T>(
         .map_err(GradeError::Invalid)
 }
 
-fn str_field(v: &Value, k: &str) -> String {
+pub(super) fn str_field(v: &Value, k: &str) -> String {
     v.get(k).and_then(Value::as_str).unwrap_or("").to_string()
 }
 

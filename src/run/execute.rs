@@ -6,14 +6,14 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use super::grade::{self, GradeInput, JudgeRecord, JudgeSlot};
 use super::process::{self, Exited, Spawn};
 use super::record::{self, Lines};
-use crate::assert::builtin::{self, CheckOutcome};
-use crate::assert::verdict::{self as grading, Grade, JudgeVerdict};
+use crate::assert::builtin::CheckOutcome;
+use crate::assert::check::Checks;
+use crate::assert::verdict::Grade;
 use crate::assert::view::CaseRunView;
 use crate::harness::{AgentError, ErrorCategory, Event, Harness, Invocation, Summary, Usage};
-use crate::judge::modes::{self, CriteriaGrade, Evidence, ExpectationsGrade, RubricGrade};
-use crate::judge::{Judge, JudgeInfo};
 use crate::spec::{Case, OutputSpec, StdinSource, Suite};
 use crate::workspace::snapshot::{Change, ChangeKind, Snapshot};
 use crate::workspace::{self, FixtureChange, StageOptions};
@@ -74,26 +74,6 @@ pub struct CaseRunResult {
     pub dir: PathBuf,
 }
 
-/// The judge a case-run may use, or why it has none.
-#[derive(Debug, Clone)]
-pub enum JudgeSlot {
-    Ready(std::sync::Arc<Judge>, JudgeInfo),
-    Unavailable(String),
-}
-
-/// The judge's grading of one case-run.
-#[derive(Debug, Clone, Serialize)]
-pub struct JudgeRecord {
-    pub provider: String,
-    pub model: String,
-    pub chosen_by: String,
-    pub expectations: Option<ExpectationsGrade>,
-    pub rubric: Option<RubricGrade>,
-    pub criteria: Option<CriteriaGrade>,
-    /// Why some items could not be graded (the judge failed): they are then not graded.
-    pub error: Option<String>,
-}
-
 /// What the runner decided for this case-run.
 pub struct CaseRunPlan<'a> {
     pub suite: &'a Suite,
@@ -107,6 +87,7 @@ pub struct CaseRunPlan<'a> {
     pub stage: StageOptions,
     pub dir: PathBuf,
     pub judge: Option<JudgeSlot>,
+    pub checks: &'a Checks,
 }
 
 impl CaseRunResult {
@@ -375,15 +356,38 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
             .map(|t| t.permission_denials.len())
             .sum(),
     };
-    result.checks = builtin::run_checks(&plan.case.checks, &view);
-    let judge_verdict = judge_case(&plan, &mut result, &view, &staged.root).await;
-    result.grade = Some(grading::grade(
-        result.status == Status::Completed,
-        result.reason.as_deref(),
+    let artifacts = result
+        .artifacts
+        .iter()
+        .filter(|c| c.kind != ChangeKind::Deleted)
+        .take(10)
+        .filter_map(|c| {
+            let text = std::fs::read_to_string(staged.root.join(&c.path)).ok()?;
+            Some((c.path.display().to_string(), text))
+        })
+        .collect();
+    let graded = grade::grade(
+        plan.suite,
+        plan.case,
+        GradeInput {
+            completed: result.status == Status::Completed,
+            reason: result.reason.clone(),
+            view,
+            artifacts,
+        },
+        plan.checks,
+        plan.judge.as_ref(),
+    )
+    .await;
+    result.checks = graded.checks;
+    result.judge = graded.judge;
+    result.grade = Some(graded.grade);
+    grade::write_grading(
+        &plan.dir,
         &result.checks,
-        &judge_verdict,
-    ));
-    write_grading(&plan.dir, &result);
+        result.judge.as_ref(),
+        result.grade.as_ref(),
+    );
 
     if let Some(script) = &plan.case.teardown
         && let Err(why) = run_script("teardown", script, &staged.root, &staged.env).await
@@ -398,175 +402,6 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         staged.remove();
     }
     finish(result, started, &plan)
-}
-
-/// Grades the case's judge items, recording what the judge said.
-async fn judge_case(
-    plan: &CaseRunPlan<'_>,
-    result: &mut CaseRunResult,
-    view: &CaseRunView,
-    root: &Path,
-) -> JudgeVerdict {
-    let spec = &plan.case.judge;
-    let items = spec.expectations.len() + spec.rubric.len() + usize::from(spec.criteria.is_some());
-    let mut verdict = JudgeVerdict {
-        items,
-        passed: None,
-        reasons: Vec::new(),
-    };
-    if items == 0 {
-        return verdict;
-    }
-    if result.status != Status::Completed {
-        verdict
-            .reasons
-            .push("not judged: the agent did not complete".into());
-        return verdict;
-    }
-    let (judge, info) = match &plan.judge {
-        Some(JudgeSlot::Ready(j, i)) => (j, i),
-        Some(JudgeSlot::Unavailable(why)) => {
-            verdict.reasons.push(why.clone());
-            return verdict;
-        }
-        None => {
-            verdict.reasons.push("no judge was chosen".into());
-            return verdict;
-        }
-    };
-    let evidence = Evidence {
-        turns: plan.case.turns.clone(),
-        expected_output: plan.case.expected_output.clone(),
-        output: view.output.clone(),
-        transcript: transcript_text(&view.events),
-        artifacts: result
-            .artifacts
-            .iter()
-            .filter(|c| c.kind != ChangeKind::Deleted)
-            .take(10)
-            .filter_map(|c| {
-                let text = std::fs::read_to_string(root.join(&c.path)).ok()?;
-                Some((c.path.display().to_string(), text))
-            })
-            .collect(),
-    };
-    let mut record = JudgeRecord {
-        provider: info.provider.clone(),
-        model: info.model.clone(),
-        chosen_by: info.chosen_by.clone(),
-        expectations: None,
-        rubric: None,
-        criteria: None,
-        error: None,
-    };
-    let mut all_passed = true;
-    if !spec.expectations.is_empty() {
-        match modes::expectations(judge, &evidence, &spec.expectations).await {
-            Ok(g) => {
-                for e in g.expectations.iter().filter(|e| !e.passed) {
-                    verdict
-                        .reasons
-                        .push(format!("expectation failed: {} ({})", e.text, e.evidence));
-                }
-                all_passed &= g.summary.failed == 0;
-                record.expectations = Some(g);
-            }
-            Err(e) => record.error = Some(e.to_string()),
-        }
-    }
-    if !spec.rubric.is_empty() && record.error.is_none() {
-        let thresholds = plan.suite.defaults.thresholds.unwrap_or_default();
-        match modes::rubric(judge, &evidence, &spec.rubric, thresholds).await {
-            Ok(g) => {
-                if !g.passed {
-                    verdict.reasons.push(format!(
-                        "rubric: pass rate {:.2} (at least {:.2} wanted), mean score {:.2} (at least {:.2} wanted)",
-                        g.pass_rate, g.thresholds.min_pass_rate, g.mean_score, g.thresholds.min_mean_score
-                    ));
-                }
-                all_passed &= g.passed;
-                record.rubric = Some(g);
-            }
-            Err(e) => record.error = Some(e.to_string()),
-        }
-    }
-    if let Some(c) = spec.criteria.as_deref()
-        && record.error.is_none()
-    {
-        match modes::criteria(judge, &evidence, c).await {
-            Ok(g) => {
-                if !g.pass {
-                    verdict.reasons.push(format!("judge: {}", g.reasoning));
-                }
-                all_passed &= g.pass;
-                record.criteria = Some(g);
-            }
-            Err(e) => record.error = Some(e.to_string()),
-        }
-    }
-    match &record.error {
-        Some(e) => verdict.reasons.push(format!("the judge failed: {e}")),
-        None => verdict.passed = Some(all_passed),
-    }
-    result.judge = Some(record);
-    verdict
-}
-
-/// A compact, bounded account of the transcript for the judge.
-fn transcript_text(events: &[Event]) -> String {
-    let cut = |s: &str, n: usize| -> String {
-        if s.chars().count() > n {
-            format!("{}…", s.chars().take(n).collect::<String>())
-        } else {
-            s.to_string()
-        }
-    };
-    let mut out = String::new();
-    for e in events {
-        let line = match e {
-            Event::Message { text } => format!("assistant: {}", cut(text, 2000)),
-            Event::ToolCall { name, input, .. } => {
-                format!("tool call {name}: {}", cut(&input.to_string(), 500))
-            }
-            Event::ToolResult {
-                output, is_error, ..
-            } => {
-                format!(
-                    "tool result{}: {}",
-                    if *is_error { " (error)" } else { "" },
-                    cut(output, 500)
-                )
-            }
-            Event::SkillInvoked { name } => format!("skill invoked: {name}"),
-            Event::FileChange { path, kind } => format!("file {kind}: {path}"),
-            Event::Output { text } => format!("stdout: {}", cut(text, 500)),
-            Event::Error { message, .. } => format!("error: {}", cut(message, 500)),
-            Event::SessionStarted { .. } | Event::Reasoning { .. } => continue,
-        };
-        out.push_str(&line);
-        out.push('\n');
-    }
-    out
-}
-
-/// `grading.json`: skill-creator's shape (expectations, summary, eval_feedback) plus the
-/// checks, the rubric, the criteria verdict and the grade.
-fn write_grading(dir: &Path, r: &CaseRunResult) {
-    let j = r.judge.as_ref();
-    let exp = j.and_then(|j| j.expectations.as_ref());
-    let _ = record::write_json(
-        &dir.join("grading.json"),
-        &serde_json::json!({
-            "expectations": exp.map(|e| &e.expectations),
-            "summary": exp.map(|e| &e.summary),
-            "eval_feedback": exp.map(|e| &e.eval_feedback),
-            "checks": r.checks,
-            "rubric": j.and_then(|j| j.rubric.as_ref()),
-            "criteria": j.and_then(|j| j.criteria.as_ref()),
-            "judge": j.map(|j| serde_json::json!({"provider": j.provider, "model": j.model, "error": j.error})),
-            "grade": r.grade,
-        }),
-    );
 }
 
 fn finish(mut result: CaseRunResult, started: Instant, plan: &CaseRunPlan<'_>) -> CaseRunResult {

@@ -2,6 +2,7 @@
 //! record everything in the run folder as each one finishes.
 
 pub mod execute;
+pub mod grade;
 pub mod process;
 pub mod record;
 
@@ -12,8 +13,11 @@ use std::time::Duration;
 use futures::StreamExt;
 use serde::Serialize;
 
-pub use execute::{CaseRunResult, JudgeSlot, Status};
+pub use execute::{CaseRunResult, Status};
+pub use grade::JudgeSlot;
 
+use crate::assert::check::Checks;
+use crate::assert::urls::UrlPolicy;
 use crate::config::{self, Config};
 use crate::diag::Problem;
 use crate::harness::command::CommandHarness;
@@ -42,6 +46,8 @@ pub struct RunOptions {
     pub command: Vec<String>,
     /// `--judge`: provider, provider:model, or a model name.
     pub judge: Option<String>,
+    /// `urls_reachable` may reach loopback, private and link-local addresses.
+    pub allow_private_urls: bool,
 }
 
 /// Why a run could not start.
@@ -262,7 +268,7 @@ pub fn run(
             "options": {
                 "harness": opts.harness, "model": opts.model, "timeout": opts.timeout, "jobs": opts.jobs,
                 "filter": opts.filter, "keep_workspaces": opts.keep_workspaces, "trust": opts.trust,
-                "pass_env": opts.pass_env,
+                "pass_env": opts.pass_env, "allow_private_urls": opts.allow_private_urls,
             },
             "projects": configs.iter().map(|(root, c)| (root.display().to_string(), serde_json::to_value(c).unwrap_or_default())).collect::<serde_json::Map<_, _>>(),
         }),
@@ -276,6 +282,10 @@ pub fn run(
         install_skill: true,
         exclude: vec![dir.clone()],
     };
+    let checks = Checks::builtin(UrlPolicy {
+        allow_private: opts.allow_private_urls,
+        ..UrlPolicy::default()
+    });
     let jobs = opts.jobs.max(1);
     let results = runtime.block_on(async {
         let mut stream = futures::stream::iter(planned.iter().map(|p| {
@@ -292,6 +302,7 @@ pub fn run(
                 stage: stage.clone(),
                 dir: record::case_run_dir(&dir, &p.suite.id, &case.id, 1),
                 judge: p.judge.clone(),
+                checks: &checks,
             })
         }))
         .buffer_unordered(jobs);

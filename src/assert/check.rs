@@ -1,0 +1,76 @@
+//! The one extension point for assertions: a [`Check`] evaluates a configured check against a
+//! case-run. Built-in types and (later) WASM plugin types implement it side by side, and a
+//! [`Checks`] registry maps type names to implementations.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::builtin::{self, CheckOutcome, Verdict};
+use super::registry;
+use super::urls::{UrlPolicy, UrlsReachable};
+use super::view::CaseRunView;
+use crate::spec;
+
+/// One check type. `Err` means the check could not be evaluated; it then counts as failed.
+///
+/// Implementations may block (network, a plugin call): callers run checks off the async
+/// executor.
+pub trait Check: Send + Sync {
+    fn evaluate(&self, config: &Value, view: &CaseRunView) -> Result<Verdict, String>;
+}
+
+/// A built-in type evaluated by [`builtin::evaluate`].
+struct Builtin(&'static str);
+
+impl Check for Builtin {
+    fn evaluate(&self, config: &Value, view: &CaseRunView) -> Result<Verdict, String> {
+        builtin::evaluate(self.0, config, view)
+    }
+}
+
+/// The check types known to a run, by name.
+#[derive(Clone)]
+pub struct Checks {
+    by_kind: HashMap<String, Arc<dyn Check>>,
+}
+
+impl std::fmt::Debug for Checks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<_> = self.by_kind.keys().collect();
+        names.sort();
+        f.debug_struct("Checks").field("kinds", &names).finish()
+    }
+}
+
+impl Checks {
+    /// Every built-in type; `urls_reachable` reaches the network under `urls`.
+    pub fn builtin(urls: UrlPolicy) -> Self {
+        let mut by_kind: HashMap<String, Arc<dyn Check>> = HashMap::new();
+        for t in registry::BUILTIN {
+            by_kind.insert(t.name.to_string(), Arc::new(Builtin(t.name)));
+        }
+        by_kind.insert("urls_reachable".into(), Arc::new(UrlsReachable::new(urls)));
+        Checks { by_kind }
+    }
+
+    /// Adds (or replaces) a type.
+    pub fn register(&mut self, kind: impl Into<String>, check: Arc<dyn Check>) {
+        self.by_kind.insert(kind.into(), check);
+    }
+
+    /// Runs every check of a case-run, applying negation and weights.
+    pub fn run(&self, checks: &[spec::Check], view: &CaseRunView) -> Vec<CheckOutcome> {
+        checks
+            .iter()
+            .map(|c| {
+                let result = match self.by_kind.get(&c.kind) {
+                    Some(check) => check.evaluate(&c.config, view),
+                    None => Err(format!("no check type `{}` is available", c.kind)),
+                };
+                builtin::outcome(c, result)
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,298 @@
+//! The grade stage for one case-run, shared by `assay run` and `assay grade`: deterministic
+//! checks first, then extraction (clauditor L2), then the judge's modes; the verdict and
+//! score come from the checks and the thresholds.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::record;
+use crate::assert::builtin::CheckOutcome;
+use crate::assert::check::Checks;
+use crate::assert::fields;
+use crate::assert::verdict::{self, Grade, JudgeVerdict};
+use crate::assert::view::CaseRunView;
+use crate::harness::Event;
+use crate::judge::extract::{self, Extraction};
+use crate::judge::modes::{self, CriteriaGrade, Evidence, ExpectationsGrade, RubricGrade};
+use crate::judge::{Judge, JudgeInfo};
+use crate::spec::{Case, Suite};
+
+/// The judge a case-run may use, or why it has none.
+#[derive(Debug, Clone)]
+pub enum JudgeSlot {
+    Ready(Arc<Judge>, JudgeInfo),
+    Unavailable(String),
+}
+
+/// The judge's grading of one case-run.
+#[derive(Debug, Clone, Serialize)]
+pub struct JudgeRecord {
+    pub provider: String,
+    pub model: String,
+    pub chosen_by: String,
+    pub extraction: Option<Extraction>,
+    pub expectations: Option<ExpectationsGrade>,
+    pub rubric: Option<RubricGrade>,
+    pub criteria: Option<CriteriaGrade>,
+    /// Why some items could not be graded (the judge failed): they are then not graded.
+    pub error: Option<String>,
+}
+
+/// What grading needs of a finished case-run.
+pub struct GradeInput {
+    /// The agent ran to its end; otherwise nothing is judged.
+    pub completed: bool,
+    /// Why it did not complete.
+    pub reason: Option<String>,
+    pub view: CaseRunView,
+    /// Created or changed files with their text, for the judge.
+    pub artifacts: Vec<(String, String)>,
+}
+
+/// A graded case-run.
+#[derive(Debug, Clone)]
+pub struct Graded {
+    /// Deterministic outcomes: the case's checks, then extraction's field checks.
+    pub checks: Vec<CheckOutcome>,
+    pub judge: Option<JudgeRecord>,
+    pub grade: Grade,
+    pub view: CaseRunView,
+}
+
+/// Grades one case-run.
+pub async fn grade(
+    suite: &Suite,
+    case: &Case,
+    input: GradeInput,
+    checks: &Checks,
+    judge: Option<&JudgeSlot>,
+) -> Graded {
+    // Checks may block (network, plugins): off the executor.
+    let (list, registry, view) = (case.checks.clone(), checks.clone(), input.view);
+    let (mut outcomes, view) = match tokio::task::spawn_blocking(move || {
+        let o = registry.run(&list, &view);
+        (o, view)
+    })
+    .await
+    {
+        Ok(r) => r,
+        Err(e) => {
+            let view = CaseRunView::default();
+            let failed = case
+                .checks
+                .iter()
+                .map(|c| crate::assert::builtin::outcome(c, Err(format!("the check failed: {e}"))))
+                .collect();
+            (failed, view)
+        }
+    };
+    let (record, judged) = judge_case(
+        suite,
+        case,
+        input.completed,
+        &view,
+        input.artifacts,
+        judge,
+        &mut outcomes,
+    )
+    .await;
+    let grade = verdict::grade(input.completed, input.reason.as_deref(), &outcomes, &judged);
+    Graded {
+        checks: outcomes,
+        judge: record,
+        grade,
+        view,
+    }
+}
+
+/// Extraction and the judge's modes. Extraction's field checks join `outcomes`.
+async fn judge_case(
+    suite: &Suite,
+    case: &Case,
+    completed: bool,
+    view: &CaseRunView,
+    artifacts: Vec<(String, String)>,
+    slot: Option<&JudgeSlot>,
+    outcomes: &mut Vec<CheckOutcome>,
+) -> (Option<JudgeRecord>, JudgeVerdict) {
+    let spec = &case.judge;
+    let items = usize::from(!case.extraction.is_empty())
+        + spec.expectations.len()
+        + spec.rubric.len()
+        + usize::from(spec.criteria.is_some());
+    let mut verdict = JudgeVerdict {
+        items,
+        passed: None,
+        reasons: Vec::new(),
+    };
+    if items == 0 {
+        return (None, verdict);
+    }
+    if !completed {
+        verdict
+            .reasons
+            .push("not judged: the agent did not complete".into());
+        return (None, verdict);
+    }
+    let (judge, info) = match slot {
+        Some(JudgeSlot::Ready(j, i)) => (j, i),
+        Some(JudgeSlot::Unavailable(why)) => {
+            verdict.reasons.push(why.clone());
+            return (None, verdict);
+        }
+        None => {
+            verdict.reasons.push("no judge was chosen".into());
+            return (None, verdict);
+        }
+    };
+    let evidence = Evidence {
+        turns: case.turns.clone(),
+        expected_output: case.expected_output.clone(),
+        output: view.output.clone(),
+        transcript: transcript_text(&view.events),
+        artifacts,
+    };
+    let mut record = JudgeRecord {
+        provider: info.provider.clone(),
+        model: info.model.clone(),
+        chosen_by: info.chosen_by.clone(),
+        extraction: None,
+        expectations: None,
+        rubric: None,
+        criteria: None,
+        error: None,
+    };
+    let mut all_passed = true;
+    if !case.extraction.is_empty() {
+        match extract::extract(judge, &view.output, &case.extraction).await {
+            Ok(x) => {
+                // Field outcomes are deterministic checks: they decide through `outcomes`.
+                outcomes.extend(fields::check(&case.extraction, &x));
+                record.extraction = Some(x);
+            }
+            Err(e) => record.error = Some(format!("extraction: {e}")),
+        }
+    }
+    if !spec.expectations.is_empty() && record.error.is_none() {
+        match modes::expectations(judge, &evidence, &spec.expectations).await {
+            Ok(g) => {
+                for e in g.expectations.iter().filter(|e| !e.passed) {
+                    verdict
+                        .reasons
+                        .push(format!("expectation failed: {} ({})", e.text, e.evidence));
+                }
+                all_passed &= g.summary.failed == 0;
+                record.expectations = Some(g);
+            }
+            Err(e) => record.error = Some(e.to_string()),
+        }
+    }
+    if !spec.rubric.is_empty() && record.error.is_none() {
+        let thresholds = suite.defaults.thresholds.unwrap_or_default();
+        match modes::rubric(judge, &evidence, &spec.rubric, thresholds).await {
+            Ok(g) => {
+                if !g.passed {
+                    verdict.reasons.push(format!(
+                        "rubric: pass rate {:.2} (at least {:.2} wanted), mean score {:.2} (at least {:.2} wanted)",
+                        g.pass_rate, g.thresholds.min_pass_rate, g.mean_score, g.thresholds.min_mean_score
+                    ));
+                }
+                all_passed &= g.passed;
+                record.rubric = Some(g);
+            }
+            Err(e) => record.error = Some(e.to_string()),
+        }
+    }
+    if let Some(c) = spec.criteria.as_deref()
+        && record.error.is_none()
+    {
+        match modes::criteria(judge, &evidence, c).await {
+            Ok(g) => {
+                if !g.pass {
+                    verdict.reasons.push(format!("judge: {}", g.reasoning));
+                }
+                all_passed &= g.pass;
+                record.criteria = Some(g);
+            }
+            Err(e) => record.error = Some(e.to_string()),
+        }
+    }
+    match &record.error {
+        Some(e) => verdict.reasons.push(format!("the judge failed: {e}")),
+        None => verdict.passed = Some(all_passed),
+    }
+    (Some(record), verdict)
+}
+
+/// A compact, bounded account of the transcript for the judge.
+pub fn transcript_text(events: &[Event]) -> String {
+    let cut = |s: &str, n: usize| -> String {
+        if s.chars().count() > n {
+            format!("{}…", s.chars().take(n).collect::<String>())
+        } else {
+            s.to_string()
+        }
+    };
+    let mut out = String::new();
+    for e in events {
+        let line = match e {
+            Event::Message { text } => format!("assistant: {}", cut(text, 2000)),
+            Event::ToolCall { name, input, .. } => {
+                format!("tool call {name}: {}", cut(&input.to_string(), 500))
+            }
+            Event::ToolResult {
+                output, is_error, ..
+            } => {
+                format!(
+                    "tool result{}: {}",
+                    if *is_error { " (error)" } else { "" },
+                    cut(output, 500)
+                )
+            }
+            Event::SkillInvoked { name } => format!("skill invoked: {name}"),
+            Event::FileChange { path, kind } => format!("file {kind}: {path}"),
+            Event::Output { text } => format!("stdout: {}", cut(text, 500)),
+            Event::Error { message, .. } => format!("error: {}", cut(message, 500)),
+            Event::SessionStarted { .. } | Event::Reasoning { .. } => continue,
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The grading as JSON: skill-creator's `grading.json` shape (expectations, summary,
+/// eval_feedback) plus the checks, extraction, the rubric, the criteria verdict and the grade.
+pub fn grading_json(
+    checks: &[CheckOutcome],
+    judge: Option<&JudgeRecord>,
+    grade: Option<&Grade>,
+) -> serde_json::Value {
+    let exp = judge.and_then(|j| j.expectations.as_ref());
+    serde_json::json!({
+        "expectations": exp.map(|e| &e.expectations),
+        "summary": exp.map(|e| &e.summary),
+        "eval_feedback": exp.map(|e| &e.eval_feedback),
+        "checks": checks,
+        "extraction": judge.and_then(|j| j.extraction.as_ref()),
+        "rubric": judge.and_then(|j| j.rubric.as_ref()),
+        "criteria": judge.and_then(|j| j.criteria.as_ref()),
+        "judge": judge.map(|j| serde_json::json!({"provider": j.provider, "model": j.model, "error": j.error})),
+        "grade": grade,
+    })
+}
+
+/// Writes `grading.json` into a case-run folder.
+pub fn write_grading(
+    dir: &Path,
+    checks: &[CheckOutcome],
+    judge: Option<&JudgeRecord>,
+    grade: Option<&Grade>,
+) {
+    let _ = record::write_json(
+        &dir.join("grading.json"),
+        &grading_json(checks, judge, grade),
+    );
+}
