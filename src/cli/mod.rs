@@ -1,5 +1,6 @@
 //! The command line: argument parsing and dispatch. Each command is a file.
 
+mod grade;
 mod list;
 mod run;
 mod validate;
@@ -36,6 +37,34 @@ pub enum Command {
     List(ListArgs),
     /// Run the suites' cases through a harness in isolated workspaces and record everything.
     Run(Box<RunArgs>),
+    /// Grade a captured output against a spec (`--output`), or re-grade a past run folder,
+    /// without running any agent.
+    Grade(GradeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GradeArgs {
+    /// A spec file or folder (with --output), or a run folder to re-grade.
+    pub path: PathBuf,
+    /// A pre-captured output to grade against the spec; the agent is not run.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The case to grade, as `case` or `suite/case`, when the spec has several.
+    #[arg(long)]
+    pub case: Option<String>,
+    /// Compare blind (A/B, both orders) against another output file (with --output) or
+    /// another run folder (with a run folder), case-run by case-run.
+    #[arg(long, value_name = "PATH")]
+    pub against: Option<PathBuf>,
+    /// The judge, as for `assay run` (`ASSAY_JUDGE` is read after the flag).
+    #[arg(long)]
+    pub judge: Option<String>,
+    /// Print the grading as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Let `urls_reachable` reach loopback, private and link-local addresses.
+    #[arg(long, env = "ASSAY_ALLOW_PRIVATE_URLS", value_parser = clap::builder::BoolishValueParser::new(), num_args = 0, default_missing_value = "true", default_value = "false")]
+    pub allow_private_urls: bool,
 }
 
 /// Where to look for suites.
@@ -150,6 +179,7 @@ pub fn main() -> ExitCode {
         Command::Validate(args) => validate::run(&ctx, &args),
         Command::List(args) => list::run(&ctx, &args),
         Command::Run(args) => run::run(&ctx, &args),
+        Command::Grade(args) => grade::run(&ctx, &args),
     };
     outcome.into()
 }

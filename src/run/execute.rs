@@ -42,6 +42,8 @@ pub enum Status {
 #[derive(Debug, Clone, Serialize)]
 pub struct CaseRunResult {
     pub suite: String,
+    /// The file (or folder) the suite was read from, so `assay grade <run-dir>` can reload it.
+    pub suite_source: PathBuf,
     pub case: String,
     pub run: u32,
     pub harness: String,
@@ -94,6 +96,7 @@ impl CaseRunResult {
     fn new(plan: &CaseRunPlan<'_>) -> Self {
         CaseRunResult {
             suite: plan.suite.id.clone(),
+            suite_source: plan.suite.source.clone(),
             case: plan.case.id.clone(),
             run: plan.run,
             harness: plan.harness.name().to_string(),

@@ -5,6 +5,7 @@ pub mod execute;
 pub mod grade;
 pub mod process;
 pub mod record;
+pub mod regrade;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -217,7 +218,8 @@ pub fn run(
                 .or(config.run.timeout)
                 .unwrap_or(DEFAULT_TIMEOUT_SECS);
             let needs_judge = !case.judge.is_empty();
-            let judge = needs_judge.then(|| judge_for(&mut judges, opts, s, &host));
+            let judge =
+                needs_judge.then(|| judge_for(&mut judges, opts.judge.as_deref(), s, &host));
             planned.push(Planned {
                 judge,
                 suite: s,
@@ -318,14 +320,14 @@ pub fn run(
 
 /// The judge for a suite's judge items, shared between suites that choose the same one (so its
 /// concurrency limit holds across the run).
-fn judge_for(
+pub fn judge_for(
     judges: &mut Vec<(String, JudgeSlot)>,
-    opts: &RunOptions,
+    flag: Option<&str>,
     suite: &Suite,
     host: &HostEnv,
 ) -> JudgeSlot {
     let slot = match crate::judge::select(
-        opts.judge.as_deref(),
+        flag,
         &suite.defaults.judge,
         host,
         crate::judge::Limits::from_env(host),

@@ -176,12 +176,11 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
             io("create", &p, std::fs::write(&p, b""))?;
         }
     }
-    let cwd = match &case.cwd {
-        Some(c) => root.join(c),
-        None => match case.command.as_ref().and_then(|c| c.cwd.as_ref()) {
-            Some(c) => root.join(c),
-            None => root.clone(),
-        },
+    let agent = agent_dir(case);
+    let cwd = if agent.as_os_str().is_empty() {
+        root.clone()
+    } else {
+        root.join(agent)
     };
     io("create", &cwd, std::fs::create_dir_all(&cwd))?;
 
@@ -354,4 +353,12 @@ impl Staged {
     pub fn remove(&self) {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// The agent's working folder relative to the workspace root (empty: the root itself).
+pub fn agent_dir(case: &Case) -> PathBuf {
+    case.cwd
+        .clone()
+        .or_else(|| case.command.as_ref().and_then(|c| c.cwd.clone()))
+        .unwrap_or_default()
 }

@@ -24,6 +24,11 @@ pub enum JudgeReply {
         retry_after: Option<u64>,
     },
     Hang,
+    /// A blind A/B answer: the response containing `better` wins, wherever it is shown.
+    Prefers {
+        better: String,
+        confidence: f64,
+    },
 }
 
 #[derive(Default)]
@@ -77,7 +82,23 @@ async fn answer(
         .unwrap()
         .pop_front()
         .unwrap_or(JudgeReply::Says("{}".into()));
+    let reply = match reply {
+        JudgeReply::Prefers { better, confidence } => {
+            let text = body.as_str();
+            let second = text.find("## Response 2").unwrap_or(text.len());
+            let winner = match text.find(better.as_str()) {
+                Some(i) if i < second => "1",
+                _ => "2",
+            };
+            JudgeReply::Says(
+                json!({"preferred": winner, "confidence": confidence, "reasoning": format!("response {winner} has {better}")})
+                    .to_string(),
+            )
+        }
+        other => other,
+    };
     match reply {
+        JudgeReply::Prefers { .. } => unreachable!("answered above"),
         JudgeReply::Hang => {
             tokio::time::sleep(Duration::from_secs(3600)).await;
             Response::new(Body::empty())

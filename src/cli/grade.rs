@@ -1,0 +1,556 @@
+//! `assay grade`: grade a pre-captured output against a spec without running any agent
+//! (clauditor's captured-output mode), or re-grade a past run folder (for changed checks or
+//! a different judge). `--against` adds a blind A/B comparison.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::{GradeArgs, Selection, load, print_problems};
+use crate::assert::check::Checks;
+use crate::assert::urls::UrlPolicy;
+use crate::assert::verdict::Verdict;
+use crate::assert::view::CaseRunView;
+use crate::exit::Outcome;
+use crate::harness::HostEnv;
+use crate::judge::compare::{self, Comparison, Preference};
+use crate::run::grade::{self, GradeInput, Graded, JudgeSlot};
+use crate::run::regrade::{self, Recorded};
+use crate::spec::formats::LoadCtx;
+use crate::spec::{Case, CheckTarget, Format, Suite};
+
+pub fn run(ctx: &LoadCtx, args: &GradeArgs) -> Outcome {
+    let path = ctx.cwd.join(&args.path);
+    if path.join("run.json").is_file() {
+        if args.output.is_some() {
+            eprintln!(
+                "error: {} is a run folder; --output grades a captured output against a spec",
+                args.path.display()
+            );
+            return Outcome::BadInput;
+        }
+        return regrade_run(ctx, args, &path);
+    }
+    captured(ctx, args, &path)
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, Outcome> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            eprintln!("error: cannot start the async runtime: {e}");
+            Outcome::Infrastructure
+        })
+}
+
+fn checks(args: &GradeArgs) -> Checks {
+    Checks::builtin(UrlPolicy {
+        allow_private: args.allow_private_urls,
+        ..UrlPolicy::default()
+    })
+}
+
+/// What a blind comparison is asked about: clauditor's `user_prompt`, else the case's prompt.
+fn request(case: &Case) -> String {
+    case.judge
+        .blind_compare_prompt
+        .clone()
+        .unwrap_or_else(|| case.turns.join("\n\n"))
+}
+
+fn needs_judge(case: &Case) -> bool {
+    !case.judge.is_empty() || !case.extraction.is_empty()
+}
+
+/// `assay grade <spec> --output <file>`.
+fn captured(ctx: &LoadCtx, args: &GradeArgs, path: &Path) -> Outcome {
+    let Some(output_path) = &args.output else {
+        eprintln!(
+            "error: {} is not a run folder (no run.json); to grade a captured output give it with --output <file>",
+            args.path.display()
+        );
+        return Outcome::BadInput;
+    };
+    let output = match std::fs::read_to_string(ctx.cwd.join(output_path)) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!(
+                "error: {}: cannot read the output: {e}",
+                output_path.display()
+            );
+            return Outcome::BadInput;
+        }
+    };
+    let against = match &args.against {
+        Some(p) => match std::fs::read_to_string(ctx.cwd.join(p)) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                eprintln!(
+                    "error: {}: cannot read the output to compare against: {e}",
+                    p.display()
+                );
+                return Outcome::BadInput;
+            }
+        },
+        None => None,
+    };
+    let loaded = load(
+        ctx,
+        &Selection {
+            paths: vec![path.to_path_buf()],
+            skill: None,
+            evals: None,
+        },
+    );
+    print_problems(&loaded.problems);
+    if loaded.problems.iter().any(|p| p.is_error()) {
+        return Outcome::BadInput;
+    }
+    let (suite, case) = match pick_case(&loaded.suites, args.case.as_deref()) {
+        Ok(found) => found,
+        Err(why) => {
+            eprintln!("error: {why}");
+            return Outcome::BadInput;
+        }
+    };
+    if !case.fixtures.is_empty() {
+        if suite.format == Format::Clauditor {
+            eprintln!("WARNING: --output bypasses the runner; input_files declaration is ignored.");
+        } else {
+            eprintln!("warning: --output bypasses the runner; the case's fixtures are ignored.");
+        }
+    }
+    // A captured output has no transcript, workspace or process: only output checks apply.
+    let mut graded_case = case.clone();
+    let (kept, skipped): (Vec<_>, Vec<_>) = case
+        .checks
+        .iter()
+        .cloned()
+        .partition(|c| c.target == CheckTarget::Output);
+    graded_case.checks = kept;
+
+    let host = HostEnv::from_process();
+    let mut judges = Vec::new();
+    let slot = (needs_judge(case) || against.is_some())
+        .then(|| crate::run::judge_for(&mut judges, args.judge.as_deref(), suite, &host));
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(o) => return o,
+    };
+    let view = CaseRunView {
+        final_message: output.clone(),
+        stdout: output.clone(),
+        output,
+        ..CaseRunView::default()
+    };
+    let (graded, comparison) = rt.block_on(async {
+        let graded = grade::grade(
+            suite,
+            &graded_case,
+            GradeInput {
+                completed: true,
+                reason: None,
+                view,
+                artifacts: Vec::new(),
+            },
+            &checks(args),
+            slot.as_ref(),
+        )
+        .await;
+        let comparison = match &against {
+            Some(b) => Some(compare_with(slot.as_ref(), case, &graded.view.output, b).await),
+            None => None,
+        };
+        (graded, comparison)
+    });
+
+    if args.json {
+        let mut out = json!({
+            "suite": suite.id,
+            "case": case.id,
+            "output": output_path,
+            "grading": grade::grading_json(&graded.checks, graded.judge.as_ref(), Some(&graded.grade)),
+            "skipped_checks": skipped.iter().map(|c| json!({"id": c.id, "kind": c.kind, "reason": "needs a run (transcript, workspace or process), not a captured output"})).collect::<Vec<_>>(),
+        });
+        if let Some(c) = &comparison {
+            out["comparison"] = comparison_json(c);
+        }
+        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+    } else {
+        print_graded(&format!("{}/{}", suite.id, case.id), &graded, true);
+        for c in &skipped {
+            println!(
+                "  - {} ({}): skipped, it needs a run, not a captured output",
+                c.id, c.kind
+            );
+        }
+        if let Some(c) = &comparison {
+            print_comparison(
+                &format!(
+                    "{} vs {}",
+                    output_path.display(),
+                    args.against.as_deref().unwrap_or(Path::new("")).display()
+                ),
+                c,
+            );
+        }
+    }
+    exit_for([&graded].into_iter(), comparison.iter())
+}
+
+/// The case to grade: the only one, or the one `--case` names (`case` or `suite/case`).
+fn pick_case<'a>(
+    suites: &'a [Suite],
+    wanted: Option<&str>,
+) -> Result<(&'a Suite, &'a Case), String> {
+    let all: Vec<(&Suite, &Case)> = suites
+        .iter()
+        .flat_map(|s| s.cases.iter().map(move |c| (s, c)))
+        .collect();
+    let names = || {
+        all.iter()
+            .map(|(s, c)| format!("{}/{}", s.id, c.id))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match wanted {
+        Some(w) => {
+            let found: Vec<_> = all
+                .iter()
+                .filter(|(s, c)| c.id == w || format!("{}/{}", s.id, c.id) == w)
+                .collect();
+            match found.as_slice() {
+                [one] => Ok(**one),
+                [] => Err(format!("no case `{w}`; the cases are: {}", names())),
+                _ => Err(format!(
+                    "`{w}` names several cases; use suite/case: {}",
+                    names()
+                )),
+            }
+        }
+        None => match all.as_slice() {
+            [one] => Ok(*one),
+            [] => Err("no cases found to grade".into()),
+            _ => Err(format!(
+                "the spec has {} cases; choose one with --case: {}",
+                all.len(),
+                names()
+            )),
+        },
+    }
+}
+
+async fn compare_with(
+    slot: Option<&JudgeSlot>,
+    case: &Case,
+    a: &str,
+    b: &str,
+) -> Result<Comparison, String> {
+    match slot {
+        Some(JudgeSlot::Ready(judge, _)) => compare::compare(judge, &request(case), a, b)
+            .await
+            .map_err(|e| e.to_string()),
+        Some(JudgeSlot::Unavailable(why)) => Err(format!("not compared: {why}")),
+        None => Err("not compared: no judge was chosen".into()),
+    }
+}
+
+fn comparison_json(c: &Result<Comparison, String>) -> Value {
+    match c {
+        Ok(c) => serde_json::to_value(c).unwrap_or_default(),
+        Err(e) => json!({"error": e}),
+    }
+}
+
+fn print_comparison(label: &str, c: &Result<Comparison, String>) {
+    match c {
+        Ok(c) => {
+            let who = match c.preferred {
+                Preference::A => "A is better",
+                Preference::B => "B is better",
+                Preference::Tie => "tie",
+            };
+            println!(
+                "blind A/B {label}: {who} (confidence {:.2}{})",
+                c.confidence,
+                if c.consistent {
+                    ""
+                } else {
+                    "; the two orders disagreed"
+                }
+            );
+            for r in &c.rounds {
+                let first = if r.shown_first == Preference::A {
+                    "A"
+                } else {
+                    "B"
+                };
+                println!(
+                    "  {first} shown first: {:?} at {:.2}: {}",
+                    r.preferred, r.confidence, r.reasoning
+                );
+            }
+        }
+        Err(e) => println!("blind A/B {label}: {e}"),
+    }
+}
+
+fn mark(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Pass => "PASS      ",
+        Verdict::Fail => "FAIL      ",
+        Verdict::NotGraded => "NOT GRADED",
+    }
+}
+
+/// The verdict line, then (with `detail`) every check and the judge's findings.
+fn print_graded(label: &str, g: &Graded, detail: bool) {
+    let mut line = format!("{} {label}", mark(g.grade.verdict));
+    if g.grade.checks_total > 0 {
+        line.push_str(&format!(
+            " [{}/{} checks]",
+            g.grade.checks_passed, g.grade.checks_total
+        ));
+    }
+    if !detail && let Some(r) = g.grade.reasons.first() {
+        line.push_str(&format!(": {}", r.lines().next().unwrap_or("")));
+    }
+    println!("{line}");
+    if !detail {
+        return;
+    }
+    for c in &g.checks {
+        println!(
+            "  {} {} ({}): {}",
+            if c.passed { "✓" } else { "✗" },
+            c.id,
+            c.kind,
+            c.message
+        );
+        if !c.passed
+            && let Some(e) = &c.evidence
+        {
+            println!("      evidence: {e}");
+        }
+    }
+    if let Some(j) = &g.judge {
+        println!(
+            "  judge {}:{} (chosen by {})",
+            j.provider, j.model, j.chosen_by
+        );
+        if let Some(e) = &j.expectations {
+            for x in &e.expectations {
+                println!(
+                    "  {} {}: {}",
+                    if x.passed { "✓" } else { "✗" },
+                    x.text,
+                    x.evidence
+                );
+            }
+        }
+        if let Some(r) = &j.rubric {
+            for c in &r.criteria {
+                println!(
+                    "  {} {} ({:.2}): {}",
+                    if c.passed { "✓" } else { "✗" },
+                    c.id,
+                    c.score,
+                    c.reasoning
+                );
+            }
+            println!(
+                "  rubric: pass rate {:.2} (min {:.2}), mean score {:.2} (min {:.2})",
+                r.pass_rate, r.thresholds.min_pass_rate, r.mean_score, r.thresholds.min_mean_score
+            );
+        }
+        if let Some(c) = &j.criteria {
+            println!(
+                "  {} criteria: {}",
+                if c.pass { "✓" } else { "✗" },
+                c.reasoning
+            );
+        }
+        if let Some(e) = &j.error {
+            println!("  the judge failed: {e}");
+        }
+    }
+    if g.grade.verdict != Verdict::Pass {
+        for r in &g.grade.reasons {
+            println!("  reason: {r}");
+        }
+    }
+}
+
+/// 3 when the judge failed or a comparison could not be made, 1 when something failed, else 0.
+fn exit_for<'a>(
+    graded: impl Iterator<Item = &'a Graded>,
+    comparisons: impl Iterator<Item = &'a Result<Comparison, String>>,
+) -> Outcome {
+    let mut failed = false;
+    let mut broken = false;
+    for g in graded {
+        failed |= g.grade.verdict == Verdict::Fail;
+        broken |= g.judge.as_ref().is_some_and(|j| j.error.is_some());
+    }
+    for c in comparisons {
+        broken |= c.is_err();
+    }
+    if broken {
+        Outcome::Infrastructure
+    } else if failed {
+        Outcome::Failed
+    } else {
+        Outcome::Success
+    }
+}
+
+/// `assay grade <run-dir>`.
+fn regrade_run(ctx: &LoadCtx, args: &GradeArgs, dir: &Path) -> Outcome {
+    let mut recorded = match regrade::read_run(dir) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Outcome::BadInput;
+        }
+    };
+    let others = match &args.against {
+        Some(b) => match regrade::read_run(&ctx.cwd.join(b)) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Outcome::BadInput;
+            }
+        },
+        None => None,
+    };
+    // The specs as they are now, from where each suite was read.
+    let mut sources: Vec<PathBuf> = recorded
+        .iter()
+        .filter_map(|r| r.suite_source.clone())
+        .collect();
+    sources.sort();
+    sources.dedup();
+    if sources.is_empty() {
+        eprintln!(
+            "error: {}: the run folder does not say where its suites came from",
+            dir.display()
+        );
+        return Outcome::BadInput;
+    }
+    let loaded = load(
+        ctx,
+        &Selection {
+            paths: sources,
+            skill: None,
+            evals: None,
+        },
+    );
+    print_problems(&loaded.problems);
+    if loaded.problems.iter().any(|p| p.is_error()) {
+        return Outcome::BadInput;
+    }
+    let find = |r: &Recorded| {
+        let s = loaded.suites.iter().find(|s| s.id == r.suite)?;
+        Some((s, s.cases.iter().find(|c| c.id == r.case)?))
+    };
+    let host = HostEnv::from_process();
+    let mut judges = Vec::new();
+    let mut slots = Vec::new();
+    for r in &recorded {
+        slots.push(find(r).and_then(|(s, c)| {
+            (needs_judge(c) || others.is_some())
+                .then(|| crate::run::judge_for(&mut judges, args.judge.as_deref(), s, &host))
+        }));
+    }
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(o) => return o,
+    };
+    let checks = checks(args);
+    let mut graded_all: Vec<Graded> = Vec::new();
+    let mut report = Vec::new();
+    let mut comparisons = Vec::new();
+    for (r, slot) in recorded.iter_mut().zip(&slots) {
+        let label = format!("{}/{} run {}", r.suite, r.case, r.run);
+        let Some((suite, case)) = find(r) else {
+            println!(
+                "skipped    {label}: the case is no longer in {}",
+                r.suite_source
+                    .as_deref()
+                    .unwrap_or(Path::new("?"))
+                    .display()
+            );
+            report.push(json!({"suite": r.suite, "case": r.case, "run": r.run, "skipped": "the case is no longer in the spec"}));
+            continue;
+        };
+        if !matches!(r.status.as_str(), "completed" | "failed") {
+            println!(
+                "skipped    {label}: it did not run ({})",
+                r.reason.as_deref().unwrap_or(&r.status)
+            );
+            report.push(json!({"suite": r.suite, "case": r.case, "run": r.run, "skipped": format!("status {}", r.status)}));
+            continue;
+        }
+        let input = GradeInput {
+            completed: r.status == "completed",
+            reason: r.reason.clone(),
+            view: r.view(case),
+            artifacts: r.artifacts(),
+        };
+        let graded = rt.block_on(grade::grade(suite, case, input, &checks, slot.as_ref()));
+        r.write(&graded);
+        print_graded(&label, &graded, false);
+        let mut entry = json!({
+            "suite": r.suite, "case": r.case, "run": r.run, "dir": r.dir,
+            "grading": grade::grading_json(&graded.checks, graded.judge.as_ref(), Some(&graded.grade)),
+        });
+        if let Some(others) = &others {
+            let pair = others
+                .iter()
+                .find(|o| o.suite == r.suite && o.case == r.case && o.run == r.run);
+            let c = match pair {
+                Some(o) => {
+                    let b = std::fs::read_to_string(o.dir.join("output.txt")).unwrap_or_default();
+                    rt.block_on(compare_with(slot.as_ref(), case, &graded.view.output, &b))
+                }
+                None => Err("not compared: the other run has no such case-run".into()),
+            };
+            print_comparison(&label, &c);
+            entry["comparison"] = comparison_json(&c);
+            comparisons.push(c);
+        }
+        report.push(entry);
+        graded_all.push(graded);
+    }
+    if others.is_some() {
+        let count = |p: Preference| {
+            comparisons
+                .iter()
+                .filter(|c| matches!(c, Ok(c) if c.preferred == p))
+                .count()
+        };
+        println!(
+            "blind A/B: this run better in {}, the other in {}, ties {}, not compared {}",
+            count(Preference::A),
+            count(Preference::B),
+            count(Preference::Tie),
+            comparisons.iter().filter(|c| c.is_err()).count()
+        );
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"run": dir, "case_runs": report}))
+                .unwrap_or_default()
+        );
+    } else {
+        println!(
+            "re-graded {} case-run(s) in {}",
+            graded_all.len(),
+            ctx.shown(dir).display()
+        );
+    }
+    exit_for(graded_all.iter(), comparisons.iter())
+}
