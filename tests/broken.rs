@@ -108,6 +108,8 @@ const EXPECTED: &[(&str, &[&str])] = &[
             "out-of-range",
             "invalid-regex",
             "unknown-key",
+            "unknown-check-type",
+            "duplicate-id",
         ],
     ),
 ];

@@ -19,7 +19,7 @@ fn examples_load_with_correct_counts() {
     assert_eq!(s["by_format"]["uaaps-tests"], 2);
     assert_eq!(s["cases"], 15);
     assert_eq!(s["trigger_cases"], 8);
-    assert_eq!(s["checks"], 37);
+    assert_eq!(s["checks"], 40);
     assert_eq!(v["problems"].as_array().unwrap().len(), 0);
 
     let text = assay(&repo(), &["validate", "examples"]);
@@ -193,4 +193,46 @@ fn the_projects_own_suites_load() {
     for f in ["bmad", "clauditor", "skillet", "uaaps", "uaaps-tests"] {
         assert_eq!(v["summary"]["by_format"][f], 1, "{f}");
     }
+}
+
+#[test]
+fn uaaps_eval_cases_reach_every_check_type_through_the_extension_key() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            (
+                "package.agent.json",
+                r#"{"name": "@t/p", "version": "1.0.0", "description": "t"}"#,
+            ),
+            (
+                "evals/eval-config.json",
+                r#"{"version": 1, "engine": "claude-code"}"#,
+            ),
+            (
+                "evals/cases/notes.yaml",
+                "name: notes\ninput:\n  prompt: Write notes.md\nexpected:\n  files-created: [notes.md]\njudge:\n  criteria: Notes exist.\nx-assay-checks:\n  - id: no-todo\n    type: file_contains\n    path: notes.md\n    needle: TODO\n    negate: true\n    weight: 2\n  - type: tool_not_called\n    tool: WebFetch\n",
+            ),
+        ],
+    );
+    let out = assay(d.path(), &["list", "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let checks = &v[0]["cases"][0]["checks"];
+    let no_todo = checks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "no-todo")
+        .unwrap_or_else(|| panic!("{checks:#}"));
+    assert_eq!(no_todo["negate"], true);
+    assert_eq!(no_todo["weight"], 2.0);
+    assert_eq!(no_todo["config"]["needle"], "TODO");
+    assert!(
+        checks
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["id"] == "tool_not_called-2")
+    );
 }

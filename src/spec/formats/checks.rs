@@ -93,3 +93,90 @@ pub fn read_config(doc: &mut Doc, map: &Map<'_>, ty: &CheckType) -> Option<Json>
     }
     ok.then_some(Json::Object(out))
 }
+
+/// Keys every item of an assay check list may have besides its type's own.
+const COMMON_KEYS: &[&str] = &["id", "type", "negate", "weight"];
+
+/// Reads assay's own check-list syntax (UAAPS tests `checks`, UAAPS eval `x-assay-checks`):
+/// a list of `{type, id?, negate?, weight?, <the type's keys>}` reaching every built-in type.
+/// Ids default to `<type>-<n>` and must be unique in `ids`.
+pub fn read_check_list(
+    doc: &mut Doc,
+    node: &Node,
+    field: &str,
+    ids: &mut std::collections::HashSet<String>,
+) -> Vec<crate::spec::Check> {
+    use crate::assert::registry;
+    let mut out = Vec::new();
+    let Some(items) = doc.seq(node, field) else {
+        return out;
+    };
+    for (i, item) in items.iter().enumerate() {
+        let path = format!("{field}[{i}]");
+        let Some(m) = doc.map(item, &path) else {
+            continue;
+        };
+        let Some(ty) = m.req_text(doc, "type") else {
+            continue;
+        };
+        let Some(check_type) = registry::lookup(&ty) else {
+            let names = registry::BUILTIN.iter().map(|t| t.name);
+            let near = crate::diag::did_you_mean(&ty, names.clone());
+            doc.error(
+                "unknown-check-type",
+                m.opt("type").map_or(item.span, |n| n.span),
+                &m.path("type"),
+                format!("`{ty}` is not a check type"),
+            )
+            .help = Some(match near {
+                Some(n) => format!("did you mean `{n}`?"),
+                None => format!("check types: {}", names.collect::<Vec<_>>().join(", ")),
+            });
+            continue;
+        };
+        let mut known: Vec<&str> = COMMON_KEYS.to_vec();
+        known.extend(check_type.key_names());
+        m.check_keys(doc, &format!("a `{ty}` check"), &known);
+        let id = match m.text(doc, "id") {
+            Some(id) => id,
+            None => format!("{ty}-{}", i + 1),
+        };
+        if !ids.insert(id.clone()) {
+            doc.error(
+                "duplicate-id",
+                m.opt("id").map_or(item.span, |n| n.span),
+                &m.path("id"),
+                format!("check id `{id}` is used twice"),
+            );
+        }
+        let negate = m.bool(doc, "negate").unwrap_or(false);
+        let weight = match m.opt("weight") {
+            Some(n) => match doc.non_negative_number(n, &m.path("weight")) {
+                Some(w) if w > 0.0 => w,
+                Some(_) => {
+                    doc.error(
+                        "out-of-range",
+                        n.span,
+                        &m.path("weight"),
+                        "a weight must be above 0".to_string(),
+                    );
+                    1.0
+                }
+                None => 1.0,
+            },
+            None => 1.0,
+        };
+        if let Some(config) = read_config(doc, &m, check_type) {
+            out.push(crate::spec::Check {
+                id,
+                kind: ty,
+                config,
+                negate,
+                weight,
+                target: check_type.target.clone(),
+                location: Some(super::location(doc, item.span)),
+            });
+        }
+    }
+    out
+}

@@ -24,6 +24,8 @@ const CASE_KEYS: &[&str] = &[
     "input",
     "expected",
     "judge",
+    // assay's extension: any check type, with negate and weight (docs/checks.md).
+    "x-assay-checks",
 ];
 const INPUT_KEYS: &[&str] = &["prompt", "files", "workspace-files"];
 const EXPECTED_KEYS: &[&str] = &["contains", "not-contains", "files-created", "agent-blocked"];
@@ -394,6 +396,11 @@ fn read_case(doc: &mut Doc, node: &Node, root: &Path, evals: &Path) -> Option<Ca
     let mut checks = Vec::new();
     if let Some(n) = m.opt("expected") {
         read_expected(doc, n, &mut checks);
+    }
+    if let Some(n) = m.opt("x-assay-checks") {
+        let mut ids = checks.iter().map(|c| c.id.clone()).collect();
+        let more = super::checks::read_check_list(doc, n, "x-assay-checks", &mut ids);
+        checks.extend(more);
     }
     let criteria = m.req(doc, "judge").and_then(|n| {
         let j = doc.map(n, "judge")?;

@@ -28,6 +28,7 @@ const CASE_KEYS: &[&str] = &[
     "stdin-file",
     "env",
     "expected",
+    "checks",
 ];
 const EXPECTED_KEYS: &[&str] = &[
     "exit-code",
@@ -286,6 +287,13 @@ fn read_case(
             });
         }
         read_expected(doc, &e, artifact_rel, &mut checks);
+    }
+    if let Some(n) = m.opt("checks") {
+        let mut ids: std::collections::HashSet<String> =
+            checks.iter().map(|c| c.id.clone()).collect();
+        ids.insert("exit-code".to_string());
+        let more = super::checks::read_check_list(doc, n, "checks", &mut ids);
+        checks.extend(more);
     }
     if let Some(code) = exit_code {
         checks.insert(
