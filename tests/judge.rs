@@ -308,3 +308,60 @@ fn without_a_judge_items_are_not_graded_never_passed() {
     );
     assert!(stdout(&out).contains("NOT GRADED"));
 }
+
+#[test]
+fn assay_run_grades_checks_then_extraction_then_the_rubric() {
+    // The command agent says "Wrote brief.md …"; the spec extracts the files it names.
+    let spec = r#"{"skill_name": "brief", "test_args": "x",
+      "assertions": [{"id": "says_wrote", "type": "contains", "needle": "Wrote"}],
+      "sections": [{"name": "Files", "tiers": [{"label": "default", "min_entries": 1,
+        "fields": [{"id": "f_path", "name": "path", "required": true, "format": "^[\\w.]+\\.md$"}]}]}],
+      "grading_criteria": [{"id": "named", "criterion": "Does the reply name the file?"}]}"#;
+    let d = project(&[
+        (".claude/commands/brief.md", "Write a brief.\n"),
+        (".claude/commands/brief.eval.json", spec),
+    ]);
+    let judge = JudgeServer::start(vec![
+        says(json!({"sections": {"Files": {"default": [{"path": "brief.md"}]}}})),
+        says(
+            json!([{"id": "named", "criterion": "Does the reply name the file?", "passed": true, "score": 1.0, "evidence": "Wrote brief.md", "reasoning": "named"}]),
+        ),
+    ]);
+    let out = run_judged(d.path(), &judge, &[], &["--judge", "anthropic"]);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(&d.path().join("out"))["brief"];
+    assert_eq!(r["grade"]["verdict"], "pass", "{r:#}");
+    let ids: Vec<&str> = r["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "says_wrote",
+            "Files/default:count_min",
+            "f_path:required",
+            "f_path:format"
+        ]
+    );
+    assert_eq!(
+        r["judge"]["extraction"]["sections"][0]["tiers"][0]["entries"][0]["path"],
+        "brief.md"
+    );
+    assert_eq!(r["judge"]["rubric"]["passed"], true);
+    let reqs = judge.requests();
+    assert!(
+        reqs[0].1["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("## What to extract")
+    );
+    assert!(
+        reqs[1].1["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("[named]")
+    );
+}
