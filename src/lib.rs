@@ -11,6 +11,7 @@ pub mod discover;
 pub mod exit;
 pub mod harness;
 pub mod judge;
+pub mod plugin;
 pub mod run;
 pub mod spec;
 pub mod workspace;

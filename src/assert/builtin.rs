@@ -32,6 +32,9 @@ pub struct CheckOutcome {
     pub negated: bool,
     /// The check could not be evaluated (it then counts as failed).
     pub error: Option<String>,
+    /// What a plugin check wrote to stderr.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
 }
 
 /// What a check type concluded before negation.
@@ -40,6 +43,8 @@ pub struct Verdict {
     pub passed: bool,
     pub message: String,
     pub evidence: Option<String>,
+    /// What the check wrote to stderr (plugins).
+    pub log: Option<String>,
 }
 
 fn verdict(
@@ -51,6 +56,7 @@ fn verdict(
         passed,
         message: message.into(),
         evidence,
+        log: None,
     })
 }
 
@@ -500,6 +506,7 @@ pub fn outcome(c: &Check, result: Result<Verdict, String>) -> CheckOutcome {
             weight: c.weight,
             negated: c.negate,
             error: None,
+            log: v.log,
         },
         Err(e) => CheckOutcome {
             id: c.id.clone(),
@@ -510,6 +517,7 @@ pub fn outcome(c: &Check, result: Result<Verdict, String>) -> CheckOutcome {
             weight: c.weight,
             negated: c.negate,
             error: Some(e),
+            log: None,
         },
     }
 }
@@ -783,10 +791,13 @@ mod tests {
         let checks = crate::assert::check::Checks::builtin(Default::default());
         let r = checks.run(
             &[check("contains", json!({"needle": "x"}), true)],
-            &view("xyz"),
+            &std::sync::Arc::new(view("xyz")),
         );
         assert!(!r[0].passed && r[0].negated);
-        let r = checks.run(&[check("nope", json!({}), false)], &view(""));
+        let r = checks.run(
+            &[check("nope", json!({}), false)],
+            &std::sync::Arc::new(view("")),
+        );
         assert!(
             !r[0].passed && r[0].error.is_some(),
             "a check that cannot run never passes"

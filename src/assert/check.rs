@@ -18,15 +18,56 @@ use crate::spec;
 /// Implementations may block (network, a plugin call): callers run checks off the async
 /// executor.
 pub trait Check: Send + Sync {
-    fn evaluate(&self, config: &Value, view: &CaseRunView) -> Result<Verdict, String>;
+    fn evaluate(&self, config: &Value, view: &Arc<CaseRunView>) -> Result<Verdict, String>;
 }
 
 /// A built-in type evaluated by [`builtin::evaluate`].
 struct Builtin(&'static str);
 
 impl Check for Builtin {
-    fn evaluate(&self, config: &Value, view: &CaseRunView) -> Result<Verdict, String> {
+    fn evaluate(&self, config: &Value, view: &Arc<CaseRunView>) -> Result<Verdict, String> {
         builtin::evaluate(self.0, config, view)
+    }
+}
+
+/// Formats beyond the built-in registry (from plugins).
+pub trait ExtraFormats: Send + Sync {
+    fn has(&self, name: &str) -> bool;
+    /// Whether the whole value is of the format.
+    fn matches(&self, name: &str, value: &str) -> Result<bool, String>;
+    /// Non-overlapping occurrences, as byte ranges.
+    fn find_all(&self, name: &str, text: &str) -> Result<Vec<(usize, usize)>, String>;
+}
+
+/// `has_format`, reaching plugin formats too.
+struct HasFormat(Option<Arc<dyn ExtraFormats>>);
+
+impl Check for HasFormat {
+    fn evaluate(&self, config: &Value, view: &Arc<CaseRunView>) -> Result<Verdict, String> {
+        let name = config.get("format").and_then(Value::as_str).unwrap_or("");
+        match &self.0 {
+            Some(extra) if super::formats::lookup(name).is_none() && extra.has(name) => {
+                let wanted = config.get("count").and_then(Value::as_i64).unwrap_or(1);
+                let out = &view.output;
+                let found = extra.find_all(name, out)?;
+                let evidence = found
+                    .iter()
+                    .take(5)
+                    .filter_map(|&(a, b)| out.get(a..b))
+                    .collect::<Vec<_>>()
+                    .join(" | ");
+                Ok(Verdict {
+                    passed: found.len() as i64 >= wanted,
+                    message: format!(
+                        "{} {name} values found, at least {wanted} wanted",
+                        found.len()
+                    ),
+                    evidence: (!evidence.is_empty()).then_some(evidence),
+                    log: None,
+                })
+            }
+            _ => builtin::evaluate("has_format", config, view),
+        }
     }
 }
 
@@ -34,6 +75,7 @@ impl Check for Builtin {
 #[derive(Clone)]
 pub struct Checks {
     by_kind: HashMap<String, Arc<dyn Check>>,
+    formats: Option<Arc<dyn ExtraFormats>>,
 }
 
 impl std::fmt::Debug for Checks {
@@ -52,7 +94,22 @@ impl Checks {
             by_kind.insert(t.name.to_string(), Arc::new(Builtin(t.name)));
         }
         by_kind.insert("urls_reachable".into(), Arc::new(UrlsReachable::new(urls)));
-        Checks { by_kind }
+        Checks {
+            by_kind,
+            formats: None,
+        }
+    }
+
+    /// Makes plugin formats usable in `has_format` and extraction field formats.
+    pub fn set_formats(&mut self, formats: Arc<dyn ExtraFormats>) {
+        self.by_kind
+            .insert("has_format".into(), Arc::new(HasFormat(Some(formats.clone()))));
+        self.formats = Some(formats);
+    }
+
+    /// Plugin formats, when any.
+    pub fn formats(&self) -> Option<&dyn ExtraFormats> {
+        self.formats.as_deref()
     }
 
     /// Adds (or replaces) a type.
@@ -61,7 +118,7 @@ impl Checks {
     }
 
     /// Runs every check of a case-run, applying negation and weights.
-    pub fn run(&self, checks: &[spec::Check], view: &CaseRunView) -> Vec<CheckOutcome> {
+    pub fn run(&self, checks: &[spec::Check], view: &Arc<CaseRunView>) -> Vec<CheckOutcome> {
         checks
             .iter()
             .map(|c| {

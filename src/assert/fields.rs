@@ -7,6 +7,7 @@
 use fancy_regex::Regex;
 
 use super::builtin::CheckOutcome;
+use super::check::ExtraFormats;
 use super::formats;
 use crate::judge::extract::Extraction;
 use crate::spec::Section;
@@ -27,6 +28,7 @@ fn outcome(
         weight: 1.0,
         negated: false,
         error: None,
+        log: None,
     }
 }
 
@@ -36,8 +38,28 @@ fn full_match(format: &str) -> Result<Regex, String> {
     Regex::new(&format!(r"\A(?:{pattern})\z")).map_err(|e| format!("invalid format regex: {e}"))
 }
 
-/// Every L2 outcome for an extraction, in spec order.
-pub fn check(sections: &[Section], extraction: &Extraction) -> Vec<CheckOutcome> {
+/// How a field format matches a value: a plugin's format, or a regex.
+enum Matcher<'a> {
+    Regex(Regex),
+    Plugin(&'a dyn ExtraFormats, &'a str),
+}
+
+impl Matcher<'_> {
+    fn matches(&self, value: &str) -> bool {
+        match self {
+            Matcher::Regex(re) => re.is_match(value).unwrap_or(false),
+            Matcher::Plugin(p, name) => p.matches(name, value).unwrap_or(false),
+        }
+    }
+}
+
+/// Every L2 outcome for an extraction, in spec order. `plugins` supplies formats beyond the
+/// built-in registry.
+pub fn check(
+    sections: &[Section],
+    extraction: &Extraction,
+    plugins: Option<&dyn ExtraFormats>,
+) -> Vec<CheckOutcome> {
     let mut out = Vec::new();
     for (sec, got) in sections.iter().zip(&extraction.sections) {
         for (tier, got) in sec.tiers.iter().zip(&got.tiers) {
@@ -93,7 +115,13 @@ pub fn check(sections: &[Section], extraction: &Extraction) -> Vec<CheckOutcome>
                     ));
                 }
                 if let Some(format) = &field.format {
-                    let re = match full_match(format) {
+                    let plugin =
+                        plugins.filter(|p| formats::lookup(format).is_none() && p.has(format));
+                    let re = match plugin {
+                        Some(p) => Ok(Matcher::Plugin(p, format)),
+                        None => full_match(format).map(Matcher::Regex),
+                    };
+                    let re = match re {
                         Ok(re) => re,
                         Err(e) => {
                             let mut o = outcome(
@@ -113,7 +141,7 @@ pub fn check(sections: &[Section], extraction: &Extraction) -> Vec<CheckOutcome>
                         .enumerate()
                         .filter_map(|(i, v)| {
                             let v = (*v)?;
-                            (!re.is_match(v).unwrap_or(false))
+                            (!re.matches(v))
                                 .then(|| format!("entry {}: {v:?}", i + 1))
                         })
                         .collect();
@@ -180,7 +208,7 @@ mod tests {
     fn run(entries: serde_json::Value) -> Vec<CheckOutcome> {
         let s = restaurants();
         let x = parse(&json!({"Restaurants": {"default": entries}}), &s).unwrap();
-        check(&s, &x)
+        check(&s, &x, None)
     }
 
     fn by_id<'a>(o: &'a [CheckOutcome], id: &str) -> &'a CheckOutcome {

@@ -222,7 +222,7 @@ where
 }
 
 impl Check for UrlsReachable {
-    fn evaluate(&self, config: &Value, view: &CaseRunView) -> Result<Verdict, String> {
+    fn evaluate(&self, config: &Value, view: &Arc<CaseRunView>) -> Result<Verdict, String> {
         let wanted = config.get("count").and_then(Value::as_i64).unwrap_or(1);
         let urls = urls_in(&view.output);
         let total = urls.len();
@@ -257,6 +257,7 @@ impl Check for UrlsReachable {
                 urls.len()
             ),
             evidence: (!evidence.is_empty()).then_some(evidence),
+            log: None,
         })
     }
 }
@@ -318,11 +319,11 @@ mod tests {
         );
     }
 
-    fn view(output: String) -> CaseRunView {
-        CaseRunView {
+    fn view(output: String) -> Arc<CaseRunView> {
+        Arc::new(CaseRunView {
             output,
             ..CaseRunView::default()
-        }
+        })
     }
 
     async fn server() -> SocketAddr {

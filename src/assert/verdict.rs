@@ -95,6 +95,7 @@ mod tests {
             weight,
             negated: false,
             error: None,
+            log: None,
         }
     }
 

@@ -86,6 +86,7 @@ impl Usage {
 
 /// What a harness concluded about one invocation (one turn).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Summary {
     pub session_id: Option<String>,
     pub model: Option<String>,

@@ -72,8 +72,10 @@ pub async fn grade(
     // Checks may block (network, plugins): off the executor.
     let (list, registry, view) = (case.checks.clone(), checks.clone(), input.view);
     let (mut outcomes, view) = match tokio::task::spawn_blocking(move || {
+        let view = Arc::new(view);
         let o = registry.run(&list, &view);
-        (o, view)
+        // Plugins drop their handles when their call ends, so this is the only one left.
+        (o, Arc::try_unwrap(view).unwrap_or_else(|v| (*v).clone()))
     })
     .await
     {
@@ -95,6 +97,7 @@ pub async fn grade(
         &view,
         input.artifacts,
         judge,
+        checks,
         &mut outcomes,
     )
     .await;
@@ -115,6 +118,7 @@ async fn judge_case(
     view: &CaseRunView,
     artifacts: Vec<(String, String)>,
     slot: Option<&JudgeSlot>,
+    checks: &Checks,
     outcomes: &mut Vec<CheckOutcome>,
 ) -> (Option<JudgeRecord>, JudgeVerdict) {
     let spec = &case.judge;
@@ -169,7 +173,7 @@ async fn judge_case(
         match extract::extract(judge, &view.output, &case.extraction).await {
             Ok(x) => {
                 // Field outcomes are deterministic checks: they decide through `outcomes`.
-                outcomes.extend(fields::check(&case.extraction, &x));
+                outcomes.extend(fields::check(&case.extraction, &x, checks.formats()));
                 record.extraction = Some(x);
             }
             Err(e) => record.error = Some(format!("extraction: {e}")),

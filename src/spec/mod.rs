@@ -1,5 +1,6 @@
 //! The spec stage: the normalized model and one loader per eval format.
 
+pub mod extra;
 pub mod formats;
 pub mod json;
 pub mod model;

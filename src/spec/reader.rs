@@ -13,6 +13,8 @@ use crate::diag::{Problem, did_you_mean};
 pub struct Doc {
     pub source: Arc<Source>,
     pub problems: Vec<Problem>,
+    /// Check types and formats from plugins, beside the built-in ones.
+    pub extra: Option<Arc<dyn super::extra::ExtraTypes>>,
 }
 
 /// `parent.child` field paths, as shown in messages.
@@ -33,6 +35,7 @@ impl Doc {
         Doc {
             source,
             problems: Vec::new(),
+            extra: None,
         }
     }
 

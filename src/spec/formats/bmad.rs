@@ -7,7 +7,7 @@ use crate::diag::Problem;
 use crate::spec::model::{Case, Defaults, Fixture, Format, Skill, Suite, TriggerCase};
 use crate::spec::node::Span;
 use crate::spec::reader::{Doc, index};
-use crate::spec::{Loaded, parse_file, paths};
+use crate::spec::{Loaded, paths};
 
 const TOP_KEYS: &[&str] = &["skill_name", "_design_notes", "evals"];
 const EVAL_KEYS: &[&str] = &[
@@ -83,7 +83,7 @@ pub fn load(ctx: &LoadCtx, input: &Input) -> Loaded {
 
     let mut ok = true;
     if let Some(file) = &input.evals_file {
-        match parse_file(file, &ctx.shown(file)) {
+        match ctx.parse(file, &ctx.shown(file)) {
             Ok((mut doc, root)) => {
                 read_evals(&mut doc, &root, input, &mut suite);
                 ok &= !doc.has_errors();
@@ -96,7 +96,7 @@ pub fn load(ctx: &LoadCtx, input: &Input) -> Loaded {
         }
     }
     if let Some(file) = &input.triggers_file {
-        match parse_file(file, &ctx.shown(file)) {
+        match ctx.parse(file, &ctx.shown(file)) {
             Ok((mut doc, root)) => {
                 read_triggers(&mut doc, &root, &mut suite);
                 ok &= !doc.has_errors();

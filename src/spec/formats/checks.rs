@@ -28,7 +28,8 @@ pub fn read_value(doc: &mut Doc, spec: &KeySpec, node: &Node, field: &str) -> Op
         }
         KeyKind::FormatName => {
             let s = doc.string(node, field)?;
-            if formats::lookup(&s).is_none() {
+            let from_plugin = doc.extra.as_ref().is_some_and(|e| e.has_format(&s));
+            if formats::lookup(&s).is_none() && !from_plugin {
                 let near = crate::diag::did_you_mean(&s, formats::names());
                 doc.error(
                     "unknown-format",
@@ -119,8 +120,38 @@ pub fn read_check_list(
         let Some(ty) = m.req_text(doc, "type") else {
             continue;
         };
+        if is_plugin_type(doc, &ty) {
+            let config = config_of(&m, COMMON_KEYS);
+            let id = m.text(doc, "id").unwrap_or_else(|| format!("{ty}-{}", i + 1));
+            let negate = m.bool(doc, "negate").unwrap_or(false);
+            let weight = m
+                .opt("weight")
+                .and_then(|n| doc.non_negative_number(n, &m.path("weight")))
+                .unwrap_or(1.0);
+            if !ids.insert(id.clone()) {
+                doc.error(
+                    "duplicate-id",
+                    item.span,
+                    &path,
+                    format!("check id `{id}` is used twice"),
+                );
+            }
+            if let Some(config) = plugin_check(doc, &ty, config, item, &path) {
+                out.push(crate::spec::Check {
+                    id,
+                    kind: ty,
+                    config,
+                    negate,
+                    weight,
+                    target: crate::spec::CheckTarget::Output,
+                    location: Some(super::location(doc, item.span)),
+                });
+            }
+            continue;
+        }
         let Some(check_type) = registry::lookup(&ty) else {
-            let names = registry::BUILTIN.iter().map(|t| t.name);
+            let all = all_type_names(doc, &registry::BUILTIN.iter().map(|t| t.name).collect::<Vec<_>>());
+            let names = all.iter().map(String::as_str);
             let near = crate::diag::did_you_mean(&ty, names.clone());
             doc.error(
                 "unknown-check-type",
@@ -179,4 +210,53 @@ pub fn read_check_list(
         }
     }
     out
+}
+
+/// Whether `ty` is a plugin's check type.
+pub fn is_plugin_type(doc: &Doc, ty: &str) -> bool {
+    doc.extra.as_ref().is_some_and(|e| e.has_check_type(ty))
+}
+
+/// A plugin check: its configuration is `config` (a JSON object), validated by the plugin at
+/// load time; a refusal is reported at `span`.
+pub fn plugin_check(
+    doc: &mut Doc,
+    ty: &str,
+    config: Json,
+    node: &Node,
+    field: &str,
+) -> Option<Json> {
+    let extra = doc.extra.clone()?;
+    match extra.validate_check(ty, &config) {
+        Ok(()) => Some(config),
+        Err(why) => {
+            doc.error(
+                "bad-plugin-config",
+                node.span,
+                field,
+                format!("the `{ty}` plugin check refuses its configuration: {why}"),
+            );
+            None
+        }
+    }
+}
+
+/// The keys of a map except `skip`, as a JSON object.
+pub fn config_of(map: &Map<'_>, skip: &[&str]) -> Json {
+    let mut out = JsonMap::new();
+    for (k, v) in map.entries {
+        if !skip.contains(&k.name.as_str()) {
+            out.insert(k.name.clone(), v.to_json());
+        }
+    }
+    Json::Object(out)
+}
+
+/// Every check type name a loader may suggest: built-ins and plugins'.
+pub fn all_type_names(doc: &Doc, builtin: &[&str]) -> Vec<String> {
+    let mut names: Vec<String> = builtin.iter().map(|s| s.to_string()).collect();
+    if let Some(e) = &doc.extra {
+        names.extend(e.check_type_names());
+    }
+    names
 }

@@ -11,7 +11,7 @@ use crate::spec::model::{
 };
 use crate::spec::node::{Node, Span, Value};
 use crate::spec::reader::{Doc, Map, index};
-use crate::spec::{Loaded, parse_file, paths};
+use crate::spec::{Loaded, paths};
 
 const TOP_KEYS: &[&str] = &[
     "skill_name",
@@ -117,7 +117,7 @@ pub fn provider_for_model(model: &str) -> Option<&'static str> {
 pub fn load(ctx: &LoadCtx, file: &Path, project_root: &Path) -> Loaded {
     let mut out = Loaded::default();
     let shown = ctx.shown(file);
-    let (mut doc, root) = match parse_file(file, &shown) {
+    let (mut doc, root) = match ctx.parse(file, &shown) {
         Ok(v) => v,
         Err(p) => {
             out.problems = p;
@@ -457,6 +457,24 @@ fn read_assertions(
         let Some(ty) = doc.string(ty_node, &a.path("type")) else {
             continue;
         };
+        if super::checks::is_plugin_type(doc, &ty) {
+            let config = super::checks::config_of(&a, &["id", "type", "name"]);
+            if let (Some(id), Some(config)) = (
+                id,
+                super::checks::plugin_check(doc, &ty, config, item, &field),
+            ) {
+                checks.push(Check {
+                    id,
+                    kind: ty,
+                    config,
+                    negate: false,
+                    weight: 1.0,
+                    target: crate::spec::CheckTarget::Output,
+                    location: Some(location(doc, item.span)),
+                });
+            }
+            continue;
+        }
         let Some(check_type) = registry::CLAUDITOR_TYPES
             .contains(&ty.as_str())
             .then(|| registry::lookup(&ty))
@@ -643,7 +661,7 @@ fn read_field_format(doc: &mut Doc, node: &Node, field: &str) -> Option<String> 
         );
         return None;
     }
-    if formats::lookup(&s).is_some() {
+    if formats::lookup(&s).is_some() || doc.extra.as_ref().is_some_and(|e| e.has_format(&s)) {
         return Some(s);
     }
     if let Err(e) = fancy_regex::Regex::new(&format!("^(?:{s})$")) {

@@ -18,11 +18,27 @@ use super::reader::Doc;
 pub struct LoadCtx {
     /// Where assay runs; paths in messages are shown relative to it.
     pub cwd: PathBuf,
+    /// Check types and formats from plugins.
+    pub extra: Option<std::sync::Arc<dyn crate::spec::extra::ExtraTypes>>,
 }
 
 impl LoadCtx {
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
-        LoadCtx { cwd: cwd.into() }
+        LoadCtx {
+            cwd: cwd.into(),
+            extra: None,
+        }
+    }
+
+    /// Parses a suite file into a document that knows the plugins' types.
+    pub fn parse(
+        &self,
+        path: &Path,
+        shown: &Path,
+    ) -> Result<(crate::spec::reader::Doc, crate::spec::node::Node), Vec<crate::diag::Problem>> {
+        let (mut doc, node) = crate::spec::parse_file(path, shown)?;
+        doc.extra = self.extra.clone();
+        Ok((doc, node))
     }
 
     /// A path as the user would write it: relative to the working directory when inside it.

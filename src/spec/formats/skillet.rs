@@ -10,7 +10,7 @@ use crate::assert::registry;
 use crate::spec::model::{Case, Check, CheckTarget, Defaults, Format, Suite};
 use crate::spec::node::Node;
 use crate::spec::reader::{Doc, index};
-use crate::spec::{Loaded, parse_file, skill};
+use crate::spec::{Loaded, skill};
 
 const KEYS: &[&str] = &[
     "timestamp",
@@ -68,7 +68,7 @@ pub fn load(
     let mut failed_groups: Vec<PathBuf> = Vec::new();
     for file in files {
         let shown = ctx.shown(file);
-        let parsed = match parse_file(file, &shown) {
+        let parsed = match ctx.parse(file, &shown) {
             Ok((mut doc, root)) => {
                 let (name, case) = read_case(&mut doc, &root);
                 let failed = doc.has_errors();
@@ -249,6 +249,27 @@ fn read_assertions(doc: &mut Doc, items: &[Node]) -> Vec<Check> {
         let Some(ty) = doc.string(ty_node, &m.path("type")) else {
             continue;
         };
+        if super::checks::is_plugin_type(doc, &ty) {
+            // A plugin type's settings are Skillet's `value`: an object as is, anything else
+            // as `{"value": …}`.
+            let config = match m.opt("value").map(|n| n.to_json()) {
+                Some(serde_json::Value::Object(o)) => serde_json::Value::Object(o),
+                Some(v) => json!({ "value": v }),
+                None => json!({}),
+            };
+            if let Some(config) = super::checks::plugin_check(doc, &ty, config, node, &field) {
+                checks.push(Check {
+                    id: format!("{ty}-{}", i + 1),
+                    kind: ty.clone(),
+                    config,
+                    negate: false,
+                    weight: 1.0,
+                    target: CheckTarget::Output,
+                    location: Some(location(doc, node.span)),
+                });
+            }
+            continue;
+        }
         let Some(&(_, key)) = ASSERTION_TYPES.iter().find(|(t, _)| *t == ty) else {
             let names: Vec<_> = ASSERTION_TYPES.iter().map(|(t, _)| *t).collect();
             doc.error(

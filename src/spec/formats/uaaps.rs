@@ -13,7 +13,7 @@ use crate::spec::model::{
 };
 use crate::spec::node::{Node, Span};
 use crate::spec::reader::{Doc, Map, index};
-use crate::spec::{Loaded, parse_file, paths};
+use crate::spec::{Loaded, paths};
 
 const CONFIG_KEYS: &[&str] = &["version", "engine", "timeout", "judge", "sandbox", "env"];
 const SANDBOX_KEYS: &[&str] = &["network", "writable-paths"];
@@ -47,7 +47,7 @@ pub fn read_manifest(ctx: &LoadCtx, root: &Path, problems: &mut Vec<Problem>) ->
     if !file.is_file() {
         return pkg;
     }
-    match parse_file(&file, &ctx.shown(&file)) {
+    match ctx.parse(&file, &ctx.shown(&file)) {
         Ok((mut doc, node)) => {
             if let Some(m) = doc.map(&node, "") {
                 pkg.name = m.text(&mut doc, "name");
@@ -93,7 +93,7 @@ pub fn load(ctx: &LoadCtx, root: &Path) -> Loaded {
         return out;
     }
 
-    let defaults = match parse_file(&config_file, &ctx.shown(&config_file)) {
+    let defaults = match ctx.parse(&config_file, &ctx.shown(&config_file)) {
         Ok((mut doc, node)) => {
             let d = read_config(&mut doc, &node);
             let failed = doc.has_errors();
@@ -118,7 +118,7 @@ pub fn load(ctx: &LoadCtx, root: &Path) -> Loaded {
     let mut names: Vec<(String, PathBuf)> = Vec::new();
     let mut ok = defaults.is_some();
     for file in &case_files {
-        match parse_file(file, &ctx.shown(file)) {
+        match ctx.parse(file, &ctx.shown(file)) {
             Ok((mut doc, node)) => {
                 claim_name(ctx, &mut doc, &node, file, &mut names);
                 match read_case(&mut doc, &node, root, &evals).filter(|_| !doc.has_errors()) {

@@ -16,7 +16,7 @@ use crate::spec::model::{
 };
 use crate::spec::node::{Node, Span, Value};
 use crate::spec::reader::{Doc, Map, index};
-use crate::spec::{Loaded, parse_file, paths};
+use crate::spec::{Loaded, paths};
 
 const CONFIG_KEYS: &[&str] = &["version", "command", "cwd", "timeout", "env"];
 const CASE_KEYS: &[&str] = &[
@@ -58,7 +58,7 @@ pub fn load(ctx: &LoadCtx, tests_dir: &Path, package_root: &Path) -> Loaded {
         .unwrap_or(Path::new(""))
         .to_path_buf();
     let config_file = tests_dir.join("test-config.json");
-    let config = match parse_file(&config_file, &ctx.shown(&config_file)) {
+    let config = match ctx.parse(&config_file, &ctx.shown(&config_file)) {
         Ok((mut doc, node)) => {
             let c = read_config(&mut doc, &node, &artifact_rel);
             let failed = doc.has_errors();
@@ -81,7 +81,7 @@ pub fn load(ctx: &LoadCtx, tests_dir: &Path, package_root: &Path) -> Loaded {
     };
     let mut names: Vec<(String, PathBuf)> = Vec::new();
     for file in list_yaml(&tests_dir.join("cases")) {
-        match parse_file(&file, &ctx.shown(&file)) {
+        match ctx.parse(&file, &ctx.shown(&file)) {
             Ok((mut doc, node)) => {
                 let config = config.as_ref().unwrap_or(&fallback);
                 claim_name(ctx, &mut doc, &node, &file, &mut names);

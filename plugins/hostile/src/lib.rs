@@ -1,0 +1,88 @@
+//! Check types that misbehave on purpose, for assay's hostile-plugin tests, and two that
+//! behave (`echo`, `stderr`) for the host's own tests.
+
+use assay_plugin::{Assertion, Plugin, Run, Value, Verdict};
+
+struct Kind(&'static str);
+
+fn text<'a>(config: &'a Value, key: &str) -> &'a str {
+    config.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+impl Assertion for Kind {
+    fn name(&self) -> &str {
+        self.0
+    }
+
+    fn summary(&self) -> &str {
+        "misbehaves on purpose"
+    }
+
+    fn validate(&self, config: &Value) -> Result<(), String> {
+        if self.0 == "echo" && text(config, "needle").is_empty() {
+            return Err("`needle` is required: the text the output must contain".into());
+        }
+        Ok(())
+    }
+
+    fn evaluate(&self, config: &Value, run: &Run) -> Result<Verdict, String> {
+        match self.0 {
+            "echo" => {
+                let needle = text(config, "needle");
+                let out = run.output();
+                Ok(Verdict::new(
+                    out.contains(needle),
+                    format!("{needle:?} searched in {} bytes", out.len()),
+                ))
+            }
+            "stderr" => {
+                eprintln!("a line for the check's log");
+                Ok(Verdict::new(true, "wrote to stderr"))
+            }
+            "loop" => {
+                let mut n: u64 = 0;
+                loop {
+                    n = std::hint::black_box(n.wrapping_add(1));
+                }
+            }
+            "grow" => {
+                let mut hoard: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    hoard.push(vec![1u8; 1 << 20]);
+                    std::hint::black_box(&hoard);
+                }
+            }
+            "trap" => panic!("this plugin traps"),
+            "huge" => Ok(Verdict::new(true, "x".repeat(64 << 20))),
+            "read-file" => {
+                let path = text(config, "path");
+                Ok(match std::fs::read(path) {
+                    Ok(b) => Verdict::new(true, format!("read {} bytes of {path}", b.len())),
+                    Err(e) => Verdict::new(false, format!("could not read {path}: {e}")),
+                })
+            }
+            "env" => {
+                let vars: Vec<String> = std::env::vars().map(|(k, _)| k).collect();
+                Ok(Verdict::new(vars.is_empty(), format!("sees {} variables: {}", vars.len(), vars.join(","))))
+            }
+            "socket" => {
+                let addr = text(config, "addr");
+                Ok(match std::net::TcpStream::connect(addr) {
+                    Ok(_) => Verdict::new(true, format!("connected to {addr}")),
+                    Err(e) => Verdict::new(false, format!("could not connect to {addr}: {e}")),
+                })
+            }
+            other => Err(format!("no type {other}")),
+        }
+    }
+}
+
+fn plugin() -> Plugin {
+    let mut p = Plugin::new();
+    for k in ["echo", "stderr", "loop", "grow", "trap", "huge", "read-file", "env", "socket"] {
+        p = p.assertion(Kind(k));
+    }
+    p
+}
+
+assay_plugin::export!(plugin);

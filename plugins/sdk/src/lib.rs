@@ -1,0 +1,369 @@
+//! Write assay plugins in Rust: check types, formats and harness adapters, built as one
+//! WebAssembly component (`cargo build --release --target wasm32-wasip2`) against assay's WIT
+//! interface (`assay:plugin@0.1.0`).
+//!
+//! Implement [`Assertion`], [`Format`] or [`Harness`] for your types, list them in a
+//! [`Plugin`], and export it:
+//!
+//! ```ignore
+//! use assay_plugin::{Assertion, Plugin, Run, Verdict, Value};
+//!
+//! struct Shouting;
+//! impl Assertion for Shouting {
+//!     fn name(&self) -> &str { "shouting" }
+//!     fn summary(&self) -> &str { "the output is in capitals" }
+//!     fn evaluate(&self, _config: &Value, run: &Run) -> Result<Verdict, String> {
+//!         let out = run.output();
+//!         Ok(Verdict::new(out == out.to_uppercase(), "checked the case of the output"))
+//!     }
+//! }
+//!
+//! fn plugin() -> Plugin { Plugin::new().assertion(Shouting) }
+//! assay_plugin::export!(plugin);
+//! ```
+//!
+//! Plugins run sandboxed: no files, environment or network unless the project grants them.
+
+use std::cell::RefCell;
+use std::sync::OnceLock;
+
+pub use serde_json::{self, Value, json};
+
+#[doc(hidden)]
+pub mod bindings {
+    wit_bindgen::generate!({
+        path: "wit",
+        world: "plugin",
+        pub_export_macro: true,
+        export_macro_name: "__export_world",
+        default_bindings_module: "assay_plugin::bindings",
+    });
+}
+
+use bindings::assay::plugin::case_run;
+use bindings::assay::plugin::types;
+use bindings::exports::assay::plugin::{assertion, format, harness};
+
+pub use bindings::exports::assay::plugin::harness::{CommandLine, Invocation};
+
+/// The finished case-run a check looks at. Each call asks the host, so only what is used is
+/// copied into the plugin.
+pub struct Run<'a>(&'a case_run::Run);
+
+impl Run<'_> {
+    /// What counts as the case's output.
+    pub fn output(&self) -> String {
+        self.0.output()
+    }
+    pub fn final_message(&self) -> String {
+        self.0.final_message()
+    }
+    pub fn stdout(&self) -> String {
+        self.0.stdout()
+    }
+    pub fn stderr(&self) -> String {
+        self.0.stderr()
+    }
+    pub fn exit_code(&self) -> Option<i32> {
+        self.0.exit_code()
+    }
+    /// Files in the workspace after the run, relative to its root.
+    pub fn files(&self) -> Vec<String> {
+        self.0.files()
+    }
+    /// A workspace file's bytes, relative to the root or to the agent's folder.
+    pub fn file(&self, path: &str) -> Option<Vec<u8>> {
+        self.0.file(path)
+    }
+    /// A workspace file as text (lossy UTF-8).
+    pub fn file_text(&self, path: &str) -> Option<String> {
+        self.file(path)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+    }
+    /// The normalized transcript events.
+    pub fn events(&self) -> Vec<Value> {
+        self.0
+            .events()
+            .iter()
+            .filter_map(|e| serde_json::from_str(e).ok())
+            .collect()
+    }
+    /// Tool calls in order: name and input.
+    pub fn tool_calls(&self) -> Vec<(String, Value)> {
+        self.0
+            .tool_calls()
+            .into_iter()
+            .map(|t| (t.name, serde_json::from_str(&t.input).unwrap_or(Value::Null)))
+            .collect()
+    }
+    pub fn skills_invoked(&self) -> Vec<String> {
+        self.0.skills_invoked()
+    }
+    pub fn usage(&self) -> types::Usage {
+        self.0.usage()
+    }
+}
+
+/// What a check concluded (before negation, which assay applies).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub passed: bool,
+    pub message: String,
+    /// The matching excerpt, or why nothing matched.
+    pub evidence: Option<String>,
+}
+
+impl Verdict {
+    pub fn new(passed: bool, message: impl Into<String>) -> Self {
+        Verdict {
+            passed,
+            message: message.into(),
+            evidence: None,
+        }
+    }
+
+    pub fn with_evidence(mut self, evidence: impl Into<String>) -> Self {
+        self.evidence = Some(evidence.into());
+        self
+    }
+}
+
+/// A check type.
+pub trait Assertion: Send + Sync {
+    /// The `type` name suites use.
+    fn name(&self) -> &str;
+    fn summary(&self) -> &str;
+    /// A JSON Schema of the configuration (the keys beside `type`, `id`, `negate`, `weight`).
+    fn config_schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+    /// Checks a configuration when the suite loads.
+    fn validate(&self, _config: &Value) -> Result<(), String> {
+        Ok(())
+    }
+    fn evaluate(&self, config: &Value, run: &Run) -> Result<Verdict, String>;
+}
+
+/// A named format for `has_format` and extraction field `format`.
+pub trait Format: Send + Sync {
+    fn name(&self) -> &str;
+    fn summary(&self) -> &str;
+    fn example(&self) -> &str;
+    /// Whether the whole value is of the format.
+    fn matches(&self, value: &str) -> bool;
+    /// Non-overlapping occurrences in a text, as byte ranges.
+    fn find_all(&self, text: &str) -> Vec<(usize, usize)>;
+}
+
+/// Reads one turn of an agent's output.
+pub trait Parser {
+    /// Normalized events from one line of stdout (see docs/plugins.md for their shape).
+    fn feed(&mut self, line: &str) -> Vec<Value>;
+    /// The turn's summary once the process exited.
+    fn finish(&mut self, exit_code: Option<i32>, timed_out: bool, stderr_tail: &str) -> Value;
+}
+
+/// An agent CLI adapter.
+pub trait Harness: Send + Sync {
+    fn name(&self) -> &str;
+    fn summary(&self) -> &str;
+    /// The program it runs (looked up on PATH before anything runs).
+    fn program(&self) -> &str;
+    fn command(&self, invocation: &Invocation) -> Result<CommandLine, String>;
+    fn parser(&self, invocation: &Invocation) -> Box<dyn Parser>;
+}
+
+/// Everything a plugin provides.
+#[derive(Default)]
+pub struct Plugin {
+    assertions: Vec<Box<dyn Assertion>>,
+    formats: Vec<Box<dyn Format>>,
+    harnesses: Vec<Box<dyn Harness>>,
+}
+
+impl Plugin {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn assertion(mut self, a: impl Assertion + 'static) -> Self {
+        self.assertions.push(Box::new(a));
+        self
+    }
+    pub fn format(mut self, f: impl Format + 'static) -> Self {
+        self.formats.push(Box::new(f));
+        self
+    }
+    pub fn harness(mut self, h: impl Harness + 'static) -> Self {
+        self.harnesses.push(Box::new(h));
+        self
+    }
+}
+
+static PLUGIN: OnceLock<Plugin> = OnceLock::new();
+
+unsafe extern "Rust" {
+    /// Defined by [`export!`] in the plugin crate.
+    safe fn __assay_plugin_build() -> Plugin;
+}
+
+fn plugin() -> &'static Plugin {
+    PLUGIN.get_or_init(__assay_plugin_build)
+}
+
+fn parse_config(config: &str) -> Result<Value, String> {
+    serde_json::from_str(config).map_err(|e| format!("the configuration is not JSON: {e}"))
+}
+
+#[doc(hidden)]
+pub struct Exports;
+
+impl assertion::Guest for Exports {
+    fn check_types() -> Vec<types::CheckType> {
+        plugin()
+            .assertions
+            .iter()
+            .map(|a| types::CheckType {
+                name: a.name().to_string(),
+                summary: a.summary().to_string(),
+                config_schema: a.config_schema().to_string(),
+            })
+            .collect()
+    }
+
+    fn validate(check_type: String, config: String) -> Result<(), String> {
+        let a = find_assertion(&check_type)?;
+        a.validate(&parse_config(&config)?)
+    }
+
+    fn evaluate(
+        check_type: String,
+        config: String,
+        run: &case_run::Run,
+    ) -> Result<types::Verdict, String> {
+        let a = find_assertion(&check_type)?;
+        let v = a.evaluate(&parse_config(&config)?, &Run(run))?;
+        Ok(types::Verdict {
+            passed: v.passed,
+            message: v.message,
+            evidence: v.evidence,
+        })
+    }
+}
+
+fn find_assertion(name: &str) -> Result<&'static dyn Assertion, String> {
+    plugin()
+        .assertions
+        .iter()
+        .find(|a| a.name() == name)
+        .map(|a| a.as_ref())
+        .ok_or_else(|| format!("this plugin has no check type `{name}`"))
+}
+
+fn find_format(name: &str) -> Option<&'static dyn Format> {
+    plugin()
+        .formats
+        .iter()
+        .find(|f| f.name() == name)
+        .map(|f| f.as_ref())
+}
+
+impl format::Guest for Exports {
+    fn formats() -> Vec<types::FormatInfo> {
+        plugin()
+            .formats
+            .iter()
+            .map(|f| types::FormatInfo {
+                name: f.name().to_string(),
+                summary: f.summary().to_string(),
+                example: f.example().to_string(),
+            })
+            .collect()
+    }
+
+    fn matches(format: String, value: String) -> bool {
+        find_format(&format).is_some_and(|f| f.matches(&value))
+    }
+
+    fn find_all(format: String, text: String) -> Vec<(u32, u32)> {
+        find_format(&format)
+            .map(|f| {
+                f.find_all(&text)
+                    .into_iter()
+                    .map(|(a, b)| (a as u32, b as u32))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+fn find_harness(name: &str) -> Result<&'static dyn Harness, String> {
+    plugin()
+        .harnesses
+        .iter()
+        .find(|h| h.name() == name)
+        .map(|h| h.as_ref())
+        .ok_or_else(|| format!("this plugin has no harness `{name}`"))
+}
+
+impl harness::Guest for Exports {
+    type Parser = ParserResource;
+
+    fn harnesses() -> Vec<harness::HarnessInfo> {
+        plugin()
+            .harnesses
+            .iter()
+            .map(|h| harness::HarnessInfo {
+                name: h.name().to_string(),
+                summary: h.summary().to_string(),
+                program: h.program().to_string(),
+            })
+            .collect()
+    }
+
+    fn command(harness: String, invocation: Invocation) -> Result<CommandLine, String> {
+        find_harness(&harness)?.command(&invocation)
+    }
+}
+
+#[doc(hidden)]
+pub struct ParserResource(RefCell<Option<Box<dyn Parser>>>);
+
+impl harness::GuestParser for ParserResource {
+    fn new(harness: String, invocation: Invocation) -> Self {
+        ParserResource(RefCell::new(
+            find_harness(&harness)
+                .ok()
+                .map(|h| h.parser(&invocation)),
+        ))
+    }
+
+    fn feed(&self, line: String) -> Vec<String> {
+        match self.0.borrow_mut().as_mut() {
+            Some(p) => p.feed(&line).iter().map(Value::to_string).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    fn finish(&self, exit_code: Option<i32>, timed_out: bool, stderr_tail: String) -> String {
+        match self.0.borrow_mut().as_mut() {
+            Some(p) => p.finish(exit_code, timed_out, &stderr_tail).to_string(),
+            None => json!({"error": {"category": "crash", "message": "unknown harness"}})
+                .to_string(),
+        }
+    }
+}
+
+/// Exports a plugin: `assay_plugin::export!(build)` where `build` is a `fn() -> Plugin`.
+#[macro_export]
+macro_rules! export {
+    ($build:path) => {
+        #[doc(hidden)]
+        #[unsafe(no_mangle)]
+        pub fn __assay_plugin_build() -> $crate::Plugin {
+            $build()
+        }
+        #[doc(hidden)]
+        pub use $crate::Exports as AssayPluginExports;
+        $crate::bindings::__export_world!(AssayPluginExports with_types_in $crate::bindings);
+    };
+}

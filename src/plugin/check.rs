@@ -1,0 +1,113 @@
+//! Plugin check types and formats behind assay's `Check` and format traits.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::Provider;
+use super::host::CaseRun;
+use super::loaded::LoadedPlugin;
+use crate::assert::builtin::Verdict;
+use crate::assert::check::Check;
+use crate::assert::view::CaseRunView;
+
+/// One check type of one plugin.
+pub struct PluginCheck {
+    provider: Provider,
+    kind: String,
+}
+
+impl PluginCheck {
+    pub fn new(provider: Provider, kind: String) -> Self {
+        PluginCheck { provider, kind }
+    }
+}
+
+fn log_of(log: String) -> Option<String> {
+    let log = log.trim_end().to_string();
+    (!log.is_empty()).then(|| LoadedPlugin::cut(log))
+}
+
+impl Check for PluginCheck {
+    fn evaluate(&self, config: &Value, view: &Arc<CaseRunView>) -> Result<Verdict, String> {
+        match &self.provider {
+            Provider::Wasm(p) => {
+                let config = config.to_string();
+                let (result, log) = p.call_logged(|store, inst, p| {
+                    let run = store.data_mut().table.push(CaseRun(view.clone()))?;
+                    let a = p_assertion(p, store, inst)?;
+                    a.call_evaluate(&mut *store, &self.kind, &config, run)
+                });
+                let log = log_of(log);
+                let with_log = |e: String| match &log {
+                    Some(l) => format!("{e} (stderr: {l})"),
+                    None => e,
+                };
+                match result {
+                    Ok(Ok(v)) => Ok(Verdict {
+                        passed: v.passed,
+                        message: LoadedPlugin::cut(v.message),
+                        evidence: v.evidence.map(LoadedPlugin::cut),
+                        log,
+                    }),
+                    Ok(Err(e)) => Err(with_log(LoadedPlugin::cut(e))),
+                    Err(e) => Err(with_log(e.to_string())),
+                }
+            }
+            Provider::Native(n) => n.evaluate(&self.kind, config, view),
+        }
+    }
+}
+
+fn p_assertion(
+    p: &LoadedPlugin,
+    store: &mut wasmtime::Store<super::host::HostState>,
+    inst: &wasmtime::component::Instance,
+) -> wasmtime::Result<super::host::assertion::Guest> {
+    p.assertion_guest(store, inst)
+}
+
+/// Load-time validation of a check's configuration.
+pub fn validate(provider: &Provider, kind: &str, config: &Value) -> Result<(), String> {
+    match provider {
+        Provider::Wasm(p) => {
+            let config = config.to_string();
+            match p.call(|store, inst, p| {
+                p.assertion_guest(store, inst)?
+                    .call_validate(&mut *store, kind, &config)
+            }) {
+                Ok(r) => r.map_err(LoadedPlugin::cut),
+                Err(e) => Err(e.to_string()),
+            }
+        }
+        Provider::Native(n) => n.validate(kind, config),
+    }
+}
+
+pub fn format_matches(provider: &Provider, name: &str, value: &str) -> Result<bool, String> {
+    match provider {
+        Provider::Wasm(p) => p
+            .call(|store, inst, p| p.format_guest(store, inst)?.call_matches(&mut *store, name, value))
+            .map_err(|e| e.to_string()),
+        Provider::Native(n) => n.format_matches(name, value),
+    }
+}
+
+pub fn format_find_all(
+    provider: &Provider,
+    name: &str,
+    text: &str,
+) -> Result<Vec<(usize, usize)>, String> {
+    let spans = match provider {
+        Provider::Wasm(p) => p
+            .call(|store, inst, p| p.format_guest(store, inst)?.call_find_all(&mut *store, name, text))
+            .map_err(|e| e.to_string())?,
+        Provider::Native(n) => n.format_find_all(name, text)?,
+    };
+    // A plugin's ranges are checked, not trusted: in bounds and on character boundaries.
+    Ok(spans
+        .into_iter()
+        .map(|(a, b)| (a as usize, b as usize))
+        .filter(|&(a, b)| a <= b && text.get(a..b).is_some())
+        .collect())
+}

@@ -1,0 +1,123 @@
+//! What a plugin may touch. Deny-by-default: no filesystem, no environment, no network, no
+//! inherited stdio. Each grant is explicit, per plugin, in `assay.toml`.
+
+use std::collections::BTreeSet;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
+
+use super::host::STDERR_CAP;
+
+pub const DEFAULT_TIMEOUT_MS: u64 = 1_000;
+pub const DEFAULT_MEMORY_MIB: u64 = 64;
+
+/// A plugin as `assay.toml` declares it (`[[plugin]]`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginConfig {
+    /// A `.wasm` component, a folder of them, or (with `trusted = true`) a native library.
+    pub path: String,
+    /// Per call (default 1000).
+    pub timeout_ms: Option<u64>,
+    /// Linear memory per call (default 64).
+    pub memory_mib: Option<u64>,
+    /// Folders the plugin may read, relative to the project root (read-only).
+    #[serde(default)]
+    pub read_dirs: Vec<String>,
+    /// Host environment variables the plugin may see, by name.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// `host:port` addresses the plugin may connect to over TCP.
+    #[serde(default)]
+    pub network: Vec<String>,
+    /// Load a native library (unsandboxed) instead of a component.
+    #[serde(default)]
+    pub trusted: bool,
+}
+
+/// The grants and limits in force for one plugin, resolved against the project root.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Grants {
+    pub read_dirs: Vec<PathBuf>,
+    pub env: Vec<String>,
+    pub network: Vec<String>,
+    #[serde(skip)]
+    addrs: BTreeSet<SocketAddr>,
+    pub timeout: Duration,
+    pub memory_bytes: usize,
+}
+
+impl Default for Grants {
+    fn default() -> Self {
+        Grants {
+            read_dirs: Vec::new(),
+            env: Vec::new(),
+            network: Vec::new(),
+            addrs: BTreeSet::new(),
+            timeout: Duration::from_millis(DEFAULT_TIMEOUT_MS),
+            memory_bytes: (DEFAULT_MEMORY_MIB as usize) << 20,
+        }
+    }
+}
+
+impl Grants {
+    pub fn from_config(c: &PluginConfig, root: &std::path::Path) -> Result<Self, String> {
+        let mut addrs = BTreeSet::new();
+        for n in &c.network {
+            let found = n
+                .to_socket_addrs()
+                .map_err(|e| format!("network grant `{n}` is not a reachable host:port: {e}"))?;
+            addrs.extend(found);
+        }
+        let mut read_dirs = Vec::new();
+        for d in &c.read_dirs {
+            let p = root.join(d);
+            if !p.is_dir() {
+                return Err(format!("read_dirs: `{d}` is not a folder under {}", root.display()));
+            }
+            read_dirs.push(p);
+        }
+        Ok(Grants {
+            read_dirs,
+            env: c.env.clone(),
+            network: c.network.clone(),
+            addrs,
+            timeout: Duration::from_millis(c.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS).max(1)),
+            memory_bytes: (c.memory_mib.unwrap_or(DEFAULT_MEMORY_MIB).max(1) as usize) << 20,
+        })
+    }
+
+    /// A WASI context with exactly these grants; stderr goes to the returned pipe.
+    pub fn wasi(&self) -> (WasiCtx, MemoryOutputPipe) {
+        let stderr = MemoryOutputPipe::new(STDERR_CAP);
+        let mut b = WasiCtxBuilder::new();
+        b.stderr(stderr.clone());
+        for name in &self.env {
+            if let Ok(v) = std::env::var(name) {
+                b.env(name, v);
+            }
+        }
+        for dir in &self.read_dirs {
+            let guest = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+            // A folder that vanished since loading is simply not granted.
+            let _ = b.preopened_dir(
+                dir,
+                guest.unwrap_or_else(|| ".".into()),
+                FsPerms::ReadOnly,
+            );
+        }
+        b.allow_udp(false);
+        b.allow_ip_name_lookup(!self.addrs.is_empty());
+        b.allow_tcp(!self.addrs.is_empty());
+        let allowed = self.addrs.clone();
+        b.socket_addr_check(move |addr, _use| {
+            let ok = allowed.contains(&addr);
+            Box::pin(async move { ok })
+        });
+        (b.build(), stderr)
+    }
+}

@@ -1,0 +1,264 @@
+//! A loaded plugin component: what it provides, and bounded calls into it. Each call gets a
+//! fresh instance in a fresh store (pre-instantiated, so this is cheap), with its own epoch
+//! deadline, memory limit and captured stderr: no state leaks between checks, and a plugin
+//! that traps, loops or exhausts its memory fails only the call it was in.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+use wasmtime::component::{Instance, InstancePre};
+use wasmtime::{Store, Trap};
+
+use super::engine::{PluginEngine, TICK};
+use super::grants::Grants;
+use super::host::{HostState, assertion, format, harness};
+
+/// The WIT version a component was built against.
+pub const WIT_VERSION: &str = "0.1.0";
+/// Longest text taken from a plugin's answer (messages, evidence); longer is cut.
+pub const MAX_TEXT: usize = 64 << 10;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckTypeInfo {
+    pub name: String,
+    pub summary: String,
+    pub config_schema: serde_json::Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FormatInfo {
+    pub name: String,
+    pub summary: String,
+    pub example: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HarnessInfo {
+    pub name: String,
+    pub summary: String,
+    pub program: String,
+}
+
+/// What went wrong in a call, for the check (or harness) that made it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CallError {
+    #[error("the plugin ran past its {0} ms limit and was stopped")]
+    Timeout(u128),
+    #[error("the plugin exceeded its {0} MiB memory limit and was stopped")]
+    Memory(usize),
+    #[error("the plugin trapped: {0}")]
+    Trap(String),
+    #[error("the plugin failed: {0}")]
+    Failed(String),
+}
+
+pub struct LoadedPlugin {
+    /// The file stem: how people name it.
+    pub name: String,
+    pub path: PathBuf,
+    /// BLAKE3 of the component.
+    pub hash: String,
+    pub grants: Grants,
+    pub from_cache: bool,
+    pub check_types: Vec<CheckTypeInfo>,
+    pub formats: Vec<FormatInfo>,
+    pub harnesses: Vec<HarnessInfo>,
+    engine: Arc<PluginEngine>,
+    pre: InstancePre<HostState>,
+    assertion: Option<assertion::GuestIndices>,
+    format: Option<format::GuestIndices>,
+    harness: Option<harness::GuestIndices>,
+}
+
+impl std::fmt::Debug for LoadedPlugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedPlugin")
+            .field("name", &self.name)
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+fn cut(mut s: String) -> String {
+    if s.len() > MAX_TEXT {
+        let mut end = MAX_TEXT;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        let total = s.len();
+        s.truncate(end);
+        s.push_str(&format!("… [cut: {total} bytes in all]"));
+    }
+    s
+}
+
+impl LoadedPlugin {
+    /// Loads, compiles (or takes from the cache) and pre-instantiates a component, then asks
+    /// it what it provides.
+    pub fn load(engine: Arc<PluginEngine>, path: &Path, grants: Grants) -> Result<Self, String> {
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let (component, from_cache) = engine.component(path, &bytes)?;
+        let pre = engine.linker.instantiate_pre(&component).map_err(|e| {
+            format!(
+                "{}: it needs something assay does not provide (it must target assay:plugin@{WIT_VERSION} and WASI 0.2): {e:#}",
+                path.display()
+            )
+        })?;
+        let assertion = assertion::GuestIndices::new(&pre).ok();
+        let format = format::GuestIndices::new(&pre).ok();
+        let harness = harness::GuestIndices::new(&pre).ok();
+        if assertion.is_none() && format.is_none() && harness.is_none() {
+            return Err(format!(
+                "{}: exports none of assay:plugin@{WIT_VERSION}'s assertion, format or harness interfaces",
+                path.display()
+            ));
+        }
+        let mut plugin = LoadedPlugin {
+            name: path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            path: path.to_path_buf(),
+            hash: blake3::hash(&bytes).to_hex().to_string(),
+            grants,
+            from_cache,
+            check_types: Vec::new(),
+            formats: Vec::new(),
+            harnesses: Vec::new(),
+            engine,
+            pre,
+            assertion,
+            format,
+            harness,
+        };
+        let describe = |e: CallError| format!("{}: describing itself: {e}", path.display());
+        if plugin.assertion.is_some() {
+            let types = plugin
+                .call(|store, inst, p| p.assertion_guest(store, inst)?.call_check_types(store))
+                .map_err(describe)?;
+            plugin.check_types = types
+                .into_iter()
+                .map(|t| CheckTypeInfo {
+                    config_schema: serde_json::from_str(&t.config_schema)
+                        .unwrap_or(serde_json::Value::Null),
+                    name: t.name,
+                    summary: t.summary,
+                })
+                .collect();
+        }
+        if plugin.format.is_some() {
+            let formats = plugin
+                .call(|store, inst, p| p.format_guest(store, inst)?.call_formats(store))
+                .map_err(describe)?;
+            plugin.formats = formats
+                .into_iter()
+                .map(|f| FormatInfo {
+                    name: f.name,
+                    summary: f.summary,
+                    example: f.example,
+                })
+                .collect();
+        }
+        if plugin.harness.is_some() {
+            let harnesses = plugin
+                .call(|store, inst, p| p.harness_guest(store, inst)?.call_harnesses(store))
+                .map_err(describe)?;
+            plugin.harnesses = harnesses
+                .into_iter()
+                .map(|h| HarnessInfo {
+                    name: h.name,
+                    summary: h.summary,
+                    program: h.program,
+                })
+                .collect();
+        }
+        Ok(plugin)
+    }
+
+    pub fn assertion_guest(
+        &self,
+        store: &mut Store<HostState>,
+        inst: &Instance,
+    ) -> wasmtime::Result<assertion::Guest> {
+        match &self.assertion {
+            Some(i) => i.load(store, inst),
+            None => Err(wasmtime::format_err!("the plugin exports no check types")),
+        }
+    }
+
+    pub fn format_guest(&self, store: &mut Store<HostState>, inst: &Instance) -> wasmtime::Result<format::Guest> {
+        match &self.format {
+            Some(i) => i.load(store, inst),
+            None => Err(wasmtime::format_err!("the plugin exports no formats")),
+        }
+    }
+
+    pub fn harness_guest(&self, store: &mut Store<HostState>, inst: &Instance) -> wasmtime::Result<harness::Guest> {
+        match &self.harness {
+            Some(i) => i.load(store, inst),
+            None => Err(wasmtime::format_err!("the plugin exports no harnesses")),
+        }
+    }
+
+    /// A fresh store with this plugin's grants, memory limit and deadline.
+    pub fn store(&self) -> Store<HostState> {
+        let (wasi, stderr) = self.grants.wasi();
+        let mut store = Store::new(
+            &self.engine.engine,
+            HostState::new(wasi, stderr, self.grants.memory_bytes),
+        );
+        store.limiter(|s| &mut s.limits);
+        let ticks = (self.grants.timeout.as_nanos() / TICK.as_nanos()).max(1) as u64 + 1;
+        store.set_epoch_deadline(ticks);
+        store.epoch_deadline_trap();
+        store
+    }
+
+    /// Runs `f` against a fresh instance; returns its result and whatever the plugin wrote to
+    /// stderr.
+    pub fn call<R>(
+        &self,
+        f: impl FnOnce(&mut Store<HostState>, &Instance, &Self) -> wasmtime::Result<R>,
+    ) -> Result<R, CallError> {
+        self.call_logged(f).0
+    }
+
+    /// A fresh instance in `store`.
+    pub fn instantiate(&self, store: &mut Store<HostState>) -> wasmtime::Result<Instance> {
+        self.pre.instantiate(store)
+    }
+
+    pub fn call_logged<R>(
+        &self,
+        f: impl FnOnce(&mut Store<HostState>, &Instance, &Self) -> wasmtime::Result<R>,
+    ) -> (Result<R, CallError>, String) {
+        let mut store = self.store();
+        let result = self
+            .pre
+            .instantiate(&mut store)
+            .and_then(|inst| f(&mut store, &inst, self));
+        let log = String::from_utf8_lossy(&store.data().stderr.contents()).into_owned();
+        (result.map_err(|e| self.classify(&e)), log)
+    }
+
+    /// Names what stopped a call: the deadline, the memory limit, a trap, or else.
+    pub fn classify(&self, e: &wasmtime::Error) -> CallError {
+        let text = format!("{e:#}");
+        match e.downcast_ref::<Trap>() {
+            Some(Trap::Interrupt) => CallError::Timeout(self.grants.timeout.as_millis()),
+            _ if text.contains("forcing trap when growing memory")
+                || text.contains("memory minimum size")
+                || text.contains("exceeds memory limits") =>
+            {
+                CallError::Memory(self.grants.memory_bytes >> 20)
+            }
+            Some(t) => CallError::Trap(cut(format!("{t}: {text}"))),
+            None => CallError::Failed(cut(text)),
+        }
+    }
+
+    pub fn cut(s: String) -> String {
+        cut(s)
+    }
+}
