@@ -19,6 +19,9 @@ pub struct Config {
     /// Per-harness settings, keyed by harness name.
     #[serde(default)]
     pub harness: HarnessConfigs,
+    /// Plugins (`[[plugin]]`): WebAssembly components, or trusted native libraries.
+    #[serde(default, rename = "plugin", skip_serializing_if = "Vec::is_empty")]
+    pub plugins: Vec<crate::plugin::grants::PluginConfig>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -118,4 +121,12 @@ mod tests {
         assert!(p.message.contains("harnes"), "{}", p.message);
         assert!(load(tempfile::tempdir().unwrap().path(), Path::new(".")).is_ok());
     }
+}
+
+/// The project root governing the current folder: the nearest folder, from `cwd` up, with an
+/// `assay.toml`.
+pub fn find_root(cwd: &Path) -> Option<std::path::PathBuf> {
+    cwd.ancestors()
+        .find(|d| d.join("assay.toml").is_file())
+        .map(Path::to_path_buf)
 }

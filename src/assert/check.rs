@@ -102,8 +102,10 @@ impl Checks {
 
     /// Makes plugin formats usable in `has_format` and extraction field formats.
     pub fn set_formats(&mut self, formats: Arc<dyn ExtraFormats>) {
-        self.by_kind
-            .insert("has_format".into(), Arc::new(HasFormat(Some(formats.clone()))));
+        self.by_kind.insert(
+            "has_format".into(),
+            Arc::new(HasFormat(Some(formats.clone()))),
+        );
         self.formats = Some(formats);
     }
 

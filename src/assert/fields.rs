@@ -141,8 +141,7 @@ pub fn check(
                         .enumerate()
                         .filter_map(|(i, v)| {
                             let v = (*v)?;
-                            (!re.matches(v))
-                                .then(|| format!("entry {}: {v:?}", i + 1))
+                            (!re.matches(v)).then(|| format!("entry {}: {v:?}", i + 1))
                         })
                         .collect();
                     let checked = values.iter().flatten().count();

@@ -19,7 +19,7 @@ use crate::run::regrade::{self, Recorded};
 use crate::spec::formats::LoadCtx;
 use crate::spec::{Case, CheckTarget, Format, Suite};
 
-pub fn run(ctx: &LoadCtx, args: &GradeArgs) -> Outcome {
+pub fn run(ctx: &LoadCtx, args: &GradeArgs, plugins: &crate::plugin::Plugins) -> Outcome {
     let path = ctx.cwd.join(&args.path);
     if path.join("run.json").is_file() {
         if args.output.is_some() {
@@ -29,9 +29,9 @@ pub fn run(ctx: &LoadCtx, args: &GradeArgs) -> Outcome {
             );
             return Outcome::BadInput;
         }
-        return regrade_run(ctx, args, &path);
+        return regrade_run(ctx, args, &path, plugins);
     }
-    captured(ctx, args, &path)
+    captured(ctx, args, &path, plugins)
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, Outcome> {
@@ -45,11 +45,13 @@ fn runtime() -> Result<tokio::runtime::Runtime, Outcome> {
         })
 }
 
-fn checks(args: &GradeArgs) -> Checks {
-    Checks::builtin(UrlPolicy {
+fn checks(args: &GradeArgs, plugins: &crate::plugin::Plugins) -> Checks {
+    let mut checks = Checks::builtin(UrlPolicy {
         allow_private: args.allow_private_urls,
         ..UrlPolicy::default()
-    })
+    });
+    plugins.install(&mut checks);
+    checks
 }
 
 /// What a blind comparison is asked about: clauditor's `user_prompt`, else the case's prompt.
@@ -65,7 +67,12 @@ fn needs_judge(case: &Case) -> bool {
 }
 
 /// `assay grade <spec> --output <file>`.
-fn captured(ctx: &LoadCtx, args: &GradeArgs, path: &Path) -> Outcome {
+fn captured(
+    ctx: &LoadCtx,
+    args: &GradeArgs,
+    path: &Path,
+    plugins: &crate::plugin::Plugins,
+) -> Outcome {
     let Some(output_path) = &args.output else {
         eprintln!(
             "error: {} is not a run folder (no run.json); to grade a captured output give it with --output <file>",
@@ -155,7 +162,7 @@ fn captured(ctx: &LoadCtx, args: &GradeArgs, path: &Path) -> Outcome {
                 view,
                 artifacts: Vec::new(),
             },
-            &checks(args),
+            &checks(args, plugins),
             slot.as_ref(),
         )
         .await;
@@ -407,7 +414,12 @@ fn exit_for<'a>(
 }
 
 /// `assay grade <run-dir>`.
-fn regrade_run(ctx: &LoadCtx, args: &GradeArgs, dir: &Path) -> Outcome {
+fn regrade_run(
+    ctx: &LoadCtx,
+    args: &GradeArgs,
+    dir: &Path,
+    plugins: &crate::plugin::Plugins,
+) -> Outcome {
     let mut recorded = match regrade::read_run(dir) {
         Ok(r) => r,
         Err(e) => {
@@ -468,7 +480,7 @@ fn regrade_run(ctx: &LoadCtx, args: &GradeArgs, dir: &Path) -> Outcome {
         Ok(rt) => rt,
         Err(o) => return o,
     };
-    let checks = checks(args);
+    let checks = checks(args, plugins);
     let mut graded_all: Vec<Graded> = Vec::new();
     let mut report = Vec::new();
     let mut comparisons = Vec::new();

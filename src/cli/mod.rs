@@ -2,6 +2,7 @@
 
 mod grade;
 mod list;
+mod plugin;
 mod run;
 mod validate;
 
@@ -27,6 +28,13 @@ use crate::spec::formats::LoadCtx;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// A plugin to load besides those in assay.toml: a .wasm component or a folder of them
+    /// (repeatable).
+    #[arg(long = "plugin", global = true, value_name = "PATH")]
+    pub plugins: Vec<PathBuf>,
+    /// Allow native plugin libraries named with --plugin; they run unsandboxed.
+    #[arg(long, global = true)]
+    pub allow_native: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -40,6 +48,45 @@ pub enum Command {
     /// Grade a captured output against a spec (`--output`), or re-grade a past run folder,
     /// without running any agent.
     Grade(GradeArgs),
+    /// Write a plugin template, or inspect a plugin.
+    #[command(subcommand)]
+    Plugin(PluginCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PluginCommand {
+    /// Write a plugin crate that builds with `cargo build --target wasm32-wasip2`.
+    New(PluginNewArgs),
+    /// What a plugin provides, the WIT version it targets and the grants it would get.
+    Inspect(PluginInspectArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PluginKind {
+    Assertion,
+    Format,
+    Harness,
+}
+
+#[derive(Debug, Args)]
+pub struct PluginNewArgs {
+    /// The plugin's name (a folder of this name is created).
+    pub name: String,
+    /// What it provides.
+    #[arg(long, value_enum, default_value_t = PluginKind::Assertion)]
+    pub kind: PluginKind,
+    /// Where to create it (default: the current folder).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct PluginInspectArgs {
+    /// A .wasm component (or, with --allow-native, a native library).
+    pub path: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -174,14 +221,67 @@ pub fn main() -> ExitCode {
             return Outcome::Infrastructure.into();
         }
     };
-    let ctx = LoadCtx::new(cwd);
+    let mut ctx = LoadCtx::new(cwd);
+    if let Command::Plugin(cmd) = &cli.command {
+        return plugin::run(&ctx, cmd, cli.allow_native).into();
+    }
+    let plugins = match load_plugins(&ctx, &cli.plugins, cli.allow_native) {
+        Ok(p) => p,
+        Err(o) => return o.into(),
+    };
+    if !plugins.is_empty() {
+        ctx.extra = Some(std::sync::Arc::new(plugins.clone()));
+    }
     let outcome = match cli.command {
         Command::Validate(args) => validate::run(&ctx, &args),
         Command::List(args) => list::run(&ctx, &args),
-        Command::Run(args) => run::run(&ctx, &args),
-        Command::Grade(args) => grade::run(&ctx, &args),
+        Command::Run(args) => run::run(&ctx, &args, &plugins),
+        Command::Grade(args) => grade::run(&ctx, &args, &plugins),
+        Command::Plugin(_) => unreachable!("handled above"),
     };
     outcome.into()
+}
+
+/// The plugins of the current folder's project (`[[plugin]]` in its assay.toml) and those
+/// named with `--plugin`. Any problem is bad input: nothing runs.
+fn load_plugins(
+    ctx: &LoadCtx,
+    flags: &[PathBuf],
+    allow_native: bool,
+) -> Result<crate::plugin::Plugins, Outcome> {
+    use crate::plugin::{Declared, Plugins, grants::PluginConfig};
+    let mut declared = Vec::new();
+    if let Some(root) = crate::config::find_root(&ctx.cwd) {
+        match crate::config::load(&root, &ctx.shown(&root)) {
+            Ok(c) => declared.extend(c.plugins.into_iter().map(|config| Declared {
+                config,
+                root: root.clone(),
+                origin: ctx.shown(&root.join("assay.toml")).display().to_string(),
+            })),
+            Err(p) => {
+                print_problems(&[*p]);
+                return Err(Outcome::BadInput);
+            }
+        }
+    }
+    declared.extend(flags.iter().map(|f| Declared {
+        config: PluginConfig {
+            path: f.display().to_string(),
+            ..PluginConfig::default()
+        },
+        root: ctx.cwd.clone(),
+        origin: "--plugin".into(),
+    }));
+    if declared.is_empty() {
+        return Ok(Plugins::default());
+    }
+    Plugins::load(&declared, allow_native).map_err(|errors| {
+        for e in &errors {
+            eprintln!("error: plugin ({}): {}", e.origin, e.message);
+        }
+        eprintln!("nothing was run");
+        Outcome::BadInput
+    })
 }
 
 /// Discovers and loads the selected suites.

@@ -5,7 +5,7 @@ use crate::exit::Outcome;
 use crate::run::{self, CaseRunResult, NotStarted, RunOptions};
 use crate::spec::formats::LoadCtx;
 
-pub fn run(ctx: &LoadCtx, args: &RunArgs) -> Outcome {
+pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> Outcome {
     let loaded = load(ctx, &args.selection);
     print_problems(&loaded.problems);
     if loaded.problems.iter().any(|p| p.is_error()) {
@@ -28,6 +28,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs) -> Outcome {
         pass_env: args.pass_env.clone(),
         judge: args.judge.clone(),
         allow_private_urls: args.allow_private_urls,
+        plugins: plugins.clone(),
         command: args
             .command
             .as_deref()

@@ -39,8 +39,19 @@ impl Check for PluginCheck {
                     a.call_evaluate(&mut *store, &self.kind, &config, run)
                 });
                 let log = log_of(log);
+                // Errors quote the end of stderr on one line (a panic message is there).
                 let with_log = |e: String| match &log {
-                    Some(l) => format!("{e} (stderr: {l})"),
+                    Some(l) => {
+                        let lines: Vec<&str> = l
+                            .lines()
+                            .filter(|x| {
+                                !x.trim().is_empty()
+                                    && !x.starts_with("note: run with `RUST_BACKTRACE")
+                            })
+                            .collect();
+                        let tail = lines[lines.len().saturating_sub(2)..].join(" / ");
+                        format!("{e}; stderr: {tail}")
+                    }
                     None => e,
                 };
                 match result {
@@ -87,7 +98,10 @@ pub fn validate(provider: &Provider, kind: &str, config: &Value) -> Result<(), S
 pub fn format_matches(provider: &Provider, name: &str, value: &str) -> Result<bool, String> {
     match provider {
         Provider::Wasm(p) => p
-            .call(|store, inst, p| p.format_guest(store, inst)?.call_matches(&mut *store, name, value))
+            .call(|store, inst, p| {
+                p.format_guest(store, inst)?
+                    .call_matches(&mut *store, name, value)
+            })
             .map_err(|e| e.to_string()),
         Provider::Native(n) => n.format_matches(name, value),
     }
@@ -100,7 +114,10 @@ pub fn format_find_all(
 ) -> Result<Vec<(usize, usize)>, String> {
     let spans = match provider {
         Provider::Wasm(p) => p
-            .call(|store, inst, p| p.format_guest(store, inst)?.call_find_all(&mut *store, name, text))
+            .call(|store, inst, p| {
+                p.format_guest(store, inst)?
+                    .call_find_all(&mut *store, name, text)
+            })
             .map_err(|e| e.to_string())?,
         Provider::Native(n) => n.format_find_all(name, text)?,
     };

@@ -33,7 +33,9 @@ static ENGINE: OnceLock<Result<Arc<PluginEngine>, String>> = OnceLock::new();
 
 /// The process's plugin engine, made on first use.
 pub fn shared() -> Result<Arc<PluginEngine>, String> {
-    ENGINE.get_or_init(|| PluginEngine::new().map(Arc::new)).clone()
+    ENGINE
+        .get_or_init(|| PluginEngine::new().map(Arc::new))
+        .clone()
 }
 
 /// Where compiled components are kept: `ASSAY_CACHE_DIR`, else `$XDG_CACHE_HOME/assay`, else
@@ -79,11 +81,7 @@ impl PluginEngine {
     fn cache_path(&self, bytes: &[u8]) -> Option<PathBuf> {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         self.engine.precompile_compatibility_hash().hash(&mut h);
-        let key = format!(
-            "{}-{:016x}.cwasm",
-            blake3::hash(bytes).to_hex(),
-            h.finish()
-        );
+        let key = format!("{}-{:016x}.cwasm", blake3::hash(bytes).to_hex(), h.finish());
         Some(self.cache_dir.as_ref()?.join(key))
     }
 

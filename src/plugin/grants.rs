@@ -77,7 +77,10 @@ impl Grants {
         for d in &c.read_dirs {
             let p = root.join(d);
             if !p.is_dir() {
-                return Err(format!("read_dirs: `{d}` is not a folder under {}", root.display()));
+                return Err(format!(
+                    "read_dirs: `{d}` is not a folder under {}",
+                    root.display()
+                ));
             }
             read_dirs.push(p);
         }
@@ -104,11 +107,7 @@ impl Grants {
         for dir in &self.read_dirs {
             let guest = dir.file_name().map(|n| n.to_string_lossy().into_owned());
             // A folder that vanished since loading is simply not granted.
-            let _ = b.preopened_dir(
-                dir,
-                guest.unwrap_or_else(|| ".".into()),
-                FsPerms::ReadOnly,
-            );
+            let _ = b.preopened_dir(dir, guest.unwrap_or_else(|| ".".into()), FsPerms::ReadOnly);
         }
         b.allow_udp(false);
         b.allow_ip_name_lookup(!self.addrs.is_empty());

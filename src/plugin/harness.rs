@@ -97,16 +97,13 @@ impl Harness for PluginHarness {
     fn parser(&self, inv: &Invocation<'_>) -> Box<dyn StreamParser> {
         let wit_inv = invocation(inv);
         let mut store = self.plugin.store();
-        let made = self
-            .plugin
-            .instantiate(&mut store)
-            .and_then(|inst| {
-                let guest = self.plugin.harness_guest(&mut store, &inst)?;
-                let parser = guest
-                    .parser()
-                    .call_constructor(&mut store, &self.info.name, &wit_inv)?;
-                Ok((guest, parser))
-            });
+        let made = self.plugin.instantiate(&mut store).and_then(|inst| {
+            let guest = self.plugin.harness_guest(&mut store, &inst)?;
+            let parser = guest
+                .parser()
+                .call_constructor(&mut store, &self.info.name, &wit_inv)?;
+            Ok((guest, parser))
+        });
         match made {
             Ok((guest, parser)) => Box::new(PluginParser {
                 plugin: self.plugin.clone(),
@@ -201,4 +198,3 @@ impl Drop for PluginParser {
         }
     }
 }
-

@@ -68,10 +68,7 @@ impl assay::plugin::case_run::Host for HostState {}
 impl HostState {
     fn run(&self, r: &Resource<CaseRun>) -> Arc<CaseRunView> {
         // The resource was pushed by the host for this call; a stale handle yields an empty run.
-        self.table
-            .get(r)
-            .map(|c| c.0.clone())
-            .unwrap_or_default()
+        self.table.get(r).map(|c| c.0.clone()).unwrap_or_default()
     }
 }
 

@@ -187,14 +187,22 @@ impl LoadedPlugin {
         }
     }
 
-    pub fn format_guest(&self, store: &mut Store<HostState>, inst: &Instance) -> wasmtime::Result<format::Guest> {
+    pub fn format_guest(
+        &self,
+        store: &mut Store<HostState>,
+        inst: &Instance,
+    ) -> wasmtime::Result<format::Guest> {
         match &self.format {
             Some(i) => i.load(store, inst),
             None => Err(wasmtime::format_err!("the plugin exports no formats")),
         }
     }
 
-    pub fn harness_guest(&self, store: &mut Store<HostState>, inst: &Instance) -> wasmtime::Result<harness::Guest> {
+    pub fn harness_guest(
+        &self,
+        store: &mut Store<HostState>,
+        inst: &Instance,
+    ) -> wasmtime::Result<harness::Guest> {
         match &self.harness {
             Some(i) => i.load(store, inst),
             None => Err(wasmtime::format_err!("the plugin exports no harnesses")),
@@ -222,6 +230,17 @@ impl LoadedPlugin {
         f: impl FnOnce(&mut Store<HostState>, &Instance, &Self) -> wasmtime::Result<R>,
     ) -> Result<R, CallError> {
         self.call_logged(f).0
+    }
+
+    /// The WASI (and other) interfaces the component imports.
+    pub fn wasi_imports(&self) -> Vec<String> {
+        let engine = &self.engine.engine;
+        self.pre
+            .component()
+            .component_type()
+            .imports(engine)
+            .map(|(name, _)| name.to_string())
+            .collect()
     }
 
     /// A fresh instance in `store`.
@@ -253,7 +272,9 @@ impl LoadedPlugin {
             {
                 CallError::Memory(self.grants.memory_bytes >> 20)
             }
-            Some(t) => CallError::Trap(cut(format!("{t}: {text}"))),
+            // The trap's name, not the wasm backtrace; the plugin's own panic message, if any,
+            // is in its stderr.
+            Some(t) => CallError::Trap(t.to_string()),
             None => CallError::Failed(cut(text)),
         }
     }

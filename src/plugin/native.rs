@@ -72,11 +72,14 @@ impl NativePlugin {
                 )
             };
             (
-                *lib.get::<AbiFn>(b"assay_plugin_abi\0").map_err(|_| sym(b"assay_plugin_abi\0"))?,
+                *lib.get::<AbiFn>(b"assay_plugin_abi\0")
+                    .map_err(|_| sym(b"assay_plugin_abi\0"))?,
                 *lib.get::<DescribeFn>(b"assay_plugin_describe\0")
                     .map_err(|_| sym(b"assay_plugin_describe\0"))?,
-                *lib.get::<CallFn>(b"assay_plugin_call\0").map_err(|_| sym(b"assay_plugin_call\0"))?,
-                *lib.get::<FreeFn>(b"assay_plugin_free\0").map_err(|_| sym(b"assay_plugin_free\0"))?,
+                *lib.get::<CallFn>(b"assay_plugin_call\0")
+                    .map_err(|_| sym(b"assay_plugin_call\0"))?,
+                *lib.get::<FreeFn>(b"assay_plugin_free\0")
+                    .map_err(|_| sym(b"assay_plugin_free\0"))?,
             )
         };
         // SAFETY: as above.
@@ -126,7 +129,9 @@ impl NativePlugin {
             return Err(format!("{}: returned no answer", self.path.display()));
         }
         // SAFETY: the ABI promises a NUL-terminated string it allocated and we now own.
-        let s = unsafe { CStr::from_ptr(raw) }.to_string_lossy().into_owned();
+        let s = unsafe { CStr::from_ptr(raw) }
+            .to_string_lossy()
+            .into_owned();
         // SAFETY: freed exactly once, by the allocator that made it.
         unsafe { (self.free)(raw) };
         Ok(LoadedPlugin::cut(s))
@@ -139,7 +144,10 @@ impl NativePlugin {
         let answer: Value = serde_json::from_str(&self.take(raw)?)
             .map_err(|e| format!("the native plugin's answer is not JSON: {e}"))?;
         match (answer.get("ok"), answer.get("error")) {
-            (_, Some(e)) => Err(e.as_str().map(str::to_string).unwrap_or_else(|| e.to_string())),
+            (_, Some(e)) => Err(e
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| e.to_string())),
             (Some(ok), None) => Ok(ok.clone()),
             (None, None) => Err("the native plugin's answer has neither `ok` nor `error`".into()),
         }
@@ -150,7 +158,12 @@ impl NativePlugin {
             .map(|_| ())
     }
 
-    pub fn evaluate(&self, kind: &str, config: &Value, view: &Arc<CaseRunView>) -> Result<Verdict, String> {
+    pub fn evaluate(
+        &self,
+        kind: &str,
+        config: &Value,
+        view: &Arc<CaseRunView>,
+    ) -> Result<Verdict, String> {
         let tool_calls: Vec<Value> = view
             .events
             .iter()
@@ -166,11 +179,23 @@ impl NativePlugin {
             "tool_calls": tool_calls, "skills_invoked": view.skills_invoked(),
             "usage": {"cost_usd": view.cost_usd, "turns": view.num_turns, "duration_ms": view.duration_ms},
         });
-        let v = self.request(json!({"method": "evaluate", "check_type": kind, "config": config, "run": run}))?;
+        let v = self.request(
+            json!({"method": "evaluate", "check_type": kind, "config": config, "run": run}),
+        )?;
         Ok(Verdict {
-            passed: v.get("passed").and_then(Value::as_bool).ok_or("the answer has no boolean `passed`")?,
-            message: v.get("message").and_then(Value::as_str).unwrap_or("").to_string(),
-            evidence: v.get("evidence").and_then(Value::as_str).map(str::to_string),
+            passed: v
+                .get("passed")
+                .and_then(Value::as_bool)
+                .ok_or("the answer has no boolean `passed`")?,
+            message: v
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            evidence: v
+                .get("evidence")
+                .and_then(Value::as_str)
+                .map(str::to_string),
             log: None,
         })
     }

@@ -49,6 +49,8 @@ pub struct RunOptions {
     pub judge: Option<String>,
     /// `urls_reachable` may reach loopback, private and link-local addresses.
     pub allow_private_urls: bool,
+    /// Loaded plugins: check types, formats, harnesses.
+    pub plugins: crate::plugin::Plugins,
 }
 
 /// Why a run could not start.
@@ -180,10 +182,22 @@ pub fn run(
                     format!("command:{}", cmd.argv.join("\u{0}")),
                     Box::new(CommandHarness::with_argv(cmd.argv.clone())),
                 ),
-                None => match harness::builtin(&name, &settings) {
+                None => match harness::builtin(&name, &settings)
+                    .or_else(|| opts.plugins.harness(&name))
+                {
                     Some(h) => (format!("{name}:{}", settings.command.join("\u{0}")), h),
                     None => {
-                        let fix = format!("use one of: {}", harness::BUILTIN_NAMES.join(", "));
+                        let mut names: Vec<String> = harness::BUILTIN_NAMES
+                            .iter()
+                            .map(|s| s.to_string())
+                            .collect();
+                        names.extend(opts.plugins.providers.iter().flat_map(|p| {
+                            p.harnesses()
+                                .iter()
+                                .map(|h| h.name.clone())
+                                .collect::<Vec<_>>()
+                        }));
+                        let fix = format!("use one of: {}", names.join(", "));
                         if !unavailable.iter().any(|(n, _)| *n == name) {
                             unavailable.push((
                                 name.clone(),
@@ -272,6 +286,7 @@ pub fn run(
                 "filter": opts.filter, "keep_workspaces": opts.keep_workspaces, "trust": opts.trust,
                 "pass_env": opts.pass_env, "allow_private_urls": opts.allow_private_urls,
             },
+            "plugins": opts.plugins.record(),
             "projects": configs.iter().map(|(root, c)| (root.display().to_string(), serde_json::to_value(c).unwrap_or_default())).collect::<serde_json::Map<_, _>>(),
         }),
     );
@@ -284,10 +299,11 @@ pub fn run(
         install_skill: true,
         exclude: vec![dir.clone()],
     };
-    let checks = Checks::builtin(UrlPolicy {
+    let mut checks = Checks::builtin(UrlPolicy {
         allow_private: opts.allow_private_urls,
         ..UrlPolicy::default()
     });
+    opts.plugins.install(&mut checks);
     let jobs = opts.jobs.max(1);
     let results = runtime.block_on(async {
         let mut stream = futures::stream::iter(planned.iter().map(|p| {

@@ -122,7 +122,9 @@ pub fn read_check_list(
         };
         if is_plugin_type(doc, &ty) {
             let config = config_of(&m, COMMON_KEYS);
-            let id = m.text(doc, "id").unwrap_or_else(|| format!("{ty}-{}", i + 1));
+            let id = m
+                .text(doc, "id")
+                .unwrap_or_else(|| format!("{ty}-{}", i + 1));
             let negate = m.bool(doc, "negate").unwrap_or(false);
             let weight = m
                 .opt("weight")
@@ -150,7 +152,10 @@ pub fn read_check_list(
             continue;
         }
         let Some(check_type) = registry::lookup(&ty) else {
-            let all = all_type_names(doc, &registry::BUILTIN.iter().map(|t| t.name).collect::<Vec<_>>());
+            let all = all_type_names(
+                doc,
+                &registry::BUILTIN.iter().map(|t| t.name).collect::<Vec<_>>(),
+            );
             let names = all.iter().map(String::as_str);
             let near = crate::diag::did_you_mean(&ty, names.clone());
             doc.error(

@@ -35,7 +35,8 @@ impl LoadCtx {
         &self,
         path: &Path,
         shown: &Path,
-    ) -> Result<(crate::spec::reader::Doc, crate::spec::node::Node), Vec<crate::diag::Problem>> {
+    ) -> Result<(crate::spec::reader::Doc, crate::spec::node::Node), Vec<crate::diag::Problem>>
+    {
         let (mut doc, node) = crate::spec::parse_file(path, shown)?;
         doc.extra = self.extra.clone();
         Ok((doc, node))

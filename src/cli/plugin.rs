@@ -1,0 +1,255 @@
+//! `assay plugin new` and `assay plugin inspect`.
+
+use serde_json::json;
+
+use super::{PluginCommand, PluginInspectArgs, PluginKind, PluginNewArgs};
+use crate::exit::Outcome;
+use crate::plugin::grants::Grants;
+use crate::plugin::loaded::{LoadedPlugin, WIT_VERSION};
+use crate::plugin::native::NativePlugin;
+use crate::plugin::{Provider, engine};
+use crate::spec::formats::LoadCtx;
+
+pub fn run(ctx: &LoadCtx, cmd: &PluginCommand, allow_native: bool) -> Outcome {
+    match cmd {
+        PluginCommand::New(args) => new(ctx, args),
+        PluginCommand::Inspect(args) => inspect(ctx, args, allow_native),
+    }
+}
+
+/// The SDK, copied into each new plugin so it builds offline and stands alone.
+const SDK_LIB: &str = include_str!("../../plugins/sdk/src/lib.rs");
+const SDK_MANIFEST: &str = include_str!("../../plugins/sdk/Cargo.toml");
+const WIT: &str = include_str!("../../wit/0.1.0/plugin.wit");
+const TEMPLATE_ASSERTION: &str = include_str!("templates/assertion.rs");
+const TEMPLATE_FORMAT: &str = include_str!("templates/format.rs");
+const TEMPLATE_HARNESS: &str = include_str!("templates/harness.rs");
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+}
+
+fn new(ctx: &LoadCtx, args: &PluginNewArgs) -> Outcome {
+    if !valid_name(&args.name) {
+        eprintln!(
+            "error: `{}` is not a plugin name: use lowercase letters, digits, `-` and `_`, starting with a letter",
+            args.name
+        );
+        return Outcome::BadInput;
+    }
+    let parent = args
+        .dir
+        .as_ref()
+        .map(|d| ctx.cwd.join(d))
+        .unwrap_or_else(|| ctx.cwd.clone());
+    let root = parent.join(&args.name);
+    if root.exists() {
+        eprintln!("error: {} already exists", ctx.shown(&root).display());
+        return Outcome::BadInput;
+    }
+    let crate_name = args.name.replace('-', "_");
+    let (template, kind) = match args.kind {
+        PluginKind::Assertion => (TEMPLATE_ASSERTION, "assertion"),
+        PluginKind::Format => (TEMPLATE_FORMAT, "format"),
+        PluginKind::Harness => (TEMPLATE_HARNESS, "harness"),
+    };
+    let manifest = format!(
+        "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n\
+[lib]\ncrate-type = [\"cdylib\", \"rlib\"]\n\n[dependencies]\nassay-plugin = {{ path = \"assay-plugin\" }}\n\n\
+# A workspace of its own, so it builds where it stands.\n[workspace]\n\n\
+[profile.release]\nopt-level = \"s\"\nstrip = true\n",
+        name = args.name
+    );
+    let readme = format!(
+        "# {name}\n\nAn assay {kind} plugin.\n\n```\ncargo test                                          # its own tests, natively\n\
+cargo build --release --target wasm32-wasip2        # the component\nassay plugin inspect target/wasm32-wasip2/release/{crate_name}.wasm\n```\n\n\
+Use it from a project's `assay.toml`:\n\n```toml\n[[plugin]]\npath = \"path/to/{crate_name}.wasm\"\n```\n\n\
+`assay-plugin/` is assay's plugin SDK (a copy, so this builds offline); its `wit/` is the\n\
+interface, `assay:plugin@{WIT_VERSION}`.\n",
+        name = args.name
+    );
+    let files: Vec<(&str, String)> = vec![
+        ("Cargo.toml", manifest),
+        ("README.md", readme),
+        ("src/lib.rs", template.replace("{{name}}", &args.name)),
+        ("assay-plugin/Cargo.toml", SDK_MANIFEST.to_string()),
+        ("assay-plugin/src/lib.rs", SDK_LIB.to_string()),
+        ("assay-plugin/wit/plugin.wit", WIT.to_string()),
+        (".gitignore", "/target\n".to_string()),
+    ];
+    for (rel, text) in &files {
+        let path = root.join(rel);
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|_| std::fs::write(&path, text));
+        if let Err(e) = written {
+            eprintln!("error: {}: {e}", ctx.shown(&path).display());
+            return Outcome::Infrastructure;
+        }
+    }
+    println!(
+        "created {} ({kind} plugin); build it with:\n  cd {} && cargo build --release --target wasm32-wasip2",
+        ctx.shown(&root).display(),
+        ctx.shown(&root).display()
+    );
+    Outcome::Success
+}
+
+/// The WASI interfaces a component imports, and the grant each would need to do anything.
+fn wasi_needs(imports: &[String]) -> Vec<(String, &'static str)> {
+    imports
+        .iter()
+        .filter_map(|i| {
+            let need = if i.starts_with("wasi:filesystem/preopens") {
+                "read_dirs (no folder is visible without one)"
+            } else if i.starts_with("wasi:sockets/tcp")
+                || i.starts_with("wasi:sockets/ip-name-lookup")
+            {
+                "network (no connection is allowed without one)"
+            } else if i.starts_with("wasi:cli/environment") {
+                "env (it sees no variables without one)"
+            } else {
+                return None;
+            };
+            Some((i.clone(), need))
+        })
+        .collect()
+}
+
+fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs, allow_native: bool) -> Outcome {
+    let path = ctx.cwd.join(&args.path);
+    let is_wasm = path.extension().is_some_and(|e| e == "wasm");
+    // The grants it would get here: from assay.toml's declaration of the same file, if any.
+    let declared = crate::config::find_root(&ctx.cwd).and_then(|root| {
+        let c = crate::config::load(&root, &ctx.shown(&root)).ok()?;
+        c.plugins.into_iter().find_map(|p| {
+            let same = root.join(&p.path).canonicalize().ok()? == path.canonicalize().ok()?;
+            same.then(|| Grants::from_config(&p, &root).ok()).flatten()
+        })
+    });
+    let grants = declared.clone().unwrap_or_default();
+    let provider = if is_wasm {
+        engine::shared().and_then(|e| {
+            LoadedPlugin::load(e, &path, grants.clone()).map(|p| Provider::Wasm(p.into()))
+        })
+    } else if allow_native {
+        NativePlugin::load(&path).map(|p| Provider::Native(p.into()))
+    } else {
+        Err(format!(
+            "{}: not a .wasm component; native libraries are inspected only with --allow-native (they run unsandboxed)",
+            args.path.display()
+        ))
+    };
+    let provider = match provider {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Outcome::BadInput;
+        }
+    };
+    let imports = match &provider {
+        Provider::Wasm(p) => p.wasi_imports(),
+        Provider::Native(_) => Vec::new(),
+    };
+    let needs = wasi_needs(&imports);
+    if args.json {
+        let mut v = provider.record();
+        v["check_types"] = json!(provider.check_types());
+        v["formats"] = json!(provider.formats());
+        v["harnesses"] = json!(provider.harnesses());
+        v["imports"] = json!(imports);
+        v["grants"] = json!(grants);
+        v["grants_declared"] = json!(declared.is_some());
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        return Outcome::Success;
+    }
+    println!("{}  {}", provider.name(), ctx.shown(&path).display());
+    match &provider {
+        Provider::Wasm(p) => {
+            println!(
+                "  sandboxed WebAssembly component, assay:plugin@{WIT_VERSION}, blake3 {}",
+                &p.hash[..16]
+            );
+        }
+        Provider::Native(_) => println!("  NATIVE library: runs unsandboxed, in assay's process"),
+    }
+    section(
+        "check types",
+        provider
+            .check_types()
+            .iter()
+            .map(|t| (t.name.as_str(), t.summary.as_str())),
+    );
+    section(
+        "formats",
+        provider
+            .formats()
+            .iter()
+            .map(|f| (f.name.as_str(), f.summary.as_str())),
+    );
+    section(
+        "harnesses",
+        provider
+            .harnesses()
+            .iter()
+            .map(|h| (h.name.as_str(), h.summary.as_str())),
+    );
+    if matches!(provider, Provider::Wasm(_)) {
+        println!(
+            "  grants{}:",
+            if declared.is_some() {
+                " (from assay.toml)"
+            } else {
+                " (none declared: deny-by-default)"
+            }
+        );
+        println!(
+            "    time {} ms per call, memory {} MiB",
+            grants.timeout.as_millis(),
+            grants.memory_bytes >> 20
+        );
+        let list = |l: Vec<String>| {
+            if l.is_empty() {
+                "none".to_string()
+            } else {
+                l.join(", ")
+            }
+        };
+        println!(
+            "    read_dirs: {}",
+            list(
+                grants
+                    .read_dirs
+                    .iter()
+                    .map(|p| ctx.shown(p).display().to_string())
+                    .collect()
+            )
+        );
+        println!("    env: {}", list(grants.env.clone()));
+        println!("    network: {}", list(grants.network.clone()));
+        if !needs.is_empty() {
+            println!("  asks for (by its imports):");
+            for (i, need) in needs {
+                println!("    {i}: grant {need}");
+            }
+        }
+    }
+    Outcome::Success
+}
+
+fn section<'a>(title: &str, items: impl Iterator<Item = (&'a str, &'a str)>) {
+    let items: Vec<_> = items.collect();
+    if items.is_empty() {
+        return;
+    }
+    println!("  {title}:");
+    for (name, summary) in items {
+        println!("    {name:<20} {summary}");
+    }
+}
