@@ -37,11 +37,18 @@ pub const AUTH: &[&str] = &[
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "CODEX_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GOOGLE_GEMINI_BASE_URL",
 ];
 
 /// CLI login files copied into the private HOME when the user has them, so subscription users
 /// can run without an API key.
-pub const CREDENTIAL_FILES: &[&str] = &[".claude/.credentials.json", ".codex/auth.json"];
+pub const CREDENTIAL_FILES: &[&str] = &[
+    ".claude/.credentials.json",
+    ".codex/auth.json",
+    ".gemini/oauth_creds.json",
+];
 
 /// Builds the environment: allowed and auth variables from `host`, the names in `pass`, then
 /// `extra` (suite `env`), then HOME.

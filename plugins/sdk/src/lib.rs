@@ -364,6 +364,9 @@ macro_rules! export {
         }
         #[doc(hidden)]
         pub use $crate::Exports as AssayPluginExports;
+        // Component exports only exist in the wasm build; natively (for `cargo test`) the
+        // plugin is plain Rust.
+        #[cfg(target_arch = "wasm32")]
         $crate::bindings::__export_world!(AssayPluginExports with_types_in $crate::bindings);
     };
 }
