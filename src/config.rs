@@ -98,6 +98,14 @@ pub fn load(root: &Path, shown: &Path) -> Result<Config, Box<Problem>> {
     })
 }
 
+/// The project root governing the current folder: the nearest folder, from `cwd` up, with an
+/// `assay.toml`.
+pub fn find_root(cwd: &Path) -> Option<std::path::PathBuf> {
+    cwd.ancestors()
+        .find(|d| d.join("assay.toml").is_file())
+        .map(Path::to_path_buf)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,12 +129,4 @@ mod tests {
         assert!(p.message.contains("harnes"), "{}", p.message);
         assert!(load(tempfile::tempdir().unwrap().path(), Path::new(".")).is_ok());
     }
-}
-
-/// The project root governing the current folder: the nearest folder, from `cwd` up, with an
-/// `assay.toml`.
-pub fn find_root(cwd: &Path) -> Option<std::path::PathBuf> {
-    cwd.ancestors()
-        .find(|d| d.join("assay.toml").is_file())
-        .map(Path::to_path_buf)
 }

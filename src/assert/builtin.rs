@@ -35,6 +35,9 @@ pub struct CheckOutcome {
     /// What a plugin check wrote to stderr.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log: Option<String>,
+    /// The plugin that provides the type (`wasm:<name>`, or `native:<name> (unsandboxed)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
 }
 
 /// What a check type concluded before negation.
@@ -507,6 +510,7 @@ pub fn outcome(c: &Check, result: Result<Verdict, String>) -> CheckOutcome {
             negated: c.negate,
             error: None,
             log: v.log,
+            provider: None,
         },
         Err(e) => CheckOutcome {
             id: c.id.clone(),
@@ -518,6 +522,7 @@ pub fn outcome(c: &Check, result: Result<Verdict, String>) -> CheckOutcome {
             negated: c.negate,
             error: Some(e),
             log: None,
+            provider: None,
         },
     }
 }

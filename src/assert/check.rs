@@ -19,6 +19,10 @@ use crate::spec;
 /// executor.
 pub trait Check: Send + Sync {
     fn evaluate(&self, config: &Value, view: &Arc<CaseRunView>) -> Result<Verdict, String>;
+    /// Who provides the type when it is not built in (recorded with each outcome).
+    fn provider(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A built-in type evaluated by [`builtin::evaluate`].
@@ -124,11 +128,14 @@ impl Checks {
         checks
             .iter()
             .map(|c| {
-                let result = match self.by_kind.get(&c.kind) {
+                let check = self.by_kind.get(&c.kind);
+                let result = match check {
                     Some(check) => check.evaluate(&c.config, view),
                     None => Err(format!("no check type `{}` is available", c.kind)),
                 };
-                builtin::outcome(c, result)
+                let mut outcome = builtin::outcome(c, result);
+                outcome.provider = check.and_then(|c| c.provider());
+                outcome
             })
             .collect()
     }

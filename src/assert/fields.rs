@@ -29,6 +29,7 @@ fn outcome(
         negated: false,
         error: None,
         log: None,
+        provider: None,
     }
 }
 

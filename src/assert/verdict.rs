@@ -96,6 +96,7 @@ mod tests {
             negated: false,
             error: None,
             log: None,
+            provider: None,
         }
     }
 

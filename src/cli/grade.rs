@@ -34,6 +34,26 @@ pub fn run(ctx: &LoadCtx, args: &GradeArgs, plugins: &crate::plugin::Plugins) ->
     captured(ctx, args, &path, plugins)
 }
 
+/// What `assay grade` looks at, for finding plugins: the spec, or a run folder's projects.
+pub fn scope(ctx: &LoadCtx, args: &GradeArgs) -> Vec<PathBuf> {
+    let path = ctx.cwd.join(&args.path);
+    let run = path.join("run.json");
+    if !run.is_file() {
+        return vec![path];
+    }
+    let projects: Vec<PathBuf> = std::fs::read_to_string(&run)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|v| v.get("projects").and_then(Value::as_object).cloned())
+        .map(|o| o.keys().map(PathBuf::from).collect())
+        .unwrap_or_default();
+    if projects.is_empty() {
+        vec![ctx.cwd.clone()]
+    } else {
+        projects
+    }
+}
+
 fn runtime() -> Result<tokio::runtime::Runtime, Outcome> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -1,6 +1,6 @@
 //! The command line: argument parsing and dispatch. Each command is a file.
 
-mod grade;
+pub mod grade;
 mod list;
 mod plugin;
 mod run;
@@ -225,7 +225,14 @@ pub fn main() -> ExitCode {
     if let Command::Plugin(cmd) = &cli.command {
         return plugin::run(&ctx, cmd, cli.allow_native).into();
     }
-    let plugins = match load_plugins(&ctx, &cli.plugins, cli.allow_native) {
+    let scope: Vec<PathBuf> = match &cli.command {
+        Command::Validate(a) => a.selection.scope(),
+        Command::List(a) => a.selection.scope(),
+        Command::Run(a) => a.selection.scope(),
+        Command::Grade(a) => grade::scope(&ctx, a),
+        Command::Plugin(_) => Vec::new(),
+    };
+    let plugins = match load_plugins(&ctx, &scope, &cli.plugins, cli.allow_native) {
         Ok(p) => p,
         Err(o) => return o.into(),
     };
@@ -242,22 +249,81 @@ pub fn main() -> ExitCode {
     outcome.into()
 }
 
-/// The plugins of the current folder's project (`[[plugin]]` in its assay.toml) and those
-/// named with `--plugin`. Any problem is bad input: nothing runs.
+impl Selection {
+    /// The files and folders this selection looks at (the current folder when none).
+    pub fn scope(&self) -> Vec<PathBuf> {
+        let mut v = self.paths.clone();
+        v.extend(self.skill.clone());
+        v.extend(self.evals.clone());
+        if v.is_empty() {
+            v.push(PathBuf::from("."));
+        }
+        v
+    }
+}
+
+/// The project roots (folders with an `assay.toml`) governing `scope`: the nearest one at or
+/// above each path, and every one below a folder in it.
+fn project_roots(ctx: &LoadCtx, scope: &[PathBuf]) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = Vec::new();
+    for p in scope {
+        let p = ctx.cwd.join(p);
+        let start = if p.is_dir() {
+            p.as_path()
+        } else {
+            p.parent().unwrap_or(&p)
+        };
+        roots.extend(crate::config::find_root(start));
+        if p.is_dir() {
+            let walk = ignore::WalkBuilder::new(&p)
+                .hidden(false)
+                .filter_entry(|e| {
+                    !e.file_name()
+                        .to_str()
+                        .is_some_and(|n| crate::discover::is_skipped_dir(n) || n == ".git")
+                })
+                .build();
+            roots.extend(
+                walk.flatten()
+                    .filter(|e| e.file_name() == "assay.toml")
+                    .filter_map(|e| e.path().parent().map(std::path::Path::to_path_buf)),
+            );
+        }
+    }
+    roots.sort();
+    roots.dedup();
+    roots
+}
+
+/// The plugins of every project involved (`[[plugin]]` in their assay.toml) and those named
+/// with `--plugin`. Any problem is bad input: nothing runs.
 fn load_plugins(
     ctx: &LoadCtx,
+    scope: &[PathBuf],
     flags: &[PathBuf],
     allow_native: bool,
 ) -> Result<crate::plugin::Plugins, Outcome> {
     use crate::plugin::{Declared, Plugins, grants::PluginConfig};
-    let mut declared = Vec::new();
-    if let Some(root) = crate::config::find_root(&ctx.cwd) {
+    let mut declared: Vec<Declared> = Vec::new();
+    let mut seen: Vec<PathBuf> = Vec::new();
+    for root in project_roots(ctx, scope) {
         match crate::config::load(&root, &ctx.shown(&root)) {
-            Ok(c) => declared.extend(c.plugins.into_iter().map(|config| Declared {
-                config,
-                root: root.clone(),
-                origin: ctx.shown(&root.join("assay.toml")).display().to_string(),
-            })),
+            Ok(c) => {
+                for config in c.plugins {
+                    // The same plugin declared by several projects is loaded once.
+                    let at = root.join(&config.path);
+                    let key = at.canonicalize().unwrap_or(at);
+                    if seen.contains(&key) {
+                        continue;
+                    }
+                    seen.push(key);
+                    declared.push(Declared {
+                        config,
+                        root: root.clone(),
+                        origin: ctx.shown(&root.join("assay.toml")).display().to_string(),
+                    });
+                }
+            }
             Err(p) => {
                 print_problems(&[*p]);
                 return Err(Outcome::BadInput);

@@ -68,6 +68,7 @@ pub enum ErrorCategory {
 
 /// Tokens, as the model API counted them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,

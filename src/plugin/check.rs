@@ -29,6 +29,13 @@ fn log_of(log: String) -> Option<String> {
 }
 
 impl Check for PluginCheck {
+    fn provider(&self) -> Option<String> {
+        Some(match &self.provider {
+            Provider::Wasm(p) => format!("wasm:{}", p.name),
+            Provider::Native(p) => format!("native:{} (unsandboxed)", p.name),
+        })
+    }
+
     fn evaluate(&self, config: &Value, view: &Arc<CaseRunView>) -> Result<Verdict, String> {
         match &self.provider {
             Provider::Wasm(p) => {

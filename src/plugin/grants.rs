@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
 use super::host::STDERR_CAP;
@@ -113,8 +114,12 @@ impl Grants {
         b.allow_ip_name_lookup(!self.addrs.is_empty());
         b.allow_tcp(!self.addrs.is_empty());
         let allowed = self.addrs.clone();
-        b.socket_addr_check(move |addr, _use| {
-            let ok = allowed.contains(&addr);
+        b.socket_addr_check(move |addr, use_| {
+            // Connecting binds an ephemeral local port first; that bind is part of the grant.
+            let ephemeral_bind = matches!(use_, SocketAddrUse::TcpBind)
+                && addr.ip().is_unspecified()
+                && addr.port() == 0;
+            let ok = !allowed.is_empty() && (ephemeral_bind || allowed.contains(&addr));
             Box::pin(async move { ok })
         });
         (b.build(), stderr)

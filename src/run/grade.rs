@@ -90,14 +90,17 @@ pub async fn grade(
             (failed, view)
         }
     };
-    let (record, judged) = judge_case(
+    let judging = Judging {
         suite,
         case,
+        slot: judge,
+        checks,
+    };
+    let (record, judged) = judge_case(
+        &judging,
         input.completed,
         &view,
         input.artifacts,
-        judge,
-        checks,
         &mut outcomes,
     )
     .await;
@@ -110,17 +113,23 @@ pub async fn grade(
     }
 }
 
+/// What judging a case-run needs besides the case-run itself.
+struct Judging<'a> {
+    suite: &'a Suite,
+    case: &'a Case,
+    slot: Option<&'a JudgeSlot>,
+    checks: &'a Checks,
+}
+
 /// Extraction and the judge's modes. Extraction's field checks join `outcomes`.
 async fn judge_case(
-    suite: &Suite,
-    case: &Case,
+    j: &Judging<'_>,
     completed: bool,
     view: &CaseRunView,
     artifacts: Vec<(String, String)>,
-    slot: Option<&JudgeSlot>,
-    checks: &Checks,
     outcomes: &mut Vec<CheckOutcome>,
 ) -> (Option<JudgeRecord>, JudgeVerdict) {
+    let (suite, case, slot, checks) = (j.suite, j.case, j.slot, j.checks);
     let spec = &case.judge;
     let items = usize::from(!case.extraction.is_empty())
         + spec.expectations.len()

@@ -142,3 +142,83 @@ pub fn assay_env(dir: &Path, args: &[&str], env: &[(&str, String)]) -> Output {
         .output()
         .expect("assay runs")
 }
+
+/// Builds assay's first-party and test plugins once per test binary (`cargo build --release
+/// --target wasm32-wasip2` in `plugins/`) and returns the folder of `.wasm` files. Without the
+/// wasm32-wasip2 target it skips (returns `None`) with a reason, or fails under CI.
+pub fn wasm_plugins() -> Option<PathBuf> {
+    static BUILT: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    let built = BUILT.get_or_init(|| {
+        let dir = repo().join("plugins");
+        let out = Command::new("cargo")
+            .args([
+                "build",
+                "--release",
+                "--target",
+                "wasm32-wasip2",
+                "--workspace",
+                "--exclude",
+                "native-example",
+            ])
+            .current_dir(&dir)
+            .env_remove("CARGO_TARGET_DIR")
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        Ok(dir.join("target/wasm32-wasip2/release"))
+    });
+    match built {
+        Ok(p) => Some(p.clone()),
+        Err(e) => {
+            let msg = format!("the plugins did not build (rustup target add wasm32-wasip2?): {e}");
+            if std::env::var("CI").is_ok_and(|v| v == "true") {
+                panic!("{msg}");
+            }
+            eprintln!("skipping: {msg}");
+            None
+        }
+    }
+}
+
+/// Builds the example native plugin for the host and returns the library's path.
+pub fn native_plugin() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let dir = repo().join("plugins");
+            let out = Command::new("cargo")
+                .args(["build", "--release", "-p", "native-example"])
+                .current_dir(&dir)
+                .env_remove("CARGO_TARGET_DIR")
+                .output()
+                .expect("cargo runs");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            dir.join("target/release/libnative_example.so")
+        })
+        .clone()
+}
+
+/// The environment that points the real Gemini CLI (through the gemini-cli harness plugin)
+/// at a scripted server.
+pub fn gemini_env(server: &model_server::ModelServer) -> Vec<(&'static str, String)> {
+    let bin = repo().join("tests/agents/node_modules/.bin");
+    vec![
+        (
+            "PATH",
+            format!(
+                "{}:{}",
+                bin.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        ),
+        ("GOOGLE_GEMINI_BASE_URL", server.url.clone()),
+        ("GEMINI_API_KEY", "assay-test-key".into()),
+        ("ASSAY_JUDGE", "none".into()),
+    ]
+}

@@ -2,7 +2,8 @@
 //!
 //! It speaks the Anthropic Messages API (`POST /v1/messages`, SSE streaming) for Claude
 //! Code, and the OpenAI Responses API (`POST /v1/responses`, SSE) for Codex, whose shell tool
-//! is a `function_call` named `exec_command`. Each test scripts replies by the text of the latest user message: text, tool calls
+//! is a `function_call` named `exec_command`, and the Gemini API
+//! (`POST /v1beta/models/<model>:streamGenerateContent`, SSE) for Gemini CLI. Each test scripts replies by the text of the latest user message: text, tool calls
 //! (`{cwd}` in a tool input becomes the agent's working directory, read from the request),
 //! HTTP errors and hangs. Every request is recorded for assertions.
 
@@ -71,6 +72,7 @@ impl ModelServer {
         let app = Router::new()
             .route("/v1/messages", post(messages))
             .route("/v1/responses", post(responses))
+            .route("/v1beta/models/{*call}", post(gemini))
             .with_state(shared.clone());
         ModelServer {
             url: super::serve(app),
@@ -357,5 +359,98 @@ async fn responses(State(shared): State<Arc<Shared>>, body: String) -> Response 
     Response::builder()
         .header("content-type", "text/event-stream")
         .body(Body::from(out))
+        .unwrap()
+}
+
+/// User texts of a Gemini request, newest first (function responses carry none).
+fn gemini_texts(req: &Value) -> Vec<String> {
+    let empty = Vec::new();
+    req["contents"]
+        .as_array()
+        .unwrap_or(&empty)
+        .iter()
+        .rev()
+        .filter(|m| m["role"] == "user")
+        .map(|m| {
+            m["parts"]
+                .as_array()
+                .unwrap_or(&empty)
+                .iter()
+                .filter_map(|p| p["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+/// Gemini CLI names the workspace in its session context.
+fn gemini_cwd(req: &Value) -> String {
+    let marker = "Workspace Directories:**\n  - ";
+    gemini_texts(req)
+        .iter()
+        .find_map(|t| {
+            let i = t.find(marker)?;
+            Some(t[i + marker.len()..].lines().next()?.trim().to_string())
+        })
+        .unwrap_or_default()
+}
+
+async fn gemini(
+    State(shared): State<Arc<Shared>>,
+    axum::extract::Path(call): axum::extract::Path<String>,
+    body: String,
+) -> Response {
+    let req: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    let json_response = |v: Value| {
+        Response::builder()
+            .header("content-type", "application/json")
+            .body(Body::from(v.to_string()))
+            .unwrap()
+    };
+    if call.ends_with(":countTokens") {
+        return json_response(json!({"totalTokens": 100}));
+    }
+    let usage =
+        json!({"promptTokenCount": 100, "candidatesTokenCount": 20, "totalTokenCount": 120});
+    if call.ends_with(":generateContent") {
+        // The CLI's own helper calls (model routing): a plain, valid answer, not scripted.
+        let text = json!({"complexity_reasoning": "scripted", "complexity_score": 10}).to_string();
+        return json_response(
+            json!({"candidates": [{"content": {"role": "model", "parts": [{"text": text}]},
+            "finishReason": "STOP", "index": 0}], "usageMetadata": usage}),
+        );
+    }
+    shared.requests.lock().unwrap().push(req.clone());
+    let part = match next_reply(&shared, &gemini_texts(&req)) {
+        Reply::Hang => {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            return Response::new(Body::empty());
+        }
+        Reply::Error { status, message } => {
+            let code = match status {
+                401 => "UNAUTHENTICATED",
+                429 => "RESOURCE_EXHAUSTED",
+                _ => "INTERNAL",
+            };
+            return Response::builder()
+                .status(StatusCode::from_u16(status).unwrap())
+                .header("content-type", "application/json")
+                .body(Body::from(
+                    json!({"error": {"code": status, "message": message, "status": code}})
+                        .to_string(),
+                ))
+                .unwrap();
+        }
+        Reply::Text(t) => json!({"text": t}),
+        Reply::Tool { name, input } => {
+            json!({"functionCall": {"name": name, "args": fill(&input, &gemini_cwd(&req))}})
+        }
+    };
+    let chunk = json!({"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP",
+        "index": 0}], "usageMetadata": usage, "modelVersion": "gemini-test"});
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Body::from(format!("data: {chunk}\r\n\r\n")))
         .unwrap()
 }

@@ -12,15 +12,31 @@ struct Pattern {
     pattern: &'static str,
 }
 
-const SEMVER: &str = r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?";
+const SEMVER: &str =
+    r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?";
 const GIT_SHA: &str = r"[0-9a-f]{7,40}";
 const ISO_DURATION: &str =
     r"P(?:\d+Y)?(?:\d+M)?(?:\d+W)?(?:\d+D)?(?:T(?:\d+H)?(?:\d+M)?(?:\d+(?:\.\d+)?S)?)?";
 
 const ALL: &[Pattern] = &[
-    Pattern { name: "semver", summary: "a semantic version, MAJOR.MINOR.PATCH[-pre][+build]", example: "2.1.0-rc.1", pattern: SEMVER },
-    Pattern { name: "git-sha", summary: "an abbreviated or full git commit hash (7–40 lowercase hex)", example: "3f2a9c1", pattern: GIT_SHA },
-    Pattern { name: "iso-duration", summary: "an ISO 8601 duration", example: "PT1H30M", pattern: ISO_DURATION },
+    Pattern {
+        name: "semver",
+        summary: "a semantic version, MAJOR.MINOR.PATCH[-pre][+build]",
+        example: "2.1.0-rc.1",
+        pattern: SEMVER,
+    },
+    Pattern {
+        name: "git-sha",
+        summary: "an abbreviated or full git commit hash (7–40 lowercase hex)",
+        example: "3f2a9c1",
+        pattern: GIT_SHA,
+    },
+    Pattern {
+        name: "iso-duration",
+        summary: "an ISO 8601 duration",
+        example: "PT1H30M",
+        pattern: ISO_DURATION,
+    },
 ];
 
 impl Pattern {
@@ -45,7 +61,8 @@ impl Format for Pattern {
     }
     fn matches(&self, value: &str) -> bool {
         // "P" and "PT" alone are not durations.
-        self.whole().is_match(value) && !(self.name == "iso-duration" && value.trim_end_matches('T').len() <= 1)
+        self.whole().is_match(value)
+            && !(self.name == "iso-duration" && value.trim_end_matches('T').len() <= 1)
     }
     fn find_all(&self, text: &str) -> Vec<(usize, usize)> {
         self.word()
@@ -77,7 +94,12 @@ mod tests {
     #[test]
     fn formats_match_whole_and_are_found_in_text() {
         let s = get("semver");
-        assert!(s.matches("1.4.2") && s.matches("2.0.0-rc.1+b7") && !s.matches("1.4") && !s.matches("01.2.3"));
+        assert!(
+            s.matches("1.4.2")
+                && s.matches("2.0.0-rc.1+b7")
+                && !s.matches("1.4")
+                && !s.matches("01.2.3")
+        );
         let text = "Bumped 1.4.2 to 2.0.0 at 3f2a9c1, took PT1H30M.";
         assert_eq!(s.find_all(text).len(), 2);
         assert_eq!(get("git-sha").find_all(text).len(), 1);

@@ -79,11 +79,27 @@ pub struct Stream {
 /// An error's category from Gemini's wording.
 pub fn category(message: &str) -> &'static str {
     let m = message.to_lowercase();
-    if m.contains("429") || m.contains("quota") || m.contains("resource_exhausted") || m.contains("rate limit") {
+    if m.contains("429")
+        || m.contains("quota")
+        || m.contains("resource_exhausted")
+        || m.contains("rate limit")
+    {
         "rate-limit"
-    } else if m.contains("401") || m.contains("403") || m.contains("api key") || m.contains("unauthenticated") || m.contains("permission_denied") {
+    } else if m.contains("401")
+        || m.contains("403")
+        || m.contains("api key")
+        || m.contains("unauthenticated")
+        || m.contains("permission_denied")
+    {
         "auth"
-    } else if m.contains("500") || m.contains("502") || m.contains("503") || m.contains("unavailable") || m.contains("internal") || m.contains("overloaded") || m.contains("fetch failed") {
+    } else if m.contains("500")
+        || m.contains("502")
+        || m.contains("503")
+        || m.contains("unavailable")
+        || m.contains("internal")
+        || m.contains("overloaded")
+        || m.contains("fetch failed")
+    {
         "server"
     } else {
         "agent"
@@ -109,7 +125,9 @@ impl Parser for Stream {
             Some("init") => {
                 self.session = Some(s("session_id"));
                 self.model = Some(s("model"));
-                vec![json!({"type": "session_started", "session_id": s("session_id"), "model": s("model")})]
+                vec![
+                    json!({"type": "session_started", "session_id": s("session_id"), "model": s("model")}),
+                ]
             }
             Some("message") if s("role") == "assistant" => {
                 if v.get("delta").and_then(Value::as_bool) != Some(true) {
@@ -123,7 +141,9 @@ impl Parser for Stream {
                 self.text.clear();
                 let name = s("tool_name");
                 let params = v.get("parameters").cloned().unwrap_or(Value::Null);
-                out.push(json!({"type": "tool_call", "id": s("tool_id"), "name": name, "input": params}));
+                out.push(
+                    json!({"type": "tool_call", "id": s("tool_id"), "name": name, "input": params}),
+                );
                 if name == "activate_skill"
                     && let Some(skill) = params.get("name").and_then(Value::as_str)
                 {
@@ -150,7 +170,9 @@ impl Parser for Stream {
                         .unwrap_or("")
                         .to_string(),
                 };
-                vec![json!({"type": "tool_result", "id": s("tool_id"), "output": output, "is_error": !ok})]
+                vec![
+                    json!({"type": "tool_result", "id": s("tool_id"), "output": output, "is_error": !ok}),
+                ]
             }
             Some("error") => {
                 let message = s("message");
@@ -167,9 +189,18 @@ impl Parser for Stream {
 
     fn finish(&mut self, exit_code: Option<i32>, timed_out: bool, stderr_tail: &str) -> Value {
         let message = (!self.text.trim().is_empty()).then(|| self.text.clone());
-        let stats = self.result.as_ref().and_then(|r| r.get("stats")).cloned().unwrap_or(Value::Null);
+        let stats = self
+            .result
+            .as_ref()
+            .and_then(|r| r.get("stats"))
+            .cloned()
+            .unwrap_or(Value::Null);
         let num = |k: &str| stats.get(k).and_then(Value::as_u64);
-        let status = self.result.as_ref().and_then(|r| r.get("status")).and_then(Value::as_str);
+        let status = self
+            .result
+            .as_ref()
+            .and_then(|r| r.get("status"))
+            .and_then(Value::as_str);
         let error = if timed_out {
             None
         } else if status == Some("error") || (self.result.is_none() && exit_code != Some(0)) {
@@ -177,13 +208,27 @@ impl Parser for Stream {
                 .result
                 .as_ref()
                 .and_then(|r| r.get("error"))
-                .and_then(|e| e.get("message").and_then(Value::as_str).map(str::to_string).or_else(|| Some(e.to_string())))
+                .and_then(|e| {
+                    e.get("message")
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                        .or_else(|| Some(e.to_string()))
+                })
                 .or_else(|| self.errors.last().cloned())
                 .unwrap_or_else(|| {
                     let tail = stderr_tail.trim();
-                    if tail.is_empty() { format!("gemini exited with {exit_code:?}") } else { tail.lines().rev().take(3).collect::<Vec<_>>().join(" / ") }
+                    if tail.is_empty() {
+                        format!("gemini exited with {exit_code:?}")
+                    } else {
+                        tail.lines().rev().take(3).collect::<Vec<_>>().join(" / ")
+                    }
                 });
-            let cat = if self.result.is_none() && !stderr_tail.contains("Error") && exit_code.is_none() { "crash" } else { category(&format!("{msg} {stderr_tail}")) };
+            let cat =
+                if self.result.is_none() && !stderr_tail.contains("Error") && exit_code.is_none() {
+                    "crash"
+                } else {
+                    category(&format!("{msg} {stderr_tail}"))
+                };
             Some(json!({"category": cat, "message": msg}))
         } else {
             None
@@ -242,7 +287,11 @@ mod tests {
         let s = p.finish(Some(1), false, "");
         assert_eq!(s["error"]["category"], "rate-limit");
         let mut p = Stream::default();
-        let s = p.finish(Some(1), false, "Error: API key not valid. Please pass a valid API key.");
+        let s = p.finish(
+            Some(1),
+            false,
+            "Error: API key not valid. Please pass a valid API key.",
+        );
         assert_eq!(s["error"]["category"], "auth");
     }
 
@@ -260,7 +309,17 @@ mod tests {
         let c = GeminiCli.command(&inv(Some("e176"))).unwrap();
         assert_eq!(c.program, "sh");
         assert!(c.args.windows(2).any(|w| w == ["--resume", "latest"]));
-        assert!(c.args.windows(2).any(|w| w == ["--model", "gemini-2.5-pro"]));
-        assert!(!GeminiCli.command(&inv(None)).unwrap().args.contains(&"--resume".to_string()));
+        assert!(
+            c.args
+                .windows(2)
+                .any(|w| w == ["--model", "gemini-2.5-pro"])
+        );
+        assert!(
+            !GeminiCli
+                .command(&inv(None))
+                .unwrap()
+                .args
+                .contains(&"--resume".to_string())
+        );
     }
 }

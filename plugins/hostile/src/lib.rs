@@ -63,7 +63,10 @@ impl Assertion for Kind {
             }
             "env" => {
                 let vars: Vec<String> = std::env::vars().map(|(k, _)| k).collect();
-                Ok(Verdict::new(vars.is_empty(), format!("sees {} variables: {}", vars.len(), vars.join(","))))
+                Ok(Verdict::new(
+                    vars.is_empty(),
+                    format!("sees {} variables: {}", vars.len(), vars.join(",")),
+                ))
             }
             "socket" => {
                 let addr = text(config, "addr");
@@ -79,7 +82,17 @@ impl Assertion for Kind {
 
 fn plugin() -> Plugin {
     let mut p = Plugin::new();
-    for k in ["echo", "stderr", "loop", "grow", "trap", "huge", "read-file", "env", "socket"] {
+    for k in [
+        "echo",
+        "stderr",
+        "loop",
+        "grow",
+        "trap",
+        "huge",
+        "read-file",
+        "env",
+        "socket",
+    ] {
         p = p.assertion(Kind(k));
     }
     p

@@ -95,7 +95,10 @@ impl Assertion for JsonSchema {
     }
 
     fn evaluate(&self, config: &Value, run: &Run) -> Result<Verdict, String> {
-        let schema = match (config.get("schema"), config.get("schema_file").and_then(Value::as_str)) {
+        let schema = match (
+            config.get("schema"),
+            config.get("schema_file").and_then(Value::as_str),
+        ) {
             (Some(s), _) => s.clone(),
             (None, Some(path)) => {
                 let text = run
@@ -121,8 +124,11 @@ impl Assertion for JsonSchema {
         Ok(if errs.is_empty() {
             Verdict::new(true, format!("{what} is valid against the schema"))
         } else {
-            Verdict::new(false, format!("{what} breaks the schema in {} place(s)", errs.len()))
-                .with_evidence(errs.join("; "))
+            Verdict::new(
+                false,
+                format!("{what} breaks the schema in {} place(s)", errs.len()),
+            )
+            .with_evidence(errs.join("; "))
         })
     }
 }
@@ -144,8 +150,20 @@ mod tests {
         let errs = errors(&schema, &v).unwrap();
         assert_eq!(errs.len(), 2, "{errs:?}");
         assert!(errs.iter().any(|e| e.starts_with("/total")));
-        assert!(errors(&schema, &json!({"total": 3, "items": []})).unwrap().is_empty());
-        assert!(JsonSchema.validate(&json!({"schema": {"type": "nope"}})).is_err());
-        assert!(JsonSchema.validate(&json!({"schema": true, "extra": 1})).is_err());
+        assert!(
+            errors(&schema, &json!({"total": 3, "items": []}))
+                .unwrap()
+                .is_empty()
+        );
+        assert!(
+            JsonSchema
+                .validate(&json!({"schema": {"type": "nope"}}))
+                .is_err()
+        );
+        assert!(
+            JsonSchema
+                .validate(&json!({"schema": true, "extra": 1}))
+                .is_err()
+        );
     }
 }

@@ -62,7 +62,9 @@ pub fn parse(text: &str) -> Doc {
         match event {
             Event::Start(Tag::MetadataBlock(_)) => in_meta = true,
             Event::End(TagEnd::MetadataBlock(_)) => in_meta = false,
-            Event::Start(Tag::Heading { level, .. }) => in_heading = Some((level as u8, String::new())),
+            Event::Start(Tag::Heading { level, .. }) => {
+                in_heading = Some((level as u8, String::new()))
+            }
             Event::End(TagEnd::Heading(_)) => {
                 if let Some((level, text)) = in_heading.take() {
                     doc.headings.push(Heading {
@@ -130,14 +132,20 @@ impl Doc {
     }
 
     pub fn find(&self, heading: &str) -> Option<usize> {
-        self.headings.iter().position(|h| same_heading(&h.text, heading))
+        self.headings
+            .iter()
+            .position(|h| same_heading(&h.text, heading))
     }
 }
 
 /// The keys of a YAML front matter block (`---` … `---` at the very top).
 pub fn front_matter_keys(text: &str) -> Option<Vec<String>> {
-    let rest = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n"))?;
-    let end = rest.lines().position(|l| l.trim_end() == "---" || l.trim_end() == "...")?;
+    let rest = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))?;
+    let end = rest
+        .lines()
+        .position(|l| l.trim_end() == "---" || l.trim_end() == "...")?;
     Some(
         rest.lines()
             .take(end)
@@ -177,7 +185,10 @@ fn count(config: &Value, key: &str) -> Result<Option<u64>, String> {
 fn only_keys(config: &Value, known: &[&str]) -> Result<(), String> {
     for k in config.as_object().into_iter().flat_map(|o| o.keys()) {
         if !known.contains(&k.as_str()) && k != "file" {
-            return Err(format!("unknown key `{k}` (known: {}, file)", known.join(", ")));
+            return Err(format!(
+                "unknown key `{k}` (known: {}, file)",
+                known.join(", ")
+            ));
         }
     }
     Ok(())
@@ -202,7 +213,10 @@ struct FrontMatter;
 /// The check logic on text, apart from the plugin plumbing.
 pub fn headings(config: &Value, text: &str) -> Result<Verdict, String> {
     let wanted = strings(config, "headings")?;
-    let ordered = config.get("ordered").and_then(Value::as_bool).unwrap_or(true);
+    let ordered = config
+        .get("ordered")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
     let doc = parse(text);
     let found: Vec<Option<usize>> = wanted.iter().map(|w| doc.find(w)).collect();
     let missing: Vec<&str> = wanted
@@ -213,19 +227,37 @@ pub fn headings(config: &Value, text: &str) -> Result<Verdict, String> {
         .collect();
     let present: Vec<String> = doc.headings.iter().map(|h| h.text.clone()).collect();
     if !missing.is_empty() {
-        return Ok(Verdict::new(false, format!("missing heading(s): {}", missing.join(", ")))
-            .with_evidence(format!("headings: {}", present.join(" | "))));
+        return Ok(
+            Verdict::new(false, format!("missing heading(s): {}", missing.join(", ")))
+                .with_evidence(format!("headings: {}", present.join(" | "))),
+        );
     }
     let positions: Vec<usize> = found.into_iter().flatten().collect();
     if ordered && positions.windows(2).any(|w| w[0] > w[1]) {
-        return Ok(Verdict::new(false, format!("the headings are out of order; wanted {}", wanted.join(" → ")))
-            .with_evidence(format!("headings: {}", present.join(" | "))));
+        return Ok(Verdict::new(
+            false,
+            format!(
+                "the headings are out of order; wanted {}",
+                wanted.join(" → ")
+            ),
+        )
+        .with_evidence(format!("headings: {}", present.join(" | "))));
     }
-    Ok(Verdict::new(true, format!("all {} heading(s) present{}", wanted.len(), if ordered { ", in order" } else { "" })))
+    Ok(Verdict::new(
+        true,
+        format!(
+            "all {} heading(s) present{}",
+            wanted.len(),
+            if ordered { ", in order" } else { "" }
+        ),
+    ))
 }
 
 pub fn section_words(config: &Value, text: &str) -> Result<Verdict, String> {
-    let heading = config.get("heading").and_then(Value::as_str).ok_or("`heading` is required")?;
+    let heading = config
+        .get("heading")
+        .and_then(Value::as_str)
+        .ok_or("`heading` is required")?;
     let (min, max) = (count(config, "min")?, count(config, "max")?);
     let doc = parse(text);
     let Some(i) = doc.find(heading) else {
@@ -239,7 +271,10 @@ pub fn section_words(config: &Value, text: &str) -> Result<Verdict, String> {
         (None, Some(b)) => format!("at most {b}"),
         (None, None) => "any number".into(),
     };
-    Ok(Verdict::new(ok, format!("section {heading:?} has {n} words, {range} wanted")))
+    Ok(Verdict::new(
+        ok,
+        format!("section {heading:?} has {n} words, {range} wanted"),
+    ))
 }
 
 pub fn table_rows(config: &Value, text: &str) -> Result<Verdict, String> {
@@ -253,7 +288,10 @@ pub fn table_rows(config: &Value, text: &str) -> Result<Verdict, String> {
     let doc = parse(text);
     let section = under.map(|h| doc.find(h));
     if let Some(None) = section {
-        return Ok(Verdict::new(false, format!("no heading {:?}", under.unwrap_or_default())));
+        return Ok(Verdict::new(
+            false,
+            format!("no heading {:?}", under.unwrap_or_default()),
+        ));
     }
     let candidates: Vec<&Table> = doc
         .tables
@@ -262,7 +300,11 @@ pub fn table_rows(config: &Value, text: &str) -> Result<Verdict, String> {
             Some(i) => t.under == Some(i),
             None => true,
         })
-        .filter(|t| columns.iter().all(|c| t.header.iter().any(|h| same_heading(h, c))))
+        .filter(|t| {
+            columns
+                .iter()
+                .all(|c| t.header.iter().any(|h| same_heading(h, c)))
+        })
         .collect();
     let ok = candidates
         .iter()
@@ -274,20 +316,42 @@ pub fn table_rows(config: &Value, text: &str) -> Result<Verdict, String> {
         .collect::<Vec<_>>()
         .join("; ");
     let msg = if ok {
-        format!("a table has {min}{} rows as wanted", max.map(|m| format!("–{m}")).unwrap_or_else(|| "+".into()))
+        format!(
+            "a table has {min}{} rows as wanted",
+            max.map(|m| format!("–{m}")).unwrap_or_else(|| "+".into())
+        )
     } else if candidates.is_empty() {
-        format!("no table{}{}", if columns.is_empty() { String::new() } else { format!(" with columns {}", columns.join(", ")) }, under.map(|h| format!(" under {h:?}")).unwrap_or_default())
+        format!(
+            "no table{}{}",
+            if columns.is_empty() {
+                String::new()
+            } else {
+                format!(" with columns {}", columns.join(", "))
+            },
+            under.map(|h| format!(" under {h:?}")).unwrap_or_default()
+        )
     } else {
-        format!("no table has {min}{} rows", max.map(|m| format!("–{m}")).unwrap_or_else(|| " or more".into()))
+        format!(
+            "no table has {min}{} rows",
+            max.map(|m| format!("–{m}"))
+                .unwrap_or_else(|| " or more".into())
+        )
     };
     let v = Verdict::new(ok, msg);
-    Ok(if seen.is_empty() { v } else { v.with_evidence(seen) })
+    Ok(if seen.is_empty() {
+        v
+    } else {
+        v.with_evidence(seen)
+    })
 }
 
 pub fn front_matter(config: &Value, text: &str) -> Result<Verdict, String> {
     let wanted = strings(config, "keys")?;
     let Some(keys) = front_matter_keys(text) else {
-        return Ok(Verdict::new(false, "no front matter (a --- block at the top)"));
+        return Ok(Verdict::new(
+            false,
+            "no front matter (a --- block at the top)",
+        ));
     };
     let missing: Vec<&str> = wanted
         .iter()
@@ -329,18 +393,38 @@ macro_rules! check_type {
     };
 }
 
-check_type!(Headings, "md-headings", "required Markdown headings, in order unless `ordered: false`",
-    &["headings", "ordered"], headings,
-    json!({"type": "object", "required": ["headings"], "properties": {"headings": {"type": "array", "items": {"type": "string"}}, "ordered": {"type": "boolean"}, "file": {"type": "string"}}}));
-check_type!(SectionWords, "md-section-words", "a section's word count is within `min`–`max`",
-    &["heading", "min", "max"], section_words,
-    json!({"type": "object", "required": ["heading"], "properties": {"heading": {"type": "string"}, "min": {"type": "integer"}, "max": {"type": "integer"}, "file": {"type": "string"}}}));
-check_type!(TableRows, "md-table-rows", "a table (optionally with these columns, under a heading) has `min`–`max` body rows",
-    &["min", "max", "columns", "heading"], table_rows,
-    json!({"type": "object", "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}, "columns": {"type": "array", "items": {"type": "string"}}, "heading": {"type": "string"}, "file": {"type": "string"}}}));
-check_type!(FrontMatter, "md-front-matter", "the YAML front matter has these keys",
-    &["keys"], front_matter,
-    json!({"type": "object", "required": ["keys"], "properties": {"keys": {"type": "array", "items": {"type": "string"}}, "file": {"type": "string"}}}));
+check_type!(
+    Headings,
+    "md-headings",
+    "required Markdown headings, in order unless `ordered: false`",
+    &["headings", "ordered"],
+    headings,
+    json!({"type": "object", "required": ["headings"], "properties": {"headings": {"type": "array", "items": {"type": "string"}}, "ordered": {"type": "boolean"}, "file": {"type": "string"}}})
+);
+check_type!(
+    SectionWords,
+    "md-section-words",
+    "a section's word count is within `min`–`max`",
+    &["heading", "min", "max"],
+    section_words,
+    json!({"type": "object", "required": ["heading"], "properties": {"heading": {"type": "string"}, "min": {"type": "integer"}, "max": {"type": "integer"}, "file": {"type": "string"}}})
+);
+check_type!(
+    TableRows,
+    "md-table-rows",
+    "a table (optionally with these columns, under a heading) has `min`–`max` body rows",
+    &["min", "max", "columns", "heading"],
+    table_rows,
+    json!({"type": "object", "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}, "columns": {"type": "array", "items": {"type": "string"}}, "heading": {"type": "string"}, "file": {"type": "string"}}})
+);
+check_type!(
+    FrontMatter,
+    "md-front-matter",
+    "the YAML front matter has these keys",
+    &["keys"],
+    front_matter,
+    json!({"type": "object", "required": ["keys"], "properties": {"keys": {"type": "array", "items": {"type": "string"}}, "file": {"type": "string"}}})
+);
 
 fn plugin() -> Plugin {
     Plugin::new()
@@ -360,10 +444,21 @@ mod tests {
 
     #[test]
     fn headings_present_and_ordered() {
-        assert!(headings(&json!({"headings": ["summary", "Risks:"]}), DOC).unwrap().passed);
+        assert!(
+            headings(&json!({"headings": ["summary", "Risks:"]}), DOC)
+                .unwrap()
+                .passed
+        );
         let v = headings(&json!({"headings": ["Risks", "Summary"]}), DOC).unwrap();
         assert!(!v.passed && v.message.contains("out of order"));
-        assert!(headings(&json!({"headings": ["Risks", "Summary"], "ordered": false}), DOC).unwrap().passed);
+        assert!(
+            headings(
+                &json!({"headings": ["Risks", "Summary"], "ordered": false}),
+                DOC
+            )
+            .unwrap()
+            .passed
+        );
         let v = headings(&json!({"headings": ["Costs"]}), DOC).unwrap();
         assert!(!v.passed && v.message.contains("Costs"));
         assert!(headings(&json!({}), DOC).is_err());
@@ -374,18 +469,42 @@ mod tests {
         let v = section_words(&json!({"heading": "Summary", "min": 9}), DOC).unwrap();
         assert!(v.passed, "{}", v.message);
         assert!(v.message.contains("has 9 words"), "{}", v.message);
-        assert!(!section_words(&json!({"heading": "Summary", "max": 5}), DOC).unwrap().passed);
+        assert!(
+            !section_words(&json!({"heading": "Summary", "max": 5}), DOC)
+                .unwrap()
+                .passed
+        );
     }
 
     #[test]
     fn tables_and_front_matter() {
-        assert!(table_rows(&json!({"min": 2, "columns": ["product"]}), DOC).unwrap().passed);
+        assert!(
+            table_rows(&json!({"min": 2, "columns": ["product"]}), DOC)
+                .unwrap()
+                .passed
+        );
         assert!(!table_rows(&json!({"min": 3}), DOC).unwrap().passed);
-        assert!(table_rows(&json!({"heading": "Products"}), DOC).unwrap().passed);
-        assert!(!table_rows(&json!({"heading": "Risks"}), DOC).unwrap().passed);
-        assert!(front_matter(&json!({"keys": ["title", "date"]}), DOC).unwrap().passed);
+        assert!(
+            table_rows(&json!({"heading": "Products"}), DOC)
+                .unwrap()
+                .passed
+        );
+        assert!(
+            !table_rows(&json!({"heading": "Risks"}), DOC)
+                .unwrap()
+                .passed
+        );
+        assert!(
+            front_matter(&json!({"keys": ["title", "date"]}), DOC)
+                .unwrap()
+                .passed
+        );
         let v = front_matter(&json!({"keys": ["author"]}), DOC).unwrap();
         assert!(!v.passed && v.message.contains("author"));
-        assert!(!front_matter(&json!({"keys": ["title"]}), "# No front matter").unwrap().passed);
+        assert!(
+            !front_matter(&json!({"keys": ["title"]}), "# No front matter")
+                .unwrap()
+                .passed
+        );
     }
 }

@@ -93,7 +93,12 @@ impl Run<'_> {
         self.0
             .tool_calls()
             .into_iter()
-            .map(|t| (t.name, serde_json::from_str(&t.input).unwrap_or(Value::Null)))
+            .map(|t| {
+                (
+                    t.name,
+                    serde_json::from_str(&t.input).unwrap_or(Value::Null),
+                )
+            })
             .collect()
     }
     pub fn skills_invoked(&self) -> Vec<String> {
@@ -331,9 +336,7 @@ pub struct ParserResource(RefCell<Option<Box<dyn Parser>>>);
 impl harness::GuestParser for ParserResource {
     fn new(harness: String, invocation: Invocation) -> Self {
         ParserResource(RefCell::new(
-            find_harness(&harness)
-                .ok()
-                .map(|h| h.parser(&invocation)),
+            find_harness(&harness).ok().map(|h| h.parser(&invocation)),
         ))
     }
 
@@ -347,8 +350,9 @@ impl harness::GuestParser for ParserResource {
     fn finish(&self, exit_code: Option<i32>, timed_out: bool, stderr_tail: String) -> String {
         match self.0.borrow_mut().as_mut() {
             Some(p) => p.finish(exit_code, timed_out, &stderr_tail).to_string(),
-            None => json!({"error": {"category": "crash", "message": "unknown harness"}})
-                .to_string(),
+            None => {
+                json!({"error": {"category": "crash", "message": "unknown harness"}}).to_string()
+            }
         }
     }
 }

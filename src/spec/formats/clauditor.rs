@@ -486,12 +486,15 @@ fn read_assertions(
                 &a.path("type"),
                 format!("unknown assertion type `{ty}`"),
             )
-            .help = Some(
-                match crate::diag::did_you_mean(&ty, registry::CLAUDITOR_TYPES.iter().copied()) {
-                    Some(s) => format!("did you mean `{s}`?"),
-                    None => format!("assertion types: {}", registry::CLAUDITOR_TYPES.join(", ")),
-                },
-            );
+            .help = {
+                let names = super::checks::all_type_names(doc, registry::CLAUDITOR_TYPES);
+                Some(
+                    match crate::diag::did_you_mean(&ty, names.iter().map(String::as_str)) {
+                        Some(s) => format!("did you mean `{s}`?"),
+                        None => format!("assertion types: {}", names.join(", ")),
+                    },
+                )
+            };
             continue;
         };
         let mut known = vec!["id", "type", "name"];

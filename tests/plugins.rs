@@ -1,0 +1,552 @@
+//! WebAssembly plugins end to end: first-party plugins in a real run through the real Gemini
+//! CLI, hostile plugins contained, grants, load-time validation, `assay plugin new|inspect`,
+//! and a trusted native plugin.
+
+mod support;
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+use support::model_server::{ModelServer, text, tool};
+use support::*;
+
+fn toml_plugin(path: &Path, extra: &str) -> String {
+    format!("[[plugin]]\npath = \"{}\"\n{extra}\n", path.display())
+}
+
+fn outcome<'a>(r: &'a Value, id: &str) -> &'a Value {
+    r["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("{id} in {r:#}"))
+}
+
+const NOTES: &str = "---\nversion: 2.1.0\ndate: 2026-11-22\n---\n# Release 2.1.0\n\n## Highlights\n\nFaster grading.\n\n## Changes\n\n| Change | PR | Commit |\n|---|---|---|\n| Plugins | #12 | 3f2a9c1 |\n| Gemini CLI | #13 | 9b8e7d6 |\n\n## Upgrading\n\nFrom 2.0.4, nothing to do.\n";
+
+#[test]
+fn the_plugins_example_runs_through_the_real_gemini_cli() {
+    let Some(_) = wasm_plugins() else { return };
+    let Some(_) = agent_cli("gemini") else { return };
+    let server = ModelServer::start();
+    server.script(
+        "/release-notes 2.1.0",
+        vec![
+            tool("write_file", json!({"file_path": "RELEASE_NOTES.md", "content": NOTES})),
+            tool(
+                "write_file",
+                json!({"file_path": "release.json", "content": "{\"version\": \"2.1.0\", \"date\": \"2026-11-22\"}"}),
+            ),
+            text("Wrote RELEASE_NOTES.md and release.json for 2.1.0."),
+        ],
+    );
+    let d = tempfile::tempdir().unwrap();
+    let out_dir = d.path().join("out").display().to_string();
+    let ws = d.path().join("ws").display().to_string();
+    let out = assay_env(
+        &repo(),
+        &[
+            "run",
+            "examples/plugins",
+            "--output-dir",
+            &out_dir,
+            "--workspace-dir",
+            &ws,
+        ],
+        &gemini_env(&server),
+    );
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(&d.path().join("out"))["release-notes"];
+    assert_eq!(r["harness"], "gemini-cli");
+    assert_eq!(r["grade"]["verdict"], "pass", "{r:#}");
+    assert_eq!(r["grade"]["checks_passed"], 7);
+    assert_eq!(outcome(r, "sections")["provider"], "wasm:markdown");
+    assert_eq!(
+        outcome(r, "commits")["message"],
+        "2 git-sha values found, at least 2 wanted"
+    );
+    assert_eq!(outcome(r, "manifest")["provider"], "wasm:json_schema");
+    // The transcript came from Gemini CLI's stream through the plugin's parser.
+    assert_eq!(r["tool_calls"]["write_file"], 2);
+    assert_eq!(
+        r["turns"][0]["final_message"],
+        "Wrote RELEASE_NOTES.md and release.json for 2.1.0."
+    );
+    assert!(
+        r["turns"][0]["session_id"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty())
+    );
+    let run = read_json(&d.path().join("out/run.json"));
+    let names: Vec<&str> = run["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["markdown", "json_schema", "formats", "gemini_cli"]);
+    assert_eq!(run["plugins"][0]["sandboxed"], true);
+    assert!(
+        server.requests().len() >= 3,
+        "the CLI really talked to the server"
+    );
+
+    // The same checks fail on notes that lack what they ask for.
+    let bad = ModelServer::start();
+    bad.script(
+        "/release-notes 2.1.0",
+        vec![
+            tool(
+                "write_file",
+                json!({"file_path": "RELEASE_NOTES.md", "content": "# Notes\n\nTODO\n"}),
+            ),
+            text("Done."),
+        ],
+    );
+    let out_dir = d.path().join("bad").display().to_string();
+    let out = assay_env(
+        &repo(),
+        &[
+            "run",
+            "examples/plugins",
+            "--output-dir",
+            &out_dir,
+            "--workspace-dir",
+            &ws,
+        ],
+        &gemini_env(&bad),
+    );
+    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(&d.path().join("bad"))["release-notes"];
+    assert_eq!(r["grade"]["checks_passed"], 0, "{r:#}");
+    assert!(
+        outcome(r, "sections")["message"]
+            .as_str()
+            .unwrap()
+            .contains("missing heading(s): Highlights, Changes, Upgrading")
+    );
+    assert_eq!(
+        outcome(r, "manifest")["message"],
+        "release.json is not in the workspace"
+    );
+}
+
+#[test]
+fn a_gemini_api_error_is_a_categorised_failure() {
+    let Some(_) = wasm_plugins() else { return };
+    let Some(_) = agent_cli("gemini") else { return };
+    let server = ModelServer::start();
+    server.script(
+        "/release-notes 2.1.0",
+        vec![support::model_server::Reply::Error {
+            status: 401,
+            message: "API key not valid. Please pass a valid API key.".into(),
+        }],
+    );
+    let d = tempfile::tempdir().unwrap();
+    let out_dir = d.path().join("out").display().to_string();
+    let ws = d.path().join("ws").display().to_string();
+    let out = assay_env(
+        &repo(),
+        &[
+            "run",
+            "examples/plugins",
+            "--output-dir",
+            &out_dir,
+            "--workspace-dir",
+            &ws,
+        ],
+        &gemini_env(&server),
+    );
+    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(&d.path().join("out"))["release-notes"];
+    assert_eq!(r["status"], "failed", "{r:#}");
+    assert_eq!(r["error"]["category"], "auth", "{r:#}");
+}
+
+/// A project whose command agent prints "Hello, Ada!", with the hostile test plugin.
+fn hostile_project(plugin_extra: &str, assertions: Value) -> tempfile::TempDir {
+    let wasm = wasm_plugins().unwrap().join("hostile.wasm");
+    let d = tempfile::tempdir().unwrap();
+    let toml = format!(
+        "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"sh\", \"-c\", \"echo 'Hello, Ada!'\"]\n\n{}",
+        toml_plugin(&wasm, plugin_extra)
+    );
+    let spec = json!({"skill_name": "h", "assertions": assertions}).to_string();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", &toml),
+            (".claude/commands/h.md", "Say hello.\n"),
+            (".claude/commands/h.eval.json", &spec),
+        ],
+    );
+    d
+}
+
+#[test]
+fn hostile_plugins_are_contained_and_every_other_result_is_kept() {
+    if wasm_plugins().is_none() {
+        return;
+    }
+    let d = hostile_project(
+        "timeout_ms = 300\nmemory_mib = 32",
+        json!([
+            {"id": "before", "type": "contains", "needle": "Hello"},
+            {"id": "loop", "type": "loop"},
+            {"id": "grow", "type": "grow"},
+            {"id": "trap", "type": "trap"},
+            {"id": "huge", "type": "huge"},
+            {"id": "read", "type": "read-file", "path": "/etc/passwd"},
+            {"id": "env", "type": "env"},
+            {"id": "socket", "type": "socket", "addr": "127.0.0.1:9"},
+            {"id": "echo", "type": "echo", "needle": "Ada"},
+            {"id": "log", "type": "stderr"},
+            {"id": "after", "type": "regex", "pattern": "Ada!$"}
+        ]),
+    );
+    let started = std::time::Instant::now();
+    let out = assay_env(
+        d.path(),
+        &["run", "--output-dir", "out"],
+        &[("SECRET_TOKEN", "x".into())],
+    );
+    assert!(started.elapsed().as_secs() < 60, "bounded");
+    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(&d.path().join("out"))["h"];
+    let msg = |id: &str| outcome(r, id)["message"].as_str().unwrap().to_string();
+    assert!(
+        msg("loop").contains("ran past its 300 ms limit"),
+        "{}",
+        msg("loop")
+    );
+    assert!(
+        msg("grow").contains("exceeded its 32 MiB memory limit"),
+        "{}",
+        msg("grow")
+    );
+    assert!(
+        msg("trap").contains("trapped") && msg("trap").contains("this plugin traps"),
+        "{}",
+        msg("trap")
+    );
+    assert!(msg("huge").contains("memory limit"), "{}", msg("huge"));
+    // Denied without a grant: no files, no variables, no sockets.
+    assert!(
+        msg("read").starts_with("could not read /etc/passwd"),
+        "{}",
+        msg("read")
+    );
+    assert_eq!(msg("env"), "sees 0 variables: ");
+    assert_eq!(outcome(r, "env")["passed"], true);
+    assert!(
+        msg("socket").starts_with("could not connect"),
+        "{}",
+        msg("socket")
+    );
+    for id in ["loop", "grow", "trap", "huge"] {
+        assert!(
+            outcome(r, id)["error"].is_string(),
+            "{id} is an error, not a verdict"
+        );
+    }
+    // Everything else is intact, before and after the hostile ones.
+    for id in ["before", "echo", "log", "after"] {
+        assert_eq!(outcome(r, id)["passed"], true, "{id}: {r:#}");
+    }
+    assert_eq!(outcome(r, "log")["log"], "a line for the check's log");
+    assert_eq!(r["grade"]["checks_total"], 11);
+}
+
+#[test]
+fn grants_open_exactly_what_they_name() {
+    if wasm_plugins().is_none() {
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let checks = json!([
+        {"id": "read", "type": "read-file", "path": "data/notes.txt"},
+        {"id": "outside", "type": "read-file", "path": "/etc/passwd"},
+        {"id": "env", "type": "env"},
+        {"id": "socket", "type": "socket", "addr": addr},
+        {"id": "other-socket", "type": "socket", "addr": "127.0.0.1:9"}
+    ]);
+    let d = hostile_project(
+        &format!("read_dirs = [\"data\"]\nenv = [\"PLUGIN_TOKEN\"]\nnetwork = [\"{addr}\"]"),
+        checks,
+    );
+    write_tree(d.path(), &[("data/notes.txt", "granted\n")]);
+    let out = assay_env(
+        d.path(),
+        &["run", "--output-dir", "out"],
+        &[("PLUGIN_TOKEN", "t".into()), ("OTHER_TOKEN", "o".into())],
+    );
+    let r = &results(&d.path().join("out"))["h"];
+    let msg = |id: &str| outcome(r, id)["message"].as_str().unwrap().to_string();
+    assert_eq!(
+        msg("read"),
+        "read 8 bytes of data/notes.txt",
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        msg("outside").starts_with("could not read"),
+        "{}",
+        msg("outside")
+    );
+    assert_eq!(msg("env"), "sees 1 variables: PLUGIN_TOKEN");
+    assert_eq!(msg("socket"), format!("connected to {addr}"));
+    assert!(
+        msg("other-socket").starts_with("could not connect"),
+        "{}",
+        msg("other-socket")
+    );
+    // The grants are recorded with the run.
+    let run = read_json(&d.path().join("out/run.json"));
+    assert_eq!(run["plugins"][0]["grants"]["env"], json!(["PLUGIN_TOKEN"]));
+    assert_eq!(run["plugins"][0]["grants"]["network"], json!([addr]));
+    drop(listener);
+}
+
+#[test]
+fn plugin_types_are_validated_at_load_time_with_file_and_line() {
+    if wasm_plugins().is_none() {
+        return;
+    }
+    let d = hostile_project(
+        "",
+        json!([
+            {"id": "a", "type": "echo"},
+            {"id": "b", "type": "ecko", "needle": "x"}
+        ]),
+    );
+    let out = assay(d.path(), &["validate", "--format", "json"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let problems = v["problems"].as_array().unwrap();
+    let refused = problems
+        .iter()
+        .find(|p| p["code"] == "bad-plugin-config")
+        .unwrap();
+    assert_eq!(
+        refused["message"],
+        "the `echo` plugin check refuses its configuration: `needle` is required: the text the output must contain"
+    );
+    assert_eq!(refused["field"], "assertions[0]");
+    assert!(refused["line"].is_number(), "{refused}");
+    let typo = problems
+        .iter()
+        .find(|p| p["code"] == "unknown-type")
+        .unwrap();
+    assert_eq!(
+        typo["help"], "did you mean `echo`?",
+        "plugin types are suggested too"
+    );
+
+    // A missing plugin file is bad input before anything runs.
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[("assay.toml", "[[plugin]]\npath = \"nope.wasm\"\n")],
+    );
+    let out = assay(d.path(), &["validate"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("nope.wasm: no such plugin file or folder"),
+        "{}",
+        stderr(&out)
+    );
+    // So is a plugin that shadows a built-in.
+    let out = assay(d.path(), &["validate", "--plugin", "/dev/null"]);
+    assert_eq!(code(&out), 2);
+}
+
+#[test]
+fn inspect_lists_types_grants_and_needs() {
+    let Some(dir) = wasm_plugins() else { return };
+    let out = assay(
+        &repo(),
+        &[
+            "plugin",
+            "inspect",
+            dir.join("markdown.wasm").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    for want in [
+        "sandboxed WebAssembly component, assay:plugin@0.1.0",
+        "md-headings",
+        "md-front-matter",
+        "none declared: deny-by-default",
+        "time 1000 ms per call, memory 64 MiB",
+    ] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
+    let out = assay(
+        &repo(),
+        &[
+            "plugin",
+            "inspect",
+            "--json",
+            dir.join("gemini_cli.wasm").to_str().unwrap(),
+        ],
+    );
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["harnesses"][0]["name"], "gemini-cli");
+    assert_eq!(v["harnesses"][0]["program"], "gemini");
+    // The example's declaration gives the plugin its grants.
+    let out = assay(
+        &repo().join("examples/plugins"),
+        &[
+            "plugin",
+            "inspect",
+            "../../plugins/target/wasm32-wasip2/release/formats.wasm",
+        ],
+    );
+    assert!(
+        stdout(&out).contains("grants (from assay.toml)"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn a_trusted_native_plugin_loads_only_when_trusted_and_is_recorded_unsandboxed() {
+    let lib = native_plugin();
+    let d = tempfile::tempdir().unwrap();
+    let spec = json!({"skill_name": "h", "assertions": [
+        {"id": "lines", "type": "line-count", "min": 1, "max": 1},
+        {"id": "two", "type": "line-count", "min": 2}
+    ]})
+    .to_string();
+    let toml = |trusted: bool| {
+        format!(
+            "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"sh\", \"-c\", \"echo 'Hello, Ada!'\"]\n\n[[plugin]]\npath = \"{}\"\ntrusted = {trusted}\n",
+            lib.display()
+        )
+    };
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", &toml(false)),
+            (".claude/commands/h.md", "Say hello.\n"),
+            (".claude/commands/h.eval.json", &spec),
+        ],
+    );
+    let out = assay(d.path(), &["run", "--output-dir", "out"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("runs unsandboxed and loads only with `trusted = true`"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!d.path().join("out").exists(), "nothing ran");
+
+    write_tree(d.path(), &[("assay.toml", &toml(true))]);
+    let out = assay(d.path(), &["run", "--output-dir", "out"]);
+    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(&d.path().join("out"))["h"];
+    assert_eq!(outcome(r, "lines")["passed"], true);
+    assert_eq!(outcome(r, "two")["message"], "the output has 1 lines");
+    assert_eq!(
+        outcome(r, "lines")["provider"],
+        "native:native_example (unsandboxed)"
+    );
+    let run = read_json(&d.path().join("out/run.json"));
+    assert_eq!(run["plugins"][0]["sandboxed"], false);
+
+    // --allow-native opts in for a library named on the command line.
+    let plain = tempfile::tempdir().unwrap();
+    let lib_s = lib.display().to_string();
+    let out = assay(plain.path(), &["plugin", "inspect", &lib_s]);
+    assert_eq!(code(&out), 2);
+    let out = assay(
+        plain.path(),
+        &["plugin", "inspect", &lib_s, "--allow-native"],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("NATIVE library: runs unsandboxed"));
+}
+
+#[test]
+fn plugin_new_writes_templates_that_build_offline_and_pass_their_tests() {
+    let Some(built) = wasm_plugins() else { return };
+    let d = tempfile::tempdir().unwrap();
+    // Share the plugins' build folder so dependencies compiled there are reused.
+    let target = built.parent().unwrap().parent().unwrap().to_path_buf();
+    for (name, kind) in [
+        ("word-check", "assertion"),
+        ("semver-format", "format"),
+        ("my-agent", "harness"),
+    ] {
+        let out = assay(d.path(), &["plugin", "new", name, "--kind", kind]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let dir = d.path().join(name);
+        for args in [
+            vec!["test", "--offline", "--quiet"],
+            vec![
+                "build",
+                "--offline",
+                "--release",
+                "--target",
+                "wasm32-wasip2",
+                "--quiet",
+            ],
+        ] {
+            let o = std::process::Command::new("cargo")
+                .args(&args)
+                .current_dir(&dir)
+                .env("CARGO_TARGET_DIR", &target)
+                .output()
+                .unwrap();
+            assert!(
+                o.status.success(),
+                "{name}: cargo {args:?}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        let wasm = target.join(format!(
+            "wasm32-wasip2/release/{}.wasm",
+            name.replace('-', "_")
+        ));
+        let out = assay(d.path(), &["plugin", "inspect", wasm.to_str().unwrap()]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert!(stdout(&out).contains(name), "{}", stdout(&out));
+    }
+    // The new check type works in a suite.
+    let wasm = target.join("wasm32-wasip2/release/word_check.wasm");
+    let p = d.path().join("proj");
+    write_tree(
+        &p,
+        &[
+            ("assay.toml", &toml_plugin(&wasm, "")),
+            (".claude/commands/w.md", "Write.\n"),
+            (
+                ".claude/commands/w.eval.json",
+                r#"{"skill_name": "w", "assertions": [{"id": "w", "type": "word-check", "word": "hello", "at_least": 2}]}"#,
+            ),
+            ("out.md", "Hello there. hello again.\n"),
+        ],
+    );
+    let out = assay(
+        &p,
+        &[
+            "grade",
+            ".claude/commands/w.eval.json",
+            "--output",
+            "out.md",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("\"hello\" appears 2 times"),
+        "{}",
+        stdout(&out)
+    );
+    // An existing folder is not overwritten; a bad name is refused.
+    assert_eq!(code(&assay(d.path(), &["plugin", "new", "word-check"])), 2);
+    assert_eq!(code(&assay(d.path(), &["plugin", "new", "Bad Name"])), 2);
+}
