@@ -27,7 +27,16 @@ fn median(mut v: Vec<Duration>) -> Duration {
 fn main() {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let status = std::process::Command::new("cargo")
-        .args(["build", "--release", "--target", "wasm32-wasip2", "-p", "hostile", "-p", "markdown"])
+        .args([
+            "build",
+            "--release",
+            "--target",
+            "wasm32-wasip2",
+            "-p",
+            "hostile",
+            "-p",
+            "markdown",
+        ])
         .current_dir(repo.join("plugins"))
         .env_remove("CARGO_TARGET_DIR")
         .status()
@@ -99,7 +108,10 @@ fn main() {
     time(&plugin);
     let (b, p) = (time(&builtin), time(&plugin));
 
-    println!("first load (compile, fill the cache): {:.1} ms", first.as_secs_f64() * 1e3);
+    println!(
+        "first load (compile, fill the cache): {:.1} ms",
+        first.as_secs_f64() * 1e3
+    );
     println!(
         "cold start with a warm cache: markdown {:.2} ms, hostile {:.2} ms (medians of 30; goal <= 5 ms)",
         median(cold).as_secs_f64() * 1e3,

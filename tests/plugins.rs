@@ -550,3 +550,130 @@ fn plugin_new_writes_templates_that_build_offline_and_pass_their_tests() {
     assert_eq!(code(&assay(d.path(), &["plugin", "new", "word-check"])), 2);
     assert_eq!(code(&assay(d.path(), &["plugin", "new", "Bad Name"])), 2);
 }
+
+#[test]
+fn plugin_formats_check_extracted_fields_and_outputs() {
+    let Some(dir) = wasm_plugins() else { return };
+    use support::judge_server::{JudgeServer, says};
+    let d = tempfile::tempdir().unwrap();
+    let spec = json!({
+        "skill_name": "v",
+        "assertions": [{"id": "versions", "type": "has_format", "format": "semver", "count": 2}],
+        "sections": [{"name": "Releases", "tiers": [{"label": "default", "min_entries": 1,
+            "fields": [{"id": "r_version", "name": "version", "required": true, "format": "semver"}]}]}]
+    })
+    .to_string();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", &toml_plugin(&dir.join("formats.wasm"), "")),
+            (".claude/commands/v.md", "List releases.\n"),
+            (".claude/commands/v.eval.json", &spec),
+            ("out.md", "Releases: 2.1.0 and 2.0.4.\n"),
+        ],
+    );
+    let judge = JudgeServer::start(vec![says(json!({"sections": {"Releases": {"default": [
+        {"version": "2.1.0"}, {"version": "v2.0"}
+    ]}}}))]);
+    let out = assay_env(
+        d.path(),
+        &[
+            "grade",
+            ".claude/commands/v.eval.json",
+            "--output",
+            "out.md",
+            "--json",
+        ],
+        &[
+            ("ASSAY_JUDGE", "anthropic".into()),
+            ("ASSAY_JUDGE_BASE_URL", judge.url.clone()),
+            ("ASSAY_JUDGE_API_KEY", "k".into()),
+        ],
+    );
+    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let g = &v["grading"];
+    assert_eq!(
+        outcome(g, "versions")["message"],
+        "2 semver values found, at least 2 wanted"
+    );
+    let field = outcome(g, "r_version:format");
+    assert_eq!(field["passed"], false);
+    assert_eq!(field["evidence"], "entry 2: \"v2.0\"");
+}
+
+#[test]
+fn a_check_type_written_in_python_runs_sandboxed() {
+    let dir = repo().join("plugins/python-example");
+    let found = std::process::Command::new("componentize-py")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        let msg = "componentize-py is not on PATH (pip install componentize-py)";
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("{msg}");
+        }
+        eprintln!("skipping: {msg}");
+        return;
+    }
+    let built = std::process::Command::new("bash")
+        .arg(dir.join("build.sh"))
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                &toml_plugin(&dir.join("py_word_limit.wasm"), "timeout_ms = 5000"),
+            ),
+            (".claude/commands/w.md", "Write.\n"),
+            (
+                ".claude/commands/w.eval.json",
+                r#"{"skill_name": "w", "assertions": [
+                  {"id": "short", "type": "py-word-limit", "max": 5},
+                  {"id": "tight", "type": "py-word-limit", "max": 1}]}"#,
+            ),
+            ("out.md", "one two three\n"),
+        ],
+    );
+    let out = assay(
+        d.path(),
+        &[
+            "grade",
+            ".claude/commands/w.eval.json",
+            "--output",
+            "out.md",
+            "--json",
+        ],
+    );
+    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        outcome(&v["grading"], "short")["message"],
+        "the output has 3 words, 0-5 wanted"
+    );
+    assert_eq!(outcome(&v["grading"], "tight")["passed"], false);
+    // Its own validation runs at load time, like any plugin's.
+    write_tree(
+        d.path(),
+        &[(
+            ".claude/commands/w.eval.json",
+            r#"{"skill_name": "w", "assertions": [{"id": "x", "type": "py-word-limit", "min": 3}]}"#,
+        )],
+    );
+    let out = assay(d.path(), &["validate"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("`max` is required"),
+        "{}",
+        stderr(&out)
+    );
+}

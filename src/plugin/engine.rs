@@ -38,6 +38,28 @@ pub fn shared() -> Result<Arc<PluginEngine>, String> {
         .clone()
 }
 
+/// The largest linear memory a plugin may be granted (`memory_mib`).
+pub const MAX_MEMORY_MIB: u64 = 512;
+
+fn config(pooling: bool) -> Config {
+    let mut config = Config::new();
+    config.epoch_interruption(true);
+    config.wasm_component_model(true);
+    if pooling {
+        let mut pool = wasmtime::PoolingAllocationConfig::default();
+        pool.total_component_instances(256)
+            .total_core_instances(2048)
+            .total_memories(256)
+            .total_tables(512)
+            .table_elements(100_000)
+            .max_memory_size((MAX_MEMORY_MIB as usize) << 20)
+            // Memory a call dirtied is reset, not unmapped, before the slot is reused.
+            .linear_memory_keep_resident(1 << 20);
+        config.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(pool));
+    }
+    config
+}
+
 /// Where compiled components are kept: `ASSAY_CACHE_DIR`, else `$XDG_CACHE_HOME/assay`, else
 /// `~/.cache/assay`; `/wasm` below it.
 pub fn cache_dir() -> Option<PathBuf> {
@@ -50,10 +72,12 @@ pub fn cache_dir() -> Option<PathBuf> {
 
 impl PluginEngine {
     fn new() -> Result<Self, String> {
-        let mut config = Config::new();
-        config.epoch_interruption(true);
-        config.wasm_component_model(true);
-        let engine = Engine::new(&config).map_err(|e| format!("cannot start wasmtime: {e}"))?;
+        // Every call instantiates afresh, so instantiation must be cheap: a pool of slots
+        // reused between calls (no mmap per instance). Where the pool's address space cannot
+        // be reserved, instances are allocated on demand instead.
+        let engine = Engine::new(&config(true))
+            .or_else(|_| Engine::new(&config(false)))
+            .map_err(|e| format!("cannot start wasmtime: {e}"))?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
             .map_err(|e| format!("cannot link WASI: {e}"))?;

@@ -85,6 +85,13 @@ impl Grants {
             }
             read_dirs.push(p);
         }
+        let mib = c.memory_mib.unwrap_or(DEFAULT_MEMORY_MIB);
+        if !(1..=super::engine::MAX_MEMORY_MIB).contains(&mib) {
+            return Err(format!(
+                "memory_mib must be between 1 and {}, not {mib}",
+                super::engine::MAX_MEMORY_MIB
+            ));
+        }
         Ok(Grants {
             read_dirs,
             env: c.env.clone(),
