@@ -108,6 +108,37 @@ fn main() {
     time(&plugin);
     let (b, p) = (time(&builtin), time(&plugin));
 
+    // Where a plugin call's time goes.
+    if let Some(assay::plugin::Provider::Wasm(w)) = plugins.providers.first() {
+        let (mut s_t, mut i_t, mut c_t) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..300 {
+            let t = Instant::now();
+            let mut store = w.store();
+            s_t.push(t.elapsed());
+            let t = Instant::now();
+            let inst = w.instantiate(&mut store).unwrap();
+            i_t.push(t.elapsed());
+            let t = Instant::now();
+            let run = store
+                .data_mut()
+                .table
+                .push(assay::plugin::host::CaseRun(view.clone()))
+                .unwrap();
+            let g = w.assertion_guest(&mut store, &inst).unwrap();
+            let r = g
+                .call_evaluate(&mut store, "echo", r#"{"needle": "NEEDLE"}"#, run)
+                .unwrap();
+            assert!(r.unwrap().passed);
+            c_t.push(t.elapsed());
+        }
+        println!(
+            "a plugin call: store {:.1} µs, instantiate {:.1} µs, call {:.1} µs",
+            median(s_t).as_secs_f64() * 1e6,
+            median(i_t).as_secs_f64() * 1e6,
+            median(c_t).as_secs_f64() * 1e6
+        );
+    }
+
     println!(
         "first load (compile, fill the cache): {:.1} ms",
         first.as_secs_f64() * 1e3

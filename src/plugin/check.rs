@@ -42,8 +42,15 @@ impl Check for PluginCheck {
                 let config = config.to_string();
                 let (result, log) = p.call_logged(|store, inst, p| {
                     let run = store.data_mut().table.push(CaseRun(view.clone()))?;
+                    let rep = run.rep();
                     let a = p_assertion(p, store, inst)?;
-                    a.call_evaluate(&mut *store, &self.kind, &config, run)
+                    let r = a.call_evaluate(&mut *store, &self.kind, &config, run);
+                    // The case-run belongs to this call only; a reused instance never sees it.
+                    let _ = store
+                        .data_mut()
+                        .table
+                        .delete(wasmtime::component::Resource::<CaseRun>::new_own(rep));
+                    r
                 });
                 let log = log_of(log);
                 // Errors quote the end of stderr on one line (a panic message is there).

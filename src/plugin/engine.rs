@@ -39,7 +39,7 @@ pub fn shared() -> Result<Arc<PluginEngine>, String> {
 }
 
 /// The largest linear memory a plugin may be granted (`memory_mib`).
-pub const MAX_MEMORY_MIB: u64 = 512;
+pub const MAX_MEMORY_MIB: u64 = 256;
 
 fn config(pooling: bool) -> Config {
     let mut config = Config::new();
@@ -47,10 +47,10 @@ fn config(pooling: bool) -> Config {
     config.wasm_component_model(true);
     if pooling {
         let mut pool = wasmtime::PoolingAllocationConfig::default();
-        pool.total_component_instances(256)
-            .total_core_instances(2048)
-            .total_memories(256)
-            .total_tables(512)
+        pool.total_component_instances(512)
+            .total_core_instances(4096)
+            .total_memories(512)
+            .total_tables(1024)
             .table_elements(100_000)
             .max_memory_size((MAX_MEMORY_MIB as usize) << 20)
             // Memory a call dirtied is reset, not unmapped, before the slot is reused.

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use wasmtime::Store;
 use wasmtime::component::ResourceAny;
 
-use super::engine::TICK;
 use super::host::{HostState, harness as wit};
 use super::loaded::{HarnessInfo, LoadedPlugin};
 use crate::harness::{
@@ -132,8 +131,7 @@ struct PluginParser {
 impl PluginParser {
     /// A fresh deadline for each call: the parser lives as long as the agent runs.
     fn arm(&mut self) {
-        let ticks = (self.plugin.grants.timeout.as_nanos() / TICK.as_nanos()).max(1) as u64 + 1;
-        self.store.set_epoch_deadline(ticks);
+        self.plugin.arm(&mut self.store);
     }
 }
 

@@ -1,7 +1,7 @@
-//! A loaded plugin component: what it provides, and bounded calls into it. Each call gets a
-//! fresh instance in a fresh store (pre-instantiated, so this is cheap), with its own epoch
-//! deadline, memory limit and captured stderr: no state leaks between checks, and a plugin
-//! that traps, loops or exhausts its memory fails only the call it was in.
+//! A loaded plugin component: what it provides, and bounded calls into it. Each call has its
+//! own epoch deadline, runs under the plugin's memory limit and has its stderr captured; a
+//! plugin that traps, loops or exhausts its memory fails only the call it was in, and the
+//! instance it was in is thrown away.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,10 +12,12 @@ use wasmtime::{Store, Trap};
 
 use super::engine::{PluginEngine, TICK};
 use super::grants::Grants;
-use super::host::{HostState, assertion, format, harness};
+use super::host::{HostState, STDERR_CAP, assertion, format, harness};
 
 /// The WIT version a component was built against.
 pub const WIT_VERSION: &str = "0.1.0";
+/// Idle instances kept per plugin.
+const MAX_WARM: usize = 4;
 /// Longest text taken from a plugin's answer (messages, evidence); longer is cut.
 pub const MAX_TEXT: usize = 64 << 10;
 
@@ -66,6 +68,8 @@ pub struct LoadedPlugin {
     pub harnesses: Vec<HarnessInfo>,
     engine: Arc<PluginEngine>,
     pre: InstancePre<HostState>,
+    /// Idle instances, ready for the next call.
+    warm: std::sync::Mutex<Vec<(Store<HostState>, Instance)>>,
     assertion: Option<assertion::GuestIndices>,
     format: Option<format::GuestIndices>,
     harness: Option<harness::GuestIndices>,
@@ -128,6 +132,7 @@ impl LoadedPlugin {
             harnesses: Vec::new(),
             engine,
             pre,
+            warm: std::sync::Mutex::new(Vec::new()),
             assertion,
             format,
             harness,
@@ -248,17 +253,50 @@ impl LoadedPlugin {
         self.pre.instantiate(store)
     }
 
+    /// A warm instance, or a fresh one.
+    fn instance(&self) -> wasmtime::Result<(Store<HostState>, Instance)> {
+        if let Some(warm) = self.warm.lock().ok().and_then(|mut w| w.pop()) {
+            return Ok(warm);
+        }
+        let mut store = self.store();
+        let inst = self.pre.instantiate(&mut store)?;
+        Ok((store, inst))
+    }
+
+    /// Runs `f` against an instance of the plugin, with a fresh deadline; returns its result
+    /// and what the plugin wrote to stderr during the call.
+    ///
+    /// Instances are reused between calls (instantiating and initialising a component costs
+    /// more than most checks), but never shared by two calls at once, and one whose call
+    /// failed in any way is dropped: a trap, a timeout or exhausted memory leaves nothing
+    /// behind. Memory and stderr limits hold over an instance's whole life.
     pub fn call_logged<R>(
         &self,
         f: impl FnOnce(&mut Store<HostState>, &Instance, &Self) -> wasmtime::Result<R>,
     ) -> (Result<R, CallError>, String) {
-        let mut store = self.store();
-        let result = self
-            .pre
-            .instantiate(&mut store)
-            .and_then(|inst| f(&mut store, &inst, self));
-        let log = String::from_utf8_lossy(&store.data().stderr.contents()).into_owned();
+        let (mut store, inst) = match self.instance() {
+            Ok(x) => x,
+            Err(e) => return (Err(self.classify(&e)), String::new()),
+        };
+        self.arm(&mut store);
+        let before = store.data().stderr.contents().len();
+        let result = f(&mut store, &inst, self);
+        let all = store.data().stderr.contents();
+        let log = String::from_utf8_lossy(&all[before.min(all.len())..]).into_owned();
+        let reusable = result.is_ok() && all.len() < STDERR_CAP / 2;
+        if reusable
+            && let Ok(mut warm) = self.warm.lock()
+            && warm.len() < MAX_WARM
+        {
+            warm.push((store, inst));
+        }
         (result.map_err(|e| self.classify(&e)), log)
+    }
+
+    /// A fresh deadline for the next call.
+    pub fn arm(&self, store: &mut Store<HostState>) {
+        let ticks = (self.grants.timeout.as_nanos() / TICK.as_nanos()).max(1) as u64 + 1;
+        store.set_epoch_deadline(ticks);
     }
 
     /// Names what stopped a call: the deadline, the memory limit, a trap, or else.
