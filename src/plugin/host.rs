@@ -19,8 +19,8 @@ wasmtime::component::bindgen!({
     },
 });
 
-pub use assay::plugin::types;
-pub use exports::assay::plugin::{assertion, format, harness};
+pub use self::assay::plugin::types;
+pub use self::exports::assay::plugin::{assertion, format, harness};
 
 /// The case-run as a host resource.
 pub struct CaseRun(pub Arc<CaseRunView>);
@@ -63,7 +63,7 @@ impl WasiView for HostState {
 }
 
 impl types::Host for HostState {}
-impl assay::plugin::case_run::Host for HostState {}
+impl self::assay::plugin::case_run::Host for HostState {}
 
 impl HostState {
     fn run(&self, r: &Resource<CaseRun>) -> Arc<CaseRunView> {
@@ -72,7 +72,7 @@ impl HostState {
     }
 }
 
-impl assay::plugin::case_run::HostRun for HostState {
+impl self::assay::plugin::case_run::HostRun for HostState {
     fn output(&mut self, r: Resource<CaseRun>) -> String {
         self.run(&r).output.clone()
     }
