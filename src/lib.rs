@@ -12,6 +12,7 @@ pub mod exit;
 pub mod harness;
 pub mod judge;
 pub mod plugin;
+pub mod report;
 pub mod run;
 pub mod spec;
 pub mod workspace;

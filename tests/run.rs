@@ -224,7 +224,7 @@ fn setup_and_teardown_need_trust_and_run_with_the_private_home() {
         ok["teardown_error"]
             .as_str()
             .unwrap()
-            .contains("exited with Some(7)")
+            .contains("exited with code 7")
     );
     let failed = &rs["002"];
     assert_eq!(failed["status"], "error");

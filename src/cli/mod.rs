@@ -3,6 +3,7 @@
 pub mod grade;
 mod list;
 mod plugin;
+mod report;
 mod run;
 mod validate;
 
@@ -51,6 +52,20 @@ pub enum Command {
     /// Write a plugin template, or inspect a plugin.
     #[command(subcommand)]
     Plugin(PluginCommand),
+    /// Render a report from a run folder.
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The run folder (as `assay run` wrote it).
+    pub run_dir: PathBuf,
+    /// The report to render.
+    #[arg(long, value_enum, default_value_t = crate::report::Format::Markdown)]
+    pub format: crate::report::Format,
+    /// Write it to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -195,6 +210,13 @@ pub struct RunArgs {
     /// (refused by default, against server-side request forgery).
     #[arg(long, env = "ASSAY_ALLOW_PRIVATE_URLS", value_parser = clap::builder::BoolishValueParser::new(), num_args = 0, default_missing_value = "true", default_value = "false")]
     pub allow_private_urls: bool,
+    /// Reports to write into the run folder at the end (repeatable or comma-separated):
+    /// json (report.json), junit (junit.xml), markdown (summary.md).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub reporter: Vec<crate::report::Format>,
+    /// Print the JSON report to standard output (progress goes to standard error).
+    #[arg(long)]
+    pub json: bool,
     /// The command harness's program and arguments, split on spaces; `{prompt}` is replaced
     /// by the prompt, otherwise the prompt goes to stdin.
     #[arg(long)]
@@ -225,12 +247,15 @@ pub fn main() -> ExitCode {
     if let Command::Plugin(cmd) = &cli.command {
         return plugin::run(&ctx, cmd, cli.allow_native).into();
     }
+    if let Command::Report(args) = &cli.command {
+        return report::run(&ctx, args).into();
+    }
     let scope: Vec<PathBuf> = match &cli.command {
         Command::Validate(a) => a.selection.scope(),
         Command::List(a) => a.selection.scope(),
         Command::Run(a) => a.selection.scope(),
         Command::Grade(a) => grade::scope(&ctx, a),
-        Command::Plugin(_) => Vec::new(),
+        Command::Plugin(_) | Command::Report(_) => Vec::new(),
     };
     let plugins = match load_plugins(&ctx, &scope, &cli.plugins, cli.allow_native) {
         Ok(p) => p,
@@ -244,7 +269,7 @@ pub fn main() -> ExitCode {
         Command::List(args) => list::run(&ctx, &args),
         Command::Run(args) => run::run(&ctx, &args, &plugins),
         Command::Grade(args) => grade::run(&ctx, &args, &plugins),
-        Command::Plugin(_) => unreachable!("handled above"),
+        Command::Plugin(_) | Command::Report(_) => unreachable!("handled above"),
     };
     outcome.into()
 }

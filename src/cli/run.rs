@@ -35,7 +35,14 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
             .map(|c| c.split_whitespace().map(String::from).collect())
             .unwrap_or_default(),
     };
-    let report = match run::run(ctx, &loaded.suites, &opts, |r| println!("{}", line(r))) {
+    let to_stdout = !args.json;
+    let report = match run::run(ctx, &loaded.suites, &opts, |r| {
+        if to_stdout {
+            println!("{}", line(r))
+        } else {
+            eprintln!("{}", line(r))
+        }
+    }) {
         Ok(r) => r,
         Err(NotStarted::BadInput(problems)) => {
             print_problems(&problems);
@@ -52,22 +59,47 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
             return Outcome::Infrastructure;
         }
     };
+    // Reports, from the run folder as written.
+    if !args.reporter.is_empty() || args.json {
+        match crate::report::read(&report.dir) {
+            Ok(mut r) => {
+                r.dir = ctx.shown(&report.dir);
+                for f in &args.reporter {
+                    match crate::report::write(&r, *f, &report.dir) {
+                        Ok(p) => eprintln!("report: {}", ctx.shown(&p).display()),
+                        Err(e) => eprintln!("error: writing the {f:?} report: {e}"),
+                    }
+                }
+                if args.json {
+                    print!("{}", crate::report::render(&r, crate::report::Format::Json));
+                }
+            }
+            Err(e) => eprintln!("error: reading the run folder for reports: {e}"),
+        }
+    }
     let tally = run::tally(&report.results);
     let parts: Vec<String> = tally.iter().map(|(k, n)| format!("{n} {k}")).collect();
-    println!(
+    let say = |line: String| {
+        if to_stdout {
+            println!("{line}")
+        } else {
+            eprintln!("{line}")
+        }
+    };
+    say(format!(
         "{} case-run{}: {}",
         report.results.len(),
         if report.results.len() == 1 { "" } else { "s" },
         parts.join(", ")
-    );
-    println!("run folder: {}", ctx.shown(&report.dir).display());
+    ));
+    say(format!("run folder: {}", ctx.shown(&report.dir).display()));
     let judge_failed = report
         .results
         .iter()
         .any(|r| r.judge.as_ref().is_some_and(|j| j.error.is_some()));
     if tally.contains_key("not graded") {
-        println!(
-            "not graded: judge items (expectations, criteria, rubrics) that no judge graded are never counted as passed"
+        say(
+            "not graded: judge items (expectations, criteria, rubrics) that no judge graded are never counted as passed".into(),
         );
     }
     if judge_failed {

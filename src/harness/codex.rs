@@ -307,8 +307,9 @@ impl StreamParser for CodexParser {
             Some(AgentError {
                 category: ErrorCategory::Crash,
                 message: format!(
-                    "codex exited with {:?}: {}",
-                    exit.code,
+                    "codex exited with {}: {}",
+                    exit.code
+                        .map_or("a signal".to_string(), |c| format!("code {c}")),
                     exit.stderr_tail.trim()
                 ),
             })

@@ -298,8 +298,8 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
     {
         result.status = Status::Failed;
         result.reason = Some(format!(
-            "the agent exited with {:?}: {}",
-            e.code,
+            "the agent {}: {}",
+            describe_exit(e.code),
             e.stderr_tail.trim()
         ));
     }
@@ -446,8 +446,8 @@ async fn run_script(
         )),
         Ok(e) if e.code == Some(0) => Ok(()),
         Ok(e) => Err(format!(
-            "the {what} script exited with {:?}: {}",
-            e.code,
+            "the {what} script {}: {}",
+            describe_exit(e.code),
             e.stderr_tail.trim()
         )),
         Err(e) => Err(e.to_string()),
@@ -514,5 +514,13 @@ fn copy_artifacts(root: &Path, changes: &[Change], to: &Path) {
         if crate::workspace::copy::copy_file(&root.join(&c.path), &to.join(&c.path)).is_ok() {
             budget -= c.size;
         }
+    }
+}
+
+/// "exited with code 3", or "was stopped by a signal".
+fn describe_exit(code: Option<i32>) -> String {
+    match code {
+        Some(c) => format!("exited with code {c}"),
+        None => "was stopped by a signal".into(),
     }
 }

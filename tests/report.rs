@@ -1,0 +1,200 @@
+//! Reports: each format pinned by a snapshot of a fixed run folder, reporters written by
+//! `assay run`, and a run folder left by an interrupted run.
+
+mod support;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use support::*;
+
+const FIXTURE: &str = "tests/fixtures/run-basic";
+
+fn report(format: &str) -> String {
+    let out = assay(&repo(), &["report", FIXTURE, "--format", format]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    stdout(&out)
+}
+
+#[test]
+fn the_json_report_is_versioned_and_complete() {
+    let text = report("json");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["schema"], "assay.report/v1");
+    let s = &v["summary"];
+    assert_eq!(
+        (
+            s["total"].as_u64(),
+            s["passed"].as_u64(),
+            s["failed"].as_u64()
+        ),
+        (Some(4), Some(1), Some(1))
+    );
+    assert_eq!(s["not_graded"], 1);
+    assert_eq!(s["errors"], 1);
+    assert_eq!(s["pass_rate"], 0.25);
+    insta::assert_snapshot!("report_json", text);
+}
+
+#[test]
+fn junit_loads_as_xml_with_one_testcase_per_case_run() {
+    let text = report("junit");
+    // Well-formed: a real XML parser reads it to the end.
+    let mut reader = quick_xml::Reader::from_str(&text);
+    let (mut cases, mut failures) = (0, 0);
+    loop {
+        match reader.read_event().expect("well-formed XML") {
+            quick_xml::events::Event::Eof => break,
+            quick_xml::events::Event::Start(e) | quick_xml::events::Event::Empty(e) => {
+                match e.name().as_ref() {
+                    b"testcase" => cases += 1,
+                    b"failure" => failures += 1,
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    assert_eq!((cases, failures), (4, 1));
+    insta::assert_snapshot!("report_junit", text);
+}
+
+#[test]
+fn markdown_puts_the_failures_with_their_reasons() {
+    let text = report("markdown");
+    assert!(
+        text.starts_with("## assay: 1 of 4 case-runs passed (25%)"),
+        "{text}"
+    );
+    insta::assert_snapshot!("report_markdown", text);
+}
+
+#[test]
+fn report_refuses_what_is_not_a_run_folder() {
+    let out = assay(&repo(), &["report", "examples"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("is not a run folder"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+fn project(command: &str) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let quoted = command.replace('\\', "\\\\").replace('"', "\\\"");
+    let toml = format!(
+        "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"sh\", \"-c\", \"{quoted}\"]\n"
+    );
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", &toml),
+            (
+                "evals/n/001.yaml",
+                "timestamp: 2026-11-22T00:00:00Z\nname: one\nprompt: say one\nexpected: one\nassertions:\n  - type: contains\n    value: ok\n",
+            ),
+            (
+                "evals/n/002.yaml",
+                "timestamp: 2026-11-22T00:00:00Z\nname: two\nprompt: say two\nexpected: two\nassertions:\n  - type: contains\n    value: nope\n",
+            ),
+            (
+                "evals/n/003.yaml",
+                "timestamp: 2026-11-22T00:00:00Z\nname: three\nprompt: say three\nexpected: three\nassertions:\n  - type: contains\n    value: ok\n",
+            ),
+        ],
+    );
+    d
+}
+
+#[test]
+fn assay_run_writes_the_reporters_it_is_asked_for() {
+    let d = project("echo ok");
+    let out = assay(
+        d.path(),
+        &[
+            "run",
+            "--output-dir",
+            "out",
+            "--reporter",
+            "junit,markdown",
+            "--reporter",
+            "json",
+            "--json",
+            "-j",
+            "1",
+        ],
+    );
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    // Only the JSON report is on stdout; progress went to stderr.
+    let v: Value = serde_json::from_str(&stdout(&out)).expect("stdout is the JSON report");
+    assert_eq!(v["summary"]["failed"], 1);
+    assert!(
+        stderr(&out).contains("FAIL       skillet:n/002"),
+        "{}",
+        stderr(&out)
+    );
+    for f in ["report.json", "junit.xml", "summary.md"] {
+        assert!(d.path().join("out").join(f).is_file(), "{f}");
+    }
+    let md = std::fs::read_to_string(d.path().join("out/summary.md")).unwrap();
+    assert!(md.contains("### Failures"), "{md}");
+    // Regenerated later, the same report.
+    let again = assay(d.path(), &["report", "out", "--format", "json"]);
+    assert_eq!(
+        stdout(&again),
+        std::fs::read_to_string(d.path().join("out/report.json")).unwrap()
+    );
+}
+
+#[test]
+fn an_interrupted_run_leaves_a_folder_reports_can_read() {
+    // The first case-run is quick; the others hang until the run is killed.
+    let d = project("case \"$(cat)\" in *one*) echo ok;; *) sleep 60;; esac");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["run", "--output-dir", "out", "-j", "1", "--timeout", "120"])
+        .current_dir(d.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let first = d.path().join("out/skillet_n/001/run-1/result.json");
+    let started = Instant::now();
+    while !first.is_file() && started.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(first.is_file(), "the first case-run was recorded");
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let out = assay(d.path(), &["report", "out", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["summary"]["total"], 1, "only what finished is reported");
+    assert_eq!(v["case_runs"][0]["outcome"], "passed");
+    // Nothing torn: every file in the folder that is JSON parses.
+    for e in walk(&d.path().join("out")) {
+        if e.extension().is_some_and(|x| x == "json") {
+            let t = std::fs::read_to_string(&e).unwrap();
+            serde_json::from_str::<Value>(&t)
+                .unwrap_or_else(|err| panic!("{}: {err}", e.display()));
+        }
+    }
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
