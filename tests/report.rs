@@ -198,3 +198,90 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn the_uaaps_report_has_the_reference_shape() {
+    let text = report("uaaps");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    for key in [
+        "version",
+        "id",
+        "timestamp",
+        "duration_seconds",
+        "config",
+        "agent",
+        "judge",
+        "environment",
+        "package",
+        "summary",
+        "cases",
+    ] {
+        assert!(v.get(key).is_some(), "{key}");
+    }
+    assert_eq!(v["summary"]["skipped"], 1, "not graded is SKIP, never PASS");
+    let greeting = v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "greeting")
+        .unwrap();
+    assert_eq!(greeting["verdict"], "FAIL");
+    assert_eq!(greeting["deterministic_checks"]["no_urls"], "FAIL");
+    insta::assert_snapshot!(
+        "report_uaaps",
+        text.replace(std::env::consts::ARCH, "<arch>")
+    );
+}
+
+#[test]
+fn the_uaaps_reporter_writes_into_the_packages_evals_reports() {
+    let d = tempfile::tempdir().unwrap();
+    let pkg = d.path().join("pkg");
+    copy_dir(&repo().join("examples/uaaps"), &pkg);
+    let out = assay_env(
+        &pkg,
+        &[
+            "run",
+            "--harness",
+            "command",
+            "--command",
+            "echo The file has 8 words and 2 lines",
+            "--filter",
+            "count-words",
+            "--reporter",
+            "uaaps",
+            "--output-dir",
+            "out",
+        ],
+        &[("ASSAY_JUDGE", "none".into())],
+    );
+    assert!(code(&out) <= 1, "{}\n{}", stdout(&out), stderr(&out));
+    let reports: Vec<_> = std::fs::read_dir(pkg.join("evals/reports"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(reports.len(), 1);
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(reports[0].path()).unwrap()).unwrap();
+    assert_eq!(v["package"]["name"], "@example/text-tools");
+    assert_eq!(v["cases"][0]["name"], "count-words");
+    assert_eq!(v["cases"][0]["target"], "skill:text-tools");
+    let checks = &v["cases"][0]["deterministic_checks"];
+    assert_eq!(checks["contains"], "PASS", "{v:#}");
+    assert_eq!(checks["not_contains"], "PASS");
+    assert_eq!(
+        checks["files_created"], "FAIL",
+        "the command agent wrote no file"
+    );
+    assert_eq!(v["cases"][0]["verdict"], "FAIL");
+    assert!(pkg.join("out/uaaps-report.json").is_file());
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for e in walk(from) {
+        let rel = e.strip_prefix(from).unwrap();
+        let dest = to.join(rel);
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::copy(&e, &dest).unwrap();
+    }
+}

@@ -66,7 +66,11 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
                 r.dir = ctx.shown(&report.dir);
                 for f in &args.reporter {
                     match crate::report::write(&r, *f, &report.dir) {
-                        Ok(p) => eprintln!("report: {}", ctx.shown(&p).display()),
+                        Ok(paths) => {
+                            for p in paths {
+                                eprintln!("report: {}", ctx.shown(&p).display());
+                            }
+                        }
                         Err(e) => eprintln!("error: writing the {f:?} report: {e}"),
                     }
                 }

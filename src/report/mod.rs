@@ -4,6 +4,7 @@
 pub mod junit;
 pub mod markdown;
 pub mod model;
+pub mod uaaps;
 
 use std::path::Path;
 
@@ -19,6 +20,9 @@ pub enum Format {
     Junit,
     /// A Markdown summary, for `$GITHUB_STEP_SUMMARY`.
     Markdown,
+    /// The UAAPS eval report; `--reporter uaaps` also writes it to each UAAPS package's
+    /// `evals/reports/`.
+    Uaaps,
 }
 
 impl Format {
@@ -28,6 +32,7 @@ impl Format {
             Format::Json => "report.json",
             Format::Junit => "junit.xml",
             Format::Markdown => "summary.md",
+            Format::Uaaps => "uaaps-report.json",
         }
     }
 }
@@ -37,12 +42,34 @@ pub fn render(r: &Report, format: Format) -> String {
         Format::Json => serde_json::to_string_pretty(r).unwrap_or_default() + "\n",
         Format::Junit => junit::render(r),
         Format::Markdown => markdown::render(r),
+        Format::Uaaps => uaaps::render(r),
     }
 }
 
-/// Writes a report into the run folder, atomically.
-pub fn write(r: &Report, format: Format, dir: &Path) -> std::io::Result<std::path::PathBuf> {
+/// Writes a report into the run folder, atomically; the UAAPS report also goes to
+/// `evals/reports/<id>.json` in each UAAPS package of the run, as the UAAPS runner does.
+pub fn write(r: &Report, format: Format, dir: &Path) -> std::io::Result<Vec<std::path::PathBuf>> {
+    let text = render(r, format);
     let path = dir.join(format.file_name());
-    crate::run::record::write_atomic(&path, render(r, format).as_bytes())?;
-    Ok(path)
+    crate::run::record::write_atomic(&path, text.as_bytes())?;
+    let mut written = vec![path];
+    if format == Format::Uaaps {
+        let stamp = r.started.as_deref().unwrap_or("run").replace(':', "-");
+        let mut packages: Vec<std::path::PathBuf> = r
+            .case_runs
+            .iter()
+            .filter(|c| c.suite.starts_with("uaaps:"))
+            .filter_map(|c| c.result["suite_source"].as_str())
+            .filter_map(|s| Path::new(s).parent().map(Path::to_path_buf))
+            .filter(|evals| evals.ends_with("evals"))
+            .collect();
+        packages.sort();
+        packages.dedup();
+        for evals in packages {
+            let p = evals.join("reports").join(format!("{stamp}.json"));
+            crate::run::record::write_atomic(&p, text.as_bytes())?;
+            written.push(p);
+        }
+    }
+    Ok(written)
 }

@@ -46,6 +46,8 @@ pub struct CaseRunResult {
     pub suite_source: PathBuf,
     pub case: String,
     pub run: u32,
+    /// What the case evaluates (UAAPS `target`), as `skill:<name>`, `hook:<event>` or `agent:<name>`.
+    pub target: Option<String>,
     pub harness: String,
     pub model: Option<String>,
     pub status: Status,
@@ -99,6 +101,14 @@ impl CaseRunResult {
             suite_source: plan.suite.source.clone(),
             case: plan.case.id.clone(),
             run: plan.run,
+            target: plan.case.target.as_ref().map(|t| {
+                let kind = match t.kind {
+                    crate::spec::TargetKind::Skill => "skill",
+                    crate::spec::TargetKind::Hook => "hook",
+                    crate::spec::TargetKind::Agent => "agent",
+                };
+                format!("{kind}:{}", t.name)
+            }),
             harness: plan.harness.name().to_string(),
             model: plan.model.clone(),
             status: Status::Completed,

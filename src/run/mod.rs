@@ -270,26 +270,25 @@ pub fn run(
     let versions = runtime.block_on(harness_versions(&harnesses));
     let dir = run_dir(ctx, opts);
     let _ = std::fs::create_dir_all(&dir);
-    let _ = record::write_json(
-        &dir.join("run.json"),
-        &serde_json::json!({
-            "assay_version": env!("CARGO_PKG_VERSION"),
-            "started": jiff::Timestamp::now().to_string(),
-            "case_runs": planned.len(),
-            "harnesses": versions,
-            "judges": judges.iter().map(|(_, slot)| match slot {
-                JudgeSlot::Ready(_, info) => serde_json::to_value(info).unwrap_or_default(),
-                JudgeSlot::Unavailable(why) => serde_json::json!({"unavailable": why}),
-            }).collect::<Vec<_>>(),
-            "options": {
-                "harness": opts.harness, "model": opts.model, "timeout": opts.timeout, "jobs": opts.jobs,
-                "filter": opts.filter, "keep_workspaces": opts.keep_workspaces, "trust": opts.trust,
-                "pass_env": opts.pass_env, "allow_private_urls": opts.allow_private_urls,
-            },
-            "plugins": opts.plugins.record(),
-            "projects": configs.iter().map(|(root, c)| (root.display().to_string(), serde_json::to_value(c).unwrap_or_default())).collect::<serde_json::Map<_, _>>(),
-        }),
-    );
+    let started = jiff::Timestamp::now();
+    let mut run_record = serde_json::json!({
+        "assay_version": env!("CARGO_PKG_VERSION"),
+        "started": started.to_string(),
+        "case_runs": planned.len(),
+        "harnesses": versions,
+        "judges": judges.iter().map(|(_, slot)| match slot {
+            JudgeSlot::Ready(_, info) => serde_json::to_value(info).unwrap_or_default(),
+            JudgeSlot::Unavailable(why) => serde_json::json!({"unavailable": why}),
+        }).collect::<Vec<_>>(),
+        "options": {
+            "harness": opts.harness, "model": opts.model, "timeout": opts.timeout, "jobs": opts.jobs,
+            "filter": opts.filter, "keep_workspaces": opts.keep_workspaces, "trust": opts.trust,
+            "pass_env": opts.pass_env, "allow_private_urls": opts.allow_private_urls,
+        },
+        "plugins": opts.plugins.record(),
+        "projects": configs.iter().map(|(root, c)| (root.display().to_string(), serde_json::to_value(c).unwrap_or_default())).collect::<serde_json::Map<_, _>>(),
+    });
+    let _ = record::write_json(&dir.join("run.json"), &run_record);
 
     let stage = StageOptions {
         host_env: std::env::vars().collect(),
@@ -331,6 +330,11 @@ pub fn run(
         }
         results
     });
+    // The run's end, for its wall time in reports.
+    let finished = jiff::Timestamp::now();
+    run_record["finished"] = finished.to_string().into();
+    run_record["duration_ms"] = (finished.duration_since(started).as_millis() as u64).into();
+    let _ = record::write_json(&dir.join("run.json"), &run_record);
     Ok(RunReport { dir, results })
 }
 
