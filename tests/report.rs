@@ -285,3 +285,48 @@ fn copy_dir(from: &Path, to: &Path) {
         std::fs::copy(&e, &dest).unwrap();
     }
 }
+
+#[test]
+fn diff_names_regressions_and_fixes_between_real_runs() {
+    let state = tempfile::tempdir().unwrap();
+    let s = state.path().display();
+    let d = project(&format!(
+        "p=$(cat); case \"$p\" in *two*) cat {s}/two;; *three*) cat {s}/three;; *) echo ok;; esac"
+    ));
+    let run = |name: &str, two: &str, three: &str| {
+        std::fs::write(state.path().join("two"), two).unwrap();
+        std::fs::write(state.path().join("three"), three).unwrap();
+        let out = assay(d.path(), &["run", "--output-dir", name]);
+        assert!(code(&out) <= 1, "{}", stderr(&out));
+    };
+    run("a", "ok\n", "ok\n");
+    run("b", "nope\n", "fail\n");
+    let out = assay(d.path(), &["report", "diff", "a", "b"]);
+    assert_eq!(
+        code(&out),
+        1,
+        "a regression fails the diff: {}",
+        stdout(&out)
+    );
+    let text = stdout(&out);
+    assert!(text.contains("pass rate 67% → 67% (+0 points)"), "{text}");
+    assert!(
+        text.contains("regressed (1):\n  ✗ skillet:n/003: passed → failed"),
+        "{text}"
+    );
+    assert!(
+        text.contains("fixed (1):\n  ✓ skillet:n/002: failed → passed"),
+        "{text}"
+    );
+    assert!(text.contains("unchanged: 1"), "{text}");
+    let out = assay(d.path(), &["report", "diff", "a", "b", "--json"]);
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["regressed"][0]["case"], "003");
+    assert_eq!(v["fixed"][0]["before"], "failed");
+    // No change, no failure.
+    assert_eq!(code(&assay(d.path(), &["report", "diff", "b", "b"])), 0);
+    assert_eq!(
+        code(&assay(d.path(), &["report", "diff", "a", "nowhere"])),
+        2
+    );
+}

@@ -57,15 +57,35 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct ReportArgs {
+    #[command(subcommand)]
+    pub command: Option<ReportCommand>,
     /// The run folder (as `assay run` wrote it).
-    pub run_dir: PathBuf,
+    pub run_dir: Option<PathBuf>,
     /// The report to render.
     #[arg(long, value_enum, default_value_t = crate::report::Format::Markdown)]
     pub format: crate::report::Format,
     /// Write it to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ReportCommand {
+    /// Compare two runs case-run by case-run; exit 1 when something regressed.
+    Diff(ReportDiffArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReportDiffArgs {
+    /// The earlier run folder.
+    pub before: PathBuf,
+    /// The later run folder.
+    pub after: PathBuf,
+    /// Print the comparison as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -1,12 +1,53 @@
 //! `assay report <run-dir> --format …`: any report, regenerated from a run folder.
 
-use super::ReportArgs;
+use super::{ReportArgs, ReportCommand, ReportDiffArgs};
 use crate::exit::Outcome;
 use crate::report;
 use crate::spec::formats::LoadCtx;
 
+fn read(ctx: &LoadCtx, dir: &std::path::Path) -> Result<report::Report, Outcome> {
+    let dir = ctx.cwd.join(dir);
+    match report::read(&dir) {
+        Ok(mut r) => {
+            r.dir = ctx.shown(&dir);
+            Ok(r)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            Err(Outcome::BadInput)
+        }
+    }
+}
+
+fn diff(ctx: &LoadCtx, args: &ReportDiffArgs) -> Outcome {
+    let (a, b) = match (read(ctx, &args.before), read(ctx, &args.after)) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(o), _) | (_, Err(o)) => return o,
+    };
+    let d = report::diff::diff(&a, &b);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&d).unwrap_or_default());
+    } else {
+        print!("{}", report::diff::render_text(&d));
+    }
+    if d.has_regressions() {
+        Outcome::Failed
+    } else {
+        Outcome::Success
+    }
+}
+
 pub fn run(ctx: &LoadCtx, args: &ReportArgs) -> Outcome {
-    let dir = ctx.cwd.join(&args.run_dir);
+    if let Some(ReportCommand::Diff(d)) = &args.command {
+        return diff(ctx, d);
+    }
+    let Some(run_dir) = &args.run_dir else {
+        eprintln!(
+            "error: give a run folder (assay report <run-dir>), or `assay report diff <a> <b>`"
+        );
+        return Outcome::BadInput;
+    };
+    let dir = ctx.cwd.join(run_dir);
     let r = match report::read(&dir) {
         Ok(mut r) => {
             r.dir = ctx.shown(&dir);
