@@ -330,3 +330,47 @@ fn diff_names_regressions_and_fixes_between_real_runs() {
         2
     );
 }
+
+#[test]
+fn shards_merge_into_one_run_folder_that_reports_read() {
+    let d = project("echo ok");
+    for (name, filter) in [("s1", "001"), ("s2", "*/00[23]")] {
+        let out = assay(d.path(), &["run", "--output-dir", name, "--filter", filter]);
+        assert!(code(&out) <= 1, "{}", stderr(&out));
+    }
+    let out = assay(
+        d.path(),
+        &["report", "merge", "s1", "s2", "--output-dir", "all"],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("merged 3 case-run(s) from 2 run folder(s)"),
+        "{}",
+        stdout(&out)
+    );
+    let out = assay(d.path(), &["report", "all", "--format", "json"]);
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["summary"]["total"], 3);
+    assert_eq!(v["summary"]["passed"], 2);
+    assert_eq!(v["config"]["merged_from"].as_array().unwrap().len(), 2);
+    // The same case-run in two shards is refused, and nothing is written.
+    let out = assay(
+        d.path(),
+        &["report", "merge", "s1", "all", "--output-dir", "again"],
+    );
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("is in more than one of the runs"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!d.path().join("again").exists());
+    // An existing output folder is never overwritten.
+    assert_eq!(
+        code(&assay(
+            d.path(),
+            &["report", "merge", "s1", "--output-dir", "s2"]
+        )),
+        2
+    );
+}

@@ -75,6 +75,18 @@ pub struct ReportArgs {
 pub enum ReportCommand {
     /// Compare two runs case-run by case-run; exit 1 when something regressed.
     Diff(ReportDiffArgs),
+    /// Join run folders (shards) into one new run folder.
+    Merge(ReportMergeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReportMergeArgs {
+    /// The run folders to join.
+    #[arg(required = true, num_args = 1..)]
+    pub runs: Vec<PathBuf>,
+    /// The new run folder.
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -1,6 +1,6 @@
 //! `assay report <run-dir> --format …`: any report, regenerated from a run folder.
 
-use super::{ReportArgs, ReportCommand, ReportDiffArgs};
+use super::{ReportArgs, ReportCommand, ReportDiffArgs, ReportMergeArgs};
 use crate::exit::Outcome;
 use crate::report;
 use crate::spec::formats::LoadCtx;
@@ -37,9 +37,34 @@ fn diff(ctx: &LoadCtx, args: &ReportDiffArgs) -> Outcome {
     }
 }
 
+fn merge(ctx: &LoadCtx, args: &ReportMergeArgs) -> Outcome {
+    let runs: Vec<_> = args.runs.iter().map(|r| ctx.cwd.join(r)).collect();
+    let out = ctx.cwd.join(&args.output_dir);
+    match report::merge::merge(&runs, &out) {
+        Ok(n) => {
+            println!(
+                "merged {n} case-run(s) from {} run folder(s) into {}",
+                runs.len(),
+                ctx.shown(&out).display()
+            );
+            Outcome::Success
+        }
+        Err(e @ report::merge::MergeError::Io { .. }) => {
+            eprintln!("error: {e}");
+            Outcome::Infrastructure
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            Outcome::BadInput
+        }
+    }
+}
+
 pub fn run(ctx: &LoadCtx, args: &ReportArgs) -> Outcome {
-    if let Some(ReportCommand::Diff(d)) = &args.command {
-        return diff(ctx, d);
+    match &args.command {
+        Some(ReportCommand::Diff(d)) => return diff(ctx, d),
+        Some(ReportCommand::Merge(m)) => return merge(ctx, m),
+        None => {}
     }
     let Some(run_dir) = &args.run_dir else {
         eprintln!(

@@ -4,6 +4,7 @@
 pub mod diff;
 pub mod junit;
 pub mod markdown;
+pub mod merge;
 pub mod model;
 pub mod uaaps;
 
