@@ -23,6 +23,24 @@ fn outcome<'a>(r: &'a Value, id: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("{id} in {r:#}"))
 }
 
+/// `assay run examples/plugins` through the real Gemini CLI against `server`, into `d/<name>`.
+fn run_example(d: &Path, name: &str, server: &ModelServer) -> std::process::Output {
+    let out_dir = d.join(name).display().to_string();
+    let ws = d.join("ws").display().to_string();
+    assay_env(
+        &repo(),
+        &[
+            "run",
+            "examples/plugins",
+            "--output-dir",
+            &out_dir,
+            "--workspace-dir",
+            &ws,
+        ],
+        &gemini_env(server),
+    )
+}
+
 const NOTES: &str = "---\nversion: 2.1.0\ndate: 2026-11-22\n---\n# Release 2.1.0\n\n## Highlights\n\nFaster grading.\n\n## Changes\n\n| Change | PR | Commit |\n|---|---|---|\n| Plugins | #12 | 3f2a9c1 |\n| Gemini CLI | #13 | 9b8e7d6 |\n\n## Upgrading\n\nFrom 2.0.4, nothing to do.\n";
 
 #[test]
@@ -42,20 +60,7 @@ fn the_plugins_example_runs_through_the_real_gemini_cli() {
         ],
     );
     let d = tempfile::tempdir().unwrap();
-    let out_dir = d.path().join("out").display().to_string();
-    let ws = d.path().join("ws").display().to_string();
-    let out = assay_env(
-        &repo(),
-        &[
-            "run",
-            "examples/plugins",
-            "--output-dir",
-            &out_dir,
-            "--workspace-dir",
-            &ws,
-        ],
-        &gemini_env(&server),
-    );
+    let out = run_example(d.path(), "out", &server);
     assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
     let r = &results(&d.path().join("out"))["release-notes"];
     assert_eq!(r["harness"], "gemini-cli");
@@ -104,19 +109,7 @@ fn the_plugins_example_runs_through_the_real_gemini_cli() {
             text("Done."),
         ],
     );
-    let out_dir = d.path().join("bad").display().to_string();
-    let out = assay_env(
-        &repo(),
-        &[
-            "run",
-            "examples/plugins",
-            "--output-dir",
-            &out_dir,
-            "--workspace-dir",
-            &ws,
-        ],
-        &gemini_env(&bad),
-    );
+    let out = run_example(d.path(), "bad", &bad);
     assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
     let r = &results(&d.path().join("bad"))["release-notes"];
     assert_eq!(r["grade"]["checks_passed"], 0, "{r:#}");
@@ -145,20 +138,7 @@ fn a_gemini_api_error_is_a_categorised_failure() {
         }],
     );
     let d = tempfile::tempdir().unwrap();
-    let out_dir = d.path().join("out").display().to_string();
-    let ws = d.path().join("ws").display().to_string();
-    let out = assay_env(
-        &repo(),
-        &[
-            "run",
-            "examples/plugins",
-            "--output-dir",
-            &out_dir,
-            "--workspace-dir",
-            &ws,
-        ],
-        &gemini_env(&server),
-    );
+    let out = run_example(d.path(), "out", &server);
     assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
     let r = &results(&d.path().join("out"))["release-notes"];
     assert_eq!(r["status"], "failed", "{r:#}");

@@ -45,21 +45,10 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), MergeError> {
 
 /// The case-run folders of a run, relative to it (those with a `result.json`).
 fn case_runs(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = ignore::WalkBuilder::new(dir)
-        .standard_filters(false)
-        .max_depth(Some(4))
-        .build()
-        .flatten()
-        .filter(|e| e.file_name() == "result.json")
-        .filter_map(|e| {
-            e.path()
-                .parent()
-                .and_then(|p| p.strip_prefix(dir).ok())
-                .map(Path::to_path_buf)
-        })
-        .collect();
-    v.sort();
-    v
+    crate::run::record::case_run_results(dir)
+        .iter()
+        .filter_map(|f| f.parent()?.strip_prefix(dir).ok().map(Path::to_path_buf))
+        .collect()
 }
 
 /// Merges `runs` into the new folder `out`. Nothing is written when the runs clash.

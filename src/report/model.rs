@@ -126,17 +126,8 @@ pub fn read(dir: &Path) -> Result<Report, ReadError> {
         })?,
         Err(_) => return Err(ReadError::NotARun(dir.to_path_buf())),
     };
-    let mut files: Vec<PathBuf> = ignore::WalkBuilder::new(dir)
-        .standard_filters(false)
-        .max_depth(Some(4))
-        .build()
-        .flatten()
-        .filter(|e| e.file_name() == "result.json")
-        .map(|e| e.path().to_path_buf())
-        .collect();
-    files.sort();
     let mut case_runs = Vec::new();
-    for f in files {
+    for f in crate::run::record::case_run_results(dir) {
         let text = std::fs::read_to_string(&f).map_err(|e| ReadError::Unreadable {
             path: f.clone(),
             message: e.to_string(),

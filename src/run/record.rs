@@ -80,6 +80,20 @@ impl Lines {
 }
 
 /// The folder of one case-run inside a run folder.
+/// The `result.json` of every case-run recorded in a run folder, in path order.
+pub fn case_run_results(run_dir: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = ignore::WalkBuilder::new(run_dir)
+        .standard_filters(false)
+        .max_depth(Some(4))
+        .build()
+        .flatten()
+        .filter(|e| e.file_name() == "result.json")
+        .map(|e| e.path().to_path_buf())
+        .collect();
+    found.sort();
+    found
+}
+
 pub fn case_run_dir(run_dir: &Path, suite: &str, case: &str, run: u32) -> PathBuf {
     run_dir
         .join(slug(suite))

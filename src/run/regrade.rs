@@ -44,16 +44,7 @@ pub fn read_run(dir: &Path) -> Result<Vec<Recorded>, RegradeError> {
     if !dir.join("run.json").is_file() {
         return Err(RegradeError::NotARun(dir.to_path_buf()));
     }
-    let mut found: Vec<PathBuf> = ignore::WalkBuilder::new(dir)
-        .standard_filters(false)
-        .max_depth(Some(4))
-        .build()
-        .flatten()
-        .filter(|e| e.file_name() == "result.json")
-        .map(|e| e.path().to_path_buf())
-        .collect();
-    found.sort();
-    found
+    record::case_run_results(dir)
         .iter()
         .map(|p| read_case_run(p.parent().unwrap_or(dir)))
         .collect()

@@ -120,38 +120,17 @@ pub fn read_check_list(
         let Some(ty) = m.req_text(doc, "type") else {
             continue;
         };
-        if is_plugin_type(doc, &ty) {
-            let config = config_of(&m, COMMON_KEYS);
-            let id = m
-                .text(doc, "id")
-                .unwrap_or_else(|| format!("{ty}-{}", i + 1));
-            let negate = m.bool(doc, "negate").unwrap_or(false);
-            let weight = m
-                .opt("weight")
-                .and_then(|n| doc.non_negative_number(n, &m.path("weight")))
-                .unwrap_or(1.0);
-            if !ids.insert(id.clone()) {
-                doc.error(
-                    "duplicate-id",
-                    item.span,
-                    &path,
-                    format!("check id `{id}` is used twice"),
-                );
-            }
-            if let Some(config) = plugin_check(doc, &ty, config, item, &path) {
-                out.push(crate::spec::Check {
-                    id,
-                    kind: ty,
-                    config,
-                    negate,
-                    weight,
-                    target: crate::spec::CheckTarget::Output,
-                    location: Some(super::location(doc, item.span)),
-                });
-            }
-            continue;
-        }
-        let Some(check_type) = registry::lookup(&ty) else {
+        // A plugin's type takes every other key as its configuration, which it validates;
+        // a built-in type's keys are checked against its schema.
+        let (config, target) = if is_plugin_type(doc, &ty) {
+            let config = plugin_check(doc, &ty, config_of(&m, COMMON_KEYS), item, &path);
+            (config, crate::spec::CheckTarget::Output)
+        } else if let Some(check_type) = registry::lookup(&ty) {
+            let mut known: Vec<&str> = COMMON_KEYS.to_vec();
+            known.extend(check_type.key_names());
+            m.check_keys(doc, &format!("a `{ty}` check"), &known);
+            (read_config(doc, &m, check_type), check_type.target.clone())
+        } else {
             let all = all_type_names(
                 doc,
                 &registry::BUILTIN.iter().map(|t| t.name).collect::<Vec<_>>(),
@@ -170,9 +149,6 @@ pub fn read_check_list(
             });
             continue;
         };
-        let mut known: Vec<&str> = COMMON_KEYS.to_vec();
-        known.extend(check_type.key_names());
-        m.check_keys(doc, &format!("a `{ty}` check"), &known);
         let id = match m.text(doc, "id") {
             Some(id) => id,
             None => format!("{ty}-{}", i + 1),
@@ -202,14 +178,14 @@ pub fn read_check_list(
             },
             None => 1.0,
         };
-        if let Some(config) = read_config(doc, &m, check_type) {
+        if let Some(config) = config {
             out.push(crate::spec::Check {
                 id,
                 kind: ty,
                 config,
                 negate,
                 weight,
-                target: check_type.target.clone(),
+                target,
                 location: Some(super::location(doc, item.span)),
             });
         }
