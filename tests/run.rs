@@ -82,6 +82,21 @@ fn the_quickstart_runs_offline_and_its_checks_can_fail() {
         "{}",
         stdout(&out)
     );
+    // The summary lists the failures first, each with why and where to look.
+    let text = stdout(&out);
+    let failures = text.find("failures (3):").expect("a failures section");
+    assert!(
+        failures < text.find("3 case-runs: 3 failed").unwrap(),
+        "{text}"
+    );
+    assert!(
+        text.contains("  clauditor:greeting/greeting: names_ada (contains):"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("{out_dir}/clauditor_greeting/greeting/run-1")),
+        "{text}"
+    );
     let bad = &results(&d.path().join("bad"))["greeting"];
     assert_eq!(bad["grade"]["verdict"], "fail");
     assert_eq!(bad["checks"][0]["passed"], false);

@@ -2,7 +2,7 @@
 
 use super::{RunArgs, load, print_problems};
 use crate::exit::Outcome;
-use crate::run::{self, CaseRunResult, NotStarted, RunOptions};
+use crate::run::{self, CaseRunResult, NotStarted, RunEvent, RunOptions};
 use crate::spec::formats::LoadCtx;
 
 pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> Outcome {
@@ -36,11 +36,20 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
             .unwrap_or_default(),
     };
     let to_stdout = !args.json;
-    let report = match run::run(ctx, &loaded.suites, &opts, |r| {
-        if to_stdout {
-            println!("{}", line(r))
-        } else {
-            eprintln!("{}", line(r))
+    let mut progress = Progress::new(!args.json && stderr_is_terminal());
+    let report = match run::run(ctx, &loaded.suites, &opts, |event| match event {
+        RunEvent::Started {
+            case_runs, jobs, ..
+        } => progress.start(case_runs, jobs),
+        RunEvent::Finished(r) => {
+            progress.finished(r);
+            if progress.bar.is_some() {
+                progress.println(&line(r));
+            } else if to_stdout {
+                println!("{}", line(r))
+            } else {
+                eprintln!("{}", line(r))
+            }
         }
     }) {
         Ok(r) => r,
@@ -81,6 +90,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
             Err(e) => eprintln!("error: reading the run folder for reports: {e}"),
         }
     }
+    progress.done();
     let tally = run::tally(&report.results);
     let parts: Vec<String> = tally.iter().map(|(k, n)| format!("{n} {k}")).collect();
     let say = |line: String| {
@@ -90,6 +100,32 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
             eprintln!("{line}")
         }
     };
+    // Failures first, each with why and where to look.
+    let failing: Vec<&CaseRunResult> = report
+        .results
+        .iter()
+        .filter(|r| matches!(run::outcome(r), "failed" | "error"))
+        .collect();
+    if !failing.is_empty() {
+        say(String::new());
+        say(format!("failures ({}):", failing.len()));
+        for r in failing {
+            let why = r
+                .grade
+                .as_ref()
+                .and_then(|g| g.reasons.first().cloned())
+                .or_else(|| r.reason.clone())
+                .unwrap_or_default();
+            say(format!(
+                "  {}/{}: {}\n    {}",
+                r.suite,
+                r.case,
+                why.lines().next().unwrap_or(""),
+                ctx.shown(&r.dir).display()
+            ));
+        }
+        say(String::new());
+    }
     say(format!(
         "{} case-run{}: {}",
         report.results.len(),
@@ -156,4 +192,89 @@ fn line(r: &CaseRunResult) -> String {
         s.push_str(&format!(" [workspace kept: {}]", ws.display()));
     }
     s
+}
+
+fn stderr_is_terminal() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal()
+}
+
+/// The live progress display on a terminal: done, running and queued case-runs, pass and
+/// fail counts, elapsed time and ETA. Off the terminal (CI logs, pipes) nothing is drawn and
+/// each finished case-run is one plain line.
+struct Progress {
+    enabled: bool,
+    bar: Option<indicatif::ProgressBar>,
+    jobs: usize,
+    passed: usize,
+    failed: usize,
+}
+
+impl Progress {
+    fn new(enabled: bool) -> Self {
+        Progress {
+            enabled,
+            bar: None,
+            jobs: 1,
+            passed: 0,
+            failed: 0,
+        }
+    }
+
+    fn start(&mut self, total: usize, jobs: usize) {
+        if !self.enabled || total == 0 {
+            return;
+        }
+        let color = super::stderr_color();
+        let template = if color {
+            "{elapsed_precise} [{bar:30.green/red}] {pos}/{len} {msg} · ETA {eta}"
+        } else {
+            "{elapsed_precise} [{bar:30}] {pos}/{len} {msg} · ETA {eta}"
+        };
+        let bar = indicatif::ProgressBar::new(total as u64);
+        if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar.enable_steady_tick(std::time::Duration::from_millis(200));
+        self.jobs = jobs;
+        self.bar = Some(bar);
+        self.message();
+    }
+
+    fn message(&self) {
+        if let Some(bar) = &self.bar {
+            let left = bar.length().unwrap_or(0).saturating_sub(bar.position()) as usize;
+            let running = left.min(self.jobs);
+            bar.set_message(format!(
+                "done · {running} running · {} queued · {} passed · {} not passed",
+                left - running,
+                self.passed,
+                self.failed
+            ));
+        }
+    }
+
+    fn finished(&mut self, r: &CaseRunResult) {
+        if run::outcome(r) == "passed" {
+            self.passed += 1;
+        } else {
+            self.failed += 1;
+        }
+        if let Some(bar) = &self.bar {
+            bar.inc(1);
+        }
+        self.message();
+    }
+
+    fn println(&self, line: &str) {
+        if let Some(bar) = &self.bar {
+            bar.println(line);
+        }
+    }
+
+    fn done(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
 }

@@ -62,6 +62,19 @@ pub enum NotStarted {
     Unavailable(Vec<(String, Unavailable)>),
 }
 
+/// What the runner tells its reporters as the run goes.
+#[derive(Debug)]
+pub enum RunEvent<'a> {
+    /// Everything is planned and checked; case-runs start now.
+    Started {
+        case_runs: usize,
+        jobs: usize,
+        dir: &'a std::path::Path,
+    },
+    /// A case-run finished and is recorded.
+    Finished(&'a CaseRunResult),
+}
+
 /// The finished run.
 #[derive(Debug, Serialize)]
 pub struct RunReport {
@@ -128,7 +141,7 @@ pub fn run(
     ctx: &LoadCtx,
     suites: &[Suite],
     opts: &RunOptions,
-    mut on_result: impl FnMut(&CaseRunResult),
+    mut on_event: impl FnMut(RunEvent<'_>),
 ) -> Result<RunReport, NotStarted> {
     // Configuration of every project involved, before anything runs.
     let mut configs: BTreeMap<PathBuf, Config> = BTreeMap::new();
@@ -304,6 +317,11 @@ pub fn run(
     });
     opts.plugins.install(&mut checks);
     let jobs = opts.jobs.max(1);
+    on_event(RunEvent::Started {
+        case_runs: planned.len(),
+        jobs,
+        dir: &dir,
+    });
     let results = runtime.block_on(async {
         let mut stream = futures::stream::iter(planned.iter().map(|p| {
             let case = &p.suite.cases[p.case];
@@ -325,7 +343,7 @@ pub fn run(
         .buffer_unordered(jobs);
         let mut results = Vec::new();
         while let Some(r) = stream.next().await {
-            on_result(&r);
+            on_event(RunEvent::Finished(&r));
             results.push(r);
         }
         results
