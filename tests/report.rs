@@ -374,3 +374,75 @@ fn shards_merge_into_one_run_folder_that_reports_read() {
         2
     );
 }
+
+/// Chromium for the HTML check (Debian `chromium`), or `None` with a reason; under CI it must
+/// be there.
+fn chromium() -> Option<String> {
+    for name in ["chromium", "chromium-browser", "google-chrome"] {
+        if std::process::Command::new(name)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+        {
+            return Some(name.to_string());
+        }
+    }
+    let msg = "no chromium on PATH (apt-get install chromium)";
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{msg}");
+    }
+    eprintln!("skipping: {msg}");
+    None
+}
+
+#[test]
+fn the_html_report_is_one_self_contained_file_that_chromium_renders() {
+    let text = report("html");
+    // Self-contained: no scripts, and nothing fetched (no src, no stylesheet links).
+    for banned in ["<script", " src=", "<link", "@import"] {
+        assert!(!text.contains(banned), "{banned}");
+    }
+    insta::assert_snapshot!("report_html", text);
+
+    let Some(browser) = chromium() else { return };
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("report.html");
+    let out = assay(
+        &repo(),
+        &[
+            "report",
+            FIXTURE,
+            "--format",
+            "html",
+            "-o",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let dom = std::process::Command::new(&browser)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+        .arg(format!("file://{}", file.display()))
+        .output()
+        .unwrap();
+    assert!(
+        dom.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dom.stderr)
+    );
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    assert!(
+        dom.contains("<h1>assay: 1 of 4 case-runs passed (25%)</h1>"),
+        "{dom}"
+    );
+    assert_eq!(dom.matches("<section class=\"case\"").count(), 4);
+    assert!(dom.contains("the output contains \"https://\", which it must not"));
+    assert!(dom.contains("setup failed: the setup script exited with code 3"));
+    assert!(
+        dom.contains("<summary><code>greeting.txt</code></summary>"),
+        "artifacts are shown"
+    );
+    assert!(
+        dom.contains("Write a brief &lt;for&gt; \"Ada\" &amp; co"),
+        "text is escaped, not markup"
+    );
+}

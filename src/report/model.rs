@@ -87,6 +87,12 @@ pub struct CaseRun {
     /// `result.json` as recorded.
     #[serde(skip)]
     pub result: Value,
+    /// The normalized transcript (`transcript.jsonl`), for the HTML report.
+    #[serde(skip)]
+    pub transcript: Vec<Value>,
+    /// Created or changed files kept in `artifacts/` (path, text when small and UTF-8).
+    #[serde(skip)]
+    pub artifacts: Vec<(String, Option<String>)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -164,6 +170,24 @@ pub fn read(dir: &Path) -> Result<Report, ReadError> {
             dir: case_dir.strip_prefix(dir).unwrap_or(case_dir).to_path_buf(),
             prompt: read("prompt.txt"),
             output_snippet: snippet(&read("output.txt"), 2000),
+            transcript: read("transcript.jsonl")
+                .lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect(),
+            artifacts: r["artifacts"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|a| a["kind"] != "deleted")
+                .filter_map(|a| a["path"].as_str())
+                .map(|p| {
+                    let text = std::fs::read(case_dir.join("artifacts").join(p))
+                        .ok()
+                        .filter(|b| b.len() <= 20_000)
+                        .and_then(|b| String::from_utf8(b).ok());
+                    (p.to_string(), text)
+                })
+                .collect(),
             result: r,
         });
     }

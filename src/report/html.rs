@@ -1,0 +1,244 @@
+//! One self-contained HTML file: inline styles, no scripts, nothing fetched. The summary and
+//! statistics, then per case-run its prompt, transcript (tool calls folded), checks, the
+//! judge's evidence and the files the agent wrote.
+
+use quick_xml::escape::escape;
+use serde_json::Value;
+
+use super::model::{CaseRun, Outcome, Report};
+
+const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#1d1d1f}\
+h1{font-size:1.5em}table{border-collapse:collapse;width:100%;margin:1em 0}td,th{border-bottom:1px solid #ddd;padding:.35em .5em;text-align:left;vertical-align:top}\
+.passed{color:#137333}.failed,.error{color:#b3261e}.not-graded,.skipped{color:#6b6b6b}\
+.badge{font-weight:600;text-transform:uppercase;font-size:.8em}section.case{border:1px solid #ddd;border-radius:6px;padding:.5em 1em;margin:1em 0}\
+pre{background:#f6f6f6;padding:.6em;overflow:auto;white-space:pre-wrap;max-height:30em}details{margin:.3em 0}summary{cursor:pointer}\
+.stats td:first-child{font-weight:600;width:14em}";
+
+fn e(s: &str) -> String {
+    escape(s).into_owned()
+}
+
+fn class(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Passed => "passed",
+        Outcome::Failed => "failed",
+        Outcome::NotGraded => "not-graded",
+        Outcome::Error => "error",
+        Outcome::Skipped => "skipped",
+    }
+}
+
+fn transcript(c: &CaseRun) -> String {
+    let mut h = String::new();
+    for ev in &c.transcript {
+        let s = |k: &str| ev[k].as_str().unwrap_or("").to_string();
+        match ev["type"].as_str() {
+            Some("message") => h.push_str(&format!("<p><b>agent:</b> {}</p>", e(&s("text")))),
+            Some("tool_call") => h.push_str(&format!(
+                "<details><summary>tool call <code>{}</code></summary><pre>{}</pre></details>",
+                e(&s("name")),
+                e(&serde_json::to_string_pretty(&ev["input"]).unwrap_or_default())
+            )),
+            Some("tool_result") => h.push_str(&format!(
+                "<details><summary>tool result{}</summary><pre>{}</pre></details>",
+                if ev["is_error"] == true {
+                    " (error)"
+                } else {
+                    ""
+                },
+                e(&s("output"))
+            )),
+            Some("skill_invoked") => {
+                h.push_str(&format!("<p><b>skill invoked:</b> {}</p>", e(&s("name"))))
+            }
+            Some("output") => h.push_str(&format!("<pre>{}</pre>", e(&s("text")))),
+            Some("error") => h.push_str(&format!(
+                "<p class=\"error\">error: {}</p>",
+                e(&s("message"))
+            )),
+            _ => {}
+        }
+    }
+    if h.is_empty() {
+        "<p>(no transcript)</p>".into()
+    } else {
+        h
+    }
+}
+
+fn checks(c: &CaseRun) -> String {
+    if c.checks.is_empty() {
+        return String::new();
+    }
+    let mut h =
+        String::from("<table><tr><th></th><th>check</th><th>result</th><th>evidence</th></tr>");
+    for k in &c.checks {
+        let passed = k["passed"] == true;
+        h.push_str(&format!(
+            "<tr><td class=\"{}\">{}</td><td><code>{}</code> ({})</td><td>{}</td><td>{}</td></tr>",
+            if passed { "passed" } else { "failed" },
+            if passed { "✓" } else { "✗" },
+            e(k["id"].as_str().unwrap_or("")),
+            e(k["kind"].as_str().unwrap_or("")),
+            e(k["message"].as_str().unwrap_or("")),
+            e(k["evidence"].as_str().unwrap_or(""))
+        ));
+    }
+    h.push_str("</table>");
+    h
+}
+
+fn judge(j: &Value) -> String {
+    if j.is_null() {
+        return String::new();
+    }
+    let mut h = format!(
+        "<h4>Judge: {} {}</h4>",
+        e(j["provider"].as_str().unwrap_or("")),
+        e(j["model"].as_str().unwrap_or(""))
+    );
+    let mut rows = Vec::new();
+    for x in j["expectations"]["expectations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        rows.push((
+            x["passed"] == true,
+            x["text"].as_str().unwrap_or(""),
+            x["evidence"].as_str().unwrap_or(""),
+        ));
+    }
+    for x in j["rubric"]["criteria"].as_array().into_iter().flatten() {
+        rows.push((
+            x["passed"] == true,
+            x["criterion"].as_str().unwrap_or(""),
+            x["evidence"].as_str().unwrap_or(""),
+        ));
+    }
+    if j["criteria"].is_object() {
+        rows.push((
+            j["criteria"]["pass"] == true,
+            "criteria",
+            j["criteria"]["reasoning"].as_str().unwrap_or(""),
+        ));
+    }
+    if !rows.is_empty() {
+        h.push_str("<table><tr><th></th><th>item</th><th>evidence</th></tr>");
+        for (passed, what, ev) in rows {
+            h.push_str(&format!(
+                "<tr><td class=\"{}\">{}</td><td>{}</td><td>{}</td></tr>",
+                if passed { "passed" } else { "failed" },
+                if passed { "✓" } else { "✗" },
+                e(what),
+                e(ev)
+            ));
+        }
+        h.push_str("</table>");
+    }
+    if let Some(err) = j["error"].as_str() {
+        h.push_str(&format!(
+            "<p class=\"error\">the judge failed: {}</p>",
+            e(err)
+        ));
+    }
+    h
+}
+
+pub fn render(r: &Report) -> String {
+    let s = &r.summary;
+    let mut h = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>assay report</title><style>{STYLE}</style></head><body>\
+<h1>assay: {} of {} case-runs passed ({:.0}%)</h1>",
+        s.passed,
+        s.total,
+        s.pass_rate * 100.0
+    );
+    h.push_str("<table class=\"stats\">");
+    for (k, v) in [
+        ("passed", s.passed.to_string()),
+        ("failed", s.failed.to_string()),
+        ("not graded", s.not_graded.to_string()),
+        ("errors", s.errors.to_string()),
+        ("skipped", s.skipped.to_string()),
+        (
+            "time (sum of case-runs)",
+            format!("{:.1} s", s.duration_ms as f64 / 1000.0),
+        ),
+        (
+            "tokens in / out",
+            format!("{} / {}", s.input_tokens, s.output_tokens),
+        ),
+        (
+            "cost",
+            s.cost_usd.map_or("unknown".into(), |c| format!("${c:.4}")),
+        ),
+        ("started", r.started.clone().unwrap_or_default()),
+        ("run folder", r.dir.display().to_string()),
+    ] {
+        h.push_str(&format!("<tr><td>{}</td><td>{}</td></tr>", e(k), e(&v)));
+    }
+    h.push_str("</table><table><tr><th>outcome</th><th>case-run</th><th>checks</th><th>time</th><th>why not</th></tr>");
+    for (i, c) in r.case_runs.iter().enumerate() {
+        let passed = c.checks.iter().filter(|k| k["passed"] == true).count();
+        h.push_str(&format!(
+            "<tr><td class=\"badge {}\">{}</td><td><a href=\"#c{i}\">{}/{}</a></td><td>{passed}/{}</td><td>{:.1} s</td><td>{}</td></tr>",
+            class(c.outcome),
+            c.outcome.word(),
+            e(&c.suite),
+            e(&c.case),
+            c.checks.len(),
+            c.duration_ms as f64 / 1000.0,
+            e(c.reason.as_deref().unwrap_or(""))
+        ));
+    }
+    h.push_str("</table>");
+    for (i, c) in r.case_runs.iter().enumerate() {
+        h.push_str(&format!(
+            "<section class=\"case\" id=\"c{i}\"><h2><span class=\"badge {}\">{}</span> {}/{}{}</h2>",
+            class(c.outcome),
+            c.outcome.word(),
+            e(&c.suite),
+            e(&c.case),
+            if c.run > 1 { format!(" (run {})", c.run) } else { String::new() }
+        ));
+        if let Some(why) = &c.reason {
+            h.push_str(&format!("<p class=\"{}\">{}</p>", class(c.outcome), e(why)));
+        }
+        h.push_str(&format!(
+            "<p>{} · {:.1} s · folder <code>{}</code></p><h3>Prompt</h3><pre>{}</pre>",
+            e(&c.harness),
+            c.duration_ms as f64 / 1000.0,
+            e(&c.dir.display().to_string()),
+            e(&c.prompt)
+        ));
+        h.push_str("<h3>Transcript</h3>");
+        h.push_str(&transcript(c));
+        h.push_str("<h3>Output</h3>");
+        h.push_str(&format!("<pre>{}</pre>", e(&c.output_snippet)));
+        if !c.checks.is_empty() {
+            h.push_str("<h3>Checks</h3>");
+            h.push_str(&checks(c));
+        }
+        h.push_str(&judge(&c.judge));
+        if !c.artifacts.is_empty() {
+            h.push_str("<h3>Files the agent wrote</h3>");
+            for (path, text) in &c.artifacts {
+                match text {
+                    Some(t) => h.push_str(&format!(
+                        "<details><summary><code>{}</code></summary><pre>{}</pre></details>",
+                        e(path),
+                        e(t)
+                    )),
+                    None => h.push_str(&format!(
+                        "<p><code>{}</code> (binary or large: see the folder)</p>",
+                        e(path)
+                    )),
+                }
+            }
+        }
+        h.push_str("</section>");
+    }
+    h.push_str("</body></html>\n");
+    h
+}
