@@ -470,3 +470,83 @@ fn a_uaaps_package_runs_with_its_skills_and_hooks_installed() {
         "8 words, 2 lines\n"
     );
 }
+
+#[test]
+fn shards_merge_and_diff_names_what_a_changed_model_broke() {
+    let Some(claude) = agent_cli("claude") else {
+        return;
+    };
+    let case = |n: &str, who: &str| {
+        format!(
+            "timestamp: 2026-11-22T00:00:00Z\nname: {n}\nprompt: \"Greet {who}.\"\nexpected: It greets {who}.\nassertions:\n  - type: contains\n    value: \"Hello, {who}!\"\n"
+        )
+    };
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            ("evals/greet/001.yaml", &case("ada", "Ada")),
+            ("evals/greet/002.yaml", &case("grace", "Grace")),
+        ],
+    );
+    let good = ModelServer::start();
+    good.script("Greet Ada", vec![text("Hello, Ada!")]);
+    good.script("Greet Grace", vec![text("Hello, Grace!")]);
+    let run = |server: &ModelServer, out: &str, filter: Option<&str>| {
+        let mut args = vec![
+            "run",
+            "--harness",
+            "claude-code",
+            "--pass-env",
+            "CLAUDE_CODE_MAX_RETRIES",
+            "--output-dir",
+            out,
+            "--workspace-dir",
+            "workspaces",
+        ];
+        if let Some(f) = filter {
+            args.extend(["--filter", f]);
+        }
+        let o = assay_env(d.path(), &args, &claude_env(&claude, server));
+        assert!(code(&o) <= 1, "{}\n{}", stdout(&o), stderr(&o));
+    };
+    // Two shards through the real CLI, merged into one run.
+    run(&good, "shard-1", Some("greet/001"));
+    run(&good, "shard-2", Some("greet/002"));
+    let out = assay(
+        d.path(),
+        &[
+            "report",
+            "merge",
+            "shard-1",
+            "shard-2",
+            "--output-dir",
+            "merged",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = assay(d.path(), &["report", "merged", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        (
+            v["summary"]["total"].as_u64(),
+            v["summary"]["passed"].as_u64()
+        ),
+        (Some(2), Some(2))
+    );
+    // A model that greets the wrong person breaks one case: diff names it and fails.
+    let worse = ModelServer::start();
+    worse.script("Greet Ada", vec![text("Hello, Ada!")]);
+    worse.script("Greet Grace", vec![text("Hello, Gracie!")]);
+    run(&worse, "after", None);
+    let out = assay(d.path(), &["report", "diff", "merged", "after"]);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    let text = stdout(&out);
+    assert!(text.contains("pass rate 100% → 50% (-50 points)"), "{text}");
+    assert!(
+        text.contains("✗ skillet:greet/002: passed → failed"),
+        "{text}"
+    );
+    assert!(text.contains("unchanged: 1"), "{text}");
+}

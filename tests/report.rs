@@ -446,3 +446,13 @@ fn the_html_report_is_one_self_contained_file_that_chromium_renders() {
         "text is escaped, not markup"
     );
 }
+
+#[test]
+fn the_terminal_summary_is_plain_lines_off_a_terminal_with_failures_first() {
+    let d = project("echo ok");
+    let out = assay(d.path(), &["run", "--output-dir", "out", "-j", "1"]);
+    assert_eq!(code(&out), 1);
+    insta::with_settings!({filters => vec![(r"\(\d+\.\d+s\)", "(<time>)")]}, {
+        insta::assert_snapshot!("terminal_plain", stdout(&out));
+    });
+}
