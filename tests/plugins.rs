@@ -338,9 +338,15 @@ fn plugin_types_are_validated_at_load_time_with_file_and_line() {
         "{}",
         stderr(&out)
     );
-    // So is a plugin that shadows a built-in.
-    let out = assay(d.path(), &["validate", "--plugin", "/dev/null"]);
+    // So is a file that is not a component.
+    write_tree(d.path(), &[("notes.txt", "not a plugin\n")]);
+    let out = assay(d.path(), &["validate", "--plugin", "notes.txt"]);
     assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("not a .wasm component"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

@@ -255,7 +255,13 @@ fn the_uaaps_reporter_writes_into_the_packages_evals_reports() {
         ],
         &[("ASSAY_JUDGE", "none".into())],
     );
-    assert!(code(&out) <= 1, "{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(
+        code(&out),
+        1,
+        "no file written: {}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
     let reports: Vec<_> = std::fs::read_dir(pkg.join("evals/reports"))
         .unwrap()
         .flatten()

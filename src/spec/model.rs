@@ -372,6 +372,27 @@ pub struct Check {
     pub location: Option<Location>,
 }
 
+impl Check {
+    /// A check as the formats write them: not negated, weight 1.
+    pub fn new(
+        id: String,
+        kind: impl Into<String>,
+        config: serde_json::Value,
+        target: CheckTarget,
+        location: Option<Location>,
+    ) -> Self {
+        Check {
+            id,
+            kind: kind.into(),
+            config,
+            negate: false,
+            weight: 1.0,
+            target,
+            location,
+        }
+    }
+}
+
 /// What a check looks at.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", content = "value", rename_all = "kebab-case")]

@@ -6,8 +6,8 @@ use super::{LoadCtx, check_unique, location};
 use crate::assert::{formats, registry};
 use crate::diag::Problem;
 use crate::spec::model::{
-    Case, Check, Criterion, Defaults, Field, Fixture, Format, JudgeConfig, OutputSpec, Section,
-    Skill, Suite, Thresholds, Tier, TriggerCase, Variance,
+    Case, Check, CheckTarget, Criterion, Defaults, Field, Fixture, Format, JudgeConfig, OutputSpec,
+    Section, Skill, Suite, Thresholds, Tier, TriggerCase, Variance,
 };
 use crate::spec::node::{Node, Span, Value};
 use crate::spec::reader::{Doc, Map, index};
@@ -463,15 +463,8 @@ fn read_assertions(
                 id,
                 super::checks::plugin_check(doc, &ty, config, item, &field),
             ) {
-                checks.push(Check {
-                    id,
-                    kind: ty,
-                    config,
-                    negate: false,
-                    weight: 1.0,
-                    target: crate::spec::CheckTarget::Output,
-                    location: Some(location(doc, item.span)),
-                });
+                let at = Some(location(doc, item.span));
+                checks.push(Check::new(id, ty, config, CheckTarget::Output, at));
             }
             continue;
         }
@@ -529,15 +522,8 @@ fn read_assertions(
             if let (Some(name), Some(obj)) = (name, config.as_object_mut()) {
                 obj.insert("name".into(), name.into());
             }
-            checks.push(Check {
-                id,
-                kind: ty,
-                config,
-                negate: false,
-                weight: 1.0,
-                target: check_type.target.clone(),
-                location: Some(location(doc, item.span)),
-            });
+            let at = Some(location(doc, item.span));
+            checks.push(Check::new(id, ty, config, check_type.target.clone(), at));
         }
     }
     checks

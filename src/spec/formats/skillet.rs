@@ -258,15 +258,14 @@ fn read_assertions(doc: &mut Doc, items: &[Node]) -> Vec<Check> {
                 None => json!({}),
             };
             if let Some(config) = super::checks::plugin_check(doc, &ty, config, node, &field) {
-                checks.push(Check {
-                    id: format!("{ty}-{}", i + 1),
-                    kind: ty.clone(),
+                let at = Some(location(doc, node.span));
+                checks.push(Check::new(
+                    format!("{ty}-{}", i + 1),
+                    ty,
                     config,
-                    negate: false,
-                    weight: 1.0,
-                    target: CheckTarget::Output,
-                    location: Some(location(doc, node.span)),
-                });
+                    CheckTarget::Output,
+                    at,
+                ));
             }
             continue;
         }
@@ -307,15 +306,14 @@ fn read_assertions(doc: &mut Doc, items: &[Node]) -> Vec<Check> {
             }
             _ => json!({ key: value }),
         };
-        checks.push(Check {
-            id: format!("{ty}-{}", i + 1),
-            kind: ty.clone(),
+        let at = Some(location(doc, node.span));
+        checks.push(Check::new(
+            format!("{ty}-{}", i + 1),
+            ty,
             config,
-            negate: false,
-            weight: 1.0,
             target,
-            location: Some(location(doc, node.span)),
-        });
+            at,
+        ));
     }
     checks
 }
