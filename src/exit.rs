@@ -13,6 +13,8 @@ pub enum Outcome {
     BadInput = 2,
     /// Infrastructure: a harness or judge is missing or failing.
     Infrastructure = 3,
+    /// Interrupted (Ctrl-C), as shells report SIGINT.
+    Interrupted = 130,
 }
 
 impl From<Outcome> for ExitCode {

@@ -15,4 +15,5 @@ pub mod plugin;
 pub mod report;
 pub mod run;
 pub mod spec;
+pub mod stats;
 pub mod workspace;

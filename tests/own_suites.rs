@@ -26,6 +26,17 @@ fn every_own_suite_runs_through_claude_code() {
             text("done"),
         ],
     );
+    // The greeting suite's trigger evals: the model invokes the skill for the card request
+    // (in each of its three runs) and not for arithmetic.
+    server.script_each(
+        "greeting card for my friend Ada",
+        None,
+        vec![
+            tool("Skill", json!({"skill": "greeting"})),
+            text("Here is a card for Ada."),
+        ],
+    );
+    server.script_each("What is 2 + 2?", None, vec![text("4")]);
     server.script(
         "fox.txt",
         vec![
@@ -68,7 +79,14 @@ fn every_own_suite_runs_through_claude_code() {
     let out = assay_env(&repo(), &all, &claude_env(&claude, &server));
     assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
     let rs = results(out_dir.path());
-    assert_eq!(rs.len(), 5, "{:?}", rs.keys());
+    assert_eq!(rs.len(), 7, "{:?}", rs.keys());
+    assert_eq!(rs["trigger-1"]["trigger"]["fired"], true);
+    assert_eq!(rs["trigger-2"]["trigger"]["fired"], false);
+    assert!(
+        stdout(&out).contains("1.00, recall 1.00, accuracy 1.00"),
+        "{}",
+        stdout(&out)
+    );
     let run = read_json(&out_dir.path().join("run.json"));
     assert!(
         run["harnesses"]["claude-code"]
@@ -144,6 +162,9 @@ fn the_greeting_suite_runs_through_codex() {
         "codex",
         "--model",
         "gpt-test",
+        // The trigger evals run through Claude Code in the test above.
+        "--mode",
+        "artifacts",
     ];
     let mut all = args.to_vec();
     all.extend(["--output-dir", &out_path]);

@@ -161,7 +161,7 @@ fn captured(
     let host = HostEnv::from_process();
     let mut judges = Vec::new();
     let slot = (needs_judge(case) || against.is_some())
-        .then(|| crate::run::judge_for(&mut judges, args.judge.as_deref(), suite, &host));
+        .then(|| crate::run::judge_for(&mut judges, args.judge.as_deref(), suite, &host, None));
     let rt = match runtime() {
         Ok(rt) => rt,
         Err(o) => return o,
@@ -493,7 +493,7 @@ fn regrade_run(
     for r in &recorded {
         slots.push(find(r).and_then(|(s, c)| {
             (needs_judge(c) || others.is_some())
-                .then(|| crate::run::judge_for(&mut judges, args.judge.as_deref(), s, &host))
+                .then(|| crate::run::judge_for(&mut judges, args.judge.as_deref(), s, &host, None))
         }));
     }
     let rt = match runtime() {

@@ -212,9 +212,55 @@ pub struct RunArgs {
     /// Seconds per case-run, over every case's and suite's own timeout (default 600).
     #[arg(long, env = "ASSAY_TIMEOUT")]
     pub timeout: Option<u64>,
-    /// Case-runs at once (default: CPUs, at most 4).
+    /// Agent processes at once. Default: one per CPU, but no more than one per 400 MB of
+    /// available memory (a Claude Code process takes about 300 MB), between 1 and 8.
     #[arg(short, long, env = "ASSAY_JOBS")]
     pub jobs: Option<usize>,
+    /// Judge calls at once, across the run (default 4, or `ASSAY_JUDGE_CONCURRENCY`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub judge_jobs: Option<u64>,
+    /// Runs of each case (over clauditor `variance.n_runs`); statistics are over the runs.
+    #[arg(long, value_name = "N", env = "ASSAY_RUNS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub runs: Option<u32>,
+    /// A case passes when this share of its runs pass (0–1; default 1: every run). A suite's
+    /// `variance.min_stability` replaces it for that suite's cases.
+    #[arg(long, value_name = "RATE", default_value_t = 1.0, value_parser = fraction)]
+    pub min_pass_rate: f64,
+    /// The k of pass@k and pass^k in the statistics (capped at the number of runs).
+    #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub pass_k: u32,
+    /// What runs: artifact evals, trigger evals, or both.
+    #[arg(long, value_enum, default_value_t = crate::run::Mode::All)]
+    pub mode: crate::run::Mode,
+    /// How a trigger eval decides whether the skill fired: by running the real agent, or by
+    /// asking the judge from the skill's name and description alone (cheaper, an estimate).
+    #[arg(long, value_enum, default_value_t = crate::run::TriggerMode::Agent)]
+    pub trigger_mode: crate::run::TriggerMode,
+    /// Runs of each trigger query through the agent.
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub trigger_runs: u32,
+    /// A should-trigger query passes when its trigger rate reaches this; a should-not query
+    /// when it stays below.
+    #[arg(long, value_name = "RATE", default_value_t = 0.5, value_parser = fraction)]
+    pub trigger_threshold: f64,
+    /// Also run every case without the skill, and report what the skill changes (pass rate,
+    /// duration, tokens, cost) with Fisher's exact test on the pass counts.
+    #[arg(long)]
+    pub baseline: bool,
+    /// Like --baseline, but the baseline has this version of the skill (a folder with
+    /// SKILL.md, or a command file) instead of none.
+    #[arg(long, value_name = "PATH", conflicts_with = "baseline")]
+    pub baseline_skill: Option<PathBuf>,
+    /// Finish an interrupted run in its folder: only missing or errored case-runs run again.
+    #[arg(long, value_name = "RUN_DIR", conflicts_with = "output_dir")]
+    pub resume: Option<PathBuf>,
+    /// Run every case-run, even those whose inputs are unchanged since a cached run.
+    #[arg(long, env = "ASSAY_NO_CACHE", value_parser = clap::builder::BoolishValueParser::new(), num_args = 0, default_missing_value = "true", default_value = "false")]
+    pub no_cache: bool,
+    /// Run only the K-th of N deterministic slices of the cases (for a CI matrix); join the
+    /// shards' run folders with `assay report merge`.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<crate::run::Shard>,
     /// Only case-runs whose `suite/case` id contains this text (or matches this glob).
     #[arg(long)]
     pub filter: Option<String>,
@@ -253,6 +299,14 @@ pub struct RunArgs {
     /// by the prompt, otherwise the prompt goes to stdin.
     #[arg(long)]
     pub command: Option<String>,
+}
+
+/// A number from 0 to 1.
+fn fraction(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(format!("`{s}` is not a number from 0 to 1")),
+    }
 }
 
 pub fn main() -> ExitCode {

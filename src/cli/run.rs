@@ -2,6 +2,7 @@
 
 use super::{RunArgs, load, print_problems};
 use crate::exit::Outcome;
+use crate::report::aggregate;
 use crate::run::{self, CaseRunResult, NotStarted, RunEvent, RunOptions};
 use crate::spec::formats::LoadCtx;
 
@@ -19,7 +20,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         harness: args.harness.clone(),
         model: args.model.clone(),
         timeout: args.timeout,
-        jobs: args.jobs.unwrap_or_else(default_jobs),
+        jobs: args.jobs.unwrap_or_else(crate::run::plan::default_jobs),
         filter: args.filter.clone(),
         keep_workspaces: args.keep_workspaces,
         output_dir: args.output_dir.clone(),
@@ -34,22 +35,44 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
             .as_deref()
             .map(|c| c.split_whitespace().map(String::from).collect())
             .unwrap_or_default(),
+        runs: args.runs,
+        judge_jobs: args.judge_jobs.map(|n| n as usize),
+        mode: args.mode,
+        trigger_mode: args.trigger_mode,
+        trigger_runs: args.trigger_runs,
+        trigger_threshold: args.trigger_threshold,
+        baseline: match &args.baseline_skill {
+            Some(p) => Some(crate::run::Baseline::Skill(ctx.cwd.join(p))),
+            None => args.baseline.then_some(crate::run::Baseline::WithoutSkill),
+        },
+        resume: args.resume.clone(),
+        cache: !args.no_cache,
+        shard: args.shard,
+        min_pass_rate: args.min_pass_rate,
+        pass_k: args.pass_k,
     };
     let to_stdout = !args.json;
     let mut progress = Progress::new(!args.json && stderr_is_terminal());
+    let say_line = |progress: &Progress, text: String| {
+        if progress.bar.is_some() {
+            progress.println(&text);
+        } else if to_stdout {
+            println!("{text}")
+        } else {
+            eprintln!("{text}")
+        }
+    };
     let report = match run::run(ctx, &loaded.suites, &opts, |event| match event {
         RunEvent::Started {
             case_runs, jobs, ..
         } => progress.start(case_runs, jobs),
         RunEvent::Finished(r) => {
-            progress.finished(r);
-            if progress.bar.is_some() {
-                progress.println(&line(r));
-            } else if to_stdout {
-                println!("{}", line(r))
-            } else {
-                eprintln!("{}", line(r))
-            }
+            progress.finished(run::outcome(r) == "passed");
+            say_line(&progress, line(r));
+        }
+        RunEvent::Reused(r) => {
+            progress.finished(r.outcome == "passed");
+            say_line(&progress, reused_line(r));
         }
     }) {
         Ok(r) => r,
@@ -91,8 +114,6 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         }
     }
     progress.done();
-    let tally = run::tally(&report.results);
-    let parts: Vec<String> = tally.iter().map(|(k, n)| format!("{n} {k}")).collect();
     let say = |line: String| {
         if to_stdout {
             println!("{line}")
@@ -100,36 +121,40 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
             eprintln!("{line}")
         }
     };
-    // Failures first, each with why and where to look.
-    let failing: Vec<&CaseRunResult> = report
-        .results
-        .iter()
-        .filter(|r| matches!(run::outcome(r), "failed" | "error"))
-        .collect();
-    if !failing.is_empty() {
-        say(String::new());
-        say(format!("failures ({}):", failing.len()));
-        for r in failing {
-            let why = r
-                .grade
-                .as_ref()
-                .and_then(|g| g.reasons.first().cloned())
-                .or_else(|| r.reason.clone())
-                .unwrap_or_default();
-            say(format!(
-                "  {}/{}: {}\n    {}",
-                r.suite,
-                r.case,
-                why.lines().next().unwrap_or(""),
-                ctx.shown(&r.dir).display()
-            ));
+    // The whole run as recorded (this invocation's case-runs, and those reused from the cache
+    // or kept from the run being resumed), each read once and kept small.
+    let rows = aggregate::rows_of(&report.dir);
+    let agg = aggregate::aggregate(
+        &rows,
+        aggregate::Settings {
+            min_pass_rate: opts.min_pass_rate,
+            pass_k: opts.pass_k,
+        },
+    );
+    for l in summary(&rows, &agg, |d| {
+        ctx.shown(&report.dir.join(d)).display().to_string()
+    }) {
+        say(l);
+    }
+    let reused_from = |from: &str| report.reused.iter().filter(|r| r.from == from).count();
+    let mut tally: std::collections::BTreeMap<&str, usize> = Default::default();
+    for r in &rows {
+        *tally.entry(r.outcome.word()).or_default() += 1;
+    }
+    let mut parts: Vec<String> = tally.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    for (from, what) in [
+        ("cache", "from the cache"),
+        ("resume", "kept from the resumed run"),
+    ] {
+        let n = reused_from(from);
+        if n > 0 {
+            parts.push(format!("{n} {what}"));
         }
-        say(String::new());
     }
     say(format!(
         "{} case-run{}: {}",
-        report.results.len(),
-        if report.results.len() == 1 { "" } else { "s" },
+        rows.len(),
+        if rows.len() == 1 { "" } else { "s" },
         parts.join(", ")
     ));
     say(format!("run folder: {}", ctx.shown(&report.dir).display()));
@@ -145,20 +170,220 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
     if judge_failed {
         eprintln!("error: the judge failed on some case-runs; their judge items are not graded");
     }
-    if tally.contains_key("error") || judge_failed {
+    if report.interrupted {
+        eprintln!(
+            "interrupted: finish this run with `assay run --resume {}` (and the same selection)",
+            ctx.shown(&report.dir).display()
+        );
+        Outcome::Interrupted
+    } else if tally.contains_key("error") || judge_failed {
         Outcome::Infrastructure
-    } else if tally.contains_key("failed") {
+    } else if agg.failed() {
         Outcome::Failed
     } else {
         Outcome::Success
     }
 }
 
-fn default_jobs() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .min(4)
+/// The end-of-run summary: failures first (each with why and where to look), then the
+/// statistics over repeated runs, trigger evals and baselines, when there are any.
+fn summary(
+    rows: &[aggregate::Row],
+    agg: &aggregate::Aggregates,
+    shown: impl Fn(&std::path::Path) -> String,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let pct = |x: f64| format!("{:.0}%", x * 100.0);
+    let opt = |x: Option<f64>| x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "–".into());
+    // Failures: failing cases (by their verdict over runs), failing trigger queries, errors.
+    let mut failing: Vec<String> = Vec::new();
+    for c in agg.cases.iter().filter(|c| c.verdict != "pass") {
+        if c.verdict == "none" {
+            continue;
+        }
+        let r = rows.iter().find(|r| {
+            r.suite == c.suite
+                && r.case == c.case
+                && !r.baseline
+                && !r.trigger
+                && r.outcome.word() != "passed"
+        });
+        let why = c
+            .reason
+            .clone()
+            .or_else(|| r.and_then(|r| r.reason.clone()))
+            .unwrap_or_default();
+        failing.push(format!(
+            "  {}/{}: {}\n    {}",
+            c.suite,
+            c.case,
+            why.lines().next().unwrap_or(""),
+            r.map(|r| shown(&r.dir)).unwrap_or_default()
+        ));
+    }
+    for t in agg.triggers.iter().filter(|t| !t.passed) {
+        let r = rows.iter().find(|r| r.suite == t.suite && r.case == t.id);
+        failing.push(format!(
+            "  {}/{}: {} fired in {}/{} runs (should {}trigger, threshold {})\n    {}",
+            t.suite,
+            t.id,
+            r.map(|r| r.query.chars().take(60).collect::<String>())
+                .map(|q| format!("\"{q}\""))
+                .unwrap_or_default(),
+            t.fired,
+            t.runs,
+            if t.should_trigger { "" } else { "not " },
+            t.threshold,
+            r.map(|r| shown(&r.dir)).unwrap_or_default()
+        ));
+    }
+    if !failing.is_empty() {
+        out.push(String::new());
+        out.push(format!("failures ({}):", failing.len()));
+        out.extend(failing);
+    }
+    if agg.cases.iter().any(|c| c.runs > 1) {
+        out.push(String::new());
+        out.push(format!(
+            "statistics over runs (pass@k and pass^k with k = {}):",
+            agg.settings.pass_k
+        ));
+        for c in agg.cases.iter().filter(|c| c.runs > 0) {
+            out.push(format!(
+                "  {}/{}: {}/{} passed, {} [{}–{}], pass@{} {}, pass^{} {}, score {} ± {}, stability {}{}",
+                c.suite,
+                c.case,
+                c.pass_rate.passed,
+                c.runs,
+                pct(c.pass_rate.rate),
+                pct(c.pass_rate.low),
+                pct(c.pass_rate.high),
+                c.k,
+                opt(c.pass_at_k),
+                c.k,
+                opt(c.pass_hat_k),
+                opt(c.score_mean),
+                opt(c.score_sd),
+                opt(Some(c.stability)),
+                if c.flaky { " · flaky" } else { "" }
+            ));
+        }
+        for t in agg.suites.iter().chain(std::iter::once(&agg.total)) {
+            out.push(format!(
+                "  {}: {}/{} cases passed; case-runs {}/{} passed, {} [{}–{}]{}",
+                if t.suite == "*" {
+                    "all suites"
+                } else {
+                    &t.suite
+                },
+                t.cases_passed,
+                t.cases,
+                t.pass_rate.passed,
+                t.pass_rate.n,
+                pct(t.pass_rate.rate),
+                pct(t.pass_rate.low),
+                pct(t.pass_rate.high),
+                if t.flaky.is_empty() {
+                    String::new()
+                } else {
+                    format!("; flaky: {}", t.flaky.join(", "))
+                }
+            ));
+        }
+    }
+    if !agg.triggers.is_empty() {
+        out.push(String::new());
+        for s in &agg.trigger_suites {
+            out.push(format!(
+                "triggers of {} ({}): {}/{} queries passed, precision {}, recall {}, accuracy {}",
+                s.suite,
+                if s.mode == "judge" {
+                    "estimated by the judge from the name and description, not run"
+                } else {
+                    "observed through the agent"
+                },
+                s.passed,
+                s.queries,
+                opt(s.precision),
+                opt(s.recall),
+                opt(s.accuracy),
+            ));
+            for t in agg.triggers.iter().filter(|t| t.suite == s.suite) {
+                out.push(format!(
+                    "  {} {}: fired {}/{} ({}), should {}trigger",
+                    if t.passed { "PASS" } else { "FAIL" },
+                    t.id,
+                    t.fired,
+                    t.runs,
+                    pct(t.trigger_rate),
+                    if t.should_trigger { "" } else { "not " },
+                ));
+            }
+            if let Some(note) = agg
+                .triggers
+                .iter()
+                .find(|t| t.suite == s.suite)
+                .and_then(|t| t.note.clone())
+            {
+                out.push(format!("  note: {note}"));
+            }
+        }
+    }
+    if !agg.baselines.is_empty() {
+        out.push(String::new());
+        out.push(
+            "with the skill against the baseline (Fisher's exact test on pass counts):".into(),
+        );
+        let signed = |x: Option<f64>, unit: &str, scale: f64| {
+            x.map(|v| format!("{:+.1}{unit}", v / scale))
+                .unwrap_or_else(|| "–".into())
+        };
+        for b in agg.baselines.iter().chain(agg.baseline_total.iter()) {
+            out.push(format!(
+                "  {}: {}/{} vs {}/{} passed ({:+.0} points), duration {}, tokens {}, cost {}, p = {:.4}",
+                if b.case == "*" { "all cases".to_string() } else { format!("{}/{}", b.suite, b.case) },
+                b.skill.pass_rate.passed,
+                b.skill.pass_rate.n,
+                b.baseline.pass_rate.passed,
+                b.baseline.pass_rate.n,
+                b.delta_pass_rate * 100.0,
+                signed(b.delta_duration_ms, " s", 1000.0),
+                signed(b.delta_tokens, "", 1.0),
+                b.delta_cost_usd.map(|c| format!("{c:+.4} USD")).unwrap_or_else(|| "–".into()),
+                b.p_value
+            ));
+        }
+    }
+    if !out.is_empty() {
+        out.push(String::new());
+    }
+    out
+}
+
+/// One line for a case-run taken from the cache or kept from the resumed run.
+fn reused_line(r: &run::Reused) -> String {
+    let mark = match r.outcome {
+        "passed" => "PASS      ",
+        "failed" => "FAIL      ",
+        "not graded" => "NOT GRADED",
+        "error" => "ERROR     ",
+        _ => "skipped   ",
+    };
+    format!(
+        "{mark} {}/{}{} ({})",
+        r.suite,
+        r.case,
+        if r.variant == run::Variant::Baseline {
+            " [baseline]"
+        } else {
+            ""
+        },
+        if r.from == "cache" {
+            "from the cache"
+        } else {
+            "kept from the resumed run"
+        }
+    )
 }
 
 /// One line per finished case-run.
@@ -254,8 +479,8 @@ impl Progress {
         }
     }
 
-    fn finished(&mut self, r: &CaseRunResult) {
-        if run::outcome(r) == "passed" {
+    fn finished(&mut self, passed: bool) {
+        if passed {
             self.passed += 1;
         } else {
             self.failed += 1;

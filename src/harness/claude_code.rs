@@ -422,6 +422,7 @@ mod tests {
             code: Some(code),
             signal: None,
             timed_out: false,
+            interrupted: false,
             duration: Duration::from_millis(5),
             stdout_bytes: 0,
             truncated: false,

@@ -10,6 +10,7 @@ pub mod extract;
 pub mod fence;
 pub mod modes;
 pub mod provider;
+pub mod trigger;
 
 use serde::Serialize;
 

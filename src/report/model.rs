@@ -103,7 +103,7 @@ pub enum ReadError {
     Unreadable { path: PathBuf, message: String },
 }
 
-fn outcome_of(r: &Value) -> Outcome {
+pub fn outcome_of(r: &Value) -> Outcome {
     match (r["status"].as_str(), r["grade"]["verdict"].as_str()) {
         (Some("error"), _) => Outcome::Error,
         (Some("skipped"), _) => Outcome::Skipped,

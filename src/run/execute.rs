@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::grade::{self, GradeInput, JudgeRecord, JudgeSlot};
+use super::plan::{TriggerMode, Variant};
 use super::process::{self, Exited, Spawn};
 use super::record::{self, Lines};
 use crate::assert::builtin::CheckOutcome;
@@ -14,7 +15,7 @@ use crate::assert::check::Checks;
 use crate::assert::verdict::Grade;
 use crate::assert::view::CaseRunView;
 use crate::harness::{AgentError, ErrorCategory, Event, Harness, Invocation, Summary, Usage};
-use crate::spec::{Case, OutputSpec, StdinSource, Suite};
+use crate::spec::{Case, OutputSpec, Skill, StdinSource, Suite, TriggerCase};
 use crate::workspace::snapshot::{Change, ChangeKind, Snapshot};
 use crate::workspace::{self, FixtureChange, StageOptions};
 
@@ -46,6 +47,16 @@ pub struct CaseRunResult {
     pub suite_source: PathBuf,
     pub case: String,
     pub run: u32,
+    /// `case` (an artifact eval) or `trigger` (does the skill fire on a query?).
+    pub kind: &'static str,
+    /// `skill`, or `baseline` (without the skill, or with `--baseline-skill`).
+    pub variant: Variant,
+    /// For a trigger eval: the query, what was expected, and whether the skill fired.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<TriggerRecord>,
+    /// The suite's `variance.min_stability`, which gates the case over its runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_stability: Option<f64>,
     /// What the case evaluates (UAAPS `target`), as `skill:<name>`, `hook:<event>` or `agent:<name>`.
     pub target: Option<String>,
     pub harness: String,
@@ -78,11 +89,47 @@ pub struct CaseRunResult {
     pub dir: PathBuf,
 }
 
+/// A trigger eval's query and what came of it.
+#[derive(Debug, Clone, Serialize)]
+pub struct TriggerRecord {
+    pub query: String,
+    pub should_trigger: bool,
+    /// Whether the skill fired; absent when the run could not tell (the agent failed).
+    pub fired: Option<bool>,
+    /// How firing was decided: `agent` (the real agent's events) or `judge` (an LLM's guess
+    /// from the skill's name and description alone).
+    pub mode: TriggerMode,
+    /// The trigger rate a query needs (`--trigger-threshold`).
+    pub threshold: f64,
+    pub skill: String,
+    /// Said when the skill is a slash command that was installed as a skill for this.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The judge's reason, in judge mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// What a trigger case-run needs besides the synthetic case.
+#[derive(Debug, Clone)]
+pub struct TriggerPlan<'a> {
+    pub case: &'a TriggerCase,
+    pub mode: TriggerMode,
+    pub threshold: f64,
+}
+
 /// What the runner decided for this case-run.
 pub struct CaseRunPlan<'a> {
     pub suite: &'a Suite,
     pub case: &'a Case,
     pub run: u32,
+    pub variant: Variant,
+    /// Set for a trigger eval.
+    pub trigger: Option<TriggerPlan<'a>>,
+    /// The skill to install instead of the suite's (`--baseline-skill`).
+    pub skill: Option<Skill>,
+    /// Interrupt (Ctrl-C): stop the agent, record the case-run as interrupted.
+    pub cancel: Option<tokio::sync::watch::Receiver<bool>>,
     pub harness: &'a dyn Harness,
     pub model: Option<String>,
     pub timeout: Duration,
@@ -101,6 +148,40 @@ impl CaseRunResult {
             suite_source: plan.suite.source.clone(),
             case: plan.case.id.clone(),
             run: plan.run,
+            kind: if plan.trigger.is_some() {
+                "trigger"
+            } else {
+                "case"
+            },
+            variant: plan.variant,
+            trigger: plan.trigger.as_ref().map(|t| TriggerRecord {
+                query: t.case.query.clone(),
+                should_trigger: t.case.should_trigger,
+                fired: None,
+                mode: t.mode,
+                threshold: t.threshold,
+                skill: skill_name(plan.suite),
+                note: plan
+                    .suite
+                    .skill
+                    .as_ref()
+                    .filter(|s| {
+                        s.kind == crate::spec::SkillKind::Command && t.mode == TriggerMode::Agent
+                    })
+                    .map(|s| {
+                        format!(
+                            "{} is a slash command; it was installed as the skill .claude/skills/{}/SKILL.md for this trigger eval",
+                            s.path.display(),
+                            s.name
+                        )
+                    }),
+                reason: None,
+            }),
+            min_stability: plan
+                .suite
+                .defaults
+                .variance
+                .and_then(|v| v.min_stability),
             target: plan.case.target.as_ref().map(|t| {
                 let kind = match t.kind {
                     crate::spec::TargetKind::Skill => "skill",
@@ -150,13 +231,25 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         return finish(result, started, &plan);
     }
     let _ = std::fs::write(plan.dir.join("prompt.txt"), prompt_text(plan.case));
+    if let Some(t) = plan
+        .trigger
+        .as_ref()
+        .filter(|t| t.mode == TriggerMode::Judge)
+    {
+        let t = t.clone();
+        judge_trigger(&mut result, &plan, &t).await;
+        return finish(result, started, &plan);
+    }
+    if plan.cancel.as_ref().is_some_and(|c| *c.borrow()) {
+        return interrupted(result, started, &plan);
+    }
 
     let staged = {
-        let (suite, case, opts) = (
-            workspace::SuiteStage::of(plan.suite),
-            plan.case.clone(),
-            plan.stage.clone(),
-        );
+        let mut suite = workspace::SuiteStage::of(plan.suite);
+        if plan.skill.is_some() {
+            suite.skill = plan.skill.clone();
+        }
+        let (case, opts) = (plan.case.clone(), plan.stage.clone());
         match tokio::task::spawn_blocking(move || workspace::stage(&suite, &case, &opts)).await {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => {
@@ -232,6 +325,7 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         spawn.timeout = deadline
             .saturating_duration_since(Instant::now())
             .max(Duration::from_millis(1));
+        spawn.cancel = plan.cancel.clone();
         let mut parser = plan.harness.parser(&inv);
         let mut events: Vec<Event> = Vec::new();
         let exited = process::run(&spawn, |l| {
@@ -282,6 +376,10 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         result.exit_code = exited.code;
         result.timed_out |= exited.timed_out;
         result.stderr_tail = exited.stderr_tail.clone();
+        if exited.interrupted {
+            staged.remove();
+            return interrupted(result, started, &plan);
+        }
         last_exit = Some(exited);
         if let Some(err) = error {
             result.status = Status::Failed;
@@ -379,22 +477,29 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
             Some((c.path.display().to_string(), text))
         })
         .collect();
-    let graded = grade::grade(
-        plan.suite,
-        plan.case,
-        GradeInput {
-            completed: result.status == Status::Completed,
-            reason: result.reason.clone(),
-            view,
-            artifacts,
-        },
-        plan.checks,
-        plan.judge.as_ref(),
-    )
-    .await;
-    result.checks = graded.checks;
-    result.judge = graded.judge;
-    result.grade = Some(graded.grade);
+    if let Some(t) = result.trigger.as_mut() {
+        // A trigger eval: did the skill fire, as the agent's own events show?
+        let fired = result.skills_invoked.contains(&t.skill);
+        t.fired = (fired || result.status == Status::Completed).then_some(fired);
+        result.grade = Some(trigger_grade(t, result.reason.as_deref()));
+    } else {
+        let graded = grade::grade(
+            plan.suite,
+            plan.case,
+            GradeInput {
+                completed: result.status == Status::Completed,
+                reason: result.reason.clone(),
+                view,
+                artifacts,
+            },
+            plan.checks,
+            plan.judge.as_ref(),
+        )
+        .await;
+        result.checks = graded.checks;
+        result.judge = graded.judge;
+        result.grade = Some(graded.grade);
+    }
     grade::write_grading(
         &plan.dir,
         &result.checks,
@@ -415,6 +520,99 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         staged.remove();
     }
     finish(result, started, &plan)
+}
+
+/// The name the skill goes by in the workspace (and in `Skill` tool calls).
+fn skill_name(suite: &Suite) -> String {
+    suite
+        .skill
+        .as_ref()
+        .map(|s| s.name.clone())
+        .or_else(|| suite.package.as_ref().and_then(|p| p.name.clone()))
+        .unwrap_or_default()
+}
+
+/// One trigger case-run's verdict: the skill fired exactly when it should have. (The query's
+/// verdict is its trigger rate over all its runs against the threshold; see the report.)
+fn trigger_grade(t: &TriggerRecord, failure: Option<&str>) -> Grade {
+    use crate::assert::verdict::Verdict;
+    let (verdict, reasons) = match t.fired {
+        Some(f) if f == t.should_trigger => (Verdict::Pass, Vec::new()),
+        Some(true) => (
+            Verdict::Fail,
+            vec![format!("the skill `{}` fired but should not have", t.skill)],
+        ),
+        Some(false) => (
+            Verdict::Fail,
+            vec![format!(
+                "the skill `{}` did not fire but should have",
+                t.skill
+            )],
+        ),
+        None => (
+            Verdict::Fail,
+            vec![failure.unwrap_or("the agent failed").to_string()],
+        ),
+    };
+    Grade {
+        score: if verdict == Verdict::Pass { 1.0 } else { 0.0 },
+        verdict,
+        checks_passed: 0,
+        checks_total: 0,
+        reasons,
+    }
+}
+
+/// `--trigger-mode judge`: no agent runs; the judge guesses from the skill's name and
+/// description whether it would fire on the query.
+async fn judge_trigger(result: &mut CaseRunResult, plan: &CaseRunPlan<'_>, t: &TriggerPlan<'_>) {
+    let Some(slot) = plan.judge.as_ref() else {
+        result.status = Status::Error;
+        result.reason = Some("--trigger-mode judge needs a judge (see --judge)".into());
+        return;
+    };
+    let judge = match slot {
+        JudgeSlot::Ready(j, _) => j.clone(),
+        JudgeSlot::Unavailable(why) => {
+            result.status = Status::Error;
+            result.reason = Some(format!("no judge for --trigger-mode judge: {why}"));
+            return;
+        }
+    };
+    let skill = plan.skill.as_ref().or(plan.suite.skill.as_ref());
+    let name = result
+        .trigger
+        .as_ref()
+        .map(|t| t.skill.clone())
+        .unwrap_or_default();
+    let description = skill
+        .and_then(|s| s.description.clone())
+        .unwrap_or_default();
+    match crate::judge::trigger::would_fire(&judge, &name, &description, &t.case.query).await {
+        Ok(j) => {
+            if let Some(rec) = result.trigger.as_mut() {
+                rec.fired = Some(j.fires);
+                rec.reason = Some(j.reason);
+                result.grade = Some(trigger_grade(rec, None));
+            }
+        }
+        Err(e) => {
+            result.status = Status::Error;
+            result.reason = Some(format!("the trigger judge failed: {e}"));
+        }
+    }
+}
+
+/// A case-run stopped by Ctrl-C: recorded as an error, so `--resume` redoes it.
+fn interrupted(
+    mut result: CaseRunResult,
+    started: Instant,
+    plan: &CaseRunPlan<'_>,
+) -> CaseRunResult {
+    result.status = Status::Error;
+    result.reason = Some("interrupted (Ctrl-C) before it finished".into());
+    result.grade = None;
+    finish(result, started, plan)
 }
 
 fn finish(mut result: CaseRunResult, started: Instant, plan: &CaseRunPlan<'_>) -> CaseRunResult {

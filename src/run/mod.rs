@@ -1,8 +1,10 @@
 //! The run stage: plan case-runs, execute them through harnesses under process control, and
 //! record everything in the run folder as each one finishes.
 
+pub mod cache;
 pub mod execute;
 pub mod grade;
+pub mod plan;
 pub mod process;
 pub mod record;
 pub mod regrade;
@@ -16,6 +18,7 @@ use serde::Serialize;
 
 pub use execute::{CaseRunResult, Status};
 pub use grade::JudgeSlot;
+pub use plan::{Baseline, Mode, Shard, TriggerMode, Variant};
 
 use crate::assert::check::Checks;
 use crate::assert::urls::UrlPolicy;
@@ -23,8 +26,8 @@ use crate::config::{self, Config};
 use crate::diag::Problem;
 use crate::harness::command::CommandHarness;
 use crate::harness::{self, Harness, HarnessSettings, HostEnv, Unavailable};
-use crate::spec::Suite;
 use crate::spec::formats::LoadCtx;
+use crate::spec::{Case, Skill, SkillKind, Suite, TriggerCase};
 use crate::workspace::StageOptions;
 
 pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
@@ -51,6 +54,26 @@ pub struct RunOptions {
     pub allow_private_urls: bool,
     /// Loaded plugins: check types, formats, harnesses.
     pub plugins: crate::plugin::Plugins,
+    /// `--runs`: runs of each artifact case (over the suite's `variance.n_runs`).
+    pub runs: Option<u32>,
+    /// `--judge-jobs`: judge calls at once (over `ASSAY_JUDGE_CONCURRENCY`).
+    pub judge_jobs: Option<usize>,
+    pub mode: Mode,
+    pub trigger_mode: TriggerMode,
+    /// Runs of each trigger query (default 3).
+    pub trigger_runs: u32,
+    /// The trigger rate a should-trigger query needs, and a should-not query must stay under.
+    pub trigger_threshold: f64,
+    pub baseline: Option<Baseline>,
+    /// `--resume <run-dir>`: finish that run; only missing or errored case-runs are redone.
+    pub resume: Option<PathBuf>,
+    /// Reuse unchanged case-runs from the cache (off with `--no-cache`).
+    pub cache: bool,
+    pub shard: Option<Shard>,
+    /// The pass rate a case needs over its runs (1: every run).
+    pub min_pass_rate: f64,
+    /// The k of pass@k and pass^k.
+    pub pass_k: u32,
 }
 
 /// Why a run could not start.
@@ -73,23 +96,62 @@ pub enum RunEvent<'a> {
     },
     /// A case-run finished and is recorded.
     Finished(&'a CaseRunResult),
+    /// A case-run taken from the cache or kept from the run being resumed.
+    Reused(&'a Reused),
 }
 
 /// The finished run.
 #[derive(Debug, Serialize)]
 pub struct RunReport {
     pub dir: PathBuf,
+    /// The case-runs this invocation ran.
     pub results: Vec<CaseRunResult>,
+    #[serde(skip)]
+    pub reused: Vec<Reused>,
+    /// Ctrl-C stopped the run.
+    pub interrupted: bool,
 }
 
-/// One harness per (suite, case kind), resolved once.
+/// One planned case-run.
 struct Planned<'a> {
     suite: &'a Suite,
+    case: &'a Case,
+    trigger: Option<&'a TriggerCase>,
+    variant: Variant,
+    run: u32,
     judge: Option<JudgeSlot>,
-    case: usize,
     harness: usize,
     model: Option<String>,
     timeout: Duration,
+}
+
+impl Planned<'_> {
+    /// The case's id within the run, `suite/case` (shards keep a case's runs together).
+    fn case_key(&self) -> String {
+        format!("{}/{}", self.suite.id, self.case.id)
+    }
+
+    fn dir(&self, run_dir: &std::path::Path) -> PathBuf {
+        run_dir
+            .join(record::slug(&self.suite.id))
+            .join(record::slug(&self.case.id))
+            .join(self.variant.folder(self.run))
+    }
+}
+
+/// A case-run not run again: its result is already in the run folder (`--resume`) or came
+/// from the cache.
+#[derive(Debug)]
+pub struct Reused {
+    pub suite: String,
+    pub case: String,
+    pub run: u32,
+    pub variant: Variant,
+    /// One word, as [`outcome`] gives.
+    pub outcome: &'static str,
+    /// `cache` or `resume`.
+    pub from: &'static str,
+    pub dir: PathBuf,
 }
 
 /// The harness named for a suite, by precedence: flag > `ASSAY_HARNESS` > suite > assay.toml.
@@ -120,7 +182,7 @@ fn matches_filter(filter: &Option<String>, suite: &str, case: &str) -> bool {
 
 /// A folder for this run: `.assay/runs/<UTC timestamp>` unless given.
 fn run_dir(ctx: &LoadCtx, opts: &RunOptions) -> PathBuf {
-    if let Some(d) = &opts.output_dir {
+    if let Some(d) = opts.resume.as_ref().or(opts.output_dir.as_ref()) {
         return ctx.cwd.join(d);
     }
     let stamp = jiff::Timestamp::now()
@@ -134,6 +196,43 @@ fn run_dir(ctx: &LoadCtx, opts: &RunOptions) -> PathBuf {
         dir = base.join(format!("{stamp}-{n}"));
     }
     dir
+}
+
+/// A trigger eval as a case: its query is the one prompt; nothing else is staged.
+fn trigger_case(t: &TriggerCase) -> Case {
+    Case::new(t.id.clone(), t.location.clone(), vec![t.query.clone()])
+}
+
+/// The skill a baseline case-run installs instead of the suite's (`--baseline-skill`).
+fn baseline_skill(path: &std::path::Path, suite: &Suite) -> Skill {
+    let kind = if path.is_dir() {
+        SkillKind::Dir
+    } else {
+        SkillKind::Command
+    };
+    let description = suite.skill.as_ref().and_then(|s| s.description.clone());
+    Skill {
+        // Under the same name, so the baseline differs only in the skill's content.
+        name: suite
+            .skill
+            .as_ref()
+            .map(|s| s.name.clone())
+            .unwrap_or_else(|| {
+                path.file_stem()
+                    .map(|s| s.to_string_lossy().to_string())
+                    .unwrap_or_default()
+            }),
+        path: path.to_path_buf(),
+        kind,
+        description,
+    }
+}
+
+/// A result already in the run folder that `--resume` keeps: any that did not end in error.
+fn kept_result(dir: &std::path::Path) -> Option<serde_json::Value> {
+    let text = std::fs::read_to_string(dir.join("result.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    (v["status"] != "error").then_some(v)
 }
 
 /// Plans and runs every selected case of `suites`.
@@ -159,6 +258,30 @@ pub fn run(
     if !problems.is_empty() {
         return Err(NotStarted::BadInput(problems));
     }
+    if let Some(dir) = &opts.resume
+        && !ctx.cwd.join(dir).join("run.json").is_file()
+    {
+        return Err(NotStarted::Unavailable(vec![(
+            "resume".into(),
+            Unavailable {
+                message: format!("{} is not a run folder (it has no run.json)", dir.display()),
+                fix: "pass the folder `assay run` printed as `run folder:`".into(),
+            },
+        )]));
+    }
+
+    // Trigger evals become cases with one prompt, owned here for the plan to borrow.
+    let trigger_cases: Vec<Vec<Case>> = suites
+        .iter()
+        .map(|s| s.triggers.iter().map(trigger_case).collect())
+        .collect();
+    let baseline_skills: Vec<Option<Skill>> = suites
+        .iter()
+        .map(|s| match &opts.baseline {
+            Some(Baseline::Skill(p)) => Some(baseline_skill(p, s)),
+            _ => None,
+        })
+        .collect();
 
     // Harnesses, each checked before any case starts.
     let host = HostEnv::from_process();
@@ -166,7 +289,7 @@ pub fn run(
     let mut planned: Vec<Planned<'_>> = Vec::new();
     let mut unavailable: Vec<(String, Unavailable)> = Vec::new();
     let mut judges: Vec<(String, JudgeSlot)> = Vec::new();
-    for s in suites {
+    for (si, s) in suites.iter().enumerate() {
         let config = &configs[&s.project_root];
         let name = harness_name(opts, s, config);
         let settings = HarnessSettings {
@@ -186,10 +309,23 @@ pub fn run(
                 opts.command.clone()
             },
         };
-        for (ci, case) in s.cases.iter().enumerate() {
+        let mut work: Vec<(&Case, Option<&TriggerCase>)> = Vec::new();
+        if opts.mode.artifacts() {
+            work.extend(s.cases.iter().map(|c| (c, None)));
+        }
+        if opts.mode.triggers() {
+            work.extend(
+                trigger_cases[si]
+                    .iter()
+                    .zip(&s.triggers)
+                    .map(|(c, t)| (c, Some(t))),
+            );
+        }
+        for (case, trigger) in work {
             if !matches_filter(&opts.filter, &s.id, &case.id) {
                 continue;
             }
+            let judge_mode = trigger.is_some() && opts.trigger_mode == TriggerMode::Judge;
             let (key, h): (String, Box<dyn Harness>) = match &case.command {
                 Some(cmd) => (
                     format!("command:{}", cmd.argv.join("\u{0}")),
@@ -227,7 +363,9 @@ pub fn run(
             let idx = match harnesses.iter().position(|(k, _)| *k == key) {
                 Some(i) => i,
                 None => {
-                    if let Err(u) = h.preflight(&host)
+                    // A judged trigger eval starts no agent: its harness need not be here.
+                    if !judge_mode
+                        && let Err(u) = h.preflight(&host)
                         && !unavailable
                             .iter()
                             .any(|(n, e)| *n == h.name() && e.message == u.message)
@@ -244,25 +382,59 @@ pub fn run(
                 .or(s.defaults.timeout_secs)
                 .or(config.run.timeout)
                 .unwrap_or(DEFAULT_TIMEOUT_SECS);
-            let needs_judge = !case.judge.is_empty();
-            let judge =
-                needs_judge.then(|| judge_for(&mut judges, opts.judge.as_deref(), s, &host));
-            planned.push(Planned {
-                judge,
-                suite: s,
-                case: ci,
-                harness: idx,
-                model: opts
-                    .model
-                    .clone()
-                    .or_else(|| s.defaults.model.clone())
-                    .or_else(|| config.run.model.clone()),
-                timeout: Duration::from_secs(timeout),
+            let needs_judge = !case.judge.is_empty() || judge_mode;
+            let judge = needs_judge.then(|| {
+                judge_for(
+                    &mut judges,
+                    opts.judge.as_deref(),
+                    s,
+                    &host,
+                    opts.judge_jobs,
+                )
             });
+            let runs = match trigger {
+                Some(_) if judge_mode => 1,
+                Some(_) => opts.trigger_runs.max(1),
+                None => opts
+                    .runs
+                    .or(s.defaults.variance.map(|v| v.runs))
+                    .unwrap_or(1)
+                    .max(1),
+            };
+            let variants: &[Variant] =
+                if opts.baseline.is_some() && trigger.is_none() && case.command.is_none() {
+                    &[Variant::Skill, Variant::Baseline]
+                } else {
+                    &[Variant::Skill]
+                };
+            for &variant in variants {
+                for run in 1..=runs {
+                    planned.push(Planned {
+                        judge: judge.clone(),
+                        suite: s,
+                        case,
+                        trigger,
+                        variant,
+                        run,
+                        harness: idx,
+                        model: opts
+                            .model
+                            .clone()
+                            .or_else(|| s.defaults.model.clone())
+                            .or_else(|| config.run.model.clone()),
+                        timeout: Duration::from_secs(timeout),
+                    });
+                }
+            }
         }
     }
     if !unavailable.is_empty() {
         return Err(NotStarted::Unavailable(unavailable));
+    }
+    if let Some(shard) = opts.shard {
+        let keys: Vec<String> = planned.iter().map(Planned::case_key).collect();
+        let kept = shard.keeps(&keys);
+        planned.retain(|p| kept.contains(&p.case_key()));
     }
 
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -284,6 +456,7 @@ pub fn run(
     let dir = run_dir(ctx, opts);
     let _ = std::fs::create_dir_all(&dir);
     let started = jiff::Timestamp::now();
+    let plugins_record = serde_json::to_value(opts.plugins.record()).unwrap_or_default();
     let mut run_record = serde_json::json!({
         "assay_version": env!("CARGO_PKG_VERSION"),
         "started": started.to_string(),
@@ -295,12 +468,34 @@ pub fn run(
         }).collect::<Vec<_>>(),
         "options": {
             "harness": opts.harness, "model": opts.model, "timeout": opts.timeout, "jobs": opts.jobs,
+            "judge_jobs": opts.judge_jobs,
             "filter": opts.filter, "keep_workspaces": opts.keep_workspaces, "trust": opts.trust,
             "pass_env": opts.pass_env, "allow_private_urls": opts.allow_private_urls,
+            "runs": opts.runs, "mode": opts.mode, "trigger_mode": opts.trigger_mode,
+            "trigger_runs": opts.trigger_runs, "trigger_threshold": opts.trigger_threshold,
+            "baseline": match &opts.baseline {
+                None => serde_json::Value::Null,
+                Some(Baseline::WithoutSkill) => "without-skill".into(),
+                Some(Baseline::Skill(p)) => p.display().to_string().into(),
+            },
+            "cache": opts.cache,
+            "shard": opts.shard.map(|s| format!("{}/{}", s.index, s.count)),
+            "min_pass_rate": opts.min_pass_rate, "pass_k": opts.pass_k,
         },
-        "plugins": opts.plugins.record(),
+        "plugins": plugins_record,
         "projects": configs.iter().map(|(root, c)| (root.display().to_string(), serde_json::to_value(c).unwrap_or_default())).collect::<serde_json::Map<_, _>>(),
     });
+    if opts.resume.is_some()
+        && let Some(old) = std::fs::read_to_string(dir.join("run.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+    {
+        // The run keeps its first start; each resumption is noted.
+        let mut resumed = old["resumed"].as_array().cloned().unwrap_or_default();
+        resumed.push(started.to_string().into());
+        run_record["started"] = old["started"].clone();
+        run_record["resumed"] = resumed.into();
+    }
     let _ = record::write_json(&dir.join("run.json"), &run_record);
 
     let stage = StageOptions {
@@ -309,6 +504,7 @@ pub fn run(
         real_home: std::env::var_os("HOME").map(PathBuf::from),
         parent: opts.workspace_dir.clone(),
         install_skill: true,
+        command_as_skill: false,
         exclude: vec![dir.clone()],
     };
     let mut checks = Checks::builtin(UrlPolicy {
@@ -317,43 +513,207 @@ pub fn run(
     });
     opts.plugins.install(&mut checks);
     let jobs = opts.jobs.max(1);
+
+    // What is already done: kept results of a resumed run, then cache hits.
+    let env_key = cache::env_key(&stage.host_env, &opts.pass_env);
+    let mut reused: Vec<Reused> = Vec::new();
+    let mut to_run: Vec<(&Planned<'_>, Option<String>)> = Vec::new();
+    for p in &planned {
+        let case_dir = p.dir(&dir);
+        if opts.resume.is_some()
+            && let Some(v) = kept_result(&case_dir)
+        {
+            reused.push(reused_from(p, &v, "resume", case_dir));
+            continue;
+        }
+        let key = opts.cache.then(|| {
+            let h = &harnesses[p.harness].1;
+            cache::key(&cache::KeyInput {
+                suite: p.suite,
+                case: p.case,
+                trigger: p.trigger.map(|t| {
+                    serde_json::json!({
+                        "query": t.query, "should_trigger": t.should_trigger,
+                        "mode": opts.trigger_mode,
+                    })
+                }),
+                variant: match p.variant {
+                    Variant::Skill => "skill",
+                    Variant::Baseline => "baseline",
+                },
+                skill: match p.variant {
+                    Variant::Skill => p.suite.skill.as_ref(),
+                    Variant::Baseline => baseline_skills[suite_index(suites, p.suite)].as_ref(),
+                },
+                run: p.run,
+                harness: format!(
+                    "{}\u{0}{}\u{0}{}\u{0}{}",
+                    harnesses[p.harness].0,
+                    h.name(),
+                    versions.get(h.name()).cloned().unwrap_or_default(),
+                    match harnesses[p.harness].0.strip_prefix("command:") {
+                        Some(argv) => cache::program_digest(
+                            argv.split('\u{0}').next().unwrap_or(""),
+                            &p.suite.project_root
+                        ),
+                        None => String::new(),
+                    }
+                ),
+                model: p.model.as_deref(),
+                timeout_secs: p.timeout.as_secs(),
+                judge: p.judge.as_ref().map(|j| match j {
+                    JudgeSlot::Ready(_, info) => format!("{}:{}", info.provider, info.model),
+                    JudgeSlot::Unavailable(why) => why.clone(),
+                }),
+                plugins: &plugins_record,
+                env: &env_key,
+            })
+        });
+        if let Some(k) = &key {
+            let _ = std::fs::remove_dir_all(&case_dir);
+            if let Some(v) = cache::restore(&cache::root(&p.suite.project_root), k, &case_dir) {
+                reused.push(reused_from(p, &v, "cache", case_dir));
+                continue;
+            }
+        }
+        to_run.push((p, key));
+    }
+
     on_event(RunEvent::Started {
         case_runs: planned.len(),
         jobs,
         dir: &dir,
     });
+    for r in &reused {
+        on_event(RunEvent::Reused(r));
+    }
+
+    // Ctrl-C: the first stops launching and stops running agents (recorded as interrupted);
+    // a second kills every process group at once and exits.
+    let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+    let interrupted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let results = runtime.block_on(async {
-        let mut stream = futures::stream::iter(planned.iter().map(|p| {
-            let case = &p.suite.cases[p.case];
-            execute::execute(execute::CaseRunPlan {
-                suite: p.suite,
-                case,
-                run: 1,
-                harness: harnesses[p.harness].1.as_ref(),
-                model: p.model.clone(),
-                timeout: p.timeout,
-                trust: opts.trust,
-                keep_workspace: opts.keep_workspaces,
-                stage: stage.clone(),
-                dir: record::case_run_dir(&dir, &p.suite.id, &case.id, 1),
-                judge: p.judge.clone(),
-                checks: &checks,
-            })
+        let flag = interrupted.clone();
+        let signals = tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_err() {
+                return;
+            }
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            let _ = cancel_tx.send(true);
+            eprintln!(
+                "\ninterrupted: stopping the running agents and recording what finished (Ctrl-C again to kill at once)"
+            );
+            if tokio::signal::ctrl_c().await.is_ok() {
+                process::kill_all_groups();
+                eprintln!("killed");
+                std::process::exit(130);
+            }
+        });
+        let mut stream = futures::stream::iter(to_run.iter().map(|(p, key)| {
+            let stage = stage.clone();
+            let cancel = cancel_rx.clone();
+            let harnesses = &harnesses;
+            let checks = &checks;
+            let si = suite_index(suites, p.suite);
+            let dir = &dir;
+            let baseline_skills = &baseline_skills;
+            async move {
+                if *cancel.borrow() {
+                    return None;
+                }
+                let mut stage = stage;
+                let skill = match p.variant {
+                    Variant::Skill => None,
+                    Variant::Baseline => {
+                        stage.install_skill = baseline_skills[si].is_some();
+                        baseline_skills[si].clone()
+                    }
+                };
+                stage.command_as_skill = p.trigger.is_some();
+                let case_dir = p.dir(dir);
+                let _ = std::fs::remove_dir_all(&case_dir);
+                let r = execute::execute(execute::CaseRunPlan {
+                    suite: p.suite,
+                    case: p.case,
+                    run: p.run,
+                    variant: p.variant,
+                    trigger: p.trigger.map(|t| execute::TriggerPlan {
+                        case: t,
+                        mode: opts.trigger_mode,
+                        threshold: opts.trigger_threshold,
+                    }),
+                    skill,
+                    cancel: Some(cancel.clone()),
+                    harness: harnesses[p.harness].1.as_ref(),
+                    model: p.model.clone(),
+                    timeout: p.timeout,
+                    trust: opts.trust,
+                    keep_workspace: opts.keep_workspaces,
+                    stage,
+                    dir: case_dir.clone(),
+                    judge: p.judge.clone(),
+                    checks,
+                })
+                .await;
+                if let Some(k) = key
+                    && cacheable(&r)
+                {
+                    cache::store(&cache::root(&p.suite.project_root), k, &case_dir);
+                }
+                Some(r)
+            }
         }))
         .buffer_unordered(jobs);
         let mut results = Vec::new();
         while let Some(r) = stream.next().await {
-            on_event(RunEvent::Finished(&r));
-            results.push(r);
+            if let Some(r) = r {
+                on_event(RunEvent::Finished(&r));
+                results.push(r);
+            }
         }
+        signals.abort();
         results
     });
     // The run's end, for its wall time in reports.
     let finished = jiff::Timestamp::now();
     run_record["finished"] = finished.to_string().into();
     run_record["duration_ms"] = (finished.duration_since(started).as_millis() as u64).into();
+    let interrupted = interrupted.load(std::sync::atomic::Ordering::SeqCst);
+    if interrupted {
+        run_record["interrupted"] = true.into();
+    }
     let _ = record::write_json(&dir.join("run.json"), &run_record);
-    Ok(RunReport { dir, results })
+    Ok(RunReport {
+        dir,
+        results,
+        reused,
+        interrupted,
+    })
+}
+
+fn suite_index(suites: &[Suite], s: &Suite) -> usize {
+    suites.iter().position(|x| std::ptr::eq(x, s)).unwrap_or(0)
+}
+
+fn reused_from(p: &Planned<'_>, v: &serde_json::Value, from: &'static str, dir: PathBuf) -> Reused {
+    Reused {
+        suite: p.suite.id.clone(),
+        case: p.case.id.clone(),
+        run: p.run,
+        variant: p.variant,
+        outcome: crate::report::model::outcome_of(v).word(),
+        from,
+        dir,
+    }
+}
+
+/// Only case-runs that completed and were fully graded are worth reusing.
+fn cacheable(r: &CaseRunResult) -> bool {
+    r.status == Status::Completed
+        && r.grade
+            .as_ref()
+            .is_some_and(|g| g.verdict != crate::assert::verdict::Verdict::NotGraded)
+        && r.judge.as_ref().is_none_or(|j| j.error.is_none())
 }
 
 /// The judge for a suite's judge items, shared between suites that choose the same one (so its
@@ -363,13 +723,13 @@ pub fn judge_for(
     flag: Option<&str>,
     suite: &Suite,
     host: &HostEnv,
+    concurrency: Option<usize>,
 ) -> JudgeSlot {
-    let slot = match crate::judge::select(
-        flag,
-        &suite.defaults.judge,
-        host,
-        crate::judge::Limits::from_env(host),
-    ) {
+    let mut limits = crate::judge::Limits::from_env(host);
+    if let Some(c) = concurrency {
+        limits.concurrency = c.max(1);
+    }
+    let slot = match crate::judge::select(flag, &suite.defaults.judge, host, limits) {
         Ok((judge, info)) => JudgeSlot::Ready(std::sync::Arc::new(judge), info),
         Err(why) => JudgeSlot::Unavailable(why),
     };

@@ -30,6 +30,8 @@ pub struct Spawn {
     pub max_stdout: usize,
     /// How much of stderr's end to keep.
     pub stderr_tail: usize,
+    /// Set when the run is interrupted (Ctrl-C): the process is stopped like on a timeout.
+    pub cancel: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 impl Spawn {
@@ -44,6 +46,7 @@ impl Spawn {
             grace: Duration::from_secs(5),
             max_stdout: 64 << 20,
             stderr_tail: 16 << 10,
+            cancel: None,
         }
     }
 }
@@ -55,6 +58,8 @@ pub struct Exited {
     pub code: Option<i32>,
     pub signal: Option<i32>,
     pub timed_out: bool,
+    /// Stopped because the run was interrupted.
+    pub interrupted: bool,
     pub duration: Duration,
     pub stdout_bytes: u64,
     /// Whether stdout passed `max_stdout` and lines were dropped.
@@ -108,6 +113,7 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
         },
     })?;
     let pgid = child.id().map(|id| id as i32);
+    let _live = pgid.map(LiveGroup::register);
 
     if let (Some(bytes), Some(mut stdin)) = (spawn.stdin.clone(), child.stdin.take()) {
         // A child that exits without reading its input must not fail the run.
@@ -129,9 +135,19 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
     let deadline = tokio::time::Instant::now() + spawn.timeout;
 
     let mut timed_out = false;
+    let mut interrupted = false;
+    let mut cancel = spawn.cancel.clone();
     loop {
         line.clear();
-        match tokio::time::timeout_at(deadline, reader.read_until(b'\n', &mut line)).await {
+        let read = tokio::time::timeout_at(deadline, reader.read_until(b'\n', &mut line));
+        let read = tokio::select! {
+            r = read => r,
+            _ = cancelled(&mut cancel) => {
+                interrupted = true;
+                break;
+            }
+        };
+        match read {
             Err(_) => {
                 timed_out = true;
                 break;
@@ -149,14 +165,23 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
         }
     }
 
-    let status = if timed_out {
+    let status = if timed_out || interrupted {
         stop_group(pgid, &mut child, spawn.grace).await
     } else {
         // stdout closed: the process is ending; it still answers to the deadline.
-        match tokio::time::timeout_at(deadline, child.wait()).await {
-            Ok(s) => s.ok(),
-            Err(_) => {
+        let wait = tokio::time::timeout_at(deadline, child.wait());
+        let waited = tokio::select! {
+            w = wait => Some(w),
+            _ = cancelled(&mut cancel) => None,
+        };
+        match waited {
+            Some(Ok(s)) => s.ok(),
+            Some(Err(_)) => {
                 timed_out = true;
+                stop_group(pgid, &mut child, spawn.grace).await
+            }
+            None => {
+                interrupted = true;
                 stop_group(pgid, &mut child, spawn.grace).await
             }
         }
@@ -173,11 +198,56 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
         code: status.and_then(|s| s.code()),
         signal: status.and_then(|s| s.signal()),
         timed_out,
+        interrupted,
         duration: started.elapsed(),
         stdout_bytes,
         truncated,
         stderr_tail,
     })
+}
+
+/// Resolves when the run is interrupted; never, without a cancel signal.
+async fn cancelled(cancel: &mut Option<tokio::sync::watch::Receiver<bool>>) {
+    match cancel {
+        Some(rx) => {
+            if rx.wait_for(|c| *c).await.is_err() {
+                // The sender is gone: no interrupt can come any more.
+                std::future::pending::<()>().await;
+            }
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// Process groups alive now, so a second Ctrl-C can kill them all at once.
+static LIVE_GROUPS: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
+
+/// A registered process group, unregistered when dropped.
+struct LiveGroup(i32);
+
+impl LiveGroup {
+    fn register(pgid: i32) -> LiveGroup {
+        if let Ok(mut g) = LIVE_GROUPS.lock() {
+            g.push(pgid);
+        }
+        LiveGroup(pgid)
+    }
+}
+
+impl Drop for LiveGroup {
+    fn drop(&mut self) {
+        if let Ok(mut g) = LIVE_GROUPS.lock() {
+            g.retain(|p| *p != self.0);
+        }
+    }
+}
+
+/// SIGKILL to every process group assay started that is still alive.
+pub fn kill_all_groups() {
+    let groups = LIVE_GROUPS.lock().map(|g| g.clone()).unwrap_or_default();
+    for pgid in groups {
+        kill_group(Some(pgid), rustix::process::Signal::KILL);
+    }
 }
 
 /// SIGTERM to the group, then SIGKILL after `grace`; returns the exit status.

@@ -79,6 +79,9 @@ pub struct StageOptions {
     pub parent: Option<PathBuf>,
     /// Install the skill under test (false for a baseline run).
     pub install_skill: bool,
+    /// Install a slash-command skill as a skill folder (`.claude/skills/<name>/SKILL.md`), for
+    /// trigger evals: only skills are offered to the model to invoke on their own.
+    pub command_as_skill: bool,
     /// Folders never copied into a workspace: the run folder and the workspaces' parent.
     pub exclude: Vec<PathBuf>,
 }
@@ -148,7 +151,9 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
             copy::copy_tree(overlay, &root, false),
         )?;
     }
-    let skill_dest = if opts.install_skill {
+    let skill_dest = if opts.install_skill && opts.command_as_skill {
+        install_command_as_skill(suite, &root)?
+    } else if opts.install_skill {
         install_skill(suite, &root)?
     } else {
         remove_skill(suite, &root)?
@@ -307,6 +312,58 @@ fn install_hooks(hooks_file: &Path, root: &Path) -> Result<(), StageError> {
         &settings_path,
         std::fs::write(&settings_path, text),
     )
+}
+
+/// A slash command installed as a skill folder for trigger evals: the command file is removed
+/// and its text becomes `SKILL.md`, with `name` and `description` front matter added when the
+/// command has none (the model decides from them whether to invoke it).
+fn install_command_as_skill(
+    suite: &SuiteStage,
+    root: &Path,
+) -> Result<Option<PathBuf>, StageError> {
+    let Some(skill) = suite
+        .skill
+        .as_ref()
+        .filter(|s| s.kind == SkillKind::Command)
+    else {
+        return install_skill(suite, root);
+    };
+    remove_skill(suite, root)?;
+    let text = io(
+        "read the command",
+        &skill.path,
+        std::fs::read_to_string(&skill.path),
+    )?;
+    let rel = skill_path(SkillKind::Dir, &skill.name);
+    let dest = root.join(&rel).join("SKILL.md");
+    let body = if text.starts_with("---") {
+        text
+    } else {
+        let description = skill
+            .description
+            .clone()
+            .or_else(|| {
+                text.lines()
+                    .map(str::trim)
+                    .find(|l| !l.is_empty() && !l.starts_with('#'))
+                    .map(str::to_string)
+            })
+            .unwrap_or_else(|| skill.name.clone());
+        format!(
+            "---\nname: {}\ndescription: {}\n---\n\n{text}",
+            skill.name,
+            serde_json::Value::String(description)
+        )
+    };
+    if let Some(parent) = dest.parent() {
+        io("create", parent, std::fs::create_dir_all(parent))?;
+    }
+    io(
+        "install the command as a skill at",
+        &dest,
+        std::fs::write(&dest, body),
+    )?;
+    Ok(Some(rel))
 }
 
 /// For a baseline: the skill under test must not be there.

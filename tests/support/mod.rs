@@ -40,6 +40,8 @@ pub fn assay(dir: &Path, args: &[&str]) -> Output {
         .current_dir(dir)
         .env("NO_COLOR", "1")
         .env_remove("CLICOLOR_FORCE")
+        // Every test sees its case-runs really run; the cache's own tests turn it back on.
+        .env("ASSAY_NO_CACHE", "1")
         .output()
         .expect("assay runs")
 }
@@ -136,6 +138,7 @@ pub fn assay_env(dir: &Path, args: &[&str], env: &[(&str, String)]) -> Output {
         .args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")
+        .env("ASSAY_NO_CACHE", "1")
         .env_remove("ANTHROPIC_AUTH_TOKEN")
         .env_remove("CLAUDE_CODE_OAUTH_TOKEN")
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))

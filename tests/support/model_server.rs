@@ -51,6 +51,11 @@ struct Rule {
     when: String,
     replies: Vec<Reply>,
     next: usize,
+    /// Reply by the conversation's own step (its assistant messages so far), so concurrent
+    /// conversations with the same prompt each get the whole script (Anthropic API only).
+    per_conversation: bool,
+    /// Only for requests whose text contains this (e.g. a skill offered to the model).
+    requires: Option<String>,
 }
 
 #[derive(Default)]
@@ -87,6 +92,21 @@ impl ModelServer {
             when: when.to_string(),
             replies,
             next: 0,
+            per_conversation: false,
+            requires: None,
+        });
+    }
+
+    /// Like [`script`](Self::script), but every conversation with this prompt gets the whole
+    /// script from its first reply, however many run at once; with `requires`, only requests
+    /// containing that text (anywhere: system prompt, tools, messages) match.
+    pub fn script_each(&self, when: &str, requires: Option<&str>, replies: Vec<Reply>) {
+        self.shared.rules.lock().unwrap().push(Rule {
+            when: when.to_string(),
+            replies,
+            next: 0,
+            per_conversation: true,
+            requires: requires.map(str::to_string),
         });
     }
 
@@ -148,7 +168,10 @@ async fn messages(
     shared.requests.lock().unwrap().push(req.clone());
     // The rule for the newest user message that any rule matches: a skill's injected text or a
     // tool result does not change which conversation this is.
-    let reply = next_reply(&shared, &user_texts(&req));
+    let step = req["messages"]
+        .as_array()
+        .map(|m| m.iter().filter(|m| m["role"] == "assistant").count());
+    let reply = next_reply(&shared, &user_texts(&req), step, &body);
     let id = {
         let mut n = shared.ids.lock().unwrap();
         *n += 1;
@@ -289,16 +312,22 @@ fn codex_cwd(req: &Value) -> String {
         .unwrap_or_default()
 }
 
-fn next_reply(shared: &Shared, said: &[String]) -> Reply {
+fn next_reply(shared: &Shared, said: &[String], step: Option<usize>, body: &str) -> Reply {
     let mut rules = shared.rules.lock().unwrap();
-    let hit = said
-        .iter()
-        .find_map(|t| rules.iter().position(|r| t.contains(&r.when)));
+    let hit = said.iter().find_map(|t| {
+        rules.iter().position(|r| {
+            t.contains(&r.when) && r.requires.as_ref().is_none_or(|x| body.contains(x.as_str()))
+        })
+    });
     match hit.map(|i| &mut rules[i]) {
         Some(rule) => {
+            let at = match step {
+                Some(s) if rule.per_conversation => s,
+                _ => rule.next,
+            };
             let r = rule
                 .replies
-                .get(rule.next)
+                .get(at)
                 .cloned()
                 .unwrap_or_else(|| text("done"));
             rule.next += 1;
@@ -311,7 +340,7 @@ fn next_reply(shared: &Shared, said: &[String]) -> Reply {
 async fn responses(State(shared): State<Arc<Shared>>, body: String) -> Response {
     let req: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
     shared.requests.lock().unwrap().push(req.clone());
-    let reply = next_reply(&shared, &input_texts(&req));
+    let reply = next_reply(&shared, &input_texts(&req), None, &body);
     let id = {
         let mut n = shared.ids.lock().unwrap();
         *n += 1;
@@ -422,7 +451,7 @@ async fn gemini(
         );
     }
     shared.requests.lock().unwrap().push(req.clone());
-    let part = match next_reply(&shared, &gemini_texts(&req)) {
+    let part = match next_reply(&shared, &gemini_texts(&req), None, &body) {
         Reply::Hang => {
             tokio::time::sleep(Duration::from_secs(3600)).await;
             return Response::new(Body::empty());

@@ -1,0 +1,706 @@
+//! Statistics over a run's case-runs: each case over its runs, each suite and the whole run,
+//! trigger rates with precision and recall, and what the skill changes against its baseline.
+//! Computed from `result.json` files alone, so `assay run` and `assay report` agree.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::model::{Outcome, outcome_of};
+use crate::stats;
+
+/// The few fields of a `result.json` the statistics need (kept small: a run may have 10,000).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub suite: String,
+    pub case: String,
+    pub run: u32,
+    pub trigger: bool,
+    pub baseline: bool,
+    pub outcome: Outcome,
+    pub score: Option<f64>,
+    pub duration_ms: u64,
+    pub tokens: u64,
+    pub cost_usd: Option<f64>,
+    pub cached: bool,
+    pub reason: Option<String>,
+    pub min_stability: Option<f64>,
+    pub query: String,
+    pub should_trigger: bool,
+    pub fired: Option<bool>,
+    pub threshold: f64,
+    pub trigger_mode: String,
+    pub note: Option<String>,
+    /// The case-run's folder, relative to the run folder.
+    pub dir: std::path::PathBuf,
+}
+
+impl Row {
+    pub fn of(r: &Value) -> Row {
+        let outcome = outcome_of(r);
+        let t = &r["trigger"];
+        Row {
+            suite: r["suite"].as_str().unwrap_or_default().to_string(),
+            case: r["case"].as_str().unwrap_or_default().to_string(),
+            run: r["run"].as_u64().unwrap_or(1) as u32,
+            trigger: r["kind"] == "trigger",
+            baseline: r["variant"] == "baseline",
+            outcome,
+            score: r["grade"]["score"].as_f64(),
+            duration_ms: r["duration_ms"].as_u64().unwrap_or(0),
+            tokens: r["usage"]["input_tokens"].as_u64().unwrap_or(0)
+                + r["usage"]["output_tokens"].as_u64().unwrap_or(0),
+            cost_usd: r["cost_usd"].as_f64(),
+            cached: r["cached"].is_object(),
+            reason: match outcome {
+                Outcome::Passed => None,
+                _ => r["grade"]["reasons"][0]
+                    .as_str()
+                    .or_else(|| r["reason"].as_str())
+                    .map(str::to_string),
+            },
+            min_stability: r["min_stability"].as_f64(),
+            query: t["query"].as_str().unwrap_or_default().to_string(),
+            should_trigger: t["should_trigger"].as_bool().unwrap_or(false),
+            fired: t["fired"].as_bool(),
+            threshold: t["threshold"].as_f64().unwrap_or(0.5),
+            trigger_mode: t["mode"].as_str().unwrap_or("agent").to_string(),
+            note: t["note"].as_str().map(str::to_string),
+            dir: std::path::PathBuf::new(),
+        }
+    }
+}
+
+/// How cases are judged over their runs, as the run recorded it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Settings {
+    pub min_pass_rate: f64,
+    pub pass_k: u32,
+}
+
+impl Settings {
+    /// From `run.json`'s options (defaults for runs recorded before they existed).
+    pub fn of(run_json: &Value) -> Settings {
+        let o = &run_json["options"];
+        Settings {
+            min_pass_rate: o["min_pass_rate"].as_f64().unwrap_or(1.0),
+            pass_k: o["pass_k"].as_u64().unwrap_or(3).max(1) as u32,
+        }
+    }
+}
+
+/// A pass rate with its Wilson 95% interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Rate {
+    pub n: u64,
+    pub passed: u64,
+    pub rate: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+impl Rate {
+    fn of(passed: u64, n: u64) -> Rate {
+        let (low, high) = stats::wilson(passed, n);
+        Rate {
+            n,
+            passed,
+            rate: if n == 0 {
+                0.0
+            } else {
+                passed as f64 / n as f64
+            },
+            low,
+            high,
+        }
+    }
+}
+
+/// One case over its runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CaseStats {
+    pub suite: String,
+    pub case: String,
+    /// Graded runs (skipped and not-graded ones are left out).
+    pub runs: u64,
+    pub errors: u64,
+    pub cached: u64,
+    pub pass_rate: Rate,
+    /// The k used for pass@k and pass^k: `--pass-k`, capped at the runs.
+    pub k: u32,
+    pub pass_at_k: Option<f64>,
+    pub pass_hat_k: Option<f64>,
+    pub score_mean: Option<f64>,
+    pub score_sd: Option<f64>,
+    /// The share of runs agreeing with the majority verdict.
+    pub stability: f64,
+    pub min_stability: Option<f64>,
+    /// Some runs passed and some did not.
+    pub flaky: bool,
+    /// `pass`, `fail`, `error` (only errors) or `none` (nothing graded).
+    pub verdict: &'static str,
+    pub reason: Option<String>,
+}
+
+/// Totals over cases: of a suite, or of the whole run (`suite` is `*`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Totals {
+    pub suite: String,
+    pub cases: usize,
+    pub cases_passed: usize,
+    pub cases_failed: usize,
+    /// Over every graded case-run.
+    pub pass_rate: Rate,
+    /// Means over the cases.
+    pub pass_at_k: Option<f64>,
+    pub pass_hat_k: Option<f64>,
+    pub score_mean: Option<f64>,
+    pub score_sd: Option<f64>,
+    pub stability: Option<f64>,
+    pub flaky: Vec<String>,
+}
+
+/// One trigger query over its runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TriggerStats {
+    pub suite: String,
+    pub id: String,
+    pub query: String,
+    pub should_trigger: bool,
+    /// Runs that could tell (the agent did not fail).
+    pub runs: u64,
+    pub fired: u64,
+    pub trigger_rate: f64,
+    pub threshold: f64,
+    /// `agent` (observed) or `judge` (estimated from the name and description).
+    pub mode: String,
+    pub passed: bool,
+    pub note: Option<String>,
+}
+
+/// A suite's trigger queries as a classifier: "fires" is a rate at or over the threshold.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TriggerTotals {
+    pub suite: String,
+    pub mode: String,
+    pub queries: usize,
+    pub passed: usize,
+    pub precision: Option<f64>,
+    pub recall: Option<f64>,
+    pub accuracy: Option<f64>,
+    pub true_positives: u64,
+    pub false_positives: u64,
+    pub true_negatives: u64,
+    pub false_negatives: u64,
+}
+
+/// One arm of a baseline comparison.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Arm {
+    pub pass_rate: Rate,
+    pub duration_ms_mean: Option<f64>,
+    pub tokens_mean: Option<f64>,
+    pub cost_usd_mean: Option<f64>,
+}
+
+/// With the skill against the baseline, for a case or (`case` is `*`) the whole run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BaselineStats {
+    pub suite: String,
+    pub case: String,
+    pub skill: Arm,
+    pub baseline: Arm,
+    /// Skill minus baseline.
+    pub delta_pass_rate: f64,
+    pub delta_duration_ms: Option<f64>,
+    pub delta_tokens: Option<f64>,
+    pub delta_cost_usd: Option<f64>,
+    /// Fisher's exact test (two-sided) on the pass/fail counts of the two arms.
+    pub p_value: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Aggregates {
+    pub settings: Settings,
+    pub cases: Vec<CaseStats>,
+    pub suites: Vec<Totals>,
+    pub total: Totals,
+    pub triggers: Vec<TriggerStats>,
+    pub trigger_suites: Vec<TriggerTotals>,
+    pub baselines: Vec<BaselineStats>,
+    pub baseline_total: Option<BaselineStats>,
+}
+
+impl Aggregates {
+    /// Whether anything failed: a case, or a trigger query.
+    pub fn failed(&self) -> bool {
+        self.cases.iter().any(|c| c.verdict == "fail") || self.triggers.iter().any(|t| !t.passed)
+    }
+}
+
+fn graded(o: Outcome) -> bool {
+    matches!(o, Outcome::Passed | Outcome::Failed | Outcome::Error)
+}
+
+fn case_stats(rows: &[&Row], s: Settings) -> CaseStats {
+    let n = rows.iter().filter(|r| graded(r.outcome)).count() as u64;
+    let passed = rows.iter().filter(|r| r.outcome == Outcome::Passed).count() as u64;
+    let errors = rows.iter().filter(|r| r.outcome == Outcome::Error).count() as u64;
+    let k = s.pass_k.min(n.max(1) as u32);
+    let scores: Vec<f64> = rows
+        .iter()
+        .filter(|r| graded(r.outcome))
+        .filter_map(|r| r.score)
+        .collect();
+    let sd = stats::mean_sd(&scores);
+    let stability = stats::stability(passed, n);
+    let min_stability = rows.iter().find_map(|r| r.min_stability);
+    let rate = Rate::of(passed, n);
+    let verdict = if n == 0 {
+        "none"
+    } else if errors == n {
+        "error"
+    } else {
+        let ok = match min_stability {
+            // clauditor `variance`: most runs pass, and the runs agree enough.
+            Some(ms) => passed * 2 > n && stability >= ms,
+            None => rate.rate >= s.min_pass_rate,
+        };
+        if ok { "pass" } else { "fail" }
+    };
+    let reason = (verdict == "fail").then(|| {
+        let first = rows
+            .iter()
+            .find_map(|r| r.reason.clone())
+            .unwrap_or_default();
+        match min_stability {
+            Some(ms) => format!(
+                "{passed}/{n} runs passed (stability {stability:.2}, needs {ms:.2}): {first}"
+            ),
+            None if n > 1 => format!(
+                "{passed}/{n} runs passed (needs {:.0}%): {first}",
+                s.min_pass_rate * 100.0
+            ),
+            None => first,
+        }
+    });
+    CaseStats {
+        suite: rows[0].suite.clone(),
+        case: rows[0].case.clone(),
+        runs: n,
+        errors,
+        cached: rows.iter().filter(|r| r.cached).count() as u64,
+        pass_rate: rate,
+        k,
+        pass_at_k: stats::pass_at_k(n, passed, k as u64),
+        pass_hat_k: stats::pass_hat_k(n, passed, k as u64),
+        score_mean: sd.map(|x| x.0),
+        score_sd: sd.map(|x| x.1),
+        stability,
+        min_stability,
+        flaky: passed > 0 && passed < n,
+        verdict,
+        reason,
+    }
+}
+
+fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
+    let v: Vec<f64> = xs.collect();
+    stats::mean_sd(&v).map(|x| x.0)
+}
+
+fn totals(suite: &str, cases: &[&CaseStats], rows: &[&Row]) -> Totals {
+    let n = rows.iter().filter(|r| graded(r.outcome)).count() as u64;
+    let passed = rows.iter().filter(|r| r.outcome == Outcome::Passed).count() as u64;
+    let scores: Vec<f64> = rows
+        .iter()
+        .filter(|r| graded(r.outcome))
+        .filter_map(|r| r.score)
+        .collect();
+    let sd = stats::mean_sd(&scores);
+    Totals {
+        suite: suite.to_string(),
+        cases: cases.len(),
+        cases_passed: cases.iter().filter(|c| c.verdict == "pass").count(),
+        cases_failed: cases.iter().filter(|c| c.verdict == "fail").count(),
+        pass_rate: Rate::of(passed, n),
+        pass_at_k: mean(cases.iter().filter_map(|c| c.pass_at_k)),
+        pass_hat_k: mean(cases.iter().filter_map(|c| c.pass_hat_k)),
+        score_mean: sd.map(|x| x.0),
+        score_sd: sd.map(|x| x.1),
+        stability: mean(cases.iter().filter(|c| c.runs > 0).map(|c| c.stability)),
+        flaky: cases
+            .iter()
+            .filter(|c| c.flaky)
+            .map(|c| format!("{}/{}", c.suite, c.case))
+            .collect(),
+    }
+}
+
+fn trigger_stats(rows: &[&Row]) -> TriggerStats {
+    let told: Vec<&&Row> = rows.iter().filter(|r| r.fired.is_some()).collect();
+    let fired = told.iter().filter(|r| r.fired == Some(true)).count() as u64;
+    let n = told.len() as u64;
+    let r0 = rows[0];
+    let rate = if n == 0 { 0.0 } else { fired as f64 / n as f64 };
+    TriggerStats {
+        suite: r0.suite.clone(),
+        id: r0.case.clone(),
+        query: r0.query.clone(),
+        should_trigger: r0.should_trigger,
+        runs: n,
+        fired,
+        trigger_rate: rate,
+        threshold: r0.threshold,
+        mode: r0.trigger_mode.clone(),
+        // No run that could tell is never a pass.
+        passed: n > 0 && ((rate >= r0.threshold) == r0.should_trigger),
+        note: r0.note.clone(),
+    }
+}
+
+fn arm(rows: &[&Row]) -> Arm {
+    let graded_rows: Vec<&&Row> = rows.iter().filter(|r| graded(r.outcome)).collect();
+    let passed = graded_rows
+        .iter()
+        .filter(|r| r.outcome == Outcome::Passed)
+        .count() as u64;
+    Arm {
+        pass_rate: Rate::of(passed, graded_rows.len() as u64),
+        duration_ms_mean: mean(graded_rows.iter().map(|r| r.duration_ms as f64)),
+        tokens_mean: mean(graded_rows.iter().map(|r| r.tokens as f64)),
+        cost_usd_mean: mean(graded_rows.iter().filter_map(|r| r.cost_usd)),
+    }
+}
+
+fn baseline_stats(suite: &str, case: &str, skill: &[&Row], base: &[&Row]) -> BaselineStats {
+    let (a, b) = (arm(skill), arm(base));
+    let diff = |x: Option<f64>, y: Option<f64>| Some(x? - y?);
+    BaselineStats {
+        suite: suite.to_string(),
+        case: case.to_string(),
+        delta_pass_rate: a.pass_rate.rate - b.pass_rate.rate,
+        delta_duration_ms: diff(a.duration_ms_mean, b.duration_ms_mean),
+        delta_tokens: diff(a.tokens_mean, b.tokens_mean),
+        delta_cost_usd: diff(a.cost_usd_mean, b.cost_usd_mean),
+        p_value: stats::fisher_exact(
+            a.pass_rate.passed,
+            a.pass_rate.n - a.pass_rate.passed,
+            b.pass_rate.passed,
+            b.pass_rate.n - b.pass_rate.passed,
+        ),
+        skill: a,
+        baseline: b,
+    }
+}
+
+/// Every statistic of a run, from its rows.
+pub fn aggregate(rows: &[Row], settings: Settings) -> Aggregates {
+    // Groups in first-seen order of (suite, case), runs in run order.
+    let mut order: Vec<(String, String)> = Vec::new();
+    let mut groups: BTreeMap<(String, String), Vec<&Row>> = BTreeMap::new();
+    for r in rows {
+        let key = (r.suite.clone(), r.case.clone());
+        if !groups.contains_key(&key) {
+            order.push(key.clone());
+        }
+        groups.entry(key).or_default().push(r);
+    }
+    let mut cases = Vec::new();
+    let mut triggers = Vec::new();
+    let mut baselines = Vec::new();
+    for key in &order {
+        let mut g = groups[key].clone();
+        g.sort_by_key(|r| r.run);
+        let (base, main): (Vec<&Row>, Vec<&Row>) = g.iter().partition(|r| r.baseline);
+        if main.is_empty() {
+            continue;
+        }
+        if main[0].trigger {
+            triggers.push(trigger_stats(&main));
+            continue;
+        }
+        cases.push(case_stats(&main, settings));
+        if !base.is_empty() {
+            baselines.push(baseline_stats(&key.0, &key.1, &main, &base));
+        }
+    }
+    let mut suite_names: Vec<String> = Vec::new();
+    for c in &cases {
+        if !suite_names.contains(&c.suite) {
+            suite_names.push(c.suite.clone());
+        }
+    }
+    let case_rows: Vec<&Row> = rows.iter().filter(|r| !r.trigger && !r.baseline).collect();
+    let suites = suite_names
+        .iter()
+        .map(|s| {
+            let cs: Vec<&CaseStats> = cases.iter().filter(|c| c.suite == *s).collect();
+            let rs: Vec<&Row> = case_rows
+                .iter()
+                .copied()
+                .filter(|r| r.suite == *s)
+                .collect();
+            totals(s, &cs, &rs)
+        })
+        .collect();
+    let total = totals("*", &cases.iter().collect::<Vec<_>>(), &case_rows);
+
+    let mut trigger_suites: Vec<TriggerTotals> = Vec::new();
+    for t in &triggers {
+        let i = match trigger_suites.iter().position(|x| x.suite == t.suite) {
+            Some(i) => i,
+            None => {
+                trigger_suites.push(TriggerTotals {
+                    suite: t.suite.clone(),
+                    mode: t.mode.clone(),
+                    queries: 0,
+                    passed: 0,
+                    precision: None,
+                    recall: None,
+                    accuracy: None,
+                    true_positives: 0,
+                    false_positives: 0,
+                    true_negatives: 0,
+                    false_negatives: 0,
+                });
+                trigger_suites.len() - 1
+            }
+        };
+        let s = &mut trigger_suites[i];
+        s.queries += 1;
+        s.passed += t.passed as usize;
+        if t.runs == 0 {
+            continue;
+        }
+        let fires = t.trigger_rate >= t.threshold;
+        match (fires, t.should_trigger) {
+            (true, true) => s.true_positives += 1,
+            (true, false) => s.false_positives += 1,
+            (false, false) => s.true_negatives += 1,
+            (false, true) => s.false_negatives += 1,
+        }
+    }
+    for s in &mut trigger_suites {
+        let c = stats::Confusion {
+            tp: s.true_positives,
+            fp: s.false_positives,
+            tn: s.true_negatives,
+            fn_: s.false_negatives,
+        };
+        s.precision = c.precision();
+        s.recall = c.recall();
+        s.accuracy = c.accuracy();
+    }
+
+    let baseline_total = (!baselines.is_empty()).then(|| {
+        let skill: Vec<&Row> = rows.iter().filter(|r| !r.trigger && !r.baseline).collect();
+        let base: Vec<&Row> = rows.iter().filter(|r| !r.trigger && r.baseline).collect();
+        baseline_stats("*", "*", &skill, &base)
+    });
+    Aggregates {
+        settings,
+        cases,
+        suites,
+        total,
+        triggers,
+        trigger_suites,
+        baselines,
+        baseline_total,
+    }
+}
+
+/// The rows of a run folder, reading each `result.json` once and keeping only the row.
+pub fn rows_of(dir: &std::path::Path) -> Vec<Row> {
+    crate::run::record::case_run_results(dir)
+        .into_iter()
+        .filter_map(|f| {
+            let v: Value = serde_json::from_str(&std::fs::read_to_string(&f).ok()?).ok()?;
+            let mut row = Row::of(&v);
+            let case_dir = f.parent()?;
+            row.dir = case_dir.strip_prefix(dir).unwrap_or(case_dir).to_path_buf();
+            Some(row)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(case: &str, run: u32, outcome: Outcome) -> Row {
+        Row {
+            suite: "s".into(),
+            case: case.into(),
+            run,
+            trigger: false,
+            baseline: false,
+            outcome,
+            score: Some(if outcome == Outcome::Passed { 1.0 } else { 0.0 }),
+            duration_ms: 1000,
+            tokens: 100,
+            cost_usd: None,
+            cached: false,
+            reason: (outcome != Outcome::Passed).then(|| "wrong".into()),
+            min_stability: None,
+            query: String::new(),
+            should_trigger: false,
+            fired: None,
+            threshold: 0.5,
+            trigger_mode: "agent".into(),
+            note: None,
+            dir: Default::default(),
+        }
+    }
+
+    const STRICT: Settings = Settings {
+        min_pass_rate: 1.0,
+        pass_k: 3,
+    };
+
+    #[test]
+    fn a_flaky_case_has_its_statistics_and_fails_a_strict_gate() {
+        let rows: Vec<Row> = (1..=5)
+            .map(|i| {
+                row(
+                    "c",
+                    i,
+                    if i <= 3 {
+                        Outcome::Passed
+                    } else {
+                        Outcome::Failed
+                    },
+                )
+            })
+            .collect();
+        let a = aggregate(&rows, STRICT);
+        let c = &a.cases[0];
+        assert_eq!((c.runs, c.pass_rate.passed), (5, 3));
+        assert!((c.pass_rate.rate - 0.6).abs() < 1e-12);
+        assert!((c.pass_rate.low - 0.2307).abs() < 1e-3, "{c:?}");
+        assert!((c.pass_rate.high - 0.8824).abs() < 1e-3, "{c:?}");
+        // pass@3 = 1 - C(2,3)/C(5,3) = 1; pass^3 = C(3,3)/C(5,3) = 0.1.
+        assert_eq!(c.pass_at_k, Some(1.0));
+        assert!((c.pass_hat_k.unwrap() - 0.1).abs() < 1e-12);
+        assert!((c.stability - 0.6).abs() < 1e-12);
+        assert!(c.flaky);
+        assert_eq!(c.verdict, "fail");
+        assert!(c.reason.as_deref().unwrap().starts_with("3/5 runs passed"));
+        assert!(a.failed());
+        assert_eq!(a.total.flaky, ["s/c"]);
+        // A 60% gate lets it pass.
+        let lenient = aggregate(
+            &rows,
+            Settings {
+                min_pass_rate: 0.6,
+                pass_k: 3,
+            },
+        );
+        assert_eq!(lenient.cases[0].verdict, "pass");
+    }
+
+    #[test]
+    fn min_stability_gates_the_case() {
+        let mut rows: Vec<Row> = (1..=5)
+            .map(|i| {
+                row(
+                    "c",
+                    i,
+                    if i <= 4 {
+                        Outcome::Passed
+                    } else {
+                        Outcome::Failed
+                    },
+                )
+            })
+            .collect();
+        for r in &mut rows {
+            r.min_stability = Some(0.8);
+        }
+        assert_eq!(aggregate(&rows, STRICT).cases[0].verdict, "pass");
+        rows[3].outcome = Outcome::Failed;
+        let a = aggregate(&rows, STRICT);
+        assert_eq!(a.cases[0].verdict, "fail");
+        assert!(
+            a.cases[0]
+                .reason
+                .as_deref()
+                .unwrap()
+                .contains("stability 0.60")
+        );
+    }
+
+    #[test]
+    fn triggers_pass_by_threshold_and_classify() {
+        let t = |id: &str, should: bool, fired: &[bool]| -> Vec<Row> {
+            fired
+                .iter()
+                .enumerate()
+                .map(|(i, f)| Row {
+                    trigger: true,
+                    query: format!("q {id}"),
+                    should_trigger: should,
+                    fired: Some(*f),
+                    ..row(id, i as u32 + 1, Outcome::Passed)
+                })
+                .collect()
+        };
+        let mut rows = t("yes-1", true, &[true, true, false]); // 0.67 ≥ 0.5: pass, TP
+        rows.extend(t("yes-2", true, &[false, false, true])); // 0.33: fail, FN
+        rows.extend(t("no-1", false, &[false, false, false])); // 0: pass, TN
+        rows.extend(t("no-2", false, &[true, true, true])); // 1: fail, FP
+        let a = aggregate(&rows, STRICT);
+        let passed: Vec<bool> = a.triggers.iter().map(|t| t.passed).collect();
+        assert_eq!(passed, [true, false, true, false]);
+        let s = &a.trigger_suites[0];
+        assert_eq!(
+            (
+                s.true_positives,
+                s.false_negatives,
+                s.true_negatives,
+                s.false_positives
+            ),
+            (1, 1, 1, 1)
+        );
+        assert_eq!(s.precision, Some(0.5));
+        assert_eq!(s.recall, Some(0.5));
+        assert_eq!(s.accuracy, Some(0.5));
+        assert!(a.failed());
+        assert!(a.cases.is_empty());
+    }
+
+    #[test]
+    fn baselines_give_deltas_and_a_p_value() {
+        let mut rows = Vec::new();
+        for i in 1..=10 {
+            rows.push(row("c", i, Outcome::Passed));
+            rows.push(Row {
+                baseline: true,
+                duration_ms: 3000,
+                tokens: 300,
+                ..row("c", i, Outcome::Failed)
+            });
+        }
+        let a = aggregate(&rows, STRICT);
+        let b = &a.baselines[0];
+        assert_eq!(b.delta_pass_rate, 1.0);
+        assert_eq!(b.delta_duration_ms, Some(-2000.0));
+        assert_eq!(b.delta_tokens, Some(-200.0));
+        // Fisher's exact test on [[10, 0], [0, 10]] (R: 1.0825e-05).
+        assert!((b.p_value - 1.0825088e-05).abs() < 1e-9, "{}", b.p_value);
+        assert_eq!(a.baseline_total.as_ref().unwrap().p_value, b.p_value);
+        // The baseline's failures are not the case's.
+        assert_eq!(a.cases[0].verdict, "pass");
+        assert!(!a.failed());
+    }
+
+    #[test]
+    fn skipped_and_errored_runs() {
+        let rows = vec![row("a", 1, Outcome::Skipped), row("b", 1, Outcome::Error)];
+        let a = aggregate(&rows, STRICT);
+        assert_eq!(a.cases[0].verdict, "none");
+        assert_eq!(a.cases[1].verdict, "error");
+        assert!(!a.failed());
+    }
+}
