@@ -158,10 +158,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         parts.join(", ")
     ));
     say(format!("run folder: {}", ctx.shown(&report.dir).display()));
-    let judge_failed = report
-        .results
-        .iter()
-        .any(|r| r.judge.as_ref().is_some_and(|j| j.error.is_some()));
+    let judge_failed = report.judge_failed;
     if tally.contains_key("not graded") {
         say(
             "not graded: judge items (expectations, criteria, rubrics) that no judge graded are never counted as passed".into(),

@@ -182,17 +182,37 @@ pub fn render(r: &Report) -> String {
     for (i, c) in r.case_runs.iter().enumerate() {
         let passed = c.checks.iter().filter(|k| k["passed"] == true).count();
         h.push_str(&format!(
-            "<tr><td class=\"badge {}\">{}</td><td><a href=\"#c{i}\">{}/{}</a></td><td>{passed}/{}</td><td>{:.1} s</td><td>{}</td></tr>",
+            "<tr><td class=\"badge {}\">{}</td><td><a href=\"#c{i}\">{}/{}</a>{}</td><td>{passed}/{}</td><td>{:.1} s</td><td>{}</td></tr>",
             class(c.outcome),
             c.outcome.word(),
             e(&c.suite),
             e(&c.case),
+            e(&super::markdown::tags(c)),
             c.checks.len(),
             c.duration_ms as f64 / 1000.0,
             e(c.reason.as_deref().unwrap_or(""))
         ));
     }
     h.push_str("</table>");
+    for t in super::tables::tables(&r.statistics) {
+        h.push_str(&format!("<h2>{}</h2>", e(&t.title)));
+        if let Some(n) = &t.note {
+            h.push_str(&format!("<p>{}</p>", e(n)));
+        }
+        h.push_str("<table><tr>");
+        for col in &t.header {
+            h.push_str(&format!("<th>{}</th>", e(col)));
+        }
+        h.push_str("</tr>");
+        for row in &t.rows {
+            h.push_str("<tr>");
+            for c in row {
+                h.push_str(&format!("<td>{}</td>", e(c.trim_matches('*'))));
+            }
+            h.push_str("</tr>");
+        }
+        h.push_str("</table>");
+    }
     for (i, c) in r.case_runs.iter().enumerate() {
         h.push_str(&format!(
             "<section class=\"case\" id=\"c{i}\"><h2><span class=\"badge {}\">{}</span> {}/{}{}</h2>",

@@ -34,6 +34,74 @@ fn failed_checks(c: &CaseRun) -> String {
     out
 }
 
+/// One testcase for a case's runs, a trigger query's runs, or a baseline's runs.
+fn grouped(r: &Report, c: &CaseRun, runs: &[&CaseRun]) -> String {
+    let st = &r.statistics;
+    let time = secs(runs.iter().map(|c| c.duration_ms).sum());
+    let detail: String = runs
+        .iter()
+        .map(|o| {
+            format!(
+                "run {}: {}{} ({})\n",
+                o.run,
+                o.outcome.word(),
+                o.reason
+                    .as_deref()
+                    .map(|w| format!(": {w}"))
+                    .unwrap_or_default(),
+                o.dir.display()
+            )
+        })
+        .collect();
+    let (name, failure) = if c.variant == "baseline" {
+        // The baseline is expected to do worse: what it did is information, not a failure.
+        (format!("{} (baseline)", c.case), None)
+    } else if c.kind == "trigger" {
+        let t = st
+            .triggers
+            .iter()
+            .find(|t| t.suite == c.suite && t.id == c.case);
+        (
+            format!("{} (trigger)", c.case),
+            t.filter(|t| !t.passed).map(|t| {
+                format!(
+                    "fired in {}/{} runs; should {}trigger (threshold {})",
+                    t.fired,
+                    t.runs,
+                    if t.should_trigger { "" } else { "not " },
+                    t.threshold
+                )
+            }),
+        )
+    } else {
+        let cs = st
+            .cases
+            .iter()
+            .find(|s| s.suite == c.suite && s.case == c.case);
+        (
+            format!("{} ({} runs)", c.case, runs.len()),
+            cs.filter(|s| s.verdict == "fail")
+                .map(|s| s.reason.clone().unwrap_or_default()),
+        )
+    };
+    let mut x = format!(
+        "    <testcase name=\"{}\" classname=\"{}\" time=\"{time}\">\n",
+        attr(&name),
+        attr(&c.suite)
+    );
+    if let Some(f) = failure {
+        x.push_str(&format!(
+            "      <failure message=\"{}\" type=\"failed\"/>\n",
+            attr(&f)
+        ));
+    }
+    x.push_str(&format!(
+        "      <system-out>{}</system-out>\n    </testcase>\n",
+        escape(&detail)
+    ));
+    x
+}
+
 pub fn render(r: &Report) -> String {
     let mut by_suite: BTreeMap<&str, Vec<&CaseRun>> = BTreeMap::new();
     for c in &r.case_runs {
@@ -61,15 +129,22 @@ pub fn render(r: &Report) -> String {
             secs(cases.iter().map(|c| c.duration_ms).sum())
         ));
         for c in cases {
-            let name = if c.run > 1
-                || r.case_runs
-                    .iter()
-                    .any(|o| o.suite == c.suite && o.case == c.case && o.run > 1)
-            {
-                format!("{} (run {})", c.case, c.run)
-            } else {
-                c.case.clone()
-            };
+            // Repeated runs, trigger queries and baselines are judged over their runs: one
+            // testcase each, with the verdict the statistics give (see `aggregate`).
+            let group = |o: &&CaseRun| o.case == c.case && o.variant == c.variant;
+            let runs: Vec<&CaseRun> = r
+                .case_runs
+                .iter()
+                .filter(|o| o.suite == c.suite)
+                .filter(group)
+                .collect();
+            if runs.len() > 1 || c.kind == "trigger" || c.variant == "baseline" {
+                if runs[0].run == c.run {
+                    x.push_str(&grouped(r, c, &runs));
+                }
+                continue;
+            }
+            let name = c.case.clone();
             x.push_str(&format!(
                 "    <testcase name=\"{}\" classname=\"{}\" time=\"{}\"",
                 attr(&name),

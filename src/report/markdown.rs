@@ -18,6 +18,24 @@ fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
+/// What sets a case-run apart in a list: its run, trigger, baseline, cache.
+pub(super) fn tags(c: &super::model::CaseRun) -> String {
+    let mut t = String::new();
+    if c.run > 1 || c.variant == "baseline" {
+        t.push_str(&format!(" #{}", c.run));
+    }
+    if c.kind == "trigger" {
+        t.push_str(" (trigger)");
+    }
+    if c.variant == "baseline" {
+        t.push_str(" (baseline)");
+    }
+    if c.cached {
+        t.push_str(" (cached)");
+    }
+    t
+}
+
 pub fn render(r: &Report) -> String {
     let s = &r.summary;
     let mut parts = vec![format!("{} passed", s.passed)];
@@ -50,16 +68,24 @@ pub fn render(r: &Report) -> String {
             icon(c.outcome),
             cell(&c.suite),
             cell(&c.case),
-            if c.run > 1 {
-                format!(" #{}", c.run)
-            } else {
-                String::new()
-            },
+            tags(c),
             passed,
             c.checks.len(),
             c.duration_ms as f64 / 1000.0,
             cell(c.reason.as_deref().unwrap_or(""))
         ));
+    }
+    for t in super::tables::tables(&r.statistics) {
+        md.push_str(&format!("\n### {}\n\n", t.title));
+        if let Some(n) = &t.note {
+            md.push_str(&format!("{n}\n\n"));
+        }
+        md.push_str(&format!("| {} |\n", t.header.join(" | ")));
+        md.push_str(&format!("|{}\n", "---|".repeat(t.header.len())));
+        for row in &t.rows {
+            let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
+            md.push_str(&format!("| {} |\n", cells.join(" | ")));
+        }
     }
     let failures: Vec<_> = r
         .case_runs

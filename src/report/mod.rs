@@ -8,6 +8,7 @@ pub mod junit;
 pub mod markdown;
 pub mod merge;
 pub mod model;
+pub mod tables;
 pub mod uaaps;
 
 use std::path::Path;

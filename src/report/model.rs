@@ -20,6 +20,8 @@ pub struct Report {
     /// `run.json` as recorded: options, harness versions, judges, plugins, projects.
     pub config: Value,
     pub summary: Summary,
+    /// Statistics over runs, trigger evals and baselines.
+    pub statistics: super::aggregate::Aggregates,
     pub case_runs: Vec<CaseRun>,
 }
 
@@ -67,6 +69,12 @@ pub struct CaseRun {
     pub suite: String,
     pub case: String,
     pub run: u32,
+    /// `case` or `trigger`.
+    pub kind: String,
+    /// `skill` or `baseline`.
+    pub variant: String,
+    /// Reused from the cache instead of run.
+    pub cached: bool,
     pub outcome: Outcome,
     /// Why it is not a pass (the first reason), when it is not.
     pub reason: Option<String>,
@@ -156,6 +164,9 @@ pub fn read(dir: &Path) -> Result<Report, ReadError> {
             suite: r["suite"].as_str().unwrap_or_default().to_string(),
             case: r["case"].as_str().unwrap_or_default().to_string(),
             run: r["run"].as_u64().unwrap_or(1) as u32,
+            kind: r["kind"].as_str().unwrap_or("case").to_string(),
+            variant: r["variant"].as_str().unwrap_or("skill").to_string(),
+            cached: r["cached"].is_object(),
             outcome,
             reason,
             harness: r["harness"].as_str().unwrap_or_default().to_string(),
@@ -216,8 +227,19 @@ pub fn read(dir: &Path) -> Result<Report, ReadError> {
     } else {
         s.passed as f64 / counted as f64
     };
+    let rows: Vec<super::aggregate::Row> = case_runs
+        .iter()
+        .map(|c| {
+            let mut row = super::aggregate::Row::of(&c.result);
+            row.dir = c.dir.clone();
+            row
+        })
+        .collect();
+    let statistics =
+        super::aggregate::aggregate(&rows, super::aggregate::Settings::of(&config));
     Ok(Report {
         schema: SCHEMA,
+        statistics,
         assay_version: config["assay_version"]
             .as_str()
             .unwrap_or(env!("CARGO_PKG_VERSION"))

@@ -104,8 +104,11 @@ pub enum RunEvent<'a> {
 #[derive(Debug, Serialize)]
 pub struct RunReport {
     pub dir: PathBuf,
-    /// The case-runs this invocation ran.
-    pub results: Vec<CaseRunResult>,
+    /// How many case-runs this invocation ran (results are in the run folder, not kept here:
+    /// a run may have tens of thousands).
+    pub ran: usize,
+    /// The judge failed on some case-run.
+    pub judge_failed: bool,
     #[serde(skip)]
     pub reused: Vec<Reused>,
     /// Ctrl-C stopped the run.
@@ -664,15 +667,16 @@ pub fn run(
             }
         }))
         .buffer_unordered(jobs);
-        let mut results = Vec::new();
+        let (mut ran, mut judge_failed) = (0, false);
         while let Some(r) = stream.next().await {
             if let Some(r) = r {
                 on_event(RunEvent::Finished(&r));
-                results.push(r);
+                ran += 1;
+                judge_failed |= r.judge.as_ref().is_some_and(|j| j.error.is_some());
             }
         }
         signals.abort();
-        results
+        (ran, judge_failed)
     });
     // The run's end, for its wall time in reports.
     let finished = jiff::Timestamp::now();
@@ -685,7 +689,8 @@ pub fn run(
     let _ = record::write_json(&dir.join("run.json"), &run_record);
     Ok(RunReport {
         dir,
-        results,
+        ran: results.0,
+        judge_failed: results.1,
         reused,
         interrupted,
     })

@@ -1,0 +1,193 @@
+//! The run's statistics as titled tables (repeated runs, trigger evals, baselines), rendered by
+//! the Markdown and HTML reports alike so they always show the same figures.
+
+use super::aggregate::Aggregates;
+
+pub struct Table {
+    pub title: String,
+    pub note: Option<String>,
+    pub header: Vec<&'static str>,
+    pub rows: Vec<Vec<String>>,
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+fn num(x: Option<f64>) -> String {
+    x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "–".into())
+}
+
+fn signed(x: Option<f64>, scale: f64, unit: &str) -> String {
+    x.map(|v| format!("{:+.1}{unit}", v / scale))
+        .unwrap_or_else(|| "–".into())
+}
+
+pub fn tables(a: &Aggregates) -> Vec<Table> {
+    let mut out = Vec::new();
+    if a.cases.iter().any(|c| c.runs > 1) {
+        let k = a.settings.pass_k;
+        let mut rows: Vec<Vec<String>> = a
+            .cases
+            .iter()
+            .filter(|c| c.runs > 0)
+            .map(|c| {
+                vec![
+                    format!("{}/{}", c.suite, c.case),
+                    c.verdict.to_string(),
+                    format!("{}/{}", c.pass_rate.passed, c.runs),
+                    format!(
+                        "{} [{}–{}]",
+                        pct(c.pass_rate.rate),
+                        pct(c.pass_rate.low),
+                        pct(c.pass_rate.high)
+                    ),
+                    num(c.pass_at_k),
+                    num(c.pass_hat_k),
+                    format!("{} ± {}", num(c.score_mean), num(c.score_sd)),
+                    format!(
+                        "{}{}",
+                        num(Some(c.stability)),
+                        c.min_stability
+                            .map(|m| format!(" (needs {m:.2})"))
+                            .unwrap_or_default()
+                    ),
+                    if c.flaky { "flaky".into() } else { String::new() },
+                ]
+            })
+            .collect();
+        for t in a.suites.iter().chain(std::iter::once(&a.total)) {
+            rows.push(vec![
+                if t.suite == "*" {
+                    "**all suites**".into()
+                } else {
+                    format!("**{}**", t.suite)
+                },
+                format!("{}/{} cases", t.cases_passed, t.cases),
+                format!("{}/{}", t.pass_rate.passed, t.pass_rate.n),
+                format!(
+                    "{} [{}–{}]",
+                    pct(t.pass_rate.rate),
+                    pct(t.pass_rate.low),
+                    pct(t.pass_rate.high)
+                ),
+                num(t.pass_at_k),
+                num(t.pass_hat_k),
+                format!("{} ± {}", num(t.score_mean), num(t.score_sd)),
+                num(t.stability),
+                format!("{} flaky", t.flaky.len()),
+            ]);
+        }
+        out.push(Table {
+            title: "Statistics over runs".into(),
+            note: Some(format!(
+                "Pass rate with its Wilson 95% interval; pass@{k} (at least one of {k} runs passes) and pass^{k} (all {k} pass), estimated without bias from the runs; stability is the share of runs agreeing with the majority. A case passes at a pass rate of {} or more, or by its suite's min_stability.",
+                pct(a.settings.min_pass_rate)
+            )),
+            header: vec![
+                "case",
+                "verdict",
+                "passed",
+                "pass rate",
+                "pass@k",
+                "pass^k",
+                "score",
+                "stability",
+                "",
+            ],
+            rows,
+        });
+    }
+    for s in &a.trigger_suites {
+        let judge = s.mode == "judge";
+        out.push(Table {
+            title: format!("Triggers: {}", s.suite),
+            note: Some(format!(
+                "{}. {}/{} queries passed; precision {}, recall {}, accuracy {}.{}",
+                if judge {
+                    "Estimated by the judge from the skill's name and description (--trigger-mode judge), not observed"
+                } else {
+                    "Observed: the real agent ran each query with the skill installed"
+                },
+                s.passed,
+                s.queries,
+                num(s.precision),
+                num(s.recall),
+                num(s.accuracy),
+                a.triggers
+                    .iter()
+                    .find(|t| t.suite == s.suite)
+                    .and_then(|t| t.note.clone())
+                    .map(|n| format!(" Note: {n}."))
+                    .unwrap_or_default()
+            )),
+            header: vec!["query", "should trigger", "fired", "rate", "verdict"],
+            rows: a
+                .triggers
+                .iter()
+                .filter(|t| t.suite == s.suite)
+                .map(|t| {
+                    vec![
+                        t.query.clone(),
+                        if t.should_trigger { "yes" } else { "no" }.into(),
+                        format!("{}/{}", t.fired, t.runs),
+                        format!("{} (threshold {})", pct(t.trigger_rate), pct(t.threshold)),
+                        if t.passed { "pass" } else { "fail" }.into(),
+                    ]
+                })
+                .collect(),
+        });
+    }
+    if !a.baselines.is_empty() {
+        out.push(Table {
+            title: "With the skill against the baseline".into(),
+            note: Some(
+                "Differences are the skill's minus the baseline's means; p is Fisher's exact test (two-sided) on the pass and fail counts.".into(),
+            ),
+            header: vec![
+                "case",
+                "with skill",
+                "baseline",
+                "Δ pass rate",
+                "Δ duration",
+                "Δ tokens",
+                "Δ cost",
+                "p",
+            ],
+            rows: a
+                .baselines
+                .iter()
+                .chain(a.baseline_total.iter())
+                .map(|b| {
+                    vec![
+                        if b.case == "*" {
+                            "**all cases**".into()
+                        } else {
+                            format!("{}/{}", b.suite, b.case)
+                        },
+                        format!(
+                            "{}/{} ({})",
+                            b.skill.pass_rate.passed,
+                            b.skill.pass_rate.n,
+                            pct(b.skill.pass_rate.rate)
+                        ),
+                        format!(
+                            "{}/{} ({})",
+                            b.baseline.pass_rate.passed,
+                            b.baseline.pass_rate.n,
+                            pct(b.baseline.pass_rate.rate)
+                        ),
+                        format!("{:+.0} points", b.delta_pass_rate * 100.0),
+                        signed(b.delta_duration_ms, 1000.0, " s"),
+                        signed(b.delta_tokens, 1.0, ""),
+                        b.delta_cost_usd
+                            .map(|c| format!("{c:+.4} USD"))
+                            .unwrap_or_else(|| "–".into()),
+                        format!("{:.4}", b.p_value),
+                    ]
+                })
+                .collect(),
+        });
+    }
+    out
+}
