@@ -51,6 +51,17 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         min_pass_rate: args.min_pass_rate,
         pass_k: args.pass_k,
     };
+    if let Some(ws) = &opts.workspace_dir
+        && let Some(s) = loaded
+            .suites
+            .iter()
+            .find(|s| ws.starts_with(&s.project_root))
+    {
+        eprintln!(
+            "warning: the workspaces are inside the project {}: agents that read `.claude/` in parent folders (Claude Code does) see the project's own skills there, so baselines and trigger evals are not isolated; put --workspace-dir outside the project",
+            ctx.shown(&s.project_root).display()
+        );
+    }
     let to_stdout = !args.json;
     let mut progress = Progress::new(!args.json && stderr_is_terminal());
     let say_line = |progress: &Progress, text: String| {

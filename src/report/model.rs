@@ -235,8 +235,7 @@ pub fn read(dir: &Path) -> Result<Report, ReadError> {
             row
         })
         .collect();
-    let statistics =
-        super::aggregate::aggregate(&rows, super::aggregate::Settings::of(&config));
+    let statistics = super::aggregate::aggregate(&rows, super::aggregate::Settings::of(&config));
     Ok(Report {
         schema: SCHEMA,
         statistics,

@@ -52,7 +52,11 @@ pub fn tables(a: &Aggregates) -> Vec<Table> {
                             .map(|m| format!(" (needs {m:.2})"))
                             .unwrap_or_default()
                     ),
-                    if c.flaky { "flaky".into() } else { String::new() },
+                    if c.flaky {
+                        "flaky".into()
+                    } else {
+                        String::new()
+                    },
                 ]
             })
             .collect();

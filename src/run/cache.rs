@@ -51,21 +51,28 @@ pub fn env_key(host: &[(String, String)], pass_env: &[String]) -> String {
     vars.iter().map(|(k, v)| format!("{k}={v}\u{0}")).collect()
 }
 
-/// The content of the program a command harness runs (its first word, found in the project
-/// or on PATH), so editing an agent script is a change like editing the skill.
-pub fn program_digest(argv0: &str, project: &Path) -> String {
-    let candidates: Vec<PathBuf> = if argv0.contains('/') {
-        vec![project.join(argv0)]
-    } else {
-        std::env::var_os("PATH")
-            .map(|p| std::env::split_paths(&p).map(|d| d.join(argv0)).collect())
-            .unwrap_or_default()
-    };
-    candidates
-        .iter()
-        .find_map(|p| std::fs::read(p).ok())
-        .map(|b| blake3::hash(&b).to_hex().to_string())
-        .unwrap_or_default()
+/// The content of what a command harness runs: its program (found in the project or on PATH)
+/// and every argument that names a file in the project (`sh agent.sh`), so editing an agent
+/// script is a change like editing the skill.
+pub fn program_digest(argv: &[&str], project: &Path) -> String {
+    let mut h = blake3::Hasher::new();
+    for (i, arg) in argv.iter().enumerate() {
+        let mut candidates = vec![project.join(arg)];
+        if i == 0 && !arg.contains('/') {
+            candidates = std::env::var_os("PATH")
+                .map(|p| std::env::split_paths(&p).map(|d| d.join(arg)).collect())
+                .unwrap_or_default();
+        }
+        if let Some(bytes) = candidates
+            .iter()
+            .filter(|p| p.is_file())
+            .find_map(|p| std::fs::read(p).ok())
+        {
+            h.update(arg.as_bytes());
+            h.update(blake3::hash(&bytes).as_bytes());
+        }
+    }
+    h.finalize().to_hex().to_string()
 }
 
 /// The cache folder of a project.

@@ -556,7 +556,7 @@ pub fn run(
                     versions.get(h.name()).cloned().unwrap_or_default(),
                     match harnesses[p.harness].0.strip_prefix("command:") {
                         Some(argv) => cache::program_digest(
-                            argv.split('\u{0}').next().unwrap_or(""),
+                            &argv.split('\u{0}').collect::<Vec<_>>(),
                             &p.suite.project_root
                         ),
                         None => String::new(),

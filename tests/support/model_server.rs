@@ -316,7 +316,10 @@ fn next_reply(shared: &Shared, said: &[String], step: Option<usize>, body: &str)
     let mut rules = shared.rules.lock().unwrap();
     let hit = said.iter().find_map(|t| {
         rules.iter().position(|r| {
-            t.contains(&r.when) && r.requires.as_ref().is_none_or(|x| body.contains(x.as_str()))
+            t.contains(&r.when)
+                && r.requires
+                    .as_ref()
+                    .is_none_or(|x| body.contains(x.as_str()))
         })
     });
     match hit.map(|i| &mut rules[i]) {
