@@ -20,7 +20,8 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         harness: args.harness.clone(),
         model: args.model.clone(),
         timeout: args.timeout,
-        jobs: args.jobs.unwrap_or_else(crate::run::plan::default_jobs),
+        // 0: `[run] jobs` of assay.toml, else the default from CPUs and memory.
+        jobs: args.jobs.unwrap_or(0),
         filter: args.filter.clone(),
         keep_workspaces: args.keep_workspaces,
         output_dir: args.output_dir.clone(),

@@ -1,4 +1,5 @@
-//! JUnit XML: one `<testsuite>` per suite, one `<testcase>` per case-run. Failures carry the
+//! JUnit XML: one `<testsuite>` per suite, one `<testcase>` per case-run (or, for a repeated
+//! case, a trigger query or a baseline, one per group of runs). Failures carry the
 //! reason as their message and every failed check in their body; errors are `<error>`;
 //! skipped and not-graded case-runs are `<skipped>` (with why), so CI parsers never count them
 //! as passed.
@@ -34,8 +35,17 @@ fn failed_checks(c: &CaseRun) -> String {
     out
 }
 
+/// What a testcase counts as in the `<testsuite>` totals.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Passed,
+    Failure,
+    Error,
+    Skipped,
+}
+
 /// One testcase for a case's runs, a trigger query's runs, or a baseline's runs.
-fn grouped(r: &Report, c: &CaseRun, runs: &[&CaseRun]) -> String {
+fn grouped(r: &Report, c: &CaseRun, runs: &[&CaseRun]) -> (String, Kind) {
     let st = &r.statistics;
     let time = secs(runs.iter().map(|c| c.duration_ms).sum());
     let detail: String = runs
@@ -53,6 +63,7 @@ fn grouped(r: &Report, c: &CaseRun, runs: &[&CaseRun]) -> String {
             )
         })
         .collect();
+    let all_errors = runs.iter().all(|o| o.outcome == Outcome::Error);
     let (name, failure) = if c.variant == "baseline" {
         // The baseline is expected to do worse: what it did is information, not a failure.
         (format!("{} (baseline)", c.case), None)
@@ -89,17 +100,78 @@ fn grouped(r: &Report, c: &CaseRun, runs: &[&CaseRun]) -> String {
         attr(&name),
         attr(&c.suite)
     );
-    if let Some(f) = failure {
+    let kind = if c.variant == "baseline" {
+        Kind::Passed
+    } else if all_errors {
+        x.push_str("      <error message=\"every run ended in error\" type=\"error\"/>\n");
+        Kind::Error
+    } else if let Some(f) = failure {
         x.push_str(&format!(
             "      <failure message=\"{}\" type=\"failed\"/>\n",
             attr(&f)
         ));
-    }
+        Kind::Failure
+    } else {
+        Kind::Passed
+    };
     x.push_str(&format!(
         "      <system-out>{}</system-out>\n    </testcase>\n",
         escape(&detail)
     ));
-    x
+    (x, kind)
+}
+
+/// One testcase for a single case-run.
+fn single(c: &CaseRun) -> (String, Kind) {
+    let mut x = format!(
+        "    <testcase name=\"{}\" classname=\"{}\" time=\"{}\"",
+        attr(&c.case),
+        attr(&c.suite),
+        secs(c.duration_ms)
+    );
+    let reason = c.reason.clone().unwrap_or_default();
+    let (body, kind) = match c.outcome {
+        Outcome::Passed => (None, Kind::Passed),
+        Outcome::Failed => (
+            Some(format!(
+                "      <failure message=\"{}\" type=\"failed\">{}</failure>\n",
+                attr(&reason),
+                escape(failed_checks(c).as_str())
+            )),
+            Kind::Failure,
+        ),
+        Outcome::Error => (
+            Some(format!(
+                "      <error message=\"{}\" type=\"error\"/>\n",
+                attr(&reason)
+            )),
+            Kind::Error,
+        ),
+        Outcome::Skipped => (
+            Some(format!("      <skipped message=\"{}\"/>\n", attr(&reason))),
+            Kind::Skipped,
+        ),
+        Outcome::NotGraded => (
+            Some(format!(
+                "      <skipped message=\"not graded: {}\"/>\n",
+                attr(&reason)
+            )),
+            Kind::Skipped,
+        ),
+    };
+    match body {
+        None => x.push_str("/>\n"),
+        Some(b) => {
+            x.push_str(">\n");
+            x.push_str(&b);
+            x.push_str(&format!(
+                "      <system-out>folder: {}</system-out>\n",
+                escape(c.dir.display().to_string().as_str())
+            ));
+            x.push_str("    </testcase>\n");
+        }
+    }
+    (x, kind)
 }
 
 pub fn render(r: &Report) -> String {
@@ -107,82 +179,51 @@ pub fn render(r: &Report) -> String {
     for c in &r.case_runs {
         by_suite.entry(&c.suite).or_default().push(c);
     }
-    let s = &r.summary;
+    let mut suites = Vec::new();
+    for (suite, cases) in by_suite {
+        let mut testcases: Vec<(String, Kind)> = Vec::new();
+        for c in &cases {
+            // Repeated runs, trigger queries and baselines are judged over their runs: one
+            // testcase each, with the verdict the statistics give (see `aggregate`).
+            let runs: Vec<&CaseRun> = cases
+                .iter()
+                .copied()
+                .filter(|o| o.case == c.case && o.variant == c.variant)
+                .collect();
+            if runs.len() > 1 || c.kind == "trigger" || c.variant == "baseline" {
+                if std::ptr::eq(runs[0], *c) {
+                    testcases.push(grouped(r, c, &runs));
+                }
+            } else {
+                testcases.push(single(c));
+            }
+        }
+        let time: u64 = cases.iter().map(|c| c.duration_ms).sum();
+        suites.push((suite, testcases, time));
+    }
+    let count = |k: Kind, t: &[(String, Kind)]| t.iter().filter(|(_, x)| *x == k).count();
+    let all: Vec<(String, Kind)> = suites.iter().flat_map(|s| s.1.clone()).collect();
     let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     x.push_str(&format!(
         "<testsuites name=\"assay\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{}\">\n",
-        s.total,
-        s.failed,
-        s.errors,
-        s.skipped + s.not_graded,
-        secs(s.duration_ms)
+        all.len(),
+        count(Kind::Failure, &all),
+        count(Kind::Error, &all),
+        count(Kind::Skipped, &all),
+        secs(r.summary.duration_ms)
     ));
-    for (suite, cases) in by_suite {
-        let count = |o: Outcome| cases.iter().filter(|c| c.outcome == o).count();
+    for (suite, testcases, time) in suites {
         x.push_str(&format!(
             "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{}\">\n",
             attr(suite),
-            cases.len(),
-            count(Outcome::Failed),
-            count(Outcome::Error),
-            count(Outcome::Skipped) + count(Outcome::NotGraded),
-            secs(cases.iter().map(|c| c.duration_ms).sum())
+            testcases.len(),
+            count(Kind::Failure, &testcases),
+            count(Kind::Error, &testcases),
+            count(Kind::Skipped, &testcases),
+            secs(time)
         ));
-        for c in cases {
-            // Repeated runs, trigger queries and baselines are judged over their runs: one
-            // testcase each, with the verdict the statistics give (see `aggregate`).
-            let group = |o: &&CaseRun| o.case == c.case && o.variant == c.variant;
-            let runs: Vec<&CaseRun> = r
-                .case_runs
-                .iter()
-                .filter(|o| o.suite == c.suite)
-                .filter(group)
-                .collect();
-            if runs.len() > 1 || c.kind == "trigger" || c.variant == "baseline" {
-                if runs[0].run == c.run {
-                    x.push_str(&grouped(r, c, &runs));
-                }
-                continue;
-            }
-            let name = c.case.clone();
-            x.push_str(&format!(
-                "    <testcase name=\"{}\" classname=\"{}\" time=\"{}\"",
-                attr(&name),
-                attr(&c.suite),
-                secs(c.duration_ms)
-            ));
-            let reason = c.reason.clone().unwrap_or_default();
-            let body = match c.outcome {
-                Outcome::Passed => None,
-                Outcome::Failed => Some(format!(
-                    "      <failure message=\"{}\" type=\"failed\">{}</failure>\n",
-                    attr(&reason),
-                    escape(failed_checks(c).as_str())
-                )),
-                Outcome::Error => Some(format!(
-                    "      <error message=\"{}\" type=\"error\"/>\n",
-                    attr(&reason)
-                )),
-                Outcome::Skipped => {
-                    Some(format!("      <skipped message=\"{}\"/>\n", attr(&reason)))
-                }
-                Outcome::NotGraded => Some(format!(
-                    "      <skipped message=\"not graded: {}\"/>\n",
-                    attr(&reason)
-                )),
-            };
-            match body {
-                None => x.push_str("/>\n"),
-                Some(b) => {
-                    x.push_str(">\n");
-                    x.push_str(&b);
-                    x.push_str(&format!(
-                        "      <system-out>folder: {}</system-out>\n",
-                        escape(c.dir.display().to_string().as_str())
-                    ));
-                    x.push_str("    </testcase>\n");
-                }
-            }
+        for (t, _) in testcases {
+            x.push_str(&t);
         }
         x.push_str("  </testsuite>\n");
     }

@@ -39,6 +39,7 @@ pub struct RunOptions {
     pub harness: Option<String>,
     pub model: Option<String>,
     pub timeout: Option<u64>,
+    /// Agent processes at once; 0 picks `[run] jobs` of assay.toml, else a default from CPUs and memory.
     pub jobs: usize,
     pub filter: Option<String>,
     pub keep_workspaces: bool,
@@ -515,7 +516,16 @@ pub fn run(
         ..UrlPolicy::default()
     });
     opts.plugins.install(&mut checks);
-    let jobs = opts.jobs.max(1);
+    let jobs = match opts.jobs {
+        0 => configs
+            .values()
+            .find_map(|c| c.run.jobs)
+            .unwrap_or_else(plan::default_jobs)
+            .max(1),
+        n => n,
+    };
+    run_record["options"]["jobs"] = jobs.into();
+    let _ = record::write_json(&dir.join("run.json"), &run_record);
 
     // What is already done: kept results of a resumed run, then cache hits.
     let env_key = cache::env_key(&stage.host_env, &opts.pass_env);
