@@ -484,6 +484,9 @@ fn regrade_run(
         return Outcome::BadInput;
     }
     let find = |r: &Recorded| {
+        if r.result["kind"] == "trigger" {
+            return None;
+        }
         let s = loaded.suites.iter().find(|s| s.id == r.suite)?;
         Some((s, s.cases.iter().find(|c| c.id == r.case)?))
     };
@@ -506,6 +509,11 @@ fn regrade_run(
     let mut comparisons = Vec::new();
     for (r, slot) in recorded.iter_mut().zip(&slots) {
         let label = format!("{}/{} run {}", r.suite, r.case, r.run);
+        if r.result["kind"] == "trigger" {
+            println!("skipped    {label}: a trigger eval has nothing to grade again");
+            report.push(json!({"suite": r.suite, "case": r.case, "run": r.run, "skipped": "a trigger eval"}));
+            continue;
+        }
         let Some((suite, case)) = find(r) else {
             println!(
                 "skipped    {label}: the case is no longer in {}",

@@ -495,7 +495,16 @@ pub fn aggregate(rows: &[Row], settings: Settings) -> Aggregates {
     }
 
     let baseline_total = (!baselines.is_empty()).then(|| {
-        let skill: Vec<&Row> = rows.iter().filter(|r| !r.trigger && !r.baseline).collect();
+        // Only cases that have a baseline: the others have nothing to compare with.
+        let compared: std::collections::BTreeSet<(&str, &str)> = baselines
+            .iter()
+            .map(|b| (b.suite.as_str(), b.case.as_str()))
+            .collect();
+        let skill: Vec<&Row> = rows
+            .iter()
+            .filter(|r| !r.trigger && !r.baseline)
+            .filter(|r| compared.contains(&(r.suite.as_str(), r.case.as_str())))
+            .collect();
         let base: Vec<&Row> = rows.iter().filter(|r| !r.trigger && r.baseline).collect();
         baseline_stats("*", "*", &skill, &base)
     });

@@ -100,9 +100,18 @@ fn grouped(r: &Report, c: &CaseRun, runs: &[&CaseRun]) -> (String, Kind) {
         attr(&name),
         attr(&c.suite)
     );
+    let verdict = st
+        .cases
+        .iter()
+        .find(|s| s.suite == c.suite && s.case == c.case)
+        .map(|s| s.verdict);
     let kind = if c.variant == "baseline" {
         Kind::Passed
-    } else if all_errors {
+    } else if c.kind != "trigger" && verdict == Some("none") {
+        // Nothing graded (all skipped or not graded): never counted as passed.
+        x.push_str("      <skipped message=\"no run was graded\"/>\n");
+        Kind::Skipped
+    } else if all_errors || (c.kind != "trigger" && verdict == Some("error")) {
         x.push_str("      <error message=\"every run ended in error\" type=\"error\"/>\n");
         Kind::Error
     } else if let Some(f) = failure {

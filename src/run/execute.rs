@@ -247,6 +247,7 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
     let staged = {
         let mut suite = workspace::SuiteStage::of(plan.suite);
         if plan.skill.is_some() {
+            suite.replaces = suite.skill.take();
             suite.skill = plan.skill.clone();
         }
         let (case, opts) = (plan.case.clone(), plan.stage.clone());
@@ -480,7 +481,8 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
     if let Some(t) = result.trigger.as_mut() {
         // A trigger eval: did the skill fire, as the agent's own events show?
         let fired = result.skills_invoked.contains(&t.skill);
-        t.fired = (fired || result.status == Status::Completed).then_some(fired);
+        // A failed agent cannot tell: such runs are left out of the trigger rate.
+        t.fired = (result.status == Status::Completed).then_some(fired);
         result.grade = Some(trigger_grade(t, result.reason.as_deref()));
     } else {
         let graded = grade::grade(

@@ -338,7 +338,21 @@ pub fn run(
                 None => match harness::builtin(&name, &settings)
                     .or_else(|| opts.plugins.harness(&name))
                 {
-                    Some(h) => (format!("{name}:{}", settings.command.join("\u{0}")), h),
+                    // Everything that shapes the agent's command line tells harnesses apart
+                    // (and goes into the cache key).
+                    Some(h) => (
+                        format!(
+                            "{name}:{}\u{1}{:?}",
+                            settings.command.join("\u{0}"),
+                            (
+                                &settings.permission_mode,
+                                &settings.claude_bin,
+                                &settings.codex_bin,
+                                &settings.codex_sandbox,
+                            )
+                        ),
+                        h,
+                    ),
                     None => {
                         let mut names: Vec<String> = harness::BUILTIN_NAMES
                             .iter()
@@ -547,7 +561,7 @@ pub fn run(
                 trigger: p.trigger.map(|t| {
                     serde_json::json!({
                         "query": t.query, "should_trigger": t.should_trigger,
-                        "mode": opts.trigger_mode,
+                        "mode": opts.trigger_mode, "threshold": opts.trigger_threshold,
                     })
                 }),
                 variant: match p.variant {
@@ -566,7 +580,12 @@ pub fn run(
                     versions.get(h.name()).cloned().unwrap_or_default(),
                     match harnesses[p.harness].0.strip_prefix("command:") {
                         Some(argv) => cache::program_digest(
-                            &argv.split('\u{0}').collect::<Vec<_>>(),
+                            &argv
+                                .split('\u{1}')
+                                .next()
+                                .unwrap_or("")
+                                .split('\u{0}')
+                                .collect::<Vec<_>>(),
                             &p.suite.project_root
                         ),
                         None => String::new(),

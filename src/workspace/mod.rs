@@ -92,6 +92,9 @@ pub struct SuiteStage {
     pub project_root: PathBuf,
     pub base_overlay: Option<PathBuf>,
     pub skill: Option<Skill>,
+    /// The suite's own skill when another version is installed instead (`--baseline-skill`):
+    /// removed first, so only the other version is there.
+    pub replaces: Option<Skill>,
     pub package: Option<Package>,
     pub env: Vec<(String, String)>,
 }
@@ -102,6 +105,7 @@ impl SuiteStage {
             project_root: suite.project_root.clone(),
             base_overlay: suite.base_overlay.clone(),
             skill: suite.skill.clone(),
+            replaces: None,
             package: suite.package.clone(),
             env: suite
                 .defaults
@@ -150,6 +154,9 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
             overlay,
             copy::copy_tree(overlay, &root, false),
         )?;
+    }
+    if let Some(old) = &suite.replaces {
+        remove_copies(old, &suite.project_root, &root)?;
     }
     let skill_dest = if opts.install_skill && opts.command_as_skill {
         install_command_as_skill(suite, &root)?
@@ -369,7 +376,21 @@ fn install_command_as_skill(
 /// For a baseline: the skill under test must not be there.
 fn remove_skill(suite: &SuiteStage, root: &Path) -> Result<Option<PathBuf>, StageError> {
     if let Some(skill) = &suite.skill {
-        let dest = root.join(skill_path(skill.kind, &skill.name));
+        remove_copies(skill, &suite.project_root, root)?;
+    }
+    Ok(None)
+}
+
+/// Removes a skill from a workspace: where assay installs it, and its own copy from the
+/// project (`skills/foo/`, `.agents/skills/foo/`, …), never the workspace itself.
+fn remove_copies(skill: &Skill, project_root: &Path, root: &Path) -> Result<(), StageError> {
+    let mut paths = vec![root.join(skill_path(skill.kind, &skill.name))];
+    if let Ok(rel) = skill.path.strip_prefix(project_root)
+        && !rel.as_os_str().is_empty()
+    {
+        paths.push(root.join(rel));
+    }
+    for dest in paths {
         let r = if dest.is_dir() {
             std::fs::remove_dir_all(&dest)
         } else {
@@ -385,7 +406,7 @@ fn remove_skill(suite: &SuiteStage, root: &Path) -> Result<Option<PathBuf>, Stag
             });
         }
     }
-    Ok(None)
+    Ok(())
 }
 
 impl Staged {
