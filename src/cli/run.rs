@@ -3,6 +3,7 @@
 use super::{RunArgs, load, print_problems};
 use crate::exit::Outcome;
 use crate::report::aggregate;
+use crate::report::tables::interval;
 use crate::run::{self, CaseRunResult, NotStarted, RunEvent, RunOptions};
 use crate::spec::formats::LoadCtx;
 
@@ -259,14 +260,12 @@ fn summary(
         ));
         for c in agg.cases.iter().filter(|c| c.runs > 0) {
             out.push(format!(
-                "  {}/{}: {}/{} passed, {} [{}–{}], pass@{} {}, pass^{} {}, score {} ± {}, stability {}{}",
+                "  {}/{}: {}/{} passed, {}, pass@{} {}, pass^{} {}, score {} ± {}, stability {}{}",
                 c.suite,
                 c.case,
                 c.pass_rate.passed,
                 c.runs,
-                pct(c.pass_rate.rate),
-                pct(c.pass_rate.low),
-                pct(c.pass_rate.high),
+                interval(&c.pass_rate),
                 c.k,
                 opt(c.pass_at_k),
                 c.k,
@@ -279,7 +278,7 @@ fn summary(
         }
         for t in agg.suites.iter().chain(std::iter::once(&agg.total)) {
             out.push(format!(
-                "  {}: {}/{} cases passed; case-runs {}/{} passed, {} [{}–{}]{}",
+                "  {}: {}/{} cases passed; case-runs {}/{} passed, {}{}",
                 if t.suite == "*" {
                     "all suites"
                 } else {
@@ -289,9 +288,7 @@ fn summary(
                 t.cases,
                 t.pass_rate.passed,
                 t.pass_rate.n,
-                pct(t.pass_rate.rate),
-                pct(t.pass_rate.low),
-                pct(t.pass_rate.high),
+                interval(&t.pass_rate),
                 if t.flaky.is_empty() {
                     String::new()
                 } else {

@@ -14,6 +14,11 @@ fn pct(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
 }
 
+/// "60% [23%–88%]": a pass rate with its Wilson interval.
+pub fn interval(r: &super::aggregate::Rate) -> String {
+    format!("{} [{}–{}]", pct(r.rate), pct(r.low), pct(r.high))
+}
+
 fn num(x: Option<f64>) -> String {
     x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "–".into())
 }
@@ -36,12 +41,7 @@ pub fn tables(a: &Aggregates) -> Vec<Table> {
                     format!("{}/{}", c.suite, c.case),
                     c.verdict.to_string(),
                     format!("{}/{}", c.pass_rate.passed, c.runs),
-                    format!(
-                        "{} [{}–{}]",
-                        pct(c.pass_rate.rate),
-                        pct(c.pass_rate.low),
-                        pct(c.pass_rate.high)
-                    ),
+                    interval(&c.pass_rate),
                     num(c.pass_at_k),
                     num(c.pass_hat_k),
                     format!("{} ± {}", num(c.score_mean), num(c.score_sd)),
@@ -69,12 +69,7 @@ pub fn tables(a: &Aggregates) -> Vec<Table> {
                 },
                 format!("{}/{} cases", t.cases_passed, t.cases),
                 format!("{}/{}", t.pass_rate.passed, t.pass_rate.n),
-                format!(
-                    "{} [{}–{}]",
-                    pct(t.pass_rate.rate),
-                    pct(t.pass_rate.low),
-                    pct(t.pass_rate.high)
-                ),
+                interval(&t.pass_rate),
                 num(t.pass_at_k),
                 num(t.pass_hat_k),
                 format!("{} ± {}", num(t.score_mean), num(t.score_sd)),
