@@ -105,6 +105,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         }
     };
     // Reports, from the run folder as written.
+    let mut read_back = None;
     if !args.reporter.is_empty() || args.json {
         match crate::report::read(&report.dir) {
             Ok(mut r) => {
@@ -122,6 +123,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
                 if args.json {
                     print!("{}", crate::report::render(&r, crate::report::Format::Json));
                 }
+                read_back = Some(r);
             }
             Err(e) => eprintln!("error: reading the run folder for reports: {e}"),
         }
@@ -136,14 +138,21 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
     };
     // The whole run as recorded (this invocation's case-runs, and those reused from the cache
     // or kept from the run being resumed), each read once and kept small.
-    let rows = aggregate::rows_of(&report.dir);
-    let agg = aggregate::aggregate(
-        &rows,
-        aggregate::Settings {
-            min_pass_rate: opts.min_pass_rate,
-            pass_k: opts.pass_k,
-        },
-    );
+    // (Read once: from the reports' read when there was one.)
+    let (rows, agg) = match read_back {
+        Some(r) => (crate::report::model::rows(&r.case_runs), r.statistics),
+        None => {
+            let rows = aggregate::rows_of(&report.dir);
+            let agg = aggregate::aggregate(
+                &rows,
+                aggregate::Settings {
+                    min_pass_rate: opts.min_pass_rate,
+                    pass_k: opts.pass_k,
+                },
+            );
+            (rows, agg)
+        }
+    };
     for l in summary(&rows, &agg, |d| {
         ctx.shown(&report.dir.join(d)).display().to_string()
     }) {

@@ -129,6 +129,18 @@ fn snippet(s: &str, n: usize) -> String {
     }
 }
 
+/// The statistics' rows of read case-runs.
+pub fn rows(case_runs: &[CaseRun]) -> Vec<super::aggregate::Row> {
+    case_runs
+        .iter()
+        .map(|c| {
+            let mut row = super::aggregate::Row::of(&c.result);
+            row.dir = c.dir.clone();
+            row
+        })
+        .collect()
+}
+
 /// Reads a run folder. Case-runs still running (no `result.json` yet) are not in it; a folder
 /// left by an interrupted run reads like any other.
 pub fn read(dir: &Path) -> Result<Report, ReadError> {
@@ -227,15 +239,8 @@ pub fn read(dir: &Path) -> Result<Report, ReadError> {
     } else {
         s.passed as f64 / counted as f64
     };
-    let rows: Vec<super::aggregate::Row> = case_runs
-        .iter()
-        .map(|c| {
-            let mut row = super::aggregate::Row::of(&c.result);
-            row.dir = c.dir.clone();
-            row
-        })
-        .collect();
-    let statistics = super::aggregate::aggregate(&rows, super::aggregate::Settings::of(&config));
+    let statistics =
+        super::aggregate::aggregate(&rows(&case_runs), super::aggregate::Settings::of(&config));
     Ok(Report {
         schema: SCHEMA,
         statistics,
