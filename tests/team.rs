@@ -750,3 +750,35 @@ fn ctrl_c_stops_the_agents_records_what_finished_and_exits_130() {
         read_json(&out_dir.join(f));
     }
 }
+
+#[test]
+fn a_second_ctrl_c_kills_at_once() {
+    let marker = format!("assay-ctrl-c-twice-{}", std::process::id());
+    // An agent that ignores SIGTERM: the first Ctrl-C would wait out the 5 s grace.
+    let agent = format!("exec sh -c 'trap \"\" TERM; while :; do sleep 1; done' {marker}\n");
+    let d = command_project(&agent, &["stubborn"]);
+    let child = spawn_assay(d.path(), &["run", "--output-dir", "out"], &[]);
+    let running = || {
+        let out = Command::new("pgrep")
+            .args(["-f", &marker])
+            .output()
+            .unwrap();
+        !out.stdout.is_empty()
+    };
+    wait_for("the agent to start", Duration::from_secs(30), running);
+    interrupt(&child);
+    std::thread::sleep(Duration::from_millis(300));
+    let second = Instant::now();
+    interrupt(&child);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(code(&out), 130, "{}", stderr(&out));
+    assert!(
+        second.elapsed() < Duration::from_secs(3),
+        "killed at once, not after the grace: {:?}",
+        second.elapsed()
+    );
+    assert!(stderr(&out).contains("killed"), "{}", stderr(&out));
+    wait_for("the agent to be gone", Duration::from_secs(5), || {
+        !running()
+    });
+}
