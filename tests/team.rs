@@ -212,13 +212,13 @@ fn a_slash_command_is_installed_as_a_skill_for_its_trigger_evals() {
     );
     assert!(!ws.join(".claude/commands/greet.md").exists());
     let v = report_json(d.path());
-    assert!(
-        v["case_runs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|c| c["kind"] == "trigger")
-    );
+    let kinds: Vec<&Value> = v["case_runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["kind"])
+        .collect();
+    assert_eq!(kinds, [&json!("trigger"), &json!("trigger")]);
 }
 
 #[test]
@@ -638,13 +638,13 @@ fn unchanged_case_runs_come_from_the_cache_until_an_input_changes() {
         &["report", "r2", "--format", "json"],
     )))
     .unwrap();
-    assert!(
-        v["case_runs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|c| c["cached"] == true)
-    );
+    let cached: Vec<&Value> = v["case_runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["cached"])
+        .collect();
+    assert_eq!(cached, [&json!(true), &json!(true)]);
     let md = stdout(&assay(d.path(), &["report", "r2", "--format", "markdown"]));
     assert!(md.contains("(cached)"), "{md}");
     // The cached folder is complete: output, prompt, result.

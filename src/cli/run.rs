@@ -3,7 +3,7 @@
 use super::{RunArgs, load, print_problems};
 use crate::exit::Outcome;
 use crate::report::aggregate;
-use crate::report::tables::interval;
+use crate::report::tables::{interval, num, pct, signed};
 use crate::run::{self, CaseRunResult, NotStarted, RunEvent, RunOptions};
 use crate::spec::formats::LoadCtx;
 
@@ -212,8 +212,6 @@ fn summary(
     shown: impl Fn(&std::path::Path) -> String,
 ) -> Vec<String> {
     let mut out = Vec::new();
-    let pct = |x: f64| format!("{:.0}%", x * 100.0);
-    let opt = |x: Option<f64>| x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "–".into());
     // Failures: failing cases (by their verdict over runs), failing trigger queries, errors.
     let mut failing: Vec<String> = Vec::new();
     for c in agg.cases.iter().filter(|c| c.verdict != "pass") {
@@ -276,12 +274,12 @@ fn summary(
                 c.runs,
                 interval(&c.pass_rate),
                 c.k,
-                opt(c.pass_at_k),
+                num(c.pass_at_k),
                 c.k,
-                opt(c.pass_hat_k),
-                opt(c.score_mean),
-                opt(c.score_sd),
-                opt(Some(c.stability)),
+                num(c.pass_hat_k),
+                num(c.score_mean),
+                num(c.score_sd),
+                num(Some(c.stability)),
                 if c.flaky { " · flaky" } else { "" }
             ));
         }
@@ -319,9 +317,9 @@ fn summary(
                 },
                 s.passed,
                 s.queries,
-                opt(s.precision),
-                opt(s.recall),
-                opt(s.accuracy),
+                num(s.precision),
+                num(s.recall),
+                num(s.accuracy),
             ));
             for t in agg.triggers.iter().filter(|t| t.suite == s.suite) {
                 out.push(format!(
@@ -349,10 +347,6 @@ fn summary(
         out.push(
             "with the skill against the baseline (Fisher's exact test on pass counts):".into(),
         );
-        let signed = |x: Option<f64>, unit: &str, scale: f64| {
-            x.map(|v| format!("{:+.1}{unit}", v / scale))
-                .unwrap_or_else(|| "–".into())
-        };
         for b in agg.baselines.iter().chain(agg.baseline_total.iter()) {
             out.push(format!(
                 "  {}: {}/{} vs {}/{} passed ({:+.0} points), duration {}, tokens {}, cost {}, p = {:.4}",
@@ -362,8 +356,8 @@ fn summary(
                 b.baseline.pass_rate.passed,
                 b.baseline.pass_rate.n,
                 b.delta_pass_rate * 100.0,
-                signed(b.delta_duration_ms, " s", 1000.0),
-                signed(b.delta_tokens, "", 1.0),
+                signed(b.delta_duration_ms, 1000.0, " s"),
+                signed(b.delta_tokens, 1.0, ""),
                 b.delta_cost_usd.map(|c| format!("{c:+.4} USD")).unwrap_or_else(|| "–".into()),
                 b.p_value
             ));
@@ -376,14 +370,19 @@ fn summary(
 }
 
 /// One line for a case-run taken from the cache or kept from the resumed run.
-fn reused_line(r: &run::Reused) -> String {
-    let mark = match r.outcome {
+/// An outcome as the column that starts each case-run's line.
+fn mark(outcome: &str) -> &'static str {
+    match outcome {
         "passed" => "PASS      ",
         "failed" => "FAIL      ",
         "not graded" => "NOT GRADED",
         "error" => "ERROR     ",
         _ => "skipped   ",
-    };
+    }
+}
+
+fn reused_line(r: &run::Reused) -> String {
+    let mark = mark(r.outcome);
     format!(
         "{mark} {}/{}{} ({})",
         r.suite,
@@ -403,13 +402,7 @@ fn reused_line(r: &run::Reused) -> String {
 
 /// One line per finished case-run.
 fn line(r: &CaseRunResult) -> String {
-    let mark = match run::outcome(r) {
-        "passed" => "PASS      ",
-        "failed" => "FAIL      ",
-        "not graded" => "NOT GRADED",
-        "error" => "ERROR     ",
-        _ => "skipped   ",
-    };
+    let mark = mark(run::outcome(r));
     let mut s = format!(
         "{mark} {}/{} ({:.1}s)",
         r.suite,

@@ -243,20 +243,43 @@ fn graded(o: Outcome) -> bool {
     matches!(o, Outcome::Passed | Outcome::Failed | Outcome::Error)
 }
 
+/// The graded runs of a group (skipped and not-graded ones left out), and how many passed.
+struct GradedRuns<'a> {
+    rows: Vec<&'a Row>,
+    passed: u64,
+}
+
+impl<'a> GradedRuns<'a> {
+    fn of(rows: &[&'a Row]) -> Self {
+        let rows: Vec<&Row> = rows.iter().copied().filter(|r| graded(r.outcome)).collect();
+        let passed = rows.iter().filter(|r| r.outcome == Outcome::Passed).count() as u64;
+        GradedRuns { rows, passed }
+    }
+
+    fn n(&self) -> u64 {
+        self.rows.len() as u64
+    }
+
+    fn rate(&self) -> Rate {
+        Rate::of(self.passed, self.n())
+    }
+
+    /// The scores' mean and standard deviation.
+    fn scores(&self) -> Option<(f64, f64)> {
+        let v: Vec<f64> = self.rows.iter().filter_map(|r| r.score).collect();
+        stats::mean_sd(&v)
+    }
+}
+
 fn case_stats(rows: &[&Row], s: Settings) -> CaseStats {
-    let n = rows.iter().filter(|r| graded(r.outcome)).count() as u64;
-    let passed = rows.iter().filter(|r| r.outcome == Outcome::Passed).count() as u64;
+    let g = GradedRuns::of(rows);
+    let (n, passed) = (g.n(), g.passed);
     let errors = rows.iter().filter(|r| r.outcome == Outcome::Error).count() as u64;
     let k = s.pass_k.min(n.max(1) as u32);
-    let scores: Vec<f64> = rows
-        .iter()
-        .filter(|r| graded(r.outcome))
-        .filter_map(|r| r.score)
-        .collect();
-    let sd = stats::mean_sd(&scores);
+    let sd = g.scores();
     let stability = stats::stability(passed, n);
     let min_stability = rows.iter().find_map(|r| r.min_stability);
-    let rate = Rate::of(passed, n);
+    let rate = g.rate();
     let verdict = if n == 0 {
         "none"
     } else if errors == n {
@@ -311,20 +334,14 @@ fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
 }
 
 fn totals(suite: &str, cases: &[&CaseStats], rows: &[&Row]) -> Totals {
-    let n = rows.iter().filter(|r| graded(r.outcome)).count() as u64;
-    let passed = rows.iter().filter(|r| r.outcome == Outcome::Passed).count() as u64;
-    let scores: Vec<f64> = rows
-        .iter()
-        .filter(|r| graded(r.outcome))
-        .filter_map(|r| r.score)
-        .collect();
-    let sd = stats::mean_sd(&scores);
+    let g = GradedRuns::of(rows);
+    let sd = g.scores();
     Totals {
         suite: suite.to_string(),
         cases: cases.len(),
         cases_passed: cases.iter().filter(|c| c.verdict == "pass").count(),
         cases_failed: cases.iter().filter(|c| c.verdict == "fail").count(),
-        pass_rate: Rate::of(passed, n),
+        pass_rate: g.rate(),
         pass_at_k: mean(cases.iter().filter_map(|c| c.pass_at_k)),
         pass_hat_k: mean(cases.iter().filter_map(|c| c.pass_hat_k)),
         score_mean: sd.map(|x| x.0),
@@ -361,16 +378,12 @@ fn trigger_stats(rows: &[&Row]) -> TriggerStats {
 }
 
 fn arm(rows: &[&Row]) -> Arm {
-    let graded_rows: Vec<&&Row> = rows.iter().filter(|r| graded(r.outcome)).collect();
-    let passed = graded_rows
-        .iter()
-        .filter(|r| r.outcome == Outcome::Passed)
-        .count() as u64;
+    let g = GradedRuns::of(rows);
     Arm {
-        pass_rate: Rate::of(passed, graded_rows.len() as u64),
-        duration_ms_mean: mean(graded_rows.iter().map(|r| r.duration_ms as f64)),
-        tokens_mean: mean(graded_rows.iter().map(|r| r.tokens as f64)),
-        cost_usd_mean: mean(graded_rows.iter().filter_map(|r| r.cost_usd)),
+        pass_rate: g.rate(),
+        duration_ms_mean: mean(g.rows.iter().map(|r| r.duration_ms as f64)),
+        tokens_mean: mean(g.rows.iter().map(|r| r.tokens as f64)),
+        cost_usd_mean: mean(g.rows.iter().filter_map(|r| r.cost_usd)),
     }
 }
 

@@ -64,65 +64,67 @@ fn grouped(r: &Report, c: &CaseRun, runs: &[&CaseRun]) -> (String, Kind) {
         })
         .collect();
     let all_errors = runs.iter().all(|o| o.outcome == Outcome::Error);
-    let (name, failure) = if c.variant == "baseline" {
+    // (name, what the group counts as, with its message).
+    let (name, (kind, message)) = if c.variant == "baseline" {
         // The baseline is expected to do worse: what it did is information, not a failure.
-        (format!("{} (baseline)", c.case), None)
+        (
+            format!("{} (baseline)", c.case),
+            (Kind::Passed, String::new()),
+        )
     } else if c.kind == "trigger" {
         let t = st
             .triggers
             .iter()
             .find(|t| t.suite == c.suite && t.id == c.case);
-        (
-            format!("{} (trigger)", c.case),
-            t.filter(|t| !t.passed).map(|t| {
+        let verdict = match t {
+            _ if all_errors => (Kind::Error, "every run ended in error".to_string()),
+            Some(t) if !t.passed => (
+                Kind::Failure,
                 format!(
                     "fired in {}/{} runs; should {}trigger (threshold {})",
                     t.fired,
                     t.runs,
                     if t.should_trigger { "" } else { "not " },
                     t.threshold
-                )
-            }),
-        )
+                ),
+            ),
+            _ => (Kind::Passed, String::new()),
+        };
+        (format!("{} (trigger)", c.case), verdict)
     } else {
         let cs = st
             .cases
             .iter()
             .find(|s| s.suite == c.suite && s.case == c.case);
-        (
-            format!("{} ({} runs)", c.case, runs.len()),
-            cs.filter(|s| s.verdict == "fail")
-                .map(|s| s.reason.clone().unwrap_or_default()),
-        )
+        let verdict = match cs.map(|s| (s.verdict, s.reason.clone())) {
+            // Nothing graded (all skipped or not graded): never counted as passed.
+            Some(("none", _)) => (Kind::Skipped, "no run was graded".to_string()),
+            Some(("error", _)) => (Kind::Error, "every run ended in error".to_string()),
+            Some(("fail", why)) => (Kind::Failure, why.unwrap_or_default()),
+            _ => (Kind::Passed, String::new()),
+        };
+        (format!("{} ({} runs)", c.case, runs.len()), verdict)
     };
     let mut x = format!(
         "    <testcase name=\"{}\" classname=\"{}\" time=\"{time}\">\n",
         attr(&name),
         attr(&c.suite)
     );
-    let verdict = st
-        .cases
-        .iter()
-        .find(|s| s.suite == c.suite && s.case == c.case)
-        .map(|s| s.verdict);
-    let kind = if c.variant == "baseline" {
-        Kind::Passed
-    } else if c.kind != "trigger" && verdict == Some("none") {
-        // Nothing graded (all skipped or not graded): never counted as passed.
-        x.push_str("      <skipped message=\"no run was graded\"/>\n");
-        Kind::Skipped
-    } else if all_errors || (c.kind != "trigger" && verdict == Some("error")) {
-        x.push_str("      <error message=\"every run ended in error\" type=\"error\"/>\n");
-        Kind::Error
-    } else if let Some(f) = failure {
-        x.push_str(&format!(
+    match kind {
+        Kind::Passed => {}
+        Kind::Skipped => x.push_str(&format!(
+            "      <skipped message=\"{}\"/>\n",
+            attr(&message)
+        )),
+        Kind::Error => x.push_str(&format!(
+            "      <error message=\"{}\" type=\"error\"/>\n",
+            attr(&message)
+        )),
+        Kind::Failure => x.push_str(&format!(
             "      <failure message=\"{}\" type=\"failed\"/>\n",
-            attr(&f)
-        ));
-        Kind::Failure
-    } else {
-        Kind::Passed
-    };
+            attr(&message)
+        )),
+    }
     x.push_str(&format!(
         "      <system-out>{}</system-out>\n    </testcase>\n",
         escape(&detail)

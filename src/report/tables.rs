@@ -10,7 +10,7 @@ pub struct Table {
     pub rows: Vec<Vec<String>>,
 }
 
-fn pct(x: f64) -> String {
+pub fn pct(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
 }
 
@@ -19,11 +19,11 @@ pub fn interval(r: &super::aggregate::Rate) -> String {
     format!("{} [{}–{}]", pct(r.rate), pct(r.low), pct(r.high))
 }
 
-fn num(x: Option<f64>) -> String {
+pub fn num(x: Option<f64>) -> String {
     x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "–".into())
 }
 
-fn signed(x: Option<f64>, scale: f64, unit: &str) -> String {
+pub fn signed(x: Option<f64>, scale: f64, unit: &str) -> String {
     x.map(|v| format!("{:+.1}{unit}", v / scale))
         .unwrap_or_else(|| "–".into())
 }

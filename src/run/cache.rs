@@ -54,7 +54,7 @@ pub fn env_key(host: &[(String, String)], pass_env: &[String]) -> String {
 /// The content of what a command harness runs: its program (found in the project or on PATH)
 /// and every argument that names a file in the project (`sh agent.sh`), so editing an agent
 /// script is a change like editing the skill.
-pub fn program_digest(argv: &[&str], project: &Path) -> String {
+fn program_digest(argv: &[&str], project: &Path) -> String {
     let mut h = blake3::Hasher::new();
     for (i, arg) in argv.iter().enumerate() {
         let mut candidates = vec![project.join(arg)];
@@ -80,7 +80,36 @@ pub fn root(project: &Path) -> PathBuf {
     project.join(".assay/cache/case-runs")
 }
 
-pub fn key(k: &KeyInput<'_>) -> String {
+/// File digests already taken in this run: a suite's skill, overlays and agent script are the
+/// same for all its case-runs, so each is read once, not once per case-run.
+#[derive(Default)]
+pub struct Digests {
+    trees: std::collections::HashMap<PathBuf, blake3::Hash>,
+    programs: std::collections::HashMap<(String, PathBuf), String>,
+}
+
+impl Digests {
+    fn tree(&mut self, path: &Path) -> blake3::Hash {
+        *self
+            .trees
+            .entry(path.to_path_buf())
+            .or_insert_with(|| hash_tree(path))
+    }
+
+    /// The digest of what a `command` harness runs (its `command:` key), empty for others.
+    pub fn program(&mut self, harness_key: &str, project: &Path) -> String {
+        let Some(argv) = harness_key.strip_prefix("command:") else {
+            return String::new();
+        };
+        let argv = argv.split('\u{1}').next().unwrap_or("");
+        self.programs
+            .entry((argv.to_string(), project.to_path_buf()))
+            .or_insert_with(|| program_digest(&argv.split('\u{0}').collect::<Vec<_>>(), project))
+            .clone()
+    }
+}
+
+pub fn key(k: &KeyInput<'_>, digests: &mut Digests) -> String {
     let mut h = blake3::Hasher::new();
     let project = k.suite.project_root.to_string_lossy().to_string();
     let mut field = |name: &str, text: &str| {
@@ -129,14 +158,15 @@ pub fn key(k: &KeyInput<'_>) -> String {
         trees.push(("package", &pkg.root));
     }
     for (label, path) in trees {
-        hash_tree(&mut h, label, path);
+        h.update(label.as_bytes());
+        h.update(digests.tree(path).as_bytes());
     }
     h.finalize().to_hex().to_string()
 }
 
 /// Every file under `path` (or the file itself): relative path and content, in sorted order.
-fn hash_tree(h: &mut blake3::Hasher, label: &str, path: &Path) {
-    h.update(label.as_bytes());
+fn hash_tree(path: &Path) -> blake3::Hash {
+    let mut h = blake3::Hasher::new();
     let mut files: Vec<PathBuf> = ignore::WalkBuilder::new(path)
         .standard_filters(false)
         .filter_entry(|e| !crate::discover::is_skipped_dir(&e.file_name().to_string_lossy()))
@@ -163,6 +193,7 @@ fn hash_tree(h: &mut blake3::Hasher, label: &str, path: &Path) {
     if !path.exists() {
         h.update(b"<missing>");
     }
+    h.finalize()
 }
 
 /// Copies a cached case-run into `dest` and marks its `result.json` as reused; returns the

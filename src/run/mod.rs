@@ -475,6 +475,14 @@ pub fn run(
     let _ = std::fs::create_dir_all(&dir);
     let started = jiff::Timestamp::now();
     let plugins_record = serde_json::to_value(opts.plugins.record()).unwrap_or_default();
+    let jobs = match opts.jobs {
+        0 => configs
+            .values()
+            .find_map(|c| c.run.jobs)
+            .unwrap_or_else(plan::default_jobs)
+            .max(1),
+        n => n,
+    };
     let mut run_record = serde_json::json!({
         "assay_version": env!("CARGO_PKG_VERSION"),
         "started": started.to_string(),
@@ -485,7 +493,7 @@ pub fn run(
             JudgeSlot::Unavailable(why) => serde_json::json!({"unavailable": why}),
         }).collect::<Vec<_>>(),
         "options": {
-            "harness": opts.harness, "model": opts.model, "timeout": opts.timeout, "jobs": opts.jobs,
+            "harness": opts.harness, "model": opts.model, "timeout": opts.timeout, "jobs": jobs,
             "judge_jobs": opts.judge_jobs,
             "filter": opts.filter, "keep_workspaces": opts.keep_workspaces, "trust": opts.trust,
             "pass_env": opts.pass_env, "allow_private_urls": opts.allow_private_urls,
@@ -530,19 +538,10 @@ pub fn run(
         ..UrlPolicy::default()
     });
     opts.plugins.install(&mut checks);
-    let jobs = match opts.jobs {
-        0 => configs
-            .values()
-            .find_map(|c| c.run.jobs)
-            .unwrap_or_else(plan::default_jobs)
-            .max(1),
-        n => n,
-    };
-    run_record["options"]["jobs"] = jobs.into();
-    let _ = record::write_json(&dir.join("run.json"), &run_record);
 
     // What is already done: kept results of a resumed run, then cache hits.
     let env_key = cache::env_key(&stage.host_env, &opts.pass_env);
+    let mut digests = cache::Digests::default();
     let mut reused: Vec<Reused> = Vec::new();
     let mut to_run: Vec<(&Planned<'_>, Option<String>)> = Vec::new();
     for p in &planned {
@@ -555,51 +554,43 @@ pub fn run(
         }
         let key = opts.cache.then(|| {
             let h = &harnesses[p.harness].1;
-            cache::key(&cache::KeyInput {
-                suite: p.suite,
-                case: p.case,
-                trigger: p.trigger.map(|t| {
-                    serde_json::json!({
-                        "query": t.query, "should_trigger": t.should_trigger,
-                        "mode": opts.trigger_mode, "threshold": opts.trigger_threshold,
-                    })
-                }),
-                variant: match p.variant {
-                    Variant::Skill => "skill",
-                    Variant::Baseline => "baseline",
+            cache::key(
+                &cache::KeyInput {
+                    suite: p.suite,
+                    case: p.case,
+                    trigger: p.trigger.map(|t| {
+                        serde_json::json!({
+                            "query": t.query, "should_trigger": t.should_trigger,
+                            "mode": opts.trigger_mode, "threshold": opts.trigger_threshold,
+                        })
+                    }),
+                    variant: match p.variant {
+                        Variant::Skill => "skill",
+                        Variant::Baseline => "baseline",
+                    },
+                    skill: match p.variant {
+                        Variant::Skill => p.suite.skill.as_ref(),
+                        Variant::Baseline => baseline_skills[suite_index(suites, p.suite)].as_ref(),
+                    },
+                    run: p.run,
+                    harness: format!(
+                        "{}\u{0}{}\u{0}{}\u{0}{}",
+                        harnesses[p.harness].0,
+                        h.name(),
+                        versions.get(h.name()).cloned().unwrap_or_default(),
+                        digests.program(&harnesses[p.harness].0, &p.suite.project_root)
+                    ),
+                    model: p.model.as_deref(),
+                    timeout_secs: p.timeout.as_secs(),
+                    judge: p.judge.as_ref().map(|j| match j {
+                        JudgeSlot::Ready(_, info) => format!("{}:{}", info.provider, info.model),
+                        JudgeSlot::Unavailable(why) => why.clone(),
+                    }),
+                    plugins: &plugins_record,
+                    env: &env_key,
                 },
-                skill: match p.variant {
-                    Variant::Skill => p.suite.skill.as_ref(),
-                    Variant::Baseline => baseline_skills[suite_index(suites, p.suite)].as_ref(),
-                },
-                run: p.run,
-                harness: format!(
-                    "{}\u{0}{}\u{0}{}\u{0}{}",
-                    harnesses[p.harness].0,
-                    h.name(),
-                    versions.get(h.name()).cloned().unwrap_or_default(),
-                    match harnesses[p.harness].0.strip_prefix("command:") {
-                        Some(argv) => cache::program_digest(
-                            &argv
-                                .split('\u{1}')
-                                .next()
-                                .unwrap_or("")
-                                .split('\u{0}')
-                                .collect::<Vec<_>>(),
-                            &p.suite.project_root
-                        ),
-                        None => String::new(),
-                    }
-                ),
-                model: p.model.as_deref(),
-                timeout_secs: p.timeout.as_secs(),
-                judge: p.judge.as_ref().map(|j| match j {
-                    JudgeSlot::Ready(_, info) => format!("{}:{}", info.provider, info.model),
-                    JudgeSlot::Unavailable(why) => why.clone(),
-                }),
-                plugins: &plugins_record,
-                env: &env_key,
-            })
+                &mut digests,
+            )
         });
         if let Some(k) = &key {
             let _ = std::fs::remove_dir_all(&case_dir);
