@@ -39,6 +39,14 @@ pub struct RunConfig {
     /// Variables set for every agent of this project.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// How agents are contained: `auto` (default), `bwrap` or `none`.
+    pub sandbox: Option<crate::sandbox::Mode>,
+    /// What a sandboxed agent may reach: `model` (default), `none` or `host`.
+    pub network: Option<crate::sandbox::Network>,
+    /// Host folders a sandboxed agent may also read (toolchains, say); relative paths are
+    /// from the project root.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sandbox_read: Vec<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]

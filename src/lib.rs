@@ -14,6 +14,7 @@ pub mod judge;
 pub mod plugin;
 pub mod report;
 pub mod run;
+pub mod sandbox;
 pub mod spec;
 pub mod stats;
 pub mod workspace;

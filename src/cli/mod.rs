@@ -273,6 +273,17 @@ pub struct RunArgs {
     /// Where workspaces are made (default: the system temp folder).
     #[arg(long, value_name = "DIR", env = "ASSAY_WORKSPACE_DIR")]
     pub workspace_dir: Option<PathBuf>,
+    /// How agents, setup/teardown scripts and test commands are contained: `auto` uses
+    /// bubblewrap and refuses to start (exit 3) where it does not work; `bwrap` the same;
+    /// `none` runs them unsandboxed, as you (recorded in run.json and every report).
+    /// Default: `[run] sandbox` of assay.toml, else auto.
+    #[arg(long, value_enum, env = "ASSAY_SANDBOX")]
+    pub sandbox: Option<crate::sandbox::Mode>,
+    /// What a sandboxed agent may reach: `model` (only its harness's model endpoints),
+    /// `none`, or `host` (the host's network). Default: the suite's (UAAPS
+    /// `sandbox.network`), then `[run] network` of assay.toml, then model.
+    #[arg(long, value_enum, env = "ASSAY_NETWORK")]
+    pub network: Option<crate::sandbox::Network>,
     /// Run setup and teardown scripts (Skillet); without it such cases are skipped.
     #[arg(long)]
     pub trust: bool,
@@ -310,6 +321,18 @@ fn fraction(s: &str) -> Result<f64, String> {
 }
 
 pub fn main() -> ExitCode {
+    // The first process inside a sandbox is assay itself (see `sandbox::inside`).
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv
+        .get(1)
+        .is_some_and(|a| a == crate::sandbox::inside::SUBCOMMAND)
+    {
+        let rest: Vec<String> = argv[2..]
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        return crate::sandbox::inside::main(&rest);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

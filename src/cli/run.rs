@@ -28,6 +28,8 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         output_dir: args.output_dir.clone(),
         workspace_dir: args.workspace_dir.as_ref().map(|d| ctx.cwd.join(d)),
         trust: args.trust,
+        sandbox: args.sandbox,
+        network: args.network,
         pass_env: args.pass_env.clone(),
         judge: args.judge.clone(),
         allow_private_urls: args.allow_private_urls,

@@ -110,6 +110,18 @@ impl Harness for ClaudeCode {
         }
     }
 
+    /// `ANTHROPIC_BASE_URL`, else Anthropic's API.
+    fn endpoints(&self, env: &[(String, String)]) -> Vec<String> {
+        let mut e = crate::sandbox::endpoint::from_env(env);
+        if !env
+            .iter()
+            .any(|(k, v)| k == "ANTHROPIC_BASE_URL" && !v.is_empty())
+        {
+            e.push("https://api.anthropic.com".into());
+        }
+        e
+    }
+
     fn version_command(&self) -> Option<(String, Vec<String>)> {
         Some((self.program.clone(), vec!["--version".into()]))
     }

@@ -94,12 +94,20 @@ impl Harness for Codex {
     }
 
     fn command(&self, inv: &Invocation<'_>) -> CommandLine {
+        // Inside assay's sandbox, Codex's own (bubblewrap again) is redundant and fails to
+        // start its helper; the default gives way to assay's. A sandbox named in assay.toml
+        // is kept.
+        let sandbox = if inv.sandboxed && self.sandbox == DEFAULT_SANDBOX {
+            "danger-full-access".to_string()
+        } else {
+            self.sandbox.clone()
+        };
         let mut args = vec![
             "exec".to_string(),
             "--json".into(),
             "--skip-git-repo-check".into(),
             "-s".into(),
-            self.sandbox.clone(),
+            sandbox,
         ];
         if let Some(m) = inv.model {
             args.extend(["-m".into(), m.to_string()]);
@@ -120,6 +128,19 @@ impl Harness for Codex {
             env: Vec::new(),
             stdin: Some(prompt.into_bytes()),
         }
+    }
+
+    /// `OPENAI_BASE_URL`, else OpenAI's API and ChatGPT's (for a ChatGPT login).
+    fn endpoints(&self, env: &[(String, String)]) -> Vec<String> {
+        let mut e = crate::sandbox::endpoint::from_env(env);
+        if !env
+            .iter()
+            .any(|(k, v)| k == "OPENAI_BASE_URL" && !v.is_empty())
+        {
+            e.push("https://api.openai.com".into());
+            e.push("https://chatgpt.com".into());
+        }
+        e
     }
 
     fn version_command(&self) -> Option<(String, Vec<String>)> {

@@ -31,6 +31,8 @@ pub struct Invocation<'a> {
     pub home: &'a Path,
     pub sync_tasks: bool,
     pub allow_hang_heuristic: bool,
+    /// The agent runs in assay's sandbox: its own sandbox is redundant there (and can fail).
+    pub sandboxed: bool,
 }
 
 /// The command a harness wants run; the host adds the scrubbed environment and limits.
@@ -61,6 +63,11 @@ pub trait Harness: Send + Sync {
     /// variables to the environment. Most harnesses need nothing.
     fn prepare(&self, _home: &Path, _env: &mut Vec<(String, String)>) -> std::io::Result<()> {
         Ok(())
+    }
+    /// The model endpoints (URLs) the agent talks to, given its environment: all that a
+    /// sandbox with `--network model` lets it reach. Default: its `*_BASE_URL` variables.
+    fn endpoints(&self, env: &[(String, String)]) -> Vec<String> {
+        crate::sandbox::endpoint::from_env(env)
     }
     /// The program and arguments that print the harness's version, for the run's record.
     fn version_command(&self) -> Option<(String, Vec<String>)> {

@@ -61,6 +61,8 @@ pub struct CaseRunResult {
     pub target: Option<String>,
     pub harness: String,
     pub model: Option<String>,
+    /// How the agent was contained (`kind: none` when unsandboxed).
+    pub sandbox: crate::sandbox::Record,
     pub status: Status,
     pub reason: Option<String>,
     pub error: Option<AgentError>,
@@ -136,6 +138,8 @@ pub struct CaseRunPlan<'a> {
     pub trust: bool,
     pub keep_workspace: bool,
     pub stage: StageOptions,
+    /// How the case-run's processes are contained.
+    pub sandbox: crate::sandbox::Setting,
     pub dir: PathBuf,
     pub judge: Option<JudgeSlot>,
     pub checks: &'a Checks,
@@ -192,6 +196,7 @@ impl CaseRunResult {
             }),
             harness: plan.harness.name().to_string(),
             model: plan.model.clone(),
+            sandbox: crate::sandbox::Record::unsandboxed(),
             status: Status::Completed,
             reason: None,
             error: None,
@@ -266,8 +271,29 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         }
     };
 
+    // The sandbox: every process of this case-run runs in it.
+    let mut env = staged.env.clone();
+    let jail = match plan.sandbox.jail(
+        &staged.dir,
+        &staged.root,
+        &plan.harness.endpoints(&staged.env),
+    ) {
+        Ok(j) => j,
+        Err(e) => {
+            result.status = Status::Error;
+            result.reason = Some(format!("cannot set up the sandbox: {e}"));
+            staged.remove();
+            return finish(result, started, &plan);
+        }
+    };
+    if let Some(j) = &jail {
+        j.rewrite_env(&mut env);
+        result.sandbox = j.record();
+    }
+    let jail = jail.as_ref();
+
     if let Some(script) = &plan.case.setup
-        && let Err(why) = run_script("setup", script, &staged.root, &staged.env).await
+        && let Err(why) = run_script("setup", script, &staged.root, &env, jail).await
     {
         result.status = Status::Error;
         result.reason = Some(format!("setup failed: {why}"));
@@ -275,7 +301,7 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         return finish(result, started, &plan);
     }
 
-    let mut agent_env = staged.env.clone();
+    let mut agent_env = env.clone();
     if let Err(e) = plan.harness.prepare(&staged.home, &mut agent_env) {
         result.status = Status::Error;
         result.reason = Some(format!(
@@ -309,6 +335,7 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
             home: &staged.home,
             sync_tasks: plan.suite.defaults.sync_tasks,
             allow_hang_heuristic: plan.suite.defaults.allow_hang_heuristic,
+            sandboxed: jail.is_some(),
         };
         let line = plan.harness.command(&inv);
         let mut spawn = Spawn::new(line.program, &staged.cwd);
@@ -327,6 +354,9 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
             .saturating_duration_since(Instant::now())
             .max(Duration::from_millis(1));
         spawn.cancel = plan.cancel.clone();
+        if let Some(j) = jail {
+            j.wrap(&mut spawn);
+        }
         let mut parser = plan.harness.parser(&inv);
         let mut events: Vec<Event> = Vec::new();
         let exited = process::run(&spawn, |l| {
@@ -350,6 +380,12 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
                 break;
             }
         };
+        if let Some(why) = jail.and_then(|_| crate::sandbox::failed_to_start(&exited)) {
+            result.status = Status::Error;
+            result.reason = Some(why);
+            result.stderr_tail = exited.stderr_tail.clone();
+            break;
+        }
         let summary = parser.finish(&exited);
         for e in &events {
             match e {
@@ -510,7 +546,7 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
     );
 
     if let Some(script) = &plan.case.teardown
-        && let Err(why) = run_script("teardown", script, &staged.root, &staged.env).await
+        && let Err(why) = run_script("teardown", script, &staged.root, &env, jail).await
     {
         result.teardown_error = Some(why);
     }
@@ -637,19 +673,25 @@ fn prompt_text(case: &Case) -> String {
     }
 }
 
-/// Runs a setup or teardown script with `bash -c` in the workspace, with the private HOME.
+/// Runs a setup or teardown script with `bash -c` in the workspace, with the private HOME,
+/// in the case-run's sandbox.
 async fn run_script(
     what: &str,
     script: &str,
     root: &Path,
     env: &[(String, String)],
+    jail: Option<&crate::sandbox::Jail>,
 ) -> Result<(), String> {
     let mut s = Spawn::new("bash", root);
     s.args = vec!["-c".into(), script.into()];
     s.env = env.to_vec();
     s.timeout = SCRIPT_TIMEOUT;
     s.grace = Duration::from_secs(2);
+    if let Some(j) = jail {
+        j.wrap(&mut s);
+    }
     match process::run(&s, |_| {}).await {
+        Ok(e) if let Some(why) = jail.and_then(|_| crate::sandbox::failed_to_start(&e)) => Err(why),
         Ok(e) if e.timed_out => Err(format!(
             "the {what} script timed out after {} s",
             SCRIPT_TIMEOUT.as_secs()

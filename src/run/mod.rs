@@ -46,6 +46,10 @@ pub struct RunOptions {
     pub output_dir: Option<PathBuf>,
     pub workspace_dir: Option<PathBuf>,
     pub trust: bool,
+    /// `--sandbox` (over `[run] sandbox`; default auto).
+    pub sandbox: Option<crate::sandbox::Mode>,
+    /// `--network` (over the suite's and `[run] network`; default model).
+    pub network: Option<crate::sandbox::Network>,
     pub pass_env: Vec<String>,
     /// The `command` harness's command, overriding `assay.toml`.
     pub command: Vec<String>,
@@ -446,6 +450,23 @@ pub fn run(
             }
         }
     }
+    // The sandbox, checked before anything runs: every case-run that starts a process runs
+    // in it unless `--sandbox none` said otherwise.
+    let sandbox_mode = sandbox_mode(opts, &configs);
+    let starts_processes = planned
+        .iter()
+        .any(|p| !(p.trigger.is_some() && opts.trigger_mode == TriggerMode::Judge));
+    let bwrap = match sandbox_mode {
+        crate::sandbox::Mode::None => None,
+        _ if !starts_processes => None,
+        _ => match crate::sandbox::probe::probe(&host, None) {
+            Ok(b) => Some(b),
+            Err(u) => {
+                unavailable.push(("sandbox".into(), u));
+                None
+            }
+        },
+    };
     if !unavailable.is_empty() {
         return Err(NotStarted::Unavailable(unavailable));
     }
@@ -472,6 +493,7 @@ pub fn run(
     };
     let versions = runtime.block_on(harness_versions(&harnesses));
     let dir = run_dir(ctx, opts);
+    let sandboxes = sandbox_settings(ctx, suites, &configs, opts, bwrap.as_ref(), &dir);
     let _ = std::fs::create_dir_all(&dir);
     let started = jiff::Timestamp::now();
     let plugins_record = serde_json::to_value(opts.plugins.record()).unwrap_or_default();
@@ -507,6 +529,12 @@ pub fn run(
             "cache": opts.cache,
             "shard": opts.shard.map(|s| format!("{}/{}", s.index, s.count)),
             "min_pass_rate": opts.min_pass_rate, "pass_k": opts.pass_k,
+        },
+        "sandbox": {
+            "mode": sandbox_mode,
+            "kind": if bwrap.is_some() { "bwrap" } else { "none" },
+            "bwrap": bwrap.as_ref().map(|b| b.version.clone()),
+            "network": opts.network,
         },
         "plugins": plugins_record,
         "projects": configs.iter().map(|(root, c)| (root.display().to_string(), serde_json::to_value(c).unwrap_or_default())).collect::<serde_json::Map<_, _>>(),
@@ -640,6 +668,7 @@ pub fn run(
             let si = suite_index(suites, p.suite);
             let dir = &dir;
             let baseline_skills = &baseline_skills;
+            let sandboxes = &sandboxes;
             async move {
                 if *cancel.borrow() {
                     return None;
@@ -673,6 +702,7 @@ pub fn run(
                     trust: opts.trust,
                     keep_workspace: opts.keep_workspaces,
                     stage,
+                    sandbox: sandboxes[si].clone(),
                     dir: case_dir.clone(),
                     judge: p.judge.clone(),
                     checks,
@@ -714,6 +744,79 @@ pub fn run(
         reused,
         interrupted,
     })
+}
+
+/// `--sandbox`, else `[run] sandbox` of the projects (a project that asks for a sandbox wins
+/// over one that opts out), else auto.
+fn sandbox_mode(opts: &RunOptions, configs: &BTreeMap<PathBuf, Config>) -> crate::sandbox::Mode {
+    use crate::sandbox::Mode;
+    if let Some(m) = opts.sandbox {
+        return m;
+    }
+    let modes: Vec<Mode> = configs.values().filter_map(|c| c.run.sandbox).collect();
+    modes
+        .iter()
+        .copied()
+        .find(|m| *m != Mode::None)
+        .or(modes.first().copied())
+        .unwrap_or_default()
+}
+
+/// Each suite's sandbox: the network by precedence (flag > `ASSAY_NETWORK` > the suite's
+/// UAAPS `sandbox.network` > `[run] network` > model), its writable paths, what is shown and
+/// what is hidden.
+fn sandbox_settings(
+    ctx: &LoadCtx,
+    suites: &[Suite],
+    configs: &BTreeMap<PathBuf, Config>,
+    opts: &RunOptions,
+    bwrap: Option<&crate::sandbox::Bwrap>,
+    run_dir: &std::path::Path,
+) -> Vec<crate::sandbox::Setting> {
+    use crate::sandbox::{Network, Setting};
+    let mut hidden: Vec<PathBuf> = configs.keys().cloned().collect();
+    hidden.push(ctx.cwd.clone());
+    hidden.push(run_dir.to_path_buf());
+    hidden.extend(opts.workspace_dir.as_ref().map(|d| ctx.cwd.join(d)));
+    hidden.extend(suites.iter().map(|s| ctx.cwd.join(&s.source)));
+    let real_home = std::env::var_os("HOME").map(PathBuf::from);
+    suites
+        .iter()
+        .map(|s| {
+            let config = &configs[&s.project_root];
+            let network = opts
+                .network
+                .or_else(|| {
+                    s.defaults.sandbox.as_ref().map(|b| {
+                        if b.network {
+                            Network::Host
+                        } else {
+                            Network::Model
+                        }
+                    })
+                })
+                .or(config.run.network)
+                .unwrap_or_default();
+            Setting {
+                bwrap: bwrap.cloned(),
+                network,
+                hidden: hidden.clone(),
+                real_home: real_home.clone(),
+                read_only: config
+                    .run
+                    .sandbox_read
+                    .iter()
+                    .map(|p| s.project_root.join(p))
+                    .collect(),
+                writable: s
+                    .defaults
+                    .sandbox
+                    .as_ref()
+                    .map(|b| b.writable_paths.iter().map(PathBuf::from).collect())
+                    .unwrap_or_default(),
+            }
+        })
+        .collect()
 }
 
 fn suite_index(suites: &[Suite], s: &Suite) -> usize {

@@ -1,0 +1,87 @@
+//! The host side of a sandbox's network: one Unix socket per allowed endpoint, each relaying
+//! every connection to its one endpoint and nowhere else. The sockets' folder is bound
+//! read-only into the sandbox; nothing inside can choose where a connection goes.
+
+use std::path::Path;
+
+use tokio::io::copy_bidirectional;
+use tokio::net::{TcpStream, UnixListener};
+use tokio::task::JoinHandle;
+
+use super::endpoint::Target;
+
+/// The running relays of one case-run; stopped when dropped.
+#[derive(Debug)]
+pub struct Forwarder {
+    dir: tempfile::TempDir,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Forwarder {
+    /// Listens on `<dir>/<i>.sock` for each target. Must be called within a tokio runtime.
+    pub fn start(targets: &[Target]) -> std::io::Result<Forwarder> {
+        // A short path: Unix socket paths are limited to 108 bytes.
+        let dir = tempfile::Builder::new().prefix("assay-net-").tempdir()?;
+        let mut tasks = Vec::new();
+        for (i, t) in targets.iter().enumerate() {
+            let listener = UnixListener::bind(dir.path().join(format!("{i}.sock")))?;
+            let addr = t.addr();
+            tasks.push(tokio::spawn(async move {
+                while let Ok((mut inside, _)) = listener.accept().await {
+                    let addr = addr.clone();
+                    tokio::spawn(async move {
+                        if let Ok(mut up) = TcpStream::connect(&addr).await {
+                            // A connection ends when either side closes; nothing to report.
+                            let _ = copy_bidirectional(&mut inside, &mut up).await;
+                        }
+                    });
+                }
+            }));
+        }
+        Ok(Forwarder { dir, tasks })
+    }
+
+    /// The folder of sockets, bound into the sandbox.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Forwarder {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[tokio::test]
+    async fn relays_to_its_endpoint_only() {
+        let server = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = server.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            let (mut s, _) = server.accept().await.unwrap();
+            let mut buf = [0u8; 4];
+            s.read_exact(&mut buf).await.unwrap();
+            s.write_all(b"pong").await.unwrap();
+        });
+        let f = Forwarder::start(&[Target {
+            host: "127.0.0.1".into(),
+            port,
+        }])
+        .unwrap();
+        let mut c = tokio::net::UnixStream::connect(f.dir().join("0.sock"))
+            .await
+            .unwrap();
+        c.write_all(b"ping").await.unwrap();
+        let mut buf = [0u8; 4];
+        c.read_exact(&mut buf).await.unwrap();
+        assert_eq!(&buf, b"pong");
+        assert!(!f.dir().join("1.sock").exists());
+    }
+}

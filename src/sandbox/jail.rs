@@ -1,0 +1,349 @@
+//! The bubblewrap command line for one case-run.
+//!
+//! What the agent sees, in mount order (later mounts cover earlier ones):
+//! 1. the host's `/`, read-only, with its own `/proc` and a minimal `/dev`;
+//! 2. private, empty `/tmp`, `/var/tmp`, `/run` and `/dev/shm`; empty `/home`, `/root` and the
+//!    user's HOME; empty folders over every project, the run folder, the cache and the
+//!    workspaces' parent ("hidden");
+//! 3. read-only again: the agent program's install folder and the toolchains on PATH that were
+//!    hidden by (2) (`~/.cargo`, `~/.pyenv`, … but never `~/.ssh`, `~/.aws`, `~/.config`, …),
+//!    and the folders `[run] sandbox_read` names;
+//! 4. assay itself at `/run/assay/assay` (the first process inside), and the network sockets
+//!    at `/run/assay/net`;
+//! 5. writable: the case-run's folder (workspace and private HOME), at the same path as
+//!    outside, so every path a harness computed stays true; with UAAPS `writable-paths`, the
+//!    workspace read-only except those folders.
+
+use std::path::{Path, PathBuf};
+
+use super::endpoint::Plan as NetPlan;
+use super::probe::{Bwrap, HELPER_INSIDE};
+use super::{Network, Record};
+use crate::run::process::Spawn;
+
+/// Where the forwarder's sockets appear inside.
+pub const NET_INSIDE: &str = "/run/assay/net";
+
+/// Top-level folders of a HOME never shown to an agent, even when a PATH entry is inside.
+const SECRET_HOME_DIRS: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".config",
+    ".docker",
+    ".kube",
+    ".azure",
+    ".claude",
+    ".codex",
+    ".gemini",
+    ".netrc",
+    ".password-store",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+];
+
+/// Files masked inside a toolchain folder that is shown (registry tokens).
+const SECRET_FILES: &[&str] = &["credentials", "credentials.toml", ".credentials.toml"];
+
+/// Everything that shapes one case-run's sandbox.
+#[derive(Debug, Clone)]
+pub struct JailSpec {
+    pub bwrap: Bwrap,
+    /// The case-run's folder (`work/` and `home/`): writable.
+    pub case_dir: PathBuf,
+    /// The workspace root (`work/`).
+    pub root: PathBuf,
+    /// Workspace-relative folders that alone are writable (UAAPS `writable-paths`); empty: all.
+    pub writable: Vec<PathBuf>,
+    /// Folders (or files) covered by an empty one: projects, run folder, cache, workspaces.
+    pub hidden: Vec<PathBuf>,
+    /// The user's real HOME, hidden too.
+    pub real_home: Option<PathBuf>,
+    /// Extra host folders shown read-only (`[run] sandbox_read`).
+    pub read_only: Vec<PathBuf>,
+    pub network: Network,
+}
+
+/// One case-run's sandbox, ready to wrap commands.
+#[derive(Debug)]
+pub struct Jail {
+    spec: JailSpec,
+    net: Option<NetPlan>,
+    /// The host side of the network, kept alive as long as the jail.
+    forwarder: Option<super::forward::Forwarder>,
+}
+
+impl Jail {
+    /// Prepares the sandbox; with `network = model`, starts the forwarder to `endpoints`.
+    /// Must be called within a tokio runtime.
+    pub fn new(spec: JailSpec, endpoints: &[String]) -> std::io::Result<Jail> {
+        let (net, forwarder) = match spec.network {
+            Network::Model => {
+                let plan = NetPlan::new(endpoints);
+                let fwd = super::forward::Forwarder::start(&plan.targets())?;
+                (Some(plan), Some(fwd))
+            }
+            Network::None | Network::Host => (None, None),
+        };
+        // Writable paths must exist to be bound.
+        for w in &spec.writable {
+            std::fs::create_dir_all(spec.root.join(w))?;
+        }
+        Ok(Jail {
+            spec,
+            net,
+            forwarder,
+        })
+    }
+
+    /// What to record of this sandbox in the case-run's result.
+    pub fn record(&self) -> Record {
+        Record {
+            kind: "bwrap".into(),
+            network: Some(self.spec.network.as_str().into()),
+            endpoints: self.net.as_ref().map(|n| n.describe()).unwrap_or_default(),
+        }
+    }
+
+    /// The environment of everything run in this sandbox: model endpoints as reached from
+    /// inside (see [`NetPlan::rewrite_env`]).
+    pub fn rewrite_env(&self, env: &mut Vec<(String, String)>) {
+        if let Some(net) = &self.net {
+            net.rewrite_env(env);
+        }
+    }
+
+    /// Turns `spawn` into the same command run inside the sandbox (its environment already
+    /// passed through [`Jail::rewrite_env`]).
+    pub fn wrap(&self, spawn: &mut Spawn) {
+        let path_var = spawn
+            .env
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        let mut args = self.mounts(&spawn.program, &path_var);
+        args.extend(["--chdir".into(), spawn.cwd.display().to_string()]);
+        args.push("--".into());
+        args.push(HELPER_INSIDE.into());
+        args.push(super::inside::SUBCOMMAND.into());
+        if let Some(net) = &self.net {
+            args.extend(net.inside_args());
+        }
+        args.push("--".into());
+        args.push(std::mem::take(&mut spawn.program));
+        args.append(&mut spawn.args);
+        spawn.program = self.spec.bwrap.program.display().to_string();
+        spawn.args = args;
+    }
+
+    fn mounts(&self, program: &str, path_var: &str) -> Vec<String> {
+        let s = &self.spec;
+        let mut a: Vec<String> = [
+            "--unshare-user",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--die-with-parent",
+            "--hostname",
+            "assay-sandbox",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+        ]
+        .map(String::from)
+        .to_vec();
+        if s.network != Network::Host {
+            a.push("--unshare-net".into());
+        }
+        let mut hidden: Vec<PathBuf> = ["/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm"]
+            .iter()
+            .map(PathBuf::from)
+            .chain(["/home", "/root"].iter().map(PathBuf::from))
+            .chain(s.real_home.clone())
+            .chain(s.hidden.iter().cloned())
+            .filter(|p| p.is_absolute() && p.as_os_str().len() > 1)
+            .collect();
+        hidden.sort_by_key(|p| p.components().count());
+        let mut covered: Vec<PathBuf> = Vec::new();
+        for h in hidden {
+            if covered.iter().any(|c| h.starts_with(c)) {
+                continue;
+            }
+            // Only real folders can be covered; a symlink (`/var/run -> /run`) follows its target.
+            let Ok(meta) = std::fs::symlink_metadata(&h) else {
+                continue;
+            };
+            if meta.is_dir() {
+                a.extend(["--tmpfs".into(), h.display().to_string()]);
+                covered.push(h);
+            } else if meta.is_file() {
+                a.extend([
+                    "--ro-bind".into(),
+                    "/dev/null".into(),
+                    h.display().to_string(),
+                ]);
+            }
+        }
+        if s.network == Network::Host {
+            // Name resolution may live under /run (systemd-resolved).
+            if let Ok(real) = std::fs::canonicalize("/etc/resolv.conf")
+                && covered.iter().any(|c| real.starts_with(c))
+            {
+                let r = real.display().to_string();
+                a.extend(["--ro-bind".into(), r.clone(), r]);
+            }
+        }
+        let mut shown: Vec<PathBuf> = Vec::new();
+        for dir in std::env::split_paths(path_var) {
+            if let Some(t) = toolchain_root(&dir, s.real_home.as_deref())
+                && covered.iter().any(|c| t.starts_with(c))
+            {
+                shown.push(t);
+            }
+        }
+        if let Some(p) = resolve(program, path_var)
+            && covered.iter().any(|c| p.starts_with(c))
+        {
+            shown.push(install_root(&p));
+        }
+        shown.extend(s.read_only.iter().cloned());
+        shown.sort();
+        shown.dedup();
+        for t in shown {
+            // Never re-show a hidden folder (by showing its parent) or the user's secrets.
+            if !t.exists()
+                || secret(&t, s.real_home.as_deref())
+                || s.hidden.iter().any(|h| h.starts_with(&t))
+            {
+                continue;
+            }
+            let t_s = t.display().to_string();
+            a.extend(["--ro-bind".into(), t_s.clone(), t_s]);
+            for f in SECRET_FILES {
+                let masked = t.join(f);
+                if masked.is_file() {
+                    a.extend([
+                        "--ro-bind".into(),
+                        "/dev/null".into(),
+                        masked.display().to_string(),
+                    ]);
+                }
+            }
+        }
+        a.extend([
+            "--ro-bind".into(),
+            s.bwrap.helper.display().to_string(),
+            HELPER_INSIDE.into(),
+        ]);
+        if let Some(f) = &self.forwarder {
+            a.extend([
+                "--ro-bind".into(),
+                f.dir().display().to_string(),
+                NET_INSIDE.into(),
+            ]);
+        }
+        let case_dir = s.case_dir.display().to_string();
+        a.extend(["--bind".into(), case_dir.clone(), case_dir]);
+        if !s.writable.is_empty() {
+            let root = s.root.display().to_string();
+            a.extend(["--ro-bind".into(), root.clone(), root]);
+            for w in &s.writable {
+                let p = s.root.join(w).display().to_string();
+                a.extend(["--bind".into(), p.clone(), p]);
+            }
+        }
+        a
+    }
+}
+
+/// For a PATH folder, what to show so the tools in it work: under the user's HOME, its
+/// top-level folder there (`~/.pyenv/shims` → `~/.pyenv`); elsewhere the folder itself.
+fn toolchain_root(dir: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    if !dir.is_absolute() {
+        return None;
+    }
+    if let Some(home) = home
+        && let Ok(rel) = dir.strip_prefix(home)
+    {
+        let first = rel.components().next()?;
+        return Some(home.join(first));
+    }
+    Some(dir.to_path_buf())
+}
+
+fn secret(p: &Path, home: Option<&Path>) -> bool {
+    let Some(home) = home else { return false };
+    if p == home || home.starts_with(p) {
+        return true;
+    }
+    p.strip_prefix(home)
+        .ok()
+        .and_then(|rel| rel.components().next())
+        .is_some_and(|c| SECRET_HOME_DIRS.iter().any(|s| c.as_os_str() == *s))
+}
+
+/// The program's real path, found on `path_var` when it has no slash.
+fn resolve(program: &str, path_var: &str) -> Option<PathBuf> {
+    let p = if program.contains('/') {
+        PathBuf::from(program)
+    } else {
+        std::env::split_paths(path_var)
+            .map(|d| d.join(program))
+            .find(|p| p.is_file())?
+    };
+    std::fs::canonicalize(p).ok()
+}
+
+/// The folder a program is installed in: the `node_modules` it is part of (a CLI from npm
+/// needs its dependencies beside it), else its own folder.
+fn install_root(program: &Path) -> PathBuf {
+    program
+        .ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+        .unwrap_or_else(|| program.parent().unwrap_or(program))
+        .to_path_buf()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toolchains_under_home_show_their_top_folder_but_never_secrets() {
+        let home = Path::new("/home/ada");
+        assert_eq!(
+            toolchain_root(Path::new("/home/ada/.pyenv/shims"), Some(home)),
+            Some(PathBuf::from("/home/ada/.pyenv"))
+        );
+        assert_eq!(
+            toolchain_root(Path::new("/usr/bin"), Some(home)),
+            Some(PathBuf::from("/usr/bin"))
+        );
+        assert!(secret(Path::new("/home/ada/.ssh"), Some(home)));
+        assert!(secret(Path::new("/home/ada/.config"), Some(home)));
+        assert!(secret(Path::new("/home/ada"), Some(home)));
+        assert!(secret(Path::new("/home"), Some(home)));
+        assert!(!secret(Path::new("/home/ada/.cargo"), Some(home)));
+    }
+
+    #[test]
+    fn an_npm_cli_brings_its_node_modules() {
+        assert_eq!(
+            install_root(Path::new(
+                "/p/tests/agents/node_modules/@anthropic-ai/claude-code/cli.js"
+            )),
+            PathBuf::from("/p/tests/agents/node_modules")
+        );
+        assert_eq!(
+            install_root(Path::new("/opt/agent/bin/agent")),
+            PathBuf::from("/opt/agent/bin")
+        );
+    }
+}

@@ -1,0 +1,173 @@
+//! Containment: the agent under evaluation is untrusted, so every agent process, setup and
+//! teardown script and deterministic test command of a case-run runs in an OS sandbox.
+//!
+//! On Linux that is bubblewrap: new user, mount, PID, IPC and UTS namespaces; the host
+//! read-only with the user's HOME, the projects, the run folder, the cache and the other
+//! workspaces out of view; only the case-run's workspace and private HOME writable; its own
+//! `/proc`; and everything inside killed when the case-run ends. The network is the harness's
+//! model endpoints only (through [`forward`]), none, or the host's on request.
+//!
+//! - [`probe`]: is bubblewrap here and does it work? The exit-3 message and its fixes.
+//! - [`jail`]: the bubblewrap command line for one case-run.
+//! - [`endpoint`]: the model endpoints a harness talks to, and how they are reached inside.
+//! - [`forward`]: the host side of the network: a Unix socket per allowed endpoint.
+//! - [`inside`]: `assay __sandbox-exec`, the first process inside: loopback listeners that
+//!   lead to those sockets, then the command.
+
+pub mod endpoint;
+pub mod forward;
+pub mod inside;
+pub mod jail;
+pub mod probe;
+
+use serde::{Deserialize, Serialize};
+
+pub use jail::{Jail, JailSpec};
+pub use probe::Bwrap;
+
+/// `--sandbox`: how agents are contained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// bubblewrap when it works here; otherwise refuse to start an agent (exit 3).
+    #[default]
+    Auto,
+    /// bubblewrap, or refuse to start (exit 3).
+    Bwrap,
+    /// No sandbox: the agent runs as you, with your files and network (recorded as such).
+    None,
+}
+
+/// `--network`: what an agent may reach from its sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Network {
+    /// Only the harness's model endpoint(s), through a forwarder.
+    #[default]
+    Model,
+    /// No network at all.
+    None,
+    /// The host's network (an explicit opt-in).
+    Host,
+}
+
+impl Mode {
+    pub fn parse(s: &str) -> Option<Mode> {
+        match s {
+            "auto" => Some(Mode::Auto),
+            "bwrap" => Some(Mode::Bwrap),
+            "none" => Some(Mode::None),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Auto => "auto",
+            Mode::Bwrap => "bwrap",
+            Mode::None => "none",
+        }
+    }
+}
+
+impl Network {
+    pub fn parse(s: &str) -> Option<Network> {
+        match s {
+            "model" => Some(Network::Model),
+            "none" => Some(Network::None),
+            "host" => Some(Network::Host),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Network::Model => "model",
+            Network::None => "none",
+            Network::Host => "host",
+        }
+    }
+}
+
+/// Why a sandboxed command did not start, when bubblewrap or assay's first process inside
+/// said so (bubblewrap exits 1 with `bwrap: …`; the helper 125–127 with `assay sandbox: …`).
+pub fn failed_to_start(exited: &crate::run::process::Exited) -> Option<String> {
+    let tail = exited.stderr_tail.trim_start();
+    let by_bwrap = exited.code == Some(1) && tail.starts_with("bwrap: ");
+    let by_helper = matches!(exited.code, Some(125..=127)) && tail.starts_with("assay sandbox: ");
+    (by_bwrap || by_helper).then(|| {
+        format!(
+            "the sandbox could not start the command: {}",
+            tail.lines().next().unwrap_or_default()
+        )
+    })
+}
+
+/// How one case-run was contained, as recorded in its `result.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    /// `bwrap`, or `none` (unsandboxed).
+    pub kind: String,
+    /// `model`, `none` or `host`; absent when unsandboxed (the host's network).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
+    /// The endpoints the agent could reach, with `model`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub endpoints: Vec<String>,
+}
+
+impl Record {
+    pub fn unsandboxed() -> Record {
+        Record {
+            kind: "none".into(),
+            network: None,
+            endpoints: Vec::new(),
+        }
+    }
+}
+
+/// How one case-run is to be contained, decided when the run is planned.
+#[derive(Debug, Clone, Default)]
+pub struct Setting {
+    /// bubblewrap, or `None` to run unsandboxed (`--sandbox none`).
+    pub bwrap: Option<Bwrap>,
+    pub network: Network,
+    /// Folders covered inside: the projects, the current folder, the run folder, the
+    /// workspaces' parent.
+    pub hidden: Vec<std::path::PathBuf>,
+    /// The user's HOME, covered too.
+    pub real_home: Option<std::path::PathBuf>,
+    /// Host folders shown read-only besides the system (`[run] sandbox_read`).
+    pub read_only: Vec<std::path::PathBuf>,
+    /// Workspace folders that alone are writable (UAAPS `writable-paths`); empty: all.
+    pub writable: Vec<std::path::PathBuf>,
+}
+
+impl Setting {
+    /// The sandbox of one case-run whose folder (workspace and HOME) is `case_dir`, or `None`
+    /// when unsandboxed. Starts the network forwarder to `endpoints` (within a tokio runtime).
+    pub fn jail(
+        &self,
+        case_dir: &std::path::Path,
+        root: &std::path::Path,
+        endpoints: &[String],
+    ) -> std::io::Result<Option<Jail>> {
+        let Some(bwrap) = &self.bwrap else {
+            return Ok(None);
+        };
+        Jail::new(
+            JailSpec {
+                bwrap: bwrap.clone(),
+                case_dir: case_dir.to_path_buf(),
+                root: root.to_path_buf(),
+                writable: self.writable.clone(),
+                hidden: self.hidden.clone(),
+                real_home: self.real_home.clone(),
+                read_only: self.read_only.clone(),
+                network: self.network,
+            },
+            endpoints,
+        )
+        .map(Some)
+    }
+}

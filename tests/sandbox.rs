@@ -1,0 +1,271 @@
+//! The sandbox against a hostile agent: every attack a case-run's agent tries fails, the run
+//! still records the case-run, and nothing of it outlives assay. These run real bubblewrap
+//! (`.ci/run` installs it); without it they fail rather than pass untested.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use support::{code, read_json, results, stderr, stdout, write_tree};
+
+/// A TCP server on 127.0.0.1 answering every connection with an HTTP 200; `hit` is set when
+/// anything connects.
+fn server() -> (u16, Arc<AtomicBool>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let hit = Arc::new(AtomicBool::new(false));
+    let flag = hit.clone();
+    std::thread::spawn(move || {
+        for mut s in l.incoming().flatten() {
+            flag.store(true, Ordering::SeqCst);
+            let mut buf = [0u8; 256];
+            let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(b"HTTP/1.0 200 OK\r\ncontent-length: 2\r\n\r\nok");
+        }
+    });
+    (port, hit)
+}
+
+/// Whether a process whose command line has `needle` as an argument is alive (not a zombie).
+fn process_with_arg(needle: &str) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    dir.flatten().any(|e| {
+        let p = e.path();
+        let cmd = std::fs::read(p.join("cmdline")).unwrap_or_default();
+        let has = cmd.split(|b| *b == 0).any(|a| a == needle.as_bytes());
+        let zombie = std::fs::read_to_string(p.join("stat"))
+            .ok()
+            .and_then(|s| s.rsplit_once(") ").map(|(_, r)| r.starts_with('Z')))
+            .unwrap_or(true);
+        has && !zombie
+    })
+}
+
+/// Every file under `root` with its content, to see that nothing changed.
+fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            let t = e.file_type().unwrap();
+            if t.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(root).unwrap().display().to_string();
+                out.push((rel, std::fs::read(&p).unwrap_or_default()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+const SKILLET_CASE: &str = "timestamp: 2026-11-22T00:00:00Z\nname: hostile\nprompt: go\nexpected: x\nassertions:\n  - type: contains\n    value: finished\n";
+
+#[test]
+fn a_hostile_agent_cannot_escape_the_sandbox() {
+    let d = tempfile::tempdir().unwrap();
+    let project = d.path().join("project");
+    let outside = d.path().join("outside");
+    let linked = d.path().join("linked");
+    let home = d.path().join("home");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(&linked).unwrap();
+    write_tree(&home, &[(".bashrc", "export BASHRC_SECRET=hunter2\n")]);
+    let (model_port, model_hit) = server();
+    let (other_port, other_hit) = server();
+    let script = format!(
+        r#"
+(echo pwned > {outside}/marker) 2>/dev/null && echo "write-outside: DONE"
+(echo pwned > {project}/pwned-by-agent) 2>/dev/null
+grep -qs hunter2 {home}/.bashrc && echo "bashrc: LEAKED"
+for f in /proc/[0-9]*/environ; do tr '\0' '\n' < "$f" 2>/dev/null; done | grep -q sk-live-secret && echo "environ: LEAKED"
+setsid sleep 314159 >/dev/null 2>&1 < /dev/null &
+(sh -c 'sleep 271828 >/dev/null 2>&1 < /dev/null &' &)
+(exec 3<>/dev/tcp/127.0.0.1/{other_port} && echo "other-port: CONNECTED") 2>/dev/null
+(exec 3<>/dev/tcp/127.0.0.1/{model_port} && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && head -c 15 <&3 | grep -q 200 && echo "model-port: REACHED") 2>/dev/null
+(echo pwned > escape/pwned) 2>/dev/null
+(mkdir -p {project}/.assay/cache/forged && echo '{{}}' > {project}/.assay/cache/forged/result.json) 2>/dev/null
+ls / > /dev/null
+echo finished
+"#,
+        outside = outside.display(),
+        project = project.display(),
+        home = home.display(),
+    );
+    write_tree(
+        &project,
+        &[
+            (
+                "assay.toml",
+                "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"bash\", \"hostile.sh\"]\n",
+            ),
+            ("hostile.sh", &script),
+            ("evals/hostile/001.yaml", SKILLET_CASE),
+        ],
+    );
+    std::os::unix::fs::symlink(&linked, project.join("escape")).unwrap();
+    let before = tree(&project);
+
+    let out = Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["run", ".", "--output-dir"])
+        .arg(d.path().join("run"))
+        .current_dir(&project)
+        .env("HOME", &home)
+        .env("SECRET_TOKEN", "sk-live-secret")
+        .env(
+            "ANTHROPIC_BASE_URL",
+            format!("http://127.0.0.1:{model_port}"),
+        )
+        .env("ASSAY_NO_CACHE", "1")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let said = std::fs::read_to_string(d.path().join("run/skillet_hostile/001/run-1/output.txt"))
+        .unwrap_or_else(|e| panic!("{e}\n{}\n{}", stdout(&out), stderr(&out)));
+    assert_eq!(code(&out), 0, "{}\n{}\n{said}", stdout(&out), stderr(&out));
+
+    // The case-run is recorded, sandboxed, and the agent really ran to its end.
+    let r = &results(&d.path().join("run"))["001"];
+    assert_eq!(r["status"], "completed", "{r:#}");
+    assert!(said.contains("finished"), "{said}");
+    // Every attack failed.
+    assert!(!said.contains("DONE"), "{said}");
+    assert!(!outside.join("marker").exists(), "wrote outside");
+    assert!(!said.contains("LEAKED"), "{said}");
+    assert!(!said.contains("CONNECTED"), "{said}");
+    assert!(
+        !other_hit.load(Ordering::SeqCst),
+        "reached another loopback port"
+    );
+    assert!(
+        std::fs::read_dir(&linked).unwrap().next().is_none(),
+        "wrote through the project's symlink"
+    );
+    assert_eq!(
+        tree(&project),
+        before,
+        "the project changed (a file, or the cache)"
+    );
+    // …while the model endpoint stays reachable through the forwarder.
+    assert!(said.contains("model-port: REACHED"), "{said}");
+    assert!(model_hit.load(Ordering::SeqCst));
+    // Nothing of the case-run outlives it: neither the setsid daemon nor the double fork.
+    std::thread::sleep(Duration::from_millis(300));
+    for arg in ["314159", "271828"] {
+        assert!(!process_with_arg(arg), "`sleep {arg}` outlived the run");
+    }
+    // The run records the sandbox.
+    assert_eq!(r["sandbox"]["kind"], "bwrap");
+    assert_eq!(r["sandbox"]["network"], "model");
+    let run = read_json(&d.path().join("run/run.json"));
+    assert_eq!(run["sandbox"]["kind"], "bwrap", "{run:#}");
+}
+
+#[test]
+fn network_none_reaches_nothing_not_even_the_model() {
+    let d = tempfile::tempdir().unwrap();
+    let (model_port, model_hit) = server();
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                &format!(
+                    "[run]\nharness = \"command\"\nnetwork = \"none\"\n[harness.command]\ncommand = [\"bash\", \"-c\", \"(exec 3<>/dev/tcp/127.0.0.1/{model_port} && echo REACHED) 2>/dev/null; echo finished\"]\n"
+                ),
+            ),
+            ("evals/hostile/001.yaml", SKILLET_CASE),
+        ],
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["run", ".", "--output-dir", "run"])
+        .current_dir(d.path())
+        .env(
+            "ANTHROPIC_BASE_URL",
+            format!("http://127.0.0.1:{model_port}"),
+        )
+        .env("ASSAY_NO_CACHE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(&d.path().join("run"))["001"];
+    assert_eq!(r["sandbox"]["network"], "none");
+    let said = r["turns"][0]["final_message"].as_str().unwrap_or_default();
+    assert!(!said.contains("REACHED"), "{said}");
+    assert!(!model_hit.load(Ordering::SeqCst));
+}
+
+#[test]
+fn writes_outside_uaaps_writable_paths_fail() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            (
+                "package.agent.json",
+                r#"{"name": "pkg", "version": "1.0.0"}"#,
+            ),
+            (
+                "evals/eval-config.json",
+                r#"{"version": 1, "engine": "claude-code", "sandbox": {"network": false, "writable-paths": ["out/"]}}"#,
+            ),
+            (
+                "evals/cases/write.yaml",
+                "name: write\ninput:\n  prompt: write files\nexpected:\n  files-created: [out/ok.txt]\njudge:\n  criteria: anything\n",
+            ),
+        ],
+    );
+    write_tree(
+        d.path(),
+        &[(
+            "agent.sh",
+            "echo ok > out/ok.txt && echo wrote-ok\n(echo bad > bad.txt) 2>/dev/null && echo wrote-bad\n(echo bad > evals/eval-config.json) 2>/dev/null && echo wrote-spec\necho finished\n",
+        )],
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args([
+            "run",
+            ".",
+            "--output-dir",
+            "run2",
+            "--harness",
+            "command",
+            "--judge",
+            "none",
+            "--command",
+            "bash agent.sh",
+        ])
+        .current_dir(d.path())
+        .env("ASSAY_NO_CACHE", "1")
+        .output()
+        .unwrap();
+    let r = &results(&d.path().join("run2"))["write"];
+    let said = r["turns"][0]["final_message"].as_str().unwrap_or_default();
+    assert!(
+        said.contains("finished"),
+        "{}\n{}\n{r:#}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(said.contains("wrote-ok"), "{said}");
+    assert!(!said.contains("wrote-bad"), "{said}");
+    assert!(!said.contains("wrote-spec"), "{said}");
+    let created: Vec<&str> = r["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["path"].as_str())
+        .collect();
+    assert_eq!(created, ["out/ok.txt"], "{r:#}");
+}
