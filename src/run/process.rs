@@ -1,6 +1,6 @@
 //! Running one agent or script process under assay's control.
 //!
-//! The process gets its own process group, so a timeout can stop it and everything it started;
+//! The process gets its own session and process group, so a timeout can stop it and everything it started;
 //! stdout is streamed line by line as it arrives; stderr keeps only a bounded tail; total
 //! capture is capped. After the process exits, the group is killed too, so nothing it left
 //! running in the background outlives the case-run.
@@ -101,8 +101,14 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
+    // A session of its own (and so a process group of its own, for stopping it and all it
+    // started): without a controlling terminal, nothing it runs can open assay's terminal
+    // (`/dev/tty`) to read it or push keystrokes into it (TIOCSTI).
+    // SAFETY: setsid is async-signal-safe and touches no memory of this process.
+    unsafe {
+        cmd.pre_exec(|| rustix::process::setsid().map(|_| ()).map_err(Into::into));
+    }
     let mut child = cmd.spawn().map_err(|source| match source.kind() {
         std::io::ErrorKind::NotFound => SpawnError::NotFound {
             program: spawn.program.clone(),
@@ -341,6 +347,17 @@ mod tests {
         assert_eq!(n, 5);
         assert!(e.truncated);
         assert_eq!(e.stdout_bytes, 1000);
+    }
+
+    #[tokio::test]
+    async fn the_process_leads_a_session_of_its_own_without_a_terminal() {
+        // Field 6 of /proc/<pid>/stat is the session id, field 7 the controlling terminal.
+        let s = sh("cut -d' ' -f1,6,7 /proc/$$/stat");
+        let mut lines = Vec::new();
+        run(&s, |l| lines.push(l.to_string())).await.unwrap();
+        let f: Vec<&str> = lines[0].split(' ').collect();
+        assert_eq!(f[0], f[1], "session id is its own pid: {lines:?}");
+        assert_eq!(f[2], "0", "no controlling terminal: {lines:?}");
     }
 
     #[tokio::test]
