@@ -70,7 +70,7 @@ fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
-const SKILLET_CASE: &str = "timestamp: 2026-11-22T00:00:00Z\nname: hostile\nprompt: go\nexpected: x\nassertions:\n  - type: contains\n    value: finished\n";
+const SKILLET_CASE: &str = "# grading-secret-7f3a\ntimestamp: 2026-11-22T00:00:00Z\nname: hostile\nprompt: go\nexpected: x\nassertions:\n  - type: contains\n    value: finished\n";
 
 #[test]
 fn a_hostile_agent_cannot_escape_the_sandbox() {
@@ -96,7 +96,8 @@ setsid sleep 314159 >/dev/null 2>&1 < /dev/null &
 (exec 3<>/dev/tcp/127.0.0.1/{model_port} && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && head -c 15 <&3 | grep -q 200 && echo "model-port: REACHED") 2>/dev/null
 (echo pwned > escape/pwned) 2>/dev/null
 (mkdir -p {project}/.assay/cache/forged && echo '{{}}' > {project}/.assay/cache/forged/result.json) 2>/dev/null
-ls / > /dev/null
+test -e evals/hostile/001.yaml && echo "spec: VISIBLE"
+tok=grading-secret; grep -rqs "$tok-7f3a" . && echo "spec: VISIBLE"
 echo finished
 "#,
         outside = outside.display(),
@@ -141,6 +142,10 @@ echo finished
     assert!(said.contains("finished"), "{said}");
     // Every attack failed.
     assert!(!said.contains("DONE"), "{said}");
+    assert!(
+        !said.contains("VISIBLE"),
+        "the agent read its own spec: {said}"
+    );
     assert!(!outside.join("marker").exists(), "wrote outside");
     assert!(!said.contains("LEAKED"), "{said}");
     assert!(!said.contains("CONNECTED"), "{said}");
@@ -165,6 +170,7 @@ echo finished
     for arg in ["314159", "271828"] {
         assert!(!process_with_arg(arg), "`sleep {arg}` outlived the run");
     }
+    assert_eq!(r["skipped_links"], serde_json::json!(["escape"]), "{r:#}");
     // The run records the sandbox.
     assert_eq!(r["sandbox"]["kind"], "bwrap");
     assert_eq!(r["sandbox"]["network"], "model");

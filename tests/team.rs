@@ -607,7 +607,14 @@ fn unchanged_case_runs_come_from_the_cache_until_an_input_changes() {
     let calls = log.path().join("calls");
     let agent = format!("echo called >> {}; echo ok\n", calls.display());
     let d = command_project(&agent, &["a", "b"]);
-    let cached = [("ASSAY_NO_CACHE", "0".to_string())];
+    let cached = [
+        ("ASSAY_NO_CACHE", "0".to_string()),
+        // The cache's key in the test's own folder, never the real HOME.
+        (
+            "ASSAY_CACHE_KEY",
+            log.path().join("cache.key").display().to_string(),
+        ),
+    ];
     let run = |name: &str, extra: &[&str]| {
         let mut args = vec!["run", "--output-dir", name];
         args.extend_from_slice(extra);

@@ -274,11 +274,18 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
         "file_exists" => {
             let path = str_of(config, "path")?;
             let exists = view.has_file(Path::new(path)) || view.has_file(&view.cwd.join(path));
+            let link = !exists && symlink_at(view, path);
             verdict(
                 exists,
                 format!(
                     "{path} {}",
-                    if exists { "exists" } else { "does not exist" }
+                    if exists {
+                        "exists"
+                    } else if link {
+                        "is a symlink, not a file (assay does not follow links)"
+                    } else {
+                        "does not exist"
+                    }
                 ),
                 None,
             )
@@ -304,7 +311,12 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
                 view.cwd.join(path)
             };
             let Some(text) = view.read_file(&p) else {
-                return verdict(false, format!("{path} does not exist or is not text"), None);
+                let why = if symlink_at(view, path) {
+                    "is a symlink, which assay does not follow"
+                } else {
+                    "does not exist or is not text"
+                };
+                return verdict(false, format!("{path} {why}"), None);
             };
             if kind == "file_contains" {
                 let needle = str_of(config, "needle")?;
@@ -462,6 +474,12 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
         }
         other => Err(format!("no built-in check `{other}`")),
     }
+}
+
+/// Whether a file check's `path` (relative to the root, else to the agent's folder) is a
+/// symlink in the workspace, or lies through one.
+fn symlink_at(view: &CaseRunView, path: &str) -> bool {
+    view.is_symlink(Path::new(path)) || view.is_symlink(&view.cwd.join(path))
 }
 
 /// Why the agent counts as blocked: Claude Code's permission system refused a tool call
@@ -697,6 +715,63 @@ mod tests {
         v.events.clear();
         v.permission_denials = 1;
         assert!(agent_blocked(&v).is_some());
+    }
+
+    #[test]
+    fn file_checks_never_read_through_a_symlink() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().join("ws");
+        std::fs::create_dir_all(ws.join("inputs")).unwrap();
+        std::fs::write(d.path().join("secret.txt"), "SECRET\n").unwrap();
+        std::fs::create_dir_all(d.path().join("outside")).unwrap();
+        std::fs::write(d.path().join("outside/f.txt"), "SECRET\n").unwrap();
+        std::os::unix::fs::symlink(d.path().join("secret.txt"), ws.join("leak.txt")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("secret.txt"), ws.join("inputs/out.txt")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("outside"), ws.join("dir")).unwrap();
+        let v = CaseRunView {
+            // As if a listing named them: the content must still not be read.
+            files: ["leak.txt", "inputs/out.txt", "dir/f.txt"]
+                .iter()
+                .map(std::path::PathBuf::from)
+                .collect(),
+            file_root: Some(ws.clone()),
+            cwd: "inputs".into(),
+            ..CaseRunView::default()
+        };
+        for path in [
+            "leak.txt",
+            "out.txt",
+            "dir/f.txt",
+            "../secret.txt",
+            "inputs/../../secret.txt",
+        ] {
+            let o = evaluate(
+                "file_contains",
+                &json!({"path": path, "needle": "SECRET"}),
+                &v,
+            )
+            .unwrap();
+            assert!(!o.passed, "{path}: {}", o.message);
+            assert!(o.evidence.is_none(), "{path}: {:?}", o.evidence);
+            let o = evaluate("file_matches", &json!({"path": path, "pattern": "SEC"}), &v).unwrap();
+            assert!(!o.passed, "{path}: {}", o.message);
+        }
+        let o = evaluate(
+            "file_contains",
+            &json!({"path": "leak.txt", "needle": "x"}),
+            &v,
+        )
+        .unwrap();
+        assert!(o.message.contains("symlink"), "{}", o.message);
+        // A link is seen as a link, not as the file it points at.
+        let live = CaseRunView {
+            files: Default::default(),
+            ..v.clone()
+        };
+        let o = evaluate("file_exists", &json!({"path": "leak.txt"}), &live).unwrap();
+        assert!(!o.passed);
+        assert!(o.message.contains("symlink"), "{}", o.message);
+        assert_eq!(v.read_file(Path::new("leak.txt")), None);
     }
 
     #[test]

@@ -5,6 +5,9 @@ use std::path::{Path, PathBuf};
 
 use crate::harness::Event;
 
+/// The most of one file a check reads.
+const MAX_FILE_BYTES: u64 = 64 << 20;
+
 /// A case-run as checks see it. Built from a live run (with its workspace) or from a run
 /// folder (with its artifacts and file listing) when re-grading.
 #[derive(Debug, Clone, Default)]
@@ -57,8 +60,27 @@ impl CaseRunView {
         self.files.contains(path)
     }
 
-    /// A file's text, when its content is available.
+    /// A file's text, when its content is available. Read without following any symlink: a
+    /// link the agent made (to `/etc/passwd`, say) has no content here, nor does a path
+    /// climbing out with `..`.
     pub fn read_file(&self, path: &Path) -> Option<String> {
-        std::fs::read_to_string(self.file_root.as_ref()?.join(path)).ok()
+        String::from_utf8(self.read_file_bytes(path)?).ok()
+    }
+
+    /// A file's bytes, on the terms of [`CaseRunView::read_file`].
+    pub fn read_file_bytes(&self, path: &Path) -> Option<Vec<u8>> {
+        let rel = crate::spec::paths::normalize(path)?;
+        crate::workspace::confined::read(self.file_root.as_ref()?, &rel, MAX_FILE_BYTES).ok()
+    }
+
+    /// Whether `path` is, or lies through, a symlink (which checks never follow).
+    pub fn is_symlink(&self, path: &Path) -> bool {
+        let (Some(root), Some(rel)) =
+            (self.file_root.as_ref(), crate::spec::paths::normalize(path))
+        else {
+            return false;
+        };
+        crate::workspace::confined::kind(root, &rel)
+            == Some(crate::workspace::confined::Kind::Symlink)
     }
 }

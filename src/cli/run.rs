@@ -182,6 +182,11 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         parts.join(", ")
     ));
     say(format!("run folder: {}", ctx.shown(&report.dir).display()));
+    if report.unsandboxed {
+        eprintln!(
+            "warning: unsandboxed: the agents ran without a sandbox (--sandbox none), with your files, processes and network"
+        );
+    }
     let judge_failed = report.judge_failed;
     if tally.contains_key("not graded") {
         say(

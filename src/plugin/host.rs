@@ -104,11 +104,11 @@ impl self::assay::plugin::case_run::HostRun for HostState {
     fn file(&mut self, r: Resource<CaseRun>, path: String) -> Option<Vec<u8>> {
         let run = self.run(&r);
         let rel = crate::spec::paths::workspace_relative(&path).ok()?;
-        let root = run.file_root.as_ref()?;
-        // Relative to the root, else to the agent's folder; never outside the workspace.
+        // Relative to the root, else to the agent's folder; never outside the workspace, and
+        // never through a symlink.
         [rel.clone(), run.cwd.join(&rel)]
             .into_iter()
-            .find_map(|p| std::fs::read(root.join(p)).ok())
+            .find_map(|p| run.read_file_bytes(&p))
     }
 
     fn events(&mut self, r: Resource<CaseRun>) -> Vec<String> {

@@ -12,7 +12,7 @@ h1{font-size:1.5em}table{border-collapse:collapse;width:100%;margin:1em 0}td,th{
 .passed{color:#137333}.failed,.error{color:#b3261e}.not-graded,.skipped{color:#6b6b6b}\
 .badge{font-weight:600;text-transform:uppercase;font-size:.8em}section.case{border:1px solid #ddd;border-radius:6px;padding:.5em 1em;margin:1em 0}\
 pre{background:#f6f6f6;padding:.6em;overflow:auto;white-space:pre-wrap;max-height:30em}details{margin:.3em 0}summary{cursor:pointer}\
-.stats td:first-child{font-weight:600;width:14em}";
+.stats td:first-child{font-weight:600;width:14em}.unsandboxed{background:#fff4e5;border:1px solid #f0b429;padding:.5em 1em;border-radius:6px}";
 
 fn e(s: &str) -> String {
     escape(s).into_owned()
@@ -154,6 +154,12 @@ pub fn render(r: &Report) -> String {
         s.total,
         s.pass_rate * 100.0
     );
+    if let Some(n) = super::unsandboxed_notice(s) {
+        h.push_str(&format!(
+            "<p class=\"unsandboxed\"><strong>Warning:</strong> {}</p>",
+            e(&n)
+        ));
+    }
     h.push_str("<table class=\"stats\">");
     for (k, v) in [
         ("passed", s.passed.to_string()),

@@ -223,6 +223,7 @@ pub fn render(r: &Report) -> String {
         count(Kind::Skipped, &all),
         secs(r.summary.duration_ms)
     ));
+    let unsandboxed = super::unsandboxed_notice(&r.summary);
     for (suite, testcases, time) in suites {
         x.push_str(&format!(
             "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{}\">\n",
@@ -233,6 +234,12 @@ pub fn render(r: &Report) -> String {
             count(Kind::Skipped, &testcases),
             secs(time)
         ));
+        if let Some(n) = &unsandboxed {
+            x.push_str(&format!(
+                "    <properties><property name=\"assay.sandbox\" value=\"none\"/><property name=\"assay.warning\" value=\"{}\"/></properties>\n",
+                attr(n)
+            ));
+        }
         for (t, _) in testcases {
             x.push_str(&t);
         }

@@ -60,6 +60,9 @@ pub fn render(r: &Report) -> String {
     if let Some(c) = s.cost_usd {
         md.push_str(&format!(" · ${c:.4}"));
     }
+    if let Some(n) = super::unsandboxed_notice(s) {
+        md.push_str(&format!("\n\n> **Warning:** {n}"));
+    }
     md.push_str("\n\n| | case-run | checks | time | why not |\n|---|---|---|---|---|\n");
     for c in &r.case_runs {
         let passed = c.checks.iter().filter(|k| k["passed"] == true).count();

@@ -45,6 +45,16 @@ impl Format {
     }
 }
 
+/// Said in every report of a run whose agents were not all contained.
+pub fn unsandboxed_notice(s: &model::Summary) -> Option<String> {
+    (s.unsandboxed > 0).then(|| {
+        format!(
+            "unsandboxed: {} of {} case-runs ran their agent without a sandbox (--sandbox none), with the user's files, processes and network",
+            s.unsandboxed, s.total
+        )
+    })
+}
+
 pub fn render(r: &Report, format: Format) -> String {
     match format {
         Format::Json => serde_json::to_string_pretty(r).unwrap_or_default() + "\n",

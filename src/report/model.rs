@@ -31,6 +31,8 @@ pub struct Summary {
     pub passed: usize,
     pub failed: usize,
     pub not_graded: usize,
+    /// Case-runs whose agent ran without a sandbox (`--sandbox none`).
+    pub unsandboxed: usize,
     pub errors: usize,
     pub skipped: usize,
     /// Passed over total, skipped ones left out (0 when nothing ran).
@@ -225,6 +227,9 @@ pub fn read(dir: &Path) -> Result<Report, ReadError> {
             Outcome::NotGraded => s.not_graded += 1,
             Outcome::Error => s.errors += 1,
             Outcome::Skipped => s.skipped += 1,
+        }
+        if c.result["sandbox"]["kind"] == "none" {
+            s.unsandboxed += 1;
         }
         s.duration_ms += c.duration_ms;
         if let Some(cost) = c.cost_usd {

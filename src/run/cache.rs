@@ -6,6 +6,10 @@
 //! judge, the plugins, the trigger settings and the run's index (so `--runs 5` keeps five
 //! samples). Other project files are not in the key. Only case-runs that completed and were
 //! fully graded are stored; failures of the agent or the judge are always run again.
+//!
+//! Entries are authenticated: each holds a MAC of its files keyed with a secret kept outside
+//! the project (see [`super::cache_key`]), and an entry that does not match it (edited, made
+//! with another secret, holding a symlink) is a miss, so its case-run runs again.
 
 use std::path::{Path, PathBuf};
 
@@ -196,66 +200,329 @@ fn hash_tree(path: &Path) -> blake3::Hash {
     h.finalize()
 }
 
-/// Copies a cached case-run into `dest` and marks its `result.json` as reused; returns the
-/// result, or `None` when nothing usable is cached.
-pub fn restore(cache: &Path, key: &str, dest: &Path) -> Option<Value> {
-    let from = cache.join(key);
-    let text = std::fs::read_to_string(from.join("result.json")).ok()?;
-    let mut result: Value = serde_json::from_str(&text).ok()?;
-    if crate::workspace::copy::copy_tree(&from, dest, false).is_err() {
+/// The file beside an entry's files that holds their MAC (see [`mac`]).
+pub const MAC_FILE: &str = ".assay-mac";
+
+/// The MAC of a cache entry: a BLAKE3 hash keyed with the secret (see [`super::cache_key`]) of
+/// the cache key and of every file of the entry but the MAC file itself, in sorted
+/// relative-path order, each as path length, path, content length and content. A symlink, or
+/// anything else that is neither a file nor a folder, is an error: entries hold none.
+pub fn mac(entry: &Path, key: &str, secret: &[u8; 32]) -> std::io::Result<blake3::Hash> {
+    let mut files = Vec::new();
+    entry_files(entry, Path::new(""), &mut files)?;
+    files.retain(|rel| rel.as_os_str() != MAC_FILE);
+    files.sort_by(|a, b| {
+        a.as_os_str()
+            .as_encoded_bytes()
+            .cmp(b.as_os_str().as_encoded_bytes())
+    });
+    let mut h = blake3::Hasher::new_keyed(secret);
+    h.update(b"assay case-run cache entry v1\0");
+    h.update(&(key.len() as u64).to_le_bytes());
+    h.update(key.as_bytes());
+    for rel in files {
+        let path = rel.as_os_str().as_encoded_bytes();
+        h.update(&(path.len() as u64).to_le_bytes());
+        h.update(path);
+        let mut file = std::fs::File::open(entry.join(&rel))?;
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(not_a_file(&entry.join(&rel)));
+        }
+        h.update(&meta.len().to_le_bytes());
+        let read = std::io::copy(&mut file, &mut h)?;
+        if read != meta.len() {
+            return Err(std::io::Error::other(format!(
+                "{} changed while it was read",
+                entry.join(&rel).display()
+            )));
+        }
+    }
+    Ok(h.finalize())
+}
+
+fn not_a_file(path: &Path) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!(
+            "{} is a symlink or special file: cache entries hold only files and folders",
+            path.display()
+        ),
+    )
+}
+
+/// The relative paths of the regular files under `root.join(rel)`, refusing anything else
+/// (symlinks are not followed).
+fn entry_files(root: &Path, rel: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for e in std::fs::read_dir(root.join(rel))? {
+        let e = e?;
+        let child = rel.join(e.file_name());
+        let t = e.file_type()?;
+        if t.is_dir() {
+            entry_files(root, &child, out)?;
+        } else if t.is_file() {
+            out.push(child);
+        } else {
+            return Err(not_a_file(&root.join(child)));
+        }
+    }
+    Ok(())
+}
+
+/// The MAC an entry was stored with, when it is there, well-formed and right for its files.
+fn verified(entry: &Path, key: &str, secret: &[u8; 32]) -> Option<blake3::Hash> {
+    let mac_path = entry.join(MAC_FILE);
+    if !std::fs::symlink_metadata(&mac_path).ok()?.is_file() {
         return None;
     }
+    let text = std::fs::read(&mac_path).ok()?;
+    let stored = blake3::Hash::from_hex(&text).ok()?;
+    // `blake3::Hash`'s `==` is constant-time.
+    (mac(entry, key, secret).ok()? == stored).then_some(stored)
+}
+
+/// Copies a cached case-run into `dest` and marks its `result.json` as reused; returns the
+/// result, or `None` when nothing usable is cached. An entry whose MAC is missing, malformed
+/// or wrong (edited, or made with another secret), or that holds a symlink, is a miss: nothing
+/// is copied and the case-run runs again. The copy is checked again before it becomes `dest`,
+/// so an entry changed while it is copied is a miss too.
+pub fn restore(cache: &Path, key: &str, dest: &Path, secret: &[u8; 32]) -> Option<Value> {
+    let from = cache.join(key);
+    let expected = verified(&from, key, secret)?;
+    let parent = dest.parent()?;
+    std::fs::create_dir_all(parent).ok()?;
+    let tmp = tempfile::Builder::new()
+        .prefix(".restore-")
+        .tempdir_in(parent)
+        .ok()?;
+    crate::workspace::copy::copy_tree(&from, tmp.path(), false).ok()?;
+    if mac(tmp.path(), key, secret).ok()? != expected {
+        return None;
+    }
+    std::fs::remove_file(tmp.path().join(MAC_FILE)).ok()?;
+    let text = std::fs::read_to_string(tmp.path().join("result.json")).ok()?;
+    let mut result: Value = serde_json::from_str(&text).ok()?;
     result["cached"] = serde_json::json!({
         "key": key,
         "from": result["dir"].clone(),
     });
     result["dir"] = Value::String(dest.display().to_string());
     result["workspace"] = Value::Null;
-    super::record::write_json(&dest.join("result.json"), &result).ok()?;
+    super::record::write_json(&tmp.path().join("result.json"), &result).ok()?;
+    let tmp = tmp.keep();
+    if std::fs::rename(&tmp, dest).is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return None;
+    }
     Some(result)
 }
 
-/// Stores a finished case-run's folder under its key (replacing any older entry whole).
-pub fn store(cache: &Path, key: &str, case_run: &Path) {
-    let _ = std::fs::create_dir_all(cache);
-    let Ok(tmp) = tempfile::Builder::new().prefix(".tmp-").tempdir_in(cache) else {
-        return;
-    };
-    if crate::workspace::copy::copy_tree(case_run, tmp.path(), false).is_err() {
-        return;
-    }
+/// Stores a finished case-run's folder under its key (replacing any older entry whole), with
+/// its MAC written last into the temporary folder that is then moved into place, so no entry
+/// is ever seen half-written. A case-run holding a symlink is not stored.
+pub fn store(cache: &Path, key: &str, case_run: &Path, secret: &[u8; 32]) -> std::io::Result<()> {
+    // Refused before anything is copied (copying would keep or drop a symlink, not refuse it).
+    entry_files(case_run, Path::new(""), &mut Vec::new())?;
+    std::fs::create_dir_all(cache)?;
+    let tmp = tempfile::Builder::new().prefix(".tmp-").tempdir_in(cache)?;
+    crate::workspace::copy::copy_tree(case_run, tmp.path(), false)?;
+    let sum = mac(tmp.path(), key, secret)?;
+    std::fs::write(tmp.path().join(MAC_FILE), sum.to_hex().as_bytes())?;
     let dest = cache.join(key);
-    let _ = std::fs::remove_dir_all(&dest);
-    let tmp = tmp.keep();
-    if std::fs::rename(&tmp, &dest).is_err() {
-        let _ = std::fs::remove_dir_all(&tmp);
+    match std::fs::remove_dir_all(&dest) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
     }
+    let tmp = tmp.keep();
+    if let Err(e) = std::fs::rename(&tmp, &dest) {
+        let _ = std::fs::remove_dir_all(&tmp);
+        // Another assay stored the same case-run first: its entry is as good.
+        if !dest.is_dir() {
+            return Err(e);
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn stored_case_runs_come_back_marked_as_cached() {
+    const SECRET: [u8; 32] = [7; 32];
+
+    /// A finished case-run folder, stored under `k1`: (temp dir, the run folder, the cache).
+    fn stored() -> (tempfile::TempDir, PathBuf, PathBuf) {
         let d = tempfile::tempdir().unwrap();
         let run = d.path().join("run/s/c/run-1");
-        std::fs::create_dir_all(&run).unwrap();
+        std::fs::create_dir_all(run.join("outputs")).unwrap();
         std::fs::write(run.join("output.txt"), "hi").unwrap();
+        std::fs::write(run.join("outputs/notes.md"), "notes").unwrap();
         super::super::record::write_json(
             &run.join("result.json"),
-            &serde_json::json!({"status": "completed", "dir": run}),
+            &serde_json::json!({"status": "completed", "grade": {"verdict": "fail"}, "dir": run}),
         )
         .unwrap();
         let cache = d.path().join("cache");
-        store(&cache, "k1", &run);
+        store(&cache, "k1", &run, &SECRET).unwrap();
+        (d, run, cache)
+    }
+
+    fn restore_into(d: &tempfile::TempDir, cache: &Path) -> (PathBuf, Option<Value>) {
         let dest = d.path().join("run2/s/c/run-1");
-        let r = restore(&cache, "k1", &dest).unwrap();
+        let r = restore(cache, "k1", &dest, &SECRET);
+        (dest.clone(), r)
+    }
+
+    /// A miss copies nothing into the run folder.
+    fn assert_miss(d: &tempfile::TempDir, cache: &Path) {
+        let (dest, r) = restore_into(d, cache);
+        assert!(r.is_none(), "{r:?}");
+        assert!(!dest.exists());
+        let left: Vec<_> = std::fs::read_dir(dest.parent().unwrap())
+            .map(|rd| rd.flatten().map(|e| e.file_name()).collect())
+            .unwrap_or_default();
+        assert!(left.is_empty(), "{left:?}");
+    }
+
+    #[test]
+    fn stored_case_runs_come_back_marked_as_cached() {
+        let (d, run, cache) = stored();
+        assert!(cache.join("k1").join(MAC_FILE).is_file());
+        let (dest, r) = restore_into(&d, &cache);
+        let r = r.unwrap();
         assert_eq!(r["cached"]["key"], "k1");
+        assert_eq!(r["cached"]["from"], run.display().to_string());
+        assert_eq!(r["grade"]["verdict"], "fail");
         assert_eq!(
             std::fs::read_to_string(dest.join("output.txt")).unwrap(),
             "hi"
         );
-        assert!(restore(&cache, "k2", &d.path().join("x")).is_none());
+        assert_eq!(
+            std::fs::read_to_string(dest.join("outputs/notes.md")).unwrap(),
+            "notes"
+        );
+        assert!(!dest.join(MAC_FILE).exists(), "the MAC stays in the cache");
+        let written: Value =
+            serde_json::from_str(&std::fs::read_to_string(dest.join("result.json")).unwrap())
+                .unwrap();
+        assert_eq!(written["cached"]["key"], "k1");
+        // Nothing is left beside the restored folder; the entry can be restored again.
+        let names: Vec<_> = std::fs::read_dir(dest.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["run-1"]);
+        assert!(restore(&cache, "k1", &d.path().join("run3/run-1"), &SECRET).is_some());
+        assert!(restore(&cache, "k2", &d.path().join("x/run-1"), &SECRET).is_none());
+        // Storing again replaces the entry whole.
+        store(&cache, "k1", &run, &SECRET).unwrap();
+        let entries: Vec<_> = std::fs::read_dir(&cache)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(entries, ["k1"]);
+    }
+
+    #[test]
+    fn a_tampered_result_is_a_miss() {
+        let (d, _, cache) = stored();
+        let path = cache.join("k1/result.json");
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace("\"fail\"", "\"pass\"")).unwrap();
+        assert_miss(&d, &cache);
+    }
+
+    #[test]
+    fn a_tampered_file_of_a_subfolder_is_a_miss() {
+        let (d, _, cache) = stored();
+        std::fs::write(cache.join("k1/outputs/notes.md"), "NOTES").unwrap();
+        assert_miss(&d, &cache);
+    }
+
+    #[test]
+    fn a_missing_or_malformed_mac_is_a_miss() {
+        let (d, _, cache) = stored();
+        let mac_path = cache.join("k1").join(MAC_FILE);
+        let good = std::fs::read_to_string(&mac_path).unwrap();
+        assert_eq!(good.len(), 64);
+        for bad in ["", "zz", &good[..63], &format!("{good}\n"), &"0".repeat(64)] {
+            std::fs::write(&mac_path, bad).unwrap();
+            assert_miss(&d, &cache);
+        }
+        std::fs::remove_file(&mac_path).unwrap();
+        assert_miss(&d, &cache);
+        std::fs::write(&mac_path, &good).unwrap();
+        assert!(restore_into(&d, &cache).1.is_some());
+    }
+
+    #[test]
+    fn an_added_removed_or_renamed_file_is_a_miss() {
+        let (d, _, cache) = stored();
+        let entry = cache.join("k1");
+        std::fs::write(entry.join("extra.txt"), "x").unwrap();
+        assert_miss(&d, &cache);
+        std::fs::remove_file(entry.join("extra.txt")).unwrap();
+        std::fs::rename(entry.join("output.txt"), entry.join("output2.txt")).unwrap();
+        assert_miss(&d, &cache);
+        std::fs::remove_file(entry.join("output2.txt")).unwrap();
+        assert_miss(&d, &cache);
+    }
+
+    #[test]
+    fn an_entry_made_with_another_secret_or_for_another_key_is_a_miss() {
+        let (d, run, cache) = stored();
+        store(&cache, "k1", &run, &[8; 32]).unwrap();
+        assert_miss(&d, &cache);
+        // An entry moved from another key.
+        std::fs::remove_dir_all(cache.join("k1")).unwrap();
+        store(&cache, "k0", &run, &SECRET).unwrap();
+        std::fs::rename(cache.join("k0"), cache.join("k1")).unwrap();
+        assert_miss(&d, &cache);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_in_an_entry_is_a_miss_and_is_never_stored() {
+        let (d, run, cache) = stored();
+        let secret_file = d.path().join("secret.txt");
+        std::fs::write(&secret_file, "secret").unwrap();
+        // Planted in the cache: even with a MAC made over everything else, a miss.
+        let entry = cache.join("k1");
+        std::os::unix::fs::symlink(&secret_file, entry.join("leak.txt")).unwrap();
+        assert_miss(&d, &cache);
+        std::fs::remove_file(entry.join("leak.txt")).unwrap();
+        // A file swapped for a symlink to the same content: followed, the MAC would match.
+        let same = d.path().join("same.txt");
+        std::fs::write(&same, "hi").unwrap();
+        std::os::unix::fs::symlink(&same, entry.join("output.txt.tmp")).unwrap();
+        std::fs::remove_file(entry.join("output.txt")).unwrap();
+        std::fs::rename(entry.join("output.txt.tmp"), entry.join("output.txt")).unwrap();
+        assert_miss(&d, &cache);
+        // A MAC file that is a symlink to a right MAC.
+        std::fs::remove_dir_all(&entry).unwrap();
+        store(&cache, "k1", &run, &SECRET).unwrap();
+        std::fs::rename(entry.join(MAC_FILE), d.path().join("mac")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("mac"), entry.join(MAC_FILE)).unwrap();
+        assert_miss(&d, &cache);
+        // A case-run holding a symlink is refused.
+        std::os::unix::fs::symlink(&secret_file, run.join("link")).unwrap();
+        let e = store(&cache, "k2", &run, &SECRET).unwrap_err();
+        assert!(e.to_string().contains("symlink"), "{e}");
+        assert!(!cache.join("k2").exists());
+        let left: Vec<_> = std::fs::read_dir(&cache)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["k1"], "no temporary folder is left");
+    }
+
+    #[test]
+    fn store_errors_are_returned() {
+        let d = tempfile::tempdir().unwrap();
+        // The cache folder cannot be made: a file is where it should be.
+        std::fs::write(d.path().join("cache"), "").unwrap();
+        let run = d.path().join("run");
+        std::fs::create_dir_all(&run).unwrap();
+        assert!(store(&d.path().join("cache"), "k1", &run, &SECRET).is_err());
     }
 }

@@ -61,8 +61,8 @@ pub struct CaseRunResult {
     pub target: Option<String>,
     pub harness: String,
     pub model: Option<String>,
-    /// How the agent was contained (`kind: none` when unsandboxed).
-    pub sandbox: crate::sandbox::Record,
+    /// How the agent was contained (`kind: none` when unsandboxed); absent when no process ran.
+    pub sandbox: Option<crate::sandbox::Record>,
     pub status: Status,
     pub reason: Option<String>,
     pub error: Option<AgentError>,
@@ -76,6 +76,9 @@ pub struct CaseRunResult {
     pub skills_invoked: Vec<String>,
     pub artifacts: Vec<Change>,
     pub fixture_changes: Vec<FixtureChange>,
+    /// The project's symlinks not staged because they point outside it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped_links: Vec<PathBuf>,
     /// Output files read per the spec (path relative to the agent's folder → content).
     pub output_files: BTreeMap<String, String>,
     pub stderr_tail: String,
@@ -196,7 +199,7 @@ impl CaseRunResult {
             }),
             harness: plan.harness.name().to_string(),
             model: plan.model.clone(),
-            sandbox: crate::sandbox::Record::unsandboxed(),
+            sandbox: None,
             status: Status::Completed,
             reason: None,
             error: None,
@@ -210,6 +213,7 @@ impl CaseRunResult {
             skills_invoked: Vec::new(),
             artifacts: Vec::new(),
             fixture_changes: Vec::new(),
+            skipped_links: Vec::new(),
             output_files: BTreeMap::new(),
             stderr_tail: String::new(),
             teardown_error: None,
@@ -271,6 +275,7 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         }
     };
 
+    result.skipped_links = staged.skipped_links.clone();
     // The sandbox: every process of this case-run runs in it.
     let mut env = staged.env.clone();
     let jail = match plan.sandbox.jail(
@@ -286,10 +291,13 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
             return finish(result, started, &plan);
         }
     };
-    if let Some(j) = &jail {
-        j.rewrite_env(&mut env);
-        result.sandbox = j.record();
-    }
+    result.sandbox = Some(match &jail {
+        Some(j) => {
+            j.rewrite_env(&mut env);
+            j.record()
+        }
+        None => crate::sandbox::Record::unsandboxed(),
+    });
     let jail = jail.as_ref();
 
     if let Some(script) = &plan.case.setup
@@ -452,6 +460,7 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
     // Collect.
     let output = collect_output(
         plan.case,
+        &staged.root,
         &staged.cwd,
         &result.turns,
         &stdout_text,
@@ -510,7 +519,10 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         .filter(|c| c.kind != ChangeKind::Deleted)
         .take(10)
         .filter_map(|c| {
-            let text = std::fs::read_to_string(staged.root.join(&c.path)).ok()?;
+            // Never through a symlink: the agent may point one anywhere.
+            let text =
+                workspace::confined::read_to_string(&staged.root, &c.path, MAX_ARTIFACT_BYTES)
+                    .ok()?;
             Some((c.path.display().to_string(), text))
         })
         .collect();
@@ -707,19 +719,30 @@ async fn run_script(
 }
 
 /// What counts as the output: the final message, stdout, one file, or files by glob (the
-/// first match is the output, as in clauditor).
+/// first match is the output, as in clauditor). Files are read under the workspace `root`
+/// without following any symlink (the agent may point one at any file of the host): an output
+/// that is, or lies through, a symlink counts as missing.
 fn collect_output(
     case: &Case,
+    root: &Path,
     cwd: &Path,
     turns: &[Summary],
     stdout: &str,
     files: &mut BTreeMap<String, String>,
 ) -> Option<String> {
+    // As much as captured stdout may hold.
+    const MAX_OUTPUT_FILE_BYTES: u64 = 64 << 20;
+    let cwd_rel = cwd.strip_prefix(root).ok()?;
+    // Folded lexically: nothing on the way is a symlink, so this is where it really is.
+    let read = |p: &Path| {
+        let rel = crate::spec::paths::normalize(&cwd_rel.join(p))?;
+        workspace::confined::read_to_string(root, &rel, MAX_OUTPUT_FILE_BYTES).ok()
+    };
     match &case.output {
         OutputSpec::FinalMessage => turns.last().and_then(|s| s.final_message.clone()),
         OutputSpec::Stdout => Some(stdout.to_string()),
         OutputSpec::File { path } => {
-            let text = std::fs::read_to_string(cwd.join(path)).ok()?;
+            let text = read(Path::new(path))?;
             files.insert(path.clone(), text.clone());
             Some(text)
         }
@@ -733,6 +756,7 @@ fn collect_output(
             let set = set.build().ok()?;
             let mut found: Vec<PathBuf> = ignore::WalkBuilder::new(cwd)
                 .standard_filters(false)
+                .follow_links(false)
                 .build()
                 .flatten()
                 .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
@@ -741,7 +765,7 @@ fn collect_output(
                 .collect();
             found.sort();
             for p in &found {
-                if let Ok(text) = std::fs::read_to_string(cwd.join(p)) {
+                if let Some(text) = read(p) {
                     files.insert(p.to_string_lossy().replace('\\', "/"), text);
                 }
             }
@@ -752,19 +776,21 @@ fn collect_output(
     }
 }
 
-/// Copies created and modified files into the run folder, within a size budget.
+/// Copies created and modified files into the run folder, within a size budget. Nothing is
+/// read through a symlink: a link the agent made stays listed in the artifacts, and neither it
+/// nor what it points at is copied.
 fn copy_artifacts(root: &Path, changes: &[Change], to: &Path) {
     let mut budget = MAX_ARTIFACT_BYTES;
     for c in changes
         .iter()
-        .filter(|c| c.kind != ChangeKind::Deleted)
+        .filter(|c| c.kind != ChangeKind::Deleted && !c.symlink)
         .take(MAX_ARTIFACTS)
     {
         if c.size > budget {
             continue;
         }
-        if crate::workspace::copy::copy_file(&root.join(&c.path), &to.join(&c.path)).is_ok() {
-            budget -= c.size;
+        if let Ok(n) = workspace::confined::copy_out_max(root, &c.path, &to.join(&c.path), budget) {
+            budget -= n;
         }
     }
 }

@@ -2,6 +2,7 @@
 //! record everything in the run folder as each one finishes.
 
 pub mod cache;
+pub mod cache_key;
 pub mod execute;
 pub mod grade;
 pub mod plan;
@@ -118,6 +119,8 @@ pub struct RunReport {
     pub reused: Vec<Reused>,
     /// Ctrl-C stopped the run.
     pub interrupted: bool,
+    /// Agents ran without a sandbox (`--sandbox none`).
+    pub unsandboxed: bool,
 }
 
 /// One planned case-run.
@@ -559,7 +562,10 @@ pub fn run(
         parent: opts.workspace_dir.clone(),
         install_skill: true,
         command_as_skill: false,
-        exclude: vec![dir.clone()],
+        // The run folder, and every suite's specs: the agent never sees its own grading.
+        exclude: std::iter::once(dir.clone())
+            .chain(suites.iter().flat_map(|s| s.spec_paths(&ctx.cwd)))
+            .collect(),
     };
     let mut checks = Checks::builtin(UrlPolicy {
         allow_private: opts.allow_private_urls,
@@ -568,6 +574,16 @@ pub fn run(
     opts.plugins.install(&mut checks);
 
     // What is already done: kept results of a resumed run, then cache hits.
+    // The secret that authenticates cache entries, read once; without it, no cache.
+    let cache_secret = opts
+        .cache
+        .then(|| {
+            cache_key::load()
+                .inspect_err(|e| eprintln!("warning: the cache is off: {e}"))
+                .ok()
+        })
+        .flatten();
+    run_record["options"]["cache"] = cache_secret.is_some().into();
     let env_key = cache::env_key(&stage.host_env, &opts.pass_env);
     let mut digests = cache::Digests::default();
     let mut reused: Vec<Reused> = Vec::new();
@@ -580,7 +596,7 @@ pub fn run(
             reused.push(reused_from(p, &v, "resume", case_dir));
             continue;
         }
-        let key = opts.cache.then(|| {
+        let key = cache_secret.is_some().then(|| {
             let h = &harnesses[p.harness].1;
             cache::key(
                 &cache::KeyInput {
@@ -620,9 +636,10 @@ pub fn run(
                 &mut digests,
             )
         });
-        if let Some(k) = &key {
+        if let (Some(k), Some(secret)) = (&key, &cache_secret) {
             let _ = std::fs::remove_dir_all(&case_dir);
-            if let Some(v) = cache::restore(&cache::root(&p.suite.project_root), k, &case_dir) {
+            let root = cache::root(&p.suite.project_root);
+            if let Some(v) = cache::restore(&root, k, &case_dir, secret) {
                 reused.push(reused_from(p, &v, "cache", case_dir));
                 continue;
             }
@@ -708,10 +725,15 @@ pub fn run(
                     checks,
                 })
                 .await;
-                if let Some(k) = key
+                if let (Some(k), Some(secret)) = (key, &cache_secret)
                     && cacheable(&r)
+                    && let Err(e) =
+                        cache::store(&cache::root(&p.suite.project_root), k, &case_dir, secret)
                 {
-                    cache::store(&cache::root(&p.suite.project_root), k, &case_dir);
+                    eprintln!(
+                        "warning: {} was not stored in the cache: {e}",
+                        case_dir.display()
+                    );
                 }
                 Some(r)
             }
@@ -743,6 +765,7 @@ pub fn run(
         judge_failed: results.1,
         reused,
         interrupted,
+        unsandboxed: bwrap.is_none() && starts_processes,
     })
 }
 
@@ -802,6 +825,8 @@ fn sandbox_settings(
                 network,
                 hidden: hidden.clone(),
                 real_home: real_home.clone(),
+                // The cache's key, wherever a shown toolchain folder (`~/.local`) holds it.
+                masked: crate::run::cache_key::path().into_iter().collect(),
                 read_only: config
                     .run
                     .sandbox_read

@@ -79,16 +79,10 @@ impl Plan {
                 }
             };
             match url.scheme() {
-                "http" => {
-                    if !plan.direct.iter().any(|(p, _)| *p == port) {
-                        plan.direct.push((port, idx));
-                    }
+                "http" if !plan.direct.iter().any(|(p, _)| *p == port) => {
+                    plan.direct.push((port, idx));
                 }
-                "https" => {
-                    if !plan.proxied.contains(&idx) {
-                        plan.proxied.push(idx);
-                    }
-                }
+                "https" if !plan.proxied.contains(&idx) => plan.proxied.push(idx),
                 _ => {}
             }
         }

@@ -62,6 +62,8 @@ pub struct JailSpec {
     pub real_home: Option<PathBuf>,
     /// Extra host folders shown read-only (`[run] sandbox_read`).
     pub read_only: Vec<PathBuf>,
+    /// Host files covered by an empty one, even inside a folder that is shown.
+    pub masked: Vec<PathBuf>,
     pub network: Network,
 }
 
@@ -235,6 +237,15 @@ impl Jail {
                         masked.display().to_string(),
                     ]);
                 }
+            }
+        }
+        for m in &s.masked {
+            if m.is_absolute() && m.is_file() {
+                a.extend([
+                    "--ro-bind".into(),
+                    "/dev/null".into(),
+                    m.display().to_string(),
+                ]);
             }
         }
         a.extend([

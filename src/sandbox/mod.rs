@@ -139,6 +139,8 @@ pub struct Setting {
     pub real_home: Option<std::path::PathBuf>,
     /// Host folders shown read-only besides the system (`[run] sandbox_read`).
     pub read_only: Vec<std::path::PathBuf>,
+    /// Host files never readable inside, even within a folder that is shown (the cache's key).
+    pub masked: Vec<std::path::PathBuf>,
     /// Workspace folders that alone are writable (UAAPS `writable-paths`); empty: all.
     pub writable: Vec<std::path::PathBuf>,
 }
@@ -164,6 +166,7 @@ impl Setting {
                 hidden: self.hidden.clone(),
                 real_home: self.real_home.clone(),
                 read_only: self.read_only.clone(),
+                masked: self.masked.clone(),
                 network: self.network,
             },
             endpoints,

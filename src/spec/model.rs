@@ -113,6 +113,28 @@ impl Suite {
     pub fn check_count(&self) -> usize {
         self.cases.iter().map(|c| c.checks.len()).sum()
     }
+
+    /// The files and folders this suite's evaluation is written in (specs, expected outputs,
+    /// the judge's criteria), made absolute against `cwd`: kept out of the agent's
+    /// workspace, so it never reads its own grading. BMAD's eval folder and UAAPS's `evals/`
+    /// whole (their fixtures and overlays are staged on purpose), a Skillet folder, a
+    /// clauditor spec, a UAAPS `tests/` config and its cases.
+    pub fn spec_paths(&self, cwd: &std::path::Path) -> Vec<PathBuf> {
+        let source = cwd.join(&self.source);
+        let mut out = vec![match self.format {
+            Format::Bmad | Format::Uaaps => source
+                .parent()
+                .map(std::path::Path::to_path_buf)
+                .unwrap_or_else(|| source.clone()),
+            Format::Clauditor | Format::Skillet | Format::UaapsTests => source.clone(),
+        }];
+        out.extend(self.cases.iter().map(|c| cwd.join(&c.location.file)));
+        out.extend(self.triggers.iter().map(|t| cwd.join(&t.location.file)));
+        out.retain(|p| !p.as_os_str().is_empty() && p != cwd && p != &self.project_root);
+        out.sort();
+        out.dedup();
+        out
+    }
 }
 
 /// Settings a suite gives all its cases; CLI flags, `ASSAY_*` and `assay.toml` combine with

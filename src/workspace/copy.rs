@@ -9,6 +9,7 @@ use crate::discover::is_skipped_dir;
 
 /// Copies `from` into `to`, merging into what is there (later copies win, as `rsync -a`).
 /// With `project` set, skips vendored and build folders and what `.gitignore` excludes.
+/// Symlinks are never followed: see [`copy_tree_reporting`].
 pub fn copy_tree(from: &Path, to: &Path, project: bool) -> std::io::Result<u64> {
     copy_tree_except(from, to, project, &[])
 }
@@ -21,6 +22,33 @@ pub fn copy_tree_except(
     project: bool,
     except: &[PathBuf],
 ) -> std::io::Result<u64> {
+    copy_tree_reporting(from, to, project, except).map(|c| c.bytes)
+}
+
+/// What [`copy_tree_reporting`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Copied {
+    /// Bytes of file content copied.
+    pub bytes: u64,
+    /// Symlinks not recreated because they point outside the tree being copied (absolute, or
+    /// relative and climbing out of it), relative to the tree's root, in walk order.
+    pub skipped_links: Vec<PathBuf>,
+}
+
+/// [`copy_tree_except`], telling which symlinks were skipped.
+///
+/// A symlink is never followed. One whose target, resolved lexically from the link's folder
+/// (the target itself is never looked at), stays inside the tree is recreated as the
+/// equivalent relative link in normal form (`..` only leading, then names), so no `..` ever
+/// applies to another link and the copy cannot reach out of `to`. An absolute symlink or one
+/// that leaves the tree is skipped and listed: a copied project must give the agent under
+/// evaluation no path out of its workspace.
+pub fn copy_tree_reporting(
+    from: &Path,
+    to: &Path,
+    project: bool,
+    except: &[PathBuf],
+) -> std::io::Result<Copied> {
     let except = except.to_vec();
     let mut dirs: Vec<PathBuf> = Vec::new();
     let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
@@ -36,9 +64,9 @@ pub fn copy_tree_except(
         .follow_links(false)
         .filter_entry(move |e| {
             let dir = e.depth() > 0 && e.file_type().is_some_and(|t| t.is_dir());
-            !(dir
-                && ((project && is_skipped_dir(&e.file_name().to_string_lossy()))
-                    || except.iter().any(|x| x == e.path())))
+            let skipped = dir && project && is_skipped_dir(&e.file_name().to_string_lossy());
+            // Files too: a suite's spec file is never copied.
+            !(skipped || (e.depth() > 0 && except.iter().any(|x| x == e.path())))
         })
         .build();
     for entry in walker {
@@ -64,10 +92,23 @@ pub fn copy_tree_except(
     for d in &dirs {
         std::fs::create_dir_all(d)?;
     }
+    let mut skipped_links = Vec::new();
     for (src, dest) in &links {
-        let target = std::fs::read_link(src)?;
+        let target = match std::fs::read_link(src) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
+        let rel = src.strip_prefix(from).unwrap_or(src);
+        if rel.as_os_str().is_empty() {
+            continue;
+        }
+        let Some(inside) = link_inside(rel, &target) else {
+            skipped_links.push(rel.to_path_buf());
+            continue;
+        };
         remove_existing(dest)?;
-        std::os::unix::fs::symlink(target, dest)?;
+        std::os::unix::fs::symlink(inside, dest)?;
     }
     // Copying is I/O-bound: more threads than cores keep the disk busy.
     static REFLINKS: ReflinkProbe = ReflinkProbe {
@@ -79,20 +120,69 @@ pub fn copy_tree_except(
         other => other,
     };
     // A few files are copied here and now: waking a thread pool costs more than it saves.
-    if files.len() < 64 {
-        return files.iter().map(one).sum::<std::io::Result<u64>>();
-    }
-    let copy_all = || {
-        files
-            .par_iter()
-            .map(one)
-            .collect::<std::io::Result<Vec<u64>>>()
-            .map(|sizes| sizes.iter().sum())
+    let bytes = if files.len() < 64 {
+        files.iter().map(one).sum::<std::io::Result<u64>>()?
+    } else {
+        let copy_all = || {
+            files
+                .par_iter()
+                .map(one)
+                .collect::<std::io::Result<Vec<u64>>>()
+                .map(|sizes| sizes.iter().sum())
+        };
+        match io_pool() {
+            Some(pool) => pool.install(copy_all)?,
+            None => copy_all()?,
+        }
     };
-    match io_pool() {
-        Some(pool) => pool.install(copy_all),
-        None => copy_all(),
+    Ok(Copied {
+        bytes,
+        skipped_links,
+    })
+}
+
+/// The target to give a copy of the symlink at `link` (relative to the tree's root) whose
+/// target is `target`, or `None` when the target is absolute or, resolved lexically from the
+/// link's folder, leaves the tree. The answer is relative, in normal form: `..` only at the
+/// start (climbing real folders, never past the root), then names.
+fn link_inside(link: &Path, target: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    let dir: Vec<&std::ffi::OsStr> = link
+        .parent()
+        .into_iter()
+        .flat_map(Path::components)
+        .map(|c| match c {
+            Component::Normal(n) => Some(n),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let mut resolved = dir.clone();
+    for c in target.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                resolved.pop()?;
+            }
+            Component::Normal(n) => resolved.push(n),
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
     }
+    let common = dir
+        .iter()
+        .zip(&resolved)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut out = PathBuf::new();
+    for _ in common..dir.len() {
+        out.push("..");
+    }
+    for n in &resolved[common..] {
+        out.push(n);
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    Some(out)
 }
 
 fn io_pool() -> Option<&'static rayon::ThreadPool> {
@@ -225,5 +315,70 @@ mod tests {
         assert!(dst.join("keep.txt").exists());
         assert!(!dst.join("ws").exists());
         assert!(!dst.join("runs").exists());
+    }
+
+    #[test]
+    fn links_leaving_the_tree_are_skipped_and_links_inside_are_kept_relative() {
+        let d = tempfile::tempdir().unwrap();
+        let outside = d.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("secret.txt"), "s").unwrap();
+        let src = d.path().join("proj");
+        std::fs::create_dir_all(src.join("a/b")).unwrap();
+        std::fs::write(src.join("a/file.txt"), "f").unwrap();
+        // Absolute, relative leaving the tree (from a/b: up two is the tree's root, up three
+        // is outside), and relative staying inside.
+        std::os::unix::fs::symlink(&outside, src.join("abs")).unwrap();
+        std::os::unix::fs::symlink("../../../outside", src.join("a/b/escape")).unwrap();
+        std::os::unix::fs::symlink("../../a/./b/../file.txt", src.join("a/b/inside")).unwrap();
+        // Lexically inside, but through a link to the tree's root `..` climbs out of it.
+        std::os::unix::fs::symlink("..", src.join("a/up")).unwrap();
+        std::os::unix::fs::symlink("a/up/../outside", src.join("esc")).unwrap();
+        let dst = d.path().join("dst");
+        copy_tree(&src, &dst, true).unwrap();
+        assert!(std::fs::symlink_metadata(dst.join("abs")).is_err());
+        assert!(std::fs::symlink_metadata(dst.join("a/b/escape")).is_err());
+        let kept = std::fs::read_link(dst.join("a/b/inside")).unwrap();
+        assert!(kept.is_relative(), "{}", kept.display());
+        assert_eq!(
+            std::fs::read_to_string(dst.join("a/b/inside")).unwrap(),
+            "f"
+        );
+        assert!(!dst.join("esc/secret.txt").exists());
+        assert!(std::fs::symlink_metadata(d.path().join("dst/esc")).is_ok());
+    }
+
+    #[test]
+    fn the_skipped_links_are_reported() {
+        let d = tempfile::tempdir().unwrap();
+        let src = d.path().join("proj");
+        std::fs::create_dir_all(src.join("sub")).unwrap();
+        std::fs::write(src.join("sub/x"), "x").unwrap();
+        std::os::unix::fs::symlink("/etc", src.join("etc")).unwrap();
+        std::os::unix::fs::symlink("../../elsewhere", src.join("sub/up")).unwrap();
+        std::os::unix::fs::symlink("..", src.join("sub/root")).unwrap();
+        std::os::unix::fs::symlink("..", src.join("parent")).unwrap();
+        std::os::unix::fs::symlink("x", src.join("sub/same")).unwrap();
+        let dst = d.path().join("dst");
+        let copied = copy_tree_reporting(&src, &dst, false, &[]).unwrap();
+        let mut skipped = copied.skipped_links.clone();
+        skipped.sort();
+        assert_eq!(
+            skipped,
+            vec![
+                PathBuf::from("etc"),
+                PathBuf::from("parent"),
+                PathBuf::from("sub/up")
+            ]
+        );
+        // `sub/root -> ..` is the tree's own root: inside.
+        assert_eq!(
+            std::fs::read_link(dst.join("sub/root")).unwrap(),
+            PathBuf::from("..")
+        );
+        assert_eq!(
+            std::fs::read_link(dst.join("sub/same")).unwrap(),
+            PathBuf::from("x")
+        );
     }
 }

@@ -5,6 +5,7 @@
 //! fixtures by the format's rule, create workspace files, hash every fixture, and prepare a
 //! private HOME and a scrubbed environment.
 
+pub mod confined;
 pub mod copy;
 pub mod env;
 pub mod snapshot;
@@ -33,6 +34,8 @@ pub struct Staged {
     pub before: Snapshot,
     /// Where the skill under test was installed, relative to the root.
     pub skill_dest: Option<PathBuf>,
+    /// The project's symlinks left out because they point outside it (relative paths).
+    pub skipped_links: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -140,10 +143,10 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
     // Never copy assay's own run folder or the workspaces into a workspace.
     let mut exclude = opts.exclude.clone();
     exclude.push(parent.clone());
-    io(
+    let copied = io(
         "copy the project from",
         &suite.project_root,
-        copy::copy_tree_except(&suite.project_root, &root, true, &exclude),
+        copy::copy_tree_reporting(&suite.project_root, &root, true, &exclude),
     )?;
     for overlay in [suite.base_overlay.as_ref(), case.overlay.as_ref()]
         .into_iter()
@@ -159,9 +162,9 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
         remove_copies(old, &suite.project_root, &root)?;
     }
     let skill_dest = if opts.install_skill && opts.command_as_skill {
-        install_command_as_skill(suite, &root)?
+        install_command_as_skill(suite, &root, &exclude)?
     } else if opts.install_skill {
-        install_skill(suite, &root)?
+        install_skill(suite, &root, &exclude)?
     } else {
         remove_skill(suite, &root)?
     };
@@ -216,6 +219,7 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
         fixtures,
         before,
         skill_dest,
+        skipped_links: copied.skipped_links,
     })
 }
 
@@ -228,8 +232,13 @@ fn skill_path(kind: SkillKind, name: &str) -> PathBuf {
 }
 
 /// Copies the skill under test (or, for a UAAPS package, its skills and commands) into the
-/// workspace, replacing whatever an overlay put there.
-fn install_skill(suite: &SuiteStage, root: &Path) -> Result<Option<PathBuf>, StageError> {
+/// workspace, replacing whatever an overlay put there; never what `exclude` names (the
+/// suites' specs, which may sit inside the skill's folder).
+fn install_skill(
+    suite: &SuiteStage,
+    root: &Path,
+    exclude: &[PathBuf],
+) -> Result<Option<PathBuf>, StageError> {
     if let Some(skill) = &suite.skill {
         let rel = skill_path(skill.kind, &skill.name);
         let dest = root.join(&rel);
@@ -241,7 +250,7 @@ fn install_skill(suite: &SuiteStage, root: &Path) -> Result<Option<PathBuf>, Sta
                 io(
                     "install the skill from",
                     &skill.path,
-                    copy::copy_tree(&skill.path, &dest, false),
+                    copy::copy_tree_except(&skill.path, &dest, false, exclude),
                 )?;
             }
             SkillKind::Command => {
@@ -264,7 +273,7 @@ fn install_skill(suite: &SuiteStage, root: &Path) -> Result<Option<PathBuf>, Sta
                 io(
                     "install the package's",
                     &src,
-                    copy::copy_tree(&src, &root.join(to), false),
+                    copy::copy_tree_except(&src, &root.join(to), false, exclude),
                 )?;
             }
         }
@@ -327,13 +336,14 @@ fn install_hooks(hooks_file: &Path, root: &Path) -> Result<(), StageError> {
 fn install_command_as_skill(
     suite: &SuiteStage,
     root: &Path,
+    exclude: &[PathBuf],
 ) -> Result<Option<PathBuf>, StageError> {
     let Some(skill) = suite
         .skill
         .as_ref()
         .filter(|s| s.kind == SkillKind::Command)
     else {
-        return install_skill(suite, root);
+        return install_skill(suite, root, exclude);
     };
     remove_skill(suite, root)?;
     let text = io(
@@ -414,7 +424,7 @@ impl Staged {
     pub fn fixture_changes(&self) -> Vec<FixtureChange> {
         self.fixtures
             .iter()
-            .filter_map(|f| match snapshot::hash_file(&self.root.join(&f.dest)) {
+            .filter_map(|f| match self.fixture_hash(&f.dest) {
                 None => Some(FixtureChange {
                     path: f.dest.clone(),
                     change: "deleted",
@@ -426,6 +436,20 @@ impl Staged {
                 _ => None,
             })
             .collect()
+    }
+
+    /// A fixture's hash now, read without following a symlink anywhere on its path (a
+    /// fixture replaced by a link, or under a folder replaced by one, reads as changed).
+    fn fixture_hash(&self, dest: &Path) -> Option<String> {
+        match confined::open(&self.root, dest) {
+            Ok(file) => {
+                let mut h = blake3::Hasher::new();
+                h.update_reader(file).ok()?;
+                Some(h.finalize().to_hex().to_string())
+            }
+            Err(e) if confined::is_symlink_error(&e) => Some("symlink".into()),
+            Err(_) => None,
+        }
     }
 
     pub fn remove(&self) {

@@ -6,10 +6,20 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 
-/// Size and modification time of every file under a root, by relative path.
+/// Size and modification time of every file and symlink under a root, by relative path.
+/// Nothing is followed: a symlink is an entry of its own (its size the length of its target's
+/// text), never the file or folder it points at.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
-    files: BTreeMap<PathBuf, (u64, Option<SystemTime>)>,
+    files: BTreeMap<PathBuf, Entry>,
+}
+
+/// One file's or symlink's size and modification time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Entry {
+    size: u64,
+    time: Option<SystemTime>,
+    symlink: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -25,6 +35,9 @@ pub struct Change {
     pub path: PathBuf,
     pub kind: ChangeKind,
     pub size: u64,
+    /// A symlink (listed, never followed: its target's content is not an artifact).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub symlink: bool,
 }
 
 impl Snapshot {
@@ -35,49 +48,67 @@ impl Snapshot {
             .follow_links(false)
             .build();
         for entry in walker.flatten() {
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
+            let Some(t) = entry.file_type() else { continue };
+            if !(t.is_file() || t.is_symlink()) || entry.depth() == 0 {
                 continue;
             }
-            let Ok(meta) = entry.metadata() else { continue };
+            // Of the entry itself: the walk does not follow links.
+            let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+                continue;
+            };
             let rel = entry
                 .path()
                 .strip_prefix(root)
                 .unwrap_or(entry.path())
                 .to_path_buf();
-            files.insert(rel, (meta.len(), meta.modified().ok()));
+            files.insert(
+                rel,
+                Entry {
+                    size: meta.len(),
+                    time: meta.modified().ok(),
+                    symlink: meta.file_type().is_symlink(),
+                },
+            );
         }
         Snapshot { files }
     }
 
-    /// Every file's path, relative to the root.
+    /// Every regular file's path, relative to the root (symlinks are not files).
     pub fn paths(&self) -> Vec<PathBuf> {
-        self.files.keys().cloned().collect()
+        self.files
+            .iter()
+            .filter(|(_, e)| !e.symlink)
+            .map(|(p, _)| p.clone())
+            .collect()
     }
 
     /// Files created, modified (size or time changed) and deleted since `self`.
     pub fn changes(&self, after: &Snapshot) -> Vec<Change> {
         let mut out = Vec::new();
-        for (path, (size, time)) in &after.files {
+        for (path, e) in &after.files {
             match self.files.get(path) {
                 None => out.push(Change {
                     path: path.clone(),
                     kind: ChangeKind::Created,
-                    size: *size,
+                    size: e.size,
+                    symlink: e.symlink,
                 }),
-                Some(before) if before != &(*size, *time) => out.push(Change {
+                Some(before) if before != e => out.push(Change {
                     path: path.clone(),
                     kind: ChangeKind::Modified,
-                    size: *size,
+                    size: e.size,
+                    symlink: e.symlink,
                 }),
                 _ => {}
             }
         }
-        for (path, (size, _)) in &self.files {
+        for (path, e) in &self.files {
             if !after.files.contains_key(path) {
                 out.push(Change {
                     path: path.clone(),
                     kind: ChangeKind::Deleted,
-                    size: *size,
+                    size: e.size,
+                    symlink: e.symlink,
                 });
             }
         }
@@ -86,11 +117,36 @@ impl Snapshot {
     }
 }
 
-/// The BLAKE3 hash of a file, hex, or `None` when it cannot be read.
+/// The BLAKE3 hash of a file, hex, or `None` when it cannot be read. A symlink at `path` is
+/// not followed: its hash is that of its target's text (marked, so it never equals the hash
+/// of a file holding that text). Only the last component is guarded: `path`'s folders must be
+/// assay's own (see [`super::confined`] for paths an agent controls).
 pub fn hash_file(path: &Path) -> Option<String> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::OpenOptionsExt;
     let mut h = blake3::Hasher::new();
-    h.update_reader(std::fs::File::open(path).ok()?).ok()?;
+    if std::fs::symlink_metadata(path).ok()?.is_symlink() {
+        h.update(b"symlink\0");
+        h.update(std::fs::read_link(path).ok()?.as_os_str().as_bytes());
+        return Some(h.finalize().to_hex().to_string());
+    }
+    // Not following a link put here since, nor blocking on a FIFO.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc_flags::NOFOLLOW | libc_flags::NONBLOCK)
+        .open(path)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    h.update_reader(file).ok()?;
     Some(h.finalize().to_hex().to_string())
+}
+
+/// `O_NOFOLLOW` and `O_NONBLOCK`, from rustix (no libc dependency here).
+mod libc_flags {
+    pub const NOFOLLOW: i32 = rustix::fs::OFlags::NOFOLLOW.bits() as i32;
+    pub const NONBLOCK: i32 = rustix::fs::OFlags::NONBLOCK.bits() as i32;
 }
 
 #[cfg(test)]
@@ -122,5 +178,40 @@ mod tests {
             ]
         );
         assert_eq!(hash_file(&d.path().join("keep")).unwrap().len(), 64);
+    }
+
+    #[test]
+    fn symlinks_are_entries_never_followed_and_hashed_by_their_target_text() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(d.path().join("secret"), "SECRET").unwrap();
+        std::fs::create_dir_all(d.path().join("outside")).unwrap();
+        std::fs::write(d.path().join("outside/f"), "x").unwrap();
+        let before = Snapshot::take(&ws);
+        std::os::unix::fs::symlink(d.path().join("secret"), ws.join("out.txt")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("outside"), ws.join("dir")).unwrap();
+        let after = Snapshot::take(&ws);
+        // Listed as links, not as their targets, and nothing under the folder link.
+        let changes = before.changes(&after);
+        let listed: Vec<_> = changes
+            .iter()
+            .map(|c| (c.path.to_string_lossy().into_owned(), c.symlink))
+            .collect();
+        assert_eq!(listed, vec![("dir".into(), true), ("out.txt".into(), true)]);
+        assert_eq!(
+            changes[1].size,
+            d.path().join("secret").as_os_str().len() as u64
+        );
+        assert!(after.paths().is_empty());
+        // The hash is of the link, not of the secret.
+        let link = hash_file(&ws.join("out.txt")).unwrap();
+        std::fs::write(ws.join("copy"), "SECRET").unwrap();
+        assert_ne!(link, hash_file(&ws.join("copy")).unwrap());
+        assert_ne!(link, hash_file(&d.path().join("secret")).unwrap());
+        let mut h = blake3::Hasher::new();
+        h.update(b"symlink\0");
+        h.update(d.path().join("secret").as_os_str().as_encoded_bytes());
+        assert_eq!(link, h.finalize().to_hex().to_string());
     }
 }
