@@ -410,7 +410,12 @@ fn a_run_folder_is_regraded_without_running_the_agent() {
             (".claude/commands/greeting.eval.json", spec),
         ],
     );
-    let out = assay(d.path(), &["run", "--output-dir", "out"]);
+    // Unsandboxed: the agent counts its runs in a log outside its workspace, which the
+    // sandbox would (rightly) stop.
+    let out = assay(
+        d.path(),
+        &["run", "--output-dir", "out", "--sandbox", "none"],
+    );
     assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
 
     // The checks change; re-grading applies them to the recorded output.

@@ -302,8 +302,19 @@ fn diff_names_regressions_and_fixes_between_real_runs() {
     let run = |name: &str, two: &str, three: &str| {
         std::fs::write(state.path().join("two"), two).unwrap();
         std::fs::write(state.path().join("three"), three).unwrap();
-        // The agent's answers live outside the project, where the cache cannot see them.
-        let out = assay(d.path(), &["run", "--no-cache", "--output-dir", name]);
+        // The agent's answers live outside the project, where the cache cannot see them
+        // (and the sandbox would not let it read them).
+        let out = assay(
+            d.path(),
+            &[
+                "run",
+                "--no-cache",
+                "--output-dir",
+                name,
+                "--sandbox",
+                "none",
+            ],
+        );
         assert!(code(&out) <= 1, "{}", stderr(&out));
     };
     run("a", "ok\n", "ok\n");

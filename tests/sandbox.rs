@@ -275,3 +275,114 @@ fn writes_outside_uaaps_writable_paths_fail() {
         .collect();
     assert_eq!(created, ["out/ok.txt"], "{r:#}");
 }
+
+#[test]
+fn a_sandboxed_agent_still_gets_its_grace_period_on_timeout() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                "[run]\nharness = \"command\"\ntimeout = 2\n[harness.command]\ncommand = [\"bash\", \"agent.sh\"]\n",
+            ),
+            (
+                "agent.sh",
+                "trap 'sleep 1; echo cleaned > cleaned.txt; exit 0' TERM\necho started\nwhile :; do sleep 0.1; done\n",
+            ),
+            ("evals/hostile/001.yaml", SKILLET_CASE),
+        ],
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["run", ".", "--output-dir", "run", "--keep-workspaces"])
+        .current_dir(d.path())
+        .env("ASSAY_NO_CACHE", "1")
+        .output()
+        .unwrap();
+    let r = &results(&d.path().join("run"))["001"];
+    assert_eq!(r["sandbox"]["kind"], "bwrap", "{}", stderr(&out));
+    assert_eq!(r["timed_out"], true, "{r:#}");
+    // The agent caught SIGTERM and cleaned up inside the sandbox before it ended.
+    let ws = Path::new(r["workspace"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(ws.join("work/cleaned.txt")).unwrap_or_default(),
+        "cleaned\n",
+        "{r:#}"
+    );
+    let _ = std::fs::remove_dir_all(ws);
+}
+
+/// A folder for PATH with only the tools these agents use, and no bubblewrap.
+fn path_without_bwrap(d: &Path) -> std::path::PathBuf {
+    let bin = d.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for tool in ["sh", "bash", "cat", "echo"] {
+        let real = ["/usr/bin", "/bin"]
+            .iter()
+            .map(|p| Path::new(p).join(tool))
+            .find(|p| p.exists())
+            .unwrap();
+        std::os::unix::fs::symlink(real, bin.join(tool)).unwrap();
+    }
+    bin
+}
+
+#[test]
+fn without_bubblewrap_auto_refuses_and_none_runs_and_says_so_everywhere() {
+    let d = tempfile::tempdir().unwrap();
+    let project = d.path().join("p");
+    write_tree(
+        &project,
+        &[
+            (
+                "assay.toml",
+                "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"sh\", \"-c\", \"echo finished\"]\n",
+            ),
+            ("evals/hostile/001.yaml", SKILLET_CASE),
+        ],
+    );
+    let bin = path_without_bwrap(d.path());
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_assay"))
+            .arg("run")
+            .args(args)
+            .current_dir(&project)
+            .env("PATH", &bin)
+            .env("ASSAY_NO_CACHE", "1")
+            .env_remove("ASSAY_SANDBOX")
+            .output()
+            .unwrap()
+    };
+    // auto (the default): exit 3, nothing run, the package to install and the opt-out named.
+    let out = run(&["--output-dir", "refused"]);
+    assert_eq!(code(&out), 3, "{}\n{}", stdout(&out), stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("bubblewrap"), "{err}");
+    assert!(err.contains("apt-get install bubblewrap"), "{err}");
+    assert!(err.contains("--sandbox none"), "{err}");
+    assert!(err.contains("nothing was run"), "{err}");
+    assert!(!project.join("refused").exists(), "nothing ran half-way");
+
+    // none: it runs, and the terminal and every report say it was unsandboxed.
+    let out = run(&[
+        "--sandbox",
+        "none",
+        "--output-dir",
+        "open",
+        "--reporter",
+        "json,junit,markdown,html",
+    ]);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    assert!(stderr(&out).contains("unsandboxed"), "{}", stderr(&out));
+    let dir = project.join("open");
+    assert_eq!(read_json(&dir.join("run.json"))["sandbox"]["kind"], "none");
+    assert_eq!(results(&dir)["001"]["sandbox"]["kind"], "none");
+    assert_eq!(
+        read_json(&dir.join("report.json"))["summary"]["unsandboxed"],
+        1
+    );
+    for f in ["junit.xml", "summary.md", "report.html"] {
+        let text = std::fs::read_to_string(dir.join(f)).unwrap();
+        assert!(text.contains("unsandboxed"), "{f}: {text}");
+    }
+}

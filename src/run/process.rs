@@ -32,6 +32,11 @@ pub struct Spawn {
     pub stderr_tail: usize,
     /// Set when the run is interrupted (Ctrl-C): the process is stopped like on a timeout.
     pub cancel: Option<tokio::sync::watch::Receiver<bool>>,
+    /// The program is a sandbox launcher (bubblewrap): it ignores SIGTERM and SIGINT, so the
+    /// command inside gets them and its grace period rather than being killed with the
+    /// launcher at once. (The command itself gets default handlers: assay's first process in
+    /// the sandbox catches both, and caught signals are reset by `exec`.)
+    pub launcher: bool,
 }
 
 impl Spawn {
@@ -47,6 +52,7 @@ impl Spawn {
             max_stdout: 64 << 20,
             stderr_tail: 16 << 10,
             cancel: None,
+            launcher: false,
         }
     }
 }
@@ -105,9 +111,17 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
     // A session of its own (and so a process group of its own, for stopping it and all it
     // started): without a controlling terminal, nothing it runs can open assay's terminal
     // (`/dev/tty`) to read it or push keystrokes into it (TIOCSTI).
-    // SAFETY: setsid is async-signal-safe and touches no memory of this process.
+    let launcher = spawn.launcher;
+    // SAFETY: setsid and signal are async-signal-safe and touch no memory of this process.
     unsafe {
-        cmd.pre_exec(|| rustix::process::setsid().map(|_| ()).map_err(Into::into));
+        cmd.pre_exec(move || {
+            rustix::process::setsid()?;
+            if launcher {
+                libc::signal(libc::SIGTERM, libc::SIG_IGN);
+                libc::signal(libc::SIGINT, libc::SIG_IGN);
+            }
+            Ok(())
+        });
     }
     let mut child = cmd.spawn().map_err(|source| match source.kind() {
         std::io::ErrorKind::NotFound => SpawnError::NotFound {

@@ -138,6 +138,7 @@ impl Jail {
         args.append(&mut spawn.args);
         spawn.program = self.spec.bwrap.program.display().to_string();
         spawn.args = args;
+        spawn.launcher = true;
     }
 
     fn mounts(&self, program: &str, path_var: &str) -> Vec<String> {
