@@ -550,3 +550,101 @@ fn shards_merge_and_diff_names_what_a_changed_model_broke() {
     );
     assert!(text.contains("unchanged: 1"), "{text}");
 }
+
+#[test]
+fn in_the_sandbox_skill_write_and_bash_work_and_nothing_leaves_it() {
+    let Some(claude) = agent_cli("claude") else {
+        return;
+    };
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("secret.txt");
+    std::fs::write(&secret, "sk-outside-secret\n").unwrap();
+    let server = ModelServer::start();
+    server.script(
+        "greeting card for Ada",
+        vec![
+            tool("Skill", json!({"skill": "greeting"})),
+            tool(
+                "Write",
+                json!({"file_path": "{cwd}/greeting.txt", "content": "Hello, Ada!\n"}),
+            ),
+            tool(
+                "Bash",
+                json!({"command": format!(
+                    "echo from-bash > bash.txt; cat {} >> bash.txt 2>/dev/null; echo pwned > {}/pwned 2>/dev/null; true",
+                    secret.display(),
+                    outside.path().display()
+                )}),
+            ),
+            // Refused by the sandbox: the host is read-only.
+            tool("Bash", json!({"command": "touch /usr/assay-pwned"})),
+            text("done"),
+        ],
+    );
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (".claude/skills/greeting/SKILL.md", SKILL),
+            ("evals/greeting/evals.json", GREETING_EVALS),
+        ],
+    );
+    let out = run_assay(&claude, &server, d.path(), &["--sandbox", "bwrap"]);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(&d.path().join("out"))["ada"];
+    assert_eq!(r["sandbox"]["kind"], "bwrap", "{r:#}");
+    assert_eq!(r["sandbox"]["network"], "model");
+    assert_eq!(r["tool_calls"]["Skill"], 1, "{r:#}");
+    assert_eq!(r["tool_calls"]["Write"], 1, "{r:#}");
+    assert_eq!(r["tool_calls"]["Bash"], 2, "{r:#}");
+    // The refused call is in the result, with what the tool said.
+    let failed = &r["failed_tool_calls"];
+    assert_eq!(failed.as_array().map(Vec::len), Some(1), "{r:#}");
+    assert_eq!(failed[0]["name"], "Bash");
+    assert!(
+        failed[0]["output"]
+            .as_str()
+            .unwrap()
+            .contains("Read-only file system"),
+        "{r:#}"
+    );
+    assert!(!Path::new("/usr/assay-pwned").exists());
+    assert_eq!(r["skills_invoked"], json!(["greeting"]));
+    let run = Path::new(r["dir"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(run.join("artifacts/greeting.txt")).unwrap(),
+        "Hello, Ada!\n"
+    );
+    // Bash ran inside: its file is there, the outside secret is not, nothing was written out.
+    assert_eq!(
+        std::fs::read_to_string(run.join("artifacts/bash.txt")).unwrap(),
+        "from-bash\n"
+    );
+    assert!(!outside.path().join("pwned").exists());
+
+    // No network at all: the agent cannot reach its model, and says so.
+    let out = assay_env(
+        d.path(),
+        &[
+            "run",
+            "--harness",
+            "claude-code",
+            "--pass-env",
+            "CLAUDE_CODE_MAX_RETRIES",
+            "--output-dir",
+            "offline",
+            "--sandbox",
+            "bwrap",
+            "--network",
+            "none",
+            "--timeout",
+            "60",
+        ],
+        &claude_env(&claude, &server),
+    );
+    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(&d.path().join("offline"))["ada"];
+    assert_eq!(r["status"], "failed", "{r:#}");
+    assert_eq!(r["error"]["category"], "network", "{r:#}");
+}

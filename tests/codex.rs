@@ -153,3 +153,110 @@ fn codex_resumes_later_turns_and_reports_server_errors() {
         assert_eq!(r["error"]["category"], category, "{r:#}");
     }
 }
+
+/// A Codex project whose one case writes greeting.txt through Codex's shell tool.
+fn shell_project(server: &ModelServer, extra: &str) -> tempfile::TempDir {
+    server.script(
+        "greeting card for Ada",
+        vec![
+            tool(
+                "exec_command",
+                json!({"cmd": format!("printf 'Hello, Ada!\\n' > greeting.txt{extra}")}),
+            ),
+            text("done"),
+        ],
+    );
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            ("evals/greeting/evals.json", GREETING_EVALS),
+        ],
+    );
+    d
+}
+
+#[test]
+fn in_the_sandbox_codex_runs_its_shell_and_nothing_leaves_it() {
+    let Some(codex) = agent_cli("codex") else {
+        return;
+    };
+    let outside = tempfile::tempdir().unwrap();
+    let server = ModelServer::start();
+    let d = shell_project(
+        &server,
+        &format!("; echo pwned > {}/pwned", outside.path().display()),
+    );
+    let out = run_assay(&codex, &server, d.path(), &["--sandbox", "bwrap"]);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(&d.path().join("out"))["ada"];
+    assert_eq!(r["sandbox"]["kind"], "bwrap", "{r:#}");
+    assert_eq!(r["tool_calls"]["command_execution"], 1, "{r:#}");
+    let run = Path::new(r["dir"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(run.join("artifacts/greeting.txt")).unwrap(),
+        "Hello, Ada!\n",
+        "{r:#}"
+    );
+    assert!(!outside.path().join("pwned").exists());
+
+    let out = assay_env(
+        d.path(),
+        &[
+            "run",
+            "--harness",
+            "codex",
+            "--model",
+            "gpt-test",
+            "--output-dir",
+            "offline",
+            "--sandbox",
+            "bwrap",
+            "--network",
+            "none",
+            "--timeout",
+            "60",
+        ],
+        &codex_env(&codex, &server),
+    );
+    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(&d.path().join("offline"))["ada"];
+    assert_eq!(r["status"], "failed", "{r:#}");
+    assert_eq!(r["error"]["category"], "network", "{r:#}");
+}
+
+#[test]
+fn unsandboxed_codex_keeps_its_own_sandbox_working_with_bubblewrap_installed() {
+    let Some(codex) = agent_cli("codex") else {
+        return;
+    };
+    let server = ModelServer::start();
+    let d = shell_project(&server, "");
+    let out = assay_env(
+        d.path(),
+        &[
+            "run",
+            "--harness",
+            "codex",
+            "--model",
+            "gpt-test",
+            "--output-dir",
+            "out",
+            "--sandbox",
+            "none",
+        ],
+        &codex_env(&codex, &server),
+    );
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(&d.path().join("out"))["ada"];
+    assert_eq!(r["sandbox"]["kind"], "none", "{r:#}");
+    let run = Path::new(r["dir"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(run.join("artifacts/greeting.txt")).unwrap_or_default(),
+        "Hello, Ada!\n",
+        "Codex's shell tool ran under its own sandbox: {}\n{}",
+        std::fs::read_to_string(run.join("raw.jsonl")).unwrap_or_default(),
+        std::fs::read_to_string(run.join("stderr.txt")).unwrap_or_default(),
+    );
+}

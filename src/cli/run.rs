@@ -428,6 +428,30 @@ fn line(r: &CaseRunResult) -> String {
     if let Some(reason) = reason {
         s.push_str(&format!(": {}", reason.lines().next().unwrap_or("")));
     }
+    if run::outcome(r) != "passed"
+        && let Some(f) = r.failed_tool_calls.first()
+    {
+        // The agent's words reach the terminal: no control characters.
+        let said: String = f
+            .output
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(120)
+            .collect();
+        let name: String = f.name.chars().filter(|c| !c.is_control()).collect();
+        s.push_str(&format!(
+            " ({} failed tool call{}; first {name}: {said})",
+            r.failed_tool_calls.len(),
+            if r.failed_tool_calls.len() == 1 {
+                ""
+            } else {
+                "s"
+            }
+        ));
+    }
     if let Some(ws) = &r.workspace {
         s.push_str(&format!(" [workspace kept: {}]", ws.display()));
     }

@@ -419,6 +419,7 @@ fn classify(r: &Value) -> ErrorCategory {
             ErrorCategory::Auth
         }
         _ if text.contains("rate limit") => ErrorCategory::RateLimit,
+        _ if super::unreachable(&text) => ErrorCategory::Network,
         _ if text.contains("overloaded") || text.contains("connection") => ErrorCategory::Server,
         _ => ErrorCategory::Agent,
     }

@@ -179,6 +179,8 @@ fn classify(message: &str) -> ErrorCategory {
         ErrorCategory::Auth
     } else if m.contains("429") || m.contains("rate limit") || m.contains("too many requests") {
         ErrorCategory::RateLimit
+    } else if super::unreachable(&m) {
+        ErrorCategory::Network
     } else if [
         "500",
         "502",

@@ -52,8 +52,11 @@ pub enum ErrorCategory {
     Auth,
     /// The model API said 429.
     RateLimit,
-    /// The model API failed (5xx, overloaded, unreachable).
+    /// The model API failed (5xx, overloaded).
     Server,
+    /// The model API could not be reached at all (connection refused, no route, DNS; in a
+    /// sandbox, `--network none`).
+    Network,
     /// assay's timeout stopped the run.
     Timeout,
     /// The agent stopped to ask the user something (one turn ending in a question).

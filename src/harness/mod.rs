@@ -124,6 +124,27 @@ fn is_executable(p: &Path) -> bool {
         .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
+/// Whether an agent's (lowercased) error text says its model API could not be reached at all,
+/// as Node (Claude Code, Gemini) and Rust (Codex) clients word it.
+pub fn unreachable(text: &str) -> bool {
+    [
+        "unable to connect",
+        "connectionrefused",
+        "connection refused",
+        "econnrefused",
+        "enotfound",
+        "eai_again",
+        "failed to lookup address",
+        "dns error",
+        "network is unreachable",
+        "enetunreach",
+        "error sending request",
+        "fetch failed",
+    ]
+    .iter()
+    .any(|w| text.contains(w))
+}
+
 /// The built-in harness of this name, configured from the run's settings.
 pub fn builtin(name: &str, settings: &HarnessSettings) -> Option<Box<dyn Harness>> {
     match name {

@@ -74,6 +74,10 @@ pub struct CaseRunResult {
     pub cost_usd: Option<f64>,
     pub tool_calls: BTreeMap<String, usize>,
     pub skills_invoked: Vec<String>,
+    /// Tool calls whose result was an error (a command that failed, a write refused by the
+    /// sandbox, …), so a case that "completed" without doing its work shows why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_tool_calls: Vec<FailedToolCall>,
     pub artifacts: Vec<Change>,
     pub fixture_changes: Vec<FixtureChange>,
     /// The project's symlinks not staged because they point outside it.
@@ -92,6 +96,37 @@ pub struct CaseRunResult {
     /// The kept workspace, when kept.
     pub workspace: Option<PathBuf>,
     pub dir: PathBuf,
+}
+
+/// A tool call that failed, with the start of what the tool said.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailedToolCall {
+    pub name: String,
+    pub output: String,
+}
+
+/// The tool calls among `events` whose result was an error (at most 20, each output cut to
+/// 500 characters).
+fn failed_tool_calls(events: &[Event]) -> Vec<FailedToolCall> {
+    let mut names: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut out = Vec::new();
+    for e in events {
+        match e {
+            Event::ToolCall { id, name, .. } => {
+                names.insert(id, name);
+            }
+            Event::ToolResult {
+                id,
+                output,
+                is_error: true,
+            } if out.len() < 20 => out.push(FailedToolCall {
+                name: names.get(id.as_str()).unwrap_or(&"?").to_string(),
+                output: output.chars().take(500).collect(),
+            }),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// A trigger eval's query and what came of it.
@@ -211,6 +246,7 @@ impl CaseRunResult {
             cost_usd: None,
             tool_calls: BTreeMap::new(),
             skills_invoked: Vec::new(),
+            failed_tool_calls: Vec::new(),
             artifacts: Vec::new(),
             fixture_changes: Vec::new(),
             skipped_links: Vec::new(),
@@ -426,7 +462,26 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
             return interrupted(result, started, &plan);
         }
         last_exit = Some(exited);
-        if let Some(err) = error {
+        if let Some(mut err) = error {
+            if err.category == ErrorCategory::Network
+                && let Some(n) = result.sandbox.as_ref().and_then(|s| s.network.as_deref())
+            {
+                err.message = match n {
+                    "none" => format!(
+                        "{} (the sandbox has no network: --network none)",
+                        err.message
+                    ),
+                    _ => format!(
+                        "{} (the sandbox's network is `{n}`: it reaches {})",
+                        err.message,
+                        result
+                            .sandbox
+                            .as_ref()
+                            .map(|s| s.endpoints.join(", "))
+                            .unwrap_or_default()
+                    ),
+                };
+            }
             result.status = Status::Failed;
             result.reason = Some(err.message.clone());
             result.error = Some(err);
@@ -458,6 +513,7 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
     }
 
     // Collect.
+    result.failed_tool_calls = failed_tool_calls(&all_events);
     let output = collect_output(
         plan.case,
         &staged.root,

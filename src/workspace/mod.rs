@@ -20,7 +20,8 @@ use snapshot::Snapshot;
 /// Where the pieces of one case-run's workspace are.
 #[derive(Debug)]
 pub struct Staged {
-    /// Holds `work/` and `home/`; removed with [`Staged::remove`].
+    /// Holds `work/`, `home/` and `tmp/` (the case-run's `TMPDIR`); removed with
+    /// [`Staged::remove`].
     pub dir: PathBuf,
     /// The project copy the agent works in.
     pub root: PathBuf,
@@ -208,7 +209,14 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
     if let Some(cmd) = &case.command {
         extra.extend(cmd.env.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
-    let env = env::scrubbed(&opts.host_env, &opts.pass_env, &extra, &home);
+    let mut env = env::scrubbed(&opts.host_env, &opts.pass_env, &extra, &home);
+    // A temp folder of the case-run's own, beside HOME: case-runs never share temp files,
+    // and Codex, which refuses to put its helpers in a HOME under the temp folder (and then
+    // cannot start its own sandbox), finds its HOME outside it.
+    let tmp = dir.join("tmp");
+    io("create", &tmp, std::fs::create_dir_all(&tmp))?;
+    env.retain(|(k, _)| k != "TMPDIR");
+    env.push(("TMPDIR".into(), tmp.display().to_string()));
     let before = Snapshot::take(&root);
     Ok(Staged {
         dir,
