@@ -64,6 +64,9 @@ fn the_plugins_example_runs_through_the_real_gemini_cli() {
     assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
     let r = &results(&d.path().join("out"))["release-notes"];
     assert_eq!(r["harness"], "gemini-cli");
+    // The plugin harness's agent ran in the sandbox, reaching its model through the forwarder.
+    assert_eq!(r["sandbox"]["kind"], "bwrap", "{r:#}");
+    assert_eq!(r["sandbox"]["network"], "model", "{r:#}");
     assert_eq!(r["grade"]["verdict"], "pass", "{r:#}");
     assert_eq!(r["grade"]["checks_passed"], 7);
     assert_eq!(outcome(r, "sections")["provider"], "wasm:markdown");

@@ -276,7 +276,8 @@ impl Jail {
 }
 
 /// For a PATH folder, what to show so the tools in it work: under the user's HOME, its
-/// top-level folder there (`~/.pyenv/shims` → `~/.pyenv`); elsewhere the folder itself.
+/// top-level folder there (`~/.pyenv/shims` → `~/.pyenv`); a `node_modules/.bin`, its
+/// `node_modules` (the links there lead into it); elsewhere the folder itself.
 fn toolchain_root(dir: &Path, home: Option<&Path>) -> Option<PathBuf> {
     if !dir.is_absolute() {
         return None;
@@ -287,7 +288,7 @@ fn toolchain_root(dir: &Path, home: Option<&Path>) -> Option<PathBuf> {
         let first = rel.components().next()?;
         return Some(home.join(first));
     }
-    Some(dir.to_path_buf())
+    Some(install_root(&dir.join("_")))
 }
 
 fn secret(p: &Path, home: Option<&Path>) -> bool {
@@ -337,6 +338,10 @@ mod tests {
         assert_eq!(
             toolchain_root(Path::new("/usr/bin"), Some(home)),
             Some(PathBuf::from("/usr/bin"))
+        );
+        assert_eq!(
+            toolchain_root(Path::new("/p/tests/agents/node_modules/.bin"), Some(home)),
+            Some(PathBuf::from("/p/tests/agents/node_modules"))
         );
         assert!(secret(Path::new("/home/ada/.ssh"), Some(home)));
         assert!(secret(Path::new("/home/ada/.config"), Some(home)));
