@@ -37,7 +37,15 @@ fn main() {
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("OPENAI_API_KEY")
         .env("PATH", "/usr/bin:/bin")
-        .args(["run", "-j", &JOBS.to_string(), "--output-dir"])
+        // The runner's own work; the sandbox's cost is measured by `--bench sandbox`.
+        .args([
+            "run",
+            "--sandbox",
+            "none",
+            "-j",
+            &JOBS.to_string(),
+            "--output-dir",
+        ])
         .arg(tmp.path().join("run"))
         .arg("--workspace-dir")
         .arg(tmp.path().join("ws"))

@@ -9,8 +9,9 @@
 use std::collections::HashMap;
 use std::process::ExitCode;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt, copy_bidirectional};
-use tokio::net::{TcpListener, UnixStream};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::net::UnixStream;
 
 pub const SUBCOMMAND: &str = "__sandbox-exec";
 
@@ -58,7 +59,8 @@ fn parse(args: &[String]) -> Result<Args, String> {
     Ok(out)
 }
 
-/// Runs inside the sandbox; `args` are those after the subcommand.
+/// Runs inside the sandbox; `args` are those after the subcommand. Plain threads, no async
+/// runtime: this runs once per command, and its start-up is the sandbox's cost.
 pub fn main(args: &[String]) -> ExitCode {
     let args = match parse(args) {
         Ok(a) => a,
@@ -67,63 +69,62 @@ pub fn main(args: &[String]) -> ExitCode {
             return ExitCode::from(125);
         }
     };
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("assay sandbox: cannot start: {e}");
-            return ExitCode::from(125);
-        }
-    };
-    let code = rt.block_on(run(args));
-    ExitCode::from(code)
+    ExitCode::from(run(args))
 }
 
-async fn run(args: Args) -> u8 {
-    // SIGTERM and SIGINT are for the command (it is in the same process group); this process
-    // waits for it to end.
-    use tokio::signal::unix::{SignalKind, signal};
-    let _term = signal(SignalKind::terminate());
-    let _int = signal(SignalKind::interrupt());
+/// Does nothing: SIGTERM and SIGINT are for the command (it is in the same process group);
+/// this process waits for it to end. A handler, not SIG_IGN, so `exec` resets it for the
+/// command.
+extern "C" fn ignore(_: libc::c_int) {}
+
+fn run(args: Args) -> u8 {
+    // SAFETY: installing a handler that does nothing.
+    unsafe {
+        libc::signal(libc::SIGTERM, ignore as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGINT, ignore as *const () as libc::sighandler_t);
+    }
     for (port, sock) in &args.listen {
         for host in ["127.0.0.1", "[::1]"] {
-            if let Ok(l) = TcpListener::bind(format!("{host}:{port}")).await {
-                let sock = sock.clone();
-                tokio::spawn(async move {
-                    while let Ok((mut tcp, _)) = l.accept().await {
-                        let sock = sock.clone();
-                        tokio::spawn(async move {
-                            if let Ok(mut up) = UnixStream::connect(&sock).await {
-                                let _ = copy_bidirectional(&mut tcp, &mut up).await;
-                            }
-                        });
-                    }
-                });
-            } else if host == "127.0.0.1" {
-                eprintln!("assay sandbox: cannot listen on 127.0.0.1:{port}");
+            match TcpListener::bind(format!("{host}:{port}")) {
+                Ok(l) => {
+                    let sock = sock.clone();
+                    std::thread::spawn(move || {
+                        for tcp in l.incoming().flatten() {
+                            let sock = sock.clone();
+                            std::thread::spawn(move || {
+                                if let Ok(up) = UnixStream::connect(&sock) {
+                                    relay(tcp, up, &[]);
+                                }
+                            });
+                        }
+                    });
+                }
+                Err(e) if host == "127.0.0.1" => {
+                    eprintln!("assay sandbox: cannot listen on 127.0.0.1:{port}: {e}")
+                }
+                Err(_) => {}
             }
         }
     }
     if let Some(port) = args.proxy {
-        match TcpListener::bind(("127.0.0.1", port)).await {
+        match TcpListener::bind(("127.0.0.1", port)) {
             Ok(l) => {
                 let routes = std::sync::Arc::new(args.routes.clone());
-                tokio::spawn(async move {
-                    while let Ok((tcp, _)) = l.accept().await {
-                        tokio::spawn(connect_proxy(tcp, routes.clone()));
+                std::thread::spawn(move || {
+                    for tcp in l.incoming().flatten() {
+                        let routes = routes.clone();
+                        std::thread::spawn(move || connect_proxy(tcp, &routes));
                     }
                 });
             }
             Err(e) => eprintln!("assay sandbox: cannot listen on 127.0.0.1:{port}: {e}"),
         }
     }
-    let mut child = match tokio::process::Command::new(&args.argv[0])
+    let status = match std::process::Command::new(&args.argv[0])
         .args(&args.argv[1..])
-        .spawn()
+        .status()
     {
-        Ok(c) => c,
+        Ok(s) => s,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             eprintln!(
                 "assay sandbox: `{}` is not installed or not visible inside the sandbox",
@@ -137,26 +138,38 @@ async fn run(args: Args) -> u8 {
         }
     };
     use std::os::unix::process::ExitStatusExt;
-    match child.wait().await {
-        Ok(s) => match (s.code(), s.signal()) {
-            (Some(c), _) => c as u8,
-            (None, Some(sig)) => 128u8.saturating_add(sig as u8),
-            _ => 1,
-        },
-        Err(_) => 1,
+    match (status.code(), status.signal()) {
+        (Some(c), _) => c as u8,
+        (None, Some(sig)) => 128u8.saturating_add(sig as u8),
+        _ => 1,
     }
+}
+
+/// Copies both ways until either side closes; `first` goes upstream before anything else.
+fn relay(tcp: TcpStream, up: UnixStream, first: &[u8]) {
+    let (Ok(mut tcp_r), Ok(mut up_w)) = (tcp.try_clone(), up.try_clone()) else {
+        return;
+    };
+    if !first.is_empty() && up_w.write_all(first).is_err() {
+        return;
+    }
+    let upstream = std::thread::spawn(move || {
+        let _ = std::io::copy(&mut tcp_r, &mut up_w);
+        let _ = up_w.shutdown(std::net::Shutdown::Write);
+    });
+    let (mut up_r, mut tcp_w) = (up, tcp);
+    let _ = std::io::copy(&mut up_r, &mut tcp_w);
+    let _ = tcp_w.shutdown(std::net::Shutdown::Write);
+    let _ = upstream.join();
 }
 
 /// One proxy connection: `CONNECT host:port` to an allowed endpoint is tunnelled; anything
 /// else gets 403.
-async fn connect_proxy(
-    mut tcp: tokio::net::TcpStream,
-    routes: std::sync::Arc<HashMap<String, String>>,
-) {
+fn connect_proxy(mut tcp: TcpStream, routes: &HashMap<String, String>) {
     let mut head = Vec::new();
     let mut buf = [0u8; 1024];
     let end = loop {
-        match tcp.read(&mut buf).await {
+        match tcp.read(&mut buf) {
             Ok(0) | Err(_) => return,
             Ok(n) => head.extend_from_slice(&buf[..n]),
         }
@@ -174,28 +187,20 @@ async fn connect_proxy(
         .then(|| routes.get(&target.to_ascii_lowercase()))
         .flatten();
     let Some(sock) = sock else {
-        let _ = tcp
-            .write_all(b"HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n")
-            .await;
+        let _ = tcp.write_all(b"HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n");
         return;
     };
-    let Ok(mut up) = UnixStream::connect(sock).await else {
-        let _ = tcp
-            .write_all(b"HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\n\r\n")
-            .await;
+    let Ok(up) = UnixStream::connect(sock) else {
+        let _ = tcp.write_all(b"HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\n\r\n");
         return;
     };
     if tcp
         .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
-        .await
         .is_err()
     {
         return;
     }
-    if end < head.len() && up.write_all(&head[end..]).await.is_err() {
-        return;
-    }
-    let _ = copy_bidirectional(&mut tcp, &mut up).await;
+    relay(tcp, up, &head[end..]);
 }
 
 #[cfg(test)]
@@ -232,20 +237,54 @@ mod tests {
         assert!(parse(&s(&["--"])).is_err());
     }
 
-    #[tokio::test]
-    async fn the_proxy_refuses_hosts_it_was_not_given() {
-        let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    #[test]
+    fn the_proxy_refuses_hosts_it_was_not_given() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap();
-        tokio::spawn(async move {
-            let (tcp, _) = l.accept().await.unwrap();
-            connect_proxy(tcp, Default::default()).await;
+        std::thread::spawn(move || {
+            let (tcp, _) = l.accept().unwrap();
+            connect_proxy(tcp, &HashMap::new());
         });
-        let mut c = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let mut c = TcpStream::connect(addr).unwrap();
         c.write_all(b"CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n")
-            .await
             .unwrap();
         let mut reply = String::new();
-        c.read_to_string(&mut reply).await.unwrap();
+        c.read_to_string(&mut reply).unwrap();
         assert!(reply.starts_with("HTTP/1.1 403"), "{reply}");
+    }
+
+    #[test]
+    fn the_proxy_tunnels_to_an_allowed_host_with_the_bytes_after_the_request() {
+        let dir = tempfile::tempdir().unwrap();
+        let sock = dir.path().join("0.sock");
+        let upstream = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        std::thread::spawn(move || {
+            let (mut s, _) = upstream.accept().unwrap();
+            let mut buf = [0u8; 5];
+            s.read_exact(&mut buf).unwrap();
+            assert_eq!(&buf, b"hello");
+            s.write_all(b"world").unwrap();
+        });
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let routes: HashMap<String, String> =
+            [("api.example:443".to_string(), sock.display().to_string())].into();
+        std::thread::spawn(move || {
+            let (tcp, _) = l.accept().unwrap();
+            connect_proxy(tcp, &routes);
+        });
+        let mut c = TcpStream::connect(addr).unwrap();
+        c.write_all(b"CONNECT API.example:443 HTTP/1.1\r\n\r\nhello")
+            .unwrap();
+        let mut reply = [0u8; 39];
+        c.read_exact(&mut reply).unwrap();
+        assert!(
+            reply.starts_with(b"HTTP/1.1 200"),
+            "{}",
+            String::from_utf8_lossy(&reply)
+        );
+        let mut rest = [0u8; 5];
+        c.read_exact(&mut rest).unwrap();
+        assert_eq!(&rest, b"world");
     }
 }
