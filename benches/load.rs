@@ -43,6 +43,9 @@ fn main() {
         .env("PATH", "/usr/bin:/bin")
         .args([
             "run",
+            // The runner's throughput and memory; the sandbox's cost is `--bench sandbox`.
+            "--sandbox",
+            "none",
             "--no-cache",
             "--runs",
             &RUNS.to_string(),

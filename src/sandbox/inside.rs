@@ -1,4 +1,4 @@
-//! `assay __sandbox-exec`: the first process inside a sandbox. It opens the sandbox's side of
+//! `assay-sandbox-init` (or `assay __sandbox-exec`): the first process inside a sandbox. It opens the sandbox's side of
 //! the network (loopback listeners that lead to the host's Unix sockets, and a `CONNECT`
 //! proxy for `https` endpoints), runs the command, and exits as it does. It outlives SIGTERM
 //! so the command gets its grace period; when it exits, bubblewrap's init ends and the kernel
@@ -13,7 +13,11 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::net::UnixStream;
 
+#[allow(dead_code)] // not by the small binary, which includes this file too
 pub const SUBCOMMAND: &str = "__sandbox-exec";
+/// The small binary that runs this, installed beside `assay`.
+#[allow(dead_code)]
+pub const HELPER_BIN: &str = "assay-sandbox-init";
 
 /// The parsed arguments.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -59,8 +63,9 @@ fn parse(args: &[String]) -> Result<Args, String> {
     Ok(out)
 }
 
-/// Runs inside the sandbox; `args` are those after the subcommand. Plain threads, no async
-/// runtime: this runs once per command, and its start-up is the sandbox's cost.
+/// Runs inside the sandbox; `args` are those after the subcommand. Plain threads, std and
+/// libc only (`src/bin/assay-sandbox-init.rs` builds this file alone into a small binary): this
+/// runs once per command, and its start-up is the sandbox's cost.
 pub fn main(args: &[String]) -> ExitCode {
     let args = match parse(args) {
         Ok(a) => a,

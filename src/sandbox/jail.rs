@@ -129,7 +129,11 @@ impl Jail {
         args.extend(["--chdir".into(), spawn.cwd.display().to_string()]);
         args.push("--".into());
         args.push(HELPER_INSIDE.into());
-        args.push(super::inside::SUBCOMMAND.into());
+        if self.spec.bwrap.helper.file_name().and_then(|n| n.to_str())
+            != Some(super::inside::HELPER_BIN)
+        {
+            args.push(super::inside::SUBCOMMAND.into());
+        }
         if let Some(net) = &self.net {
             args.extend(net.inside_args());
         }
@@ -219,6 +223,7 @@ impl Jail {
         shown.extend(s.read_only.iter().cloned());
         shown.sort();
         shown.dedup();
+        let shown_dirs = shown.clone();
         for t in shown {
             // Never re-show a hidden folder (by showing its parent) or the user's secrets.
             if !t.exists()
@@ -241,7 +246,10 @@ impl Jail {
             }
         }
         for m in &s.masked {
-            if m.is_absolute() && m.is_file() {
+            // Only where it would be seen: inside a folder shown again (else it is hidden).
+            let seen = !covered.iter().any(|c| m.starts_with(c))
+                || shown_dirs.iter().any(|d| m.starts_with(d));
+            if m.is_absolute() && m.is_file() && seen {
                 a.extend([
                     "--ro-bind".into(),
                     "/dev/null".into(),

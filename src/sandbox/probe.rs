@@ -41,10 +41,10 @@ pub fn probe(host: &HostEnv, helper: Option<PathBuf>) -> Result<Bwrap, Unavailab
         })?;
     let helper = match helper {
         Some(h) => h,
-        None => std::env::current_exe().map_err(|e| Unavailable {
+        None => helper_beside(std::env::current_exe().map_err(|e| Unavailable {
             message: format!("cannot find the assay executable to run inside the sandbox: {e}"),
             fix: String::new(),
-        })?,
+        })?),
     };
     let out = Command::new(&program)
         .args([
@@ -82,6 +82,13 @@ pub fn probe(host: &HostEnv, helper: Option<PathBuf>) -> Result<Bwrap, Unavailab
         program,
         helper,
     })
+}
+
+/// The small `assay-sandbox-init` installed beside assay, else assay itself (which runs the
+/// same code as `assay __sandbox-exec`, at the cost of loading all of assay).
+fn helper_beside(exe: PathBuf) -> PathBuf {
+    let small = exe.with_file_name(super::inside::HELPER_BIN);
+    if small.is_file() { small } else { exe }
 }
 
 /// The fix for a failing bubblewrap, by what it said.

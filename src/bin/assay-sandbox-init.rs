@@ -1,0 +1,14 @@
+//! The first process inside each of assay's sandboxes (see `sandbox::inside`): a small binary
+//! of its own, so that starting it costs what starting a small program costs, not what
+//! loading all of assay does. `assay __sandbox-exec` does the same where this is missing.
+
+#[path = "../sandbox/inside.rs"]
+mod inside;
+
+fn main() -> std::process::ExitCode {
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    inside::main(&args)
+}
