@@ -96,6 +96,9 @@ setsid sleep 314159 >/dev/null 2>&1 < /dev/null &
 (exec 3<>/dev/tcp/127.0.0.1/{model_port} && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && head -c 15 <&3 | grep -q 200 && echo "model-port: REACHED") 2>/dev/null
 (echo pwned > escape/pwned) 2>/dev/null
 (mkdir -p {project}/.assay/cache/forged && echo '{{}}' > {project}/.assay/cache/forged/result.json) 2>/dev/null
+(umount /root 2>/dev/null || umount /tmp 2>/dev/null) && echo "umount: DONE"
+(mount -o remount,rw,bind / 2>/dev/null && touch /usr/assay-escaped) 2>/dev/null && echo "remount: DONE"
+unshare -Urm true 2>/dev/null && echo "userns: DONE"
 test -e evals/hostile/001.yaml && echo "spec: VISIBLE"
 tok=grading-secret; grep -rqs "$tok-7f3a" . && echo "spec: VISIBLE"
 echo finished
@@ -147,6 +150,10 @@ echo finished
         "the agent read its own spec: {said}"
     );
     assert!(!outside.join("marker").exists(), "wrote outside");
+    assert!(
+        !Path::new("/usr/assay-escaped").exists(),
+        "remounted the host writable"
+    );
     assert!(!said.contains("LEAKED"), "{said}");
     assert!(!said.contains("CONNECTED"), "{said}");
     assert!(

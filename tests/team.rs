@@ -599,7 +599,18 @@ fn repeated_runs_give_statistics_and_gate_the_case() {
     )
     .unwrap();
     std::fs::write(&counter, "0").unwrap();
-    let out = assay(d.path(), &["run", "-j", "1", "--output-dir", "variance"]);
+    let out = assay(
+        d.path(),
+        &[
+            "run",
+            "-j",
+            "1",
+            "--output-dir",
+            "variance",
+            "--sandbox",
+            "none",
+        ],
+    );
     let said = stdout(&out);
     // n_runs 3: runs 1 and 3 pass; stability 2/3 ≥ 0.6 with most runs passing.
     assert_eq!(code(&out), 0, "{said}");

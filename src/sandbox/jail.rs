@@ -153,6 +153,12 @@ impl Jail {
             "--unshare-ipc",
             "--unshare-uts",
             "--unshare-cgroup-try",
+            // Run as root, bubblewrap would keep every capability inside: enough to unmount
+            // what hides the host, or remount it writable. None, and no user namespace to
+            // get them back in.
+            "--cap-drop",
+            "ALL",
+            "--disable-userns",
             "--die-with-parent",
             "--hostname",
             "assay-sandbox",

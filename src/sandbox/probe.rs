@@ -19,7 +19,8 @@ pub struct Bwrap {
 pub const HELPER_INSIDE: &str = "/run/assay/assay";
 
 /// The Debian/Ubuntu package, for the message.
-const INSTALL: &str = "install bubblewrap (`apt-get install bubblewrap`, `dnf install bubblewrap`)";
+const INSTALL: &str =
+    "install bubblewrap 0.8 or newer (`apt-get install bubblewrap`, `dnf install bubblewrap`)";
 
 /// Finds bubblewrap on `host`'s PATH and checks that it can make the namespaces a case-run
 /// needs (user, mount, PID, IPC, UTS, network). `helper` is the assay binary (default: this
@@ -49,6 +50,10 @@ pub fn probe(host: &HostEnv, helper: Option<PathBuf>) -> Result<Bwrap, Unavailab
     let out = Command::new(&program)
         .args([
             "--unshare-all",
+            "--unshare-user",
+            "--disable-userns",
+            "--cap-drop",
+            "ALL",
             "--die-with-parent",
             "--ro-bind",
             "/",
