@@ -75,21 +75,10 @@ fn main() {
         &["--sandbox", "bwrap", "--network", "model"],
     );
     let bare = spawn_loop("true", &[]);
-    let bwrap = spawn_loop(
-        "bwrap",
-        &[
-            "--unshare-all",
-            "--die-with-parent",
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            "true",
-        ],
-    );
+    // The same namespaces and host view as a case-run's sandbox, without its covers.
+    let mut args: Vec<&str> = assay::sandbox::jail::BASE.to_vec();
+    args.extend(["--unshare-net", "true"]);
+    let bwrap = spawn_loop("bwrap", &args);
     println!("{CASES} case-runs of `true` at -j 1:");
     println!("  unsandboxed:                 {:.2} ms each", per(none));
     println!(

@@ -535,7 +535,12 @@ pub fn run(
         },
         "sandbox": {
             "mode": sandbox_mode,
-            "kind": if bwrap.is_some() { "bwrap" } else { "none" },
+            // `unused` when no case-run starts a process (judged trigger evals only).
+            "kind": match (&bwrap, starts_processes) {
+                (Some(_), _) => "bwrap",
+                (None, true) => "none",
+                (None, false) => "unused",
+            },
             "bwrap": bwrap.as_ref().map(|b| b.version.clone()),
             "network": opts.network,
         },

@@ -21,6 +21,30 @@ use super::probe::{Bwrap, HELPER_INSIDE};
 use super::{Network, Record};
 use crate::run::process::Spawn;
 
+/// What every sandbox is, before what is hidden and shown: its namespaces (the network's is
+/// added unless `--network host`), no capabilities and no way to get them back, death with
+/// assay, and the host read-only with its own `/proc` and a minimal `/dev`.
+pub const BASE: &[&str] = &[
+    "--unshare-user",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    // Run as root, bubblewrap would keep every capability inside: enough to unmount what
+    // hides the host, or remount it writable. None, and no user namespace to get them back in.
+    "--cap-drop",
+    "ALL",
+    "--disable-userns",
+    "--die-with-parent",
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+];
+
 /// Where the forwarder's sockets appear inside.
 pub const NET_INSIDE: &str = "/run/assay/net";
 
@@ -147,31 +171,8 @@ impl Jail {
 
     fn mounts(&self, program: &str, path_var: &str) -> Vec<String> {
         let s = &self.spec;
-        let mut a: Vec<String> = [
-            "--unshare-user",
-            "--unshare-pid",
-            "--unshare-ipc",
-            "--unshare-uts",
-            "--unshare-cgroup-try",
-            // Run as root, bubblewrap would keep every capability inside: enough to unmount
-            // what hides the host, or remount it writable. None, and no user namespace to
-            // get them back in.
-            "--cap-drop",
-            "ALL",
-            "--disable-userns",
-            "--die-with-parent",
-            "--hostname",
-            "assay-sandbox",
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-        ]
-        .map(String::from)
-        .to_vec();
+        let mut a: Vec<String> = BASE.iter().map(|x| x.to_string()).collect();
+        a.extend(["--hostname".into(), "assay-sandbox".into()]);
         if s.network != Network::Host {
             a.push("--unshare-net".into());
         }

@@ -47,24 +47,10 @@ pub fn probe(host: &HostEnv, helper: Option<PathBuf>) -> Result<Bwrap, Unavailab
             fix: String::new(),
         })?),
     };
+    // Every namespace a case-run may use, the network's included.
     let out = Command::new(&program)
-        .args([
-            "--unshare-all",
-            "--unshare-user",
-            "--disable-userns",
-            "--cap-drop",
-            "ALL",
-            "--die-with-parent",
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            "--",
-            "true",
-        ])
+        .args(super::jail::BASE)
+        .args(["--unshare-net", "--", "true"])
         .env_clear()
         .stdin(Stdio::null())
         .output()
