@@ -10,6 +10,9 @@ use tokio::task::JoinHandle;
 
 use super::endpoint::Target;
 
+/// Connections one case-run's sandbox may have open to its endpoints at once.
+pub const MAX_CONNECTIONS: usize = 64;
+
 /// The running relays of one case-run; stopped when dropped.
 #[derive(Debug)]
 pub struct Forwarder {
@@ -23,17 +26,25 @@ impl Forwarder {
         // A short path: Unix socket paths are limited to 108 bytes.
         let dir = tempfile::Builder::new().prefix("assay-net-").tempdir()?;
         let mut tasks = Vec::new();
+        // The agent cannot open connections without bound: each holds two of assay's file
+        // descriptors, which the rest of the run needs.
+        let open = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
         for (i, t) in targets.iter().enumerate() {
             let listener = UnixListener::bind(dir.path().join(format!("{i}.sock")))?;
             let addr = t.addr();
+            let open = open.clone();
             tasks.push(tokio::spawn(async move {
                 while let Ok((mut inside, _)) = listener.accept().await {
+                    let Ok(permit) = open.clone().try_acquire_owned() else {
+                        continue; // dropped: too many at once
+                    };
                     let addr = addr.clone();
                     tokio::spawn(async move {
                         if let Ok(mut up) = TcpStream::connect(&addr).await {
                             // A connection ends when either side closes; nothing to report.
                             let _ = copy_bidirectional(&mut inside, &mut up).await;
                         }
+                        drop(permit);
                     });
                 }
             }));
@@ -83,5 +94,36 @@ mod tests {
         c.read_exact(&mut buf).await.unwrap();
         assert_eq!(&buf, b"pong");
         assert!(!f.dir().join("1.sock").exists());
+    }
+
+    #[tokio::test]
+    async fn connections_at_once_are_bounded() {
+        let server = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = server.local_addr().unwrap().port();
+        let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = accepted.clone();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((s, _)) = server.accept().await {
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                held.push(s);
+            }
+        });
+        let f = Forwarder::start(&[Target {
+            host: "127.0.0.1".into(),
+            port,
+        }])
+        .unwrap();
+        let mut clients = Vec::new();
+        for _ in 0..MAX_CONNECTIONS + 20 {
+            clients.push(
+                tokio::net::UnixStream::connect(f.dir().join("0.sock"))
+                    .await
+                    .unwrap(),
+            );
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let n = accepted.load(std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(n, MAX_CONNECTIONS, "relayed {n}");
     }
 }

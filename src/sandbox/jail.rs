@@ -232,6 +232,10 @@ impl Jail {
         shown.dedup();
         let shown_dirs = shown.clone();
         for t in shown {
+            // The real path: `..` or a symlink must not walk a shown folder into a hidden one.
+            let Ok(t) = std::fs::canonicalize(&t) else {
+                continue;
+            };
             // Never re-show a hidden folder (by showing its parent) or the user's secrets.
             if !t.exists()
                 || secret(&t, s.real_home.as_deref())
@@ -363,6 +367,50 @@ mod tests {
         assert!(secret(Path::new("/home/ada"), Some(home)));
         assert!(secret(Path::new("/home"), Some(home)));
         assert!(!secret(Path::new("/home/ada/.cargo"), Some(home)));
+    }
+
+    #[test]
+    fn a_folder_shown_read_only_cannot_reach_a_secret_by_dot_dot() {
+        let d = tempfile::tempdir().unwrap();
+        let home = d.path().join("home");
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::create_dir_all(home.join(".cargo")).unwrap();
+        let project = d.path().join("project");
+        std::fs::create_dir_all(&project).unwrap();
+        let jail = Jail::new(
+            JailSpec {
+                bwrap: Bwrap {
+                    program: "/usr/bin/bwrap".into(),
+                    version: String::new(),
+                    helper: "/bin/true".into(),
+                },
+                case_dir: d.path().join("ws"),
+                root: d.path().join("ws/work"),
+                writable: Vec::new(),
+                hidden: vec![project.clone()],
+                real_home: Some(home.clone()),
+                read_only: vec![
+                    project.join("../home/.ssh"),
+                    project.join("../home/.cargo"),
+                    project.join(".."),
+                ],
+                masked: Vec::new(),
+                network: Network::None,
+            },
+            &[],
+        )
+        .unwrap();
+        let args = jail.mounts("true", "/usr/bin");
+        let shown: Vec<&String> = args
+            .windows(2)
+            .filter(|w| w[0] == "--ro-bind")
+            .map(|w| &w[1])
+            .collect();
+        let cargo = std::fs::canonicalize(home.join(".cargo")).unwrap();
+        assert!(shown.iter().any(|p| Path::new(p) == cargo), "{args:?}");
+        assert!(!shown.iter().any(|p| p.contains(".ssh")), "{args:?}");
+        let parent = std::fs::canonicalize(d.path()).unwrap();
+        assert!(!shown.iter().any(|p| Path::new(p) == parent), "{args:?}");
     }
 
     #[test]
