@@ -388,6 +388,8 @@ fn without_bubblewrap_auto_refuses_and_none_runs_and_says_so_everywhere() {
         read_json(&dir.join("report.json"))["summary"]["unsandboxed"],
         1
     );
+    let run = read_json(&dir.join("run.json"));
+    assert_eq!(run["sandbox"]["kind"], "none", "{run:#}");
     for f in ["junit.xml", "summary.md", "report.html"] {
         let text = std::fs::read_to_string(dir.join(f)).unwrap();
         assert!(text.contains("unsandboxed"), "{f}: {text}");

@@ -125,7 +125,7 @@ pub fn render(r: &Report) -> String {
             case
         })
         .collect();
-    let report = json!({
+    let mut report = json!({
         "version": 1,
         "id": format!("eval-run-{}", timestamp.replace(':', "-")),
         "timestamp": timestamp,
@@ -161,5 +161,13 @@ pub fn render(r: &Report) -> String {
         },
         "cases": cases,
     });
+    if cfg["sandbox"].is_object() {
+        // How the agents were contained (`none`: unsandboxed), beside the reference's fields.
+        report["environment"]["sandbox"] = json!({
+            "kind": cfg["sandbox"]["kind"],
+            "network": cfg["sandbox"]["network"],
+            "unsandboxed_case_runs": s.unsandboxed,
+        });
+    }
     serde_json::to_string_pretty(&report).unwrap_or_default() + "\n"
 }
