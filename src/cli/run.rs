@@ -3,7 +3,7 @@
 use super::{RunArgs, load, print_problems};
 use crate::exit::Outcome;
 use crate::report::aggregate;
-use crate::report::tables::{interval, num, pct, signed};
+use crate::report::tables::{interval, num, pct, printable, signed};
 use crate::run::{self, CaseRunResult, NotStarted, RunEvent, RunOptions};
 use crate::spec::formats::LoadCtx;
 
@@ -69,6 +69,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
     let to_stdout = !args.json;
     let mut progress = Progress::new(!args.json && stderr_is_terminal());
     let say_line = |progress: &Progress, text: String| {
+        let text = printable(&text);
         if progress.bar.is_some() {
             progress.println(&text);
         } else if to_stdout {
@@ -132,6 +133,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
     }
     progress.done();
     let say = |line: String| {
+        let line = printable(&line);
         if to_stdout {
             println!("{line}")
         } else {
@@ -431,17 +433,16 @@ fn line(r: &CaseRunResult) -> String {
     if run::outcome(r) != "passed"
         && let Some(f) = r.failed_tool_calls.first()
     {
-        // The agent's words reach the terminal: no control characters.
+        // (The line is made printable where it is printed.)
         let said: String = f
             .output
             .lines()
             .next()
             .unwrap_or("")
             .chars()
-            .filter(|c| !c.is_control())
             .take(120)
             .collect();
-        let name: String = f.name.chars().filter(|c| !c.is_control()).collect();
+        let name = &f.name;
         s.push_str(&format!(
             " ({} failed tool call{}; first {name}: {said})",
             r.failed_tool_calls.len(),

@@ -10,6 +10,27 @@ pub struct Table {
     pub rows: Vec<Vec<String>>,
 }
 
+/// Text for a terminal: control characters (C0 and C1, escape sequences' start among them)
+/// are shown escaped, never sent, so nothing an agent or a suite file wrote can move the
+/// cursor, erase a line or retitle the window. Newlines and tabs stay.
+pub fn printable(text: &str) -> String {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 pub fn pct(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
 }
@@ -189,4 +210,21 @@ pub fn tables(a: &Aggregates) -> Vec<Table> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_never_reach_a_terminal() {
+        let t = printable("\u{1b}]0;PWNED\u{7}\r\u{1b}[2KPASS\u{9b}2K\nnext\tcol");
+        assert!(
+            !t.chars().any(|c| c.is_control() && c != '\n' && c != '\t'),
+            "{t:?}"
+        );
+        assert!(t.contains("\\u{1b}]0;PWNED"), "{t}");
+        assert!(t.ends_with("\nnext\tcol"), "{t}");
+        assert_eq!(printable("plain"), "plain");
+    }
 }

@@ -116,6 +116,9 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
     unsafe {
         cmd.pre_exec(move || {
             rustix::process::setsid()?;
+            // Nothing but stdin, stdout and stderr crosses: a descriptor assay inherited (a
+            // folder, a pipe, a socket of whatever started it) would reach past any sandbox.
+            close_inherited_fds();
             if launcher {
                 libc::signal(libc::SIGTERM, libc::SIG_IGN);
                 libc::signal(libc::SIGINT, libc::SIG_IGN);
@@ -224,6 +227,24 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
         truncated,
         stderr_tail,
     })
+}
+
+/// Marks every descriptor from 3 up close-on-exec. Async-signal-safe: for `pre_exec`.
+fn close_inherited_fds() {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: system calls on descriptors only.
+    unsafe {
+        if libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) != 0 {
+            // Before Linux 5.11: one by one, up to the descriptor limit.
+            let max = match libc::sysconf(libc::_SC_OPEN_MAX) {
+                n if n > 0 => n.min(1 << 20) as libc::c_int,
+                _ => 1024,
+            };
+            for fd in 3..max {
+                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+            }
+        }
+    }
 }
 
 /// Resolves when the run is interrupted; never, without a cancel signal.

@@ -280,8 +280,25 @@ impl Jail {
                 NET_INSIDE.into(),
             ]);
         }
+        // The case-run's folder read-only, and each of its parts (workspace, HOME, temp)
+        // writable as a mount of its own: a mount point cannot be renamed or replaced, so the
+        // agent cannot swap `work/` for a symlink that assay would follow afterwards.
         let case_dir = s.case_dir.display().to_string();
-        a.extend(["--bind".into(), case_dir.clone(), case_dir]);
+        a.extend(["--ro-bind".into(), case_dir.clone(), case_dir]);
+        let mut parts = vec![s.root.clone()];
+        if let Ok(entries) = std::fs::read_dir(&s.case_dir) {
+            parts.extend(
+                entries
+                    .flatten()
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                    .map(|e| e.path())
+                    .filter(|p| *p != s.root),
+            );
+        }
+        for p in parts {
+            let p = p.display().to_string();
+            a.extend(["--bind".into(), p.clone(), p]);
+        }
         if !s.writable.is_empty() {
             let root = s.root.display().to_string();
             a.extend(["--ro-bind".into(), root.clone(), root]);

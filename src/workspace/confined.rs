@@ -66,7 +66,8 @@ fn open_root(root: &Path) -> io::Result<OwnedFd> {
     Ok(rustix::fs::openat(
         rustix::fs::CWD,
         root,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        // The root itself is no symlink either (an agent could have swapped its workspace).
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW,
         Mode::empty(),
     )?)
 }

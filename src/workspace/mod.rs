@@ -43,6 +43,9 @@ pub struct Staged {
 pub struct StagedFixture {
     pub dest: PathBuf,
     pub hash: String,
+    /// Its size as staged: a fixture of another size has changed, without reading it.
+    #[serde(skip)]
+    pub size: u64,
 }
 
 /// A fixture the agent changed or removed.
@@ -181,6 +184,7 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
         fixtures.push(StagedFixture {
             dest: f.dest.clone(),
             hash: snapshot::hash_file(&dest).unwrap_or_default(),
+            size: std::fs::metadata(&dest).map(|m| m.len()).unwrap_or(0),
         });
     }
     for w in &case.workspace_files {
@@ -432,7 +436,7 @@ impl Staged {
     pub fn fixture_changes(&self) -> Vec<FixtureChange> {
         self.fixtures
             .iter()
-            .filter_map(|f| match self.fixture_hash(&f.dest) {
+            .filter_map(|f| match self.fixture_hash(f) {
                 None => Some(FixtureChange {
                     path: f.dest.clone(),
                     change: "deleted",
@@ -448,11 +452,15 @@ impl Staged {
 
     /// A fixture's hash now, read without following a symlink anywhere on its path (a
     /// fixture replaced by a link, or under a folder replaced by one, reads as changed).
-    fn fixture_hash(&self, dest: &Path) -> Option<String> {
-        match confined::open(&self.root, dest) {
+    /// A fixture of another size reads as changed without being read (an agent can make a
+    /// sparse file of a terabyte in no time).
+    fn fixture_hash(&self, f: &StagedFixture) -> Option<String> {
+        match confined::open(&self.root, &f.dest) {
+            Ok(file) if file.metadata().is_ok_and(|m| m.len() != f.size) => Some("resized".into()),
             Ok(file) => {
+                use std::io::Read;
                 let mut h = blake3::Hasher::new();
-                h.update_reader(file).ok()?;
+                h.update_reader(file.take(f.size)).ok()?;
                 Some(h.finalize().to_hex().to_string())
             }
             Err(e) if confined::is_symlink_error(&e) => Some("symlink".into()),

@@ -43,6 +43,10 @@ pub struct Change {
 impl Snapshot {
     pub fn take(root: &Path) -> Snapshot {
         let mut files = BTreeMap::new();
+        // A workspace swapped for a symlink is empty, never the folder it points at.
+        if std::fs::symlink_metadata(root).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Snapshot { files };
+        }
         let walker = ignore::WalkBuilder::new(root)
             .standard_filters(false)
             .follow_links(false)

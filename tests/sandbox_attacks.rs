@@ -1,0 +1,329 @@
+//! Attacks on the sandbox that worked when they were written: each test asserts the attack
+//! fails. A hostile agent (a bash script through the `command` harness, or a fake agent CLI)
+//! runs under the default sandbox (`--sandbox auto`, `--network model`), as root in CI.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use support::{code, read_json, results, stderr, stdout, write_tree};
+
+const SKILLET_CASE: &str = "timestamp: 2026-11-22T00:00:00Z\nname: hostile\nprompt: go\nexpected: x\nassertions:\n  - type: contains\n    value: finished\n";
+
+/// A project whose agent is `bash hostile.sh` running `script`, with one Skillet case.
+fn project(dir: &Path, script: &str) {
+    write_tree(
+        dir,
+        &[
+            (
+                "assay.toml",
+                "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"bash\", \"hostile.sh\"]\n",
+            ),
+            ("hostile.sh", script),
+            ("evals/hostile/001.yaml", SKILLET_CASE),
+        ],
+    );
+}
+
+/// `assay run . --output-dir <run>` in `project`, with a private HOME and workspaces under `d`.
+fn assay_cmd(d: &Path, project: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_assay"));
+    c.args(["run", ".", "--output-dir"])
+        .arg(d.join("run"))
+        .arg("--workspace-dir")
+        .arg(d.join("ws"))
+        .current_dir(project)
+        .env("HOME", d.join("home"))
+        .env("ASSAY_NO_CACHE", "1")
+        .env("NO_COLOR", "1")
+        .env_remove("CLICOLOR_FORCE");
+    c
+}
+
+fn run(d: &Path, project: &Path) -> Output {
+    std::fs::create_dir_all(d.join("home")).unwrap();
+    assay_cmd(d, project).output().unwrap()
+}
+
+/// Every file under `root` whose content has `needle`.
+fn files_containing(root: &Path, needle: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            let t = e.file_type().unwrap();
+            if t.is_dir() {
+                stack.push(p);
+            } else if t.is_file()
+                && String::from_utf8_lossy(&std::fs::read(&p).unwrap_or_default()).contains(needle)
+            {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// The agent renames its `work/` away and puts a symlink to a host folder in its place (the
+/// case-run's folder is writable, and `work/` is no mount point). assay opens the workspace
+/// root as named, so it walked and copied the host folder: the user's files landed in the
+/// run folder's artifacts, `workspace.json` and the judge's input.
+#[test]
+fn the_workspace_root_swapped_for_a_symlink_is_not_followed() {
+    let d = tempfile::tempdir().unwrap();
+    let secret = d.path().join("secret");
+    write_tree(&secret, &[("id_rsa", "TOPSECRET-KEY-41c9\n")]);
+    let p = d.path().join("project");
+    project(
+        &p,
+        &format!(
+            "ws=$(dirname \"$PWD\")\ncd / && mv \"$ws/work\" \"$ws/work.gone\" 2>/dev/null && ln -s {} \"$ws/work\"\necho finished\n",
+            secret.display()
+        ),
+    );
+    let out = run(d.path(), &p);
+    let r = &results(&d.path().join("run"))["001"];
+    assert_eq!(r["sandbox"]["kind"], "bwrap", "{}", stderr(&out));
+    let leaked = files_containing(&d.path().join("run"), "TOPSECRET-KEY-41c9");
+    assert!(
+        leaked.is_empty(),
+        "host files copied into the run: {leaked:?}"
+    );
+    let listed = files_containing(&d.path().join("run"), "id_rsa");
+    assert!(
+        listed.is_empty(),
+        "host files listed in the run: {listed:?}"
+    );
+}
+
+/// A file descriptor assay inherited from whatever started it (a CI runner, an editor, a
+/// shell's `exec 7<dir`) is passed on to the agent; through `/proc/self/fd/N` it reaches the
+/// host's file system past every mount of the sandbox.
+#[test]
+fn file_descriptors_assay_inherited_do_not_reach_the_agent() {
+    let d = tempfile::tempdir().unwrap();
+    let outside = d.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(d.path().join("home")).unwrap();
+    let p = d.path().join("project");
+    project(
+        &p,
+        "(echo pwned > /proc/self/fd/7/marker) 2>/dev/null && echo 'fd: WROTE'\necho finished\n",
+    );
+    let assay = assay_cmd(d.path(), &p);
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg("exec 7<\"$1\"; shift; exec \"$@\"")
+        .arg("_")
+        .arg(&outside)
+        .arg(assay.get_program())
+        .args(assay.get_args())
+        .current_dir(&p)
+        .env("HOME", d.path().join("home"))
+        .env("ASSAY_NO_CACHE", "1")
+        .output()
+        .unwrap();
+    let said = std::fs::read_to_string(d.path().join("run/skillet_hostile/001/run-1/output.txt"))
+        .unwrap_or_else(|e| panic!("{e}\n{}\n{}", stdout(&out), stderr(&out)));
+    assert!(said.contains("finished"), "{said}");
+    assert!(!outside.join("marker").exists(), "wrote outside: {said}");
+    assert!(!said.contains("WROTE"), "{said}");
+}
+
+/// A Unix socket in a host folder the sandbox shows (everything but HOME, /tmp, /run, … is
+/// shown read-only) accepts connections from inside: a read-only mount does not stop
+/// `connect`. A Docker, LXD or Nix daemon socket outside /run, an IDE's or an agent's socket,
+/// is that reachable with `--network model` and `--network none` alike.
+#[test]
+fn host_unix_sockets_are_out_of_reach() {
+    let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let sock = d.path().join("daemon.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let p = work.path().join("project");
+    project(
+        &p,
+        &format!(
+            "perl -MIO::Socket::UNIX -e 'IO::Socket::UNIX->new(Peer => $ARGV[0]) or exit 1' {} && echo 'unix: CONNECTED'\necho finished\n",
+            sock.display()
+        ),
+    );
+    let out = run(work.path(), &p);
+    let said =
+        std::fs::read_to_string(work.path().join("run/skillet_hostile/001/run-1/output.txt"))
+            .unwrap_or_else(|e| panic!("{e}\n{}\n{}", stdout(&out), stderr(&out)));
+    assert!(said.contains("finished"), "{said}");
+    assert!(!said.contains("CONNECTED"), "{said}");
+    assert!(listener.accept().is_err(), "a host socket was reached");
+}
+
+/// The agent writes one endless line to stdout: assay reads stdout line by line and keeps the
+/// whole line in memory before it looks at the 64 MiB cap, so its memory grows with the line
+/// (tens of GiB are an out-of-memory kill of assay, or of anything else on the host).
+#[test]
+fn one_endless_stdout_line_does_not_grow_assay_without_bound() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("project");
+    project(
+        &p,
+        "head -c 1000000000 /dev/zero | tr '\\0' x\necho\necho finished\n",
+    );
+    std::fs::create_dir_all(d.path().join("home")).unwrap();
+    let mut child = assay_cmd(d.path(), &p)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak_kb = 0u64;
+    while child.try_wait().unwrap().is_none() {
+        let hwm = std::fs::read_to_string(&status)
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+        peak_kb = peak_kb.max(hwm.unwrap_or(0));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let r = &results(&d.path().join("run"))["001"];
+    assert_eq!(r["sandbox"]["kind"], "bwrap");
+    assert!(
+        peak_kb < 400 << 10,
+        "assay's memory peaked at {} MiB for a 1 GB line",
+        peak_kb >> 10
+    );
+}
+
+/// The agent turns a staged fixture into a sparse file of 1 TiB (instant, no disk used):
+/// assay hashes every fixture to its end after the run, and sat there long after the case's
+/// timeout (hours for the 16 TiB ext4 allows).
+#[test]
+fn a_huge_sparse_fixture_does_not_hang_assay() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("project");
+    write_tree(
+        &p,
+        &[
+            (
+                "package.agent.json",
+                r#"{"name": "pkg", "version": "1.0.0"}"#,
+            ),
+            (
+                "evals/eval-config.json",
+                r#"{"version": 1, "engine": "claude-code"}"#,
+            ),
+            ("evals/data.txt", "hello\n"),
+            (
+                "evals/cases/big.yaml",
+                "name: big\ninput:\n  prompt: go\n  files: [data.txt]\nexpected:\n  contains: [finished]\njudge:\n  criteria: anything\n",
+            ),
+            ("agent.sh", "truncate -s 1T data.txt\necho finished\n"),
+        ],
+    );
+    std::fs::create_dir_all(d.path().join("home")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["run", ".", "--harness", "command", "--judge", "none"])
+        .args([
+            "--command",
+            "bash agent.sh",
+            "--timeout",
+            "5",
+            "--output-dir",
+        ])
+        .arg(d.path().join("run"))
+        .arg("--workspace-dir")
+        .arg(d.path().join("ws"))
+        .current_dir(&p)
+        .env("HOME", d.path().join("home"))
+        .env("ASSAY_NO_CACHE", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The case's timeout (5 s) and grace (5 s), with room to spare.
+    let limit = Duration::from_secs(40);
+    let started = Instant::now();
+    let mut done = false;
+    while started.elapsed() < limit {
+        if child.try_wait().unwrap().is_some() {
+            done = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    if !done {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    assert!(done, "assay still ran {limit:?} after the agent ended");
+    let r = &results(&d.path().join("run"))["big"];
+    assert_eq!(r["sandbox"]["kind"], "bwrap");
+}
+
+/// The agent fails, then says on stderr what assay's first process inside says when it cannot
+/// start a command, and exits as it would (126). assay believed it: the case-run became a
+/// sandbox `error` and the run exited 3 (infrastructure) instead of `failed` and 1.
+#[test]
+fn an_agent_cannot_pass_its_failure_off_as_the_sandboxs() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("project");
+    project(
+        &p,
+        "echo 'assay sandbox: cannot start `claude`: Permission denied' >&2\nexit 126\n",
+    );
+    let out = run(d.path(), &p);
+    let r = &results(&d.path().join("run"))["001"];
+    assert_eq!(r["sandbox"]["kind"], "bwrap", "{}", stderr(&out));
+    assert_eq!(r["status"], "completed", "{r:#}");
+    assert_eq!(r["grade"]["verdict"], "fail", "{r:#}");
+    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+}
+
+/// A fake Claude Code CLI (an agent under evaluation) fails with terminal control sequences
+/// on stderr: assay printed them raw in the failure's reason, so on a terminal the agent could
+/// erase the `FAIL` line and print `PASS` in its place, set the title, or worse.
+#[test]
+fn agent_text_reaches_the_terminal_without_control_sequences() {
+    let d = tempfile::tempdir().unwrap();
+    let bin = d.path().join("bin");
+    write_tree(
+        &bin,
+        &[(
+            "claude",
+            "#!/bin/bash\nprintf '\\033]0;PWNED\\007\\r\\033[2KPASS  everything\\n' >&2\nexit 1\n",
+        )],
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(bin.join("claude"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let p = d.path().join("project");
+    write_tree(&p, &[("evals/hostile/001.yaml", SKILLET_CASE)]);
+    std::fs::create_dir_all(d.path().join("home")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["run", ".", "--output-dir"])
+        .arg(d.path().join("run"))
+        .arg("--workspace-dir")
+        .arg(d.path().join("ws"))
+        .current_dir(&p)
+        .env("HOME", d.path().join("home"))
+        .env("ASSAY_NO_CACHE", "1")
+        .env("NO_COLOR", "1")
+        .env_remove("CLICOLOR_FORCE")
+        .env("ASSAY_CLAUDE_BIN", bin.join("claude"))
+        .env("ANTHROPIC_API_KEY", "sk-assay-test")
+        .env("ASSAY_JUDGE", "none")
+        .output()
+        .unwrap();
+    let r = &results(&d.path().join("run"))["001"];
+    assert_eq!(r["sandbox"]["kind"], "bwrap", "{}", stderr(&out));
+    assert_eq!(r["status"], "failed", "{r:#}");
+    let shown = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+        "control sequences from the agent on the terminal: {shown:?}"
+    );
+    let _ = read_json(&d.path().join("run/run.json"));
+}
