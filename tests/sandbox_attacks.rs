@@ -257,8 +257,8 @@ fn a_huge_sparse_fixture_does_not_hang_assay() {
     }
     if !done {
         let _ = child.kill();
-        let _ = child.wait();
     }
+    let _ = child.wait();
     assert!(done, "assay still ran {limit:?} after the agent ended");
     let r = &results(&d.path().join("run"))["big"];
     assert_eq!(r["sandbox"]["kind"], "bwrap");
