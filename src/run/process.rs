@@ -13,6 +13,10 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 
+/// The longest stdout line handed on (a stream-json event with a large tool result fits);
+/// a longer one is dropped whole and the output marked truncated.
+pub const MAX_LINE: usize = 16 << 20;
+
 /// What to run, with everything it may see.
 #[derive(Debug, Clone)]
 pub struct Spawn {
@@ -160,9 +164,13 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
     let mut timed_out = false;
     let mut interrupted = false;
     let mut cancel = spawn.cancel.clone();
+    // Inside a line longer than MAX_LINE: its rest is read in pieces and dropped.
+    let mut skipping = false;
     loop {
         line.clear();
-        let read = tokio::time::timeout_at(deadline, reader.read_until(b'\n', &mut line));
+        // One line at most MAX_LINE bytes in memory, however long the agent makes it.
+        let mut bounded = (&mut reader).take(MAX_LINE as u64);
+        let read = tokio::time::timeout_at(deadline, bounded.read_until(b'\n', &mut line));
         let read = tokio::select! {
             r = read => r,
             _ = cancelled(&mut cancel) => {
@@ -178,6 +186,12 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
             Ok(Ok(0)) | Ok(Err(_)) => break,
             Ok(Ok(n)) => {
                 stdout_bytes += n as u64;
+                let ends = line.last() == Some(&b'\n');
+                if skipping || (!ends && n >= MAX_LINE) {
+                    truncated = true;
+                    skipping = !ends;
+                    continue;
+                }
                 if stdout_bytes as usize > spawn.max_stdout {
                     truncated = true;
                     continue;
@@ -393,6 +407,18 @@ mod tests {
         let f: Vec<&str> = lines[0].split(' ').collect();
         assert_eq!(f[0], f[1], "session id is its own pid: {lines:?}");
         assert_eq!(f[2], "0", "no controlling terminal: {lines:?}");
+    }
+
+    #[tokio::test]
+    async fn a_line_longer_than_the_cap_is_dropped_whole_and_the_next_kept() {
+        let s = sh(&format!(
+            "head -c {} /dev/zero | tr '\\0' x; echo; echo next",
+            MAX_LINE * 2 + 5
+        ));
+        let mut lines = Vec::new();
+        let e = run(&s, |l| lines.push(l.len())).await.unwrap();
+        assert_eq!(lines, [4], "only `next` is handed on");
+        assert!(e.truncated);
     }
 
     #[tokio::test]
