@@ -395,3 +395,46 @@ fn without_bubblewrap_auto_refuses_and_none_runs_and_says_so_everywhere() {
         assert!(text.contains("unsandboxed"), "{f}: {text}");
     }
 }
+
+#[test]
+fn a_sandbox_that_cannot_start_is_an_error_not_the_agents_failure() {
+    let d = tempfile::tempdir().unwrap();
+    // A bubblewrap that passes the probe (`… true`) and fails every case-run's command.
+    let fake = d.path().join("bwrap");
+    write_tree(
+        d.path(),
+        &[(
+            "bwrap",
+            "#!/bin/sh\nfor a; do last=$a; done\n[ \"$last\" = true ] && exit 0\necho 'bwrap: Creating new namespace failed: boom' >&2\nexit 1\n",
+        )],
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let project = d.path().join("p");
+    write_tree(
+        &project,
+        &[
+            (
+                "assay.toml",
+                "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"sh\", \"-c\", \"echo finished\"]\n",
+            ),
+            ("evals/hostile/001.yaml", SKILLET_CASE),
+        ],
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["run", ".", "--output-dir", "run"])
+        .current_dir(&project)
+        .env("ASSAY_BWRAP", &fake)
+        .env("ASSAY_NO_CACHE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 3, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(&project.join("run"))["001"];
+    assert_eq!(r["status"], "error", "{r:#}");
+    assert!(
+        r["reason"].as_str().unwrap().contains(
+            "the sandbox could not start the command: bwrap: Creating new namespace failed: boom"
+        ),
+        "{r:#}"
+    );
+}

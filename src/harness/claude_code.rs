@@ -440,6 +440,7 @@ mod tests {
             stdout_bytes: 0,
             truncated: false,
             stderr_tail: String::new(),
+            started: None,
         }
     }
 

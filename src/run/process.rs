@@ -6,6 +6,7 @@
 //! running in the background outlives the case-run.
 
 use std::collections::VecDeque;
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -39,7 +40,9 @@ pub struct Spawn {
     /// The program is a sandbox launcher (bubblewrap): it ignores SIGTERM and SIGINT, so the
     /// command inside gets them and its grace period rather than being killed with the
     /// launcher at once. (The command itself gets default handlers: assay's first process in
-    /// the sandbox catches both, and caught signals are reset by `exec`.)
+    /// the sandbox catches both, and caught signals are reset by `exec`.) It also gets a pipe
+    /// as descriptor 3 ([`STATUS_FD`]), where the first process inside says that the command
+    /// started; see [`Exited::started`].
     pub launcher: bool,
 }
 
@@ -75,7 +78,13 @@ pub struct Exited {
     /// Whether stdout passed `max_stdout` and lines were dropped.
     pub truncated: bool,
     pub stderr_tail: String,
+    /// For a launcher: whether the command inside started (said on [`STATUS_FD`], which the
+    /// command never has, so nothing it prints can fake it). `None` for other programs.
+    pub started: Option<bool>,
 }
+
+/// The descriptor a launcher's first process inside reports on.
+pub const STATUS_FD: i32 = 3;
 
 impl Exited {
     pub fn success(&self) -> bool {
@@ -116,21 +125,51 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
     // started): without a controlling terminal, nothing it runs can open assay's terminal
     // (`/dev/tty`) to read it or push keystrokes into it (TIOCSTI).
     let launcher = spawn.launcher;
-    // SAFETY: setsid and signal are async-signal-safe and touch no memory of this process.
+    // The launcher's status pipe: (read end, write end), both close-on-exec here.
+    let status = if launcher {
+        let mut fds = [0 as libc::c_int; 2];
+        // SAFETY: pipe2 fills the two descriptors.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+            return Err(SpawnError::Io {
+                program: spawn.program.clone(),
+                source: std::io::Error::last_os_error(),
+            });
+        }
+        // SAFETY: both are fresh descriptors that nothing else owns.
+        unsafe {
+            Some((
+                std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+                std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+            ))
+        }
+    } else {
+        None
+    };
+    let status_w = status.as_ref().map(|(_, w)| w.as_raw_fd());
+    // SAFETY: setsid, fcntl, dup2 and signal are async-signal-safe and touch no memory of
+    // this process.
     unsafe {
         cmd.pre_exec(move || {
             rustix::process::setsid()?;
             // Nothing but stdin, stdout and stderr crosses: a descriptor assay inherited (a
             // folder, a pipe, a socket of whatever started it) would reach past any sandbox.
             close_inherited_fds();
-            if launcher {
+            if let Some(w) = status_w {
+                if w == STATUS_FD {
+                    libc::fcntl(w, libc::F_SETFD, 0);
+                } else if libc::dup2(w, STATUS_FD) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
                 libc::signal(libc::SIGTERM, libc::SIG_IGN);
                 libc::signal(libc::SIGINT, libc::SIG_IGN);
             }
             Ok(())
         });
     }
-    let mut child = cmd.spawn().map_err(|source| match source.kind() {
+    let spawned = cmd.spawn();
+    // Only the launcher keeps the write end: the pipe says only what it says.
+    let status_r = status.map(|(r, _w)| r);
+    let mut child = spawned.map_err(|source| match source.kind() {
         std::io::ErrorKind::NotFound => SpawnError::NotFound {
             program: spawn.program.clone(),
         },
@@ -231,6 +270,12 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
         _ => String::new(),
     };
     use std::os::unix::process::ExitStatusExt;
+    // Whatever was said on the status pipe is in its buffer by now.
+    let command_started = status_r.map(|r| {
+        let mut buf = [0u8; 16];
+        let n = rustix::io::read(&r, &mut buf).unwrap_or(0);
+        buf[..n].contains(&b'1')
+    });
     Ok(Exited {
         code: status.and_then(|s| s.code()),
         signal: status.and_then(|s| s.signal()),
@@ -240,6 +285,7 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
         stdout_bytes,
         truncated,
         stderr_tail,
+        started: command_started,
     })
 }
 

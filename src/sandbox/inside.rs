@@ -82,12 +82,17 @@ pub fn main(args: &[String]) -> ExitCode {
 /// command.
 extern "C" fn ignore(_: libc::c_int) {}
 
+/// The descriptor assay reads "started" from (see `run::process::STATUS_FD`).
+const STATUS_FD: libc::c_int = 3;
+
 fn run(args: Args) -> u8 {
-    // SAFETY: installing a handler that does nothing.
-    unsafe {
+    // SAFETY: installing a handler that does nothing; marking a descriptor close-on-exec.
+    let status = unsafe {
         libc::signal(libc::SIGTERM, ignore as *const () as libc::sighandler_t);
         libc::signal(libc::SIGINT, ignore as *const () as libc::sighandler_t);
-    }
+        // The command never holds the status pipe.
+        libc::fcntl(STATUS_FD, libc::F_SETFD, libc::FD_CLOEXEC) == 0
+    };
     for (port, sock) in &args.listen {
         for host in ["127.0.0.1", "[::1]"] {
             match TcpListener::bind(format!("{host}:{port}")) {
@@ -125,11 +130,11 @@ fn run(args: Args) -> u8 {
             Err(e) => eprintln!("assay sandbox: cannot listen on 127.0.0.1:{port}: {e}"),
         }
     }
-    let status = match std::process::Command::new(&args.argv[0])
+    let mut child = match std::process::Command::new(&args.argv[0])
         .args(&args.argv[1..])
-        .status()
+        .spawn()
     {
-        Ok(s) => s,
+        Ok(c) => c,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             eprintln!(
                 "assay sandbox: `{}` is not installed or not visible inside the sandbox",
@@ -141,6 +146,16 @@ fn run(args: Args) -> u8 {
             eprintln!("assay sandbox: cannot start `{}`: {e}", args.argv[0]);
             return 126;
         }
+    };
+    if status {
+        // SAFETY: one byte to the status pipe, then it is closed.
+        unsafe {
+            libc::write(STATUS_FD, b"1".as_ptr().cast(), 1);
+            libc::close(STATUS_FD);
+        }
+    }
+    let Ok(status) = child.wait() else {
+        return 1;
     };
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {

@@ -89,16 +89,15 @@ impl Network {
     }
 }
 
-/// Why a sandboxed command did not start, when bubblewrap or assay's first process inside
-/// said so (bubblewrap exits 1 with `bwrap: …`; the helper 125–127 with `assay sandbox: …`).
+/// Why a sandboxed command did not start, when it did not: the first process inside says
+/// "started" on the launcher's status pipe, which the command never holds, so what the agent
+/// prints or how it exits cannot pass its own failure off as the sandbox's.
 pub fn failed_to_start(exited: &crate::run::process::Exited) -> Option<String> {
-    let tail = exited.stderr_tail.trim_start();
-    let by_bwrap = exited.code == Some(1) && tail.starts_with("bwrap: ");
-    let by_helper = matches!(exited.code, Some(125..=127)) && tail.starts_with("assay sandbox: ");
-    (by_bwrap || by_helper).then(|| {
+    (exited.started == Some(false) && !exited.timed_out && !exited.interrupted).then(|| {
+        let tail = exited.stderr_tail.trim();
         format!(
             "the sandbox could not start the command: {}",
-            tail.lines().next().unwrap_or_default()
+            tail.lines().last().unwrap_or("bubblewrap said nothing")
         )
     })
 }
