@@ -130,10 +130,17 @@ fn run(args: Args) -> u8 {
             Err(e) => eprintln!("assay sandbox: cannot listen on 127.0.0.1:{port}: {e}"),
         }
     }
-    let mut child = match std::process::Command::new(&args.argv[0])
-        .args(&args.argv[1..])
-        .spawn()
-    {
+    let mut command = std::process::Command::new(&args.argv[0]);
+    command.args(&args.argv[1..]);
+    // SAFETY: prctl with a filter that lives in static memory.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        command.pre_exec(|| {
+            no_unix_sockets()?;
+            Ok(())
+        });
+    }
+    let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             eprintln!(
@@ -163,6 +170,59 @@ fn run(args: Args) -> u8 {
         (None, Some(sig)) => 128u8.saturating_add(sig as u8),
         _ => 1,
     }
+}
+
+/// The command and all it starts may not create Unix sockets (`socket(AF_UNIX, …)`; socket
+/// pairs stay allowed) nor io_uring instances (which could create them unseen): a socket file
+/// the sandbox shows read-only (a daemon's under `/var`, say) can still be connected to, and
+/// with `--network host` the host's abstract sockets could. This process, which relays the
+/// network through Unix sockets, is not filtered. A seccomp filter; on architectures other
+/// than x86-64 and AArch64, none.
+fn no_unix_sockets() -> std::io::Result<()> {
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    {
+        #[cfg(target_arch = "x86_64")]
+        const ARCH: u32 = 0xC000_003E; // AUDIT_ARCH_X86_64
+        #[cfg(target_arch = "aarch64")]
+        const ARCH: u32 = 0xC000_00B7; // AUDIT_ARCH_AARCH64
+        const LD_W_ABS: u16 = 0x20;
+        const JEQ_K: u16 = 0x15;
+        const JGE_K: u16 = 0x35;
+        const RET_K: u16 = 0x06;
+        const ALLOW: u32 = 0x7fff_0000;
+        const DENY: u32 = 0x0005_0000 | libc::EACCES as u32; // SECCOMP_RET_ERRNO
+        let f = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
+        let program = [
+            f(LD_W_ABS, 0, 0, 4), // arch
+            f(JEQ_K, 0, 7, ARCH), // another ABI (i386): denied
+            f(LD_W_ABS, 0, 0, 0), // syscall number
+            f(JGE_K, 5, 0, 0x4000_0000), // x32 ABI: denied
+            f(JEQ_K, 2, 0, libc::SYS_socket as u32),
+            f(JEQ_K, 3, 0, libc::SYS_io_uring_setup as u32),
+            f(RET_K, 0, 0, ALLOW),
+            f(LD_W_ABS, 0, 0, 16), // socket's domain (low word of args[0])
+            f(JEQ_K, 0, 1, libc::AF_UNIX as u32),
+            f(RET_K, 0, 0, DENY),
+            f(RET_K, 0, 0, ALLOW),
+        ];
+        let prog = libc::sock_fprog {
+            len: program.len() as u16,
+            filter: program.as_ptr() as *mut libc::sock_filter,
+        };
+        // SAFETY: the program outlives the call; the kernel copies it.
+        unsafe {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    &prog as *const libc::sock_fprog,
+                ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Copies both ways until either side closes; `first` goes upstream before anything else.
