@@ -51,35 +51,7 @@ pub enum Network {
     Host,
 }
 
-impl Mode {
-    pub fn parse(s: &str) -> Option<Mode> {
-        match s {
-            "auto" => Some(Mode::Auto),
-            "bwrap" => Some(Mode::Bwrap),
-            "none" => Some(Mode::None),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Auto => "auto",
-            Mode::Bwrap => "bwrap",
-            Mode::None => "none",
-        }
-    }
-}
-
 impl Network {
-    pub fn parse(s: &str) -> Option<Network> {
-        match s {
-            "model" => Some(Network::Model),
-            "none" => Some(Network::None),
-            "host" => Some(Network::Host),
-            _ => None,
-        }
-    }
-
     pub fn as_str(self) -> &'static str {
         match self {
             Network::Model => "model",
