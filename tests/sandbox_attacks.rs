@@ -157,7 +157,10 @@ fn host_unix_sockets_are_out_of_reach() {
         std::fs::read_to_string(work.path().join("run/skillet_hostile/001/run-1/output.txt"))
             .unwrap_or_else(|e| panic!("{e}\n{}\n{}", stdout(&out), stderr(&out)));
     assert!(said.contains("finished"), "{said}");
-    assert!(said.contains("perl-ran"), "the attack must really run: {said}");
+    assert!(
+        said.contains("perl-ran"),
+        "the attack must really run: {said}"
+    );
     assert!(!said.contains("CONNECTED"), "{said}");
     assert!(listener.accept().is_err(), "a host socket was reached");
 }

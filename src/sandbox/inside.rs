@@ -193,9 +193,9 @@ fn no_unix_sockets() -> std::io::Result<()> {
         const DENY: u32 = 0x0005_0000 | libc::EACCES as u32; // SECCOMP_RET_ERRNO
         let f = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
         let program = [
-            f(LD_W_ABS, 0, 0, 4), // arch
-            f(JEQ_K, 0, 7, ARCH), // another ABI (i386): denied
-            f(LD_W_ABS, 0, 0, 0), // syscall number
+            f(LD_W_ABS, 0, 0, 4),        // arch
+            f(JEQ_K, 0, 7, ARCH),        // another ABI (i386): denied
+            f(LD_W_ABS, 0, 0, 0),        // syscall number
             f(JGE_K, 5, 0, 0x4000_0000), // x32 ABI: denied
             f(JEQ_K, 2, 0, libc::SYS_socket as u32),
             f(JEQ_K, 3, 0, libc::SYS_io_uring_setup as u32),
