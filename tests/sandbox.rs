@@ -7,12 +7,11 @@ mod support;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use support::{code, read_json, results, stderr, stdout, write_tree};
+use support::{HOSTILE_CASE, assay_run, code, read_json, results, stderr, stdout, write_tree};
 
 /// A TCP server on 127.0.0.1 answering every connection with an HTTP 200; `hit` is set when
 /// anything connects.
@@ -70,8 +69,6 @@ fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
-const SKILLET_CASE: &str = "# grading-secret-7f3a\ntimestamp: 2026-11-22T00:00:00Z\nname: hostile\nprompt: go\nexpected: x\nassertions:\n  - type: contains\n    value: finished\n";
-
 #[test]
 fn a_hostile_agent_cannot_escape_the_sandbox() {
     let d = tempfile::tempdir().unwrap();
@@ -115,24 +112,21 @@ echo finished
                 "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"bash\", \"hostile.sh\"]\n",
             ),
             ("hostile.sh", &script),
-            ("evals/hostile/001.yaml", SKILLET_CASE),
+            ("evals/hostile/001.yaml", HOSTILE_CASE),
         ],
     );
     std::os::unix::fs::symlink(&linked, project.join("escape")).unwrap();
     let before = tree(&project);
 
-    let out = Command::new(env!("CARGO_BIN_EXE_assay"))
-        .args(["run", ".", "--output-dir"])
+    let out = assay_run(&project)
+        .arg("--output-dir")
         .arg(d.path().join("run"))
-        .current_dir(&project)
         .env("HOME", &home)
         .env("SECRET_TOKEN", "sk-live-secret")
         .env(
             "ANTHROPIC_BASE_URL",
             format!("http://127.0.0.1:{model_port}"),
         )
-        .env("ASSAY_NO_CACHE", "1")
-        .env("NO_COLOR", "1")
         .output()
         .unwrap();
     let said = std::fs::read_to_string(d.path().join("run/skillet_hostile/001/run-1/output.txt"))
@@ -198,17 +192,15 @@ fn network_none_reaches_nothing_not_even_the_model() {
                     "[run]\nharness = \"command\"\nnetwork = \"none\"\n[harness.command]\ncommand = [\"bash\", \"-c\", \"(exec 3<>/dev/tcp/127.0.0.1/{model_port} && echo REACHED) 2>/dev/null; echo finished\"]\n"
                 ),
             ),
-            ("evals/hostile/001.yaml", SKILLET_CASE),
+            ("evals/hostile/001.yaml", HOSTILE_CASE),
         ],
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_assay"))
-        .args(["run", ".", "--output-dir", "run"])
-        .current_dir(d.path())
+    let out = assay_run(d.path())
+        .args(["--output-dir", "run"])
         .env(
             "ANTHROPIC_BASE_URL",
             format!("http://127.0.0.1:{model_port}"),
         )
-        .env("ASSAY_NO_CACHE", "1")
         .output()
         .unwrap();
     assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
@@ -246,10 +238,8 @@ fn writes_outside_uaaps_writable_paths_fail() {
             "echo ok > out/ok.txt && echo wrote-ok\n(echo bad > bad.txt) 2>/dev/null && echo wrote-bad\n(echo bad > evals/eval-config.json) 2>/dev/null && echo wrote-spec\necho finished\n",
         )],
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_assay"))
+    let out = assay_run(d.path())
         .args([
-            "run",
-            ".",
             "--output-dir",
             "run2",
             "--harness",
@@ -259,8 +249,6 @@ fn writes_outside_uaaps_writable_paths_fail() {
             "--command",
             "bash agent.sh",
         ])
-        .current_dir(d.path())
-        .env("ASSAY_NO_CACHE", "1")
         .output()
         .unwrap();
     let r = &results(&d.path().join("run2"))["write"];
@@ -297,13 +285,11 @@ fn a_sandboxed_agent_still_gets_its_grace_period_on_timeout() {
                 "agent.sh",
                 "trap 'sleep 1; echo cleaned > cleaned.txt; exit 0' TERM\necho started\nwhile :; do sleep 0.1; done\n",
             ),
-            ("evals/hostile/001.yaml", SKILLET_CASE),
+            ("evals/hostile/001.yaml", HOSTILE_CASE),
         ],
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_assay"))
-        .args(["run", ".", "--output-dir", "run", "--keep-workspaces"])
-        .current_dir(d.path())
-        .env("ASSAY_NO_CACHE", "1")
+    let out = assay_run(d.path())
+        .args(["--output-dir", "run", "--keep-workspaces"])
         .output()
         .unwrap();
     let r = &results(&d.path().join("run"))["001"];
@@ -345,18 +331,14 @@ fn without_bubblewrap_auto_refuses_and_none_runs_and_says_so_everywhere() {
                 "assay.toml",
                 "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"sh\", \"-c\", \"echo finished\"]\n",
             ),
-            ("evals/hostile/001.yaml", SKILLET_CASE),
+            ("evals/hostile/001.yaml", HOSTILE_CASE),
         ],
     );
     let bin = path_without_bwrap(d.path());
     let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_assay"))
-            .arg("run")
+        assay_run(&project)
             .args(args)
-            .current_dir(&project)
             .env("PATH", &bin)
-            .env("ASSAY_NO_CACHE", "1")
-            .env_remove("ASSAY_SANDBOX")
             .output()
             .unwrap()
     };
@@ -418,14 +400,12 @@ fn a_sandbox_that_cannot_start_is_an_error_not_the_agents_failure() {
                 "assay.toml",
                 "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"sh\", \"-c\", \"echo finished\"]\n",
             ),
-            ("evals/hostile/001.yaml", SKILLET_CASE),
+            ("evals/hostile/001.yaml", HOSTILE_CASE),
         ],
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_assay"))
-        .args(["run", ".", "--output-dir", "run"])
-        .current_dir(&project)
+    let out = assay_run(&project)
+        .args(["--output-dir", "run"])
         .env("ASSAY_BWRAP", &fake)
-        .env("ASSAY_NO_CACHE", "1")
         .output()
         .unwrap();
     assert_eq!(code(&out), 3, "{}\n{}", stdout(&out), stderr(&out));

@@ -8,37 +8,19 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use support::{code, read_json, results, stderr, stdout, write_tree};
-
-const SKILLET_CASE: &str = "timestamp: 2026-11-22T00:00:00Z\nname: hostile\nprompt: go\nexpected: x\nassertions:\n  - type: contains\n    value: finished\n";
-
-/// A project whose agent is `bash hostile.sh` running `script`, with one Skillet case.
-fn project(dir: &Path, script: &str) {
-    write_tree(
-        dir,
-        &[
-            (
-                "assay.toml",
-                "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"bash\", \"hostile.sh\"]\n",
-            ),
-            ("hostile.sh", script),
-            ("evals/hostile/001.yaml", SKILLET_CASE),
-        ],
-    );
-}
+use support::{
+    HOSTILE_CASE, assay_run, code, hostile_project as project, read_json, results, stderr, stdout,
+    write_tree,
+};
 
 /// `assay run . --output-dir <run>` in `project`, with a private HOME and workspaces under `d`.
 fn assay_cmd(d: &Path, project: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_assay"));
-    c.args(["run", ".", "--output-dir"])
+    let mut c = assay_run(project);
+    c.arg("--output-dir")
         .arg(d.join("run"))
         .arg("--workspace-dir")
         .arg(d.join("ws"))
-        .current_dir(project)
-        .env("HOME", d.join("home"))
-        .env("ASSAY_NO_CACHE", "1")
-        .env("NO_COLOR", "1")
-        .env_remove("CLICOLOR_FORCE");
+        .env("HOME", d.join("home"));
     c
 }
 
@@ -304,7 +286,7 @@ fn agent_text_reaches_the_terminal_without_control_sequences() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(bin.join("claude"), std::fs::Permissions::from_mode(0o755)).unwrap();
     let p = d.path().join("project");
-    write_tree(&p, &[("evals/hostile/001.yaml", SKILLET_CASE)]);
+    write_tree(&p, &[("evals/hostile/001.yaml", HOSTILE_CASE)]);
     std::fs::create_dir_all(d.path().join("home")).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_assay"))
         .args(["run", ".", "--output-dir"])

@@ -225,3 +225,36 @@ pub fn gemini_env(server: &model_server::ModelServer) -> Vec<(&'static str, Stri
         ("ASSAY_JUDGE", "none".into()),
     ]
 }
+
+/// A Skillet case for the sandbox's tests: it passes when the agent says `finished`. (The
+/// comment is a token only the spec holds, to see whether an agent can read its spec.)
+pub const HOSTILE_CASE: &str = "# grading-secret-7f3a\ntimestamp: 2026-11-22T00:00:00Z\nname: hostile\nprompt: go\nexpected: x\nassertions:\n  - type: contains\n    value: finished\n";
+
+/// A project whose agent is `bash hostile.sh` running `script`, with [`HOSTILE_CASE`].
+pub fn hostile_project(dir: &Path, script: &str) {
+    write_tree(
+        dir,
+        &[
+            (
+                "assay.toml",
+                "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"bash\", \"hostile.sh\"]\n",
+            ),
+            ("hostile.sh", script),
+            ("evals/hostile/001.yaml", HOSTILE_CASE),
+        ],
+    );
+}
+
+/// `assay run .` in `dir`, colourless, every case-run really run, under the default sandbox
+/// whatever the calling environment says; add arguments and variables to it.
+pub fn assay_run(dir: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_assay"));
+    c.args(["run", "."])
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("ASSAY_NO_CACHE", "1")
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("ASSAY_SANDBOX")
+        .env_remove("ASSAY_NETWORK");
+    c
+}
