@@ -424,7 +424,7 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
                 break;
             }
         };
-        if let Some(why) = jail.and_then(|_| crate::sandbox::failed_to_start(&exited)) {
+        if let Some(why) = crate::sandbox::failed_to_start(&exited) {
             result.status = Status::Error;
             result.reason = Some(why);
             result.stderr_tail = exited.stderr_tail.clone();
@@ -464,23 +464,9 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         last_exit = Some(exited);
         if let Some(mut err) = error {
             if err.category == ErrorCategory::Network
-                && let Some(n) = result.sandbox.as_ref().and_then(|s| s.network.as_deref())
+                && let Some(why) = result.sandbox.as_ref().and_then(|s| s.why_unreachable())
             {
-                err.message = match n {
-                    "none" => format!(
-                        "{} (the sandbox has no network: --network none)",
-                        err.message
-                    ),
-                    _ => format!(
-                        "{} (the sandbox's network is `{n}`: it reaches {})",
-                        err.message,
-                        result
-                            .sandbox
-                            .as_ref()
-                            .map(|s| s.endpoints.join(", "))
-                            .unwrap_or_default()
-                    ),
-                };
+                err.message = format!("{} ({why})", err.message);
             }
             result.status = Status::Failed;
             result.reason = Some(err.message.clone());

@@ -88,6 +88,22 @@ pub struct Record {
 }
 
 impl Record {
+    /// What the sandbox let through, for an agent that could not reach its model.
+    pub fn why_unreachable(&self) -> Option<String> {
+        match self.network.as_deref()? {
+            "none" => Some("the sandbox has no network: --network none".into()),
+            "host" => None,
+            n => Some(format!(
+                "the sandbox's network is `{n}`: it reaches {}",
+                if self.endpoints.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    self.endpoints.join(", ")
+                }
+            )),
+        }
+    }
+
     pub fn unsandboxed() -> Record {
         Record {
             kind: "none".into(),
