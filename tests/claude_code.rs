@@ -647,4 +647,11 @@ fn in_the_sandbox_skill_write_and_bash_work_and_nothing_leaves_it() {
     let r = &results(&d.path().join("offline"))["ada"];
     assert_eq!(r["status"], "failed", "{r:#}");
     assert_eq!(r["error"]["category"], "network", "{r:#}");
+    assert!(
+        r["reason"]
+            .as_str()
+            .unwrap()
+            .ends_with("(the sandbox has no network: --network none)"),
+        "{r:#}"
+    );
 }

@@ -224,6 +224,13 @@ fn in_the_sandbox_codex_runs_its_shell_and_nothing_leaves_it() {
     let r = &results(&d.path().join("offline"))["ada"];
     assert_eq!(r["status"], "failed", "{r:#}");
     assert_eq!(r["error"]["category"], "network", "{r:#}");
+    assert!(
+        r["reason"]
+            .as_str()
+            .unwrap()
+            .ends_with("(the sandbox has no network: --network none)"),
+        "{r:#}"
+    );
 }
 
 #[test]
