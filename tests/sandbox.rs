@@ -418,3 +418,43 @@ fn a_sandbox_that_cannot_start_is_an_error_not_the_agents_failure() {
         "{r:#}"
     );
 }
+
+#[test]
+fn a_project_that_turns_the_sandbox_off_is_named_and_the_flag_overrides_it() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                "[run]\nharness = \"command\"\nsandbox = \"none\"\n[harness.command]\ncommand = [\"sh\", \"-c\", \"echo finished\"]\n",
+            ),
+            ("evals/hostile/001.yaml", HOSTILE_CASE),
+        ],
+    );
+    let out = assay_run(d.path())
+        .args(["--output-dir", "open"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("assay.toml turns the sandbox off"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        results(&d.path().join("open"))["001"]["sandbox"]["kind"],
+        "none"
+    );
+    // The operator's flag wins over the project's file.
+    let out = assay_run(d.path())
+        .args(["--output-dir", "closed", "--sandbox", "auto"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(!stderr(&out).contains("turns the sandbox off"));
+    assert_eq!(
+        results(&d.path().join("closed"))["001"]["sandbox"]["kind"],
+        "bwrap"
+    );
+}

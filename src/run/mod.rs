@@ -459,6 +459,18 @@ pub fn run(
     let starts_processes = planned
         .iter()
         .any(|p| !(p.trigger.is_some() && opts.trigger_mode == TriggerMode::Judge));
+    if opts.sandbox.is_none() && sandbox_mode == crate::sandbox::Mode::None && starts_processes {
+        // A project's own file turned it off (a pull request can carry that): say which.
+        for (root, _) in configs
+            .iter()
+            .filter(|(_, c)| c.run.sandbox == Some(crate::sandbox::Mode::None))
+        {
+            eprintln!(
+                "warning: {} turns the sandbox off (`[run] sandbox = \"none\"`): the agents run unsandboxed; pass --sandbox auto to contain them",
+                ctx.shown(&root.join("assay.toml")).display()
+            );
+        }
+    }
     let bwrap = match sandbox_mode {
         crate::sandbox::Mode::None => None,
         _ if !starts_processes => None,
