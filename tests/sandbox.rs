@@ -458,3 +458,56 @@ fn a_project_that_turns_the_sandbox_off_is_named_and_the_flag_overrides_it() {
         "bwrap"
     );
 }
+
+#[test]
+fn an_https_endpoint_is_reached_through_the_proxy_and_nothing_else_is() {
+    // The proxy tunnels bytes, whatever they are: a plain server stands in for TLS here.
+    let (model_port, model_hit) = server();
+    let (other_port, other_hit) = server();
+    let d = tempfile::tempdir().unwrap();
+    support::hostile_project(
+        d.path(),
+        &format!(
+            r#"
+proxy=${{HTTPS_PROXY#http://}}; host=${{proxy%:*}}; port=${{proxy##*:}}
+echo "proxy: $HTTPS_PROXY"
+exec 3<>/dev/tcp/$host/$port
+printf 'CONNECT 127.0.0.1:{model_port} HTTP/1.1\r\nHost: 127.0.0.1:{model_port}\r\n\r\n' >&3
+read -r status <&3; echo "model: $status"
+read -r blank <&3
+printf 'GET / HTTP/1.0\r\n\r\n' >&3
+head -c 15 <&3 | grep -q 200 && echo "model: TUNNELLED"
+exec 3>&-
+exec 4<>/dev/tcp/$host/$port
+printf 'CONNECT 127.0.0.1:{other_port} HTTP/1.1\r\n\r\n' >&4
+read -r status <&4; echo "other: $status"
+echo finished
+"#
+        ),
+    );
+    let out = assay_run(d.path())
+        .args(["--output-dir", "run"])
+        .env(
+            "ANTHROPIC_BASE_URL",
+            format!("https://127.0.0.1:{model_port}"),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(&d.path().join("run"))["001"];
+    let said =
+        std::fs::read_to_string(d.path().join("run/skillet_hostile/001/run-1/output.txt")).unwrap();
+    assert!(said.contains("proxy: http://127.0.0.1:3128"), "{said}");
+    assert!(said.contains("model: HTTP/1.1 200"), "{said}");
+    assert!(said.contains("model: TUNNELLED"), "{said}");
+    assert!(said.contains("other: HTTP/1.1 403"), "{said}");
+    assert!(model_hit.load(Ordering::SeqCst));
+    assert!(
+        !other_hit.load(Ordering::SeqCst),
+        "the proxy reached another port"
+    );
+    assert_eq!(
+        r["sandbox"]["endpoints"],
+        serde_json::json!([format!("127.0.0.1:{model_port}")])
+    );
+}
