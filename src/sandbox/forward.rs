@@ -18,6 +18,9 @@ pub const MAX_CONNECTIONS: usize = 64;
 pub struct Forwarder {
     dir: tempfile::TempDir,
     tasks: Vec<JoinHandle<()>>,
+    /// Set when the case-run ends: every connection still relayed is closed then (an
+    /// endpoint that never closes its side must not keep assay's descriptors).
+    closed: tokio::sync::watch::Sender<bool>,
 }
 
 impl Forwarder {
@@ -29,27 +32,36 @@ impl Forwarder {
         // The agent cannot open connections without bound: each holds two of assay's file
         // descriptors, which the rest of the run needs.
         let open = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+        let (closed, closing) = tokio::sync::watch::channel(false);
         for (i, t) in targets.iter().enumerate() {
             let listener = UnixListener::bind(dir.path().join(format!("{i}.sock")))?;
             let addr = t.addr();
             let open = open.clone();
+            let closing = closing.clone();
             tasks.push(tokio::spawn(async move {
                 while let Ok((mut inside, _)) = listener.accept().await {
                     let Ok(permit) = open.clone().try_acquire_owned() else {
                         continue; // dropped: too many at once
                     };
                     let addr = addr.clone();
+                    let mut closing = closing.clone();
                     tokio::spawn(async move {
-                        if let Ok(mut up) = TcpStream::connect(&addr).await {
-                            // A connection ends when either side closes; nothing to report.
-                            let _ = copy_bidirectional(&mut inside, &mut up).await;
+                        let relay = async {
+                            if let Ok(mut up) = TcpStream::connect(&addr).await {
+                                // A connection ends when both sides close; nothing to report.
+                                let _ = copy_bidirectional(&mut inside, &mut up).await;
+                            }
+                        };
+                        tokio::select! {
+                            _ = relay => {}
+                            _ = closing.wait_for(|c| *c) => {}
                         }
                         drop(permit);
                     });
                 }
             }));
         }
-        Ok(Forwarder { dir, tasks })
+        Ok(Forwarder { dir, tasks, closed })
     }
 
     /// The folder of sockets, bound into the sandbox.
@@ -63,6 +75,7 @@ impl Drop for Forwarder {
         for t in &self.tasks {
             t.abort();
         }
+        self.closed.send_replace(true);
     }
 }
 
@@ -94,6 +107,36 @@ mod tests {
         c.read_exact(&mut buf).await.unwrap();
         assert_eq!(&buf, b"pong");
         assert!(!f.dir().join("1.sock").exists());
+    }
+
+    #[tokio::test]
+    async fn connections_still_open_close_with_the_forwarder() {
+        // An endpoint that never closes its side.
+        let server = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = server.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((s, _)) = server.accept().await {
+                held.push(s);
+            }
+        });
+        let f = Forwarder::start(&[Target {
+            host: "127.0.0.1".into(),
+            port,
+        }])
+        .unwrap();
+        let mut c = tokio::net::UnixStream::connect(f.dir().join("0.sock"))
+            .await
+            .unwrap();
+        c.write_all(b"hello").await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        drop(f);
+        let mut buf = [0u8; 1];
+        let n = tokio::time::timeout(std::time::Duration::from_secs(2), c.read(&mut buf))
+            .await
+            .expect("the relay closed its side")
+            .unwrap();
+        assert_eq!(n, 0);
     }
 
     #[tokio::test]
