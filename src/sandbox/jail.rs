@@ -303,12 +303,37 @@ impl Jail {
             let root = s.root.display().to_string();
             a.extend(["--ro-bind".into(), root.clone(), root]);
             for w in &s.writable {
+                // bubblewrap resolves a bind's source on the host: a symlink anywhere on the
+                // way (an earlier process of the case-run could have made one) would make a
+                // host folder writable. Such a path stays read-only.
+                if !real_folder_under(&s.root, w) {
+                    continue;
+                }
                 let p = s.root.join(w).display().to_string();
                 a.extend(["--bind".into(), p.clone(), p]);
             }
         }
         a
     }
+}
+
+/// Whether `root/rel` is a folder reached without any symlink (and without `..`).
+fn real_folder_under(root: &Path, rel: &Path) -> bool {
+    let mut at = root.to_path_buf();
+    for c in rel.components() {
+        let std::path::Component::Normal(name) = c else {
+            if c == std::path::Component::CurDir {
+                continue;
+            }
+            return false;
+        };
+        at.push(name);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.is_dir() => {}
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// For a PATH folder, what to show so the tools in it work: under the user's HOME, its
@@ -428,6 +453,45 @@ mod tests {
         assert!(!shown.iter().any(|p| p.contains(".ssh")), "{args:?}");
         let parent = std::fs::canonicalize(d.path()).unwrap();
         assert!(!shown.iter().any(|p| Path::new(p) == parent), "{args:?}");
+    }
+
+    #[test]
+    fn a_writable_path_through_a_symlink_stays_read_only() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("ws/work");
+        std::fs::create_dir_all(root.join("real")).unwrap();
+        std::fs::create_dir_all(d.path().join("host-etc")).unwrap();
+        std::fs::create_dir_all(&root).unwrap();
+        let jail = Jail::new(
+            JailSpec {
+                bwrap: Bwrap {
+                    program: "/usr/bin/bwrap".into(),
+                    version: String::new(),
+                    helper: "/bin/true".into(),
+                },
+                case_dir: d.path().join("ws"),
+                root: root.clone(),
+                writable: vec!["real".into(), "out".into()],
+                hidden: Vec::new(),
+                real_home: None,
+                read_only: Vec::new(),
+                masked: Vec::new(),
+                network: Network::None,
+            },
+            &[],
+        )
+        .unwrap();
+        // After the jail made `out`, something in the case-run swapped it for a link.
+        std::fs::remove_dir(root.join("out")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("host-etc"), root.join("out")).unwrap();
+        let args = jail.mounts("true", "/usr/bin");
+        let bound: Vec<&String> = args
+            .windows(2)
+            .filter(|w| w[0] == "--bind")
+            .map(|w| &w[1])
+            .collect();
+        assert!(bound.iter().any(|p| p.ends_with("work/real")), "{args:?}");
+        assert!(!bound.iter().any(|p| p.ends_with("work/out")), "{args:?}");
     }
 
     #[test]
