@@ -643,15 +643,5 @@ fn in_the_sandbox_skill_write_and_bash_work_and_nothing_leaves_it() {
         ],
         &claude_env(&claude, &server),
     );
-    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
-    let r = &results(&d.path().join("offline"))["ada"];
-    assert_eq!(r["status"], "failed", "{r:#}");
-    assert_eq!(r["error"]["category"], "network", "{r:#}");
-    assert!(
-        r["reason"]
-            .as_str()
-            .unwrap()
-            .ends_with("(the sandbox has no network: --network none)"),
-        "{r:#}"
-    );
+    assert_offline(&out, &d.path().join("offline"), "ada");
 }

@@ -220,17 +220,7 @@ fn in_the_sandbox_codex_runs_its_shell_and_nothing_leaves_it() {
         ],
         &codex_env(&codex, &server),
     );
-    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
-    let r = &results(&d.path().join("offline"))["ada"];
-    assert_eq!(r["status"], "failed", "{r:#}");
-    assert_eq!(r["error"]["category"], "network", "{r:#}");
-    assert!(
-        r["reason"]
-            .as_str()
-            .unwrap()
-            .ends_with("(the sandbox has no network: --network none)"),
-        "{r:#}"
-    );
+    assert_offline(&out, &d.path().join("offline"), "ada");
 }
 
 #[test]

@@ -129,8 +129,7 @@ echo finished
         )
         .output()
         .unwrap();
-    let said = std::fs::read_to_string(d.path().join("run/skillet_hostile/001/run-1/output.txt"))
-        .unwrap_or_else(|e| panic!("{e}\n{}\n{}", stdout(&out), stderr(&out)));
+    let said = support::hostile_output(&d.path().join("run"), &out);
     assert_eq!(code(&out), 0, "{}\n{}\n{said}", stdout(&out), stderr(&out));
 
     // The case-run is recorded, sandboxed, and the agent really ran to its end.
@@ -207,6 +206,7 @@ fn network_none_reaches_nothing_not_even_the_model() {
     let r = &results(&d.path().join("run"))["001"];
     assert_eq!(r["sandbox"]["network"], "none");
     let said = r["turns"][0]["final_message"].as_str().unwrap_or_default();
+    assert!(said.contains("finished"), "the agent ran: {said}");
     assert!(!said.contains("REACHED"), "{said}");
     assert!(!model_hit.load(Ordering::SeqCst));
 }
@@ -495,8 +495,7 @@ echo finished
         .unwrap();
     assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
     let r = &results(&d.path().join("run"))["001"];
-    let said =
-        std::fs::read_to_string(d.path().join("run/skillet_hostile/001/run-1/output.txt")).unwrap();
+    let said = support::hostile_output(&d.path().join("run"), &out);
     assert!(said.contains("proxy: http://127.0.0.1:3128"), "{said}");
     assert!(said.contains("model: HTTP/1.1 200"), "{said}");
     assert!(said.contains("model: TUNNELLED"), "{said}");

@@ -108,8 +108,7 @@ fn file_descriptors_assay_inherited_do_not_reach_the_agent() {
         .env("ASSAY_NO_CACHE", "1")
         .output()
         .unwrap();
-    let said = std::fs::read_to_string(d.path().join("run/skillet_hostile/001/run-1/output.txt"))
-        .unwrap_or_else(|e| panic!("{e}\n{}\n{}", stdout(&out), stderr(&out)));
+    let said = support::hostile_output(&d.path().join("run"), &out);
     assert!(said.contains("finished"), "{said}");
     assert!(!outside.join("marker").exists(), "wrote outside: {said}");
     assert!(!said.contains("WROTE"), "{said}");
@@ -135,9 +134,7 @@ fn host_unix_sockets_are_out_of_reach() {
         ),
     );
     let out = run(work.path(), &p);
-    let said =
-        std::fs::read_to_string(work.path().join("run/skillet_hostile/001/run-1/output.txt"))
-            .unwrap_or_else(|e| panic!("{e}\n{}\n{}", stdout(&out), stderr(&out)));
+    let said = support::hostile_output(&work.path().join("run"), &out);
     assert!(said.contains("finished"), "{said}");
     assert!(
         said.contains("perl-ran"),

@@ -82,7 +82,40 @@ impl Drop for Forwarder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// An endpoint that accepts and holds every connection, never closing its side; counts
+    /// them.
+    async fn holding_server() -> (u16, Arc<AtomicUsize>) {
+        let server = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = server.local_addr().unwrap().port();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = accepted.clone();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((s, _)) = server.accept().await {
+                count.fetch_add(1, Ordering::SeqCst);
+                held.push(s);
+            }
+        });
+        (port, accepted)
+    }
+
+    fn forwarder_to(port: u16) -> Forwarder {
+        Forwarder::start(&[Target {
+            host: "127.0.0.1".into(),
+            port,
+        }])
+        .unwrap()
+    }
+
+    async fn connect(f: &Forwarder) -> tokio::net::UnixStream {
+        tokio::net::UnixStream::connect(f.dir().join("0.sock"))
+            .await
+            .unwrap()
+    }
 
     #[tokio::test]
     async fn relays_to_its_endpoint_only() {
@@ -94,14 +127,8 @@ mod tests {
             s.read_exact(&mut buf).await.unwrap();
             s.write_all(b"pong").await.unwrap();
         });
-        let f = Forwarder::start(&[Target {
-            host: "127.0.0.1".into(),
-            port,
-        }])
-        .unwrap();
-        let mut c = tokio::net::UnixStream::connect(f.dir().join("0.sock"))
-            .await
-            .unwrap();
+        let f = forwarder_to(port);
+        let mut c = connect(&f).await;
         c.write_all(b"ping").await.unwrap();
         let mut buf = [0u8; 4];
         c.read_exact(&mut buf).await.unwrap();
@@ -111,23 +138,9 @@ mod tests {
 
     #[tokio::test]
     async fn connections_still_open_close_with_the_forwarder() {
-        // An endpoint that never closes its side.
-        let server = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = server.local_addr().unwrap().port();
-        tokio::spawn(async move {
-            let mut held = Vec::new();
-            while let Ok((s, _)) = server.accept().await {
-                held.push(s);
-            }
-        });
-        let f = Forwarder::start(&[Target {
-            host: "127.0.0.1".into(),
-            port,
-        }])
-        .unwrap();
-        let mut c = tokio::net::UnixStream::connect(f.dir().join("0.sock"))
-            .await
-            .unwrap();
+        let (port, _) = holding_server().await;
+        let f = forwarder_to(port);
+        let mut c = connect(&f).await;
         c.write_all(b"hello").await.unwrap();
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         drop(f);
@@ -141,32 +154,14 @@ mod tests {
 
     #[tokio::test]
     async fn connections_at_once_are_bounded() {
-        let server = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = server.local_addr().unwrap().port();
-        let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let count = accepted.clone();
-        tokio::spawn(async move {
-            let mut held = Vec::new();
-            while let Ok((s, _)) = server.accept().await {
-                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                held.push(s);
-            }
-        });
-        let f = Forwarder::start(&[Target {
-            host: "127.0.0.1".into(),
-            port,
-        }])
-        .unwrap();
+        let (port, accepted) = holding_server().await;
+        let f = forwarder_to(port);
         let mut clients = Vec::new();
         for _ in 0..MAX_CONNECTIONS + 20 {
-            clients.push(
-                tokio::net::UnixStream::connect(f.dir().join("0.sock"))
-                    .await
-                    .unwrap(),
-            );
+            clients.push(connect(&f).await);
         }
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-        let n = accepted.load(std::sync::atomic::Ordering::SeqCst);
+        let n = accepted.load(Ordering::SeqCst);
         assert_eq!(n, MAX_CONNECTIONS, "relayed {n}");
     }
 }

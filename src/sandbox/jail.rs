@@ -411,6 +411,33 @@ mod tests {
         assert!(!secret(Path::new("/home/ada/.cargo"), Some(home)));
     }
 
+    /// A sandbox with no network, hiding and showing nothing, for the case-run folder `ws`.
+    fn spec(ws: &Path) -> JailSpec {
+        JailSpec {
+            bwrap: Bwrap {
+                program: "/usr/bin/bwrap".into(),
+                version: String::new(),
+                helper: "/bin/true".into(),
+            },
+            case_dir: ws.to_path_buf(),
+            root: ws.join("work"),
+            writable: Vec::new(),
+            hidden: Vec::new(),
+            real_home: None,
+            read_only: Vec::new(),
+            masked: Vec::new(),
+            network: Network::None,
+        }
+    }
+
+    /// The sources of every `flag SOURCE DEST` in a bubblewrap command line.
+    fn sources<'a>(args: &'a [String], flag: &str) -> Vec<&'a String> {
+        args.windows(2)
+            .filter(|w| w[0] == flag)
+            .map(|w| &w[1])
+            .collect()
+    }
+
     #[test]
     fn a_folder_shown_read_only_cannot_reach_a_secret_by_dot_dot() {
         let d = tempfile::tempdir().unwrap();
@@ -421,14 +448,6 @@ mod tests {
         std::fs::create_dir_all(&project).unwrap();
         let jail = Jail::new(
             JailSpec {
-                bwrap: Bwrap {
-                    program: "/usr/bin/bwrap".into(),
-                    version: String::new(),
-                    helper: "/bin/true".into(),
-                },
-                case_dir: d.path().join("ws"),
-                root: d.path().join("ws/work"),
-                writable: Vec::new(),
                 hidden: vec![project.clone()],
                 real_home: Some(home.clone()),
                 read_only: vec![
@@ -436,18 +455,13 @@ mod tests {
                     project.join("../home/.cargo"),
                     project.join(".."),
                 ],
-                masked: Vec::new(),
-                network: Network::None,
+                ..spec(&d.path().join("ws"))
             },
             &[],
         )
         .unwrap();
         let args = jail.mounts("true", "/usr/bin");
-        let shown: Vec<&String> = args
-            .windows(2)
-            .filter(|w| w[0] == "--ro-bind")
-            .map(|w| &w[1])
-            .collect();
+        let shown = sources(&args, "--ro-bind");
         let cargo = std::fs::canonicalize(home.join(".cargo")).unwrap();
         assert!(shown.iter().any(|p| Path::new(p) == cargo), "{args:?}");
         assert!(!shown.iter().any(|p| p.contains(".ssh")), "{args:?}");
@@ -464,19 +478,8 @@ mod tests {
         std::fs::create_dir_all(&root).unwrap();
         let jail = Jail::new(
             JailSpec {
-                bwrap: Bwrap {
-                    program: "/usr/bin/bwrap".into(),
-                    version: String::new(),
-                    helper: "/bin/true".into(),
-                },
-                case_dir: d.path().join("ws"),
-                root: root.clone(),
                 writable: vec!["real".into(), "out".into()],
-                hidden: Vec::new(),
-                real_home: None,
-                read_only: Vec::new(),
-                masked: Vec::new(),
-                network: Network::None,
+                ..spec(&d.path().join("ws"))
             },
             &[],
         )
@@ -485,11 +488,7 @@ mod tests {
         std::fs::remove_dir(root.join("out")).unwrap();
         std::os::unix::fs::symlink(d.path().join("host-etc"), root.join("out")).unwrap();
         let args = jail.mounts("true", "/usr/bin");
-        let bound: Vec<&String> = args
-            .windows(2)
-            .filter(|w| w[0] == "--bind")
-            .map(|w| &w[1])
-            .collect();
+        let bound = sources(&args, "--bind");
         assert!(bound.iter().any(|p| p.ends_with("work/real")), "{args:?}");
         assert!(!bound.iter().any(|p| p.ends_with("work/out")), "{args:?}");
     }

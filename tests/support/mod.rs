@@ -258,3 +258,26 @@ pub fn assay_run(dir: &Path) -> Command {
         .env_remove("ASSAY_NETWORK");
     c
 }
+
+/// An agent run with `--network none` failed to reach its model, and its case-run `case` in
+/// `run_dir` says so: failed, category `network`, and why (exit 1).
+pub fn assert_offline(out: &Output, run_dir: &Path, case: &str) {
+    assert_eq!(code(out), 1, "{}\n{}", stdout(out), stderr(out));
+    let r = &results(run_dir)[case];
+    assert_eq!(r["status"], "failed", "{r:#}");
+    assert_eq!(r["error"]["category"], "network", "{r:#}");
+    assert!(
+        r["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with("(the sandbox has no network: --network none)"),
+        "{r:#}"
+    );
+}
+
+/// What the agent of [`hostile_project`] said (its `output.txt` in `run_dir`); the run's own
+/// output when there is none.
+pub fn hostile_output(run_dir: &Path, out: &Output) -> String {
+    std::fs::read_to_string(run_dir.join("skillet_hostile/001/run-1/output.txt"))
+        .unwrap_or_else(|e| panic!("{e}\n{}\n{}", stdout(out), stderr(out)))
+}
