@@ -98,6 +98,10 @@ pub struct Jail {
     net: Option<NetPlan>,
     /// The host side of the network, kept alive as long as the jail.
     forwarder: Option<super::forward::Forwarder>,
+    /// The start of every command line: see [`covers`]. Worked out once per case-run.
+    covers: Vec<String>,
+    /// The folders those cover.
+    covered: Vec<PathBuf>,
 }
 
 impl Jail {
@@ -116,10 +120,13 @@ impl Jail {
         for w in &spec.writable {
             std::fs::create_dir_all(spec.root.join(w))?;
         }
+        let (covers, covered) = covers(&spec);
         Ok(Jail {
             spec,
             net,
             forwarder,
+            covers,
+            covered,
         })
     }
 
@@ -171,120 +178,16 @@ impl Jail {
 
     fn mounts(&self, program: &str, path_var: &str) -> Vec<String> {
         let s = &self.spec;
-        let mut a: Vec<String> = BASE.iter().map(|x| x.to_string()).collect();
-        a.extend(["--hostname".into(), "assay-sandbox".into()]);
-        if s.network != Network::Host {
-            a.push("--unshare-net".into());
-        }
-        let mut hidden: Vec<PathBuf> = ["/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm"]
-            .iter()
-            .map(PathBuf::from)
-            .chain(["/home", "/root"].iter().map(PathBuf::from))
-            .chain(s.real_home.clone())
-            .chain(s.hidden.iter().cloned())
-            .filter(|p| p.is_absolute() && p.as_os_str().len() > 1)
-            .collect();
-        hidden.sort_by_key(|p| p.components().count());
-        let mut covered: Vec<PathBuf> = Vec::new();
-        for h in hidden {
-            if covered.iter().any(|c| h.starts_with(c)) {
-                continue;
-            }
-            // Only real folders can be covered; a symlink (`/var/run -> /run`) follows its target.
-            let Ok(meta) = std::fs::symlink_metadata(&h) else {
-                continue;
-            };
-            if meta.is_dir() {
-                a.extend(["--tmpfs".into(), h.display().to_string()]);
-                covered.push(h);
-            } else if meta.is_file() {
-                a.extend([
-                    "--ro-bind".into(),
-                    "/dev/null".into(),
-                    h.display().to_string(),
-                ]);
-            }
-        }
-        if s.network == Network::Host {
-            // Name resolution may live under /run (systemd-resolved).
-            if let Ok(real) = std::fs::canonicalize("/etc/resolv.conf")
-                && covered.iter().any(|c| real.starts_with(c))
-            {
-                let r = real.display().to_string();
-                a.extend(["--ro-bind".into(), r.clone(), r]);
-            }
-        }
-        let mut shown: Vec<PathBuf> = Vec::new();
-        for dir in std::env::split_paths(path_var) {
-            if let Some(t) = toolchain_root(&dir, s.real_home.as_deref())
-                && covered.iter().any(|c| t.starts_with(c))
-            {
-                shown.push(t);
-            }
-        }
-        if let Some(p) = resolve(program, path_var)
-            && covered.iter().any(|c| p.starts_with(c))
-        {
-            shown.push(install_root(&p));
-        }
-        shown.extend(s.read_only.iter().cloned());
-        shown.sort();
-        shown.dedup();
-        let shown_dirs = shown.clone();
-        for t in shown {
-            // The real path: `..` or a symlink must not walk a shown folder into a hidden one.
-            let Ok(t) = std::fs::canonicalize(&t) else {
-                continue;
-            };
-            // Never re-show a hidden folder (by showing its parent) or the user's secrets.
-            if !t.exists()
-                || secret(&t, s.real_home.as_deref())
-                || s.hidden.iter().any(|h| h.starts_with(&t))
-            {
-                continue;
-            }
-            let t_s = t.display().to_string();
-            a.extend(["--ro-bind".into(), t_s.clone(), t_s]);
-            for f in SECRET_FILES {
-                let masked = t.join(f);
-                if masked.is_file() {
-                    a.extend([
-                        "--ro-bind".into(),
-                        "/dev/null".into(),
-                        masked.display().to_string(),
-                    ]);
-                }
-            }
-        }
-        for m in &s.masked {
-            // Only where it would be seen: inside a folder shown again (else it is hidden).
-            let seen = !covered.iter().any(|c| m.starts_with(c))
-                || shown_dirs.iter().any(|d| m.starts_with(d));
-            if m.is_absolute() && m.is_file() && seen {
-                a.extend([
-                    "--ro-bind".into(),
-                    "/dev/null".into(),
-                    m.display().to_string(),
-                ]);
-            }
-        }
-        a.extend([
-            "--ro-bind".into(),
-            s.bwrap.helper.display().to_string(),
-            HELPER_INSIDE.into(),
-        ]);
+        let mut a = self.covers.clone();
+        self.show(&mut a, program, path_var);
+        ro_bind_at(&mut a, &s.bwrap.helper, Path::new(HELPER_INSIDE));
         if let Some(f) = &self.forwarder {
-            a.extend([
-                "--ro-bind".into(),
-                f.dir().display().to_string(),
-                NET_INSIDE.into(),
-            ]);
+            ro_bind_at(&mut a, f.dir(), Path::new(NET_INSIDE));
         }
         // The case-run's folder read-only, and each of its parts (workspace, HOME, temp)
         // writable as a mount of its own: a mount point cannot be renamed or replaced, so the
         // agent cannot swap `work/` for a symlink that assay would follow afterwards.
-        let case_dir = s.case_dir.display().to_string();
-        a.extend(["--ro-bind".into(), case_dir.clone(), case_dir]);
+        ro_bind_at(&mut a, &s.case_dir, &s.case_dir);
         let mut parts = vec![s.root.clone()];
         if let Ok(entries) = std::fs::read_dir(&s.case_dir) {
             parts.extend(
@@ -296,25 +199,128 @@ impl Jail {
             );
         }
         for p in parts {
-            let p = p.display().to_string();
-            a.extend(["--bind".into(), p.clone(), p]);
+            bind(&mut a, &p);
         }
         if !s.writable.is_empty() {
-            let root = s.root.display().to_string();
-            a.extend(["--ro-bind".into(), root.clone(), root]);
+            ro_bind_at(&mut a, &s.root, &s.root);
             for w in &s.writable {
                 // bubblewrap resolves a bind's source on the host: a symlink anywhere on the
                 // way (an earlier process of the case-run could have made one) would make a
                 // host folder writable. Such a path stays read-only.
-                if !real_folder_under(&s.root, w) {
-                    continue;
+                if real_folder_under(&s.root, w) {
+                    bind(&mut a, &s.root.join(w));
                 }
-                let p = s.root.join(w).display().to_string();
-                a.extend(["--bind".into(), p.clone(), p]);
             }
         }
         a
     }
+
+    /// Shows again, read-only, what a command needs that the covers hid: the toolchains on
+    /// its PATH, its program's install folder, and `[run] sandbox_read`; never a secret of
+    /// the user's, nor (by showing a parent) a hidden folder. Then masks the files never to
+    /// be read (the cache's key) wherever a shown folder would show them.
+    fn show(&self, a: &mut Vec<String>, program: &str, path_var: &str) {
+        let s = &self.spec;
+        let hidden_here = |p: &Path| self.covered.iter().any(|c| p.starts_with(c));
+        let mut shown: Vec<PathBuf> = std::env::split_paths(path_var)
+            .filter_map(|dir| toolchain_root(&dir, s.real_home.as_deref()))
+            .filter(|t| hidden_here(t))
+            .collect();
+        if let Some(p) = resolve(program, path_var).filter(|p| hidden_here(p)) {
+            shown.push(install_root(&p));
+        }
+        shown.extend(s.read_only.iter().cloned());
+        shown.sort();
+        shown.dedup();
+        let mut shown_real: Vec<PathBuf> = Vec::new();
+        for t in &shown {
+            // The real path: `..` or a symlink must not walk a shown folder into a hidden one.
+            let Ok(t) = std::fs::canonicalize(t) else {
+                continue;
+            };
+            if secret(&t, s.real_home.as_deref()) || s.hidden.iter().any(|h| h.starts_with(&t)) {
+                continue;
+            }
+            ro_bind_at(a, &t, &t);
+            for f in SECRET_FILES {
+                let f = t.join(f);
+                if f.is_file() {
+                    mask(a, &f);
+                }
+            }
+            shown_real.push(t);
+        }
+        for m in &s.masked {
+            // Only where it would be seen: outside the covers, or inside a folder shown again.
+            let seen = !hidden_here(m) || shown.iter().chain(&shown_real).any(|d| m.starts_with(d));
+            if m.is_absolute() && m.is_file() && seen {
+                mask(a, m);
+            }
+        }
+    }
+}
+
+/// What every command of one case-run's sandbox starts with: [`BASE`], its network, and an
+/// empty folder over everything hidden; with the folders actually covered.
+fn covers(spec: &JailSpec) -> (Vec<String>, Vec<PathBuf>) {
+    let mut a: Vec<String> = BASE.iter().map(|x| x.to_string()).collect();
+    a.extend(["--hostname".into(), "assay-sandbox".into()]);
+    if spec.network != Network::Host {
+        a.push("--unshare-net".into());
+    }
+    let mut hidden: Vec<PathBuf> = ["/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm"]
+        .iter()
+        .chain(&["/home", "/root"])
+        .map(PathBuf::from)
+        .chain(spec.real_home.clone())
+        .chain(spec.hidden.iter().cloned())
+        .filter(|p| p.is_absolute() && p.as_os_str().len() > 1)
+        .collect();
+    hidden.sort_by_key(|p| p.components().count());
+    let mut covered: Vec<PathBuf> = Vec::new();
+    for h in hidden {
+        if covered.iter().any(|c| h.starts_with(c)) {
+            continue;
+        }
+        // Only real folders can be covered; a symlink (`/var/run -> /run`) follows its target.
+        match std::fs::symlink_metadata(&h) {
+            Ok(m) if m.is_dir() => {
+                a.extend(["--tmpfs".into(), h.display().to_string()]);
+                covered.push(h);
+            }
+            Ok(m) if m.is_file() => mask(&mut a, &h),
+            _ => {}
+        }
+    }
+    if spec.network == Network::Host {
+        // Name resolution may live under /run (systemd-resolved).
+        if let Ok(real) = std::fs::canonicalize("/etc/resolv.conf")
+            && covered.iter().any(|c| real.starts_with(c))
+        {
+            ro_bind_at(&mut a, &real, &real);
+        }
+    }
+    (a, covered)
+}
+
+/// `--ro-bind SOURCE DEST`.
+fn ro_bind_at(a: &mut Vec<String>, source: &Path, dest: &Path) {
+    a.extend([
+        "--ro-bind".into(),
+        source.display().to_string(),
+        dest.display().to_string(),
+    ]);
+}
+
+/// `--bind PATH PATH`: writable.
+fn bind(a: &mut Vec<String>, path: &Path) {
+    let p = path.display().to_string();
+    a.extend(["--bind".into(), p.clone(), p]);
+}
+
+/// An empty, read-only file over `path`.
+fn mask(a: &mut Vec<String>, path: &Path) {
+    ro_bind_at(a, Path::new("/dev/null"), path);
 }
 
 /// Whether `root/rel` is a folder reached without any symlink (and without `..`).
