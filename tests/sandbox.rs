@@ -510,3 +510,31 @@ echo finished
         serde_json::json!([format!("127.0.0.1:{model_port}")])
     );
 }
+
+#[test]
+fn a_folder_name_cannot_rewrite_the_terminal_through_the_sandbox_warning() {
+    let d = tempfile::tempdir().unwrap();
+    let name = "p\u{1b}]0;PWNED\u{7}\r\u{1b}[2K";
+    write_tree(
+        &d.path().join(name),
+        &[
+            (
+                "assay.toml",
+                "[run]\nharness = \"command\"\nsandbox = \"none\"\n[harness.command]\ncommand = [\"sh\", \"-c\", \"echo finished\"]\n",
+            ),
+            ("evals/hostile/001.yaml", HOSTILE_CASE),
+        ],
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["run", "--output-dir", "run"])
+        .arg(name)
+        .current_dir(d.path())
+        .env("NO_COLOR", "1")
+        .env("ASSAY_NO_CACHE", "1")
+        .env_remove("ASSAY_SANDBOX")
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(err.contains("turns the sandbox off"), "{err:?}");
+    assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
+}

@@ -465,9 +465,12 @@ pub fn run(
             .iter()
             .filter(|(_, c)| c.run.sandbox == Some(crate::sandbox::Mode::None))
         {
+            // A folder name may hold anything: no control characters reach the terminal.
             eprintln!(
                 "warning: {} turns the sandbox off (`[run] sandbox = \"none\"`): the agents run unsandboxed; pass --sandbox auto to contain them",
-                ctx.shown(&root.join("assay.toml")).display()
+                crate::report::tables::printable(
+                    &ctx.shown(&root.join("assay.toml")).display().to_string()
+                )
             );
         }
     }
@@ -820,6 +823,8 @@ fn sandbox_settings(
     hidden.extend(opts.workspace_dir.as_ref().map(|d| ctx.cwd.join(d)));
     hidden.extend(suites.iter().map(|s| ctx.cwd.join(&s.source)));
     let real_home = std::env::var_os("HOME").map(PathBuf::from);
+    // The cache's key, wherever a shown toolchain folder (`~/.local`) holds it.
+    let masked: Vec<PathBuf> = cache_key::path().into_iter().collect();
     suites
         .iter()
         .map(|s| {
@@ -842,8 +847,7 @@ fn sandbox_settings(
                 network,
                 hidden: hidden.clone(),
                 real_home: real_home.clone(),
-                // The cache's key, wherever a shown toolchain folder (`~/.local`) holds it.
-                masked: crate::run::cache_key::path().into_iter().collect(),
+                masked: masked.clone(),
                 read_only: config
                     .run
                     .sandbox_read

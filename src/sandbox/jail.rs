@@ -369,16 +369,13 @@ fn secret(p: &Path, home: Option<&Path>) -> bool {
         .is_some_and(|c| SECRET_HOME_DIRS.iter().any(|s| c.as_os_str() == *s))
 }
 
-/// The program's real path, found on `path_var` when it has no slash.
+/// The program's real path, found on `path_var` as the harnesses' preflight finds it.
 fn resolve(program: &str, path_var: &str) -> Option<PathBuf> {
-    let p = if program.contains('/') {
-        PathBuf::from(program)
-    } else {
-        std::env::split_paths(path_var)
-            .map(|d| d.join(program))
-            .find(|p| p.is_file())?
+    let path = crate::harness::HostEnv {
+        path: path_var.to_string(),
+        vars: Vec::new(),
     };
-    std::fs::canonicalize(p).ok()
+    std::fs::canonicalize(path.which(program)?).ok()
 }
 
 /// The folder a program is installed in: the `node_modules` it is part of (a CLI from npm
