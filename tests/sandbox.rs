@@ -96,6 +96,13 @@ setsid sleep 314159 >/dev/null 2>&1 < /dev/null &
 (umount /root 2>/dev/null || umount /tmp 2>/dev/null) && echo "umount: DONE"
 (mount -o remount,rw,bind / 2>/dev/null && touch /usr/assay-escaped) 2>/dev/null && echo "remount: DONE"
 unshare -Urm true 2>/dev/null && echo "userns: DONE"
+ws=$(cd .. && pwd)
+(echo pwned > "$ws/layers/upper/planted") 2>/dev/null && echo "upper-layer: DONE"
+(echo pwned > "$ws/layers/stage/planted") 2>/dev/null && echo "stage-layer: DONE"
+umount -l "$PWD" 2>/dev/null && echo "umount-workspace: DONE"
+cat /tmp/assay-base-*/hostile.sh >/dev/null 2>&1 && echo "base: VISIBLE"
+grep -Eq '^CapEff:[[:space:]]+0+$' /proc/self/status || echo "caps: LEAKED"
+grep -Eq '^CapBnd:[[:space:]]+0+$' /proc/self/status || echo "caps: LEAKED"
 test -e evals/hostile/001.yaml && echo "spec: VISIBLE"
 tok=grading-secret; grep -rqs "$tok-7f3a" . && echo "spec: VISIBLE"
 echo finished
@@ -176,6 +183,8 @@ echo finished
     assert_eq!(r["sandbox"]["network"], "model");
     let run = read_json(&d.path().join("run/run.json"));
     assert_eq!(run["sandbox"]["kind"], "bwrap", "{run:#}");
+    // …in a copy-on-write workspace, whose layers the agent could not touch.
+    assert_eq!(run["sandbox"]["workspaces"], "overlay", "{run:#}");
 }
 
 #[test]
@@ -537,4 +546,110 @@ fn a_folder_name_cannot_rewrite_the_terminal_through_the_sandbox_warning() {
     let err = stderr(&out);
     assert!(err.contains("turns the sandbox off"), "{err:?}");
     assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
+}
+
+/// Every result.json of a run folder by variant, with the agent's output beside it.
+fn by_variant(run_dir: &Path) -> std::collections::BTreeMap<String, (serde_json::Value, String)> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![run_dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.file_name().is_some_and(|n| n == "result.json") {
+                let v = read_json(&p);
+                let said = std::fs::read_to_string(p.with_file_name("output.txt")).unwrap();
+                out.insert(v["variant"].as_str().unwrap().to_string(), (v, said));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn copy_on_write_workspaces_record_what_copied_ones_do() {
+    // The agent edits, deletes (a file and a folder), creates, and says whether the skill
+    // under test is installed (the baseline must not have it); its changes must read the same
+    // whether its workspace was an overlay or a copy (a `:` in the workspaces' folder rules
+    // the overlay out), and the kept workspaces must hold the same files.
+    let d = tempfile::tempdir().unwrap();
+    let project = d.path().join("project");
+    let script = r#"
+test -f .claude/commands/hostile.md && echo "skill: present" || echo "skill: absent"
+cat keep.txt
+echo changed >> edit.txt
+rm gone.txt
+rm -r dir
+mkdir -p new && echo made > new/file.txt
+echo finished
+"#;
+    support::hostile_project(&project, script);
+    write_tree(
+        &project,
+        &[
+            (".claude/commands/hostile.md", "Be hostile.\n"),
+            ("keep.txt", "kept\n"),
+            ("edit.txt", "before\n"),
+            ("gone.txt", "bye\n"),
+            ("dir/inner.txt", "in\n"),
+        ],
+    );
+    let before = tree(&project);
+    let mut seen = Vec::new();
+    for (mode, ws) in [("overlay", "ws"), ("copy", "ws:copy")] {
+        let run = d.path().join(format!("run-{mode}"));
+        let out = assay_run(&project)
+            .args(["--baseline", "--keep-workspaces", "--output-dir"])
+            .arg(&run)
+            .arg("--workspace-dir")
+            .arg(d.path().join(ws))
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{mode}: {}\n{}", stdout(&out), stderr(&out));
+        let record = read_json(&run.join("run.json"));
+        assert_eq!(record["sandbox"]["workspaces"], mode, "{record:#}");
+        let results = by_variant(&run);
+        assert_eq!(results.len(), 2, "{mode}: {results:#?}");
+        let mut per_variant = Vec::new();
+        for (variant, (r, said)) in &results {
+            assert_eq!(r["status"], "completed", "{mode} {variant}: {r:#}");
+            let skill = if variant == "baseline" {
+                "absent"
+            } else {
+                "present"
+            };
+            assert!(
+                said.contains(&format!("skill: {skill}")),
+                "{mode} {variant}: {said}"
+            );
+            assert!(said.contains("kept") && said.contains("finished"), "{said}");
+            let kept = Path::new(r["workspace"].as_str().unwrap()).join("work");
+            per_variant.push((variant.clone(), r["artifacts"].clone(), tree(&kept)));
+        }
+        seen.push(per_variant);
+    }
+    assert_eq!(seen[0], seen[1], "overlay and copy differ");
+    let artifacts: Vec<(String, String)> = seen[0][0]
+        .1
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["path"].as_str().unwrap().into(),
+                a["kind"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        artifacts,
+        [
+            ("dir/inner.txt".to_string(), "deleted".to_string()),
+            ("edit.txt".into(), "modified".into()),
+            ("gone.txt".into(), "deleted".into()),
+            ("new/file.txt".into(), "created".into()),
+        ]
+    );
+    assert_eq!(tree(&project), before, "the project changed");
 }

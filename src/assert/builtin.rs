@@ -734,7 +734,7 @@ mod tests {
                 .iter()
                 .map(std::path::PathBuf::from)
                 .collect(),
-            file_root: Some(ws.clone()),
+            file_root: Some(crate::workspace::layers::Tree::dir(ws.clone())),
             cwd: "inputs".into(),
             ..CaseRunView::default()
         };
@@ -790,7 +790,7 @@ mod tests {
                 .iter()
                 .map(std::path::PathBuf::from)
                 .collect(),
-            file_root: Some(d.path().to_path_buf()),
+            file_root: Some(crate::workspace::layers::Tree::dir(d.path())),
             cwd: "inputs".into(),
             events: vec![
                 call("Skill"),

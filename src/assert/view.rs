@@ -21,8 +21,8 @@ pub struct CaseRunView {
     pub events: Vec<Event>,
     /// Files in the workspace after the run, relative to its root.
     pub files: BTreeSet<PathBuf>,
-    /// Where file contents can be read: the live workspace root, or the run's artifacts.
-    pub file_root: Option<PathBuf>,
+    /// Where file contents can be read: the live workspace, or the run's artifacts.
+    pub file_root: Option<crate::workspace::layers::Tree>,
     /// The agent's working folder relative to the workspace root (`inputs` for clauditor).
     pub cwd: PathBuf,
     /// Fixtures the agent changed or deleted.
@@ -70,7 +70,7 @@ impl CaseRunView {
     /// A file's bytes, on the terms of [`CaseRunView::read_file`].
     pub fn read_file_bytes(&self, path: &Path) -> Option<Vec<u8>> {
         let rel = crate::spec::paths::normalize(path)?;
-        crate::workspace::confined::read(self.file_root.as_ref()?, &rel, MAX_FILE_BYTES).ok()
+        self.file_root.as_ref()?.read(&rel, MAX_FILE_BYTES).ok()
     }
 
     /// Whether `path` is, or lies through, a symlink (which checks never follow).
@@ -80,7 +80,6 @@ impl CaseRunView {
         else {
             return false;
         };
-        crate::workspace::confined::kind(root, &rel)
-            == Some(crate::workspace::confined::Kind::Symlink)
+        root.kind(&rel) == Some(crate::workspace::confined::Kind::Symlink)
     }
 }

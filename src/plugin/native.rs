@@ -175,7 +175,7 @@ impl NativePlugin {
         let run = json!({
             "output": view.output, "final_message": view.final_message, "stdout": view.stdout,
             "stderr": view.stderr, "exit_code": view.exit_code, "files": view.files,
-            "file_root": view.file_root, "cwd": view.cwd, "events": view.events,
+            "file_root": view.file_root.as_ref().and_then(|t| t.folder()), "cwd": view.cwd, "events": view.events,
             "tool_calls": tool_calls, "skills_invoked": view.skills_invoked(),
             "usage": {"cost_usd": view.cost_usd, "turns": view.num_turns, "duration_ms": view.duration_ms},
         });

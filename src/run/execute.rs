@@ -16,6 +16,7 @@ use crate::assert::verdict::Grade;
 use crate::assert::view::CaseRunView;
 use crate::harness::{AgentError, ErrorCategory, Event, Harness, Invocation, Summary, Usage};
 use crate::spec::{Case, OutputSpec, Skill, StdinSource, Suite, TriggerCase};
+use crate::workspace::layers::Tree;
 use crate::workspace::snapshot::{Change, ChangeKind, Snapshot};
 use crate::workspace::{self, FixtureChange, StageOptions};
 
@@ -317,6 +318,12 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
     let jail = match plan.sandbox.jail(
         &staged.dir,
         &staged.root,
+        staged.overlay.as_ref().map(|o| crate::sandbox::Layers {
+            lower: vec![o.stage.clone(), o.base.dir.clone()],
+            upper: o.upper.clone(),
+            work: o.work.clone(),
+            dir: o.dir.clone(),
+        }),
         &plan.harness.endpoints(&staged.env),
     ) {
         Ok(j) => j,
@@ -341,7 +348,7 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
     {
         result.status = Status::Error;
         result.reason = Some(format!("setup failed: {why}"));
-        result.workspace = Some(staged.dir.clone());
+        result.workspace = Some(staged.keep());
         return finish(result, started, &plan);
     }
 
@@ -352,7 +359,7 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
             "preparing the {} harness failed: {e}",
             plan.harness.name()
         ));
-        result.workspace = Some(staged.dir.clone());
+        result.workspace = Some(staged.keep());
         return finish(result, started, &plan);
     }
     let deadline = Instant::now() + plan.timeout;
@@ -500,10 +507,17 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
 
     // Collect.
     result.failed_tool_calls = failed_tool_calls(&all_events);
+    let after = staged.snapshot_now();
+    let cwd_rel = staged
+        .cwd
+        .strip_prefix(&staged.root)
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
     let output = collect_output(
         plan.case,
-        &staged.root,
-        &staged.cwd,
+        &staged.tree,
+        &cwd_rel,
+        &after,
         &result.turns,
         &stdout_text,
         &mut result.output_files,
@@ -511,10 +525,9 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
     let output = output.unwrap_or_default();
     let _ = std::fs::write(plan.dir.join("output.txt"), &output);
     let _ = std::fs::write(plan.dir.join("stderr.txt"), &result.stderr_tail);
-    let after = Snapshot::take(&staged.root);
     result.artifacts = staged.before.changes(&after);
     result.fixture_changes = staged.fixture_changes();
-    copy_artifacts(&staged.root, &result.artifacts, &plan.dir.join("artifacts"));
+    copy_artifacts(&staged.tree, &result.artifacts, &plan.dir.join("artifacts"));
     let files = after.paths();
     let _ = record::write_json(&plan.dir.join("workspace.json"), &files);
 
@@ -531,12 +544,8 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         exit_code: result.exit_code,
         events: all_events,
         files: files.into_iter().collect(),
-        file_root: Some(staged.root.clone()),
-        cwd: staged
-            .cwd
-            .strip_prefix(&staged.root)
-            .map(Path::to_path_buf)
-            .unwrap_or_default(),
+        file_root: Some(staged.tree.clone()),
+        cwd: cwd_rel,
         changed_fixtures: result
             .fixture_changes
             .iter()
@@ -562,9 +571,10 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         .take(10)
         .filter_map(|c| {
             // Never through a symlink: the agent may point one anywhere.
-            let text =
-                workspace::confined::read_to_string(&staged.root, &c.path, MAX_ARTIFACT_BYTES)
-                    .ok()?;
+            let text = staged
+                .tree
+                .read_to_string(&c.path, MAX_ARTIFACT_BYTES)
+                .ok()?;
             Some((c.path.display().to_string(), text))
         })
         .collect();
@@ -607,7 +617,7 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
 
     let keep = plan.keep_workspace || matches!(result.status, Status::Error | Status::Failed);
     if keep {
-        result.workspace = Some(staged.dir.clone());
+        result.workspace = Some(staged.keep());
     } else {
         staged.remove();
     }
@@ -766,19 +776,19 @@ async fn run_script(
 /// that is, or lies through, a symlink counts as missing.
 fn collect_output(
     case: &Case,
-    root: &Path,
-    cwd: &Path,
+    tree: &Tree,
+    cwd_rel: &Path,
+    files_now: &Snapshot,
     turns: &[Summary],
     stdout: &str,
     files: &mut BTreeMap<String, String>,
 ) -> Option<String> {
     // As much as captured stdout may hold.
     const MAX_OUTPUT_FILE_BYTES: u64 = 64 << 20;
-    let cwd_rel = cwd.strip_prefix(root).ok()?;
     // Folded lexically: nothing on the way is a symlink, so this is where it really is.
     let read = |p: &Path| {
         let rel = crate::spec::paths::normalize(&cwd_rel.join(p))?;
-        workspace::confined::read_to_string(root, &rel, MAX_OUTPUT_FILE_BYTES).ok()
+        tree.read_to_string(&rel, MAX_OUTPUT_FILE_BYTES).ok()
     };
     match &case.output {
         OutputSpec::FinalMessage => turns.last().and_then(|s| s.final_message.clone()),
@@ -796,13 +806,11 @@ fn collect_output(
                 }
             }
             let set = set.build().ok()?;
-            let mut found: Vec<PathBuf> = ignore::WalkBuilder::new(cwd)
-                .standard_filters(false)
-                .follow_links(false)
-                .build()
-                .flatten()
-                .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-                .filter_map(|e| e.path().strip_prefix(cwd).ok().map(Path::to_path_buf))
+            // The regular files under the working folder (never through a symlink).
+            let mut found: Vec<PathBuf> = files_now
+                .paths()
+                .into_iter()
+                .filter_map(|p| p.strip_prefix(cwd_rel).ok().map(Path::to_path_buf))
                 .filter(|p| set.is_match(p))
                 .collect();
             found.sort();
@@ -821,7 +829,7 @@ fn collect_output(
 /// Copies created and modified files into the run folder, within a size budget. Nothing is
 /// read through a symlink: a link the agent made stays listed in the artifacts, and neither it
 /// nor what it points at is copied.
-fn copy_artifacts(root: &Path, changes: &[Change], to: &Path) {
+fn copy_artifacts(tree: &Tree, changes: &[Change], to: &Path) {
     let mut budget = MAX_ARTIFACT_BYTES;
     for c in changes
         .iter()
@@ -831,7 +839,7 @@ fn copy_artifacts(root: &Path, changes: &[Change], to: &Path) {
         if c.size > budget {
             continue;
         }
-        if let Ok(n) = workspace::confined::copy_out_max(root, &c.path, &to.join(&c.path), budget) {
+        if let Ok(n) = tree.copy_out_max(&c.path, &to.join(&c.path), budget) {
             budget -= n;
         }
     }

@@ -3,6 +3,7 @@
 
 pub mod cache;
 pub mod cache_key;
+pub mod cow;
 pub mod execute;
 pub mod grade;
 pub mod plan;
@@ -512,6 +513,22 @@ pub fn run(
     let versions = runtime.block_on(harness_versions(&harnesses));
     let dir = run_dir(ctx, opts);
     let sandboxes = sandbox_settings(ctx, suites, &configs, opts, bwrap.as_ref(), &dir);
+    // Copy-on-write workspaces, where the sandbox can mount them.
+    let ws_parent = opts
+        .workspace_dir
+        .as_ref()
+        .map(|d| ctx.cwd.join(d))
+        .unwrap_or_else(std::env::temp_dir);
+    let cow = match &bwrap {
+        Some(b) => runtime.block_on(cow::probe(b, &ws_parent)),
+        None => Err("unsandboxed".to_string()),
+    };
+    if let (Some(_), Err(why)) = (&bwrap, &cow) {
+        eprintln!(
+            "note: workspaces are copies, not copy-on-write overlays: {}",
+            crate::report::tables::printable(why)
+        );
+    }
     let _ = std::fs::create_dir_all(&dir);
     let started = jiff::Timestamp::now();
     let plugins_record = serde_json::to_value(opts.plugins.record()).unwrap_or_default();
@@ -558,6 +575,8 @@ pub fn run(
             },
             "bwrap": bwrap.as_ref().map(|b| b.version.clone()),
             "network": opts.network,
+            // `overlay`: copy-on-write workspaces; `copy`: each a copy of the project.
+            "workspaces": if cow.is_ok() { "overlay" } else { "copy" },
         },
         "plugins": plugins_record,
         "projects": configs.iter().map(|(root, c)| (root.display().to_string(), serde_json::to_value(c).unwrap_or_default())).collect::<serde_json::Map<_, _>>(),
@@ -579,13 +598,16 @@ pub fn run(
         host_env: std::env::vars().collect(),
         pass_env: opts.pass_env.clone(),
         real_home: std::env::var_os("HOME").map(PathBuf::from),
-        parent: opts.workspace_dir.clone(),
+        parent: Some(ws_parent.clone()),
         install_skill: true,
         command_as_skill: false,
         // The run folder, and every suite's specs: the agent never sees its own grading.
         exclude: std::iter::once(dir.clone())
             .chain(suites.iter().flat_map(|s| s.spec_paths(&ctx.cwd)))
             .collect(),
+        bases: cow
+            .is_ok()
+            .then(|| std::sync::Arc::new(crate::workspace::base::Bases::new(ws_parent.clone()))),
     };
     let mut checks = Checks::builtin(UrlPolicy {
         allow_private: opts.allow_private_urls,
@@ -719,6 +741,10 @@ pub fn run(
                     }
                 };
                 stage.command_as_skill = p.trigger.is_some();
+                // UAAPS `writable-paths` are bound one by one into a copied workspace.
+                if !sandboxes[si].writable.is_empty() {
+                    stage.bases = None;
+                }
                 let case_dir = p.dir(dir);
                 let _ = std::fs::remove_dir_all(&case_dir);
                 let r = execute::execute(execute::CaseRunPlan {

@@ -123,7 +123,9 @@ impl Recorded {
             exit_code: r.get("exit_code").and_then(Value::as_i64).map(|c| c as i32),
             events,
             files,
-            file_root: Some(self.dir.join("artifacts")),
+            file_root: Some(crate::workspace::layers::Tree::dir(
+                self.dir.join("artifacts"),
+            )),
             cwd: crate::workspace::agent_dir(case),
             changed_fixtures: r
                 .get("fixture_changes")

@@ -4,7 +4,13 @@
 //! so the command gets its grace period; when it exits, bubblewrap's init ends and the kernel
 //! kills everything left in the sandbox's PID namespace.
 //!
-//! Arguments: `[--listen PORT=SOCKET]… [--proxy PORT [--route HOST:PORT=SOCKET]…] -- PROGRAM ARGS…`
+//! With a copy-on-write workspace it first mounts the workspace's overlay (bubblewrap granted
+//! it the capabilities for that alone), unmounts the layers' own folders so nothing inside
+//! writes to them behind the overlay's back, and drops every capability for good.
+//!
+//! Arguments: `[--overlay-at DIR --overlay-lower DIR… --overlay-upper DIR --overlay-work DIR
+//! [--hide DIR]…] [--cwd DIR] [--listen PORT=SOCKET]… [--proxy PORT [--route HOST:PORT=SOCKET]…] --
+//! PROGRAM ARGS…`
 
 use std::collections::HashMap;
 use std::process::ExitCode;
@@ -25,7 +31,21 @@ struct Args {
     listen: Vec<(u16, String)>,
     proxy: Option<u16>,
     routes: HashMap<String, String>,
+    overlay: Option<Overlay>,
+    /// Mounts to take away once the overlay is up (the layers' folders).
+    hide: Vec<String>,
+    /// Where the command runs, entered after the overlay is mounted (it may exist only there).
+    cwd: Option<String>,
     argv: Vec<String>,
+}
+
+/// The workspace's overlay: mounted at `at`, the lower layers top first.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Overlay {
+    at: String,
+    lower: Vec<String>,
+    upper: String,
+    work: String,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -44,6 +64,18 @@ fn parse(args: &[String]) -> Result<Args, String> {
                 let v = value("--proxy")?;
                 out.proxy = Some(v.parse().map_err(|_| format!("bad port {v}"))?);
             }
+            "--overlay-at" => out.overlay.get_or_insert_with(Default::default).at = value(a)?,
+            "--overlay-lower" => {
+                let v = value(a)?;
+                out.overlay
+                    .get_or_insert_with(Default::default)
+                    .lower
+                    .push(v);
+            }
+            "--overlay-upper" => out.overlay.get_or_insert_with(Default::default).upper = value(a)?,
+            "--overlay-work" => out.overlay.get_or_insert_with(Default::default).work = value(a)?,
+            "--hide" => out.hide.push(value(a)?),
+            "--cwd" => out.cwd = Some(value(a)?),
             "--route" => {
                 let v = value("--route")?;
                 let (target, sock) = v.split_once('=').ok_or("--route HOST:PORT=SOCKET")?;
@@ -59,6 +91,13 @@ fn parse(args: &[String]) -> Result<Args, String> {
     }
     if out.argv.is_empty() {
         return Err("no command".into());
+    }
+    if let Some(o) = &out.overlay
+        && (o.at.is_empty() || o.lower.is_empty() || o.upper.is_empty() || o.work.is_empty())
+    {
+        return Err(
+            "--overlay-at, --overlay-lower, --overlay-upper and --overlay-work go together".into(),
+        );
     }
     Ok(out)
 }
@@ -86,6 +125,25 @@ extern "C" fn ignore(_: libc::c_int) {}
 const STATUS_FD: libc::c_int = 3;
 
 fn run(args: Args) -> u8 {
+    if let Some(o) = &args.overlay {
+        if let Err(e) = mount_overlay(o, &args.hide) {
+            eprintln!(
+                "assay sandbox: cannot mount the workspace's overlay on {}: {e}",
+                o.at
+            );
+            return 125;
+        }
+        if let Err(e) = drop_capabilities() {
+            eprintln!("assay sandbox: cannot drop capabilities: {e}");
+            return 125;
+        }
+    }
+    if let Some(cwd) = &args.cwd
+        && let Err(e) = std::env::set_current_dir(cwd)
+    {
+        eprintln!("assay sandbox: cannot enter {cwd}: {e}");
+        return 125;
+    }
     // SAFETY: installing a handler that does nothing; marking a descriptor close-on-exec.
     let status = unsafe {
         libc::signal(libc::SIGTERM, ignore as *const () as libc::sighandler_t);
@@ -172,8 +230,100 @@ fn run(args: Args) -> u8 {
     }
 }
 
-/// The command and all it starts may not create Unix sockets (`socket(AF_UNIX, …)`; socket
-/// pairs stay allowed) nor io_uring instances (which could create them unseen): a socket file
+/// Mounts the overlay, then unmounts `hide` (lazily: the overlay keeps its layers).
+fn mount_overlay(o: &Overlay, hide: &[String]) -> std::io::Result<()> {
+    use std::ffi::CString;
+    let c = |s: &str| CString::new(s).map_err(std::io::Error::other);
+    // The host checked the paths have none of overlayfs's separators (`:`, `,`, `\`).
+    let data = format!(
+        "lowerdir={},upperdir={},workdir={},userxattr",
+        o.lower.join(":"),
+        o.upper,
+        o.work
+    );
+    let (source, target, fstype, data) = (c("overlay")?, c(&o.at)?, c("overlay")?, c(&data)?);
+    // SAFETY: NUL-terminated strings that outlive the calls.
+    unsafe {
+        if libc::mount(
+            source.as_ptr(),
+            target.as_ptr(),
+            fstype.as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            data.as_ptr().cast(),
+        ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+        for h in hide {
+            let h = c(h)?;
+            if libc::umount2(h.as_ptr(), libc::MNT_DETACH) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Gives up every capability for good: the bounding and ambient sets emptied, root's
+/// special treatment on `exec` turned off and locked, then the sets themselves cleared.
+fn drop_capabilities() -> std::io::Result<()> {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: libc::c_int,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const VERSION_3: u32 = 0x2008_0522;
+    // SECBIT_NOROOT, SECBIT_NO_SETUID_FIXUP, SECBIT_NO_CAP_AMBIENT_RAISE and their locks,
+    // and SECBIT_KEEP_CAPS locked off.
+    const SECUREBITS: libc::c_ulong = 0b1110_1111;
+    let err = std::io::Error::last_os_error;
+    // SAFETY: prctl and capset with plain values and structs that outlive the calls.
+    unsafe {
+        for cap in 0..64 {
+            if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0
+                && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL)
+            {
+                return Err(err());
+            }
+        }
+        if libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        ) != 0
+            || libc::prctl(libc::PR_SET_SECUREBITS, SECUREBITS, 0, 0, 0) != 0
+        {
+            return Err(err());
+        }
+        let header = Header {
+            version: VERSION_3,
+            pid: 0,
+        };
+        let data = [Data {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        }; 2];
+        if libc::syscall(libc::SYS_capset, &header as *const Header, data.as_ptr()) != 0 {
+            return Err(err());
+        }
+    }
+    Ok(())
+}
+
+/// The command and all it starts may not create user namespaces (bubblewrap's
+/// `--disable-userns` is not used with a copy-on-write workspace), Unix sockets
+/// (`socket(AF_UNIX, …)`; socket pairs stay allowed) nor io_uring instances (which could create
+/// them unseen): a socket file
 /// the sandbox shows read-only (a daemon's under `/var`, say) can still be connected to, and
 /// with `--network host` the host's abstract sockets could. This process, which relays the
 /// network through Unix sockets, is not filtered. A seccomp filter; on architectures other
@@ -191,19 +341,30 @@ fn no_unix_sockets() -> std::io::Result<()> {
         const RET_K: u16 = 0x06;
         const ALLOW: u32 = 0x7fff_0000;
         const DENY: u32 = 0x0005_0000 | libc::EACCES as u32; // SECCOMP_RET_ERRNO
+        const JSET_K: u16 = 0x45;
+        const ENOSYS: u32 = 0x0005_0000 | libc::ENOSYS as u32;
+        const NEWUSER: u32 = libc::CLONE_NEWUSER as u32;
         let f = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
+        // Jumps are relative: to instruction (this + 1 + offset).
         let program = [
-            f(LD_W_ABS, 0, 0, 4),        // arch
-            f(JEQ_K, 0, 7, ARCH),        // another ABI (i386): denied
-            f(LD_W_ABS, 0, 0, 0),        // syscall number
-            f(JGE_K, 5, 0, 0x4000_0000), // x32 ABI: denied
-            f(JEQ_K, 2, 0, libc::SYS_socket as u32),
-            f(JEQ_K, 3, 0, libc::SYS_io_uring_setup as u32),
-            f(RET_K, 0, 0, ALLOW),
-            f(LD_W_ABS, 0, 0, 16), // socket's domain (low word of args[0])
-            f(JEQ_K, 0, 1, libc::AF_UNIX as u32),
-            f(RET_K, 0, 0, DENY),
-            f(RET_K, 0, 0, ALLOW),
+            f(LD_W_ABS, 0, 0, 4),         // 0: arch
+            f(JEQ_K, 0, 13, ARCH),        // 1: another ABI (i386): denied
+            f(LD_W_ABS, 0, 0, 0),         // 2: syscall number
+            f(JGE_K, 11, 0, 0x4000_0000), // 3: x32 ABI: denied
+            f(JEQ_K, 5, 0, libc::SYS_socket as u32),
+            f(JEQ_K, 9, 0, libc::SYS_io_uring_setup as u32),
+            f(JEQ_K, 5, 0, libc::SYS_unshare as u32),
+            f(JEQ_K, 4, 0, libc::SYS_clone as u32),
+            // clone3's flags are behind a pointer: refused as absent (libc falls back to clone).
+            f(JEQ_K, 5, 0, libc::SYS_clone3 as u32),
+            f(RET_K, 0, 0, ALLOW), // 9
+            f(LD_W_ABS, 0, 0, 16), // 10: socket's domain (low word of args[0])
+            f(JEQ_K, 3, 4, libc::AF_UNIX as u32),
+            f(LD_W_ABS, 0, 0, 16),    // 12: unshare's and clone's flags
+            f(JSET_K, 1, 2, NEWUSER), // a new user namespace: denied
+            f(RET_K, 0, 0, ENOSYS),   // 14
+            f(RET_K, 0, 0, DENY),     // 15
+            f(RET_K, 0, 0, ALLOW),    // 16
         ];
         let prog = libc::sock_fprog {
             len: program.len() as u16,

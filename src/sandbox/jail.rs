@@ -31,10 +31,10 @@ pub const BASE: &[&str] = &[
     "--unshare-uts",
     "--unshare-cgroup-try",
     // Run as root, bubblewrap would keep every capability inside: enough to unmount what
-    // hides the host, or remount it writable. None, and no user namespace to get them back in.
+    // hides the host, or remount it writable. None (and no user namespace to get them back
+    // in: see [`NO_USERNS`]).
     "--cap-drop",
     "ALL",
-    "--disable-userns",
     "--die-with-parent",
     "--ro-bind",
     "/",
@@ -44,6 +44,11 @@ pub const BASE: &[&str] = &[
     "--proc",
     "/proc",
 ];
+
+/// No user namespaces inside. bubblewrap does it by running the command in a second, nested
+/// user namespace, where the first process could not mount a copy-on-write workspace; so with
+/// one, the first process's seccomp filter refuses them instead (see `inside`), after the mount.
+pub const NO_USERNS: &str = "--disable-userns";
 
 /// Where the forwarder's sockets appear inside.
 pub const NET_INSIDE: &str = "/run/assay/net";
@@ -89,6 +94,35 @@ pub struct JailSpec {
     /// Host files covered by an empty one, even inside a folder that is shown.
     pub masked: Vec<PathBuf>,
     pub network: Network,
+    /// A copy-on-write workspace: its layers, mounted over `root` inside.
+    pub overlay: Option<Layers>,
+}
+
+/// The layers of a copy-on-write workspace (see `workspace::layers`).
+#[derive(Debug, Clone)]
+pub struct Layers {
+    /// The read-only layers, top first (the case-run's stage, the project's shared copy).
+    pub lower: Vec<PathBuf>,
+    /// The agent's layer, and overlayfs's work folder beside it (both in `dir`).
+    pub upper: PathBuf,
+    pub work: PathBuf,
+    /// The case-run's folder holding `upper` and `work` (and the stage).
+    pub dir: PathBuf,
+}
+
+/// What the first process inside may do before it drops them all: mount the overlay, and
+/// (as overlayfs does its copying with the mounter's rights) own what it copies up.
+const OVERLAY_CAPS: &[&str] = &[
+    "CAP_SYS_ADMIN",
+    "CAP_DAC_OVERRIDE",
+    "CAP_FOWNER",
+    "CAP_CHOWN",
+    "CAP_SETPCAP",
+];
+
+/// Whether overlayfs can take `path` in its mount options (no `:`, `,` or `\\`, UTF-8).
+pub fn overlay_safe(path: &Path) -> bool {
+    path.to_str().is_some_and(|p| !p.contains([':', ',', '\\']))
 }
 
 /// One case-run's sandbox, ready to wrap commands.
@@ -157,13 +191,34 @@ impl Jail {
             .map(|(_, v)| v.clone())
             .unwrap_or_default();
         let mut args = self.mounts(&spawn.program, &path_var);
-        args.extend(["--chdir".into(), spawn.cwd.display().to_string()]);
+        // With an overlay, the working folder may exist only once it is mounted.
+        let cwd = spawn.cwd.display().to_string();
+        if self.spec.overlay.is_none() {
+            args.extend(["--chdir".into(), cwd.clone()]);
+        } else {
+            // bubblewrap itself starts in a folder the host has.
+            spawn.cwd = self.spec.root.clone();
+        }
         args.push("--".into());
         args.push(HELPER_INSIDE.into());
         if self.spec.bwrap.helper.file_name().and_then(|n| n.to_str())
             != Some(super::inside::HELPER_BIN)
         {
             args.push(super::inside::SUBCOMMAND.into());
+        }
+        if let Some(o) = &self.spec.overlay {
+            let path = |p: &Path| p.display().to_string();
+            args.extend(["--overlay-at".into(), path(&self.spec.root)]);
+            for l in &o.lower {
+                args.extend(["--overlay-lower".into(), path(l)]);
+            }
+            args.extend(["--overlay-upper".into(), path(&o.upper)]);
+            args.extend(["--overlay-work".into(), path(&o.work)]);
+            args.extend(["--hide".into(), path(&o.dir)]);
+            for l in o.lower.iter().filter(|l| !l.starts_with(&o.dir)) {
+                args.extend(["--hide".into(), path(l)]);
+            }
+            args.extend(["--cwd".into(), cwd]);
         }
         if let Some(net) = &self.net {
             args.extend(net.inside_args());
@@ -200,6 +255,16 @@ impl Jail {
         }
         for p in parts {
             bind(&mut a, &p);
+        }
+        if let Some(o) = &s.overlay {
+            // The layers outside the case-run's folder (the project's shared copy), for the
+            // first process inside to mount and then take away.
+            for l in o.lower.iter().filter(|l| !l.starts_with(&s.case_dir)) {
+                ro_bind_at(&mut a, l, l);
+            }
+            for cap in OVERLAY_CAPS {
+                a.extend(["--cap-add".into(), (*cap).into()]);
+            }
         }
         if !s.writable.is_empty() {
             ro_bind_at(&mut a, &s.root, &s.root);
@@ -264,6 +329,9 @@ impl Jail {
 /// empty folder over everything hidden; with the folders actually covered.
 fn covers(spec: &JailSpec) -> (Vec<String>, Vec<PathBuf>) {
     let mut a: Vec<String> = BASE.iter().map(|x| x.to_string()).collect();
+    if spec.overlay.is_none() {
+        a.push(NO_USERNS.into());
+    }
     a.extend(["--hostname".into(), "assay-sandbox".into()]);
     if spec.network != Network::Host {
         a.push("--unshare-net".into());
@@ -430,6 +498,7 @@ mod tests {
             read_only: Vec::new(),
             masked: Vec::new(),
             network: Network::None,
+            overlay: None,
         }
     }
 

@@ -22,7 +22,7 @@ pub mod probe;
 
 use serde::{Deserialize, Serialize};
 
-pub use jail::{Jail, JailSpec};
+pub use jail::{Jail, JailSpec, Layers};
 pub use probe::Bwrap;
 
 /// `--sandbox`: how agents are contained.
@@ -139,6 +139,7 @@ impl Setting {
         &self,
         case_dir: &std::path::Path,
         root: &std::path::Path,
+        overlay: Option<Layers>,
         endpoints: &[String],
     ) -> std::io::Result<Option<Jail>> {
         let Some(bwrap) = &self.bwrap else {
@@ -155,6 +156,7 @@ impl Setting {
                 read_only: self.read_only.clone(),
                 masked: self.masked.clone(),
                 network: self.network,
+                overlay,
             },
             endpoints,
         )

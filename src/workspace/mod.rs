@@ -4,18 +4,29 @@
 //! later wins), install the skill under test (a copy; it always wins over overlays), stage
 //! fixtures by the format's rule, create workspace files, hash every fixture, and prepare a
 //! private HOME and a scrubbed environment.
+//!
+//! Copy-on-write (in the sandbox, where overlayfs can be mounted): the project is copied once
+//! per run ([`base`]) and each case-run writes only its own files, into a stage layer
+//! ([`writer`]); inside the sandbox the workspace is the overlay of the agent's layer, the
+//! stage and the base, and the host reads it through [`layers::Tree`].
 
+pub mod base;
 pub mod confined;
 pub mod copy;
 pub mod env;
+pub mod layers;
 pub mod snapshot;
+pub mod writer;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Serialize;
 
 use crate::spec::{Case, Package, Skill, SkillKind, Suite};
+use layers::Tree;
 use snapshot::Snapshot;
+use writer::Writer;
 
 /// Where the pieces of one case-run's workspace are.
 #[derive(Debug)]
@@ -23,8 +34,13 @@ pub struct Staged {
     /// Holds `work/`, `home/` and `tmp/` (the case-run's `TMPDIR`); removed with
     /// [`Staged::remove`].
     pub dir: PathBuf,
-    /// The project copy the agent works in.
+    /// The project copy the agent works in (with an overlay, its mount point: empty on the
+    /// host, which reads the workspace through `tree`).
     pub root: PathBuf,
+    /// The workspace as the host reads it.
+    pub tree: Tree,
+    /// The layers, when the workspace is an overlay.
+    pub overlay: Option<Overlay>,
     /// The private HOME.
     pub home: PathBuf,
     /// The agent's working folder (the root, or e.g. `inputs/` for clauditor).
@@ -37,6 +53,22 @@ pub struct Staged {
     pub skill_dest: Option<PathBuf>,
     /// The project's symlinks left out because they point outside it (relative paths).
     pub skipped_links: Vec<PathBuf>,
+}
+
+/// The layers of a copy-on-write workspace, for the sandbox to mount.
+#[derive(Debug, Clone)]
+pub struct Overlay {
+    /// Holds `stage/`, `upper/` and `work/` (overlayfs's own): writable in the sandbox until
+    /// the overlay is mounted, then out of view.
+    pub dir: PathBuf,
+    /// The case-run's staged files.
+    pub stage: PathBuf,
+    /// The agent's changes.
+    pub upper: PathBuf,
+    /// overlayfs's work folder.
+    pub work: PathBuf,
+    /// The project's shared copy.
+    pub base: Arc<base::Base>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -91,6 +123,8 @@ pub struct StageOptions {
     pub command_as_skill: bool,
     /// Folders never copied into a workspace: the run folder and the workspaces' parent.
     pub exclude: Vec<PathBuf>,
+    /// Copy-on-write: the run's shared project copies. `None`: each workspace is a copy.
+    pub bases: Option<Arc<base::Bases>>,
 }
 
 /// What staging needs of a suite (cheap to clone, unlike the suite with all its cases).
@@ -147,11 +181,39 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
     // Never copy assay's own run folder or the workspaces into a workspace.
     let mut exclude = opts.exclude.clone();
     exclude.push(parent.clone());
-    let copied = io(
-        "copy the project from",
-        &suite.project_root,
-        copy::copy_tree_reporting(&suite.project_root, &root, true, &exclude),
-    )?;
+    let (writer, skipped_links, overlay) = match &opts.bases {
+        Some(bases) => {
+            let base = io(
+                "copy the project from",
+                &suite.project_root,
+                bases.get(&suite.project_root, &exclude),
+            )?;
+            let layers = dir.join("layers");
+            let overlay = Overlay {
+                stage: layers.join("stage"),
+                upper: layers.join("upper"),
+                work: layers.join("work"),
+                dir: layers,
+                base: base.clone(),
+            };
+            for d in [&overlay.stage, &overlay.upper, &overlay.work] {
+                io("create", d, std::fs::create_dir_all(d))?;
+            }
+            let writer = Writer::Layered {
+                stage: overlay.stage.clone(),
+                base: base.dir.clone(),
+            };
+            (writer, base.skipped_links.clone(), Some(overlay))
+        }
+        None => {
+            let copied = io(
+                "copy the project from",
+                &suite.project_root,
+                copy::copy_tree_reporting(&suite.project_root, &root, true, &exclude),
+            )?;
+            (Writer::Plain(root.clone()), copied.skipped_links, None)
+        }
+    };
     for overlay in [suite.base_overlay.as_ref(), case.overlay.as_ref()]
         .into_iter()
         .flatten()
@@ -159,23 +221,23 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
         io(
             "apply the overlay",
             overlay,
-            copy::copy_tree(overlay, &root, false),
+            copy::copy_tree(overlay, &writer.path(Path::new("")), false),
         )?;
     }
     if let Some(old) = &suite.replaces {
-        remove_copies(old, &suite.project_root, &root)?;
+        remove_copies(old, &suite.project_root, &writer)?;
     }
     let skill_dest = if opts.install_skill && opts.command_as_skill {
-        install_command_as_skill(suite, &root, &exclude)?
+        install_command_as_skill(suite, &writer, &exclude)?
     } else if opts.install_skill {
-        install_skill(suite, &root, &exclude)?
+        install_skill(suite, &writer, &exclude)?
     } else {
-        remove_skill(suite, &root)?
+        remove_skill(suite, &writer)?
     };
 
     let mut fixtures = Vec::new();
     for f in &case.fixtures {
-        let dest = root.join(&f.dest);
+        let dest = writer.path(&f.dest);
         io(
             "stage the fixture",
             &f.source,
@@ -188,11 +250,11 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
         });
     }
     for w in &case.workspace_files {
-        let p = root.join(w);
+        let p = writer.path(w);
         if let Some(parent) = p.parent() {
             io("create", parent, std::fs::create_dir_all(parent))?;
         }
-        if !p.exists() {
+        if !writer.exists(w) {
             io("create", &p, std::fs::write(&p, b""))?;
         }
     }
@@ -200,9 +262,12 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
     let cwd = if agent.as_os_str().is_empty() {
         root.clone()
     } else {
-        root.join(agent)
+        root.join(&agent)
     };
-    io("create", &cwd, std::fs::create_dir_all(&cwd))?;
+    if !writer.is_dir(&agent) {
+        let at = writer.path(&agent);
+        io("create", &at, std::fs::create_dir_all(&at))?;
+    }
 
     io(
         "set up the private HOME",
@@ -221,17 +286,25 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
     io("create", &tmp, std::fs::create_dir_all(&tmp))?;
     env.retain(|(k, _)| k != "TMPDIR");
     env.push(("TMPDIR".into(), tmp.display().to_string()));
-    let before = Snapshot::take(&root);
+    let (tree, before) = match &overlay {
+        Some(o) => (
+            Tree::layered(vec![o.upper.clone(), o.stage.clone(), o.base.dir.clone()]),
+            o.base.snapshot.with_layer(&o.stage),
+        ),
+        None => (Tree::dir(&root), Snapshot::take(&root)),
+    };
     Ok(Staged {
         dir,
         root,
+        tree,
+        overlay,
         home,
         cwd,
         env,
         fixtures,
         before,
         skill_dest,
-        skipped_links: copied.skipped_links,
+        skipped_links,
     })
 }
 
@@ -248,17 +321,15 @@ fn skill_path(kind: SkillKind, name: &str) -> PathBuf {
 /// suites' specs, which may sit inside the skill's folder).
 fn install_skill(
     suite: &SuiteStage,
-    root: &Path,
+    writer: &Writer,
     exclude: &[PathBuf],
 ) -> Result<Option<PathBuf>, StageError> {
     if let Some(skill) = &suite.skill {
         let rel = skill_path(skill.kind, &skill.name);
-        let dest = root.join(&rel);
+        let dest = writer.path(&rel);
         match skill.kind {
             SkillKind::Dir => {
-                if dest.exists() {
-                    io("replace", &dest, std::fs::remove_dir_all(&dest))?;
-                }
+                io("replace", &dest, writer.fresh_dir(&rel))?;
                 io(
                     "install the skill from",
                     &skill.path,
@@ -285,18 +356,18 @@ fn install_skill(
                 io(
                     "install the package's",
                     &src,
-                    copy::copy_tree_except(&src, &root.join(to), false, exclude),
+                    copy::copy_tree_except(&src, &writer.path(Path::new(to)), false, exclude),
                 )?;
             }
         }
-        install_hooks(&pkg.root.join("hooks/hooks.json"), root)?;
+        install_hooks(&pkg.root.join("hooks/hooks.json"), writer)?;
     }
     Ok(None)
 }
 
 /// Merges a package's `hooks/hooks.json` (Claude Code's `{"hooks": {event: [...]}}` shape)
 /// into the workspace's `.claude/settings.json`, so the agent runs with the package's hooks.
-fn install_hooks(hooks_file: &Path, root: &Path) -> Result<(), StageError> {
+fn install_hooks(hooks_file: &Path, writer: &Writer) -> Result<(), StageError> {
     let Ok(text) = std::fs::read_to_string(hooks_file) else {
         return Ok(());
     };
@@ -309,9 +380,10 @@ fn install_hooks(hooks_file: &Path, root: &Path) -> Result<(), StageError> {
     let Some(events) = hooks.get("hooks").and_then(|h| h.as_object()) else {
         return Err(bad("expected {\"hooks\": {\"<event>\": [...]}}".into()));
     };
-    let settings_path = root.join(".claude/settings.json");
-    let mut settings: serde_json::Value = std::fs::read_to_string(&settings_path)
-        .ok()
+    let settings_rel = Path::new(".claude/settings.json");
+    let settings_path = writer.path(settings_rel);
+    let mut settings: serde_json::Value = writer
+        .read_to_string(settings_rel)
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_else(|| serde_json::json!({}));
     let target = settings
@@ -333,7 +405,7 @@ fn install_hooks(hooks_file: &Path, root: &Path) -> Result<(), StageError> {
     io(
         "write",
         &settings_path,
-        std::fs::create_dir_all(root.join(".claude")),
+        std::fs::create_dir_all(writer.path(Path::new(".claude"))),
     )?;
     io(
         "write",
@@ -347,7 +419,7 @@ fn install_hooks(hooks_file: &Path, root: &Path) -> Result<(), StageError> {
 /// command has none (the model decides from them whether to invoke it).
 fn install_command_as_skill(
     suite: &SuiteStage,
-    root: &Path,
+    writer: &Writer,
     exclude: &[PathBuf],
 ) -> Result<Option<PathBuf>, StageError> {
     let Some(skill) = suite
@@ -355,16 +427,18 @@ fn install_command_as_skill(
         .as_ref()
         .filter(|s| s.kind == SkillKind::Command)
     else {
-        return install_skill(suite, root, exclude);
+        return install_skill(suite, writer, exclude);
     };
-    remove_skill(suite, root)?;
+    remove_skill(suite, writer)?;
     let text = io(
         "read the command",
         &skill.path,
         std::fs::read_to_string(&skill.path),
     )?;
     let rel = skill_path(SkillKind::Dir, &skill.name);
-    let dest = root.join(&rel).join("SKILL.md");
+    let folder = writer.path(&rel);
+    io("create", &folder, writer.fresh_dir(&rel))?;
+    let dest = folder.join("SKILL.md");
     let body = if text.starts_with("---") {
         text
     } else {
@@ -384,9 +458,6 @@ fn install_command_as_skill(
             serde_json::Value::String(description)
         )
     };
-    if let Some(parent) = dest.parent() {
-        io("create", parent, std::fs::create_dir_all(parent))?;
-    }
     io(
         "install the command as a skill at",
         &dest,
@@ -396,37 +467,28 @@ fn install_command_as_skill(
 }
 
 /// For a baseline: the skill under test must not be there.
-fn remove_skill(suite: &SuiteStage, root: &Path) -> Result<Option<PathBuf>, StageError> {
+fn remove_skill(suite: &SuiteStage, writer: &Writer) -> Result<Option<PathBuf>, StageError> {
     if let Some(skill) = &suite.skill {
-        remove_copies(skill, &suite.project_root, root)?;
+        remove_copies(skill, &suite.project_root, writer)?;
     }
     Ok(None)
 }
 
 /// Removes a skill from a workspace: where assay installs it, and its own copy from the
 /// project (`skills/foo/`, `.agents/skills/foo/`, …), never the workspace itself.
-fn remove_copies(skill: &Skill, project_root: &Path, root: &Path) -> Result<(), StageError> {
-    let mut paths = vec![root.join(skill_path(skill.kind, &skill.name))];
+fn remove_copies(skill: &Skill, project_root: &Path, writer: &Writer) -> Result<(), StageError> {
+    let mut paths = vec![skill_path(skill.kind, &skill.name)];
     if let Ok(rel) = skill.path.strip_prefix(project_root)
         && !rel.as_os_str().is_empty()
     {
-        paths.push(root.join(rel));
+        paths.push(rel.to_path_buf());
     }
-    for dest in paths {
-        let r = if dest.is_dir() {
-            std::fs::remove_dir_all(&dest)
-        } else {
-            std::fs::remove_file(&dest)
-        };
-        if let Err(e) = r
-            && e.kind() != std::io::ErrorKind::NotFound
-        {
-            return Err(StageError {
-                what: "remove the skill for a baseline from",
-                path: dest,
-                source: e,
-            });
-        }
+    for rel in paths {
+        io(
+            "remove the skill for a baseline from",
+            &writer.path(&rel),
+            writer.remove(&rel),
+        )?;
     }
     Ok(())
 }
@@ -455,7 +517,7 @@ impl Staged {
     /// A fixture of another size reads as changed without being read (an agent can make a
     /// sparse file of a terabyte in no time).
     fn fixture_hash(&self, f: &StagedFixture) -> Option<String> {
-        match confined::open(&self.root, &f.dest) {
+        match self.tree.open(&f.dest) {
             Ok(file) if file.metadata().is_ok_and(|m| m.len() != f.size) => Some("resized".into()),
             Ok(file) => {
                 use std::io::Read;
@@ -468,7 +530,36 @@ impl Staged {
         }
     }
 
+    /// The workspace's files now (with an overlay, read from the agent's layer only).
+    pub fn snapshot_now(&self) -> Snapshot {
+        match &self.overlay {
+            Some(o) => self.before.with_layer(&o.upper),
+            None => Snapshot::take(&self.root),
+        }
+    }
+
+    /// Keeps the case-run's folder for the user to look at: with an overlay, `work/` is made a
+    /// plain copy of what the agent saw and the layers are removed. Returns the folder.
+    pub fn keep(&self) -> PathBuf {
+        if let Some(o) = &self.overlay {
+            match self.tree.materialize(&self.root) {
+                Ok(()) => {
+                    if let Err(e) = std::fs::remove_dir_all(&o.dir) {
+                        eprintln!("warning: cannot remove {}: {e}", o.dir.display());
+                    }
+                }
+                Err(e) => eprintln!(
+                    "warning: the kept workspace {} is incomplete: {e}; its layers are in {}",
+                    self.root.display(),
+                    o.dir.display()
+                ),
+            }
+        }
+        self.dir.clone()
+    }
+
     pub fn remove(&self) {
+        // A workspace left behind is disk space in a folder of assay's own, never a result.
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

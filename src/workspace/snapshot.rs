@@ -77,6 +77,47 @@ impl Snapshot {
         Snapshot { files }
     }
 
+    /// This snapshot with an overlay layer applied on top, as overlayfs shows it (see
+    /// [`super::layers`]): whiteouts remove, opaque folders hide what was below them, files
+    /// and symlinks replace. Reads only the layer: the cost is that of its entries.
+    pub fn with_layer(&self, layer: &Path) -> Snapshot {
+        let mut files = self.files.clone();
+        let walker = ignore::WalkBuilder::new(layer)
+            .standard_filters(false)
+            .follow_links(false)
+            .build();
+        for entry in walker.flatten() {
+            if entry.depth() == 0 {
+                continue;
+            }
+            let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+                continue;
+            };
+            let rel = entry
+                .path()
+                .strip_prefix(layer)
+                .unwrap_or(entry.path())
+                .to_path_buf();
+            let whiteout = super::layers::is_whiteout(&meta);
+            if whiteout || !meta.is_dir() || super::layers::is_opaque(entry.path()) {
+                remove_under(&mut files, &rel);
+            }
+            // A folder hides a file or symlink of its name below.
+            files.remove(&rel);
+            if !whiteout && (meta.is_file() || meta.file_type().is_symlink()) {
+                files.insert(
+                    rel,
+                    Entry {
+                        size: meta.len(),
+                        time: meta.modified().ok(),
+                        symlink: meta.file_type().is_symlink(),
+                    },
+                );
+            }
+        }
+        Snapshot { files }
+    }
+
     /// Every regular file's path, relative to the root (symlinks are not files).
     pub fn paths(&self) -> Vec<PathBuf> {
         self.files
@@ -118,6 +159,20 @@ impl Snapshot {
         }
         out.sort_by(|a, b| a.path.cmp(&b.path));
         out
+    }
+}
+
+/// Removes every entry under the folder `rel` (paths order by component, so they follow it).
+fn remove_under(files: &mut BTreeMap<PathBuf, Entry>, rel: &Path) {
+    let under: Vec<PathBuf> = files
+        .range(rel.to_path_buf()..)
+        .map(|(p, _)| p)
+        .take_while(|p| p.starts_with(rel))
+        .filter(|p| p.as_path() != rel)
+        .cloned()
+        .collect();
+    for p in under {
+        files.remove(&p);
     }
 }
 
@@ -182,6 +237,52 @@ mod tests {
             ]
         );
         assert_eq!(hash_file(&d.path().join("keep")).unwrap().len(), 64);
+    }
+
+    #[test]
+    fn a_layer_applies_as_overlayfs_shows_it() {
+        let d = tempfile::tempdir().unwrap();
+        let (base, top) = (d.path().join("base"), d.path().join("top"));
+        for dir in [
+            base.join("a/deep"),
+            base.join("b"),
+            top.join("b"),
+            base.join("f"),
+        ] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        std::fs::write(base.join("a/deep/x"), "x").unwrap();
+        std::fs::write(base.join("a-b"), "1").unwrap();
+        std::fs::write(base.join("b/old"), "1").unwrap();
+        std::fs::write(base.join("f/inner"), "1").unwrap();
+        std::fs::write(base.join("keep"), "1").unwrap();
+        let before = Snapshot::take(&base);
+        super::super::layers::whiteout(&top.join("a")).unwrap();
+        super::super::layers::make_opaque(&top.join("b")).unwrap();
+        std::fs::write(top.join("b/new"), "22").unwrap();
+        std::fs::write(top.join("f"), "a file over a folder").unwrap();
+        let after = before.with_layer(&top);
+        let listed: Vec<_> = after
+            .files
+            .keys()
+            .map(|p| p.display().to_string())
+            .collect();
+        assert_eq!(listed, ["a-b", "b/new", "f", "keep"]);
+        let kinds: Vec<_> = before
+            .changes(&after)
+            .iter()
+            .map(|c| (c.path.display().to_string(), c.kind.clone()))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("a/deep/x".to_string(), ChangeKind::Deleted),
+                ("b/new".into(), ChangeKind::Created),
+                ("b/old".into(), ChangeKind::Deleted),
+                ("f".into(), ChangeKind::Created),
+                ("f/inner".into(), ChangeKind::Deleted),
+            ]
+        );
     }
 
     #[test]
