@@ -15,6 +15,10 @@ pub enum Outcome {
     Infrastructure = 3,
     /// Interrupted (Ctrl-C), as shells report SIGINT.
     Interrupted = 130,
+    /// Stopped by SIGHUP (a closed terminal), as shells report it.
+    HungUp = 129,
+    /// Stopped by SIGTERM (a CI job cancelled), as shells report it.
+    Terminated = 143,
 }
 
 impl From<Outcome> for ExitCode {

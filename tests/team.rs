@@ -404,8 +404,13 @@ fn wait_for(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
 }
 
 fn interrupt(child: &std::process::Child) {
+    send(child, "INT");
+}
+
+/// Sends `kill -<sig>` to assay.
+fn send(child: &std::process::Child, sig: &str) {
     let ok = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([&format!("-{sig}"), &child.id().to_string()])
         .status()
         .unwrap();
     assert!(ok.success());
@@ -473,7 +478,7 @@ fn an_interrupted_run_is_resumed_redoing_only_what_is_missing() {
     assert_eq!(rs["three"]["status"], "error");
     assert_eq!(
         rs["three"]["reason"],
-        "interrupted (Ctrl-C) before it finished"
+        "interrupted (Ctrl-C, SIGTERM or SIGHUP) before it finished"
     );
     assert_eq!(read_json(&out_dir.join("run.json"))["interrupted"], true);
 
@@ -739,7 +744,31 @@ fn shards_split_the_cases_deterministically_and_merge_back() {
 
 #[test]
 fn ctrl_c_stops_the_agents_records_what_finished_and_exits_130() {
-    let marker = format!("assay-ctrl-c-{}", std::process::id());
+    stops_cleanly_on("INT", 130, "interrupted: stopping the running agents");
+}
+
+#[test]
+fn sigterm_stops_the_agents_records_what_finished_and_exits_143() {
+    stops_cleanly_on(
+        "TERM",
+        143,
+        "interrupted by SIGTERM: stopping the running agents",
+    );
+}
+
+#[test]
+fn sighup_stops_the_agents_records_what_finished_and_exits_129() {
+    stops_cleanly_on(
+        "HUP",
+        129,
+        "interrupted by SIGHUP: stopping the running agents",
+    );
+}
+
+/// `kill -<sig>` mid-run stops the running agent (none is left), records the finished
+/// case-run and the stopped one, writes whole JSON, and exits `code` saying `said`.
+fn stops_cleanly_on(sig: &str, exit: i32, said: &str) {
+    let marker = format!("assay-{sig}-{}", std::process::id());
     let agent =
         format!("read p; case \"$p\" in *slow*) exec sleep 300 {marker} ;; *) echo ok ;; esac\n");
     // `sleep 300 <marker>` fails on the extra argument on some systems; a loop is portable.
@@ -764,11 +793,11 @@ fn ctrl_c_stops_the_agents_records_what_finished_and_exits_130() {
         !out.stdout.is_empty()
     };
     wait_for("the slow agent to start", Duration::from_secs(30), running);
-    interrupt(&child);
+    send(&child, sig);
     let out = child.wait_with_output().unwrap();
-    assert_eq!(code(&out), 130, "{}", stderr(&out));
+    assert_eq!(code(&out), exit, "{}", stderr(&out));
     assert!(started.elapsed() < Duration::from_secs(30));
-    assert!(stderr(&out).contains("interrupted: stopping the running agents"));
+    assert!(stderr(&out).contains(said), "{}", stderr(&out));
     assert!(stdout(&out).contains("run folder: out"), "{}", stdout(&out));
     wait_for("the slow agent to be gone", Duration::from_secs(10), || {
         !running()
@@ -776,6 +805,7 @@ fn ctrl_c_stops_the_agents_records_what_finished_and_exits_130() {
     let rs = results(&out_dir);
     assert_eq!(rs["fast"]["grade"]["verdict"], "pass");
     assert_eq!(rs["slow"]["status"], "error");
+    assert_eq!(read_json(&out_dir.join("run.json"))["interrupted"], true);
     // Every JSON file in the folder is whole.
     for f in ["run.json", "clauditor_slow/slow/run-1/result.json"] {
         read_json(&out_dir.join(f));

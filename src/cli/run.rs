@@ -203,7 +203,11 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
             "interrupted: finish this run with `assay run --resume {}` (and the same selection)",
             ctx.shown(&report.dir).display()
         );
-        Outcome::Interrupted
+        match report.signal {
+            libc::SIGTERM => Outcome::Terminated,
+            libc::SIGHUP => Outcome::HungUp,
+            _ => Outcome::Interrupted,
+        }
     } else if tally.contains_key("error") || judge_failed {
         Outcome::Infrastructure
     } else if agg.failed() {

@@ -712,7 +712,7 @@ fn interrupted(
     plan: &CaseRunPlan<'_>,
 ) -> CaseRunResult {
     result.status = Status::Error;
-    result.reason = Some("interrupted (Ctrl-C) before it finished".into());
+    result.reason = Some("interrupted (Ctrl-C, SIGTERM or SIGHUP) before it finished".into());
     result.grade = None;
     finish(result, started, plan)
 }

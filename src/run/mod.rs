@@ -118,10 +118,48 @@ pub struct RunReport {
     pub judge_failed: bool,
     #[serde(skip)]
     pub reused: Vec<Reused>,
-    /// Ctrl-C stopped the run.
+    /// Ctrl-C, SIGTERM or SIGHUP stopped the run.
     pub interrupted: bool,
+    /// Which: its number (exit code 128 + it), 0 when none did.
+    pub signal: i32,
     /// Agents ran without a sandbox (`--sandbox none`).
     pub unsandboxed: bool,
+}
+
+/// The signals that stop a run: SIGINT, SIGTERM and SIGHUP.
+struct Signals {
+    int: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// Listens for them (within a tokio runtime); `None` when that cannot be set up.
+    fn listen() -> Option<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Some(Signals {
+            int: signal(SignalKind::interrupt()).ok()?,
+            term: signal(SignalKind::terminate()).ok()?,
+            hup: signal(SignalKind::hangup()).ok()?,
+        })
+    }
+
+    /// The number of the next one to arrive.
+    async fn next(&mut self) -> i32 {
+        tokio::select! {
+            _ = self.int.recv() => libc::SIGINT,
+            _ = self.term.recv() => libc::SIGTERM,
+            _ = self.hup.recv() => libc::SIGHUP,
+        }
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        _ => "Ctrl-C",
+    }
 }
 
 /// One planned case-run.
@@ -135,6 +173,8 @@ struct Planned<'a> {
     harness: usize,
     model: Option<String>,
     timeout: Duration,
+    /// The case's folder in the run folder, `<suite>/<case>` (see [`record::folder_names`]).
+    folder: PathBuf,
 }
 
 impl Planned<'_> {
@@ -145,9 +185,41 @@ impl Planned<'_> {
 
     fn dir(&self, run_dir: &std::path::Path) -> PathBuf {
         run_dir
-            .join(record::slug(&self.suite.id))
-            .join(record::slug(&self.case.id))
+            .join(&self.folder)
             .join(self.variant.folder(self.run))
+    }
+}
+
+/// Gives every planned case-run its folder: suites apart within the run, cases apart within
+/// their suite, whatever their ids slug to.
+fn assign_folders(planned: &mut [Planned<'_>]) {
+    use std::collections::{BTreeMap, BTreeSet};
+    let suites: BTreeSet<&str> = planned.iter().map(|p| p.suite.id.as_str()).collect();
+    let suites: Vec<&str> = suites.into_iter().collect();
+    let suite_names: BTreeMap<&str, String> = suites
+        .iter()
+        .copied()
+        .zip(record::folder_names(&suites))
+        .collect();
+    let mut cases: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for p in planned.iter() {
+        cases
+            .entry(p.suite.id.as_str())
+            .or_default()
+            .insert(p.case.id.as_str());
+    }
+    let mut names: BTreeMap<(&str, &str), PathBuf> = BTreeMap::new();
+    for (suite, ids) in &cases {
+        let ids: Vec<&str> = ids.iter().copied().collect();
+        for (id, name) in ids.iter().zip(record::folder_names(&ids)) {
+            names.insert(
+                (suite, id),
+                std::path::Path::new(&suite_names[suite]).join(name),
+            );
+        }
+    }
+    for p in planned.iter_mut() {
+        p.folder = names[&(p.suite.id.as_str(), p.case.id.as_str())].clone();
     }
 }
 
@@ -449,6 +521,7 @@ pub fn run(
                             .or_else(|| s.defaults.model.clone())
                             .or_else(|| config.run.model.clone()),
                         timeout: Duration::from_secs(timeout),
+                        folder: PathBuf::new(),
                     });
                 }
             }
@@ -489,6 +562,7 @@ pub fn run(
     if !unavailable.is_empty() {
         return Err(NotStarted::Unavailable(unavailable));
     }
+    assign_folders(&mut planned);
     if let Some(shard) = opts.shard {
         let keys: Vec<String> = planned.iter().map(Planned::case_key).collect();
         let kept = shard.keeps(&keys);
@@ -698,26 +772,31 @@ pub fn run(
         on_event(RunEvent::Reused(r));
     }
 
-    // Ctrl-C: the first stops launching and stops running agents (recorded as interrupted);
-    // a second kills every process group at once and exits.
+    // Ctrl-C, SIGTERM (what a CI cancel sends) and SIGHUP (a closed terminal) alike: the
+    // first stops launching and stops running agents (recorded as interrupted); a second
+    // kills every process group at once and exits.
     let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
-    let interrupted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let interrupted = std::sync::Arc::new(std::sync::atomic::AtomicI32::new(0));
     let results = runtime.block_on(async {
         let flag = interrupted.clone();
         let signals = tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_err() {
+            let Some(mut signals) = Signals::listen() else {
                 return;
-            }
-            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            };
+            let first = signals.next().await;
+            flag.store(first, std::sync::atomic::Ordering::SeqCst);
             let _ = cancel_tx.send(true);
             eprintln!(
-                "\ninterrupted: stopping the running agents and recording what finished (Ctrl-C again to kill at once)"
+                "\ninterrupted{}: stopping the running agents and recording what finished (Ctrl-C again to kill at once)",
+                match first {
+                    libc::SIGINT => String::new(),
+                    other => format!(" by {}", signal_name(other)),
+                }
             );
-            if tokio::signal::ctrl_c().await.is_ok() {
-                process::kill_all_groups();
-                eprintln!("killed");
-                std::process::exit(130);
-            }
+            let second = signals.next().await;
+            process::kill_all_groups();
+            eprintln!("killed");
+            std::process::exit(128 + second);
         });
         let mut stream = futures::stream::iter(to_run.iter().map(|(p, key)| {
             let stage = stage.clone();
@@ -800,7 +879,8 @@ pub fn run(
     let finished = jiff::Timestamp::now();
     run_record["finished"] = finished.to_string().into();
     run_record["duration_ms"] = (finished.duration_since(started).as_millis() as u64).into();
-    let interrupted = interrupted.load(std::sync::atomic::Ordering::SeqCst);
+    let signal = interrupted.load(std::sync::atomic::Ordering::SeqCst);
+    let interrupted = signal != 0;
     if interrupted {
         run_record["interrupted"] = true.into();
     }
@@ -811,6 +891,7 @@ pub fn run(
         judge_failed: results.1,
         reused,
         interrupted,
+        signal,
         unsandboxed: bwrap.is_none() && starts_processes,
     })
 }

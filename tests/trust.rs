@@ -1,0 +1,68 @@
+//! Results you can trust: what a careless suite or a hostile agent does must never lose a
+//! case-run's result, nor make a failure read as a pass.
+
+mod support;
+
+use support::{assay_run, code, read_json, results, stderr, stdout, write_tree};
+
+const FAILS: &str = "timestamp: 2026-11-22T00:00:00Z\nname: sec\nprompt: go\nexpected: x\nassertions:\n  - type: contains\n    value: nope\n";
+const PASSES: &str = "timestamp: 2026-11-22T00:00:00Z\nname: sec\nprompt: go\nexpected: x\nassertions:\n  - type: contains\n    value: hello\n";
+
+#[test]
+fn ids_that_slug_to_one_folder_keep_their_results_apart() {
+    // `security/003` fails and `security_003` passes: once, both wrote one folder, and the
+    // run said "1 case-run: 1 passed", exit 0. Also an id too long for a folder name.
+    let d = tempfile::tempdir().unwrap();
+    let long = format!("evals/sec/{}.yaml", "x".repeat(240));
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"sh\", \"-c\", \"echo hello\"]\n",
+            ),
+            ("evals/sec/security/003.yaml", FAILS),
+            ("evals/sec/security_003.yaml", PASSES),
+            (&long, PASSES),
+        ],
+    );
+    let out = assay_run(d.path())
+        .args(["-j", "3", "--reporter", "junit", "--output-dir", "out"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("3 case-runs: 1 failed, 2 passed"),
+        "{}",
+        stdout(&out)
+    );
+    let rs = results(&d.path().join("out"));
+    assert_eq!(rs.len(), 3, "{rs:#?}");
+    assert_eq!(rs["security/003"]["grade"]["verdict"], "fail");
+    assert_eq!(rs["security_003"]["grade"]["verdict"], "pass");
+    let junit = std::fs::read_to_string(d.path().join("out/junit.xml")).unwrap();
+    assert!(junit.contains("failures=\"1\""), "{junit}");
+    // Each case-run's raw output is its own.
+    for r in rs.values() {
+        let dir = d.path().join("out");
+        let found = walk(&dir)
+            .into_iter()
+            .filter(|p| p.ends_with("result.json"))
+            .filter(|p| read_json(p)["case"] == r["case"])
+            .count();
+        assert_eq!(found, 1);
+    }
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
