@@ -66,3 +66,62 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn secrets_the_agent_echoes_are_redacted_everywhere_assay_writes() {
+    let d = tempfile::tempdir().unwrap();
+    let agent = r#"echo "key=$ANTHROPIC_API_KEY token=$MY_TOKEN"; echo "$MY_TOKEN" >&2; echo "$ANTHROPIC_API_KEY" > leaked.txt; echo nope"#;
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                &format!(
+                    "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"sh\", \"-c\", {}]\n",
+                    serde_json::Value::String(agent.into())
+                ),
+            ),
+            (
+                "evals/sec/001.yaml",
+                FAILS
+                    .replace("value: nope", "value: absent-needle")
+                    .as_str(),
+            ),
+        ],
+    );
+    let out = assay_run(d.path())
+        .args(["--pass-env", "MY_TOKEN", "--keep-workspaces"])
+        .args([
+            "--reporter",
+            "junit",
+            "--reporter",
+            "html",
+            "--reporter",
+            "json",
+        ])
+        .args(["--output-dir", "out"])
+        .env("ANTHROPIC_API_KEY", "sk-ant-secret-4242")
+        .env("MY_TOKEN", "tok-passed-7777")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+    let terminal = format!("{}{}", stdout(&out), stderr(&out));
+    let mut seen = terminal.clone();
+    for f in walk(&d.path().join("out")) {
+        seen.push_str(&String::from_utf8_lossy(&std::fs::read(&f).unwrap()));
+    }
+    for secret in ["sk-ant-secret-4242", "tok-passed-7777"] {
+        assert!(!seen.contains(secret), "{secret} was written: {seen}");
+    }
+    assert!(seen.contains("[redacted:ANTHROPIC_API_KEY]"), "{seen}");
+    assert!(seen.contains("[redacted:MY_TOKEN]"), "{seen}");
+    // The artifact the agent wrote is kept, redacted.
+    let artifact = walk(&d.path().join("out"))
+        .into_iter()
+        .find(|p| p.ends_with("artifacts/leaked.txt"))
+        .expect("the artifact");
+    assert_eq!(
+        std::fs::read_to_string(artifact).unwrap().trim(),
+        "[redacted:ANTHROPIC_API_KEY]"
+    );
+}

@@ -182,6 +182,8 @@ pub struct CaseRunPlan<'a> {
     pub dir: PathBuf,
     pub judge: Option<JudgeSlot>,
     pub checks: &'a Checks,
+    /// Secrets out of everything recorded (see [`super::redact`]).
+    pub redact: &'a super::redact::Redactor,
 }
 
 impl CaseRunResult {
@@ -719,8 +721,74 @@ fn interrupted(
 
 fn finish(mut result: CaseRunResult, started: Instant, plan: &CaseRunPlan<'_>) -> CaseRunResult {
     result.duration_ms = started.elapsed().as_millis() as u64;
-    let _ = record::write_json(&plan.dir.join("result.json"), &result);
+    // Secrets out of the folder, then out of the result (as the terminal shows it, too).
+    let swept = if plan.dir.is_dir() {
+        plan.redact.folder(&plan.dir)
+    } else {
+        Ok(())
+    };
+    result.redact(plan.redact);
+    if let Err(e) = swept {
+        result.status = Status::Error;
+        result.reason = Some(format!(
+            "cannot redact secrets in {}: {e}",
+            plan.dir.display()
+        ));
+    }
+    let written = serde_json::to_value(&result)
+        .map_err(std::io::Error::other)
+        .and_then(|mut v| {
+            plan.redact.json(&mut v);
+            record::write_json(&plan.dir.join("result.json"), &v)
+        });
+    if let Err(e) = written {
+        // Never a silent loss: the case-run is an infrastructure error (exit 3).
+        result.status = Status::Error;
+        result.reason = Some(format!(
+            "cannot record the result in {}: {e}",
+            plan.dir.display()
+        ));
+    }
     result
+}
+
+impl CaseRunResult {
+    /// Replaces secret values in every text the terminal may show.
+    fn redact(&mut self, r: &super::redact::Redactor) {
+        if r.is_empty() {
+            return;
+        }
+        for s in [&mut self.reason, &mut self.teardown_error]
+            .into_iter()
+            .flatten()
+        {
+            r.string(s);
+        }
+        r.string(&mut self.stderr_tail);
+        for f in &mut self.failed_tool_calls {
+            r.string(&mut f.output);
+        }
+        for t in &mut self.turns {
+            if let Some(m) = t.final_message.as_mut() {
+                r.string(m);
+            }
+        }
+        for v in self.output_files.values_mut() {
+            r.string(v);
+        }
+        for c in &mut self.checks {
+            r.string(&mut c.message);
+            for s in [&mut c.evidence, &mut c.error, &mut c.log]
+                .into_iter()
+                .flatten()
+            {
+                r.string(s);
+            }
+        }
+        if let Some(g) = self.grade.as_mut() {
+            g.reasons.iter_mut().for_each(|s| r.string(s));
+        }
+    }
 }
 
 fn prompt_text(case: &Case) -> String {

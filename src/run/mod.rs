@@ -9,6 +9,7 @@ pub mod grade;
 pub mod plan;
 pub mod process;
 pub mod record;
+pub mod redact;
 pub mod regrade;
 
 use std::collections::BTreeMap;
@@ -160,6 +161,59 @@ fn signal_name(sig: i32) -> &'static str {
         libc::SIGHUP => "SIGHUP",
         _ => "Ctrl-C",
     }
+}
+
+/// A project's configuration as `run.json` records it: its `env` by names only.
+fn config_record(c: &Config) -> serde_json::Value {
+    let mut v = serde_json::to_value(c).unwrap_or_default();
+    if let Some(env) = v.pointer_mut("/run/env")
+        && let Some(names) = env
+            .as_object()
+            .map(|o| o.keys().cloned().collect::<Vec<_>>())
+    {
+        *env = names.into();
+    }
+    v
+}
+
+/// What is redacted from everything the run writes: the values of the harnesses' key
+/// variables and of every passed-through variable, and the suites' and projects' `env`.
+fn redactor(
+    host_env: &[(String, String)],
+    opts: &RunOptions,
+    suites: &[Suite],
+    configs: &BTreeMap<PathBuf, Config>,
+) -> redact::Redactor {
+    use redact::{MIN_ENV_VALUE, MIN_SECRET};
+    let secret_names: std::collections::BTreeSet<&str> = crate::workspace::env::AUTH
+        .iter()
+        .copied()
+        .filter(|n| !n.ends_with("_BASE_URL"))
+        .chain(opts.pass_env.iter().map(String::as_str))
+        .chain(
+            configs
+                .values()
+                .flat_map(|c| c.run.pass_env.iter().map(String::as_str)),
+        )
+        .collect();
+    let mut secrets: Vec<(String, String, usize)> = host_env
+        .iter()
+        .filter(|(k, _)| secret_names.contains(k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone(), MIN_SECRET))
+        .collect();
+    let envs = suites
+        .iter()
+        .flat_map(|s| {
+            s.defaults.env.iter().chain(
+                s.cases
+                    .iter()
+                    .filter_map(|c| c.command.as_ref())
+                    .flat_map(|c| c.env.iter()),
+            )
+        })
+        .chain(configs.values().flat_map(|c| c.run.env.iter()));
+    secrets.extend(envs.map(|(k, v)| (k.clone(), v.clone(), MIN_ENV_VALUE)));
+    redact::Redactor::new(secrets)
 }
 
 /// One planned case-run.
@@ -653,7 +707,7 @@ pub fn run(
             "workspaces": if cow.is_ok() { "overlay" } else { "copy" },
         },
         "plugins": plugins_record,
-        "projects": configs.iter().map(|(root, c)| (root.display().to_string(), serde_json::to_value(c).unwrap_or_default())).collect::<serde_json::Map<_, _>>(),
+        "projects": configs.iter().map(|(root, c)| (root.display().to_string(), config_record(c))).collect::<serde_json::Map<_, _>>(),
     });
     if opts.resume.is_some()
         && let Some(old) = std::fs::read_to_string(dir.join("run.json"))
@@ -683,6 +737,7 @@ pub fn run(
             .is_ok()
             .then(|| std::sync::Arc::new(crate::workspace::base::Bases::new(ws_parent.clone()))),
     };
+    let redactor = redactor(&stage.host_env, opts, suites, &configs);
     let mut checks = Checks::builtin(UrlPolicy {
         allow_private: opts.allow_private_urls,
         ..UrlPolicy::default()
@@ -803,6 +858,7 @@ pub fn run(
             let cancel = cancel_rx.clone();
             let harnesses = &harnesses;
             let checks = &checks;
+            let redactor = &redactor;
             let si = suite_index(suites, p.suite);
             let dir = &dir;
             let baseline_skills = &baseline_skills;
@@ -848,6 +904,7 @@ pub fn run(
                     dir: case_dir.clone(),
                     judge: p.judge.clone(),
                     checks,
+                    redact: redactor,
                 })
                 .await;
                 if let (Some(k), Some(secret)) = (key, &cache_secret)
