@@ -243,3 +243,48 @@ fn uaaps_eval_cases_reach_every_check_type_through_the_extension_key() {
             .any(|c| c["id"] == "tool_not_called-2")
     );
 }
+
+#[test]
+fn a_skillet_file_that_is_not_utf8_is_an_error_not_skipped() {
+    let d = tempfile::tempdir().unwrap();
+    let good =
+        "timestamp: 2025-01-15T10:30:00Z\nname: reviews\nprompt: Review it\nexpected: A review.\n";
+    write_tree(d.path(), &[("evals/reviews/001.yaml", good)]);
+    // Saved as Latin-1 (é is the single byte 0xE9) and as UTF-16 with its byte-order mark.
+    let latin1 = b"timestamp: 2025-01-15T10:30:00Z\nname: reviews\nprompt: Review the caf\xe9\nexpected: A review.\n";
+    std::fs::write(d.path().join("evals/reviews/002.yaml"), latin1).unwrap();
+    let mut utf16 = vec![0xff, 0xfe];
+    utf16.extend(good.encode_utf16().flat_map(u16::to_le_bytes));
+    std::fs::write(d.path().join("evals/reviews/003.yaml"), utf16).unwrap();
+    // A YAML file of some other kind, not UTF-8 either, is none of assay's business.
+    std::fs::write(d.path().join("evals/config.yaml"), b"colour: \xff\n").unwrap();
+
+    let out = assay(d.path(), &["validate", "."]);
+    assert_eq!(code(&out), 2, "{}\n{}", stdout(&out), stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "evals/reviews/002.yaml: the file is not UTF-8 text (invalid byte at offset 68)"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "evals/reviews/003.yaml: the file is not UTF-8 text (invalid byte at offset 0)"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("config.yaml"), "{err}");
+
+    let json = assay(d.path(), &["validate", ".", "--format", "json"]);
+    assert_eq!(code(&json), 2);
+    let v: Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(v["ok"], false);
+    let codes: Vec<&str> = v["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["not-utf8", "not-utf8"], "{v:#}");
+}
