@@ -4,8 +4,8 @@
 //! writes the criterion's text (`{"criterion": "Are venues appropriate…?", …}`) and no id,
 //! skill-creator's `grading.json` has each expectation's `text`, and some models just answer
 //! in order. So an item is matched by its id, else by its text (trimmed, case and runs of
-//! whitespace ignored), else by its position when the reply has exactly one item per wanted
-//! one. A reply is refused only when something stays unmatched, is graded twice, or an item
+//! whitespace ignored), else by its position among the items left over when the reply has
+//! exactly one item per wanted one. A reply is refused only when something stays unmatched, is graded twice, or an item
 //! grades nothing asked for.
 
 use serde_json::Value;
@@ -112,13 +112,14 @@ pub fn match_items<'v>(
         }
     }
 
-    // By position, only when the reply has one item per wanted item.
+    // By position, only when the reply has one item per wanted item: the items left over
+    // grade the wanted items left over, in order.
     if items.len() == wanted.len() {
-        for (i, slot) in chosen.iter_mut().enumerate() {
-            if slot.is_none() && !used[i] {
-                *slot = Some(i);
-                used[i] = true;
-            }
+        let free: Vec<usize> = (0..items.len()).filter(|&i| !used[i]).collect();
+        let open = chosen.iter_mut().filter(|c| c.is_none());
+        for (slot, i) in open.zip(free) {
+            *slot = Some(i);
+            used[i] = true;
         }
     }
 
