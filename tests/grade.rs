@@ -459,3 +459,44 @@ fn a_run_folder_is_regraded_without_running_the_agent() {
         2
     );
 }
+
+#[test]
+fn a_whitespace_needle_is_a_real_check_and_only_the_empty_one_is_refused() {
+    let spec = r#"{"skill_name": "summarize-csv", "assertions": [
+        {"id": "one_word", "type": "not_contains", "needle": " "},
+        {"id": "has_tab", "type": "contains", "needle": "\t"}
+    ]}"#;
+    let d = project(spec);
+    write_tree(
+        d.path(),
+        &[("spaced.md", "two\twords here"), ("tight.md", "one\tword")],
+    );
+    let out = assay(d.path(), &["validate", SPEC_PATH]);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+
+    let out = assay(
+        d.path(),
+        &["grade", SPEC_PATH, "--output", "spaced.md", "--json"],
+    );
+    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let checks = &v["grading"]["checks"];
+    assert_eq!(checks[0]["id"], "one_word");
+    assert_eq!(checks[0]["passed"], false, "{checks:#}");
+    assert_eq!(checks[1]["passed"], true, "{checks:#}");
+
+    let out = assay(d.path(), &["grade", SPEC_PATH, "--output", "tight.md"]);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+
+    // The empty needle is found in every text: refused at load time, where it is written.
+    let empty = r#"{"skill_name": "summarize-csv", "assertions": [
+        {"id": "nothing", "type": "not_contains", "needle": ""}
+    ]}"#;
+    let d = project(empty);
+    let out = assay(d.path(), &["validate", SPEC_PATH]);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    let text = stdout(&out) + &stderr(&out);
+    assert!(text.contains("summarize-csv.eval.json:2:"), "{text}");
+    assert!(text.contains("assertions[0].needle"), "{text}");
+    assert!(text.contains("must not be empty"), "{text}");
+}

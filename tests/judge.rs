@@ -365,3 +365,105 @@ fn assay_run_grades_checks_then_extraction_then_the_rubric() {
             .contains("[named]")
     );
 }
+
+#[test]
+fn a_rubric_reply_naming_criteria_by_text_is_graded_without_a_repair() {
+    // clauditor's grader answers with each criterion's text and no id, in whatever order.
+    let d = project(&[
+        (".claude/commands/brief.md", "Write a brief."),
+        (
+            ".claude/commands/brief.eval.json",
+            r#"{"grading_criteria": [{"id": "titled", "criterion": "Has a title?"}, {"id": "short", "criterion": "Is it short?"}],
+               "grade_thresholds": {"min_pass_rate": 1.0, "min_mean_score": 0.5}}"#,
+        ),
+    ]);
+    let reply = says(json!([
+        {"criterion": "is it SHORT?", "passed": false, "score": 0.2, "evidence": "", "reasoning": "long"},
+        {"criterion": "Has a title?", "passed": true, "score": 0.9, "evidence": "# Brief", "reasoning": "titled"}
+    ]));
+    // The same answer again, should a repair be asked for.
+    let judge = JudgeServer::start(vec![reply.clone(), reply]);
+    let out = run_judged(d.path(), &judge, &[], &["--judge", "anthropic"]);
+    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(&d.path().join("out"))["brief"];
+    assert_eq!(r["grade"]["verdict"], "fail", "{r:#}");
+    let g = &r["judge"]["rubric"];
+    assert_eq!(g["criteria"][0]["id"], "titled");
+    assert_eq!(g["criteria"][0]["score"], 0.9);
+    assert_eq!(g["criteria"][0]["evidence"], "# Brief");
+    assert_eq!(g["criteria"][1]["id"], "short");
+    assert_eq!(g["criteria"][1]["score"], 0.2);
+    assert_eq!(g["pass_rate"], 0.5);
+    assert_eq!(judge.requests().len(), 1, "no repair request was needed");
+
+    // Reworded texts in the order given: matched by position.
+    let judge = JudgeServer::start(vec![says(json!([
+        {"criterion": "1", "passed": true, "score": 1.0, "reasoning": "yes"},
+        {"criterion": "2", "passed": true, "score": 0.7, "reasoning": "yes"}
+    ]))]);
+    let out = run_judged(
+        d.path(),
+        &judge,
+        &[],
+        &["--judge", "anthropic", "--output-dir", "o2"],
+    );
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let g = &results(&d.path().join("o2"))["brief"]["judge"]["rubric"];
+    assert_eq!(g["criteria"][1]["score"], 0.7, "{g:#}");
+    assert_eq!(judge.requests().len(), 1);
+
+    // Nothing to go by (one unnamed item for two criteria): the repair, then NOT GRADED.
+    let vague = says(json!([{"passed": true, "score": 1.0}]));
+    let judge = JudgeServer::start(vec![vague.clone(), vague]);
+    let out = run_judged(
+        d.path(),
+        &judge,
+        &[],
+        &["--judge", "anthropic", "--output-dir", "o3"],
+    );
+    assert_eq!(code(&out), 3, "{}", stdout(&out));
+    let r = &results(&d.path().join("o3"))["brief"];
+    assert_eq!(r["grade"]["verdict"], "not-graded");
+    assert!(
+        r["judge"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("criterion `titled` is not graded"),
+        "{r:#}"
+    );
+    assert_eq!(judge.requests().len(), 2, "one repair request");
+}
+
+#[test]
+fn expectations_graded_out_of_order_or_as_a_bare_list_are_matched_by_text() {
+    let d = project(&[("evals/brief/evals.json", BMAD)]);
+    let reversed = says(json!({"expectations": [
+        {"text": "the reply names the file", "passed": false, "evidence": "it does not"},
+        {"text": "brief.md exists", "passed": true, "evidence": "artifact brief.md"}
+    ]}));
+    let judge = JudgeServer::start(vec![reversed.clone(), reversed]);
+    let out = run_judged(d.path(), &judge, &[], &["--judge", "anthropic"]);
+    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(&d.path().join("out"))["A1"];
+    let grading = read_json(&Path::new(r["dir"].as_str().unwrap()).join("grading.json"));
+    assert_eq!(grading["expectations"][0]["text"], "brief.md exists");
+    assert_eq!(grading["expectations"][0]["passed"], true);
+    assert_eq!(grading["expectations"][0]["evidence"], "artifact brief.md");
+    assert_eq!(grading["expectations"][1]["passed"], false);
+    assert_eq!(judge.requests().len(), 1, "no repair request was needed");
+
+    // A bare list in clauditor's shape, texts under `criterion`.
+    let bare = says(json!([
+        {"criterion": "brief.md exists", "passed": true, "evidence": "a"},
+        {"criterion": "The reply names the file", "passed": true, "evidence": "b"}
+    ]));
+    let judge = JudgeServer::start(vec![bare.clone(), bare]);
+    let out = run_judged(
+        d.path(),
+        &judge,
+        &[],
+        &["--judge", "anthropic", "--output-dir", "o2"],
+    );
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(judge.requests().len(), 1);
+}

@@ -243,3 +243,110 @@ fn uaaps_eval_cases_reach_every_check_type_through_the_extension_key() {
             .any(|c| c["id"] == "tool_not_called-2")
     );
 }
+
+#[test]
+fn a_skillet_file_that_is_not_utf8_is_an_error_not_skipped() {
+    let d = tempfile::tempdir().unwrap();
+    let good =
+        "timestamp: 2025-01-15T10:30:00Z\nname: reviews\nprompt: Review it\nexpected: A review.\n";
+    write_tree(d.path(), &[("evals/reviews/001.yaml", good)]);
+    // Saved as Latin-1 (é is the single byte 0xE9) and as UTF-16 with its byte-order mark.
+    let latin1 = b"timestamp: 2025-01-15T10:30:00Z\nname: reviews\nprompt: Review the caf\xe9\nexpected: A review.\n";
+    std::fs::write(d.path().join("evals/reviews/002.yaml"), latin1).unwrap();
+    let mut utf16 = vec![0xff, 0xfe];
+    utf16.extend(good.encode_utf16().flat_map(u16::to_le_bytes));
+    std::fs::write(d.path().join("evals/reviews/003.yaml"), utf16).unwrap();
+    // A YAML file of some other kind, not UTF-8 either, is none of assay's business.
+    std::fs::write(d.path().join("evals/config.yaml"), b"colour: \xff\n").unwrap();
+
+    let out = assay(d.path(), &["validate", "."]);
+    assert_eq!(code(&out), 2, "{}\n{}", stdout(&out), stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "evals/reviews/002.yaml: the file is not UTF-8 text (invalid byte at offset 68)"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "evals/reviews/003.yaml: the file is not UTF-8 text (invalid byte at offset 0)"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("config.yaml"), "{err}");
+
+    let json = assay(d.path(), &["validate", ".", "--format", "json"]);
+    assert_eq!(code(&json), 2);
+    let v: Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(v["ok"], false);
+    let codes: Vec<&str> = v["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["not-utf8", "not-utf8"], "{v:#}");
+}
+
+#[test]
+fn a_problem_deep_in_a_long_minified_line_names_its_exact_line_and_column() {
+    // 20,000 evals on the second line (about 4 MB), with multi-byte characters before the
+    // bad value, so the column must be counted in characters, not bytes.
+    let mut text = String::from("{\"skill_name\": \"big\",\n\"evals\":[");
+    let bad = 19_321;
+    for i in 0..20_000 {
+        if i > 0 {
+            text.push(',');
+        }
+        let timeout = if i == bad { "\"600\"" } else { "600" };
+        text.push_str(&format!(
+            r#"{{"id":"E{i}","prompt":"Résumé the naïve café notes — {i} 😀","expectations":["ok"],"timeout":{timeout}}}"#
+        ));
+    }
+    text.push_str("]}\n");
+    let at = text.find("\"600\"").unwrap();
+    let line_start = text[..at].rfind('\n').unwrap() + 1;
+    let column = text[line_start..at].chars().count() + 1;
+    assert!(column > 1_000_000, "deep in the line: column {column}");
+
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            (
+                ".claude/skills/big/SKILL.md",
+                "---\nname: big\ndescription: Big.\n---\n",
+            ),
+            ("evals/big/evals.json", &text),
+        ],
+    );
+    let out = assay(d.path(), &["validate", ".", "--format", "json"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let p = &v["problems"][0];
+    assert_eq!(p["code"], "wrong-type", "{v:#}");
+    assert_eq!(p["field"], format!("evals[{bad}].timeout"));
+    assert_eq!(
+        (p["line"].as_u64(), p["column"].as_u64()),
+        (Some(2), Some(column as u64))
+    );
+
+    // The text form names the same place, and shows a window of the line, not all of it
+    // (drawing the whole line made miette panic past column 65,535: exit 101).
+    let out = assay(d.path(), &["validate", "."]);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "evals/big/evals.json:2:{column}: expected an integer"
+        )),
+        "{}",
+        &err[..err.len().min(2000)]
+    );
+    assert!(
+        err.len() < 5_000,
+        "the whole 4 MB line is not printed: {} bytes",
+        err.len()
+    );
+}

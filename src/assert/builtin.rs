@@ -102,15 +102,33 @@ fn int_of(config: &Value, key: &str) -> Result<i64, String> {
 }
 
 fn regex(pattern: &str) -> Result<Regex, String> {
-    Regex::new(pattern).map_err(|e| format!("invalid regular expression: {e}"))
+    super::pyregex::compile(pattern).map_err(|e| format!("invalid regular expression: {e}"))
 }
 
-/// Non-overlapping matches, as Python's `re.findall` counts them.
+/// Non-overlapping matches, as Python's `re.findall` counts them: since Python 3.7 an empty
+/// match right after a non-empty one counts too (`[\d,]*$` finds "00" and "" at the end of
+/// "14:30:00"), where Rust's iterator skips it. An empty match is never taken twice at one
+/// place.
 fn find_all(re: &Regex, text: &str) -> Vec<(usize, usize)> {
-    re.find_iter(text)
-        .filter_map(Result::ok)
-        .map(|m| (m.start(), m.end()))
-        .collect()
+    let mut out = Vec::new();
+    let mut pos = 0;
+    let mut empty_at = None;
+    while pos <= text.len() {
+        let Ok(Some(m)) = re.find_from_pos(text, pos) else {
+            break;
+        };
+        if m.start() == m.end() && empty_at == Some(m.start()) {
+            match text[pos..].chars().next() {
+                Some(c) => pos += c.len_utf8(),
+                None => break,
+            }
+            continue;
+        }
+        out.push((m.start(), m.end()));
+        empty_at = (m.start() == m.end()).then_some(m.end());
+        pos = m.end();
+    }
+    out
 }
 
 fn find(haystack: &str, needle: &str, ignore_case: bool) -> Option<usize> {

@@ -36,7 +36,8 @@ fn outcome(
 /// The full-match regex of a field format.
 fn full_match(format: &str) -> Result<Regex, String> {
     let pattern = formats::lookup(format).map_or(format, |f| f.pattern);
-    Regex::new(&format!(r"\A(?:{pattern})\z")).map_err(|e| format!("invalid format regex: {e}"))
+    super::pyregex::compile(&format!(r"\A(?:{pattern})\z"))
+        .map_err(|e| format!("invalid format regex: {e}"))
 }
 
 /// How a field format matches a value: a plugin's format, or a regex.

@@ -15,12 +15,12 @@ pub struct NamedFormat {
 pub const REGISTRY: &[NamedFormat] = &[
     NamedFormat {
         name: "currency_eur",
-        pattern: r#"€[\d.,]+"#,
+        pattern: r#"€(?=[\d.,]*\d)[\d.,]+"#,
         example: "€12,50",
     },
     NamedFormat {
         name: "currency_usd",
-        pattern: r#"\$[\d,]+(?:\.\d{2})?"#,
+        pattern: r#"\$(?=[\d,]*\d)[\d,]+(?:\.\d{2})?"#,
         example: "$1,234.56",
     },
     NamedFormat {

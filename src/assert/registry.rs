@@ -5,8 +5,11 @@ use crate::spec::model::CheckTarget;
 /// The type of one configuration key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyKind {
-    /// A non-empty string.
+    /// A string with something other than whitespace in it (a name, a tool, a text).
     Text,
+    /// A string searched for in a text: anything but the empty string, so `" "` is a real
+    /// needle (`not_contains " "` fails on any output with a space), as in clauditor.
+    Needle,
     /// A regular expression that must compile.
     Regex,
     /// A native integer, at least `min`.
@@ -75,7 +78,7 @@ const fn opt_bool(name: &'static str) -> KeySpec {
 }
 
 /// Text checks may ignore case (Skillet's always do).
-const NEEDLE: &[KeySpec] = &[req("needle", KeyKind::Text), opt_bool("ignore_case")];
+const NEEDLE: &[KeySpec] = &[req("needle", KeyKind::Needle), opt_bool("ignore_case")];
 const PATTERN: &[KeySpec] = &[req("pattern", KeyKind::Regex)];
 const LENGTH: &[KeySpec] = &[req("length", KeyKind::Int { min: 0 })];
 const COUNT: &[KeySpec] = &[opt_int("count", 1, 0)];
@@ -147,13 +150,13 @@ pub const BUILTIN: &[CheckType] = &[
     },
     CheckType {
         name: "starts_with",
-        keys: &[req("prefix", KeyKind::Text), opt_bool("ignore_case")],
+        keys: &[req("prefix", KeyKind::Needle), opt_bool("ignore_case")],
         target: CheckTarget::Output,
         summary: "the output starts with `prefix`",
     },
     CheckType {
         name: "ends_with",
-        keys: &[req("suffix", KeyKind::Text), opt_bool("ignore_case")],
+        keys: &[req("suffix", KeyKind::Needle), opt_bool("ignore_case")],
         target: CheckTarget::Output,
         summary: "the output ends with `suffix`",
     },
@@ -185,7 +188,7 @@ pub const BUILTIN: &[CheckType] = &[
         name: "file_contains",
         keys: &[
             req("path", KeyKind::Path),
-            req("needle", KeyKind::Text),
+            req("needle", KeyKind::Needle),
             opt_bool("ignore_case"),
         ],
         target: CheckTarget::Workspace,

@@ -4,8 +4,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use miette::{
-    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, NamedSource,
-    SourceCode, SourceSpan, SpanContents,
+    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError,
+    MietteSpanContents, NamedSource, SourceCode, SourceSpan, SpanContents,
 };
 use serde_json::json;
 
@@ -139,16 +139,68 @@ impl Diagnostic for Shown<'_> {
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
         let span = self.problem.span?;
+        let source = self.problem.source.as_ref()?;
         self.source.as_ref()?;
         let label = self.problem.field.clone().unwrap_or_else(|| "here".into());
+        let (start, end) = shown_span(source, span.start, span.end);
         Some(Box::new(std::iter::once(LabeledSpan::new_with_span(
             Some(label),
-            SourceSpan::new(span.start.into(), span.len()),
+            SourceSpan::new(start.into(), end - start),
         ))))
     }
 }
 
-/// A source's text, shared rather than copied per diagnostic.
+/// A line longer than this (in bytes) is shown as a window around the problem, not whole:
+/// one line of a minified file can be 100 MB.
+const LONG_LINE: usize = 512;
+/// Characters shown on either side of a problem in a long line, and the most of a span
+/// underlined there.
+const WINDOW: usize = 60;
+
+fn is_long(source: &Source, line: usize) -> bool {
+    let (start, end) = source.line_bounds(line);
+    end - start > LONG_LINE
+}
+
+/// The byte `n` characters after `from`, stopping at `limit`.
+fn chars_after(text: &str, from: usize, n: usize, limit: usize) -> usize {
+    text[from..limit]
+        .char_indices()
+        .nth(n)
+        .map_or(limit, |(i, _)| from + i)
+}
+
+/// The byte `n` characters before `to`, stopping at `limit`.
+fn chars_before(text: &str, to: usize, n: usize, limit: usize) -> usize {
+    text[limit..to]
+        .char_indices()
+        .rev()
+        .nth(n.saturating_sub(1))
+        .map_or(limit, |(i, _)| limit + i)
+}
+
+/// The part of a problem's span that is underlined: all of it, unless it touches a long line,
+/// where it is cut to the start of its first line (at most [`WINDOW`] characters).
+fn shown_span(source: &Source, start: usize, end: usize) -> (usize, usize) {
+    let text = source.text.as_str();
+    let start = start.min(text.len());
+    let end = end.clamp(start, text.len());
+    let (first, last) = (
+        source.line_index(start),
+        source.line_index(end.saturating_sub(1).max(start)),
+    );
+    if !(first..=last).any(|l| is_long(source, l)) {
+        return (start, end);
+    }
+    let (_, line_end) = source.line_bounds(first);
+    (
+        start,
+        chars_after(text, start, WINDOW, end.min(line_end).max(start)),
+    )
+}
+
+/// A source's text, shared rather than copied per diagnostic. Spans are found through the
+/// source's line table, so showing a problem costs the same anywhere in a file of any size.
 struct SharedText(Arc<Source>);
 
 impl SourceCode for SharedText {
@@ -158,9 +210,55 @@ impl SourceCode for SharedText {
         context_lines_before: usize,
         context_lines_after: usize,
     ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
-        self.0
-            .text
-            .as_str()
-            .read_span(span, context_lines_before, context_lines_after)
+        let source = &self.0;
+        let text = source.text.as_str();
+        let start = span.offset();
+        let end = start + span.len();
+        if end > text.len() || !text.is_char_boundary(start) || !text.is_char_boundary(end) {
+            return Err(MietteError::OutOfBounds);
+        }
+        let first = source.line_index(start);
+        let last = source.line_index(end.saturating_sub(1).max(start));
+        let (first_start, first_end) = source.line_bounds(first);
+        let contents = |from: usize, to: usize, line: usize, column: usize| {
+            let data = &text[from..to];
+            Box::new(MietteSpanContents::new(
+                data.as_bytes(),
+                (from, to - from).into(),
+                line,
+                column,
+                data.matches('\n').count(),
+            )) as Box<dyn SpanContents<'a> + 'a>
+        };
+        if context_lines_before == 0 && context_lines_after == 0 {
+            // Where the span starts, for the header: line and column in characters.
+            let column = source.line_col(start).1 - 1;
+            return Ok(contents(start, end, first, column));
+        }
+        if is_long(source, first) {
+            // A window of the line around the span (which `shown_span` kept inside it).
+            let from = chars_before(text, start, WINDOW, first_start);
+            let to = chars_after(text, end.min(first_end), WINDOW, first_end);
+            let column = text[first_start..from].chars().count();
+            return Ok(contents(from, to, first, column));
+        }
+        // Whole lines, with the context lines that are not long themselves.
+        let mut top = first.saturating_sub(context_lines_before);
+        while top < first && is_long(source, top) {
+            top += 1;
+        }
+        let mut bottom = (last + context_lines_after).min(source.line_count() - 1);
+        while bottom > last && is_long(source, bottom) {
+            bottom -= 1;
+        }
+        let from = source.line_bounds(top).0;
+        let (_, bottom_end) = source.line_bounds(bottom);
+        // Lines end with their newline, as miette's own reader gives them.
+        let to = if bottom_end < text.len() {
+            bottom_end + 1
+        } else {
+            bottom_end
+        };
+        Ok(contents(from, to, top, 0))
     }
 }

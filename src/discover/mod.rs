@@ -359,9 +359,7 @@ fn plan(ctx: &LoadCtx, scan_root: &Path, found: Found, problems: &mut Vec<Proble
         .into_iter()
         .filter(|p| !is_uaaps_yaml(p))
         .filter(|p| !p.components().any(|c| c.as_os_str() == ".github"))
-        .filter(|p| {
-            std::fs::read_to_string(p).is_ok_and(|t| formats::skillet::looks_like_skillet(&t))
-        })
+        .filter(|p| std::fs::read(p).is_ok_and(|bytes| sniff_skillet(&bytes)))
         .chain(found.named_yaml)
         .collect();
     if !skillet.is_empty() {
@@ -371,6 +369,32 @@ fn plan(ctx: &LoadCtx, scan_root: &Path, found: Found, problems: &mut Vec<Proble
         });
     }
     jobs
+}
+
+/// Whether a YAML file's bytes look like a Skillet eval. Text that is not UTF-8 is sniffed
+/// through a lossy (or, with a byte-order mark, UTF-16) decoding, so a Skillet file saved in
+/// another encoding is loaded and refused with a "not UTF-8" error, never skipped in silence.
+fn sniff_skillet(bytes: &[u8]) -> bool {
+    let utf16 = |be: bool| {
+        let units: Vec<u16> = bytes[2..]
+            .chunks_exact(2)
+            .map(|c| {
+                let pair = [c[0], c[1]];
+                if be {
+                    u16::from_be_bytes(pair)
+                } else {
+                    u16::from_le_bytes(pair)
+                }
+            })
+            .collect();
+        String::from_utf16_lossy(&units)
+    };
+    let text = match bytes {
+        [0xff, 0xfe, ..] => utf16(false),
+        [0xfe, 0xff, ..] => utf16(true),
+        _ => String::from_utf8_lossy(bytes).into_owned(),
+    };
+    formats::skillet::looks_like_skillet(&text)
 }
 
 fn bmad_input(

@@ -8,6 +8,7 @@
 pub mod compare;
 pub mod extract;
 pub mod fence;
+pub mod matching;
 pub mod modes;
 pub mod provider;
 pub mod trigger;

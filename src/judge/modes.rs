@@ -3,13 +3,15 @@
 //!
 //! Replies are asked for in the shapes the tools people use already produce — skill-creator's
 //! `grading.json`, clauditor's rubric list, Skillet's `{pass, reasoning}` — parsed leniently (a
-//! JSON value inside prose or a code fence) and then validated strictly: every expectation and
-//! criterion must come back exactly once. One repair request follows an answer that fails.
+//! JSON value inside prose or a code fence) and then validated: every expectation and criterion
+//! must come back exactly once, named by id, by its text or by its position
+//! ([`super::matching`]). One repair request follows an answer that fails.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::fence::{FENCE_RULE, bounded, fence};
+use super::matching::{CRITERION, EXPECTATION, Wanted, match_items};
 use super::provider::{Judge, JudgeError, Prompt};
 use crate::spec::{Criterion, Thresholds};
 
@@ -227,27 +229,16 @@ with exactly {} entries in expectations, in the order given.",
         let items = v
             .get("expectations")
             .and_then(Value::as_array)
+            .or_else(|| v.as_array())
             .ok_or("no `expectations` list")?;
-        if items.len() != list.len() {
-            return Err(format!(
-                "{} expectations graded, {} given",
-                items.len(),
-                list.len()
-            ));
-        }
+        let wanted: Vec<Wanted<'_>> = list.iter().map(|text| Wanted { id: None, text }).collect();
+        let matched = match_items(items, &wanted, EXPECTATION)?;
         let mut out = Vec::new();
-        for (i, (item, text)) in items.iter().zip(list).enumerate() {
+        for (item, text) in matched.into_iter().zip(list) {
             let passed = item
                 .get("passed")
                 .and_then(Value::as_bool)
-                .ok_or(format!("expectation {} has no boolean `passed`", i + 1))?;
-            let given = str_field(item, "text");
-            if !given.is_empty() && given.trim() != text.trim() {
-                return Err(format!(
-                    "expectation {} is {given:?}, expected {text:?}",
-                    i + 1
-                ));
-            }
+                .ok_or(format!("expectation {text:?} has no boolean `passed`"))?;
             out.push(ExpectationResult {
                 text: text.clone(),
                 passed,
@@ -306,20 +297,17 @@ is at least 0.5.\n\nReply with JSON only: a list with one object per criterion, 
             .as_array()
             .or_else(|| v.get("criteria").and_then(Value::as_array))
             .ok_or("not a list of criteria")?;
+        let wanted: Vec<Wanted<'_>> = criteria
+            .iter()
+            .map(|c| Wanted {
+                id: Some(&c.id),
+                text: &c.criterion,
+            })
+            .collect();
+        let matched = match_items(items, &wanted, CRITERION)?;
         let mut out = Vec::new();
-        for c in criteria {
-            let found: Vec<&Value> = items
-                .iter()
-                .filter(|i| str_field(i, "id") == c.id)
-                .collect();
-            if found.len() != 1 {
-                return Err(format!(
-                    "criterion `{}` appears {} times",
-                    c.id,
-                    found.len()
-                ));
-            }
-            let score = found[0]
+        for (item, c) in matched.into_iter().zip(criteria) {
+            let score = item
                 .get("score")
                 .and_then(Value::as_f64)
                 .ok_or(format!("criterion `{}` has no score", c.id))?;
@@ -332,16 +320,9 @@ is at least 0.5.\n\nReply with JSON only: a list with one object per criterion, 
                 // The score decides, so the two can never disagree.
                 passed: score >= 0.5,
                 score,
-                evidence: str_field(found[0], "evidence"),
-                reasoning: str_field(found[0], "reasoning"),
+                evidence: str_field(item, "evidence"),
+                reasoning: str_field(item, "reasoning"),
             });
-        }
-        if items.len() != criteria.len() {
-            return Err(format!(
-                "{} criteria graded, {} given",
-                items.len(),
-                criteria.len()
-            ));
         }
         Ok(out)
     })

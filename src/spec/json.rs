@@ -6,7 +6,7 @@ use jsonc_parser::ast::{ObjectPropName, Value as Ast};
 use jsonc_parser::common::Ranged;
 use jsonc_parser::{CollectOptions, ParseOptions};
 
-use super::node::{Key, Node, Source, Span, Value};
+use super::node::{Key, KeySet, Node, Source, Span, Value};
 use crate::diag::Problem;
 
 /// Parses a whole JSON document. Problems are syntax errors and duplicate keys.
@@ -76,13 +76,14 @@ fn convert(ast: Ast<'_>, source: &Arc<Source>, problems: &mut Vec<Problem>) -> N
         ),
         Ast::Object(o) => {
             let mut entries: Vec<(Key, Node)> = Vec::with_capacity(o.properties.len());
+            let mut keys = KeySet::default();
             for prop in o.properties {
                 let (name, kspan) = match prop.name {
                     ObjectPropName::String(s) => (s.value.into_owned(), span_of(s.range)),
                     ObjectPropName::Word(w) => (w.value.to_string(), span_of(w.range)),
                 };
                 let value = convert(prop.value, source, problems);
-                if entries.iter().any(|(k, _)| k.name == name) {
+                if keys.contains(&entries, &name) {
                     problems.push(
                         Problem::error(
                             "duplicate-key",

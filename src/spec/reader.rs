@@ -142,6 +142,18 @@ impl Doc {
         Some(s)
     }
 
+    /// A string to search for: only the empty string is refused, since it is found in every
+    /// text; whitespace is something to find.
+    pub fn needle(&mut self, node: &Node, field: &str) -> Option<String> {
+        let s = self.string(node, field)?;
+        if s.is_empty() {
+            self.error("empty", node.span, field, "must not be empty")
+                .help = Some("the empty string is in every text, so it checks nothing".into());
+            return None;
+        }
+        Some(s)
+    }
+
     pub fn bool(&mut self, node: &Node, field: &str) -> Option<bool> {
         match &node.value {
             Value::Bool(b) => Some(*b),
@@ -275,7 +287,7 @@ impl Doc {
     /// A regex that must compile (Python-like syntax: lookaround and backreferences work).
     pub fn regex(&mut self, node: &Node, field: &str) -> Option<String> {
         let s = self.string(node, field)?;
-        if let Err(e) = fancy_regex::Regex::new(&s) {
+        if let Err(e) = crate::assert::pyregex::compile(&s) {
             self.error(
                 "invalid-regex",
                 node.span,

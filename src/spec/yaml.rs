@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Span as YSpan};
 
-use super::node::{Key, Node, Source, Span, Value};
+use super::node::{Key, KeySet, Node, Source, Span, Value};
 use crate::diag::Problem;
 
 /// Deeper nesting than this is certainly not an eval file.
@@ -26,6 +26,7 @@ enum Frame {
         start: usize,
         anchor: usize,
         entries: Vec<(Key, Node)>,
+        keys: KeySet,
         key: Option<Node>,
     },
 }
@@ -121,6 +122,7 @@ pub fn parse(source: &Arc<Source>) -> (Option<Node>, Vec<Problem>) {
                         start: span.start,
                         anchor,
                         entries: Vec::new(),
+                        keys: KeySet::default(),
                         key: None,
                     }
                 });
@@ -174,7 +176,9 @@ pub fn parse(source: &Arc<Source>) -> (Option<Node>, Vec<Problem>) {
         match stack.last_mut() {
             None => root = Some(node),
             Some(Frame::Seq { items, .. }) => items.push(node),
-            Some(Frame::Map { entries, key, .. }) => match key.take() {
+            Some(Frame::Map {
+                entries, key, keys, ..
+            }) => match key.take() {
                 None => *key = Some(node),
                 Some(k) => {
                     let name = match &k.value {
@@ -195,7 +199,7 @@ pub fn parse(source: &Arc<Source>) -> (Option<Node>, Vec<Problem>) {
                             continue;
                         }
                     };
-                    if entries.iter().any(|(e, _)| e.name == name) {
+                    if keys.contains(entries, &name) {
                         problems.push(
                             Problem::error(
                                 "duplicate-key",

@@ -12,6 +12,7 @@ use crate::spec::reader::{Doc, Map};
 pub fn read_value(doc: &mut Doc, spec: &KeySpec, node: &Node, field: &str) -> Option<Json> {
     match spec.kind {
         KeyKind::Text => doc.text(node, field).map(Json::from),
+        KeyKind::Needle => doc.needle(node, field).map(Json::from),
         KeyKind::Regex => doc.regex(node, field).map(Json::from),
         KeyKind::Int { min } => {
             let i = doc.int(node, field)?;

@@ -72,9 +72,10 @@ pub fn check_unique<'a>(
     what: &str,
     ids: impl IntoIterator<Item = (&'a str, Span, String)>,
 ) {
-    let mut seen: Vec<(&str, Span)> = Vec::new();
+    // A map, not a list: a suite may hold 100,000 ids.
+    let mut seen: std::collections::HashMap<&str, Span> = std::collections::HashMap::new();
     for (id, span, field) in ids {
-        if let Some((_, first)) = seen.iter().find(|(s, _)| *s == id) {
+        if let Some(first) = seen.get(id) {
             let (line, _) = doc.source.line_col(first.start);
             doc.error(
                 "duplicate-id",
@@ -84,7 +85,7 @@ pub fn check_unique<'a>(
             )
             .help = Some(format!("first used on line {line}; ids must be unique"));
         } else {
-            seen.push((id, span));
+            seen.insert(id, span);
         }
     }
 }
