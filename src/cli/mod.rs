@@ -1,4 +1,23 @@
 //! The command line: argument parsing and dispatch. Each command is a file.
+//!
+//! Every line for people goes through [`say!`] (stdout) or [`tell!`] (stderr): ids, paths and
+//! text from suites, agents, scripts and plugins may hold control characters, and those are
+//! shown escaped, never sent, so nothing can erase a line, move the cursor or retitle the
+//! window. JSON for tools is printed with [`crate::report::tables::printable_json`].
+
+/// `println!`, control characters shown escaped (see `report::tables::printable`).
+macro_rules! say {
+    ($($arg:tt)*) => {
+        println!("{}", $crate::report::tables::printable(&format!($($arg)*)))
+    };
+}
+
+/// `eprintln!`, control characters shown escaped (see `report::tables::printable`).
+macro_rules! tell {
+    ($($arg:tt)*) => {
+        eprintln!("{}", $crate::report::tables::printable(&format!($($arg)*)))
+    };
+}
 
 pub mod grade;
 mod list;
@@ -348,7 +367,7 @@ pub fn main() -> ExitCode {
     let cwd = match std::env::current_dir() {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("error: cannot read the current folder: {e}");
+            tell!("error: cannot read the current folder: {e}");
             return Outcome::Infrastructure.into();
         }
     };
@@ -477,9 +496,9 @@ fn load_plugins(
     }
     Plugins::load(&declared, allow_native).map_err(|errors| {
         for e in &errors {
-            eprintln!("error: plugin ({}): {}", e.origin, e.message);
+            tell!("error: plugin ({}): {}", e.origin, e.message);
         }
-        eprintln!("nothing was run");
+        tell!("nothing was run");
         Outcome::BadInput
     })
 }
@@ -502,21 +521,33 @@ pub fn stderr_color() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal()
 }
 
+/// Prints JSON for tools to stdout, fit for a terminal (see `report::tables::printable_json`).
+pub fn print_json(v: &impl serde::Serialize) {
+    let text = serde_json::to_string_pretty(v).unwrap_or_default();
+    println!("{}", crate::report::tables::printable_json(&text));
+}
+
 /// Prints problems to stderr, and a closing line when any is an error.
 pub fn print_problems(problems: &[Problem]) {
     if problems.is_empty() {
         return;
     }
+    let color = stderr_color();
     let text = diag::render_text(
         problems,
         RenderOptions {
-            color: stderr_color(),
+            color,
             ..RenderOptions::default()
         },
     );
-    eprint!("{text}");
+    // Without colours no escape sequence belongs in it at all (its parts are escaped already).
+    if color {
+        eprint!("{text}");
+    } else {
+        eprint!("{}", crate::report::tables::printable(&text));
+    }
     if let Some(line) = problems_summary(problems) {
-        eprintln!("{line}");
+        tell!("{line}");
     }
 }
 

@@ -36,7 +36,7 @@ fn valid_name(name: &str) -> bool {
 
 fn new(ctx: &LoadCtx, args: &PluginNewArgs) -> Outcome {
     if !valid_name(&args.name) {
-        eprintln!(
+        tell!(
             "error: `{}` is not a plugin name: use lowercase letters, digits, `-` and `_`, starting with a letter",
             args.name
         );
@@ -49,7 +49,7 @@ fn new(ctx: &LoadCtx, args: &PluginNewArgs) -> Outcome {
         .unwrap_or_else(|| ctx.cwd.clone());
     let root = parent.join(&args.name);
     if root.exists() {
-        eprintln!("error: {} already exists", ctx.shown(&root).display());
+        tell!("error: {} already exists", ctx.shown(&root).display());
         return Outcome::BadInput;
     }
     let crate_name = args.name.replace('-', "_");
@@ -89,11 +89,11 @@ interface, `assay:plugin@{WIT_VERSION}`.\n",
             .map_or(Ok(()), std::fs::create_dir_all)
             .and_then(|_| std::fs::write(&path, text));
         if let Err(e) = written {
-            eprintln!("error: {}: {e}", ctx.shown(&path).display());
+            tell!("error: {}: {e}", ctx.shown(&path).display());
             return Outcome::Infrastructure;
         }
     }
-    println!(
+    say!(
         "created {} ({kind} plugin); build it with:\n  cd {} && cargo build --release --target wasm32-wasip2",
         ctx.shown(&root).display(),
         ctx.shown(&root).display()
@@ -149,7 +149,7 @@ fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs, allow_native: bool) -> Outco
     let provider = match provider {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("error: {e}");
+            tell!("error: {e}");
             return Outcome::BadInput;
         }
     };
@@ -166,18 +166,18 @@ fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs, allow_native: bool) -> Outco
         v["imports"] = json!(imports);
         v["grants"] = json!(grants);
         v["grants_declared"] = json!(declared.is_some());
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        super::print_json(&v);
         return Outcome::Success;
     }
-    println!("{}  {}", provider.name(), ctx.shown(&path).display());
+    say!("{}  {}", provider.name(), ctx.shown(&path).display());
     match &provider {
         Provider::Wasm(p) => {
-            println!(
+            say!(
                 "  sandboxed WebAssembly component, assay:plugin@{WIT_VERSION}, blake3 {}",
                 &p.hash[..16]
             );
         }
-        Provider::Native(_) => println!("  NATIVE library: runs unsandboxed, in assay's process"),
+        Provider::Native(_) => say!("  NATIVE library: runs unsandboxed, in assay's process"),
     }
     section(
         "check types",
@@ -201,7 +201,7 @@ fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs, allow_native: bool) -> Outco
             .map(|h| (h.name.as_str(), h.summary.as_str())),
     );
     if matches!(provider, Provider::Wasm(_)) {
-        println!(
+        say!(
             "  grants{}:",
             if declared.is_some() {
                 " (from assay.toml)"
@@ -209,7 +209,7 @@ fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs, allow_native: bool) -> Outco
                 " (none declared: deny-by-default)"
             }
         );
-        println!(
+        say!(
             "    time {} ms per call, memory {} MiB",
             grants.timeout.as_millis(),
             grants.memory_bytes >> 20
@@ -221,7 +221,7 @@ fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs, allow_native: bool) -> Outco
                 l.join(", ")
             }
         };
-        println!(
+        say!(
             "    read_dirs: {}",
             list(
                 grants
@@ -231,12 +231,12 @@ fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs, allow_native: bool) -> Outco
                     .collect()
             )
         );
-        println!("    env: {}", list(grants.env.clone()));
-        println!("    network: {}", list(grants.network.clone()));
+        say!("    env: {}", list(grants.env.clone()));
+        say!("    network: {}", list(grants.network.clone()));
         if !needs.is_empty() {
-            println!("  asks for (by its imports):");
+            say!("  asks for (by its imports):");
             for (i, need) in needs {
-                println!("    {i}: grant {need}");
+                say!("    {i}: grant {need}");
             }
         }
     }
@@ -248,8 +248,8 @@ fn section<'a>(title: &str, items: impl Iterator<Item = (&'a str, &'a str)>) {
     if items.is_empty() {
         return;
     }
-    println!("  {title}:");
+    say!("  {title}:");
     for (name, summary) in items {
-        println!("    {name:<20} {summary}");
+        say!("    {name:<20} {summary}");
     }
 }
