@@ -52,7 +52,10 @@ pub struct Cli {
     /// (repeatable).
     #[arg(long = "plugin", global = true, value_name = "PATH")]
     pub plugins: Vec<PathBuf>,
-    /// Allow native plugin libraries named with --plugin; they run unsandboxed.
+    /// Load native plugin libraries (declared in assay.toml with `trusted = true`, or named
+    /// with --plugin) for this invocation only. They run unsandboxed, in assay's process, so
+    /// loading one runs its code; a toml key alone is not consent. `validate`, `list` and
+    /// `plugin inspect` never load them, with or without this flag.
     #[arg(long, global = true)]
     pub allow_native: bool,
 }
@@ -148,7 +151,7 @@ pub struct PluginNewArgs {
 
 #[derive(Debug, Args)]
 pub struct PluginInspectArgs {
-    /// A .wasm component (or, with --allow-native, a native library).
+    /// A .wasm component, or a native library (described, never loaded).
     pub path: PathBuf,
     /// Print JSON.
     #[arg(long)]
@@ -373,7 +376,8 @@ pub fn main() -> ExitCode {
     };
     let mut ctx = LoadCtx::new(cwd);
     if let Command::Plugin(cmd) = &cli.command {
-        return plugin::run(&ctx, cmd, cli.allow_native).into();
+        // (`plugin inspect` never loads a native library: --allow-native changes nothing.)
+        return plugin::run(&ctx, cmd).into();
     }
     if let Command::Report(args) = &cli.command {
         return report::run(&ctx, args).into();
@@ -385,7 +389,13 @@ pub fn main() -> ExitCode {
         Command::Grade(a) => grade::scope(&ctx, a),
         Command::Plugin(_) | Command::Report(_) => Vec::new(),
     };
-    let plugins = match load_plugins(&ctx, &scope, &cli.plugins, cli.allow_native) {
+    // Read-only commands never run native code; the others only with the flag's consent.
+    let native = match &cli.command {
+        Command::Validate(_) | Command::List(_) => crate::plugin::NativePolicy::Never,
+        _ if cli.allow_native => crate::plugin::NativePolicy::Allowed,
+        _ => crate::plugin::NativePolicy::Refused,
+    };
+    let plugins = match load_plugins(&ctx, &scope, &cli.plugins, native) {
         Ok(p) => p,
         Err(o) => return o.into(),
     };
@@ -454,7 +464,7 @@ fn load_plugins(
     ctx: &LoadCtx,
     scope: &[PathBuf],
     flags: &[PathBuf],
-    allow_native: bool,
+    native: crate::plugin::NativePolicy,
 ) -> Result<crate::plugin::Plugins, Outcome> {
     use crate::plugin::{Declared, Plugins, grants::PluginConfig};
     let mut declared: Vec<Declared> = Vec::new();
@@ -494,13 +504,21 @@ fn load_plugins(
     if declared.is_empty() {
         return Ok(Plugins::default());
     }
-    Plugins::load(&declared, allow_native).map_err(|errors| {
+    let plugins = Plugins::load(&declared, native).map_err(|errors| {
         for e in &errors {
             tell!("error: plugin ({}): {}", e.origin, e.message);
         }
         tell!("nothing was run");
         Outcome::BadInput
-    })
+    })?;
+    for e in &plugins.unloaded_native {
+        tell!(
+            "note: plugin ({}): {}; check types and formats that are not built in are taken as its, unchecked",
+            e.origin,
+            e.message
+        );
+    }
+    Ok(plugins)
 }
 
 /// Discovers and loads the selected suites.

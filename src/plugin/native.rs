@@ -1,6 +1,8 @@
 //! Trusted native plugins: the same check types and formats over a small C ABI, loaded with
-//! `libloading` only when the user opts in (`trusted = true` in `assay.toml`, or
-//! `--allow-native`). They run unsandboxed, in assay's process, and are recorded as such.
+//! `libloading` only when the user opts in with `--allow-native` on the command line of that
+//! invocation (`trusted = true` in `assay.toml` declares a native library; it is not consent,
+//! since a pull request can carry it). `validate`, `list` and `plugin inspect` never load one.
+//! They run unsandboxed, in assay's process, and are recorded as such.
 //!
 //! The ABI (version 1), all strings NUL-terminated UTF-8 JSON, each returned one freed with
 //! `assay_plugin_free`:
@@ -59,7 +61,7 @@ impl NativePlugin {
     pub fn load(path: &Path) -> Result<Self, String> {
         let shown = path.display();
         // SAFETY: loading a native library runs its initialisers; the user opted in to
-        // trusting this file (`trusted = true` or --allow-native).
+        // trusting this file with --allow-native on the command line (see `NativePolicy`).
         let lib = unsafe { libloading::Library::new(path) }
             .map_err(|e| format!("{shown}: cannot load the native plugin: {e}"))?;
         // SAFETY: the symbols are looked up with the ABI's signatures; a library exporting
