@@ -346,7 +346,7 @@ fn plugin_types_are_validated_at_load_time_with_file_and_line() {
     let out = assay(d.path(), &["validate", "--plugin", "notes.txt"]);
     assert_eq!(code(&out), 2);
     assert!(
-        stderr(&out).contains("not a .wasm component"),
+        stderr(&out).contains("neither a .wasm component nor a native library"),
         "{}",
         stderr(&out)
     );

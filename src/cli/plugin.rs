@@ -121,18 +121,6 @@ fn wasi_needs(imports: &[String]) -> Vec<(String, &'static str)> {
         .collect()
 }
 
-/// What kind of native library a file's first bytes say it is, if any.
-fn native_kind(head: &[u8]) -> Option<&'static str> {
-    match head {
-        [0x7f, b'E', b'L', b'F', ..] => Some("ELF"),
-        [0xfe, 0xed, 0xfa, 0xce | 0xcf, ..]
-        | [0xce | 0xcf, 0xfa, 0xed, 0xfe, ..]
-        | [0xca, 0xfe, 0xba, 0xbe, ..] => Some("Mach-O"),
-        [b'M', b'Z', ..] => Some("PE"),
-        _ => None,
-    }
-}
-
 /// A native library, described without loading it: loading one runs its code, and inspecting
 /// is how a user decides whether to trust it.
 fn inspect_native(ctx: &LoadCtx, args: &PluginInspectArgs, path: &std::path::Path) -> Outcome {
@@ -143,7 +131,7 @@ fn inspect_native(ctx: &LoadCtx, args: &PluginInspectArgs, path: &std::path::Pat
             return Outcome::BadInput;
         }
     };
-    let Some(kind) = native_kind(&bytes) else {
+    let Some(kind) = crate::plugin::native::kind_of(&bytes) else {
         tell!(
             "error: {}: neither a .wasm component nor a native library",
             args.path.display()

@@ -197,6 +197,12 @@ impl Plugins {
                         NativePolicy::Allowed => {
                             NativePlugin::load(&file).map(|p| Provider::Native(Arc::new(p)))
                         }
+                        NativePolicy::Never if native::kind_of_file(&file).is_none() => {
+                            Err(format!(
+                                "{}: neither a .wasm component nor a native library",
+                                file.display()
+                            ))
+                        }
                         NativePolicy::Never => {
                             plugins.unloaded_native.push(err(format!(
                                 "the native plugin {} was not loaded: this command never loads native code",

@@ -32,6 +32,28 @@ use crate::harness::Event;
 
 pub const ABI_VERSION: u32 = 1;
 
+/// What kind of native library a file's first bytes say it is (ELF, Mach-O, PE), if any. Read
+/// without loading it, so commands that never run native code can still tell one apart.
+pub fn kind_of(head: &[u8]) -> Option<&'static str> {
+    match head {
+        [0x7f, b'E', b'L', b'F', ..] => Some("ELF"),
+        [0xfe, 0xed, 0xfa, 0xce | 0xcf, ..]
+        | [0xce | 0xcf, 0xfa, 0xed, 0xfe, ..]
+        | [0xca, 0xfe, 0xba, 0xbe, ..] => Some("Mach-O"),
+        [b'M', b'Z', ..] => Some("PE"),
+        _ => None,
+    }
+}
+
+/// The kind of native library at `path` (by its first bytes), if it is one.
+pub fn kind_of_file(path: &Path) -> Option<&'static str> {
+    use std::io::Read;
+    let mut head = [0u8; 4];
+    let mut f = std::fs::File::open(path).ok()?;
+    f.read_exact(&mut head).ok()?;
+    kind_of(&head)
+}
+
 type AbiFn = unsafe extern "C" fn() -> u32;
 type DescribeFn = unsafe extern "C" fn() -> *mut c_char;
 type CallFn = unsafe extern "C" fn(*const c_char) -> *mut c_char;
