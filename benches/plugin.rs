@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use assay::assert::check::Checks;
 use assay::assert::view::CaseRunView;
 use assay::plugin::grants::PluginConfig;
-use assay::plugin::{Declared, Plugins};
+use assay::plugin::{Declared, NativePolicy, Plugins};
 use assay::spec::{Check, CheckTarget};
 use serde_json::json;
 
@@ -58,19 +58,19 @@ fn main() {
 
     // Cold start: the first load compiles and fills the cache; later loads are served by it.
     let t = Instant::now();
-    let plugins = Plugins::load(&[declare("hostile.wasm")], false).unwrap();
+    let plugins = Plugins::load(&[declare("hostile.wasm")], NativePolicy::Refused).unwrap();
     let first = t.elapsed();
     let mut cold = Vec::new();
     for _ in 0..30 {
         let t = Instant::now();
-        let p = Plugins::load(&[declare("markdown.wasm")], false).unwrap();
+        let p = Plugins::load(&[declare("markdown.wasm")], NativePolicy::Refused).unwrap();
         cold.push(t.elapsed());
         drop(p);
     }
     let mut cold_hostile = Vec::new();
     for _ in 0..30 {
         let t = Instant::now();
-        let p = Plugins::load(&[declare("hostile.wasm")], false).unwrap();
+        let p = Plugins::load(&[declare("hostile.wasm")], NativePolicy::Refused).unwrap();
         cold_hostile.push(t.elapsed());
         drop(p);
     }

@@ -346,7 +346,7 @@ fn plugin_types_are_validated_at_load_time_with_file_and_line() {
     let out = assay(d.path(), &["validate", "--plugin", "notes.txt"]);
     assert_eq!(code(&out), 2);
     assert!(
-        stderr(&out).contains("not a .wasm component"),
+        stderr(&out).contains("neither a .wasm component nor a native library"),
         "{}",
         stderr(&out)
     );
@@ -403,7 +403,7 @@ fn inspect_lists_types_grants_and_needs() {
 }
 
 #[test]
-fn a_trusted_native_plugin_loads_only_when_trusted_and_is_recorded_unsandboxed() {
+fn a_trusted_native_plugin_loads_only_with_allow_native_and_is_recorded_unsandboxed() {
     let lib = native_plugin();
     let d = tempfile::tempdir().unwrap();
     let spec = json!({"skill_name": "h", "assertions": [
@@ -428,14 +428,24 @@ fn a_trusted_native_plugin_loads_only_when_trusted_and_is_recorded_unsandboxed()
     let out = assay(d.path(), &["run", "--output-dir", "out"]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("runs unsandboxed and loads only with `trusted = true`"),
+        stderr(&out)
+            .contains("runs unsandboxed, in assay's process, and loads only with --allow-native"),
         "{}",
         stderr(&out)
     );
     assert!(!d.path().join("out").exists(), "nothing ran");
 
+    // `trusted = true` declares it native; it is not consent.
     write_tree(d.path(), &[("assay.toml", &toml(true))]);
     let out = assay(d.path(), &["run", "--output-dir", "out"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("assay.toml): ") && stderr(&out).contains("--allow-native"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!d.path().join("out").exists(), "nothing ran");
+    let out = assay(d.path(), &["run", "--output-dir", "out", "--allow-native"]);
     assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
     let r = &results(&d.path().join("out"))["h"];
     assert_eq!(outcome(r, "lines")["passed"], true);
@@ -447,17 +457,21 @@ fn a_trusted_native_plugin_loads_only_when_trusted_and_is_recorded_unsandboxed()
     let run = read_json(&d.path().join("out/run.json"));
     assert_eq!(run["plugins"][0]["sandboxed"], false);
 
-    // --allow-native opts in for a library named on the command line.
+    // Inspecting describes a native library without loading it, flag or not.
     let plain = tempfile::tempdir().unwrap();
     let lib_s = lib.display().to_string();
-    let out = assay(plain.path(), &["plugin", "inspect", &lib_s]);
-    assert_eq!(code(&out), 2);
-    let out = assay(
-        plain.path(),
-        &["plugin", "inspect", &lib_s, "--allow-native"],
-    );
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(stdout(&out).contains("NATIVE library: runs unsandboxed"));
+    for flag in [None, Some("--allow-native")] {
+        let mut args = vec!["plugin", "inspect", &lib_s];
+        args.extend(flag);
+        let out = assay(plain.path(), &args);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert!(
+            stdout(&out).contains("NATIVE library (ELF): runs unsandboxed")
+                && stdout(&out).contains("not loaded"),
+            "{}",
+            stdout(&out)
+        );
+    }
 }
 
 #[test]

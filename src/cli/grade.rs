@@ -23,7 +23,7 @@ pub fn run(ctx: &LoadCtx, args: &GradeArgs, plugins: &crate::plugin::Plugins) ->
     let path = ctx.cwd.join(&args.path);
     if path.join("run.json").is_file() {
         if args.output.is_some() {
-            eprintln!(
+            tell!(
                 "error: {} is a run folder; --output grades a captured output against a spec",
                 args.path.display()
             );
@@ -60,7 +60,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, Outcome> {
         .enable_all()
         .build()
         .map_err(|e| {
-            eprintln!("error: cannot start the async runtime: {e}");
+            tell!("error: cannot start the async runtime: {e}");
             Outcome::Infrastructure
         })
 }
@@ -94,7 +94,7 @@ fn captured(
     plugins: &crate::plugin::Plugins,
 ) -> Outcome {
     let Some(output_path) = &args.output else {
-        eprintln!(
+        tell!(
             "error: {} is not a run folder (no run.json); to grade a captured output give it with --output <file>",
             args.path.display()
         );
@@ -103,7 +103,7 @@ fn captured(
     let output = match std::fs::read_to_string(ctx.cwd.join(output_path)) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!(
+            tell!(
                 "error: {}: cannot read the output: {e}",
                 output_path.display()
             );
@@ -114,7 +114,7 @@ fn captured(
         Some(p) => match std::fs::read_to_string(ctx.cwd.join(p)) {
             Ok(t) => Some(t),
             Err(e) => {
-                eprintln!(
+                tell!(
                     "error: {}: cannot read the output to compare against: {e}",
                     p.display()
                 );
@@ -138,15 +138,15 @@ fn captured(
     let (suite, case) = match pick_case(&loaded.suites, args.case.as_deref()) {
         Ok(found) => found,
         Err(why) => {
-            eprintln!("error: {why}");
+            tell!("error: {why}");
             return Outcome::BadInput;
         }
     };
     if !case.fixtures.is_empty() {
         if suite.format == Format::Clauditor {
-            eprintln!("WARNING: --output bypasses the runner; input_files declaration is ignored.");
+            tell!("WARNING: --output bypasses the runner; input_files declaration is ignored.");
         } else {
-            eprintln!("warning: --output bypasses the runner; the case's fixtures are ignored.");
+            tell!("warning: --output bypasses the runner; the case's fixtures are ignored.");
         }
     }
     // A captured output has no transcript, workspace or process: only output checks apply.
@@ -204,13 +204,14 @@ fn captured(
         if let Some(c) = &comparison {
             out["comparison"] = comparison_json(c);
         }
-        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        super::print_json(&out);
     } else {
         print_graded(&format!("{}/{}", suite.id, case.id), &graded, true);
         for c in &skipped {
-            println!(
+            say!(
                 "  - {} ({}): skipped, it needs a run, not a captured output",
-                c.id, c.kind
+                c.id,
+                c.kind
             );
         }
         if let Some(c) = &comparison {
@@ -299,7 +300,7 @@ fn print_comparison(label: &str, c: &Result<Comparison, String>) {
                 Preference::B => "B is better",
                 Preference::Tie => "tie",
             };
-            println!(
+            say!(
                 "blind A/B {label}: {who} (confidence {:.2}{})",
                 c.confidence,
                 if c.consistent {
@@ -314,13 +315,15 @@ fn print_comparison(label: &str, c: &Result<Comparison, String>) {
                 } else {
                     "B"
                 };
-                println!(
+                say!(
                     "  {first} shown first: {:?} at {:.2}: {}",
-                    r.preferred, r.confidence, r.reasoning
+                    r.preferred,
+                    r.confidence,
+                    r.reasoning
                 );
             }
         }
-        Err(e) => println!("blind A/B {label}: {e}"),
+        Err(e) => say!("blind A/B {label}: {e}"),
     }
 }
 
@@ -344,12 +347,12 @@ fn print_graded(label: &str, g: &Graded, detail: bool) {
     if !detail && let Some(r) = g.grade.reasons.first() {
         line.push_str(&format!(": {}", r.lines().next().unwrap_or("")));
     }
-    println!("{line}");
+    say!("{line}");
     if !detail {
         return;
     }
     for c in &g.checks {
-        println!(
+        say!(
             "  {} {} ({}): {}",
             if c.passed { "✓" } else { "✗" },
             c.id,
@@ -359,17 +362,19 @@ fn print_graded(label: &str, g: &Graded, detail: bool) {
         if !c.passed
             && let Some(e) = &c.evidence
         {
-            println!("      evidence: {e}");
+            say!("      evidence: {e}");
         }
     }
     if let Some(j) = &g.judge {
-        println!(
+        say!(
             "  judge {}:{} (chosen by {})",
-            j.provider, j.model, j.chosen_by
+            j.provider,
+            j.model,
+            j.chosen_by
         );
         if let Some(e) = &j.expectations {
             for x in &e.expectations {
-                println!(
+                say!(
                     "  {} {}: {}",
                     if x.passed { "✓" } else { "✗" },
                     x.text,
@@ -379,7 +384,7 @@ fn print_graded(label: &str, g: &Graded, detail: bool) {
         }
         if let Some(r) = &j.rubric {
             for c in &r.criteria {
-                println!(
+                say!(
                     "  {} {} ({:.2}): {}",
                     if c.passed { "✓" } else { "✗" },
                     c.id,
@@ -387,25 +392,28 @@ fn print_graded(label: &str, g: &Graded, detail: bool) {
                     c.reasoning
                 );
             }
-            println!(
+            say!(
                 "  rubric: pass rate {:.2} (min {:.2}), mean score {:.2} (min {:.2})",
-                r.pass_rate, r.thresholds.min_pass_rate, r.mean_score, r.thresholds.min_mean_score
+                r.pass_rate,
+                r.thresholds.min_pass_rate,
+                r.mean_score,
+                r.thresholds.min_mean_score
             );
         }
         if let Some(c) = &j.criteria {
-            println!(
+            say!(
                 "  {} criteria: {}",
                 if c.pass { "✓" } else { "✗" },
                 c.reasoning
             );
         }
         if let Some(e) = &j.error {
-            println!("  the judge failed: {e}");
+            say!("  the judge failed: {e}");
         }
     }
     if g.grade.verdict != Verdict::Pass {
         for r in &g.grade.reasons {
-            println!("  reason: {r}");
+            say!("  reason: {r}");
         }
     }
 }
@@ -443,7 +451,7 @@ fn regrade_run(
     let mut recorded = match regrade::read_run(dir) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {e}");
+            tell!("error: {e}");
             return Outcome::BadInput;
         }
     };
@@ -451,7 +459,7 @@ fn regrade_run(
         Some(b) => match regrade::read_run(&ctx.cwd.join(b)) {
             Ok(r) => Some(r),
             Err(e) => {
-                eprintln!("error: {e}");
+                tell!("error: {e}");
                 return Outcome::BadInput;
             }
         },
@@ -465,7 +473,7 @@ fn regrade_run(
     sources.sort();
     sources.dedup();
     if sources.is_empty() {
-        eprintln!(
+        tell!(
             "error: {}: the run folder does not say where its suites came from",
             dir.display()
         );
@@ -510,12 +518,12 @@ fn regrade_run(
     for (r, slot) in recorded.iter_mut().zip(&slots) {
         let label = format!("{}/{} run {}", r.suite, r.case, r.run);
         if r.result["kind"] == "trigger" {
-            println!("skipped    {label}: a trigger eval has nothing to grade again");
+            say!("skipped    {label}: a trigger eval has nothing to grade again");
             report.push(json!({"suite": r.suite, "case": r.case, "run": r.run, "skipped": "a trigger eval"}));
             continue;
         }
         let Some((suite, case)) = find(r) else {
-            println!(
+            say!(
                 "skipped    {label}: the case is no longer in {}",
                 r.suite_source
                     .as_deref()
@@ -526,7 +534,7 @@ fn regrade_run(
             continue;
         };
         if !matches!(r.status.as_str(), "completed" | "failed") {
-            println!(
+            say!(
                 "skipped    {label}: it did not run ({})",
                 r.reason.as_deref().unwrap_or(&r.status)
             );
@@ -571,7 +579,7 @@ fn regrade_run(
                 .filter(|c| matches!(c, Ok(c) if c.preferred == p))
                 .count()
         };
-        println!(
+        say!(
             "blind A/B: this run better in {}, the other in {}, ties {}, not compared {}",
             count(Preference::A),
             count(Preference::B),
@@ -580,13 +588,9 @@ fn regrade_run(
         );
     }
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json!({"run": dir, "case_runs": report}))
-                .unwrap_or_default()
-        );
+        super::print_json(&json!({"run": dir, "case_runs": report}));
     } else {
-        println!(
+        say!(
             "re-graded {} case-run(s) in {}",
             graded_all.len(),
             ctx.shown(dir).display()

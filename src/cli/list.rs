@@ -2,6 +2,7 @@
 
 use super::{ListArgs, load, print_problems};
 use crate::exit::Outcome;
+use crate::report::tables::printable;
 use crate::spec::formats::LoadCtx;
 use crate::spec::{Case, Suite};
 
@@ -12,12 +13,9 @@ pub fn run(ctx: &LoadCtx, args: &ListArgs) -> Outcome {
         return Outcome::BadInput;
     }
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&loaded.suites).unwrap_or_default()
-        );
+        super::print_json(&loaded.suites);
     } else {
-        print!("{}", render_table(&loaded.suites));
+        print!("{}", printable(&render_table(&loaded.suites)));
     }
     Outcome::Success
 }

@@ -1,4 +1,23 @@
 //! The command line: argument parsing and dispatch. Each command is a file.
+//!
+//! Every line for people goes through [`say!`] (stdout) or [`tell!`] (stderr): ids, paths and
+//! text from suites, agents, scripts and plugins may hold control characters, and those are
+//! shown escaped, never sent, so nothing can erase a line, move the cursor or retitle the
+//! window. JSON for tools is printed with [`crate::report::tables::printable_json`].
+
+/// `println!`, control characters shown escaped (see `report::tables::printable`).
+macro_rules! say {
+    ($($arg:tt)*) => {
+        println!("{}", $crate::report::tables::printable(&format!($($arg)*)))
+    };
+}
+
+/// `eprintln!`, control characters shown escaped (see `report::tables::printable`).
+macro_rules! tell {
+    ($($arg:tt)*) => {
+        eprintln!("{}", $crate::report::tables::printable(&format!($($arg)*)))
+    };
+}
 
 pub mod grade;
 mod list;
@@ -33,7 +52,10 @@ pub struct Cli {
     /// (repeatable).
     #[arg(long = "plugin", global = true, value_name = "PATH")]
     pub plugins: Vec<PathBuf>,
-    /// Allow native plugin libraries named with --plugin; they run unsandboxed.
+    /// Load native plugin libraries (declared in assay.toml with `trusted = true`, or named
+    /// with --plugin) for this invocation only. They run unsandboxed, in assay's process, so
+    /// loading one runs its code; a toml key alone is not consent. `validate`, `list` and
+    /// `plugin inspect` never load them, with or without this flag.
     #[arg(long, global = true)]
     pub allow_native: bool,
 }
@@ -129,7 +151,7 @@ pub struct PluginNewArgs {
 
 #[derive(Debug, Args)]
 pub struct PluginInspectArgs {
-    /// A .wasm component (or, with --allow-native, a native library).
+    /// A .wasm component, or a native library (described, never loaded).
     pub path: PathBuf,
     /// Print JSON.
     #[arg(long)]
@@ -348,13 +370,14 @@ pub fn main() -> ExitCode {
     let cwd = match std::env::current_dir() {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("error: cannot read the current folder: {e}");
+            tell!("error: cannot read the current folder: {e}");
             return Outcome::Infrastructure.into();
         }
     };
     let mut ctx = LoadCtx::new(cwd);
     if let Command::Plugin(cmd) = &cli.command {
-        return plugin::run(&ctx, cmd, cli.allow_native).into();
+        // (`plugin inspect` never loads a native library: --allow-native changes nothing.)
+        return plugin::run(&ctx, cmd).into();
     }
     if let Command::Report(args) = &cli.command {
         return report::run(&ctx, args).into();
@@ -366,7 +389,13 @@ pub fn main() -> ExitCode {
         Command::Grade(a) => grade::scope(&ctx, a),
         Command::Plugin(_) | Command::Report(_) => Vec::new(),
     };
-    let plugins = match load_plugins(&ctx, &scope, &cli.plugins, cli.allow_native) {
+    // Read-only commands never run native code; the others only with the flag's consent.
+    let native = match &cli.command {
+        Command::Validate(_) | Command::List(_) => crate::plugin::NativePolicy::Never,
+        _ if cli.allow_native => crate::plugin::NativePolicy::Allowed,
+        _ => crate::plugin::NativePolicy::Refused,
+    };
+    let plugins = match load_plugins(&ctx, &scope, &cli.plugins, native) {
         Ok(p) => p,
         Err(o) => return o.into(),
     };
@@ -435,7 +464,7 @@ fn load_plugins(
     ctx: &LoadCtx,
     scope: &[PathBuf],
     flags: &[PathBuf],
-    allow_native: bool,
+    native: crate::plugin::NativePolicy,
 ) -> Result<crate::plugin::Plugins, Outcome> {
     use crate::plugin::{Declared, Plugins, grants::PluginConfig};
     let mut declared: Vec<Declared> = Vec::new();
@@ -475,13 +504,21 @@ fn load_plugins(
     if declared.is_empty() {
         return Ok(Plugins::default());
     }
-    Plugins::load(&declared, allow_native).map_err(|errors| {
+    let plugins = Plugins::load(&declared, native).map_err(|errors| {
         for e in &errors {
-            eprintln!("error: plugin ({}): {}", e.origin, e.message);
+            tell!("error: plugin ({}): {}", e.origin, e.message);
         }
-        eprintln!("nothing was run");
+        tell!("nothing was run");
         Outcome::BadInput
-    })
+    })?;
+    for e in &plugins.unloaded_native {
+        tell!(
+            "note: plugin ({}): {}; check types and formats that are not built in are taken as its, unchecked",
+            e.origin,
+            e.message
+        );
+    }
+    Ok(plugins)
 }
 
 /// Discovers and loads the selected suites.
@@ -502,21 +539,33 @@ pub fn stderr_color() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal()
 }
 
+/// Prints JSON for tools to stdout, fit for a terminal (see `report::tables::printable_json`).
+pub fn print_json(v: &impl serde::Serialize) {
+    let text = serde_json::to_string_pretty(v).unwrap_or_default();
+    println!("{}", crate::report::tables::printable_json(&text));
+}
+
 /// Prints problems to stderr, and a closing line when any is an error.
 pub fn print_problems(problems: &[Problem]) {
     if problems.is_empty() {
         return;
     }
+    let color = stderr_color();
     let text = diag::render_text(
         problems,
         RenderOptions {
-            color: stderr_color(),
+            color,
             ..RenderOptions::default()
         },
     );
-    eprint!("{text}");
+    // Without colours no escape sequence belongs in it at all (its parts are escaped already).
+    if color {
+        eprint!("{text}");
+    } else {
+        eprint!("{}", crate::report::tables::printable(&text));
+    }
     if let Some(line) = problems_summary(problems) {
-        eprintln!("{line}");
+        tell!("{line}");
     }
 }
 

@@ -6,14 +6,13 @@ use super::{PluginCommand, PluginInspectArgs, PluginKind, PluginNewArgs};
 use crate::exit::Outcome;
 use crate::plugin::grants::Grants;
 use crate::plugin::loaded::{LoadedPlugin, WIT_VERSION};
-use crate::plugin::native::NativePlugin;
 use crate::plugin::{Provider, engine};
 use crate::spec::formats::LoadCtx;
 
-pub fn run(ctx: &LoadCtx, cmd: &PluginCommand, allow_native: bool) -> Outcome {
+pub fn run(ctx: &LoadCtx, cmd: &PluginCommand) -> Outcome {
     match cmd {
         PluginCommand::New(args) => new(ctx, args),
-        PluginCommand::Inspect(args) => inspect(ctx, args, allow_native),
+        PluginCommand::Inspect(args) => inspect(ctx, args),
     }
 }
 
@@ -36,7 +35,7 @@ fn valid_name(name: &str) -> bool {
 
 fn new(ctx: &LoadCtx, args: &PluginNewArgs) -> Outcome {
     if !valid_name(&args.name) {
-        eprintln!(
+        tell!(
             "error: `{}` is not a plugin name: use lowercase letters, digits, `-` and `_`, starting with a letter",
             args.name
         );
@@ -49,7 +48,7 @@ fn new(ctx: &LoadCtx, args: &PluginNewArgs) -> Outcome {
         .unwrap_or_else(|| ctx.cwd.clone());
     let root = parent.join(&args.name);
     if root.exists() {
-        eprintln!("error: {} already exists", ctx.shown(&root).display());
+        tell!("error: {} already exists", ctx.shown(&root).display());
         return Outcome::BadInput;
     }
     let crate_name = args.name.replace('-', "_");
@@ -89,11 +88,11 @@ interface, `assay:plugin@{WIT_VERSION}`.\n",
             .map_or(Ok(()), std::fs::create_dir_all)
             .and_then(|_| std::fs::write(&path, text));
         if let Err(e) = written {
-            eprintln!("error: {}: {e}", ctx.shown(&path).display());
+            tell!("error: {}: {e}", ctx.shown(&path).display());
             return Outcome::Infrastructure;
         }
     }
-    println!(
+    say!(
         "created {} ({kind} plugin); build it with:\n  cd {} && cargo build --release --target wasm32-wasip2",
         ctx.shown(&root).display(),
         ctx.shown(&root).display()
@@ -122,9 +121,51 @@ fn wasi_needs(imports: &[String]) -> Vec<(String, &'static str)> {
         .collect()
 }
 
-fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs, allow_native: bool) -> Outcome {
+/// A native library, described without loading it: loading one runs its code, and inspecting
+/// is how a user decides whether to trust it.
+fn inspect_native(ctx: &LoadCtx, args: &PluginInspectArgs, path: &std::path::Path) -> Outcome {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            tell!("error: {}: {e}", ctx.shown(path).display());
+            return Outcome::BadInput;
+        }
+    };
+    let Some(kind) = crate::plugin::native::kind_of(&bytes) else {
+        tell!(
+            "error: {}: neither a .wasm component nor a native library",
+            args.path.display()
+        );
+        return Outcome::BadInput;
+    };
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().trim_start_matches("lib").to_string())
+        .unwrap_or_default();
+    let hash = blake3::hash(&bytes).to_hex().to_string();
+    let why = "not loaded: inspecting never runs native code; what it provides is known only when `assay run --allow-native` loads it";
+    if args.json {
+        super::print_json(&json!({
+            "name": name, "path": path, "blake3": hash, "sandboxed": false, "native": kind,
+            "loaded": false, "note": why,
+        }));
+        return Outcome::Success;
+    }
+    say!("{name}  {}", ctx.shown(path).display());
+    say!(
+        "  NATIVE library ({kind}): runs unsandboxed, in assay's process, blake3 {}",
+        &hash[..16]
+    );
+    say!("  {why}");
+    Outcome::Success
+}
+
+fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs) -> Outcome {
     let path = ctx.cwd.join(&args.path);
     let is_wasm = path.extension().is_some_and(|e| e == "wasm");
+    if !is_wasm {
+        return inspect_native(ctx, args, &path);
+    }
     // The grants it would get here: from assay.toml's declaration of the same file, if any.
     let declared = crate::config::find_root(&ctx.cwd).and_then(|root| {
         let c = crate::config::load(&root, &ctx.shown(&root)).ok()?;
@@ -134,29 +175,15 @@ fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs, allow_native: bool) -> Outco
         })
     });
     let grants = declared.clone().unwrap_or_default();
-    let provider = if is_wasm {
-        engine::shared().and_then(|e| {
-            LoadedPlugin::load(e, &path, grants.clone()).map(|p| Provider::Wasm(p.into()))
-        })
-    } else if allow_native {
-        NativePlugin::load(&path).map(|p| Provider::Native(p.into()))
-    } else {
-        Err(format!(
-            "{}: not a .wasm component; native libraries are inspected only with --allow-native (they run unsandboxed)",
-            args.path.display()
-        ))
-    };
-    let provider = match provider {
-        Ok(p) => p,
+    let plugin = match engine::shared().and_then(|e| LoadedPlugin::load(e, &path, grants.clone())) {
+        Ok(p) => std::sync::Arc::new(p),
         Err(e) => {
-            eprintln!("error: {e}");
+            tell!("error: {e}");
             return Outcome::BadInput;
         }
     };
-    let imports = match &provider {
-        Provider::Wasm(p) => p.wasi_imports(),
-        Provider::Native(_) => Vec::new(),
-    };
+    let provider = Provider::Wasm(plugin.clone());
+    let imports = plugin.wasi_imports();
     let needs = wasi_needs(&imports);
     if args.json {
         let mut v = provider.record();
@@ -166,19 +193,14 @@ fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs, allow_native: bool) -> Outco
         v["imports"] = json!(imports);
         v["grants"] = json!(grants);
         v["grants_declared"] = json!(declared.is_some());
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        super::print_json(&v);
         return Outcome::Success;
     }
-    println!("{}  {}", provider.name(), ctx.shown(&path).display());
-    match &provider {
-        Provider::Wasm(p) => {
-            println!(
-                "  sandboxed WebAssembly component, assay:plugin@{WIT_VERSION}, blake3 {}",
-                &p.hash[..16]
-            );
-        }
-        Provider::Native(_) => println!("  NATIVE library: runs unsandboxed, in assay's process"),
-    }
+    say!("{}  {}", provider.name(), ctx.shown(&path).display());
+    say!(
+        "  sandboxed WebAssembly component, assay:plugin@{WIT_VERSION}, blake3 {}",
+        &plugin.hash[..16]
+    );
     section(
         "check types",
         provider
@@ -200,44 +222,42 @@ fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs, allow_native: bool) -> Outco
             .iter()
             .map(|h| (h.name.as_str(), h.summary.as_str())),
     );
-    if matches!(provider, Provider::Wasm(_)) {
-        println!(
-            "  grants{}:",
-            if declared.is_some() {
-                " (from assay.toml)"
-            } else {
-                " (none declared: deny-by-default)"
-            }
-        );
-        println!(
-            "    time {} ms per call, memory {} MiB",
-            grants.timeout.as_millis(),
-            grants.memory_bytes >> 20
-        );
-        let list = |l: Vec<String>| {
-            if l.is_empty() {
-                "none".to_string()
-            } else {
-                l.join(", ")
-            }
-        };
-        println!(
-            "    read_dirs: {}",
-            list(
-                grants
-                    .read_dirs
-                    .iter()
-                    .map(|p| ctx.shown(p).display().to_string())
-                    .collect()
-            )
-        );
-        println!("    env: {}", list(grants.env.clone()));
-        println!("    network: {}", list(grants.network.clone()));
-        if !needs.is_empty() {
-            println!("  asks for (by its imports):");
-            for (i, need) in needs {
-                println!("    {i}: grant {need}");
-            }
+    say!(
+        "  grants{}:",
+        if declared.is_some() {
+            " (from assay.toml)"
+        } else {
+            " (none declared: deny-by-default)"
+        }
+    );
+    say!(
+        "    time {} ms per call, memory {} MiB",
+        grants.timeout.as_millis(),
+        grants.memory_bytes >> 20
+    );
+    let list = |l: Vec<String>| {
+        if l.is_empty() {
+            "none".to_string()
+        } else {
+            l.join(", ")
+        }
+    };
+    say!(
+        "    read_dirs: {}",
+        list(
+            grants
+                .read_dirs
+                .iter()
+                .map(|p| ctx.shown(p).display().to_string())
+                .collect()
+        )
+    );
+    say!("    env: {}", list(grants.env.clone()));
+    say!("    network: {}", list(grants.network.clone()));
+    if !needs.is_empty() {
+        say!("  asks for (by its imports):");
+        for (i, need) in needs {
+            say!("    {i}: grant {need}");
         }
     }
     Outcome::Success
@@ -248,8 +268,8 @@ fn section<'a>(title: &str, items: impl Iterator<Item = (&'a str, &'a str)>) {
     if items.is_empty() {
         return;
     }
-    println!("  {title}:");
+    say!("  {title}:");
     for (name, summary) in items {
-        println!("    {name:<20} {summary}");
+        say!("    {name:<20} {summary}");
     }
 }

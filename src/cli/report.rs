@@ -3,6 +3,7 @@
 use super::{ReportArgs, ReportCommand, ReportDiffArgs, ReportMergeArgs};
 use crate::exit::Outcome;
 use crate::report;
+use crate::report::tables::{printable, printable_json};
 use crate::spec::formats::LoadCtx;
 
 fn read(ctx: &LoadCtx, dir: &std::path::Path) -> Result<report::Report, Outcome> {
@@ -13,7 +14,7 @@ fn read(ctx: &LoadCtx, dir: &std::path::Path) -> Result<report::Report, Outcome>
             Ok(r)
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            tell!("error: {e}");
             Err(Outcome::BadInput)
         }
     }
@@ -26,9 +27,9 @@ fn diff(ctx: &LoadCtx, args: &ReportDiffArgs) -> Outcome {
     };
     let d = report::diff::diff(&a, &b);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&d).unwrap_or_default());
+        super::print_json(&d);
     } else {
-        print!("{}", report::diff::render_text(&d));
+        print!("{}", printable(&report::diff::render_text(&d)));
     }
     if d.has_regressions() {
         Outcome::Failed
@@ -42,7 +43,7 @@ fn merge(ctx: &LoadCtx, args: &ReportMergeArgs) -> Outcome {
     let out = ctx.cwd.join(&args.output_dir);
     match report::merge::merge(&runs, &out) {
         Ok(n) => {
-            println!(
+            say!(
                 "merged {n} case-run(s) from {} run folder(s) into {}",
                 runs.len(),
                 ctx.shown(&out).display()
@@ -50,11 +51,11 @@ fn merge(ctx: &LoadCtx, args: &ReportMergeArgs) -> Outcome {
             Outcome::Success
         }
         Err(e @ report::merge::MergeError::Io { .. }) => {
-            eprintln!("error: {e}");
+            tell!("error: {e}");
             Outcome::Infrastructure
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            tell!("error: {e}");
             Outcome::BadInput
         }
     }
@@ -67,9 +68,7 @@ pub fn run(ctx: &LoadCtx, args: &ReportArgs) -> Outcome {
         None => {}
     }
     let Some(run_dir) = &args.run_dir else {
-        eprintln!(
-            "error: give a run folder (assay report <run-dir>), or `assay report diff <a> <b>`"
-        );
+        tell!("error: give a run folder (assay report <run-dir>), or `assay report diff <a> <b>`");
         return Outcome::BadInput;
     };
     let dir = ctx.cwd.join(run_dir);
@@ -79,7 +78,7 @@ pub fn run(ctx: &LoadCtx, args: &ReportArgs) -> Outcome {
             r
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            tell!("error: {e}");
             return Outcome::BadInput;
         }
     };
@@ -88,11 +87,16 @@ pub fn run(ctx: &LoadCtx, args: &ReportArgs) -> Outcome {
         Some(path) => {
             let path = ctx.cwd.join(path);
             if let Err(e) = crate::run::record::write_atomic(&path, text.as_bytes()) {
-                eprintln!("error: {}: {e}", path.display());
+                tell!("error: {}: {e}", path.display());
                 return Outcome::Infrastructure;
             }
         }
-        None => print!("{text}"),
+        // JSON as JSON (its escapes are fit for a terminal); the other formats hold no
+        // control characters but newlines and tabs, so what prints is what a file would hold.
+        None if matches!(args.format, report::Format::Json | report::Format::Uaaps) => {
+            print!("{}", printable_json(&text))
+        }
+        None => print!("{}", printable(&text)),
     }
     Outcome::Success
 }

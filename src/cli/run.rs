@@ -14,7 +14,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         return Outcome::BadInput;
     }
     if loaded.suites.is_empty() {
-        eprintln!("error: no eval suites found");
+        tell!("error: no eval suites found");
         return Outcome::BadInput;
     }
     let opts = RunOptions {
@@ -61,7 +61,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
             .iter()
             .find(|s| ws.starts_with(&s.project_root))
     {
-        eprintln!(
+        tell!(
             "warning: the workspaces are inside the project {}: agents that read `.claude/` in parent folders (Claude Code does) see the project's own skills there, so baselines and trigger evals are not isolated; put --workspace-dir outside the project",
             ctx.shown(&s.project_root).display()
         );
@@ -98,12 +98,12 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         }
         Err(NotStarted::Unavailable(list)) => {
             for (name, u) in list {
-                eprintln!("error: harness `{name}`: {}", u.message);
+                tell!("error: harness `{name}`: {}", u.message);
                 if !u.fix.is_empty() {
-                    eprintln!("  help: {}", u.fix);
+                    tell!("  help: {}", u.fix);
                 }
             }
-            eprintln!("nothing was run");
+            tell!("nothing was run");
             return Outcome::Infrastructure;
         }
     };
@@ -117,18 +117,24 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
                     match crate::report::write(&r, *f, &report.dir) {
                         Ok(paths) => {
                             for p in paths {
-                                eprintln!("report: {}", ctx.shown(&p).display());
+                                tell!("report: {}", ctx.shown(&p).display());
                             }
                         }
-                        Err(e) => eprintln!("error: writing the {f:?} report: {e}"),
+                        Err(e) => tell!("error: writing the {f:?} report: {e}"),
                     }
                 }
                 if args.json {
-                    print!("{}", crate::report::render(&r, crate::report::Format::Json));
+                    print!(
+                        "{}",
+                        crate::report::tables::printable_json(&crate::report::render(
+                            &r,
+                            crate::report::Format::Json
+                        ))
+                    );
                 }
                 read_back = Some(r);
             }
-            Err(e) => eprintln!("error: reading the run folder for reports: {e}"),
+            Err(e) => tell!("error: reading the run folder for reports: {e}"),
         }
     }
     progress.done();
@@ -185,7 +191,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
     ));
     say(format!("run folder: {}", ctx.shown(&report.dir).display()));
     if report.unsandboxed {
-        eprintln!(
+        tell!(
             "warning: unsandboxed: the agents ran without a sandbox (--sandbox none), with your files, processes and network"
         );
     }
@@ -196,10 +202,10 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         );
     }
     if judge_failed {
-        eprintln!("error: the judge failed on some case-runs; their judge items are not graded");
+        tell!("error: the judge failed on some case-runs; their judge items are not graded");
     }
     if report.interrupted {
-        eprintln!(
+        tell!(
             "interrupted: finish this run with `assay run --resume {}` (and the same selection)",
             ctx.shown(&report.dir).display()
         );

@@ -6,6 +6,7 @@ use super::{OutputFormat, ValidateArgs, load, print_problems};
 use crate::diag;
 use crate::discover::count_by_format;
 use crate::exit::Outcome;
+use crate::report::tables::printable;
 use crate::spec::Suite;
 use crate::spec::formats::LoadCtx;
 
@@ -43,12 +44,12 @@ pub fn run(ctx: &LoadCtx, args: &ValidateArgs) -> Outcome {
                 })).collect::<Vec<_>>(),
                 "problems": diag::render_json(&loaded.problems),
             });
-            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+            super::print_json(&doc);
         }
         OutputFormat::Text => {
             print_problems(&loaded.problems);
             if !failed {
-                print!("{}", render_summary(&loaded.suites));
+                print!("{}", printable(&render_summary(&loaded.suites)));
             }
         }
     }

@@ -10,6 +10,7 @@ use miette::{
 use serde_json::json;
 
 use super::{Problem, Severity};
+use crate::report::tables::printable;
 use crate::spec::node::Source;
 
 /// How to draw problems as text.
@@ -28,7 +29,10 @@ impl Default for RenderOptions {
     }
 }
 
-/// Renders every problem, each with its source line where there is one.
+/// Renders every problem, each with its source line where there is one. File names, messages
+/// and the quoted source may come from anyone (a file named with an escape sequence, a YAML
+/// line holding one): their control characters are shown escaped, so only the theme's own
+/// colours reach the terminal.
 pub fn render_text(problems: &[Problem], opts: RenderOptions) -> String {
     let theme = if opts.color {
         GraphicalTheme::unicode()
@@ -44,7 +48,7 @@ pub fn render_text(problems: &[Problem], opts: RenderOptions) -> String {
         let shown = Shown::new(p);
         if handler.render_report(&mut out, &shown).is_err() {
             // Rendering into a String cannot fail in practice; keep a plain line regardless.
-            out.push_str(&format!("{}: {}\n", p.location(), p.message));
+            out.push_str(&printable(&format!("{}: {}\n", p.location(), p.message)));
         }
         out.push('\n');
     }
@@ -85,16 +89,17 @@ impl<'a> Shown<'a> {
             .as_deref()
             .map(|f| format!(" ({f})"))
             .unwrap_or_default();
-        let message = match (&problem.source, problem.line_col()) {
+        let message = printable(&match (&problem.source, problem.line_col()) {
             (Some(_), Some((l, c))) => format!(
                 "{}:{l}:{c}: {}{field}",
                 problem.file.display(),
                 problem.message
             ),
             _ => format!("{}: {}{field}", problem.file.display(), problem.message),
-        };
+        });
         let source = problem.source.as_ref().map(|s| {
-            NamedSource::new(s.path.display().to_string(), SharedText(s.clone())).with_language("")
+            NamedSource::new(printable(&s.path.display().to_string()), SharedText::of(s))
+                .with_language("")
         });
         Shown {
             problem,
@@ -130,7 +135,7 @@ impl Diagnostic for Shown<'_> {
         self.problem
             .help
             .as_ref()
-            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
+            .map(|h| Box::new(printable(h)) as Box<dyn fmt::Display>)
     }
 
     fn source_code(&self) -> Option<&dyn SourceCode> {
@@ -141,7 +146,7 @@ impl Diagnostic for Shown<'_> {
         let span = self.problem.span?;
         let source = self.problem.source.as_ref()?;
         self.source.as_ref()?;
-        let label = self.problem.field.clone().unwrap_or_else(|| "here".into());
+        let label = printable(self.problem.field.as_deref().unwrap_or("here"));
         let (start, end) = shown_span(source, span.start, span.end);
         Some(Box::new(std::iter::once(LabeledSpan::new_with_span(
             Some(label),
@@ -201,7 +206,38 @@ fn shown_span(source: &Source, start: usize, end: usize) -> (usize, usize) {
 
 /// A source's text, shared rather than copied per diagnostic. Spans are found through the
 /// source's line table, so showing a problem costs the same anywhere in a file of any size.
-struct SharedText(Arc<Source>);
+/// The text is copied only when it holds control characters, each then replaced by as many
+/// `?` as it has bytes (a carriage return by a space), so every span and the line table still
+/// point at the same places.
+struct SharedText {
+    source: Arc<Source>,
+    cleaned: Option<String>,
+}
+
+impl SharedText {
+    fn of(s: &Arc<Source>) -> Self {
+        let unfit = |c: char| c.is_control() && c != '\n' && c != '\t';
+        let cleaned = s.text.contains(unfit).then(|| {
+            s.text
+                .chars()
+                .map(|c| match c {
+                    // CRLF line ends: the same byte count, nothing shown.
+                    '\r' => " ".to_string(),
+                    c if unfit(c) => "?".repeat(c.len_utf8()),
+                    c => c.to_string(),
+                })
+                .collect()
+        });
+        SharedText {
+            source: s.clone(),
+            cleaned,
+        }
+    }
+
+    fn text(&self) -> &str {
+        self.cleaned.as_deref().unwrap_or(&self.source.text)
+    }
+}
 
 impl SourceCode for SharedText {
     fn read_span<'a>(
@@ -210,8 +246,8 @@ impl SourceCode for SharedText {
         context_lines_before: usize,
         context_lines_after: usize,
     ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
-        let source = &self.0;
-        let text = source.text.as_str();
+        let source = &self.source;
+        let text = self.text();
         let start = span.offset();
         let end = start + span.len();
         if end > text.len() || !text.is_char_boundary(start) || !text.is_char_boundary(end) {

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -26,7 +26,8 @@ pub struct PluginConfig {
     pub timeout_ms: Option<u64>,
     /// Linear memory per call (default 64).
     pub memory_mib: Option<u64>,
-    /// Folders the plugin may read, relative to the project root (read-only).
+    /// Folders the plugin may read, relative to the project root (read-only). Each must
+    /// resolve (symbolic links followed) to a folder inside the project.
     #[serde(default)]
     pub read_dirs: Vec<String>,
     /// Host environment variables the plugin may see, by name.
@@ -65,6 +66,31 @@ impl Default for Grants {
     }
 }
 
+/// One `read_dirs` entry, resolved (`..` and symbolic links included) to a folder that must lie
+/// inside the (resolved) project root: a grant can never reach past the project.
+fn read_dir_grant(project: &Path, d: &str) -> Result<PathBuf, String> {
+    let p = project.join(d).canonicalize().map_err(|e| {
+        format!(
+            "read_dirs: `{d}` is not a folder under {}: {e}",
+            project.display()
+        )
+    })?;
+    if !p.starts_with(project) {
+        return Err(format!(
+            "read_dirs: `{d}` resolves to {}, outside the project {}; a plugin may only be granted folders inside it",
+            p.display(),
+            project.display()
+        ));
+    }
+    if !p.is_dir() {
+        return Err(format!(
+            "read_dirs: `{d}` is not a folder under {}",
+            project.display()
+        ));
+    }
+    Ok(p)
+}
+
 impl Grants {
     pub fn from_config(c: &PluginConfig, root: &std::path::Path) -> Result<Self, String> {
         let mut addrs = BTreeSet::new();
@@ -75,15 +101,13 @@ impl Grants {
             addrs.extend(found);
         }
         let mut read_dirs = Vec::new();
-        for d in &c.read_dirs {
-            let p = root.join(d);
-            if !p.is_dir() {
-                return Err(format!(
-                    "read_dirs: `{d}` is not a folder under {}",
-                    root.display()
-                ));
+        if !c.read_dirs.is_empty() {
+            let project = root
+                .canonicalize()
+                .map_err(|e| format!("read_dirs: cannot resolve {}: {e}", root.display()))?;
+            for d in &c.read_dirs {
+                read_dirs.push(read_dir_grant(&project, d)?);
             }
-            read_dirs.push(p);
         }
         let mib = c.memory_mib.unwrap_or(DEFAULT_MEMORY_MIB);
         if !(1..=super::engine::MAX_MEMORY_MIB).contains(&mib) {
@@ -130,5 +154,50 @@ impl Grants {
             Box::pin(async move { ok })
         });
         (b.build(), stderr)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grant(root: &std::path::Path, dirs: &[&str]) -> Result<Grants, String> {
+        let c = PluginConfig {
+            path: "x.wasm".into(),
+            read_dirs: dirs.iter().map(|d| d.to_string()).collect(),
+            ..PluginConfig::default()
+        };
+        Grants::from_config(&c, root)
+    }
+
+    #[test]
+    fn read_dirs_resolve_inside_the_project_only() {
+        let d = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let root = d.path().join("p");
+        std::fs::create_dir_all(root.join("data/deep")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("away")).unwrap();
+        std::os::unix::fs::symlink(root.join("data/deep"), root.join("near")).unwrap();
+        let g = grant(&root, &["data", "data/deep/..", "near", "."]).unwrap();
+        let canon = root.canonicalize().unwrap();
+        assert_eq!(
+            g.read_dirs,
+            [
+                canon.join("data"),
+                canon.join("data"),
+                canon.join("data/deep"),
+                canon.clone()
+            ]
+        );
+        for bad in ["..", "../../../etc", "away", "data/../..", "/etc"] {
+            let e = grant(&root, &[bad]).unwrap_err();
+            assert!(
+                e.starts_with(&format!("read_dirs: `{bad}` resolves to"))
+                    && e.contains("outside the project"),
+                "{bad}: {e}"
+            );
+        }
+        let e = grant(&root, &["missing"]).unwrap_err();
+        assert!(e.contains("is not a folder"), "{e}");
     }
 }

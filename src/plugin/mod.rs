@@ -95,6 +95,24 @@ impl Provider {
 #[derive(Debug, Clone, Default)]
 pub struct Plugins {
     pub providers: Vec<Provider>,
+    /// Native libraries declared but not loaded, because this command never loads native
+    /// code ([`NativePolicy::Never`]). While there are any, check types and formats that are
+    /// not built in are taken as theirs, unchecked.
+    pub unloaded_native: Vec<LoadError>,
+}
+
+/// Whether this invocation may load native libraries (they run unsandboxed, in assay's
+/// process, so loading one runs its code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NativePolicy {
+    /// `validate`, `list`: read-only commands never load one; a declared one is noted in
+    /// [`Plugins::unloaded_native`].
+    Never,
+    /// `--allow-native` is on this command line: the user consents for this invocation.
+    Allowed,
+    /// No consent on the command line (a `trusted = true` in a toml is not consent): a
+    /// declared native library is a load error.
+    Refused,
 }
 
 /// A problem loading plugins: where it was declared and why.
@@ -136,11 +154,12 @@ fn files_of(path: &Path, trusted: bool) -> Result<Vec<PathBuf>, String> {
 
 impl Plugins {
     pub fn is_empty(&self) -> bool {
-        self.providers.is_empty()
+        self.providers.is_empty() && self.unloaded_native.is_empty()
     }
 
-    /// Loads every declared plugin. Names must be unique across plugins and built-ins.
-    pub fn load(declared: &[Declared], allow_native: bool) -> Result<Plugins, Vec<LoadError>> {
+    /// Loads every declared plugin. Names must be unique across plugins and built-ins. A
+    /// native library is loaded only as `native` allows.
+    pub fn load(declared: &[Declared], native: NativePolicy) -> Result<Plugins, Vec<LoadError>> {
         let mut plugins = Plugins::default();
         let mut errors = Vec::new();
         for d in declared {
@@ -149,8 +168,9 @@ impl Plugins {
                 message,
             };
             let path = d.root.join(&d.config.path);
-            // Native libraries run unsandboxed: only with `trusted = true` or --allow-native.
-            let native = d.config.trusted || allow_native;
+            // A folder's native libraries are its plugins when the declaration says it holds
+            // native ones (`trusted = true`) or they may load anyway (--allow-native).
+            let with_native = d.config.trusted || native == NativePolicy::Allowed;
             let grants = match Grants::from_config(&d.config, &d.root) {
                 Ok(g) => g,
                 Err(e) => {
@@ -158,7 +178,7 @@ impl Plugins {
                     continue;
                 }
             };
-            let files = match files_of(&path, native) {
+            let files = match files_of(&path, with_native) {
                 Ok(f) => f,
                 Err(e) => {
                     errors.push(err(e));
@@ -172,13 +192,33 @@ impl Plugins {
                         LoadedPlugin::load(engine, &file, grants.clone())
                             .map(|p| Provider::Wasm(Arc::new(p)))
                     })
-                } else if native {
-                    NativePlugin::load(&file).map(|p| Provider::Native(Arc::new(p)))
                 } else {
-                    Err(format!(
-                        "{}: not a .wasm component; a native library runs unsandboxed and loads only with `trusted = true` in assay.toml or --allow-native",
-                        file.display()
-                    ))
+                    match native {
+                        NativePolicy::Allowed => {
+                            NativePlugin::load(&file).map(|p| Provider::Native(Arc::new(p)))
+                        }
+                        NativePolicy::Never if native::kind_of_file(&file).is_none() => {
+                            Err(format!(
+                                "{}: neither a .wasm component nor a native library",
+                                file.display()
+                            ))
+                        }
+                        NativePolicy::Never => {
+                            plugins.unloaded_native.push(err(format!(
+                                "the native plugin {} was not loaded: this command never loads native code",
+                                file.display()
+                            )));
+                            continue;
+                        }
+                        NativePolicy::Refused if d.config.trusted => Err(format!(
+                            "{} is a native library (`trusted = true`): it runs unsandboxed, in assay's process, and loads only with --allow-native on the command line",
+                            file.display()
+                        )),
+                        NativePolicy::Refused => Err(format!(
+                            "{}: not a .wasm component; a native library runs unsandboxed, in assay's process, and loads only with --allow-native on the command line",
+                            file.display()
+                        )),
+                    }
                 };
                 match loaded {
                     Ok(p) => plugins.providers.push(p),
@@ -278,17 +318,21 @@ impl Plugins {
 impl ExtraTypes for Plugins {
     fn has_check_type(&self, name: &str) -> bool {
         self.check_provider(name).is_some()
+            || (!self.unloaded_native.is_empty() && crate::assert::registry::lookup(name).is_none())
     }
 
     fn validate_check(&self, name: &str, config: &Value) -> Result<(), String> {
         match self.check_provider(name) {
             Some(p) => check::validate(p, name, config),
+            // Perhaps an unloaded native plugin's: it cannot be asked.
+            None if !self.unloaded_native.is_empty() => Ok(()),
             None => Err(format!("no plugin provides `{name}`")),
         }
     }
 
     fn has_format(&self, name: &str) -> bool {
         self.format_provider(name).is_some()
+            || (!self.unloaded_native.is_empty() && crate::assert::formats::lookup(name).is_none())
     }
 
     fn check_type_names(&self) -> Vec<String> {

@@ -1,6 +1,8 @@
 //! Trusted native plugins: the same check types and formats over a small C ABI, loaded with
-//! `libloading` only when the user opts in (`trusted = true` in `assay.toml`, or
-//! `--allow-native`). They run unsandboxed, in assay's process, and are recorded as such.
+//! `libloading` only when the user opts in with `--allow-native` on the command line of that
+//! invocation (`trusted = true` in `assay.toml` declares a native library; it is not consent,
+//! since a pull request can carry it). `validate`, `list` and `plugin inspect` never load one.
+//! They run unsandboxed, in assay's process, and are recorded as such.
 //!
 //! The ABI (version 1), all strings NUL-terminated UTF-8 JSON, each returned one freed with
 //! `assay_plugin_free`:
@@ -29,6 +31,28 @@ use crate::assert::view::CaseRunView;
 use crate::harness::Event;
 
 pub const ABI_VERSION: u32 = 1;
+
+/// What kind of native library a file's first bytes say it is (ELF, Mach-O, PE), if any. Read
+/// without loading it, so commands that never run native code can still tell one apart.
+pub fn kind_of(head: &[u8]) -> Option<&'static str> {
+    match head {
+        [0x7f, b'E', b'L', b'F', ..] => Some("ELF"),
+        [0xfe, 0xed, 0xfa, 0xce | 0xcf, ..]
+        | [0xce | 0xcf, 0xfa, 0xed, 0xfe, ..]
+        | [0xca, 0xfe, 0xba, 0xbe, ..] => Some("Mach-O"),
+        [b'M', b'Z', ..] => Some("PE"),
+        _ => None,
+    }
+}
+
+/// The kind of native library at `path` (by its first bytes), if it is one.
+pub fn kind_of_file(path: &Path) -> Option<&'static str> {
+    use std::io::Read;
+    let mut head = [0u8; 4];
+    let mut f = std::fs::File::open(path).ok()?;
+    f.read_exact(&mut head).ok()?;
+    kind_of(&head)
+}
 
 type AbiFn = unsafe extern "C" fn() -> u32;
 type DescribeFn = unsafe extern "C" fn() -> *mut c_char;
@@ -59,7 +83,7 @@ impl NativePlugin {
     pub fn load(path: &Path) -> Result<Self, String> {
         let shown = path.display();
         // SAFETY: loading a native library runs its initialisers; the user opted in to
-        // trusting this file (`trusted = true` or --allow-native).
+        // trusting this file with --allow-native on the command line (see `NativePolicy`).
         let lib = unsafe { libloading::Library::new(path) }
             .map_err(|e| format!("{shown}: cannot load the native plugin: {e}"))?;
         // SAFETY: the symbols are looked up with the ABI's signatures; a library exporting

@@ -6,6 +6,7 @@ use quick_xml::escape::escape;
 use serde_json::Value;
 
 use super::model::{CaseRun, Outcome, Report};
+use super::tables::{printable, unify_newlines};
 
 const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#1d1d1f}\
 h1{font-size:1.5em}table{border-collapse:collapse;width:100%;margin:1em 0}td,th{border-bottom:1px solid #ddd;padding:.35em .5em;text-align:left;vertical-align:top}\
@@ -14,8 +15,10 @@ h1{font-size:1.5em}table{border-collapse:collapse;width:100%;margin:1em 0}td,th{
 pre{background:#f6f6f6;padding:.6em;overflow:auto;white-space:pre-wrap;max-height:30em}details{margin:.3em 0}summary{cursor:pointer}\
 .stats td:first-child{font-weight:600;width:14em}.unsandboxed{background:#fff4e5;border:1px solid #f0b429;padding:.5em 1em;border-radius:6px}";
 
+/// Text as HTML: escaped, with line ends as an HTML parser reads them and control characters
+/// shown escaped (so the file prints the same on a terminal as it reads in a browser).
 fn e(s: &str) -> String {
-    escape(s).into_owned()
+    escape(printable(&unify_newlines(s)).as_str()).into_owned()
 }
 
 fn class(o: Outcome) -> &'static str {
@@ -213,7 +216,7 @@ pub fn render(r: &Report) -> String {
         for row in &t.rows {
             h.push_str("<tr>");
             for c in row {
-                h.push_str(&format!("<td>{}</td>", e(c.trim_matches('*'))));
+                h.push_str(&format!("<td>{}</td>", e(c)));
             }
             h.push_str("</tr>");
         }

@@ -14,9 +14,41 @@ fn secs(ms: u64) -> String {
     format!("{:.3}", ms as f64 / 1000.0)
 }
 
+/// Whether XML 1.0 forbids this character (`Char` production), or it is a control character a
+/// CI log would pass to a terminal: every C0 and C1 control but tab and newline (carriage
+/// returns are newlines by then), and the non-characters U+FFFE and U+FFFF. (Surrogates
+/// cannot occur in a `str`.)
+fn unfit(c: char) -> bool {
+    (c.is_control() && !matches!(c, '\t' | '\n')) || matches!(c, '\u{fffe}' | '\u{ffff}')
+}
+
+/// Text fit for XML 1.0: line ends as an XML parser reads them, and each unfit character
+/// replaced by a visible `\u{…}` marker.
+fn xml_chars(s: &str) -> std::borrow::Cow<'_, str> {
+    let s = super::tables::unify_newlines(s);
+    if !s.chars().any(unfit) {
+        return s;
+    }
+    s.chars()
+        .map(|c| {
+            if unfit(c) {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect::<String>()
+        .into()
+}
+
+/// A text node: fit for XML 1.0, then escaped.
+fn text(s: &str) -> String {
+    escape(xml_chars(s).as_ref()).into_owned()
+}
+
 fn attr(s: &str) -> String {
-    // Attribute values: escaped, and on one line.
-    escape(s.replace(['\n', '\r'], " ").as_str()).into_owned()
+    // Attribute values: fit for XML 1.0, escaped, and on one line.
+    text(&super::tables::unify_newlines(s).replace('\n', " "))
 }
 
 fn failed_checks(c: &CaseRun) -> String {
@@ -127,7 +159,7 @@ fn grouped(r: &Report, c: &CaseRun, runs: &[&CaseRun]) -> (String, Kind) {
     }
     x.push_str(&format!(
         "      <system-out>{}</system-out>\n    </testcase>\n",
-        escape(&detail)
+        text(&detail)
     ));
     (x, kind)
 }
@@ -147,7 +179,7 @@ fn single(c: &CaseRun) -> (String, Kind) {
             Some(format!(
                 "      <failure message=\"{}\" type=\"failed\">{}</failure>\n",
                 attr(&reason),
-                escape(failed_checks(c).as_str())
+                text(&failed_checks(c))
             )),
             Kind::Failure,
         ),
@@ -177,7 +209,7 @@ fn single(c: &CaseRun) -> (String, Kind) {
             x.push_str(&b);
             x.push_str(&format!(
                 "      <system-out>folder: {}</system-out>\n",
-                escape(c.dir.display().to_string().as_str())
+                text(&c.dir.display().to_string())
             ));
             x.push_str("    </testcase>\n");
         }
@@ -247,4 +279,43 @@ pub fn render(r: &Report) -> String {
     }
     x.push_str("</testsuites>\n");
     x
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// An element with `s` as an attribute and as text, read back by a strict XML 1.0 parser.
+    fn parsed(s: &str) -> (String, String) {
+        let doc = format!("<a v=\"{}\">{}</a>", attr(s), text(s));
+        let tree = roxmltree::Document::parse(&doc).unwrap_or_else(|e| panic!("{doc:?}: {e}"));
+        let a = tree.root_element();
+        (
+            a.attribute("v").unwrap_or_default().to_string(),
+            a.text().unwrap_or_default().to_string(),
+        )
+    }
+
+    #[test]
+    fn control_characters_become_visible_markers() {
+        let (v, t) = parsed("x\u{1b}[31mred\u{0}\u{8}\u{7f}\u{9b}\u{fffe}\u{ffff}\r\ny\rz");
+        assert_eq!(
+            t,
+            "x\\u{1b}[31mred\\u{0}\\u{8}\\u{7f}\\u{9b}\\u{fffe}\\u{ffff}\ny\nz"
+        );
+        assert_eq!(
+            v,
+            "x\\u{1b}[31mred\\u{0}\\u{8}\\u{7f}\\u{9b}\\u{fffe}\\u{ffff} y z"
+        );
+        assert_eq!(parsed("<&\"'>").1, "<&\"'>");
+    }
+
+    proptest! {
+        #[test]
+        fn any_text_makes_well_formed_xml(s in any::<String>()) {
+            let (v, t) = parsed(&s);
+            prop_assert!(!t.chars().any(unfit) && !v.chars().any(unfit));
+        }
+    }
 }

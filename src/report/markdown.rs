@@ -2,6 +2,7 @@
 //! every case-run, then the failures with their reasons and failed checks.
 
 use super::model::{Outcome, Report};
+use super::tables::{printable, unify_newlines};
 
 fn icon(o: Outcome) -> &'static str {
     match o {
@@ -13,9 +14,55 @@ fn icon(o: Outcome) -> &'static str {
     }
 }
 
-/// Table cells: one line, pipes escaped.
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace(['\n', '\r'], " ")
+/// Text from a suite, an agent or a script as inline Markdown that shows exactly that text:
+/// on one line (a table row or list item stays whole), control characters shown escaped,
+/// `<`, `>` and `&` as entities (no raw HTML passes through), and every character that
+/// could start inline markup backslash-escaped (emphasis, code, links, images, strikethrough,
+/// math, mentions, table cells).
+pub(super) fn text(s: &str) -> String {
+    let s = printable(&unify_newlines(s));
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' | '\r' | '\t' => out.push(' '),
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' | '$' | '@' | '!' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text as an inline code span (shown verbatim, so nothing in it is markup or HTML): on one
+/// line, control characters shown escaped, fenced by more backticks than it holds in a row.
+/// In a table cell a `|` is escaped, which GitHub's tables read as a pipe even in code.
+fn code(s: &str, in_table: bool) -> String {
+    let mut body: String = printable(&unify_newlines(s))
+        .chars()
+        .map(|c| if matches!(c, '\n' | '\t') { ' ' } else { c })
+        .collect();
+    if in_table {
+        body = body.replace('|', "\\|");
+    }
+    let mut longest = 0;
+    let mut run = 0;
+    for c in body.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    // A space each side keeps a backtick at either end out of the fence (and is not shown).
+    let pad = if body.starts_with(['`', ' ']) || body.ends_with(['`', ' ']) || body.is_empty() {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{body}{pad}{fence}")
 }
 
 /// What sets a case-run apart in a list: its run, trigger, baseline, cache.
@@ -61,32 +108,41 @@ pub fn render(r: &Report) -> String {
         md.push_str(&format!(" · ${c:.4}"));
     }
     if let Some(n) = super::unsandboxed_notice(s) {
-        md.push_str(&format!("\n\n> **Warning:** {n}"));
+        md.push_str(&format!("\n\n> **Warning:** {}", text(&n)));
     }
     md.push_str("\n\n| | case-run | checks | time | why not |\n|---|---|---|---|---|\n");
     for c in &r.case_runs {
         let passed = c.checks.iter().filter(|k| k["passed"] == true).count();
         md.push_str(&format!(
-            "| {} | `{}/{}`{} | {}/{} | {:.1} s | {} |\n",
+            "| {} | {}{} | {}/{} | {:.1} s | {} |\n",
             icon(c.outcome),
-            cell(&c.suite),
-            cell(&c.case),
+            code(&format!("{}/{}", c.suite, c.case), true),
             tags(c),
             passed,
             c.checks.len(),
             c.duration_ms as f64 / 1000.0,
-            cell(c.reason.as_deref().unwrap_or(""))
+            text(c.reason.as_deref().unwrap_or(""))
         ));
     }
     for t in super::tables::tables(&r.statistics) {
-        md.push_str(&format!("\n### {}\n\n", t.title));
+        md.push_str(&format!("\n### {}\n\n", text(&t.title)));
         if let Some(n) = &t.note {
-            md.push_str(&format!("{n}\n\n"));
+            md.push_str(&format!("{}\n\n", text(n)));
         }
         md.push_str(&format!("| {} |\n", t.header.join(" | ")));
         md.push_str(&format!("|{}\n", "---|".repeat(t.header.len())));
-        for row in &t.rows {
-            let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
+        for (i, row) in t.rows.iter().enumerate() {
+            let cells: Vec<String> = row
+                .iter()
+                .enumerate()
+                .map(|(j, c)| {
+                    if j == 0 && t.is_total(i) {
+                        format!("**{}**", text(c))
+                    } else {
+                        text(c)
+                    }
+                })
+                .collect();
             md.push_str(&format!("| {} |\n", cells.join(" | ")));
         }
     }
@@ -99,21 +155,85 @@ pub fn render(r: &Report) -> String {
         md.push_str("\n### Failures\n");
         for c in failures {
             md.push_str(&format!(
-                "\n**`{}/{}`** ({}): {}\n",
-                c.suite,
-                c.case,
-                c.dir.display(),
-                c.reason.as_deref().unwrap_or("")
+                "\n**{}** ({}): {}\n",
+                code(&format!("{}/{}", c.suite, c.case), false),
+                text(&c.dir.display().to_string()),
+                text(c.reason.as_deref().unwrap_or(""))
             ));
             for k in c.checks.iter().filter(|k| k["passed"] == false) {
                 md.push_str(&format!(
-                    "- ✗ `{}` ({}): {}\n",
-                    k["id"].as_str().unwrap_or(""),
-                    k["kind"].as_str().unwrap_or(""),
-                    cell(k["message"].as_str().unwrap_or(""))
+                    "- ✗ {} ({}): {}\n",
+                    code(k["id"].as_str().unwrap_or(""), false),
+                    text(k["kind"].as_str().unwrap_or("")),
+                    text(k["message"].as_str().unwrap_or(""))
                 ));
             }
         }
     }
     md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Characters that would start markup, HTML or a new cell if not escaped.
+    const MARKUP: &str = "\\`*_[]|~$@!";
+
+    /// Whether every markup character in `md` is backslash-escaped, and nothing breaks the line.
+    fn inert(md: &str) -> bool {
+        let mut chars = md.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => match chars.next() {
+                    Some(n) if MARKUP.contains(n) => {}
+                    _ => return false,
+                },
+                '<' | '>' | '\n' | '\r' => return false,
+                c if c.is_control() => return false,
+                c if MARKUP.contains(c) => return false,
+                _ => {}
+            }
+        }
+        true
+    }
+
+    #[test]
+    fn html_and_markup_from_an_agent_stay_text() {
+        let t = text(
+            "<img src=x onerror=alert(1)> **bold** [l](https://e.x) a|b\n# h\r\n`c` &amp; @team \u{1b}[2K",
+        );
+        assert_eq!(
+            t,
+            "&lt;img src=x onerror=alert(1)&gt; \\*\\*bold\\*\\* \\[l\\](https://e.x) a\\|b # h \\`c\\` &amp;amp; \\@team \\\\u{1b}\\[2K"
+        );
+        assert!(inert(&t));
+    }
+
+    #[test]
+    fn code_spans_hold_any_backticks_and_pipes() {
+        assert_eq!(code("a/b", true), "`a/b`");
+        assert_eq!(code("a`b|c", true), "``a`b\\|c``");
+        assert_eq!(code("`x``", false), "``` `x`` ```");
+        assert_eq!(code("a\nb\u{1b}", false), "`a b\\u{1b}`");
+    }
+
+    proptest! {
+        #[test]
+        fn any_text_is_inert(s in any::<String>()) {
+            prop_assert!(inert(&text(&s)), "{:?}", text(&s));
+        }
+
+        #[test]
+        fn any_code_span_is_closed_only_by_its_fence(s in "[a-z`| \n\u{1b}<]{0,12}") {
+            let c = code(&s, true);
+            let fence = c.chars().take_while(|&ch| ch == '`').count();
+            let body = &c[fence..c.len() - fence];
+            prop_assert!(c.ends_with(&"`".repeat(fence)));
+            prop_assert!(!body.contains(&"`".repeat(fence)), "{c:?}");
+            prop_assert!(!body.contains(['\n', '\r', '\u{1b}']), "{c:?}");
+            prop_assert!(!body.replace("\\|", "").contains('|'), "{c:?}");
+        }
+    }
 }

@@ -8,6 +8,15 @@ pub struct Table {
     pub note: Option<String>,
     pub header: Vec<&'static str>,
     pub rows: Vec<Vec<String>>,
+    /// Rows from this index on are totals, their first cell shown in bold by each renderer
+    /// (the cells themselves hold plain text only).
+    pub totals_from: usize,
+}
+
+impl Table {
+    pub fn is_total(&self, row: usize) -> bool {
+        row >= self.totals_from
+    }
 }
 
 /// Text for a terminal: control characters (C0 and C1, escape sequences' start among them)
@@ -29,6 +38,37 @@ pub fn printable(text: &str) -> String {
             }
         })
         .collect()
+}
+
+/// Line ends as XML and HTML parsers read them: `\r\n` and a lone `\r` become `\n`. (Written
+/// so, a report reads the same and prints the same on a terminal, where a `\r` would move
+/// the cursor back over the line.)
+pub fn unify_newlines(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\r') {
+        text.replace("\r\n", "\n").replace('\r', "\n").into()
+    } else {
+        text.into()
+    }
+}
+
+/// JSON text for a terminal: `serde_json` escapes the C0 controls but writes DEL and the C1
+/// controls (U+007F–U+009F) as they are; they can only stand inside strings, where a
+/// `\u00XX` escape means the same.
+pub fn printable_json(json: &str) -> std::borrow::Cow<'_, str> {
+    let raw = |c: char| ('\u{7f}'..='\u{9f}').contains(&c);
+    if !json.chars().any(raw) {
+        return json.into();
+    }
+    json.chars()
+        .map(|c| {
+            if raw(c) {
+                format!("\\u{:04x}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect::<String>()
+        .into()
 }
 
 pub fn pct(x: f64) -> String {
@@ -81,12 +121,13 @@ pub fn tables(a: &Aggregates) -> Vec<Table> {
                 ]
             })
             .collect();
+        let totals_from = rows.len();
         for t in a.suites.iter().chain(std::iter::once(&a.total)) {
             rows.push(vec![
                 if t.suite == "*" {
-                    "**all suites**".into()
+                    "all suites".into()
                 } else {
-                    format!("**{}**", t.suite)
+                    t.suite.clone()
                 },
                 format!("{}/{} cases", t.cases_passed, t.cases),
                 format!("{}/{}", t.pass_rate.passed, t.pass_rate.n),
@@ -116,6 +157,7 @@ pub fn tables(a: &Aggregates) -> Vec<Table> {
                 "",
             ],
             rows,
+            totals_from,
         });
     }
     for s in &a.trigger_suites {
@@ -156,6 +198,7 @@ pub fn tables(a: &Aggregates) -> Vec<Table> {
                     ]
                 })
                 .collect(),
+            totals_from: usize::MAX,
         });
     }
     if !a.baselines.is_empty() {
@@ -181,7 +224,7 @@ pub fn tables(a: &Aggregates) -> Vec<Table> {
                 .map(|b| {
                     vec![
                         if b.case == "*" {
-                            "**all cases**".into()
+                            "all cases".into()
                         } else {
                             format!("{}/{}", b.suite, b.case)
                         },
@@ -207,6 +250,7 @@ pub fn tables(a: &Aggregates) -> Vec<Table> {
                     ]
                 })
                 .collect(),
+            totals_from: a.baselines.len(),
         });
     }
     out

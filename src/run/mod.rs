@@ -913,8 +913,11 @@ pub fn run(
                         cache::store(&cache::root(&p.suite.project_root), k, &case_dir, secret)
                 {
                     eprintln!(
-                        "warning: {} was not stored in the cache: {e}",
-                        case_dir.display()
+                        "{}",
+                        crate::report::tables::printable(&format!(
+                            "warning: {} was not stored in the cache: {e}",
+                            case_dir.display()
+                        ))
                     );
                 }
                 Some(r)
