@@ -74,12 +74,8 @@ pub fn agent_cli(name: &str) -> Option<PathBuf> {
     if p.exists() {
         return Some(p);
     }
-    let msg = format!("{name} CLI not installed: run `npm ci --prefix tests/agents`");
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{msg}");
-    }
-    eprintln!("skipping: {msg}");
-    None
+    // Never a silent pass: a test that cannot run its agent fails, saying what to install.
+    panic!("{name} CLI not installed: run `npm ci --prefix tests/agents`")
 }
 
 pub fn read_json(path: &Path) -> serde_json::Value {
@@ -175,12 +171,7 @@ pub fn wasm_plugins() -> Option<PathBuf> {
     match built {
         Ok(p) => Some(p.clone()),
         Err(e) => {
-            let msg = format!("the plugins did not build (rustup target add wasm32-wasip2?): {e}");
-            if std::env::var("CI").is_ok_and(|v| v == "true") {
-                panic!("{msg}");
-            }
-            eprintln!("skipping: {msg}");
-            None
+            panic!("the plugins did not build (rustup target add wasm32-wasip2?): {e}")
         }
     }
 }
