@@ -125,3 +125,35 @@ fn secrets_the_agent_echoes_are_redacted_everywhere_assay_writes() {
         "[redacted:ANTHROPIC_API_KEY]"
     );
 }
+
+#[test]
+fn a_run_folder_that_cannot_be_written_stops_the_run_before_anything_runs() {
+    // The agent would leave a marker; the run folder lies under a file, so nothing can be
+    // recorded there: exit 3, naming the file, and no agent ran.
+    let d = tempfile::tempdir().unwrap();
+    let marker = d.path().join("ran");
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                &format!(
+                    "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"touch\", {}]\n",
+                    serde_json::Value::String(marker.display().to_string())
+                ),
+            ),
+            ("evals/sec/001.yaml", PASSES),
+            ("a-file", "not a folder"),
+        ],
+    );
+    let out = assay_run(d.path())
+        .args(["--sandbox", "none", "--output-dir", "a-file/out"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 3, "{}\n{}", stdout(&out), stderr(&out));
+    assert!(stderr(&out).contains("run.json"), "{}", stderr(&out));
+    assert!(
+        !marker.exists(),
+        "an agent ran although nothing could be recorded"
+    );
+}

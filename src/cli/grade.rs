@@ -513,6 +513,7 @@ fn regrade_run(
     };
     let checks = checks(args, plugins);
     let mut graded_all: Vec<Graded> = Vec::new();
+    let mut unrecorded = false;
     let mut report = Vec::new();
     let mut comparisons = Vec::new();
     for (r, slot) in recorded.iter_mut().zip(&slots) {
@@ -548,7 +549,13 @@ fn regrade_run(
             artifacts: r.artifacts(),
         };
         let graded = rt.block_on(grade::grade(suite, case, input, &checks, slot.as_ref()));
-        r.write(&graded);
+        if let Err(e) = r.write(&graded) {
+            tell!(
+                "error: {label}: the new grading was not recorded in {}: {e}",
+                r.dir.display()
+            );
+            unrecorded = true;
+        }
         print_graded(&label, &graded, false);
         let mut entry = json!({
             "suite": r.suite, "case": r.case, "run": r.run, "dir": r.dir,
@@ -595,6 +602,9 @@ fn regrade_run(
             graded_all.len(),
             ctx.shown(dir).display()
         );
+    }
+    if unrecorded {
+        return Outcome::Infrastructure;
     }
     exit_for(graded_all.iter(), comparisons.iter())
 }

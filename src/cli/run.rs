@@ -214,6 +214,9 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
             libc::SIGHUP => Outcome::HungUp,
             _ => Outcome::Interrupted,
         }
+    } else if let Some(e) = &report.record_error {
+        tell!("error: the run was not fully recorded: {e}");
+        Outcome::Infrastructure
     } else if tally.contains_key("error") || judge_failed {
         Outcome::Infrastructure
     } else if agg.failed() {

@@ -97,6 +97,10 @@ pub struct CaseRunResult {
     /// The kept workspace, when kept.
     pub workspace: Option<PathBuf>,
     pub dir: PathBuf,
+    /// Files of the case-run's folder that could not be written: the case-run is then an
+    /// error, never a result read from an incomplete folder.
+    #[serde(skip)]
+    pub unrecorded: Vec<String>,
 }
 
 /// A tool call that failed, with the start of what the tool said.
@@ -261,6 +265,7 @@ impl CaseRunResult {
             grade: None,
             workspace: None,
             dir: plan.dir.clone(),
+            unrecorded: Vec::new(),
         }
     }
 }
@@ -270,7 +275,11 @@ impl CaseRunResult {
 pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
     let started = Instant::now();
     let mut result = CaseRunResult::new(&plan);
-    let _ = std::fs::create_dir_all(&plan.dir);
+    if let Err(e) = std::fs::create_dir_all(&plan.dir) {
+        result
+            .unrecorded
+            .push(format!("cannot create {}: {e}", plan.dir.display()));
+    }
 
     if (plan.case.setup.is_some() || plan.case.teardown.is_some()) && !plan.trust {
         result.status = Status::Skipped;
@@ -278,7 +287,10 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
             Some("the case has setup/teardown scripts; pass --trust to run them".into());
         return finish(result, started, &plan);
     }
-    let _ = std::fs::write(plan.dir.join("prompt.txt"), prompt_text(plan.case));
+    result.write(
+        &plan.dir.join("prompt.txt"),
+        prompt_text(plan.case).as_bytes(),
+    );
     if let Some(t) = plan
         .trigger
         .as_ref()
@@ -365,8 +377,20 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         return finish(result, started, &plan);
     }
     let deadline = Instant::now() + plan.timeout;
-    let mut raw = Lines::create(&plan.dir.join("raw.jsonl")).ok();
-    let mut transcript = Lines::create(&plan.dir.join("transcript.jsonl")).ok();
+    let mut raw = Lines::create(&plan.dir.join("raw.jsonl"))
+        .inspect_err(|e| {
+            result
+                .unrecorded
+                .push(format!("cannot create raw.jsonl: {e}"))
+        })
+        .ok();
+    let mut transcript = Lines::create(&plan.dir.join("transcript.jsonl"))
+        .inspect_err(|e| {
+            result
+                .unrecorded
+                .push(format!("cannot create transcript.jsonl: {e}"))
+        })
+        .ok();
     let mut stdout_text = String::new();
     let mut last_exit: Option<Exited> = None;
     let mut session: Option<String> = None;
@@ -508,6 +532,9 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
     }
 
     // Collect.
+    result
+        .unrecorded
+        .extend(raw.iter().chain(transcript.iter()).filter_map(Lines::error));
     result.failed_tool_calls = failed_tool_calls(&all_events);
     let after = staged.snapshot_now();
     let cwd_rel = staged
@@ -525,13 +552,18 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         &mut result.output_files,
     );
     let output = output.unwrap_or_default();
-    let _ = std::fs::write(plan.dir.join("output.txt"), &output);
-    let _ = std::fs::write(plan.dir.join("stderr.txt"), &result.stderr_tail);
+    result.write(&plan.dir.join("output.txt"), output.as_bytes());
+    let stderr_tail = result.stderr_tail.clone();
+    result.write(&plan.dir.join("stderr.txt"), stderr_tail.as_bytes());
     result.artifacts = staged.before.changes(&after);
     result.fixture_changes = staged.fixture_changes();
     copy_artifacts(&staged.tree, &result.artifacts, &plan.dir.join("artifacts"));
     let files = after.paths();
-    let _ = record::write_json(&plan.dir.join("workspace.json"), &files);
+    if let Err(e) = record::write_json(&plan.dir.join("workspace.json"), &files) {
+        result
+            .unrecorded
+            .push(format!("cannot write workspace.json: {e}"));
+    }
 
     // Grade: the deterministic checks, against the live workspace.
     let view = CaseRunView {
@@ -604,12 +636,16 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         result.judge = graded.judge;
         result.grade = Some(graded.grade);
     }
-    grade::write_grading(
+    if let Err(e) = grade::write_grading(
         &plan.dir,
         &result.checks,
         result.judge.as_ref(),
         result.grade.as_ref(),
-    );
+    ) {
+        result
+            .unrecorded
+            .push(format!("cannot write grading.json: {e}"));
+    }
 
     if let Some(script) = &plan.case.teardown
         && let Err(why) = run_script("teardown", script, &staged.root, &env, jail).await
@@ -721,6 +757,11 @@ fn interrupted(
 
 fn finish(mut result: CaseRunResult, started: Instant, plan: &CaseRunPlan<'_>) -> CaseRunResult {
     result.duration_ms = started.elapsed().as_millis() as u64;
+    if let Some(first) = result.unrecorded.first() {
+        // Never a pass read from a folder missing part of what happened.
+        result.status = Status::Error;
+        result.reason = Some(format!("the case-run was not fully recorded: {first}"));
+    }
     // Secrets out of the folder, then out of the result (as the terminal shows it, too).
     let swept = if plan.dir.is_dir() {
         plan.redact.folder(&plan.dir)
@@ -753,6 +794,14 @@ fn finish(mut result: CaseRunResult, started: Instant, plan: &CaseRunPlan<'_>) -
 }
 
 impl CaseRunResult {
+    /// Writes a file of the case-run's folder, noting a failure.
+    fn write(&mut self, path: &Path, bytes: &[u8]) {
+        if let Err(e) = std::fs::write(path, bytes) {
+            self.unrecorded
+                .push(format!("cannot write {}: {e}", path.display()));
+        }
+    }
+
     /// Replaces secret values in every text the terminal may show.
     fn redact(&mut self, r: &super::redact::Redactor) {
         if r.is_empty() {

@@ -303,9 +303,9 @@ pub fn write_grading(
     checks: &[CheckOutcome],
     judge: Option<&JudgeRecord>,
     grade: Option<&Grade>,
-) {
-    let _ = record::write_json(
+) -> std::io::Result<()> {
+    record::write_json(
         &dir.join("grading.json"),
         &grading_json(checks, judge, grade),
-    );
+    )
 }

@@ -125,6 +125,8 @@ pub struct RunReport {
     pub signal: i32,
     /// Agents ran without a sandbox (`--sandbox none`).
     pub unsandboxed: bool,
+    /// `run.json` could not be written at the end (exit 3).
+    pub record_error: Option<String>,
 }
 
 /// The signals that stop a run: SIGINT, SIGTERM and SIGHUP.
@@ -657,7 +659,6 @@ pub fn run(
             crate::report::tables::printable(why)
         );
     }
-    let _ = std::fs::create_dir_all(&dir);
     let started = jiff::Timestamp::now();
     let plugins_record = serde_json::to_value(opts.plugins.record()).unwrap_or_default();
     let jobs = match opts.jobs {
@@ -720,7 +721,18 @@ pub fn run(
         run_record["started"] = old["started"].clone();
         run_record["resumed"] = resumed.into();
     }
-    let _ = record::write_json(&dir.join("run.json"), &run_record);
+    if let Err(e) = std::fs::create_dir_all(&dir)
+        .and_then(|()| record::write_json(&dir.join("run.json"), &run_record))
+    {
+        // Nothing runs that could not be recorded.
+        return Err(NotStarted::Unavailable(vec![(
+            "run folder".into(),
+            Unavailable {
+                message: format!("cannot write {}: {e}", dir.join("run.json").display()),
+                fix: "free some disk space, or pass --output-dir to a folder you can write".into(),
+            },
+        )]));
+    }
 
     let stage = StageOptions {
         host_env: std::env::vars().collect(),
@@ -944,8 +956,11 @@ pub fn run(
     if interrupted {
         run_record["interrupted"] = true.into();
     }
-    let _ = record::write_json(&dir.join("run.json"), &run_record);
+    let record_error = record::write_json(&dir.join("run.json"), &run_record)
+        .err()
+        .map(|e| format!("cannot write {}: {e}", dir.join("run.json").display()));
     Ok(RunReport {
+        record_error,
         dir,
         ran: results.0,
         judge_failed: results.1,

@@ -87,6 +87,9 @@ pub fn folder_names(ids: &[&str]) -> Vec<String> {
 /// An append-only JSON Lines file, flushed line by line so a crash loses at most one line.
 pub struct Lines {
     out: BufWriter<File>,
+    path: PathBuf,
+    /// The first write that failed: the file is then incomplete, which the case-run says.
+    failed: Option<std::io::Error>,
 }
 
 impl Lines {
@@ -96,12 +99,25 @@ impl Lines {
         }
         Ok(Lines {
             out: BufWriter::new(File::options().create(true).append(true).open(path)?),
+            path: path.to_path_buf(),
+            failed: None,
         })
     }
 
     pub fn raw(&mut self, line: &str) {
-        let _ = writeln!(self.out, "{line}");
-        let _ = self.out.flush();
+        if self.failed.is_some() {
+            return;
+        }
+        if let Err(e) = writeln!(self.out, "{line}").and_then(|()| self.out.flush()) {
+            self.failed = Some(e);
+        }
+    }
+
+    /// Why the file is incomplete, when a write failed.
+    pub fn error(&self) -> Option<String> {
+        self.failed
+            .as_ref()
+            .map(|e| format!("cannot write {}: {e}", self.path.display()))
     }
 
     pub fn json(&mut self, value: &impl Serialize) {
@@ -138,6 +154,16 @@ mod tests {
         );
         assert_eq!(slug("security/003"), "security_003");
         assert_eq!(slug(".."), "_");
+    }
+
+    #[test]
+    fn a_jsonl_file_on_a_full_disk_says_so() {
+        // /dev/full answers every write with ENOSPC, as a full disk does.
+        let mut l = Lines::create(Path::new("/dev/full")).unwrap();
+        assert!(l.error().is_none());
+        l.raw("a line");
+        let e = l.error().expect("the failed write is reported");
+        assert!(e.contains("/dev/full"), "{e}");
     }
 
     #[test]

@@ -172,13 +172,13 @@ impl Recorded {
 
     /// Records the new grading: `grading.json` is replaced, and `result.json` gets the new
     /// checks, judge record and grade (the rest of it is left as recorded).
-    pub fn write(&mut self, graded: &Graded) {
+    pub fn write(&mut self, graded: &Graded) -> std::io::Result<()> {
         grade::write_grading(
             &self.dir,
             &graded.checks,
             graded.judge.as_ref(),
             Some(&graded.grade),
-        );
+        )?;
         if let Some(obj) = self.result.as_object_mut() {
             obj.insert(
                 "checks".into(),
@@ -197,6 +197,6 @@ impl Recorded {
                 Value::String(jiff::Timestamp::now().to_string()),
             );
         }
-        let _ = record::write_json(&self.dir.join("result.json"), &self.result);
+        record::write_json(&self.dir.join("result.json"), &self.result)
     }
 }
