@@ -169,9 +169,13 @@ fn an_interrupted_run_leaves_a_folder_reports_can_read() {
     child.kill().unwrap();
     child.wait().unwrap();
     let out = assay(d.path(), &["report", "out", "--format", "json"]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // What the run planned and never recorded is missing, and the report says it failed.
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
-    assert_eq!(v["summary"]["total"], 1, "only what finished is reported");
+    let total = v["summary"]["total"].as_u64().unwrap();
+    assert!(total > 1, "{v:#}");
+    assert_eq!(v["summary"]["passed"], 1, "{v:#}");
+    assert_eq!(v["summary"]["missing"], total - 1, "{v:#}");
     assert_eq!(v["case_runs"][0]["outcome"], "passed");
     // Nothing torn: every file in the folder that is JSON parses.
     for e in walk(&d.path().join("out")) {

@@ -157,3 +157,70 @@ fn a_run_folder_that_cannot_be_written_stops_the_run_before_anything_runs() {
         "an agent ran although nothing could be recorded"
     );
 }
+
+#[test]
+fn a_run_killed_mid_way_reports_what_it_never_recorded() {
+    // Three cases at -j 1; the second hangs. assay is killed (-9) once the first is recorded:
+    // the report must count the two never recorded as missing, never as passed, and fail.
+    let d = tempfile::tempdir().unwrap();
+    let agent = "read p; case \"$p\" in *hang*) exec sleep 300 ;; *) echo hello ;; esac";
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                &format!(
+                    "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"sh\", \"-c\", {}]\n",
+                    serde_json::Value::String(agent.into())
+                ),
+            ),
+            ("evals/sec/a.yaml", PASSES),
+            (
+                "evals/sec/b.yaml",
+                &PASSES.replace("prompt: go", "prompt: hang"),
+            ),
+            ("evals/sec/c.yaml", PASSES),
+        ],
+    );
+    let mut child = assay_run(d.path())
+        .args(["-j", "1", "--output-dir", "out"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let out_dir = d.path().join("out");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while walk_if(&out_dir)
+        .iter()
+        .filter(|p| p.ends_with("result.json"))
+        .count()
+        < 1
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no case-run was recorded"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL: nothing of assay's own runs after it
+    child.wait().unwrap();
+
+    let out = support::assay(d.path(), &["report", "out", "--format", "markdown"]);
+    assert_eq!(code(&out), 3, "{}\n{}", stdout(&out), stderr(&out));
+    let md = stdout(&out);
+    assert!(md.contains("1 of 3 case-runs passed"), "{md}");
+    assert!(md.contains("2 missing"), "{md}");
+    assert!(
+        stderr(&out).contains("only 1 of 3 recorded"),
+        "{}",
+        stderr(&out)
+    );
+    let json = support::assay(d.path(), &["report", "out", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(v["summary"]["missing"], 2, "{v:#}");
+    assert_eq!(v["summary"]["passed"], 1, "{v:#}");
+}
+
+fn walk_if(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    if dir.is_dir() { walk(dir) } else { Vec::new() }
+}

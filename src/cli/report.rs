@@ -98,5 +98,10 @@ pub fn run(ctx: &LoadCtx, args: &ReportArgs) -> Outcome {
         }
         None => print!("{}", printable(&text)),
     }
+    if let Some(n) = report::missing_notice(&r.summary) {
+        // A run that did not record all it planned is never a success.
+        tell!("error: {n}");
+        return Outcome::Infrastructure;
+    }
     Outcome::Success
 }

@@ -544,6 +544,14 @@ pub fn rows_of(dir: &std::path::Path) -> Vec<Row> {
             row.dir = case_dir.strip_prefix(dir).unwrap_or(case_dir).to_path_buf();
             Some(row)
         })
+        .chain(
+            crate::run::record::missing(dir)
+                .into_iter()
+                .map(|(rel, v)| Row {
+                    dir: rel,
+                    ..Row::of(&v)
+                }),
+        )
         .collect()
 }
 

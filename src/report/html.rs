@@ -28,6 +28,7 @@ fn class(o: Outcome) -> &'static str {
         Outcome::NotGraded => "not-graded",
         Outcome::Error => "error",
         Outcome::Skipped => "skipped",
+        Outcome::Missing => "missing",
     }
 }
 
@@ -157,7 +158,10 @@ pub fn render(r: &Report) -> String {
         s.total,
         s.pass_rate * 100.0
     );
-    if let Some(n) = super::unsandboxed_notice(s) {
+    for n in super::missing_notice(s)
+        .into_iter()
+        .chain(super::unsandboxed_notice(s))
+    {
         h.push_str(&format!(
             "<p class=\"unsandboxed\"><strong>Warning:</strong> {}</p>",
             e(&n)

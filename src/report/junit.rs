@@ -183,7 +183,7 @@ fn single(c: &CaseRun) -> (String, Kind) {
             )),
             Kind::Failure,
         ),
-        Outcome::Error => (
+        Outcome::Error | Outcome::Missing => (
             Some(format!(
                 "      <error message=\"{}\" type=\"error\"/>\n",
                 attr(&reason)

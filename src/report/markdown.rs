@@ -11,6 +11,7 @@ fn icon(o: Outcome) -> &'static str {
         Outcome::NotGraded => "⚪",
         Outcome::Error => "⚠️",
         Outcome::Skipped => "⏭️",
+        Outcome::Missing => "❓",
     }
 }
 
@@ -91,6 +92,7 @@ pub fn render(r: &Report) -> String {
         (s.not_graded, "not graded"),
         (s.errors, if s.errors == 1 { "error" } else { "errors" }),
         (s.skipped, "skipped"),
+        (s.missing, "missing"),
     ] {
         if n > 0 {
             parts.push(format!("{n} {w}"));
@@ -107,7 +109,10 @@ pub fn render(r: &Report) -> String {
     if let Some(c) = s.cost_usd {
         md.push_str(&format!(" · ${c:.4}"));
     }
-    if let Some(n) = super::unsandboxed_notice(s) {
+    for n in super::missing_notice(s)
+        .into_iter()
+        .chain(super::unsandboxed_notice(s))
+    {
         md.push_str(&format!("\n\n> **Warning:** {}", text(&n)));
     }
     md.push_str("\n\n| | case-run | checks | time | why not |\n|---|---|---|---|---|\n");

@@ -45,6 +45,19 @@ impl Format {
     }
 }
 
+/// Said in every report of a run that planned case-runs it never recorded.
+pub fn missing_notice(s: &model::Summary) -> Option<String> {
+    (s.missing > 0).then(|| {
+        format!(
+            "missing: {} of {} planned case-runs were never recorded (the run stopped or crashed before they finished): only {} of {} recorded",
+            s.missing,
+            s.total,
+            s.total - s.missing,
+            s.total
+        )
+    })
+}
+
 /// Said in every report of a run whose agents were not all contained.
 pub fn unsandboxed_notice(s: &model::Summary) -> Option<String> {
     (s.unsandboxed > 0).then(|| {

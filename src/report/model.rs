@@ -35,6 +35,8 @@ pub struct Summary {
     pub unsandboxed: usize,
     pub errors: usize,
     pub skipped: usize,
+    /// Planned case-runs never recorded (the run crashed or stopped first).
+    pub missing: usize,
     /// Passed over total, skipped ones left out (0 when nothing ran).
     pub pass_rate: f64,
     pub duration_ms: u64,
@@ -52,6 +54,8 @@ pub enum Outcome {
     NotGraded,
     Error,
     Skipped,
+    /// Planned, never recorded (the run crashed or stopped first).
+    Missing,
 }
 
 impl Outcome {
@@ -62,6 +66,7 @@ impl Outcome {
             Outcome::NotGraded => "not graded",
             Outcome::Error => "error",
             Outcome::Skipped => "skipped",
+            Outcome::Missing => "missing",
         }
     }
 }
@@ -116,6 +121,7 @@ pub enum ReadError {
 pub fn outcome_of(r: &Value) -> Outcome {
     match (r["status"].as_str(), r["grade"]["verdict"].as_str()) {
         (Some("error"), _) => Outcome::Error,
+        (Some("missing"), _) => Outcome::Missing,
         (Some("skipped"), _) => Outcome::Skipped,
         (_, Some("pass")) => Outcome::Passed,
         (_, Some("not-graded")) => Outcome::NotGraded,
@@ -155,6 +161,7 @@ pub fn read(dir: &Path) -> Result<Report, ReadError> {
         Err(_) => return Err(ReadError::NotARun(dir.to_path_buf())),
     };
     let mut case_runs = Vec::new();
+    let mut recorded: Vec<(Value, std::path::PathBuf)> = Vec::new();
     for f in crate::run::record::case_run_results(dir) {
         let text = std::fs::read_to_string(&f).map_err(|e| ReadError::Unreadable {
             path: f.clone(),
@@ -164,7 +171,16 @@ pub fn read(dir: &Path) -> Result<Report, ReadError> {
             path: f.clone(),
             message: format!("not valid JSON: {e}"),
         })?;
-        let case_dir = f.parent().unwrap_or(dir);
+        recorded.push((r, f.parent().unwrap_or(dir).to_path_buf()));
+    }
+    // What the run planned and never recorded reads as `missing`, never as passed.
+    recorded.extend(
+        crate::run::record::missing(dir)
+            .into_iter()
+            .map(|(rel, v)| (v, dir.join(rel))),
+    );
+    for (r, case_dir) in recorded {
+        let case_dir = case_dir.as_path();
         let outcome = outcome_of(&r);
         let reason = match outcome {
             Outcome::Passed => None,
@@ -227,6 +243,7 @@ pub fn read(dir: &Path) -> Result<Report, ReadError> {
             Outcome::NotGraded => s.not_graded += 1,
             Outcome::Error => s.errors += 1,
             Outcome::Skipped => s.skipped += 1,
+            Outcome::Missing => s.missing += 1,
         }
         if c.result["sandbox"]["kind"] == "none" {
             s.unsandboxed += 1;

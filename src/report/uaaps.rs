@@ -85,7 +85,7 @@ pub fn render(r: &Report) -> String {
         .map(|c| {
             let verdict = match c.outcome {
                 Outcome::Passed => "PASS",
-                Outcome::Failed | Outcome::Error => "FAIL",
+                Outcome::Failed | Outcome::Error | Outcome::Missing => "FAIL",
                 Outcome::Skipped | Outcome::NotGraded => "SKIP",
             };
             // Keyed as the reference does, by expectation (`contains`, `files_created`, …):

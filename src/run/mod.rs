@@ -708,6 +708,12 @@ pub fn run(
             "workspaces": if cow.is_ok() { "overlay" } else { "copy" },
         },
         "plugins": plugins_record,
+        // Every case-run this run means to record: one without a result is `missing`.
+        "planned": planned.iter().map(|p| serde_json::json!({
+            "suite": p.suite.id, "case": p.case.id, "run": p.run, "variant": p.variant,
+            "kind": if p.trigger.is_some() { "trigger" } else { "case" },
+            "dir": p.folder.join(p.variant.folder(p.run)),
+        })).collect::<Vec<_>>(),
         "projects": configs.iter().map(|(root, c)| (root.display().to_string(), config_record(c))).collect::<serde_json::Map<_, _>>(),
     });
     if opts.resume.is_some()

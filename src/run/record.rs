@@ -128,6 +128,41 @@ impl Lines {
 }
 
 /// The folder of one case-run inside a run folder.
+/// What stands in for a case-run the run planned (`run.json` `planned`) but never recorded
+/// (it crashed, was killed, or stopped first): status `missing`, so no report counts it as
+/// passed. One per planned case-run without a `result.json`, with its folder relative to the
+/// run folder.
+pub fn missing(run_dir: &Path) -> Vec<(PathBuf, serde_json::Value)> {
+    let Some(planned) = std::fs::read_to_string(run_dir.join("run.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v.get("planned").and_then(|p| p.as_array().cloned()))
+    else {
+        return Vec::new();
+    };
+    planned
+        .into_iter()
+        .filter_map(|p| {
+            let dir = PathBuf::from(p.get("dir")?.as_str()?);
+            // Only folders inside the run folder, as planned (never `..` from a forged file).
+            if dir.components().any(|c| !matches!(c, std::path::Component::Normal(_)))
+                || run_dir.join(&dir).join("result.json").is_file()
+            {
+                return None;
+            }
+            Some((
+                dir,
+                serde_json::json!({
+                    "suite": p["suite"], "case": p["case"], "run": p["run"],
+                    "variant": p["variant"], "kind": p["kind"],
+                    "status": "missing",
+                    "reason": "planned but never recorded: the run stopped before this case-run finished",
+                }),
+            ))
+        })
+        .collect()
+}
+
 /// The `result.json` of every case-run recorded in a run folder, in path order.
 pub fn case_run_results(run_dir: &Path) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = ignore::WalkBuilder::new(run_dir)
