@@ -224,3 +224,46 @@ fn a_run_killed_mid_way_reports_what_it_never_recorded() {
 fn walk_if(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     if dir.is_dir() { walk(dir) } else { Vec::new() }
 }
+
+#[test]
+fn a_truncated_output_is_marked_and_never_passes() {
+    // One stdout line over the 16 MiB line cap is dropped; the check on what is left would
+    // pass, but the checks saw only part of the output.
+    let d = tempfile::tempdir().unwrap();
+    let agent = "head -c 17000000 /dev/zero | tr '\\0' a; echo; echo hello";
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                &format!(
+                    "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"sh\", \"-c\", {}]\n",
+                    serde_json::Value::String(agent.into())
+                ),
+            ),
+            ("evals/sec/001.yaml", PASSES),
+        ],
+    );
+    let out = assay_run(d.path())
+        .args(["--output-dir", "out"])
+        .output()
+        .unwrap();
+    let r = &results(&d.path().join("out"))["001"];
+    assert_eq!(r["output_truncated"], true, "{r:#}");
+    assert!(r["stdout_bytes"].as_u64().unwrap() > 17_000_000, "{r:#}");
+    assert_eq!(r["grade"]["verdict"], "not-graded", "{r:#}");
+    assert!(
+        r["grade"]["reasons"][0]
+            .as_str()
+            .unwrap()
+            .contains("output was cut"),
+        "{r:#}"
+    );
+    // Never shown as a pass.
+    let said = stdout(&out);
+    assert!(
+        said.contains("NOT GRADED") && !said.contains("PASS"),
+        "{said}"
+    );
+    assert!(said.contains("1 not graded"), "{said}");
+}

@@ -198,7 +198,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
     let judge_failed = report.judge_failed;
     if tally.contains_key("not graded") {
         say(
-            "not graded: judge items (expectations, criteria, rubrics) that no judge graded are never counted as passed".into(),
+            "not graded: judge items (expectations, criteria, rubrics) that no judge graded, and checks on an output that was cut, are never counted as passed".into(),
         );
     }
     if judge_failed {

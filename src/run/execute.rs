@@ -87,6 +87,12 @@ pub struct CaseRunResult {
     /// Output files read per the spec (path relative to the agent's folder → content).
     pub output_files: BTreeMap<String, String>,
     pub stderr_tail: String,
+    /// Bytes the agent wrote to stdout, all turns together, kept or not.
+    pub stdout_bytes: u64,
+    /// Some of it was dropped (past the total cap, or a line over the line cap): no check
+    /// passes on part of an output, so such a case-run is not graded as a pass.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub output_truncated: bool,
     pub teardown_error: Option<String>,
     /// Every check's outcome.
     pub checks: Vec<CheckOutcome>,
@@ -266,6 +272,8 @@ impl CaseRunResult {
             workspace: None,
             dir: plan.dir.clone(),
             unrecorded: Vec::new(),
+            stdout_bytes: 0,
+            output_truncated: false,
         }
     }
 }
@@ -489,6 +497,8 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         result.turns.push(summary);
         result.exit_code = exited.code;
         result.timed_out |= exited.timed_out;
+        result.stdout_bytes += exited.stdout_bytes;
+        result.output_truncated |= exited.truncated;
         result.stderr_tail = exited.stderr_tail.clone();
         if exited.interrupted {
             staged.remove();
@@ -635,6 +645,22 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         result.checks = graded.checks;
         result.judge = graded.judge;
         result.grade = Some(graded.grade);
+        if result.output_truncated
+            && let Some(g) = result.grade.as_mut()
+            && g.verdict == crate::assert::verdict::Verdict::Pass
+        {
+            // What was cut could have made a check fail (a `not_contains`, a length limit).
+            g.verdict = crate::assert::verdict::Verdict::NotGraded;
+            g.reasons.insert(
+                0,
+                format!(
+                    "the agent's output was cut ({} bytes written, {} MiB kept at most, and no line over {} MiB): the checks saw only part of it, so it is not graded as a pass",
+                    result.stdout_bytes,
+                    process::MAX_STDOUT >> 20,
+                    process::MAX_LINE >> 20
+                ),
+            );
+        }
     }
     if let Err(e) = grade::write_grading(
         &plan.dir,

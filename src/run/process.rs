@@ -18,6 +18,9 @@ use tokio::process::Command;
 /// a longer one is dropped whole and the output marked truncated.
 pub const MAX_LINE: usize = 16 << 20;
 
+/// The most of a command's stdout handed on, by default; the rest is drained and dropped.
+pub const MAX_STDOUT: usize = 64 << 20;
+
 /// What to run, with everything it may see.
 #[derive(Debug, Clone)]
 pub struct Spawn {
@@ -56,7 +59,7 @@ impl Spawn {
             stdin: None,
             timeout: Duration::from_secs(600),
             grace: Duration::from_secs(5),
-            max_stdout: 64 << 20,
+            max_stdout: MAX_STDOUT,
             stderr_tail: 16 << 10,
             cancel: None,
             launcher: false,
