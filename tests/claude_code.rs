@@ -26,9 +26,7 @@ fn run_assay(claude: &Path, server: &ModelServer, dir: &Path, args: &[&str]) -> 
 
 #[test]
 fn a_skill_is_invoked_and_a_file_really_written() {
-    let Some(claude) = agent_cli("claude") else {
-        return;
-    };
+    let claude = agent_cli("claude");
     let server = ModelServer::start();
     server.script(
         "greeting card for Ada",
@@ -122,9 +120,7 @@ fn a_skill_is_invoked_and_a_file_really_written() {
 
 #[test]
 fn later_turns_resume_the_same_session() {
-    let Some(claude) = agent_cli("claude") else {
-        return;
-    };
+    let claude = agent_cli("claude");
     let server = ModelServer::start();
     server.script("first question", vec![text("one")]);
     server.script("second question", vec![text("two")]);
@@ -162,9 +158,7 @@ fn later_turns_resume_the_same_session() {
 
 #[test]
 fn api_errors_are_reported_by_category() {
-    let Some(claude) = agent_cli("claude") else {
-        return;
-    };
+    let claude = agent_cli("claude");
     let server = ModelServer::start();
     server.script(
         "limit please",
@@ -246,9 +240,7 @@ fn processes_in(dir: &Path) -> Vec<String> {
 
 #[test]
 fn a_hung_model_is_stopped_by_the_timeout_and_nothing_is_left_running() {
-    let Some(claude) = agent_cli("claude") else {
-        return;
-    };
+    let claude = agent_cli("claude");
     let server = ModelServer::start();
     server.script("never answers", vec![Reply::Hang]);
     let d = tempfile::tempdir().unwrap();
@@ -284,9 +276,7 @@ fn a_hung_model_is_stopped_by_the_timeout_and_nothing_is_left_running() {
 
 #[test]
 fn a_question_after_one_turn_is_an_interactive_hang_unless_the_spec_allows_it() {
-    let Some(claude) = agent_cli("claude") else {
-        return;
-    };
+    let claude = agent_cli("claude");
     let server = ModelServer::start();
     // Both cases send `/ask`; each gets the same question.
     let question = text("Which file should I summarize?");
@@ -326,9 +316,7 @@ fn a_question_after_one_turn_is_an_interactive_hang_unless_the_spec_allows_it() 
 
 #[test]
 fn background_tasks_never_awaited_are_reported_unless_sync_tasks() {
-    let Some(claude) = agent_cli("claude") else {
-        return;
-    };
+    let claude = agent_cli("claude");
     let server = ModelServer::start();
     let bg = || {
         vec![
@@ -376,9 +364,7 @@ fn background_tasks_never_awaited_are_reported_unless_sync_tasks() {
 
 #[test]
 fn a_uaaps_package_runs_with_its_skills_and_hooks_installed() {
-    let Some(claude) = agent_cli("claude") else {
-        return;
-    };
+    let claude = agent_cli("claude");
     let server = ModelServer::start();
     server.script(
         "How many words and lines",
@@ -473,9 +459,7 @@ fn a_uaaps_package_runs_with_its_skills_and_hooks_installed() {
 
 #[test]
 fn shards_merge_and_diff_names_what_a_changed_model_broke() {
-    let Some(claude) = agent_cli("claude") else {
-        return;
-    };
+    let claude = agent_cli("claude");
     let case = |n: &str, who: &str| {
         format!(
             "timestamp: 2026-11-22T00:00:00Z\nname: {n}\nprompt: \"Greet {who}.\"\nexpected: It greets {who}.\nassertions:\n  - type: contains\n    value: \"Hello, {who}!\"\n"
@@ -553,9 +537,7 @@ fn shards_merge_and_diff_names_what_a_changed_model_broke() {
 
 #[test]
 fn in_the_sandbox_skill_write_and_bash_work_and_nothing_leaves_it() {
-    let Some(claude) = agent_cli("claude") else {
-        return;
-    };
+    let claude = agent_cli("claude");
     let outside = tempfile::tempdir().unwrap();
     let secret = outside.path().join("secret.txt");
     std::fs::write(&secret, "sk-outside-secret\n").unwrap();

@@ -18,9 +18,7 @@ fn run_assay(codex: &Path, server: &ModelServer, dir: &Path, args: &[&str]) -> O
 
 #[test]
 fn codex_runs_a_command_that_writes_a_file() {
-    let Some(codex) = agent_cli("codex") else {
-        return;
-    };
+    let codex = agent_cli("codex");
     let server = ModelServer::start();
     server.script(
         "greeting card for Ada",
@@ -78,9 +76,7 @@ fn codex_runs_a_command_that_writes_a_file() {
 
 #[test]
 fn codex_resumes_later_turns_and_reports_server_errors() {
-    let Some(codex) = agent_cli("codex") else {
-        return;
-    };
+    let codex = agent_cli("codex");
     let server = ModelServer::start();
     server.script("first question", vec![text("one")]);
     server.script("second question", vec![text("two")]);
@@ -179,9 +175,7 @@ fn shell_project(server: &ModelServer, extra: &str) -> tempfile::TempDir {
 
 #[test]
 fn in_the_sandbox_codex_runs_its_shell_and_nothing_leaves_it() {
-    let Some(codex) = agent_cli("codex") else {
-        return;
-    };
+    let codex = agent_cli("codex");
     let outside = tempfile::tempdir().unwrap();
     let server = ModelServer::start();
     let d = shell_project(
@@ -225,9 +219,7 @@ fn in_the_sandbox_codex_runs_its_shell_and_nothing_leaves_it() {
 
 #[test]
 fn unsandboxed_codex_keeps_its_own_sandbox_working_with_bubblewrap_installed() {
-    let Some(codex) = agent_cli("codex") else {
-        return;
-    };
+    let codex = agent_cli("codex");
     let server = ModelServer::start();
     let d = shell_project(&server, "");
     let out = assay_env(

@@ -11,9 +11,7 @@ use support::*;
 
 #[test]
 fn every_own_suite_runs_through_claude_code() {
-    let Some(claude) = agent_cli("claude") else {
-        return;
-    };
+    let claude = agent_cli("claude");
     let server = ModelServer::start();
     server.script(
         "greeting card for Ada",
@@ -142,9 +140,7 @@ fn every_own_suite_runs_through_claude_code() {
 
 #[test]
 fn the_greeting_suite_runs_through_codex() {
-    let Some(codex) = agent_cli("codex") else {
-        return;
-    };
+    let codex = agent_cli("codex");
     let server = ModelServer::start();
     server.script(
         "greeting card for Ada",

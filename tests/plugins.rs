@@ -45,8 +45,8 @@ const NOTES: &str = "---\nversion: 2.1.0\ndate: 2026-11-22\n---\n# Release 2.1.0
 
 #[test]
 fn the_plugins_example_runs_through_the_real_gemini_cli() {
-    let Some(_) = wasm_plugins() else { return };
-    let Some(_) = agent_cli("gemini") else { return };
+    wasm_plugins();
+    agent_cli("gemini");
     let server = ModelServer::start();
     server.script(
         "/release-notes 2.1.0",
@@ -130,8 +130,8 @@ fn the_plugins_example_runs_through_the_real_gemini_cli() {
 
 #[test]
 fn a_gemini_api_error_is_a_categorised_failure() {
-    let Some(_) = wasm_plugins() else { return };
-    let Some(_) = agent_cli("gemini") else { return };
+    wasm_plugins();
+    agent_cli("gemini");
     let server = ModelServer::start();
     server.script(
         "/release-notes 2.1.0",
@@ -150,7 +150,7 @@ fn a_gemini_api_error_is_a_categorised_failure() {
 
 /// A project whose command agent prints "Hello, Ada!", with the hostile test plugin.
 fn hostile_project(plugin_extra: &str, assertions: Value) -> tempfile::TempDir {
-    let wasm = wasm_plugins().unwrap().join("hostile.wasm");
+    let wasm = wasm_plugins().join("hostile.wasm");
     let d = tempfile::tempdir().unwrap();
     let toml = format!(
         "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"sh\", \"-c\", \"echo 'Hello, Ada!'\"]\n\n{}",
@@ -170,9 +170,7 @@ fn hostile_project(plugin_extra: &str, assertions: Value) -> tempfile::TempDir {
 
 #[test]
 fn hostile_plugins_are_contained_and_every_other_result_is_kept() {
-    if wasm_plugins().is_none() {
-        return;
-    }
+    wasm_plugins();
     let d = hostile_project(
         "timeout_ms = 300\nmemory_mib = 32",
         json!([
@@ -244,9 +242,7 @@ fn hostile_plugins_are_contained_and_every_other_result_is_kept() {
 
 #[test]
 fn grants_open_exactly_what_they_name() {
-    if wasm_plugins().is_none() {
-        return;
-    }
+    wasm_plugins();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     let checks = json!([
@@ -295,9 +291,7 @@ fn grants_open_exactly_what_they_name() {
 
 #[test]
 fn plugin_types_are_validated_at_load_time_with_file_and_line() {
-    if wasm_plugins().is_none() {
-        return;
-    }
+    wasm_plugins();
     let d = hostile_project(
         "",
         json!([
@@ -354,7 +348,7 @@ fn plugin_types_are_validated_at_load_time_with_file_and_line() {
 
 #[test]
 fn inspect_lists_types_grants_and_needs() {
-    let Some(dir) = wasm_plugins() else { return };
+    let dir = wasm_plugins();
     let out = assay(
         &repo(),
         &[
@@ -476,7 +470,7 @@ fn a_trusted_native_plugin_loads_only_with_allow_native_and_is_recorded_unsandbo
 
 #[test]
 fn plugin_new_writes_templates_that_build_offline_and_pass_their_tests() {
-    let Some(built) = wasm_plugins() else { return };
+    let built = wasm_plugins();
     let d = tempfile::tempdir().unwrap();
     // Share the plugins' build folder so dependencies compiled there are reused.
     let target = built.parent().unwrap().parent().unwrap().to_path_buf();
@@ -556,7 +550,7 @@ fn plugin_new_writes_templates_that_build_offline_and_pass_their_tests() {
 
 #[test]
 fn plugin_formats_check_extracted_fields_and_outputs() {
-    let Some(dir) = wasm_plugins() else { return };
+    let dir = wasm_plugins();
     use support::judge_server::{JudgeServer, says};
     let d = tempfile::tempdir().unwrap();
     let spec = json!({
@@ -612,14 +606,11 @@ fn a_check_type_written_in_python_runs_sandboxed() {
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
-    if !found {
-        let msg = "componentize-py is not on PATH (pip install componentize-py)";
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("{msg}");
-        }
-        eprintln!("skipping: {msg}");
-        return;
-    }
+    // Never a silent pass: without the tool the test fails, saying what to install.
+    assert!(
+        found,
+        "componentize-py is not on PATH (pip install componentize-py)"
+    );
     let built = std::process::Command::new("bash")
         .arg(dir.join("build.sh"))
         .output()

@@ -40,9 +40,7 @@ fn report_json(dir: &Path) -> Value {
 
 #[test]
 fn trigger_evals_observe_the_real_agent_invoking_the_skill() {
-    let Some(claude) = agent_cli("claude") else {
-        return;
-    };
+    let claude = agent_cli("claude");
     let server = ModelServer::start();
     // The model invokes the skill for notes and action items, and not for the weather; for
     // the third query it should, but does not.
@@ -147,9 +145,7 @@ fn trigger_evals_observe_the_real_agent_invoking_the_skill() {
 
 #[test]
 fn a_slash_command_is_installed_as_a_skill_for_its_trigger_evals() {
-    let Some(claude) = agent_cli("claude") else {
-        return;
-    };
+    let claude = agent_cli("claude");
     let server = ModelServer::start();
     server.script_each(
         "birthday card",
@@ -303,9 +299,7 @@ fn trigger_mode_judge_asks_the_judge_instead_of_the_agent_and_says_so() {
 
 #[test]
 fn a_baseline_shows_what_the_skill_changes_with_a_p_value() {
-    let Some(claude) = agent_cli("claude") else {
-        return;
-    };
+    let claude = agent_cli("claude");
     let server = ModelServer::start();
     // With the skill offered, the model knows the codename; without it, it does not.
     server.script_each(
@@ -418,9 +412,7 @@ fn send(child: &std::process::Child, sig: &str) {
 
 #[test]
 fn an_interrupted_run_is_resumed_redoing_only_what_is_missing() {
-    let Some(claude) = agent_cli("claude") else {
-        return;
-    };
+    let claude = agent_cli("claude");
     let server = ModelServer::start();
     server.script_each("first job", None, vec![text("one done")]);
     server.script_each("second job", None, vec![text("two done")]);

@@ -69,10 +69,10 @@ pub fn write_tree(root: &Path, files: &[(&str, &str)]) {
 
 /// The pinned agent CLI installed by `.ci/run` (`npm ci --prefix tests/agents`), or `None`
 /// with a printed reason. Under CI a missing CLI fails the test instead.
-pub fn agent_cli(name: &str) -> Option<PathBuf> {
+pub fn agent_cli(name: &str) -> PathBuf {
     let p = repo().join("tests/agents/node_modules/.bin").join(name);
     if p.exists() {
-        return Some(p);
+        return p;
     }
     // Never a silent pass: a test that cannot run its agent fails, saying what to install.
     panic!("{name} CLI not installed: run `npm ci --prefix tests/agents`")
@@ -145,7 +145,7 @@ pub fn assay_env(dir: &Path, args: &[&str], env: &[(&str, String)]) -> Output {
 /// Builds assay's first-party and test plugins once per test binary (`cargo build --release
 /// --target wasm32-wasip2` in `plugins/`) and returns the folder of `.wasm` files. Without the
 /// wasm32-wasip2 target it skips (returns `None`) with a reason, or fails under CI.
-pub fn wasm_plugins() -> Option<PathBuf> {
+pub fn wasm_plugins() -> PathBuf {
     static BUILT: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
     let built = BUILT.get_or_init(|| {
         let dir = repo().join("plugins");
@@ -169,10 +169,8 @@ pub fn wasm_plugins() -> Option<PathBuf> {
         Ok(dir.join("target/wasm32-wasip2/release"))
     });
     match built {
-        Ok(p) => Some(p.clone()),
-        Err(e) => {
-            panic!("the plugins did not build (rustup target add wasm32-wasip2?): {e}")
-        }
+        Ok(p) => p.clone(),
+        Err(e) => panic!("the plugins did not build (rustup target add wasm32-wasip2?): {e}"),
     }
 }
 
