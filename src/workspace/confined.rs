@@ -43,7 +43,7 @@ pub fn is_symlink_error(e: &io::Error) -> bool {
 }
 
 /// The names in `rel`, or an error if it is empty, absolute or has `..`.
-fn names(rel: &Path) -> io::Result<Vec<&OsStr>> {
+pub(crate) fn names(rel: &Path) -> io::Result<Vec<&OsStr>> {
     let mut out = Vec::new();
     for c in rel.components() {
         match c {

@@ -15,7 +15,7 @@
 //! refuses it, and each file is finally opened through [`super::confined`] in its layer.
 
 use std::io;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use super::confined::{self, Kind};
 
@@ -93,7 +93,7 @@ impl Tree {
     /// Which layer holds `rel` in the merged view, and what it is there. A symlink anywhere
     /// on the way answers `Kind::Symlink` (with the layer of that symlink).
     fn resolve(&self, rel: &Path) -> io::Result<(usize, Kind)> {
-        let names = names(rel)?;
+        let names = confined::names(rel)?;
         let mut candidates: Vec<usize> = (0..self.layers.len()).collect();
         let mut prefix = PathBuf::new();
         for (k, name) in names.iter().enumerate() {
@@ -204,36 +204,6 @@ fn is_absent(e: &io::Error) -> bool {
     )
 }
 
-/// The names in `rel` (`..`, absolute and empty paths refused, as [`confined`] does).
-fn names(rel: &Path) -> io::Result<Vec<&std::ffi::OsStr>> {
-    let mut out = Vec::new();
-    for c in rel.components() {
-        match c {
-            Component::Normal(n) => out.push(n),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    confined::Refused::ParentDir(rel.to_path_buf()),
-                ));
-            }
-            Component::RootDir | Component::Prefix(_) => {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    confined::Refused::Absolute(rel.to_path_buf()),
-                ));
-            }
-        }
-    }
-    if out.is_empty() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            confined::Refused::Empty(rel.to_path_buf()),
-        ));
-    }
-    Ok(out)
-}
-
 fn kind_of(meta: &std::fs::Metadata) -> Kind {
     let t = meta.file_type();
     if t.is_symlink() {
@@ -285,7 +255,7 @@ pub fn make_opaque(path: &Path) -> io::Result<()> {
 }
 
 /// Removes whatever is at `path` (a folder with all it holds); nothing there is fine.
-fn remove_any(path: &Path) -> io::Result<()> {
+pub(crate) fn remove_any(path: &Path) -> io::Result<()> {
     let r = match std::fs::symlink_metadata(path) {
         Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
         Ok(_) => std::fs::remove_file(path),

@@ -22,6 +22,17 @@ struct Entry {
     symlink: bool,
 }
 
+impl Entry {
+    /// Of an entry's own metadata (a symlink's, never its target's).
+    fn of(meta: &std::fs::Metadata) -> Entry {
+        Entry {
+            size: meta.len(),
+            time: meta.modified().ok(),
+            symlink: meta.file_type().is_symlink(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ChangeKind {
@@ -65,14 +76,7 @@ impl Snapshot {
                 .strip_prefix(root)
                 .unwrap_or(entry.path())
                 .to_path_buf();
-            files.insert(
-                rel,
-                Entry {
-                    size: meta.len(),
-                    time: meta.modified().ok(),
-                    symlink: meta.file_type().is_symlink(),
-                },
-            );
+            files.insert(rel, Entry::of(&meta));
         }
         Snapshot { files }
     }
@@ -105,14 +109,7 @@ impl Snapshot {
             // A folder hides a file or symlink of its name below.
             files.remove(&rel);
             if !whiteout && (meta.is_file() || meta.file_type().is_symlink()) {
-                files.insert(
-                    rel,
-                    Entry {
-                        size: meta.len(),
-                        time: meta.modified().ok(),
-                        symlink: meta.file_type().is_symlink(),
-                    },
-                );
+                files.insert(rel, Entry::of(&meta));
             }
         }
         Snapshot { files }

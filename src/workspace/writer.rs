@@ -8,7 +8,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::layers::{self, Tree};
+use super::layers::{self, Tree, remove_any};
 
 #[derive(Debug)]
 pub enum Writer {
@@ -87,19 +87,6 @@ impl Writer {
             layers::make_opaque(&dest)?;
         }
         Ok(dest)
-    }
-}
-
-/// Removes whatever is at `path` (a folder with all it holds); nothing there is fine.
-fn remove_any(path: &Path) -> io::Result<()> {
-    let r = match std::fs::symlink_metadata(path) {
-        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
-        Ok(_) => std::fs::remove_file(path),
-        Err(_) => return Ok(()),
-    };
-    match r {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        other => other,
     }
 }
 
