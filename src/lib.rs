@@ -12,6 +12,7 @@ pub mod exit;
 pub mod harness;
 pub mod judge;
 pub mod plugin;
+pub mod record;
 pub mod report;
 pub mod run;
 pub mod sandbox;

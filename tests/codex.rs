@@ -249,3 +249,44 @@ fn unsandboxed_codex_keeps_its_own_sandbox_working_with_bubblewrap_installed() {
         std::fs::read_to_string(run.join("stderr.txt")).unwrap_or_default(),
     );
 }
+
+#[test]
+fn codex_is_offered_the_skill_under_test_and_its_baseline_is_not() {
+    // The skill sits in a plain folder of the project, where no engine looks: only assay's
+    // install makes Codex offer it (Codex reads `.agents/skills`, never `.claude/skills`).
+    let codex = agent_cli("codex");
+    let server = ModelServer::start();
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (
+                "greeting/SKILL.md",
+                "---\nname: greeting\ndescription: Writes greeting cards to greeting.txt.\n---\nWrite greeting.txt.\n",
+            ),
+            ("greeting/evals/evals.json", GREETING_EVALS),
+        ],
+    );
+    let out = run_assay(&codex, &server, d.path(), &["--baseline", "-j", "1"]);
+    assert_ne!(code(&out), 2, "{}", stderr(&out));
+    let requests: Vec<String> = server.requests().iter().map(|r| r.to_string()).collect();
+    let offered = |r: &&String| r.contains("greeting: Writes greeting cards to greeting.txt.");
+    let with = requests.iter().filter(offered).count();
+    assert!(
+        with >= 1,
+        "the skill run's requests list the skill: {requests:#?}"
+    );
+    assert_eq!(
+        requests.len(),
+        2 * with,
+        "the baseline's requests never list it: {requests:#?}"
+    );
+    assert!(
+        requests
+            .iter()
+            .filter(offered)
+            .all(|r| r.contains(".agents/skills")),
+        "{requests:#?}"
+    );
+}

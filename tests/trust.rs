@@ -266,4 +266,7 @@ fn a_truncated_output_is_marked_and_never_passes() {
         "{said}"
     );
     assert!(said.contains("1 not graded"), "{said}");
+    // And never a green exit: what was cut could have failed a check.
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not graded"), "{}", stderr(&out));
 }

@@ -7,7 +7,6 @@
 use std::path::Path;
 
 use fancy_regex::Regex;
-use serde::Serialize;
 use serde_json::Value;
 
 use super::formats;
@@ -19,26 +18,7 @@ pub const URL_PATTERN: &str = r#"https?://[^\s\)"'>]+"#;
 /// clauditor's numbered-entry pattern: `**1. Name**`.
 pub const ENTRY_PATTERN: &str = r"\*\*\d+\.\s+";
 
-/// The result of one check on one case-run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CheckOutcome {
-    pub id: String,
-    pub kind: String,
-    pub passed: bool,
-    pub message: String,
-    /// The matching excerpt, or why nothing matched.
-    pub evidence: Option<String>,
-    pub weight: f64,
-    pub negated: bool,
-    /// The check could not be evaluated (it then counts as failed).
-    pub error: Option<String>,
-    /// What a plugin check wrote to stderr.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub log: Option<String>,
-    /// The plugin that provides the type (`wasm:<name>`, or `native:<name> (unsandboxed)`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub provider: Option<String>,
-}
+pub use crate::record::grading::CheckOutcome;
 
 /// What a check type concluded before negation.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,29 +1,8 @@
 //! A case-run's verdict from its harness outcome, its checks and its judge items.
 
-use serde::Serialize;
-
 use super::builtin::CheckOutcome;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verdict {
-    Pass,
-    Fail,
-    /// Some judge items could not be graded (no judge, or the judge failed): never a pass.
-    NotGraded,
-}
-
-/// The grading of one case-run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Grade {
-    pub verdict: Verdict,
-    pub checks_passed: usize,
-    pub checks_total: usize,
-    /// Weighted share of checks passed, 0–1 (1 with no checks).
-    pub score: f64,
-    /// Why it is not a pass.
-    pub reasons: Vec<String>,
-}
+pub use crate::record::grading::{Grade, Verdict};
 
 /// What the judge concluded about a case-run's judge items.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -14,6 +14,8 @@ use crate::assert::view::CaseRunView;
 use crate::exit::Outcome;
 use crate::harness::HostEnv;
 use crate::judge::compare::{self, Comparison, Preference};
+use crate::record::Status;
+use crate::record::case_run::Kind;
 use crate::run::grade::{self, GradeInput, Graded, JudgeSlot};
 use crate::run::regrade::{self, Recorded};
 use crate::spec::formats::LoadCtx;
@@ -468,7 +470,8 @@ fn regrade_run(
     // The specs as they are now, from where each suite was read.
     let mut sources: Vec<PathBuf> = recorded
         .iter()
-        .filter_map(|r| r.suite_source.clone())
+        .map(|r| r.result.suite_source.clone())
+        .filter(|p| !p.as_os_str().is_empty())
         .collect();
     sources.sort();
     sources.dedup();
@@ -492,11 +495,11 @@ fn regrade_run(
         return Outcome::BadInput;
     }
     let find = |r: &Recorded| {
-        if r.result["kind"] == "trigger" {
+        if r.result.kind == Kind::Trigger {
             return None;
         }
-        let s = loaded.suites.iter().find(|s| s.id == r.suite)?;
-        Some((s, s.cases.iter().find(|c| c.id == r.case)?))
+        let s = loaded.suites.iter().find(|s| s.id == r.result.suite)?;
+        Some((s, s.cases.iter().find(|c| c.id == r.result.case)?))
     };
     let host = HostEnv::from_process();
     let mut judges = Vec::new();
@@ -517,34 +520,32 @@ fn regrade_run(
     let mut report = Vec::new();
     let mut comparisons = Vec::new();
     for (r, slot) in recorded.iter_mut().zip(&slots) {
-        let label = format!("{}/{} run {}", r.suite, r.case, r.run);
-        if r.result["kind"] == "trigger" {
+        let label = format!("{}/{} run {}", r.result.suite, r.result.case, r.result.run);
+        if r.result.kind == Kind::Trigger {
             say!("skipped    {label}: a trigger eval has nothing to grade again");
-            report.push(json!({"suite": r.suite, "case": r.case, "run": r.run, "skipped": "a trigger eval"}));
+            report.push(json!({"suite": r.result.suite, "case": r.result.case, "run": r.result.run, "skipped": "a trigger eval"}));
             continue;
         }
         let Some((suite, case)) = find(r) else {
             say!(
                 "skipped    {label}: the case is no longer in {}",
-                r.suite_source
-                    .as_deref()
-                    .unwrap_or(Path::new("?"))
-                    .display()
+                r.result.suite_source.display()
             );
-            report.push(json!({"suite": r.suite, "case": r.case, "run": r.run, "skipped": "the case is no longer in the spec"}));
+            report.push(json!({"suite": r.result.suite, "case": r.result.case, "run": r.result.run, "skipped": "the case is no longer in the spec"}));
             continue;
         };
-        if !matches!(r.status.as_str(), "completed" | "failed") {
+        let status = crate::record::run::word(&r.result.status);
+        if !matches!(r.result.status, Status::Completed | Status::Failed) {
             say!(
                 "skipped    {label}: it did not run ({})",
-                r.reason.as_deref().unwrap_or(&r.status)
+                r.result.reason.as_deref().unwrap_or(&status)
             );
-            report.push(json!({"suite": r.suite, "case": r.case, "run": r.run, "skipped": format!("status {}", r.status)}));
+            report.push(json!({"suite": r.result.suite, "case": r.result.case, "run": r.result.run, "skipped": format!("status {status}")}));
             continue;
         }
         let input = GradeInput {
-            completed: r.status == "completed",
-            reason: r.reason.clone(),
+            completed: r.result.status == Status::Completed,
+            reason: r.result.reason.clone(),
             view: r.view(case),
             artifacts: r.artifacts(),
         };
@@ -558,13 +559,15 @@ fn regrade_run(
         }
         print_graded(&label, &graded, false);
         let mut entry = json!({
-            "suite": r.suite, "case": r.case, "run": r.run, "dir": r.dir,
+            "suite": r.result.suite, "case": r.result.case, "run": r.result.run, "dir": r.dir,
             "grading": grade::grading_json(&graded.checks, graded.judge.as_ref(), Some(&graded.grade)),
         });
         if let Some(others) = &others {
-            let pair = others
-                .iter()
-                .find(|o| o.suite == r.suite && o.case == r.case && o.run == r.run);
+            let pair = others.iter().find(|o| {
+                o.result.suite == r.result.suite
+                    && o.result.case == r.result.case
+                    && o.result.run == r.result.run
+            });
             let c = match pair {
                 Some(o) => {
                     let b = std::fs::read_to_string(o.dir.join("output.txt")).unwrap_or_default();

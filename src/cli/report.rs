@@ -86,7 +86,7 @@ pub fn run(ctx: &LoadCtx, args: &ReportArgs) -> Outcome {
     match &args.output {
         Some(path) => {
             let path = ctx.cwd.join(path);
-            if let Err(e) = crate::run::record::write_atomic(&path, text.as_bytes()) {
+            if let Err(e) = crate::record::write_atomic(&path, text.as_bytes()) {
                 tell!("error: {}: {e}", path.display());
                 return Outcome::Infrastructure;
             }

@@ -109,6 +109,9 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
     };
     // Reports, from the run folder as written.
     let mut read_back = None;
+    // A report that could not be written, or a run folder that could not be read back:
+    // the run's result is not fully delivered (exit 3).
+    let mut not_delivered = false;
     if !args.reporter.is_empty() || args.json {
         match crate::report::read(&report.dir) {
             Ok(mut r) => {
@@ -120,7 +123,10 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
                                 tell!("report: {}", ctx.shown(&p).display());
                             }
                         }
-                        Err(e) => tell!("error: writing the {f:?} report: {e}"),
+                        Err(e) => {
+                            tell!("error: writing the {f:?} report: {e}");
+                            not_delivered = true;
+                        }
                     }
                 }
                 if args.json {
@@ -134,7 +140,10 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
                 }
                 read_back = Some(r);
             }
-            Err(e) => tell!("error: reading the run folder for reports: {e}"),
+            Err(e) => {
+                tell!("error: reading the run folder for reports: {e}");
+                not_delivered = true;
+            }
         }
     }
     progress.done();
@@ -152,7 +161,11 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
     let (rows, agg) = match read_back {
         Some(r) => (crate::report::model::rows(&r.case_runs), r.statistics),
         None => {
-            let rows = aggregate::rows_of(&report.dir);
+            let rows = aggregate::rows_of(&report.dir).unwrap_or_else(|e| {
+                tell!("error: reading the run folder back: {e}");
+                not_delivered = true;
+                Vec::new()
+            });
             let agg = aggregate::aggregate(
                 &rows,
                 aggregate::Settings {
@@ -204,6 +217,11 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
     if judge_failed {
         tell!("error: the judge failed on some case-runs; their judge items are not graded");
     }
+    if report.output_cut {
+        tell!(
+            "error: some agents wrote more output than assay keeps (64 MiB, or 16 MiB in one line); their case-runs are not graded"
+        );
+    }
     if report.interrupted {
         tell!(
             "interrupted: finish this run with `assay run --resume {}` (and the same selection)",
@@ -217,7 +235,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
     } else if let Some(e) = &report.record_error {
         tell!("error: the run was not fully recorded: {e}");
         Outcome::Infrastructure
-    } else if tally.contains_key("error") || judge_failed {
+    } else if tally.contains_key("error") || judge_failed || report.output_cut || not_delivered {
         Outcome::Infrastructure
     } else if agg.failed() {
         Outcome::Failed

@@ -143,6 +143,12 @@ impl Harness for Codex {
         e
     }
 
+    /// Codex reads a project's skills from `.agents/skills/<name>/` (from the project root down
+    /// to its working folder), with no setting and no trust needed; it has no `.claude/`.
+    fn skill_roots(&self) -> &'static [&'static str] {
+        &[crate::workspace::AGENT_SKILLS]
+    }
+
     fn version_command(&self) -> Option<(String, Vec<String>)> {
         Some((self.program.clone(), vec!["--version".into()]))
     }

@@ -25,6 +25,15 @@ impl CommandHarness {
 }
 
 impl Harness for CommandHarness {
+    /// Any program: the skill goes where Claude Code and the Agent Skills standard's readers
+    /// (Codex, Gemini CLI) look.
+    fn skill_roots(&self) -> &'static [&'static str] {
+        &[
+            crate::workspace::CLAUDE_SKILLS,
+            crate::workspace::AGENT_SKILLS,
+        ]
+    }
+
     fn name(&self) -> &str {
         "command"
     }

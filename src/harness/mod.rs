@@ -69,6 +69,11 @@ pub trait Harness: Send + Sync {
     fn endpoints(&self, env: &[(String, String)]) -> Vec<String> {
         crate::sandbox::endpoint::from_env(env)
     }
+    /// Where the agent reads a project's skills, relative to its workspace: the skill under
+    /// test (and a package's skills) is installed in each. Default: Claude Code's.
+    fn skill_roots(&self) -> &'static [&'static str] {
+        &[crate::workspace::CLAUDE_SKILLS]
+    }
     /// The program and arguments that print the harness's version, for the run's record.
     fn version_command(&self) -> Option<(String, Vec<String>)> {
         None

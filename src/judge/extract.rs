@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
 use serde_json::Value;
 
 use super::fence::{FENCE_RULE, bounded, fence};
@@ -12,24 +11,7 @@ use super::modes::{GradeError, ask_valid};
 use super::provider::{Judge, Prompt};
 use crate::spec::Section;
 
-/// What the judge extracted, in the spec's order.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Extraction {
-    pub sections: Vec<ExtractedSection>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ExtractedSection {
-    pub name: String,
-    pub tiers: Vec<ExtractedTier>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ExtractedTier {
-    pub label: String,
-    /// One map per entry: field name → value (`None`: absent from the output).
-    pub entries: Vec<BTreeMap<String, Option<String>>>,
-}
+pub use crate::record::grading::{ExtractedSection, ExtractedTier, Extraction};
 
 const SYSTEM: &str = "You extract structured data from documents, exactly as written. You never invent, complete \
 or correct values: a value that is not in the document is null. Reply with JSON only, in exactly the shape asked for.";

@@ -7,7 +7,6 @@
 //! must come back exactly once, named by id, by its text or by its position
 //! ([`super::matching`]). One repair request follows an answer that fails.
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::fence::{FENCE_RULE, bounded, fence};
@@ -35,69 +34,10 @@ pub enum GradeError {
     Invalid(String),
 }
 
-/// skill-creator's `grading.json` shape.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExpectationsGrade {
-    pub expectations: Vec<ExpectationResult>,
-    pub summary: Summary,
-    pub eval_feedback: Feedback,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExpectationResult {
-    pub text: String,
-    pub passed: bool,
-    pub evidence: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
-    pub passed: usize,
-    pub failed: usize,
-    pub total: usize,
-    pub pass_rate: f64,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Feedback {
-    #[serde(default)]
-    pub suggestions: Vec<Suggestion>,
-    #[serde(default)]
-    pub overall: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Suggestion {
-    pub assertion: String,
-    pub reason: String,
-}
-
-/// clauditor's rubric result, one per criterion.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CriterionResult {
-    pub id: String,
-    pub criterion: String,
-    pub passed: bool,
-    pub score: f64,
-    pub evidence: String,
-    pub reasoning: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RubricGrade {
-    pub criteria: Vec<CriterionResult>,
-    pub pass_rate: f64,
-    pub mean_score: f64,
-    pub thresholds: Thresholds,
-    pub passed: bool,
-}
-
-/// Skillet's and UAAPS's single verdict.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CriteriaGrade {
-    pub pass: bool,
-    pub reasoning: String,
-}
+pub use crate::record::grading::{
+    CriteriaGrade, CriterionResult, ExpectationResult, ExpectationsGrade,
+    ExpectationsSummary as Summary, Feedback, RubricGrade, Suggestion,
+};
 
 pub(super) const SYSTEM: &str = "You are a strict, careful grader of AI agent runs. You judge only from the evidence given. \
 When the evidence does not clearly show that something holds, it does not hold: no partial credit, and FAIL when \

@@ -89,6 +89,15 @@ impl Harness for PluginHarness {
         }
     }
 
+    /// An agent assay does not know: the skill goes where Claude Code and the Agent Skills
+    /// standard's readers (Codex, Gemini CLI) look.
+    fn skill_roots(&self) -> &'static [&'static str] {
+        &[
+            crate::workspace::CLAUDE_SKILLS,
+            crate::workspace::AGENT_SKILLS,
+        ]
+    }
+
     fn version_command(&self) -> Option<(String, Vec<String>)> {
         Some((self.info.program.clone(), vec!["--version".into()]))
     }

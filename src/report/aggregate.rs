@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use serde_json::Value;
 
-use super::model::{Outcome, outcome_of};
+use crate::record::case_run::{Kind, Variant};
+use crate::record::{CaseRunRecord, Outcome, ReadError, RunRecord};
 use crate::stats;
 
 /// The few fields of a `result.json` the statistics need (kept small: a run may have 10,000).
@@ -37,36 +37,28 @@ pub struct Row {
 }
 
 impl Row {
-    pub fn of(r: &Value) -> Row {
-        let outcome = outcome_of(r);
-        let t = &r["trigger"];
+    pub fn of(r: &CaseRunRecord) -> Row {
+        let t = r.trigger.as_ref();
         Row {
-            suite: r["suite"].as_str().unwrap_or_default().to_string(),
-            case: r["case"].as_str().unwrap_or_default().to_string(),
-            run: r["run"].as_u64().unwrap_or(1) as u32,
-            trigger: r["kind"] == "trigger",
-            baseline: r["variant"] == "baseline",
-            outcome,
-            score: r["grade"]["score"].as_f64(),
-            duration_ms: r["duration_ms"].as_u64().unwrap_or(0),
-            tokens: r["usage"]["input_tokens"].as_u64().unwrap_or(0)
-                + r["usage"]["output_tokens"].as_u64().unwrap_or(0),
-            cost_usd: r["cost_usd"].as_f64(),
-            cached: r["cached"].is_object(),
-            reason: match outcome {
-                Outcome::Passed => None,
-                _ => r["grade"]["reasons"][0]
-                    .as_str()
-                    .or_else(|| r["reason"].as_str())
-                    .map(str::to_string),
-            },
-            min_stability: r["min_stability"].as_f64(),
-            query: t["query"].as_str().unwrap_or_default().to_string(),
-            should_trigger: t["should_trigger"].as_bool().unwrap_or(false),
-            fired: t["fired"].as_bool(),
-            threshold: t["threshold"].as_f64().unwrap_or(0.5),
-            trigger_mode: t["mode"].as_str().unwrap_or("agent").to_string(),
-            note: t["note"].as_str().map(str::to_string),
+            suite: r.suite.clone(),
+            case: r.case.clone(),
+            run: r.run,
+            trigger: r.kind == Kind::Trigger,
+            baseline: r.variant == Variant::Baseline,
+            outcome: r.outcome(),
+            score: r.grade.as_ref().map(|g| g.score),
+            duration_ms: r.duration_ms,
+            tokens: r.usage.input_tokens + r.usage.output_tokens,
+            cost_usd: r.cost_usd,
+            cached: r.cached.is_some(),
+            reason: r.why_not_passed().map(str::to_string),
+            min_stability: r.min_stability,
+            query: t.map(|t| t.query.clone()).unwrap_or_default(),
+            should_trigger: t.is_some_and(|t| t.should_trigger),
+            fired: t.and_then(|t| t.fired),
+            threshold: t.map_or(0.5, |t| t.threshold),
+            trigger_mode: crate::record::run::word(&t.map(|t| t.mode).unwrap_or_default()),
+            note: t.and_then(|t| t.note.clone()),
             dir: std::path::PathBuf::new(),
         }
     }
@@ -81,11 +73,10 @@ pub struct Settings {
 
 impl Settings {
     /// From `run.json`'s options (defaults for runs recorded before they existed).
-    pub fn of(run_json: &Value) -> Settings {
-        let o = &run_json["options"];
+    pub fn of(run: &RunRecord) -> Settings {
         Settings {
-            min_pass_rate: o["min_pass_rate"].as_f64().unwrap_or(1.0),
-            pass_k: o["pass_k"].as_u64().unwrap_or(3).max(1) as u32,
+            min_pass_rate: run.options.min_pass_rate,
+            pass_k: run.options.pass_k.max(1),
         }
     }
 }
@@ -534,25 +525,28 @@ pub fn aggregate(rows: &[Row], settings: Settings) -> Aggregates {
 }
 
 /// The rows of a run folder, reading each `result.json` once and keeping only the row.
-pub fn rows_of(dir: &std::path::Path) -> Vec<Row> {
-    crate::run::record::case_run_results(dir)
-        .into_iter()
-        .filter_map(|f| {
-            let v: Value = serde_json::from_str(&std::fs::read_to_string(&f).ok()?).ok()?;
-            let mut row = Row::of(&v);
-            let case_dir = f.parent()?;
-            row.dir = case_dir.strip_prefix(dir).unwrap_or(case_dir).to_path_buf();
-            Some(row)
-        })
-        .chain(
-            crate::run::record::missing(dir)
-                .into_iter()
-                .map(|(rel, v)| Row {
-                    dir: rel,
-                    ..Row::of(&v)
-                }),
-        )
-        .collect()
+pub fn rows_of(dir: &std::path::Path) -> Result<Vec<Row>, ReadError> {
+    let run = crate::record::read_run(dir)?;
+    let mut rows = Vec::new();
+    for case_dir in crate::record::case_run_dirs(dir) {
+        let r = crate::record::read_case_run(&case_dir)?;
+        rows.push(Row {
+            dir: case_dir
+                .strip_prefix(dir)
+                .unwrap_or(&case_dir)
+                .to_path_buf(),
+            ..Row::of(&r)
+        });
+    }
+    rows.extend(
+        crate::record::missing(dir, &run)
+            .into_iter()
+            .map(|(rel, r)| Row {
+                dir: rel,
+                ..Row::of(&r)
+            }),
+    );
+    Ok(rows)
 }
 
 #[cfg(test)]

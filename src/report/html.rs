@@ -3,10 +3,10 @@
 //! judge's evidence and the files the agent wrote.
 
 use quick_xml::escape::escape;
-use serde_json::Value;
 
 use super::model::{CaseRun, Outcome, Report};
 use super::tables::{printable, unify_newlines};
+use crate::record::grading::JudgeRecord;
 
 const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#1d1d1f}\
 h1{font-size:1.5em}table{border-collapse:collapse;width:100%;margin:1em 0}td,th{border-bottom:1px solid #ddd;padding:.35em .5em;text-align:left;vertical-align:top}\
@@ -77,55 +77,35 @@ fn checks(c: &CaseRun) -> String {
     let mut h =
         String::from("<table><tr><th></th><th>check</th><th>result</th><th>evidence</th></tr>");
     for k in &c.checks {
-        let passed = k["passed"] == true;
+        let passed = k.passed;
         h.push_str(&format!(
             "<tr><td class=\"{}\">{}</td><td><code>{}</code> ({})</td><td>{}</td><td>{}</td></tr>",
             if passed { "passed" } else { "failed" },
             if passed { "✓" } else { "✗" },
-            e(k["id"].as_str().unwrap_or("")),
-            e(k["kind"].as_str().unwrap_or("")),
-            e(k["message"].as_str().unwrap_or("")),
-            e(k["evidence"].as_str().unwrap_or(""))
+            e(&k.id),
+            e(&k.kind),
+            e(&k.message),
+            e(k.evidence.as_deref().unwrap_or(""))
         ));
     }
     h.push_str("</table>");
     h
 }
 
-fn judge(j: &Value) -> String {
-    if j.is_null() {
+fn judge(j: &Option<JudgeRecord>) -> String {
+    let Some(j) = j else {
         return String::new();
+    };
+    let mut h = format!("<h4>Judge: {} {}</h4>", e(&j.provider), e(&j.model));
+    let mut rows: Vec<(bool, &str, &str)> = Vec::new();
+    for x in j.expectations.iter().flat_map(|g| &g.expectations) {
+        rows.push((x.passed, &x.text, &x.evidence));
     }
-    let mut h = format!(
-        "<h4>Judge: {} {}</h4>",
-        e(j["provider"].as_str().unwrap_or("")),
-        e(j["model"].as_str().unwrap_or(""))
-    );
-    let mut rows = Vec::new();
-    for x in j["expectations"]["expectations"]
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
-        rows.push((
-            x["passed"] == true,
-            x["text"].as_str().unwrap_or(""),
-            x["evidence"].as_str().unwrap_or(""),
-        ));
+    for x in j.rubric.iter().flat_map(|g| &g.criteria) {
+        rows.push((x.passed, &x.criterion, &x.evidence));
     }
-    for x in j["rubric"]["criteria"].as_array().into_iter().flatten() {
-        rows.push((
-            x["passed"] == true,
-            x["criterion"].as_str().unwrap_or(""),
-            x["evidence"].as_str().unwrap_or(""),
-        ));
-    }
-    if j["criteria"].is_object() {
-        rows.push((
-            j["criteria"]["pass"] == true,
-            "criteria",
-            j["criteria"]["reasoning"].as_str().unwrap_or(""),
-        ));
+    if let Some(c) = &j.criteria {
+        rows.push((c.pass, "criteria", &c.reasoning));
     }
     if !rows.is_empty() {
         h.push_str("<table><tr><th></th><th>item</th><th>evidence</th></tr>");
@@ -140,7 +120,7 @@ fn judge(j: &Value) -> String {
         }
         h.push_str("</table>");
     }
-    if let Some(err) = j["error"].as_str() {
+    if let Some(err) = &j.error {
         h.push_str(&format!(
             "<p class=\"error\">the judge failed: {}</p>",
             e(err)
@@ -193,7 +173,7 @@ pub fn render(r: &Report) -> String {
     }
     h.push_str("</table><table><tr><th>outcome</th><th>case-run</th><th>checks</th><th>time</th><th>why not</th></tr>");
     for (i, c) in r.case_runs.iter().enumerate() {
-        let passed = c.checks.iter().filter(|k| k["passed"] == true).count();
+        let passed = c.checks.iter().filter(|k| k.passed).count();
         h.push_str(&format!(
             "<tr><td class=\"badge {}\">{}</td><td><a href=\"#c{i}\">{}/{}</a>{}</td><td>{passed}/{}</td><td>{:.1} s</td><td>{}</td></tr>",
             class(c.outcome),

@@ -4,6 +4,7 @@
 //! skipped and not-graded case-runs are `<skipped>` (with why), so CI parsers never count them
 //! as passed.
 
+use crate::record::case_run::{Kind as RunKind, Variant};
 use std::collections::BTreeMap;
 
 use quick_xml::escape::escape;
@@ -53,14 +54,12 @@ fn attr(s: &str) -> String {
 
 fn failed_checks(c: &CaseRun) -> String {
     let mut out = String::new();
-    for check in c.checks.iter().filter(|k| k["passed"] == false) {
+    for check in c.checks.iter().filter(|k| !k.passed) {
         out.push_str(&format!(
             "✗ {} ({}): {}\n",
-            check["id"].as_str().unwrap_or(""),
-            check["kind"].as_str().unwrap_or(""),
-            check["message"].as_str().unwrap_or("")
+            check.id, check.kind, check.message
         ));
-        if let Some(e) = check["evidence"].as_str() {
+        if let Some(e) = &check.evidence {
             out.push_str(&format!("    evidence: {e}\n"));
         }
     }
@@ -97,13 +96,13 @@ fn grouped(r: &Report, c: &CaseRun, runs: &[&CaseRun]) -> (String, Kind) {
         .collect();
     let all_errors = runs.iter().all(|o| o.outcome == Outcome::Error);
     // (name, what the group counts as, with its message).
-    let (name, (kind, message)) = if c.variant == "baseline" {
+    let (name, (kind, message)) = if c.variant == Variant::Baseline {
         // The baseline is expected to do worse: what it did is information, not a failure.
         (
             format!("{} (baseline)", c.case),
             (Kind::Passed, String::new()),
         )
-    } else if c.kind == "trigger" {
+    } else if c.kind == RunKind::Trigger {
         let t = st
             .triggers
             .iter()
@@ -233,7 +232,7 @@ pub fn render(r: &Report) -> String {
                 .copied()
                 .filter(|o| o.case == c.case && o.variant == c.variant)
                 .collect();
-            if runs.len() > 1 || c.kind == "trigger" || c.variant == "baseline" {
+            if runs.len() > 1 || c.kind == RunKind::Trigger || c.variant == Variant::Baseline {
                 if std::ptr::eq(runs[0], *c) {
                     testcases.push(grouped(r, c, &runs));
                 }

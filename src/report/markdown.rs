@@ -3,6 +3,7 @@
 
 use super::model::{Outcome, Report};
 use super::tables::{printable, unify_newlines};
+use crate::record::case_run::{Kind, Variant};
 
 fn icon(o: Outcome) -> &'static str {
     match o {
@@ -69,13 +70,13 @@ fn code(s: &str, in_table: bool) -> String {
 /// What sets a case-run apart in a list: its run, trigger, baseline, cache.
 pub(super) fn tags(c: &super::model::CaseRun) -> String {
     let mut t = String::new();
-    if c.run > 1 || c.variant == "baseline" {
+    if c.run > 1 || c.variant == Variant::Baseline {
         t.push_str(&format!(" #{}", c.run));
     }
-    if c.kind == "trigger" {
+    if c.kind == Kind::Trigger {
         t.push_str(" (trigger)");
     }
-    if c.variant == "baseline" {
+    if c.variant == Variant::Baseline {
         t.push_str(" (baseline)");
     }
     if c.cached {
@@ -117,7 +118,7 @@ pub fn render(r: &Report) -> String {
     }
     md.push_str("\n\n| | case-run | checks | time | why not |\n|---|---|---|---|---|\n");
     for c in &r.case_runs {
-        let passed = c.checks.iter().filter(|k| k["passed"] == true).count();
+        let passed = c.checks.iter().filter(|k| k.passed).count();
         md.push_str(&format!(
             "| {} | {}{} | {}/{} | {:.1} s | {} |\n",
             icon(c.outcome),
@@ -165,12 +166,12 @@ pub fn render(r: &Report) -> String {
                 text(&c.dir.display().to_string()),
                 text(c.reason.as_deref().unwrap_or(""))
             ));
-            for k in c.checks.iter().filter(|k| k["passed"] == false) {
+            for k in c.checks.iter().filter(|k| !k.passed) {
                 md.push_str(&format!(
                     "- ✗ {} ({}): {}\n",
-                    code(k["id"].as_str().unwrap_or(""), false),
-                    text(k["kind"].as_str().unwrap_or("")),
-                    text(k["message"].as_str().unwrap_or(""))
+                    code(&k.id, false),
+                    text(&k.kind),
+                    text(&k.message)
                 ));
             }
         }

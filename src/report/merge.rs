@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
+use crate::record::{ReadError, RunRecord};
 
 #[derive(Debug, thiserror::Error)]
 pub enum MergeError {
@@ -45,9 +45,9 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), MergeError> {
 
 /// The case-run folders of a run, relative to it (those with a `result.json`).
 fn case_runs(dir: &Path) -> Vec<PathBuf> {
-    crate::run::record::case_run_results(dir)
+    crate::record::case_run_dirs(dir)
         .iter()
-        .filter_map(|f| f.parent()?.strip_prefix(dir).ok().map(Path::to_path_buf))
+        .filter_map(|d| d.strip_prefix(dir).ok().map(Path::to_path_buf))
         .collect()
 }
 
@@ -56,16 +56,13 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<usize, MergeError> {
     if out.exists() {
         return Err(MergeError::Exists(out.to_path_buf()));
     }
-    let mut records = Vec::new();
+    let mut records: Vec<RunRecord> = Vec::new();
     let mut plan: Vec<(PathBuf, PathBuf)> = Vec::new();
     for r in runs {
-        let text = std::fs::read_to_string(r.join("run.json"))
-            .map_err(|_| MergeError::NotARun(r.clone()))?;
-        let v: Value = serde_json::from_str(&text).map_err(|e| MergeError::Io {
-            path: r.join("run.json"),
-            message: format!("not valid JSON: {e}"),
-        })?;
-        records.push(v);
+        records.push(crate::record::read_run(r).map_err(|e| match e {
+            ReadError::NotARun(p) => MergeError::NotARun(p),
+            ReadError::Unreadable { path, message } => MergeError::Io { path, message },
+        })?);
         for rel in case_runs(r) {
             if let Some((_, first)) = plan.iter().find(|(p, _)| *p == rel) {
                 return Err(MergeError::Clash {
@@ -80,47 +77,108 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<usize, MergeError> {
     for (rel, from) in &plan {
         copy_tree(&from.join(rel), &out.join(rel))?;
     }
-    let first = |k: &str| {
-        records
-            .iter()
-            .filter_map(|v| v[k].as_str())
-            .min()
-            .map(str::to_string)
+    let first = records.first().cloned().unwrap_or_default();
+    let mut merged = RunRecord {
+        schema: crate::record::run::SCHEMA.into(),
+        started: records.iter().filter_map(|v| v.started.clone()).min(),
+        finished: records.iter().filter_map(|v| v.finished.clone()).max(),
+        duration_ms: records.iter().filter_map(|v| v.duration_ms).max(),
+        interrupted: records.iter().any(|v| v.interrupted),
+        merged_from: runs.iter().map(|r| r.display().to_string()).collect(),
+        resumed: Vec::new(),
+        harnesses: Default::default(),
+        projects: Default::default(),
+        judges: Vec::new(),
+        plugins: Vec::new(),
+        planned: Vec::new(),
+        case_runs: 0,
+        ..first
     };
-    let last = records.iter().filter_map(|v| v["finished"].as_str()).max();
-    let mut harnesses = serde_json::Map::new();
-    let mut projects = serde_json::Map::new();
-    for v in &records {
-        for (map, key) in [(&mut harnesses, "harnesses"), (&mut projects, "projects")] {
-            if let Some(o) = v[key].as_object() {
-                map.extend(o.clone());
+    for v in records {
+        merged.harnesses.extend(v.harnesses);
+        merged.projects.extend(v.projects);
+        for j in v.judges {
+            if !merged.judges.contains(&j) {
+                merged.judges.push(j);
+            }
+        }
+        for p in v.plugins {
+            if !merged.plugins.contains(&p) {
+                merged.plugins.push(p);
+            }
+        }
+        // Every shard's plan: a shard's case-run that none recorded stays `missing`.
+        for p in v.planned {
+            if !merged.planned.contains(&p) {
+                merged.planned.push(p);
             }
         }
     }
-    let concat = |k: &str| -> Vec<Value> {
-        let mut all: Vec<Value> = Vec::new();
-        for v in &records {
-            for x in v[k].as_array().into_iter().flatten() {
-                if !all.contains(x) {
-                    all.push(x.clone());
-                }
-            }
-        }
-        all
-    };
-    let merged = json!({
-        "assay_version": records.first().map(|v| v["assay_version"].clone()).unwrap_or(Value::Null),
-        "started": first("started"),
-        "finished": last,
-        "duration_ms": records.iter().filter_map(|v| v["duration_ms"].as_u64()).max(),
-        "case_runs": plan.len(),
-        "harnesses": harnesses,
-        "judges": concat("judges"),
-        "plugins": concat("plugins"),
-        "options": records.first().map(|v| v["options"].clone()).unwrap_or(Value::Null),
-        "projects": projects,
-        "merged_from": runs.iter().map(|r| r.display().to_string()).collect::<Vec<_>>(),
-    });
-    crate::run::record::write_json(&out.join("run.json"), &merged).map_err(|e| io(out, e))?;
+    merged.case_runs = merged.planned.len().max(plan.len());
+    crate::record::write_json(&out.join("run.json"), &merged).map_err(|e| io(out, e))?;
     Ok(plan.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::run::PlannedCaseRun;
+    use crate::record::{CaseRunRecord, Outcome, Status};
+
+    /// A shard that planned `cases` and recorded only the first.
+    fn shard(root: &Path, name: &str, cases: &[&str]) -> PathBuf {
+        let dir = root.join(name);
+        let run = RunRecord {
+            planned: cases
+                .iter()
+                .map(|c| PlannedCaseRun {
+                    suite: "s".into(),
+                    case: c.to_string(),
+                    run: 1,
+                    variant: Default::default(),
+                    kind: Default::default(),
+                    dir: PathBuf::from(format!("s/{c}/run-1")),
+                })
+                .collect(),
+            case_runs: cases.len(),
+            ..RunRecord::default()
+        };
+        crate::record::write_json(&dir.join("run.json"), &run).unwrap();
+        let done = CaseRunRecord {
+            suite: "s".into(),
+            case: cases[0].into(),
+            run: 1,
+            status: Status::Completed,
+            ..CaseRunRecord::default()
+        };
+        crate::record::write_json(
+            &dir.join(format!("s/{}/run-1/result.json", cases[0])),
+            &done,
+        )
+        .unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_merged_run_keeps_every_shards_plan() {
+        let d = tempfile::tempdir().unwrap();
+        let runs = [
+            shard(d.path(), "a", &["a1", "a2"]),
+            shard(d.path(), "b", &["b1", "b2", "b3"]),
+        ];
+        let out = d.path().join("merged");
+        assert_eq!(merge(&runs, &out).unwrap(), 2);
+        let report = crate::report::read(&out).unwrap();
+        assert_eq!(report.config.case_runs, 5);
+        assert_eq!(report.config.merged_from.len(), 2);
+        let missing = report
+            .case_runs
+            .iter()
+            .filter(|c| c.outcome == Outcome::Missing)
+            .count();
+        assert_eq!(
+            missing, 3,
+            "what a shard never recorded is missing after the merge"
+        );
+    }
 }

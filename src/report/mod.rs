@@ -83,7 +83,7 @@ pub fn render(r: &Report, format: Format) -> String {
 pub fn write(r: &Report, format: Format, dir: &Path) -> std::io::Result<Vec<std::path::PathBuf>> {
     let text = render(r, format);
     let path = dir.join(format.file_name());
-    crate::run::record::write_atomic(&path, text.as_bytes())?;
+    crate::record::write_atomic(&path, text.as_bytes())?;
     let mut written = vec![path];
     if format == Format::Uaaps {
         let stamp = r.started.as_deref().unwrap_or("run").replace(':', "-");
@@ -91,15 +91,14 @@ pub fn write(r: &Report, format: Format, dir: &Path) -> std::io::Result<Vec<std:
             .case_runs
             .iter()
             .filter(|c| c.suite.starts_with("uaaps:"))
-            .filter_map(|c| c.result["suite_source"].as_str())
-            .filter_map(|s| Path::new(s).parent().map(Path::to_path_buf))
+            .filter_map(|c| c.result.suite_source.parent().map(Path::to_path_buf))
             .filter(|evals| evals.ends_with("evals"))
             .collect();
         packages.sort();
         packages.dedup();
         for evals in packages {
             let p = evals.join("reports").join(format!("{stamp}.json"));
-            crate::run::record::write_atomic(&p, text.as_bytes())?;
+            crate::record::write_atomic(&p, text.as_bytes())?;
             written.push(p);
         }
     }

@@ -5,8 +5,11 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use serde_json::Value;
 
+use crate::record::case_run::{Kind, Variant};
+use crate::record::grading::{CheckOutcome, JudgeRecord};
+use crate::record::{CaseRunRecord, RunRecord};
+pub use crate::record::{Outcome, ReadError};
 /// The JSON report's schema; a new version is a new name, old ones keep their meaning.
 pub const SCHEMA: &str = "assay.report/v1";
 
@@ -18,7 +21,7 @@ pub struct Report {
     pub dir: PathBuf,
     pub started: Option<String>,
     /// `run.json` as recorded: options, harness versions, judges, plugins, projects.
-    pub config: Value,
+    pub config: RunRecord,
     pub summary: Summary,
     /// Statistics over runs, trigger evals and baselines.
     pub statistics: super::aggregate::Aggregates,
@@ -45,41 +48,13 @@ pub struct Summary {
     pub output_tokens: u64,
 }
 
-/// One case-run's outcome in one word.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Outcome {
-    Passed,
-    Failed,
-    NotGraded,
-    Error,
-    Skipped,
-    /// Planned, never recorded (the run crashed or stopped first).
-    Missing,
-}
-
-impl Outcome {
-    pub fn word(self) -> &'static str {
-        match self {
-            Outcome::Passed => "passed",
-            Outcome::Failed => "failed",
-            Outcome::NotGraded => "not graded",
-            Outcome::Error => "error",
-            Outcome::Skipped => "skipped",
-            Outcome::Missing => "missing",
-        }
-    }
-}
-
 #[derive(Debug, Clone, Serialize)]
 pub struct CaseRun {
     pub suite: String,
     pub case: String,
     pub run: u32,
-    /// `case` or `trigger`.
-    pub kind: String,
-    /// `skill` or `baseline`.
-    pub variant: String,
+    pub kind: Kind,
+    pub variant: Variant,
     /// Reused from the cache instead of run.
     pub cached: bool,
     pub outcome: Outcome,
@@ -92,8 +67,8 @@ pub struct CaseRun {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub score: Option<f64>,
-    pub checks: Vec<Value>,
-    pub judge: Value,
+    pub checks: Vec<CheckOutcome>,
+    pub judge: Option<JudgeRecord>,
     /// The case-run's folder, relative to the run folder.
     pub dir: PathBuf,
     pub prompt: String,
@@ -101,32 +76,13 @@ pub struct CaseRun {
     pub output_snippet: String,
     /// `result.json` as recorded.
     #[serde(skip)]
-    pub result: Value,
+    pub result: CaseRunRecord,
     /// The normalized transcript (`transcript.jsonl`), for the HTML report.
     #[serde(skip)]
-    pub transcript: Vec<Value>,
+    pub transcript: Vec<serde_json::Value>,
     /// Created or changed files kept in `artifacts/` (path, text when small and UTF-8).
     #[serde(skip)]
     pub artifacts: Vec<(String, Option<String>)>,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ReadError {
-    #[error("{0} is not a run folder (it has no run.json)")]
-    NotARun(PathBuf),
-    #[error("{path}: {message}")]
-    Unreadable { path: PathBuf, message: String },
-}
-
-pub fn outcome_of(r: &Value) -> Outcome {
-    match (r["status"].as_str(), r["grade"]["verdict"].as_str()) {
-        (Some("error"), _) => Outcome::Error,
-        (Some("missing"), _) => Outcome::Missing,
-        (Some("skipped"), _) => Outcome::Skipped,
-        (_, Some("pass")) => Outcome::Passed,
-        (_, Some("not-graded")) => Outcome::NotGraded,
-        _ => Outcome::Failed,
-    }
 }
 
 fn snippet(s: &str, n: usize) -> String {
@@ -150,83 +106,48 @@ pub fn rows(case_runs: &[CaseRun]) -> Vec<super::aggregate::Row> {
 }
 
 /// Reads a run folder. Case-runs still running (no `result.json` yet) are not in it; a folder
-/// left by an interrupted run reads like any other.
+/// left by an interrupted run reads like any other, its unrecorded case-runs `missing`.
 pub fn read(dir: &Path) -> Result<Report, ReadError> {
-    let run_json = dir.join("run.json");
-    let config: Value = match std::fs::read_to_string(&run_json) {
-        Ok(t) => serde_json::from_str(&t).map_err(|e| ReadError::Unreadable {
-            path: run_json.clone(),
-            message: format!("not valid JSON: {e}"),
-        })?,
-        Err(_) => return Err(ReadError::NotARun(dir.to_path_buf())),
-    };
+    let config = crate::record::read_run(dir)?;
     let mut case_runs = Vec::new();
-    let mut recorded: Vec<(Value, std::path::PathBuf)> = Vec::new();
-    for f in crate::run::record::case_run_results(dir) {
-        let text = std::fs::read_to_string(&f).map_err(|e| ReadError::Unreadable {
-            path: f.clone(),
-            message: e.to_string(),
-        })?;
-        let r: Value = serde_json::from_str(&text).map_err(|e| ReadError::Unreadable {
-            path: f.clone(),
-            message: format!("not valid JSON: {e}"),
-        })?;
-        recorded.push((r, f.parent().unwrap_or(dir).to_path_buf()));
-    }
-    // What the run planned and never recorded reads as `missing`, never as passed.
-    recorded.extend(
-        crate::run::record::missing(dir)
-            .into_iter()
-            .map(|(rel, v)| (v, dir.join(rel))),
-    );
-    for (r, case_dir) in recorded {
-        let case_dir = case_dir.as_path();
-        let outcome = outcome_of(&r);
-        let reason = match outcome {
-            Outcome::Passed => None,
-            _ => r["grade"]["reasons"][0]
-                .as_str()
-                .or_else(|| r["reason"].as_str())
-                .map(str::to_string),
-        };
+    for (rel, r) in crate::record::read_case_runs(dir, &config)? {
+        let case_dir = dir.join(&rel);
         let read = |name: &str| std::fs::read_to_string(case_dir.join(name)).unwrap_or_default();
         case_runs.push(CaseRun {
-            suite: r["suite"].as_str().unwrap_or_default().to_string(),
-            case: r["case"].as_str().unwrap_or_default().to_string(),
-            run: r["run"].as_u64().unwrap_or(1) as u32,
-            kind: r["kind"].as_str().unwrap_or("case").to_string(),
-            variant: r["variant"].as_str().unwrap_or("skill").to_string(),
-            cached: r["cached"].is_object(),
-            outcome,
-            reason,
-            harness: r["harness"].as_str().unwrap_or_default().to_string(),
-            model: r["model"].as_str().map(str::to_string),
-            duration_ms: r["duration_ms"].as_u64().unwrap_or(0),
-            cost_usd: r["cost_usd"].as_f64(),
-            input_tokens: r["usage"]["input_tokens"].as_u64().unwrap_or(0),
-            output_tokens: r["usage"]["output_tokens"].as_u64().unwrap_or(0),
-            score: r["grade"]["score"].as_f64(),
-            checks: r["checks"].as_array().cloned().unwrap_or_default(),
-            judge: r["judge"].clone(),
-            dir: case_dir.strip_prefix(dir).unwrap_or(case_dir).to_path_buf(),
+            suite: r.suite.clone(),
+            case: r.case.clone(),
+            run: r.run,
+            kind: r.kind,
+            variant: r.variant,
+            cached: r.cached.is_some(),
+            outcome: r.outcome(),
+            reason: r.why_not_passed().map(str::to_string),
+            harness: r.harness.clone(),
+            model: r.model.clone(),
+            duration_ms: r.duration_ms,
+            cost_usd: r.cost_usd,
+            input_tokens: r.usage.input_tokens,
+            output_tokens: r.usage.output_tokens,
+            score: r.grade.as_ref().map(|g| g.score),
+            checks: r.checks.clone(),
+            judge: r.judge.clone(),
+            dir: rel,
             prompt: read("prompt.txt"),
             output_snippet: snippet(&read("output.txt"), 2000),
             transcript: read("transcript.jsonl")
                 .lines()
                 .filter_map(|l| serde_json::from_str(l).ok())
                 .collect(),
-            artifacts: r["artifacts"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|a| a["kind"] != "deleted")
-                .filter_map(|a| a["path"].as_str())
-                .map(|p| {
-                    let text = std::fs::read(case_dir.join("artifacts").join(p))
+            artifacts: r
+                .artifacts
+                .iter()
+                .filter(|a| a.kind != crate::record::changes::ChangeKind::Deleted)
+                .map(|a| {
+                    let text = std::fs::read(case_dir.join("artifacts").join(&a.path))
                         .ok()
                         .filter(|b| b.len() <= 20_000)
                         .and_then(|b| String::from_utf8(b).ok());
-                    (p.to_string(), text)
+                    (a.path.display().to_string(), text)
                 })
                 .collect(),
             result: r,
@@ -245,7 +166,7 @@ pub fn read(dir: &Path) -> Result<Report, ReadError> {
             Outcome::Skipped => s.skipped += 1,
             Outcome::Missing => s.missing += 1,
         }
-        if c.result["sandbox"]["kind"] == "none" {
+        if c.result.sandbox.as_ref().is_some_and(|s| s.kind == "none") {
             s.unsandboxed += 1;
         }
         s.duration_ms += c.duration_ms;
@@ -266,12 +187,13 @@ pub fn read(dir: &Path) -> Result<Report, ReadError> {
     Ok(Report {
         schema: SCHEMA,
         statistics,
-        assay_version: config["assay_version"]
-            .as_str()
-            .unwrap_or(env!("CARGO_PKG_VERSION"))
-            .to_string(),
+        assay_version: if config.assay_version.is_empty() {
+            env!("CARGO_PKG_VERSION").to_string()
+        } else {
+            config.assay_version.clone()
+        },
         dir: dir.to_path_buf(),
-        started: config["started"].as_str().map(str::to_string),
+        started: config.started.clone(),
         config,
         summary: s,
         case_runs,

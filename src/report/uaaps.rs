@@ -36,10 +36,7 @@ fn snippet(s: &str) -> String {
 /// The package a suite came from: `package.agent.json` above its `evals/` or `tests/`.
 fn package(r: &Report) -> Value {
     for c in &r.case_runs {
-        let Some(src) = c.result["suite_source"].as_str() else {
-            continue;
-        };
-        let mut p = std::path::Path::new(src);
+        let mut p = c.result.suite_source.as_path();
         while let Some(parent) = p.parent() {
             let manifest = parent.join("package.agent.json");
             if let Ok(text) = std::fs::read_to_string(&manifest)
@@ -57,25 +54,18 @@ pub fn render(r: &Report) -> String {
     let cfg = &r.config;
     let first = r.case_runs.first();
     let harness = first.map(|c| c.harness.clone()).unwrap_or_default();
-    let runtime_version = cfg["harnesses"][&harness]
-        .as_str()
-        .unwrap_or("")
-        .to_string();
+    let runtime_version = cfg.harnesses.get(&harness).cloned().unwrap_or_default();
     let agent_model = first
         .and_then(|c| {
             c.model
                 .clone()
-                .or_else(|| c.result["turns"][0]["model"].as_str().map(str::to_string))
+                .or_else(|| c.result.turns.first().and_then(|t| t.model.clone()))
         })
         .unwrap_or_default();
-    let judge = cfg["judges"]
-        .as_array()
-        .and_then(|j| j.iter().find(|j| j["model"].is_string()))
-        .cloned()
-        .unwrap_or(Value::Null);
-    let judge_model = judge["model"].as_str().unwrap_or("");
+    let judge = cfg.judges.iter().find(|j| j.model.is_some());
+    let judge_model = judge.and_then(|j| j.model.as_deref()).unwrap_or("");
     let timestamp = r.started.clone().unwrap_or_default();
-    let wall = cfg["duration_ms"].as_u64().unwrap_or(r.summary.duration_ms);
+    let wall = cfg.duration_ms.unwrap_or(r.summary.duration_ms);
     let s = &r.summary;
     let skipped = s.skipped + s.not_graded;
     let counted = s.total - skipped;
@@ -92,25 +82,28 @@ pub fn render(r: &Report) -> String {
             // an expectation with several values fails when any of them does.
             let mut checks = Map::new();
             for k in &c.checks {
-                let id = k["id"].as_str().unwrap_or("");
+                let id = k.id.as_str();
                 let key = id.split('[').next().unwrap_or(id).replace('-', "_");
-                let passed = k["passed"] == true && checks.get(&key).is_none_or(|v| v == "PASS");
+                let passed = k.passed && checks.get(&key).is_none_or(|v| v == "PASS");
                 checks.insert(key, json!(if passed { "PASS" } else { "FAIL" }));
             }
-            let judge_verdict = match (&c.judge["criteria"], &c.judge["expectations"]) {
-                (Value::Object(cr), _) => json!({
-                    "result": if cr["pass"] == true { "PASS" } else { "FAIL" },
-                    "reason": cr["reasoning"], "model": c.judge["model"],
-                }),
-                (_, Value::Object(e)) => json!({
-                    "result": if e["summary"]["failed"] == 0 { "PASS" } else { "FAIL" },
-                    "reason": e["eval_feedback"]["overall"], "model": c.judge["model"],
-                }),
-                _ => Value::Null,
+            let judge_verdict = match &c.judge {
+                Some(j) => match (&j.criteria, &j.expectations) {
+                    (Some(cr), _) => json!({
+                        "result": if cr.pass { "PASS" } else { "FAIL" },
+                        "reason": cr.reasoning, "model": j.model,
+                    }),
+                    (_, Some(e)) => json!({
+                        "result": if e.summary.failed == 0 { "PASS" } else { "FAIL" },
+                        "reason": e.eval_feedback.overall, "model": j.model,
+                    }),
+                    _ => Value::Null,
+                },
+                None => Value::Null,
             };
             let mut case = json!({
                 "name": c.case,
-                "target": c.result["target"],
+                "target": c.result.target,
                 "verdict": verdict,
                 "duration_seconds": seconds(c.duration_ms),
                 "deterministic_checks": checks,
@@ -134,17 +127,17 @@ pub fn render(r: &Report) -> String {
             "engine": harness,
             "engine_version": runtime_version,
             "judge": judge_model,
-            "timeout": cfg["options"]["timeout"],
+            "timeout": cfg.options.timeout,
         },
         "agent": {
             "runtime": harness,
             "runtime_version": runtime_version,
             "model": agent_model,
             "model_provider": provider(&agent_model),
-            "session_id": first.and_then(|c| c.result["turns"][0]["session_id"].as_str()),
+            "session_id": first.and_then(|c| c.result.turns.first()?.session_id.as_deref()),
         },
         "judge": if judge_model.is_empty() { Value::Null } else {
-            json!({"model": judge_model, "model_provider": judge["provider"]})
+            json!({"model": judge_model, "model_provider": judge.and_then(|j| j.provider.as_deref())})
         },
         "environment": {
             "os": std::env::consts::OS,
@@ -161,11 +154,11 @@ pub fn render(r: &Report) -> String {
         },
         "cases": cases,
     });
-    if cfg["sandbox"].is_object() {
+    if let Some(sandbox) = &cfg.sandbox {
         // How the agents were contained (`none`: unsandboxed), beside the reference's fields.
         report["environment"]["sandbox"] = json!({
-            "kind": cfg["sandbox"]["kind"],
-            "network": cfg["sandbox"]["network"],
+            "kind": sandbox.kind,
+            "network": sandbox.network,
             "unsandboxed_case_runs": s.unsandboxed,
         });
     }

@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::record::CaseRunRecord;
+use crate::record::case_run::Cached;
 use crate::spec::{Case, Skill, Suite};
 
 /// Everything that goes into one key besides files.
@@ -286,7 +288,7 @@ fn verified(entry: &Path, key: &str, secret: &[u8; 32]) -> Option<blake3::Hash> 
 /// or wrong (edited, or made with another secret), or that holds a symlink, is a miss: nothing
 /// is copied and the case-run runs again. The copy is checked again before it becomes `dest`,
 /// so an entry changed while it is copied is a miss too.
-pub fn restore(cache: &Path, key: &str, dest: &Path, secret: &[u8; 32]) -> Option<Value> {
+pub fn restore(cache: &Path, key: &str, dest: &Path, secret: &[u8; 32]) -> Option<CaseRunRecord> {
     let from = cache.join(key);
     let expected = verified(&from, key, secret)?;
     let parent = dest.parent()?;
@@ -300,15 +302,13 @@ pub fn restore(cache: &Path, key: &str, dest: &Path, secret: &[u8; 32]) -> Optio
         return None;
     }
     std::fs::remove_file(tmp.path().join(MAC_FILE)).ok()?;
-    let text = std::fs::read_to_string(tmp.path().join("result.json")).ok()?;
-    let mut result: Value = serde_json::from_str(&text).ok()?;
-    result["cached"] = serde_json::json!({
-        "key": key,
-        "from": result["dir"].clone(),
+    let mut result = crate::record::read_case_run(tmp.path()).ok()?;
+    result.cached = Some(Cached {
+        key: key.to_string(),
+        from: std::mem::replace(&mut result.dir, dest.to_path_buf()),
     });
-    result["dir"] = Value::String(dest.display().to_string());
-    result["workspace"] = Value::Null;
-    super::record::write_json(&tmp.path().join("result.json"), &result).ok()?;
+    result.workspace = None;
+    crate::record::write_json(&tmp.path().join("result.json"), &result).ok()?;
     let tmp = tmp.keep();
     if std::fs::rename(&tmp, dest).is_err() {
         let _ = std::fs::remove_dir_all(&tmp);
@@ -357,9 +357,9 @@ mod tests {
         std::fs::create_dir_all(run.join("outputs")).unwrap();
         std::fs::write(run.join("output.txt"), "hi").unwrap();
         std::fs::write(run.join("outputs/notes.md"), "notes").unwrap();
-        super::super::record::write_json(
+        crate::record::write_json(
             &run.join("result.json"),
-            &serde_json::json!({"status": "completed", "grade": {"verdict": "fail"}, "dir": run}),
+            &serde_json::json!({"suite": "s", "case": "c", "status": "completed", "grade": {"verdict": "fail"}, "dir": run}),
         )
         .unwrap();
         let cache = d.path().join("cache");
@@ -367,7 +367,7 @@ mod tests {
         (d, run, cache)
     }
 
-    fn restore_into(d: &tempfile::TempDir, cache: &Path) -> (PathBuf, Option<Value>) {
+    fn restore_into(d: &tempfile::TempDir, cache: &Path) -> (PathBuf, Option<CaseRunRecord>) {
         let dest = d.path().join("run2/s/c/run-1");
         let r = restore(cache, "k1", &dest, &SECRET);
         (dest.clone(), r)
@@ -390,9 +390,14 @@ mod tests {
         assert!(cache.join("k1").join(MAC_FILE).is_file());
         let (dest, r) = restore_into(&d, &cache);
         let r = r.unwrap();
-        assert_eq!(r["cached"]["key"], "k1");
-        assert_eq!(r["cached"]["from"], run.display().to_string());
-        assert_eq!(r["grade"]["verdict"], "fail");
+        let cached = r.cached.as_ref().unwrap();
+        assert_eq!(cached.key, "k1");
+        assert_eq!(cached.from, run);
+        assert_eq!(
+            r.grade.as_ref().unwrap().verdict,
+            crate::record::grading::Verdict::Fail
+        );
+        assert_eq!(r.dir, dest);
         assert_eq!(
             std::fs::read_to_string(dest.join("output.txt")).unwrap(),
             "hi"

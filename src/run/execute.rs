@@ -4,21 +4,18 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-
-use super::grade::{self, GradeInput, JudgeRecord, JudgeSlot};
+use super::grade::{self, GradeInput, JudgeSlot};
 use super::plan::{TriggerMode, Variant};
 use super::process::{self, Exited, Spawn};
-use super::record::{self, Lines};
-use crate::assert::builtin::CheckOutcome;
 use crate::assert::check::Checks;
 use crate::assert::verdict::Grade;
 use crate::assert::view::CaseRunView;
 use crate::harness::{AgentError, ErrorCategory, Event, Harness, Invocation, Summary, Usage};
+use crate::record::{self, Lines};
 use crate::spec::{Case, OutputSpec, Skill, StdinSource, Suite, TriggerCase};
 use crate::workspace::layers::Tree;
 use crate::workspace::snapshot::{Change, ChangeKind, Snapshot};
-use crate::workspace::{self, FixtureChange, StageOptions};
+use crate::workspace::{self, StageOptions};
 
 /// Setup and teardown scripts get this long each (as in Skillet).
 pub const SCRIPT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -26,95 +23,9 @@ pub const SCRIPT_TIMEOUT: Duration = Duration::from_secs(30);
 const MAX_ARTIFACT_BYTES: u64 = 16 << 20;
 const MAX_ARTIFACTS: usize = 500;
 
-/// How a case-run ended, before grading.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Status {
-    /// The agent ran to its end without a harness error.
-    Completed,
-    /// The agent failed (timeout, API error, crash, interactive hang, …).
-    Failed,
-    /// Something outside the agent failed (staging, a setup script).
-    Error,
-    /// Not run, with the reason.
-    Skipped,
-}
+pub use crate::record::case_run::{CaseRunRecord as CaseRunResult, Kind, Status};
 
-/// Everything a case-run produced, as recorded in `result.json`.
-#[derive(Debug, Clone, Serialize)]
-pub struct CaseRunResult {
-    pub suite: String,
-    /// The file (or folder) the suite was read from, so `assay grade <run-dir>` can reload it.
-    pub suite_source: PathBuf,
-    pub case: String,
-    pub run: u32,
-    /// `case` (an artifact eval) or `trigger` (does the skill fire on a query?).
-    pub kind: &'static str,
-    /// `skill`, or `baseline` (without the skill, or with `--baseline-skill`).
-    pub variant: Variant,
-    /// For a trigger eval: the query, what was expected, and whether the skill fired.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trigger: Option<TriggerRecord>,
-    /// The suite's `variance.min_stability`, which gates the case over its runs.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub min_stability: Option<f64>,
-    /// What the case evaluates (UAAPS `target`), as `skill:<name>`, `hook:<event>` or `agent:<name>`.
-    pub target: Option<String>,
-    pub harness: String,
-    pub model: Option<String>,
-    /// How the agent was contained (`kind: none` when unsandboxed); absent when no process ran.
-    pub sandbox: Option<crate::sandbox::Record>,
-    pub status: Status,
-    pub reason: Option<String>,
-    pub error: Option<AgentError>,
-    pub exit_code: Option<i32>,
-    pub timed_out: bool,
-    pub duration_ms: u64,
-    pub turns: Vec<Summary>,
-    pub usage: Usage,
-    pub cost_usd: Option<f64>,
-    pub tool_calls: BTreeMap<String, usize>,
-    pub skills_invoked: Vec<String>,
-    /// Tool calls whose result was an error (a command that failed, a write refused by the
-    /// sandbox, …), so a case that "completed" without doing its work shows why.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub failed_tool_calls: Vec<FailedToolCall>,
-    pub artifacts: Vec<Change>,
-    pub fixture_changes: Vec<FixtureChange>,
-    /// The project's symlinks not staged because they point outside it.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub skipped_links: Vec<PathBuf>,
-    /// Output files read per the spec (path relative to the agent's folder → content).
-    pub output_files: BTreeMap<String, String>,
-    pub stderr_tail: String,
-    /// Bytes the agent wrote to stdout, all turns together, kept or not.
-    pub stdout_bytes: u64,
-    /// Some of it was dropped (past the total cap, or a line over the line cap): no check
-    /// passes on part of an output, so such a case-run is not graded as a pass.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub output_truncated: bool,
-    pub teardown_error: Option<String>,
-    /// Every check's outcome.
-    pub checks: Vec<CheckOutcome>,
-    /// What the judge said of the case's judge items.
-    pub judge: Option<JudgeRecord>,
-    /// The verdict from the harness outcome, the checks and the judge (absent when not run).
-    pub grade: Option<Grade>,
-    /// The kept workspace, when kept.
-    pub workspace: Option<PathBuf>,
-    pub dir: PathBuf,
-    /// Files of the case-run's folder that could not be written: the case-run is then an
-    /// error, never a result read from an incomplete folder.
-    #[serde(skip)]
-    pub unrecorded: Vec<String>,
-}
-
-/// A tool call that failed, with the start of what the tool said.
-#[derive(Debug, Clone, Serialize)]
-pub struct FailedToolCall {
-    pub name: String,
-    pub output: String,
-}
+pub use crate::record::case_run::FailedToolCall;
 
 /// The tool calls among `events` whose result was an error (at most 20, each output cut to
 /// 500 characters).
@@ -140,26 +51,7 @@ fn failed_tool_calls(events: &[Event]) -> Vec<FailedToolCall> {
     out
 }
 
-/// A trigger eval's query and what came of it.
-#[derive(Debug, Clone, Serialize)]
-pub struct TriggerRecord {
-    pub query: String,
-    pub should_trigger: bool,
-    /// Whether the skill fired; absent when the run could not tell (the agent failed).
-    pub fired: Option<bool>,
-    /// How firing was decided: `agent` (the real agent's events) or `judge` (an LLM's guess
-    /// from the skill's name and description alone).
-    pub mode: TriggerMode,
-    /// The trigger rate a query needs (`--trigger-threshold`).
-    pub threshold: f64,
-    pub skill: String,
-    /// Said when the skill is a slash command that was installed as a skill for this.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-    /// The judge's reason, in judge mode.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
+pub use crate::record::case_run::TriggerRecord;
 
 /// What a trigger case-run needs besides the synthetic case.
 #[derive(Debug, Clone)]
@@ -199,14 +91,15 @@ pub struct CaseRunPlan<'a> {
 impl CaseRunResult {
     fn new(plan: &CaseRunPlan<'_>) -> Self {
         CaseRunResult {
+            schema: crate::record::case_run::SCHEMA.into(),
             suite: plan.suite.id.clone(),
             suite_source: plan.suite.source.clone(),
             case: plan.case.id.clone(),
             run: plan.run,
             kind: if plan.trigger.is_some() {
-                "trigger"
+                Kind::Trigger
             } else {
-                "case"
+                Kind::Case
             },
             variant: plan.variant,
             trigger: plan.trigger.as_ref().map(|t| TriggerRecord {
@@ -225,8 +118,9 @@ impl CaseRunResult {
                     })
                     .map(|s| {
                         format!(
-                            "{} is a slash command; it was installed as the skill .claude/skills/{}/SKILL.md for this trigger eval",
+                            "{} is a slash command; it was installed as the skill {}/{}/SKILL.md for this trigger eval",
                             s.path.display(),
+                            plan.harness.skill_roots().first().copied().unwrap_or(crate::workspace::CLAUDE_SKILLS),
                             s.name
                         )
                     }),
@@ -270,6 +164,8 @@ impl CaseRunResult {
             judge: None,
             grade: None,
             workspace: None,
+            regraded: None,
+            cached: None,
             dir: plan.dir.clone(),
             unrecorded: Vec::new(),
             stdout_bytes: 0,

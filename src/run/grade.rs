@@ -5,18 +5,16 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use serde::Serialize;
-
-use super::record;
 use crate::assert::builtin::CheckOutcome;
 use crate::assert::check::Checks;
 use crate::assert::fields;
 use crate::assert::verdict::{self, Grade, JudgeVerdict};
 use crate::assert::view::CaseRunView;
 use crate::harness::Event;
-use crate::judge::extract::{self, Extraction};
-use crate::judge::modes::{self, CriteriaGrade, Evidence, ExpectationsGrade, RubricGrade};
+use crate::judge::extract::{self};
+use crate::judge::modes::{self, Evidence};
 use crate::judge::{Judge, JudgeInfo};
+use crate::record;
 use crate::spec::{Case, Suite};
 
 /// The judge a case-run may use, or why it has none.
@@ -26,19 +24,7 @@ pub enum JudgeSlot {
     Unavailable(String),
 }
 
-/// The judge's grading of one case-run.
-#[derive(Debug, Clone, Serialize)]
-pub struct JudgeRecord {
-    pub provider: String,
-    pub model: String,
-    pub chosen_by: String,
-    pub extraction: Option<Extraction>,
-    pub expectations: Option<ExpectationsGrade>,
-    pub rubric: Option<RubricGrade>,
-    pub criteria: Option<CriteriaGrade>,
-    /// Why some items could not be graded (the judge failed): they are then not graded.
-    pub error: Option<String>,
-}
+pub use crate::record::grading::JudgeRecord;
 
 /// What grading needs of a finished case-run.
 pub struct GradeInput {

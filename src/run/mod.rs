@@ -8,7 +8,7 @@ pub mod execute;
 pub mod grade;
 pub mod plan;
 pub mod process;
-pub mod record;
+
 pub mod redact;
 pub mod regrade;
 
@@ -29,6 +29,7 @@ use crate::config::{self, Config};
 use crate::diag::Problem;
 use crate::harness::command::CommandHarness;
 use crate::harness::{self, Harness, HarnessSettings, HostEnv, Unavailable};
+use crate::record;
 use crate::spec::formats::LoadCtx;
 use crate::spec::{Case, Skill, SkillKind, Suite, TriggerCase};
 use crate::workspace::StageOptions;
@@ -117,6 +118,8 @@ pub struct RunReport {
     pub ran: usize,
     /// The judge failed on some case-run.
     pub judge_failed: bool,
+    /// Some case-run was not graded because its output was cut (past the output caps).
+    pub output_cut: bool,
     #[serde(skip)]
     pub reused: Vec<Reused>,
     /// Ctrl-C, SIGTERM or SIGHUP stopped the run.
@@ -369,10 +372,10 @@ fn baseline_skill(path: &std::path::Path, suite: &Suite) -> Skill {
 }
 
 /// A result already in the run folder that `--resume` keeps: any that did not end in error.
-fn kept_result(dir: &std::path::Path) -> Option<serde_json::Value> {
-    let text = std::fs::read_to_string(dir.join("result.json")).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    (v["status"] != "error").then_some(v)
+fn kept_result(dir: &std::path::Path) -> Option<record::CaseRunRecord> {
+    record::read_case_run(dir)
+        .ok()
+        .filter(|r| r.status != Status::Error)
 }
 
 /// Plans and runs every selected case of `suites`.
@@ -660,7 +663,6 @@ pub fn run(
         );
     }
     let started = jiff::Timestamp::now();
-    let plugins_record = serde_json::to_value(opts.plugins.record()).unwrap_or_default();
     let jobs = match opts.jobs {
         0 => configs
             .values()
@@ -669,63 +671,95 @@ pub fn run(
             .max(1),
         n => n,
     };
-    let mut run_record = serde_json::json!({
-        "assay_version": env!("CARGO_PKG_VERSION"),
-        "started": started.to_string(),
-        "case_runs": planned.len(),
-        "harnesses": versions,
-        "judges": judges.iter().map(|(_, slot)| match slot {
-            JudgeSlot::Ready(_, info) => serde_json::to_value(info).unwrap_or_default(),
-            JudgeSlot::Unavailable(why) => serde_json::json!({"unavailable": why}),
-        }).collect::<Vec<_>>(),
-        "options": {
-            "harness": opts.harness, "model": opts.model, "timeout": opts.timeout, "jobs": jobs,
-            "judge_jobs": opts.judge_jobs,
-            "filter": opts.filter, "keep_workspaces": opts.keep_workspaces, "trust": opts.trust,
-            "pass_env": opts.pass_env, "allow_private_urls": opts.allow_private_urls,
-            "runs": opts.runs, "mode": opts.mode, "trigger_mode": opts.trigger_mode,
-            "trigger_runs": opts.trigger_runs, "trigger_threshold": opts.trigger_threshold,
-            "baseline": match &opts.baseline {
-                None => serde_json::Value::Null,
-                Some(Baseline::WithoutSkill) => "without-skill".into(),
-                Some(Baseline::Skill(p)) => p.display().to_string().into(),
-            },
-            "cache": opts.cache,
-            "shard": opts.shard.map(|s| format!("{}/{}", s.index, s.count)),
-            "min_pass_rate": opts.min_pass_rate, "pass_k": opts.pass_k,
+    let plugins_record = serde_json::Value::Array(opts.plugins.record());
+    let mut run_record = record::RunRecord {
+        schema: record::run::SCHEMA.into(),
+        assay_version: env!("CARGO_PKG_VERSION").into(),
+        started: Some(started.to_string()),
+        case_runs: planned.len(),
+        harnesses: versions.clone(),
+        judges: judges
+            .iter()
+            .map(|(_, slot)| match slot {
+                JudgeSlot::Ready(_, info) => record::run::JudgeEntry {
+                    provider: Some(info.provider.clone()),
+                    model: Some(info.model.clone()),
+                    chosen_by: Some(info.chosen_by.clone()),
+                    unavailable: None,
+                },
+                JudgeSlot::Unavailable(why) => record::run::JudgeEntry {
+                    unavailable: Some(why.clone()),
+                    ..Default::default()
+                },
+            })
+            .collect(),
+        options: record::run::OptionsRecord {
+            harness: opts.harness.clone(),
+            model: opts.model.clone(),
+            timeout: opts.timeout,
+            jobs,
+            judge_jobs: opts.judge_jobs,
+            filter: opts.filter.clone(),
+            keep_workspaces: opts.keep_workspaces,
+            trust: opts.trust,
+            pass_env: opts.pass_env.clone(),
+            allow_private_urls: opts.allow_private_urls,
+            runs: opts.runs,
+            mode: opts.mode,
+            trigger_mode: opts.trigger_mode,
+            trigger_runs: opts.trigger_runs,
+            trigger_threshold: opts.trigger_threshold,
+            baseline: opts.baseline.as_ref().map(|b| match b {
+                Baseline::WithoutSkill => "without-skill".to_string(),
+                Baseline::Skill(p) => p.display().to_string(),
+            }),
+            cache: opts.cache,
+            shard: opts.shard.map(|s| format!("{}/{}", s.index, s.count)),
+            min_pass_rate: opts.min_pass_rate,
+            pass_k: opts.pass_k,
         },
-        "sandbox": {
-            "mode": sandbox_mode,
+        sandbox: Some(record::run::SandboxSettings {
+            mode: record::run::word(&sandbox_mode),
             // `unused` when no case-run starts a process (judged trigger evals only).
-            "kind": match (&bwrap, starts_processes) {
+            kind: match (&bwrap, starts_processes) {
                 (Some(_), _) => "bwrap",
                 (None, true) => "none",
                 (None, false) => "unused",
-            },
-            "bwrap": bwrap.as_ref().map(|b| b.version.clone()),
-            "network": opts.network,
-            // `overlay`: copy-on-write workspaces; `copy`: each a copy of the project.
-            "workspaces": if cow.is_ok() { "overlay" } else { "copy" },
-        },
-        "plugins": plugins_record,
-        // Every case-run this run means to record: one without a result is `missing`.
-        "planned": planned.iter().map(|p| serde_json::json!({
-            "suite": p.suite.id, "case": p.case.id, "run": p.run, "variant": p.variant,
-            "kind": if p.trigger.is_some() { "trigger" } else { "case" },
-            "dir": p.folder.join(p.variant.folder(p.run)),
-        })).collect::<Vec<_>>(),
-        "projects": configs.iter().map(|(root, c)| (root.display().to_string(), config_record(c))).collect::<serde_json::Map<_, _>>(),
-    });
+            }
+            .into(),
+            bwrap: bwrap.as_ref().map(|b| b.version.clone()),
+            network: opts.network.as_ref().map(record::run::word),
+            workspaces: if cow.is_ok() { "overlay" } else { "copy" }.into(),
+        }),
+        plugins: opts.plugins.record(),
+        planned: planned
+            .iter()
+            .map(|p| record::run::PlannedCaseRun {
+                suite: p.suite.id.clone(),
+                case: p.case.id.clone(),
+                run: p.run,
+                variant: p.variant,
+                kind: if p.trigger.is_some() {
+                    record::case_run::Kind::Trigger
+                } else {
+                    record::case_run::Kind::Case
+                },
+                dir: p.folder.join(p.variant.folder(p.run)),
+            })
+            .collect(),
+        projects: configs
+            .iter()
+            .map(|(root, c)| (root.display().to_string(), config_record(c)))
+            .collect(),
+        ..record::RunRecord::default()
+    };
     if opts.resume.is_some()
-        && let Some(old) = std::fs::read_to_string(dir.join("run.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        && let Ok(old) = record::read_run(&dir)
     {
         // The run keeps its first start; each resumption is noted.
-        let mut resumed = old["resumed"].as_array().cloned().unwrap_or_default();
-        resumed.push(started.to_string().into());
-        run_record["started"] = old["started"].clone();
-        run_record["resumed"] = resumed.into();
+        run_record.resumed = old.resumed;
+        run_record.resumed.push(started.to_string());
+        run_record.started = old.started;
     }
     if let Err(e) = std::fs::create_dir_all(&dir)
         .and_then(|()| record::write_json(&dir.join("run.json"), &run_record))
@@ -747,6 +781,7 @@ pub fn run(
         parent: Some(ws_parent.clone()),
         install_skill: true,
         command_as_skill: false,
+        skill_roots: Vec::new(),
         // The run folder, and every suite's specs: the agent never sees its own grading.
         exclude: std::iter::once(dir.clone())
             .chain(suites.iter().flat_map(|s| s.spec_paths(&ctx.cwd)))
@@ -772,7 +807,7 @@ pub fn run(
                 .ok()
         })
         .flatten();
-    run_record["options"]["cache"] = cache_secret.is_some().into();
+    run_record.options.cache = cache_secret.is_some();
     let env_key = cache::env_key(&stage.host_env, &opts.pass_env);
     let mut digests = cache::Digests::default();
     let mut reused: Vec<Reused> = Vec::new();
@@ -894,6 +929,7 @@ pub fn run(
                     }
                 };
                 stage.command_as_skill = p.trigger.is_some();
+                stage.skill_roots = harnesses[p.harness].1.skill_roots().to_vec();
                 // UAAPS `writable-paths` are bound one by one into a copied workspace.
                 if !sandboxes[si].writable.is_empty() {
                     stage.bases = None;
@@ -942,25 +978,27 @@ pub fn run(
             }
         }))
         .buffer_unordered(jobs);
-        let (mut ran, mut judge_failed) = (0, false);
+        let (mut ran, mut judge_failed, mut output_cut) = (0, false, false);
         while let Some(r) = stream.next().await {
             if let Some(r) = r {
                 on_event(RunEvent::Finished(&r));
                 ran += 1;
                 judge_failed |= r.judge.as_ref().is_some_and(|j| j.error.is_some());
+                output_cut |=
+                    r.output_truncated && r.outcome() == record::Outcome::NotGraded;
             }
         }
         signals.abort();
-        (ran, judge_failed)
+        (ran, judge_failed, output_cut)
     });
     // The run's end, for its wall time in reports.
     let finished = jiff::Timestamp::now();
-    run_record["finished"] = finished.to_string().into();
-    run_record["duration_ms"] = (finished.duration_since(started).as_millis() as u64).into();
+    run_record.finished = Some(finished.to_string());
+    run_record.duration_ms = Some(finished.duration_since(started).as_millis() as u64);
     let signal = interrupted.load(std::sync::atomic::Ordering::SeqCst);
     let interrupted = signal != 0;
     if interrupted {
-        run_record["interrupted"] = true.into();
+        run_record.interrupted = true;
     }
     let record_error = record::write_json(&dir.join("run.json"), &run_record)
         .err()
@@ -970,6 +1008,7 @@ pub fn run(
         dir,
         ran: results.0,
         judge_failed: results.1,
+        output_cut: results.2,
         reused,
         interrupted,
         signal,
@@ -1057,13 +1096,18 @@ fn suite_index(suites: &[Suite], s: &Suite) -> usize {
     suites.iter().position(|x| std::ptr::eq(x, s)).unwrap_or(0)
 }
 
-fn reused_from(p: &Planned<'_>, v: &serde_json::Value, from: &'static str, dir: PathBuf) -> Reused {
+fn reused_from(
+    p: &Planned<'_>,
+    v: &record::CaseRunRecord,
+    from: &'static str,
+    dir: PathBuf,
+) -> Reused {
     Reused {
         suite: p.suite.id.clone(),
         case: p.case.id.clone(),
         run: p.run,
         variant: p.variant,
-        outcome: crate::report::model::outcome_of(v).word(),
+        outcome: v.outcome().word(),
         from,
         dir,
     }

@@ -2,20 +2,7 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
-
-/// `--mode`: which evals run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum Mode {
-    /// Artifact evals only (cases with prompts and grading).
-    Artifacts,
-    /// Trigger evals only (does the skill fire on a query?).
-    Triggers,
-    /// Both.
-    #[default]
-    All,
-}
+pub use crate::record::run::Mode;
 
 impl Mode {
     pub fn artifacts(self) -> bool {
@@ -26,27 +13,7 @@ impl Mode {
     }
 }
 
-/// `--trigger-mode`: how firing is decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum TriggerMode {
-    /// Run the real agent with the skill installed and watch its events.
-    #[default]
-    Agent,
-    /// Ask the judge, from the skill's name and description alone (cheap, an estimate).
-    Judge,
-}
-
-/// Which version of the skill a case-run has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Variant {
-    /// The skill under test.
-    #[default]
-    Skill,
-    /// Without the skill (`--baseline`) or with another version of it (`--baseline-skill`).
-    Baseline,
-}
+pub use crate::record::case_run::{TriggerMode, Variant};
 
 impl Variant {
     /// The case-run folder's name: `run-<k>`, `baseline-<k>`.

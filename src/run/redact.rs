@@ -138,7 +138,7 @@ impl Redactor {
         } else {
             self.bytes(&bytes).into_owned()
         };
-        super::record::write_atomic(path, &out)
+        crate::record::write_atomic(path, &out)
     }
 
     /// [`Redactor::file`] for every file under `dir`; symlinks are not followed.

@@ -74,18 +74,7 @@ pub fn failed_to_start(exited: &crate::run::process::Exited) -> Option<String> {
     })
 }
 
-/// How one case-run was contained, as recorded in its `result.json`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Record {
-    /// `bwrap`, or `none` (unsandboxed).
-    pub kind: String,
-    /// `model`, `none` or `host`; absent when unsandboxed (the host's network).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub network: Option<String>,
-    /// The endpoints the agent could reach, with `model`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub endpoints: Vec<String>,
-}
+pub use crate::record::case_run::SandboxRecord as Record;
 
 impl Record {
     /// What the sandbox let through, for an agent that could not reach its model.

@@ -169,12 +169,7 @@ pub struct JudgeConfig {
     pub transport: Option<String>,
 }
 
-/// clauditor `grade_thresholds`: the rubric gates.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Thresholds {
-    pub min_pass_rate: f64,
-    pub min_mean_score: f64,
-}
+pub use crate::record::grading::Thresholds;
 
 impl Default for Thresholds {
     fn default() -> Self {

@@ -80,13 +80,7 @@ pub struct StagedFixture {
     pub size: u64,
 }
 
-/// A fixture the agent changed or removed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FixtureChange {
-    pub path: PathBuf,
-    /// `modified` or `deleted`.
-    pub change: &'static str,
-}
+pub use crate::record::changes::FixtureChange;
 
 #[derive(Debug, thiserror::Error)]
 #[error("cannot {what} {path}: {source}")]
@@ -123,6 +117,10 @@ pub struct StageOptions {
     pub command_as_skill: bool,
     /// Folders never copied into a workspace: the run folder and the workspaces' parent.
     pub exclude: Vec<PathBuf>,
+    /// Where the agent reads a project's skills, relative to the workspace (the harness's
+    /// [`crate::harness::Harness::skill_roots`]): the skill under test is installed in each.
+    /// Empty: Claude Code's `.claude/skills`.
+    pub skill_roots: Vec<&'static str>,
     /// Copy-on-write: the run's shared project copies. `None`: each workspace is a copy.
     pub bases: Option<Arc<base::Bases>>,
 }
@@ -227,10 +225,11 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
     if let Some(old) = &suite.replaces {
         remove_copies(old, &suite.project_root, &writer)?;
     }
+    let roots = skill_roots(&opts.skill_roots);
     let skill_dest = if opts.install_skill && opts.command_as_skill {
-        install_command_as_skill(suite, &writer, &exclude)?
+        install_command_as_skill(suite, &writer, &exclude, &roots)?
     } else if opts.install_skill {
-        install_skill(suite, &writer, &exclude)?
+        install_skill(suite, &writer, &exclude, &roots)?
     } else {
         remove_skill(suite, &writer)?
     };
@@ -308,11 +307,27 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
     })
 }
 
-/// Where a skill lives in a workspace for Claude Code to find it.
-fn skill_path(kind: SkillKind, name: &str) -> PathBuf {
+/// Where Claude Code reads a project's skills.
+pub const CLAUDE_SKILLS: &str = ".claude/skills";
+/// The Agent Skills standard's project folder, read by Codex and Gemini CLI.
+pub const AGENT_SKILLS: &str = ".agents/skills";
+/// Where Claude Code reads a project's slash commands (no other engine has them).
+const CLAUDE_COMMANDS: &str = ".claude/commands";
+
+/// The folders a skill is installed in for an agent that reads skills from `roots`.
+fn skill_roots(roots: &[&'static str]) -> Vec<&'static str> {
+    if roots.is_empty() {
+        vec![CLAUDE_SKILLS]
+    } else {
+        roots.to_vec()
+    }
+}
+
+/// Where a skill lives in a workspace for an agent reading skills from `root`.
+fn skill_path(root: &str, kind: SkillKind, name: &str) -> PathBuf {
     match kind {
-        SkillKind::Dir => Path::new(".claude/skills").join(name),
-        SkillKind::Command => Path::new(".claude/commands").join(format!("{name}.md")),
+        SkillKind::Dir => Path::new(root).join(name),
+        SkillKind::Command => Path::new(CLAUDE_COMMANDS).join(format!("{name}.md")),
     }
 }
 
@@ -323,34 +338,40 @@ fn install_skill(
     suite: &SuiteStage,
     writer: &Writer,
     exclude: &[PathBuf],
+    roots: &[&'static str],
 ) -> Result<Option<PathBuf>, StageError> {
     if let Some(skill) = &suite.skill {
-        let rel = skill_path(skill.kind, &skill.name);
-        let dest = writer.path(&rel);
-        match skill.kind {
-            SkillKind::Dir => {
-                io("replace", &dest, writer.fresh_dir(&rel))?;
-                io(
-                    "install the skill from",
-                    &skill.path,
-                    copy::copy_tree_except(&skill.path, &dest, false, exclude),
-                )?;
+        let mut first = None;
+        for root in roots {
+            let rel = skill_path(root, skill.kind, &skill.name);
+            let dest = writer.path(&rel);
+            match skill.kind {
+                SkillKind::Dir => {
+                    io("replace", &dest, writer.fresh_dir(&rel))?;
+                    io(
+                        "install the skill from",
+                        &skill.path,
+                        copy::copy_tree_except(&skill.path, &dest, false, exclude),
+                    )?;
+                }
+                SkillKind::Command => {
+                    io(
+                        "install the command from",
+                        &skill.path,
+                        copy::copy_file(&skill.path, &dest),
+                    )?;
+                }
             }
-            SkillKind::Command => {
-                io(
-                    "install the command from",
-                    &skill.path,
-                    copy::copy_file(&skill.path, &dest),
-                )?;
-            }
+            first.get_or_insert(rel);
         }
-        return Ok(Some(rel));
+        return Ok(first);
     }
     if let Some(pkg) = &suite.package {
-        for (from, to) in [
-            ("skills", ".claude/skills"),
-            ("commands", ".claude/commands"),
-        ] {
+        let targets = roots
+            .iter()
+            .map(|r| ("skills", *r))
+            .chain([("commands", CLAUDE_COMMANDS)]);
+        for (from, to) in targets {
             let src = pkg.root.join(from);
             if src.is_dir() {
                 io(
@@ -421,13 +442,14 @@ fn install_command_as_skill(
     suite: &SuiteStage,
     writer: &Writer,
     exclude: &[PathBuf],
+    roots: &[&'static str],
 ) -> Result<Option<PathBuf>, StageError> {
     let Some(skill) = suite
         .skill
         .as_ref()
         .filter(|s| s.kind == SkillKind::Command)
     else {
-        return install_skill(suite, writer, exclude);
+        return install_skill(suite, writer, exclude, roots);
     };
     remove_skill(suite, writer)?;
     let text = io(
@@ -435,10 +457,6 @@ fn install_command_as_skill(
         &skill.path,
         std::fs::read_to_string(&skill.path),
     )?;
-    let rel = skill_path(SkillKind::Dir, &skill.name);
-    let folder = writer.path(&rel);
-    io("create", &folder, writer.fresh_dir(&rel))?;
-    let dest = folder.join("SKILL.md");
     let body = if text.starts_with("---") {
         text
     } else {
@@ -458,12 +476,20 @@ fn install_command_as_skill(
             serde_json::Value::String(description)
         )
     };
-    io(
-        "install the command as a skill at",
-        &dest,
-        std::fs::write(&dest, body),
-    )?;
-    Ok(Some(rel))
+    let mut first = None;
+    for root in roots {
+        let rel = skill_path(root, SkillKind::Dir, &skill.name);
+        let folder = writer.path(&rel);
+        io("create", &folder, writer.fresh_dir(&rel))?;
+        let dest = folder.join("SKILL.md");
+        io(
+            "install the command as a skill at",
+            &dest,
+            std::fs::write(&dest, &body),
+        )?;
+        first.get_or_insert(rel);
+    }
+    Ok(first)
 }
 
 /// For a baseline: the skill under test must not be there.
@@ -477,7 +503,12 @@ fn remove_skill(suite: &SuiteStage, writer: &Writer) -> Result<Option<PathBuf>, 
 /// Removes a skill from a workspace: where assay installs it, and its own copy from the
 /// project (`skills/foo/`, `.agents/skills/foo/`, …), never the workspace itself.
 fn remove_copies(skill: &Skill, project_root: &Path, writer: &Writer) -> Result<(), StageError> {
-    let mut paths = vec![skill_path(skill.kind, &skill.name)];
+    // Wherever any engine reads it, whichever harness runs.
+    let mut paths: Vec<PathBuf> = [CLAUDE_SKILLS, AGENT_SKILLS]
+        .iter()
+        .map(|root| skill_path(root, skill.kind, &skill.name))
+        .collect();
+    paths.dedup();
     if let Ok(rel) = skill.path.strip_prefix(project_root)
         && !rel.as_os_str().is_empty()
     {
@@ -501,11 +532,11 @@ impl Staged {
             .filter_map(|f| match self.fixture_hash(f) {
                 None => Some(FixtureChange {
                     path: f.dest.clone(),
-                    change: "deleted",
+                    change: "deleted".into(),
                 }),
                 Some(h) if h != f.hash => Some(FixtureChange {
                     path: f.dest.clone(),
-                    change: "modified",
+                    change: "modified".into(),
                 }),
                 _ => None,
             })

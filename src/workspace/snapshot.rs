@@ -4,8 +4,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use serde::Serialize;
-
 /// Size and modification time of every file and symlink under a root, by relative path.
 /// Nothing is followed: a symlink is an entry of its own (its size the length of its target's
 /// text), never the file or folder it points at.
@@ -33,23 +31,7 @@ impl Entry {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ChangeKind {
-    Created,
-    Modified,
-    Deleted,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Change {
-    pub path: PathBuf,
-    pub kind: ChangeKind,
-    pub size: u64,
-    /// A symlink (listed, never followed: its target's content is not an artifact).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub symlink: bool,
-}
+pub use crate::record::changes::{Change, ChangeKind};
 
 impl Snapshot {
     pub fn take(root: &Path) -> Snapshot {

@@ -1,0 +1,72 @@
+//! What the agent reported of itself: its usage, each turn's summary and why it failed.
+
+use serde::{Deserialize, Serialize};
+
+/// Why a case-run failed, when it did not just give a wrong answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorCategory {
+    /// Missing or rejected credentials.
+    Auth,
+    /// The model API said 429.
+    RateLimit,
+    /// The model API failed (5xx, overloaded).
+    Server,
+    /// The model API could not be reached at all (connection refused, no route, DNS; in a
+    /// sandbox, `--network none`).
+    Network,
+    /// assay's timeout stopped the run.
+    Timeout,
+    /// The agent stopped to ask the user something (one turn ending in a question).
+    InteractiveHang,
+    /// Background tasks were launched and not awaited.
+    BackgroundTasks,
+    /// The agent process failed without a reason it reported.
+    Crash,
+    /// The agent reported an error of another kind.
+    Agent,
+}
+
+/// Tokens, as the model API counted them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, o: &Usage) {
+        self.input_tokens += o.input_tokens;
+        self.output_tokens += o.output_tokens;
+        self.cache_read_tokens += o.cache_read_tokens;
+        self.cache_write_tokens += o.cache_write_tokens;
+    }
+}
+
+/// What a harness concluded about one invocation (one turn).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TurnSummary {
+    pub session_id: Option<String>,
+    pub model: Option<String>,
+    /// The agent's last message to the user (for `command`, all of stdout).
+    pub final_message: Option<String>,
+    pub error: Option<AgentError>,
+    pub num_turns: Option<u64>,
+    pub cost_usd: Option<f64>,
+    pub usage: Usage,
+    /// As the agent measured it.
+    pub duration_ms: Option<u64>,
+    /// Tool calls the agent's permission system refused.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub permission_denials: Vec<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentError {
+    pub category: ErrorCategory,
+    pub message: String,
+}

@@ -1,0 +1,381 @@
+//! One case-run's `result.json`: how it ended, what the agent did, and how it was graded.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::agent::{AgentError, TurnSummary, Usage};
+use super::changes::{Change, FixtureChange};
+use super::grading::{CheckOutcome, Grade, JudgeRecord, Verdict};
+
+/// The version of `result.json` this assay writes. A new version is a new name; readers keep
+/// reading the older ones.
+pub const SCHEMA: &str = "assay.result/v1";
+
+/// The versions this assay reads (`""`: written before the version was recorded).
+const READS: [&str; 2] = [SCHEMA, ""];
+
+fn half() -> f64 {
+    0.5
+}
+
+/// `case` (an artifact eval) or `trigger` (does the skill fire on a query?).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    #[default]
+    Case,
+    Trigger,
+}
+
+impl Kind {
+    pub fn word(self) -> &'static str {
+        match self {
+            Kind::Case => "case",
+            Kind::Trigger => "trigger",
+        }
+    }
+}
+
+/// Where a cached case-run came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cached {
+    /// Its cache key.
+    pub key: String,
+    /// The folder it was first recorded in.
+    pub from: PathBuf,
+}
+
+/// One case-run's outcome in one word: what every report and the exit code count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Passed,
+    Failed,
+    NotGraded,
+    Error,
+    Skipped,
+    /// Planned, never recorded (the run crashed or stopped first).
+    Missing,
+}
+
+impl Outcome {
+    pub fn word(self) -> &'static str {
+        match self {
+            Outcome::Passed => "passed",
+            Outcome::Failed => "failed",
+            Outcome::NotGraded => "not graded",
+            Outcome::Error => "error",
+            Outcome::Skipped => "skipped",
+            Outcome::Missing => "missing",
+        }
+    }
+}
+
+/// How a case-run ended, before grading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// The agent ran to its end without a harness error.
+    Completed,
+    /// The agent failed (timeout, API error, crash, interactive hang, …).
+    Failed,
+    /// Something outside the agent failed (staging, a setup script); also a record that
+    /// does not say how it ended.
+    #[default]
+    Error,
+    /// Not run, with the reason.
+    Skipped,
+    /// Planned and never recorded (the run crashed or stopped first): never written by a
+    /// run, only read from a run folder's plan ([`super::folder::missing`]).
+    Missing,
+}
+
+/// Everything a case-run produced, as recorded in `result.json`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CaseRunRecord {
+    /// The record's version ([`SCHEMA`]); empty in folders written before it was recorded.
+    pub schema: String,
+    pub suite: String,
+    /// The file (or folder) the suite was read from, so `assay grade <run-dir>` can reload it.
+    pub suite_source: PathBuf,
+    pub case: String,
+    pub run: u32,
+    /// `case` (an artifact eval) or `trigger` (does the skill fire on a query?).
+    pub kind: Kind,
+    /// `skill`, or `baseline` (without the skill, or with `--baseline-skill`).
+    pub variant: Variant,
+    /// For a trigger eval: the query, what was expected, and whether the skill fired.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<TriggerRecord>,
+    /// The suite's `variance.min_stability`, which gates the case over its runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_stability: Option<f64>,
+    /// What the case evaluates (UAAPS `target`), as `skill:<name>`, `hook:<event>` or `agent:<name>`.
+    pub target: Option<String>,
+    pub harness: String,
+    pub model: Option<String>,
+    /// How the agent was contained (`kind: none` when unsandboxed); absent when no process ran.
+    pub sandbox: Option<SandboxRecord>,
+    pub status: Status,
+    pub reason: Option<String>,
+    pub error: Option<AgentError>,
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub duration_ms: u64,
+    pub turns: Vec<TurnSummary>,
+    pub usage: Usage,
+    pub cost_usd: Option<f64>,
+    pub tool_calls: BTreeMap<String, usize>,
+    pub skills_invoked: Vec<String>,
+    /// Tool calls whose result was an error (a command that failed, a write refused by the
+    /// sandbox, …), so a case that "completed" without doing its work shows why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_tool_calls: Vec<FailedToolCall>,
+    pub artifacts: Vec<Change>,
+    pub fixture_changes: Vec<FixtureChange>,
+    /// The project's symlinks not staged because they point outside it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped_links: Vec<PathBuf>,
+    /// Output files read per the spec (path relative to the agent's folder → content).
+    pub output_files: BTreeMap<String, String>,
+    pub stderr_tail: String,
+    /// Bytes the agent wrote to stdout, all turns together, kept or not.
+    pub stdout_bytes: u64,
+    /// Some of it was dropped (past the total cap, or a line over the line cap): no check
+    /// passes on part of an output, so such a case-run is not graded as a pass.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub output_truncated: bool,
+    pub teardown_error: Option<String>,
+    /// Every check's outcome.
+    pub checks: Vec<CheckOutcome>,
+    /// What the judge said of the case's judge items.
+    pub judge: Option<JudgeRecord>,
+    /// The verdict from the harness outcome, the checks and the judge (absent when not run).
+    pub grade: Option<Grade>,
+    /// The kept workspace, when kept.
+    pub workspace: Option<PathBuf>,
+    /// When `assay grade` last graded it again (its checks, judge and grade are then the
+    /// new grading).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub regraded: Option<String>,
+    /// Where the case-run was reused from, when it was restored from the cache.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cached: Option<Cached>,
+    pub dir: PathBuf,
+    /// Files of the case-run's folder that could not be written: the case-run is then an
+    /// error, never a result read from an incomplete folder.
+    #[serde(skip)]
+    pub unrecorded: Vec<String>,
+}
+
+/// A tool call that failed, with the start of what the tool said.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FailedToolCall {
+    pub name: String,
+    pub output: String,
+}
+
+/// A trigger eval's query and what came of it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TriggerRecord {
+    pub query: String,
+    pub should_trigger: bool,
+    /// Whether the skill fired; absent when the run could not tell (the agent failed).
+    pub fired: Option<bool>,
+    /// How firing was decided: `agent` (the real agent's events) or `judge` (an LLM's guess
+    /// from the skill's name and description alone).
+    #[serde(default)]
+    pub mode: TriggerMode,
+    /// The trigger rate a query needs (`--trigger-threshold`).
+    #[serde(default = "half")]
+    pub threshold: f64,
+    #[serde(default)]
+    pub skill: String,
+    /// Said when the skill is a slash command that was installed as a skill for this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The judge's reason, in judge mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// `--trigger-mode`: how firing is decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum TriggerMode {
+    /// Run the real agent with the skill installed and watch its events.
+    #[default]
+    Agent,
+    /// Ask the judge, from the skill's name and description alone (cheap, an estimate).
+    Judge,
+}
+
+/// Which version of the skill a case-run has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Variant {
+    /// The skill under test.
+    #[default]
+    Skill,
+    /// Without the skill (`--baseline`) or with another version of it (`--baseline-skill`).
+    Baseline,
+}
+
+/// How one case-run was contained, as recorded in its `result.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxRecord {
+    /// `bwrap`, or `none` (unsandboxed).
+    pub kind: String,
+    /// `model`, `none` or `host`; absent when unsandboxed (the host's network).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
+    /// The endpoints the agent could reach, with `model`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub endpoints: Vec<String>,
+}
+
+impl CaseRunRecord {
+    /// The case-run's outcome: its status, then its verdict. A case-run without a verdict
+    /// that did not end in error or skip failed; only a `pass` verdict passes.
+    pub fn outcome(&self) -> Outcome {
+        match (self.status, self.grade.as_ref().map(|g| g.verdict)) {
+            (Status::Error, _) => Outcome::Error,
+            (Status::Missing, _) => Outcome::Missing,
+            (Status::Skipped, _) => Outcome::Skipped,
+            (_, Some(Verdict::Pass)) => Outcome::Passed,
+            (_, Some(Verdict::NotGraded)) => Outcome::NotGraded,
+            _ => Outcome::Failed,
+        }
+    }
+
+    /// Why it is not a pass (the grade's first reason, else the case-run's), when it is not.
+    pub fn why_not_passed(&self) -> Option<&str> {
+        if self.outcome() == Outcome::Passed {
+            return None;
+        }
+        self.grade
+            .as_ref()
+            .and_then(|g| g.reasons.first())
+            .or(self.reason.as_ref())
+            .map(String::as_str)
+    }
+
+    /// Reads a `result.json`. A record of a version this assay does not know is refused
+    /// (it was written by a newer assay), never read as something it is not.
+    pub fn parse(text: &str) -> Result<CaseRunRecord, String> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+        if !value.is_object() {
+            return Err("not a case-run record: not a JSON object".into());
+        }
+        let r: CaseRunRecord =
+            serde_json::from_value(value).map_err(|e| format!("not a case-run record: {e}"))?;
+        if r.suite.is_empty() || r.case.is_empty() {
+            return Err("not a case-run record: no `suite` and `case`".into());
+        }
+        if !READS.contains(&r.schema.as_str()) {
+            return Err(format!(
+                "written by another version of assay (`schema: {}`; this one reads {SCHEMA})",
+                r.schema
+            ));
+        }
+        Ok(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::grading::Grade;
+
+    fn graded(verdict: Verdict) -> CaseRunRecord {
+        CaseRunRecord {
+            schema: SCHEMA.into(),
+            suite: "s".into(),
+            case: "c".into(),
+            run: 2,
+            kind: Kind::Trigger,
+            variant: Variant::Baseline,
+            status: Status::Completed,
+            grade: Some(Grade {
+                verdict,
+                checks_passed: 1,
+                checks_total: 2,
+                score: 0.5,
+                reasons: vec!["a check failed".into()],
+            }),
+            ..CaseRunRecord::default()
+        }
+    }
+
+    #[test]
+    fn what_is_written_reads_back_the_same() {
+        let r = graded(Verdict::Fail);
+        let text = serde_json::to_string(&r).unwrap();
+        let back = CaseRunRecord::parse(&text).unwrap();
+        assert_eq!(serde_json::to_string(&back).unwrap(), text);
+        assert_eq!(back.outcome(), Outcome::Failed);
+        assert_eq!(back.why_not_passed(), Some("a check failed"));
+        assert_eq!(
+            (back.kind, back.variant, back.run),
+            (Kind::Trigger, Variant::Baseline, 2)
+        );
+    }
+
+    #[test]
+    fn only_a_pass_verdict_passes() {
+        assert_eq!(graded(Verdict::Pass).outcome(), Outcome::Passed);
+        assert_eq!(graded(Verdict::Pass).why_not_passed(), None);
+        assert_eq!(graded(Verdict::NotGraded).outcome(), Outcome::NotGraded);
+        let mut r = graded(Verdict::Pass);
+        r.status = Status::Error;
+        assert_eq!(r.outcome(), Outcome::Error, "an error is never a pass");
+        r.status = Status::Missing;
+        assert_eq!(r.outcome(), Outcome::Missing);
+        r.status = Status::Completed;
+        r.grade = None;
+        assert_eq!(r.outcome(), Outcome::Failed, "no verdict is no pass");
+    }
+
+    #[test]
+    fn a_record_that_does_not_say_how_it_ended_is_an_error() {
+        let r =
+            CaseRunRecord::parse(r#"{"suite": "s", "case": "c", "grade": {"verdict": "pass"}}"#)
+                .unwrap();
+        assert_eq!(r.outcome(), Outcome::Error);
+    }
+
+    #[test]
+    fn records_written_before_the_schema_still_read() {
+        // A result.json as assay 0.1 wrote it: no `schema`, no `cached`, no byte counts.
+        let old = r#"{"suite": "s", "suite_source": "evals/evals.json", "case": "c", "run": 1,
+            "kind": "case", "variant": "skill", "harness": "claude-code", "status": "completed",
+            "duration_ms": 1200, "usage": {"input_tokens": 10, "output_tokens": 5},
+            "turns": [{"model": "m", "num_turns": 2}], "artifacts": [{"path": "a.md",
+            "kind": "created", "size": 3}], "checks": [], "grade": {"verdict": "pass",
+            "checks_passed": 0, "checks_total": 0, "score": 1.0, "reasons": []}}"#;
+        let r = CaseRunRecord::parse(old).unwrap();
+        assert_eq!(r.outcome(), Outcome::Passed);
+        assert_eq!(r.usage.input_tokens, 10);
+        assert_eq!(r.turns[0].num_turns, Some(2));
+        assert_eq!(r.artifacts[0].path, PathBuf::from("a.md"));
+    }
+
+    #[test]
+    fn a_record_of_a_newer_assay_is_refused_not_misread() {
+        let e = CaseRunRecord::parse(
+            r#"{"schema": "assay.result/v9", "suite": "s", "case": "c", "status": "completed",
+                "grade": {"verdict": "pass"}}"#,
+        )
+        .unwrap_err();
+        assert!(e.contains("assay.result/v9"), "{e}");
+        // Nor is a record whose fields have the wrong shape.
+        let e = CaseRunRecord::parse(r#"{"suite": "s", "case": "c", "status": "passed-for-sure"}"#)
+            .unwrap_err();
+        assert!(e.contains("not a case-run record"), "{e}");
+    }
+}

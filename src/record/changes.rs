@@ -1,0 +1,31 @@
+//! What changed in a case-run's workspace: the agent's files, and the fixtures it touched.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChangeKind {
+    Created,
+    Modified,
+    Deleted,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Change {
+    pub path: PathBuf,
+    pub kind: ChangeKind,
+    pub size: u64,
+    /// A symlink (listed, never followed: its target's content is not an artifact).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub symlink: bool,
+}
+
+/// A fixture the agent changed or removed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FixtureChange {
+    pub path: PathBuf,
+    /// `modified` or `deleted`.
+    pub change: String,
+}

@@ -1,0 +1,180 @@
+//! Reading a run folder: its `run.json`, every case-run's `result.json`, and a `missing`
+//! record for each case-run the run planned and never recorded.
+
+use std::path::{Path, PathBuf};
+
+use super::case_run::{CaseRunRecord, Status};
+use super::run::RunRecord;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("{0} is not a run folder (it has no run.json)")]
+    NotARun(PathBuf),
+    #[error("{path}: {message}")]
+    Unreadable { path: PathBuf, message: String },
+}
+
+fn unreadable(path: &Path, message: impl Into<String>) -> ReadError {
+    ReadError::Unreadable {
+        path: path.to_path_buf(),
+        message: message.into(),
+    }
+}
+
+/// Reads a run folder's `run.json`.
+pub fn read_run(dir: &Path) -> Result<RunRecord, ReadError> {
+    let path = dir.join("run.json");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ReadError::NotARun(dir.to_path_buf()));
+        }
+        Err(e) => return Err(unreadable(&path, e.to_string())),
+    };
+    RunRecord::parse(&text).map_err(|m| unreadable(&path, m))
+}
+
+/// Reads the `result.json` of the case-run folder `dir`.
+pub fn read_case_run(dir: &Path) -> Result<CaseRunRecord, ReadError> {
+    let path = dir.join("result.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| unreadable(&path, e.to_string()))?;
+    CaseRunRecord::parse(&text).map_err(|m| unreadable(&path, m))
+}
+
+/// The folder of every case-run recorded in a run folder (those with a `result.json`), in
+/// path order.
+pub fn case_run_dirs(run_dir: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = ignore::WalkBuilder::new(run_dir)
+        .standard_filters(false)
+        .max_depth(Some(4))
+        .build()
+        .flatten()
+        .filter(|e| e.file_name() == "result.json" && e.depth() > 0)
+        .filter_map(|e| e.path().parent().map(Path::to_path_buf))
+        .collect();
+    found.sort();
+    found
+}
+
+/// What stands in for each case-run `run` planned that has no `result.json` in `run_dir`
+/// (the run crashed, was killed, or stopped first): status `missing`, so no report counts it
+/// as passed. Each with its folder, relative to the run folder.
+pub fn missing(run_dir: &Path, run: &RunRecord) -> Vec<(PathBuf, CaseRunRecord)> {
+    run.planned
+        .iter()
+        .filter(|p| {
+            // Only folders inside the run folder, as planned (never `..` from a forged file).
+            p.dir
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)))
+                && !run_dir.join(&p.dir).join("result.json").is_file()
+        })
+        .map(|p| {
+            let record = CaseRunRecord {
+                suite: p.suite.clone(),
+                case: p.case.clone(),
+                run: p.run,
+                variant: p.variant,
+                kind: p.kind,
+                status: Status::Missing,
+                reason: Some(
+                    "planned but never recorded: the run stopped before this case-run finished"
+                        .into(),
+                ),
+                dir: run_dir.join(&p.dir),
+                ..CaseRunRecord::default()
+            };
+            (p.dir.clone(), record)
+        })
+        .collect()
+}
+
+/// Every case-run of a run folder, recorded or missing, each with its folder relative to the
+/// run folder: recorded ones in path order, then the missing ones in the order planned.
+pub fn read_case_runs(
+    run_dir: &Path,
+    run: &RunRecord,
+) -> Result<Vec<(PathBuf, CaseRunRecord)>, ReadError> {
+    let mut out = Vec::new();
+    for dir in case_run_dirs(run_dir) {
+        let record = read_case_run(&dir)?;
+        let rel = dir.strip_prefix(run_dir).unwrap_or(&dir).to_path_buf();
+        out.push((rel, record));
+    }
+    out.extend(missing(run_dir, run));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Outcome;
+    use crate::record::run::PlannedCaseRun;
+
+    fn planned(dir: &str) -> PlannedCaseRun {
+        PlannedCaseRun {
+            suite: "s".into(),
+            case: "c".into(),
+            run: 1,
+            variant: Default::default(),
+            kind: Default::default(),
+            dir: dir.into(),
+        }
+    }
+
+    #[test]
+    fn planned_case_runs_without_a_result_are_missing() {
+        let d = tempfile::tempdir().unwrap();
+        let run = RunRecord {
+            planned: vec![
+                planned("s/c/run-1"),
+                planned("s/c/run-2"),
+                // A forged plan never reaches outside the run folder.
+                planned("../elsewhere/run-1"),
+                planned("/etc/run-1"),
+            ],
+            ..RunRecord::default()
+        };
+        crate::record::write_json(&d.path().join("run.json"), &run).unwrap();
+        let done = CaseRunRecord {
+            suite: "s".into(),
+            case: "c".into(),
+            run: 1,
+            status: Status::Completed,
+            ..CaseRunRecord::default()
+        };
+        crate::record::write_json(&d.path().join("s/c/run-1/result.json"), &done).unwrap();
+        let read = read_run(d.path()).unwrap();
+        assert_eq!(read, run);
+        let all = read_case_runs(d.path(), &read).unwrap();
+        let dirs: Vec<_> = all.iter().map(|(p, _)| p.clone()).collect();
+        assert_eq!(
+            dirs,
+            [PathBuf::from("s/c/run-1"), PathBuf::from("s/c/run-2")]
+        );
+        assert_eq!(all[0].1.outcome(), Outcome::Failed);
+        assert_eq!(all[1].1.outcome(), Outcome::Missing);
+    }
+
+    #[test]
+    fn unreadable_records_name_their_file() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(matches!(read_run(d.path()), Err(ReadError::NotARun(_))));
+        std::fs::write(d.path().join("run.json"), "{").unwrap();
+        let e = read_run(d.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("run.json") && e.contains("not valid JSON"),
+            "{e}"
+        );
+        std::fs::write(d.path().join("run.json"), "{}").unwrap();
+        std::fs::create_dir_all(d.path().join("s/c/run-1")).unwrap();
+        std::fs::write(d.path().join("s/c/run-1/result.json"), "[]").unwrap();
+        let run = read_run(d.path()).unwrap();
+        assert_eq!(
+            run.options.min_pass_rate, 1.0,
+            "older runs: every run must pass"
+        );
+        let e = read_case_runs(d.path(), &run).unwrap_err().to_string();
+        assert!(e.contains("s/c/run-1/result.json"), "{e}");
+    }
+}

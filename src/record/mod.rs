@@ -1,0 +1,33 @@
+//! The run folder, typed: what `assay run` writes and what every later command reads
+//! (`assay report`, `assay grade`, `--resume`, the cache). One type per file, used both
+//! ways, so what is written is what is read; each carries a `schema` version, so a later
+//! assay reads older folders and refuses newer ones rather than misreading them.
+//!
+//! ```text
+//! <run>/run.json                          RunRecord: options, versions, the plan, totals
+//! <run>/<suite>/<case>/run-<k>/prompt.txt the prompt (turns separated when several)
+//!                              raw.jsonl   the agent's stdout, line by line, as it arrived
+//!                              transcript.jsonl  normalized events
+//!                              stderr.txt  the bounded stderr tail
+//!                              output.txt  what counts as the case's output
+//!                              artifacts/  copies of files the agent created or modified
+//!                              result.json CaseRunRecord (written last, atomically)
+//! ```
+//!
+//! A leaf: it depends on no other module of assay; the stages that produce these records
+//! (harness, workspace, assert, judge, sandbox) use its types.
+
+pub mod agent;
+pub mod case_run;
+pub mod changes;
+pub mod folder;
+pub mod grading;
+pub mod names;
+pub mod run;
+pub mod write;
+
+pub use case_run::{CaseRunRecord, Outcome, Status};
+pub use folder::{ReadError, case_run_dirs, missing, read_case_run, read_case_runs, read_run};
+pub use names::{folder_names, slug};
+pub use run::RunRecord;
+pub use write::{Lines, write_atomic, write_json};

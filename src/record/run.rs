@@ -1,0 +1,199 @@
+//! A run's `run.json`: what was planned and how — options, harness versions, judges, plugins,
+//! the sandbox, each project's configuration — and, at the end, how long it took.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::case_run::{Kind, TriggerMode, Variant};
+
+/// The version of `run.json` this assay writes. A new version is a new name; readers keep
+/// reading the older ones.
+pub const SCHEMA: &str = "assay.run/v1";
+
+/// The versions this assay reads (`""`: written before the version was recorded).
+const READS: [&str; 2] = [SCHEMA, ""];
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunRecord {
+    /// The record's version ([`SCHEMA`]).
+    pub schema: String,
+    pub assay_version: String,
+    /// When the run first started (a resumed run keeps it).
+    pub started: Option<String>,
+    /// When each `--resume` started again.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub resumed: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finished: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// Ctrl-C, SIGTERM or SIGHUP stopped it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+    /// How many case-runs were planned.
+    pub case_runs: usize,
+    /// Each harness's version, as its CLI printed it.
+    pub harnesses: BTreeMap<String, String>,
+    /// The judges the suites use.
+    pub judges: Vec<JudgeEntry>,
+    pub options: OptionsRecord,
+    pub sandbox: Option<SandboxSettings>,
+    /// Every loaded plugin: name, path, hash, grants, what it provides.
+    pub plugins: Vec<Value>,
+    /// Every case-run this run means to record: one without a `result.json` is `missing`.
+    pub planned: Vec<PlannedCaseRun>,
+    /// Each project's `assay.toml` as used (`run.env` as variable names, never values).
+    pub projects: BTreeMap<String, Value>,
+    /// The run folders a merged run was made from (`assay report merge`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<String>,
+}
+
+/// A judge a suite uses, or why it has none.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct JudgeEntry {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Where the choice came from: flag, env, spec or auto.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chosen_by: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+}
+
+/// `--mode`: which evals run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Artifact evals only (cases with prompts and grading).
+    Artifacts,
+    /// Trigger evals only (does the skill fire on a query?).
+    Triggers,
+    /// Both.
+    #[default]
+    All,
+}
+
+/// The run's options as they took effect.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OptionsRecord {
+    pub harness: Option<String>,
+    pub model: Option<String>,
+    pub timeout: Option<u64>,
+    pub jobs: usize,
+    pub judge_jobs: Option<usize>,
+    pub filter: Option<String>,
+    pub keep_workspaces: bool,
+    pub trust: bool,
+    /// Names of the variables passed through (never their values).
+    pub pass_env: Vec<String>,
+    pub allow_private_urls: bool,
+    pub runs: Option<u32>,
+    pub mode: Mode,
+    pub trigger_mode: TriggerMode,
+    pub trigger_runs: u32,
+    pub trigger_threshold: f64,
+    /// `without-skill`, or the path of the baseline skill.
+    pub baseline: Option<String>,
+    /// Whether the cache was used.
+    pub cache: bool,
+    /// `K/N`.
+    pub shard: Option<String>,
+    pub min_pass_rate: f64,
+    pub pass_k: u32,
+}
+
+impl Default for OptionsRecord {
+    /// What a run recorded before an option existed meant.
+    fn default() -> Self {
+        OptionsRecord {
+            harness: None,
+            model: None,
+            timeout: None,
+            jobs: 0,
+            judge_jobs: None,
+            filter: None,
+            keep_workspaces: false,
+            trust: false,
+            pass_env: Vec::new(),
+            allow_private_urls: false,
+            runs: None,
+            mode: Mode::All,
+            trigger_mode: TriggerMode::Agent,
+            trigger_runs: 3,
+            trigger_threshold: 0.5,
+            baseline: None,
+            cache: false,
+            shard: None,
+            min_pass_rate: 1.0,
+            pass_k: 3,
+        }
+    }
+}
+
+/// How the run's agents were contained.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SandboxSettings {
+    /// `--sandbox`: `auto`, `bwrap` or `none`.
+    pub mode: String,
+    /// `bwrap`, `none` (unsandboxed), or `unused` (no case-run starts a process).
+    pub kind: String,
+    /// bubblewrap's version.
+    pub bwrap: Option<String>,
+    /// `--network`, when given.
+    pub network: Option<String>,
+    /// `overlay` (copy-on-write workspaces) or `copy` (each a copy of the project).
+    pub workspaces: String,
+}
+
+/// A case-run the run planned, and the folder its record goes to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlannedCaseRun {
+    pub suite: String,
+    pub case: String,
+    pub run: u32,
+    #[serde(default)]
+    pub variant: Variant,
+    #[serde(default)]
+    pub kind: Kind,
+    /// Relative to the run folder.
+    pub dir: PathBuf,
+}
+
+impl RunRecord {
+    /// Reads a `run.json`. A record of a version this assay does not know is refused.
+    pub fn parse(text: &str) -> Result<RunRecord, String> {
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+        if !value.is_object() {
+            return Err("not a run record: not a JSON object".into());
+        }
+        let r: RunRecord =
+            serde_json::from_value(value).map_err(|e| format!("not a run record: {e}"))?;
+        if !READS.contains(&r.schema.as_str()) {
+            return Err(format!(
+                "written by another version of assay (`schema: {}`; this one reads {SCHEMA})",
+                r.schema
+            ));
+        }
+        Ok(r)
+    }
+}
+
+/// A serialized enum's word (`--sandbox auto` → `auto`), for the options recorded as text.
+pub fn word(value: &impl Serialize) -> String {
+    match serde_json::to_value(value) {
+        Ok(Value::String(s)) => s,
+        Ok(v) => v.to_string(),
+        Err(_) => String::new(),
+    }
+}
