@@ -264,7 +264,13 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
     if let Some(script) = &plan.case.setup
         && let Err(why) = run_script("setup", script, &staged.root, &env, jail).await
     {
-        result.status = Status::Error;
+        // Skillet skips a case whose setup fails (the case could not be set up: nothing of
+        // the agent's is measured); elsewhere it is an infrastructure error.
+        result.status = if plan.suite.format == crate::spec::Format::Skillet {
+            Status::Skipped
+        } else {
+            Status::Error
+        };
         result.reason = Some(format!("setup failed: {why}"));
         result.workspace = Some(staged.keep());
         return finish(result, started, &plan);

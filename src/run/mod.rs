@@ -533,11 +533,14 @@ pub fn run(
                     harnesses.len() - 1
                 }
             };
-            let timeout = opts
-                .timeout
-                .or(case.timeout_secs)
+            // The case's own timeout is the most specific: `--timeout` sets the default
+            // for cases that have none (BMAD's rule), over the suite's and assay.toml's.
+            let timeout = case
+                .timeout_secs
+                .or(opts.timeout)
                 .or(s.defaults.timeout_secs)
                 .or(config.run.timeout)
+                .or(s.format.default_timeout_secs())
                 .unwrap_or(DEFAULT_TIMEOUT_SECS);
             let needs_judge = !case.judge.is_empty() || judge_mode;
             let judge = needs_judge.then(|| {

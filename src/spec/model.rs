@@ -26,6 +26,16 @@ pub enum Format {
 }
 
 impl Format {
+    /// The format's own default timeout, in seconds, when neither the case, the suite, the
+    /// command line nor assay.toml sets one (clauditor's runner waits 300 s; UAAPS sets its
+    /// 120 s as the suite's default when loading).
+    pub fn default_timeout_secs(self) -> Option<u64> {
+        match self {
+            Format::Clauditor => Some(300),
+            _ => None,
+        }
+    }
+
     pub const ALL: [Format; 5] = [
         Format::Bmad,
         Format::Clauditor,
