@@ -270,3 +270,37 @@ fn a_truncated_output_is_marked_and_never_passes() {
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     assert!(stderr(&out).contains("not graded"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_forged_artifact_list_never_reads_files_outside_the_case_runs_artifacts() {
+    // A run folder handed over from elsewhere (a CI artifact of an untrusted pull request)
+    // lists artifacts outside its `artifacts/`: by `..`, by an absolute path, and through a
+    // symlink in `artifacts/`. No report may show those files' contents.
+    let d = tempfile::tempdir().unwrap();
+    let secret = d.path().join("secret.txt");
+    std::fs::write(&secret, "TOP-SECRET-CONTENT").unwrap();
+    let case = d.path().join("run/s/c/run-1");
+    std::fs::create_dir_all(case.join("artifacts")).unwrap();
+    std::os::unix::fs::symlink(&secret, case.join("artifacts/link.txt")).unwrap();
+    std::fs::write(d.path().join("run/run.json"), "{}").unwrap();
+    let listed = |p: &str| serde_json::json!({"path": p, "kind": "created", "size": 18});
+    let result = serde_json::json!({
+        "suite": "s", "case": "c", "run": 1, "status": "completed",
+        "grade": {"verdict": "fail"},
+        "artifacts": [
+            listed("../../../../secret.txt"),
+            listed(secret.to_str().unwrap()),
+            listed("link.txt"),
+        ],
+    });
+    std::fs::write(case.join("result.json"), result.to_string()).unwrap();
+    for format in ["html", "json", "markdown", "junit"] {
+        let out = support::assay(d.path(), &["report", "run", "--format", format]);
+        assert_eq!(code(&out), 0, "{format}: {}", stderr(&out));
+        assert!(
+            !stdout(&out).contains("TOP-SECRET"),
+            "{format} shows a file outside the run folder:\n{}",
+            stdout(&out)
+        );
+    }
+}

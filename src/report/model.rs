@@ -143,10 +143,14 @@ pub fn read(dir: &Path) -> Result<Report, ReadError> {
                 .iter()
                 .filter(|a| a.kind != crate::record::changes::ChangeKind::Deleted)
                 .map(|a| {
-                    let text = std::fs::read(case_dir.join("artifacts").join(&a.path))
-                        .ok()
-                        .filter(|b| b.len() <= 20_000)
-                        .and_then(|b| String::from_utf8(b).ok());
+                    // Only inside the case-run's `artifacts/`, never through a link: the list
+                    // is as the folder says, which may come from anywhere.
+                    let text = crate::workspace::confined::read_to_string(
+                        &case_dir.join("artifacts"),
+                        &a.path,
+                        20_000,
+                    )
+                    .ok();
                     (a.path.display().to_string(), text)
                 })
                 .collect(),

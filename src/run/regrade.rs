@@ -16,6 +16,9 @@ use crate::record::changes::ChangeKind;
 use crate::record::{self, CaseRunRecord};
 use crate::spec::Case;
 
+/// The most of one artifact's text the judge is given again (what a run copies, at most).
+const MAX_ARTIFACT_TEXT: u64 = 16 << 20;
+
 /// One recorded case-run.
 #[derive(Debug, Clone)]
 pub struct Recorded {
@@ -96,8 +99,14 @@ impl Recorded {
             .filter(|c| c.kind != ChangeKind::Deleted)
             .take(10)
             .filter_map(|c| {
-                let text =
-                    std::fs::read_to_string(self.dir.join("artifacts").join(&c.path)).ok()?;
+                // Only inside `artifacts/`, never through a link: the list is as the folder
+                // says, which may come from anywhere.
+                let text = crate::workspace::confined::read_to_string(
+                    &self.dir.join("artifacts"),
+                    &c.path,
+                    MAX_ARTIFACT_TEXT,
+                )
+                .ok()?;
                 Some((c.path.display().to_string(), text))
             })
             .collect()
@@ -117,5 +126,40 @@ impl Recorded {
         self.result.grade = Some(graded.grade.clone());
         self.result.regraded = Some(jiff::Timestamp::now().to_string());
         record::write_json(&self.dir.join("result.json"), &self.result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_judge_is_never_given_a_file_outside_the_artifacts() {
+        let d = tempfile::tempdir().unwrap();
+        let secret = d.path().join("secret.txt");
+        std::fs::write(&secret, "TOP-SECRET").unwrap();
+        let dir = d.path().join("run/s/c/run-1");
+        std::fs::create_dir_all(dir.join("artifacts")).unwrap();
+        std::fs::write(dir.join("artifacts/ok.md"), "fine").unwrap();
+        std::os::unix::fs::symlink(&secret, dir.join("artifacts/link.md")).unwrap();
+        let change = |p: &Path| crate::record::changes::Change {
+            path: p.to_path_buf(),
+            kind: ChangeKind::Created,
+            size: 4,
+            symlink: false,
+        };
+        let r = Recorded {
+            result: CaseRunRecord {
+                artifacts: vec![
+                    change(Path::new("../../../../secret.txt")),
+                    change(&secret),
+                    change(Path::new("link.md")),
+                    change(Path::new("ok.md")),
+                ],
+                ..CaseRunRecord::default()
+            },
+            dir,
+        };
+        assert_eq!(r.artifacts(), [("ok.md".to_string(), "fine".to_string())]);
     }
 }
