@@ -8,6 +8,14 @@ use support::{assay_run, code, read_json, results, stderr, stdout, write_tree};
 const FAILS: &str = "timestamp: 2026-11-22T00:00:00Z\nname: sec\nprompt: go\nexpected: x\nassertions:\n  - type: contains\n    value: nope\n";
 const PASSES: &str = "timestamp: 2026-11-22T00:00:00Z\nname: sec\nprompt: go\nexpected: x\nassertions:\n  - type: contains\n    value: hello\n";
 
+/// An assay.toml whose agent is `sh -c script` through the `command` harness.
+fn sh_agent(script: &str) -> String {
+    format!(
+        "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"sh\", \"-c\", {}]\n",
+        serde_json::Value::String(script.into())
+    )
+}
+
 #[test]
 fn ids_that_slug_to_one_folder_keep_their_results_apart() {
     // `security/003` fails and `security_003` passes: once, both wrote one folder, and the
@@ -17,10 +25,7 @@ fn ids_that_slug_to_one_folder_keep_their_results_apart() {
     write_tree(
         d.path(),
         &[
-            (
-                "assay.toml",
-                "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"sh\", \"-c\", \"echo hello\"]\n",
-            ),
+            ("assay.toml", &sh_agent("echo hello")),
             ("evals/sec/security/003.yaml", FAILS),
             ("evals/sec/security_003.yaml", PASSES),
             (&long, PASSES),
@@ -74,13 +79,7 @@ fn secrets_the_agent_echoes_are_redacted_everywhere_assay_writes() {
     write_tree(
         d.path(),
         &[
-            (
-                "assay.toml",
-                &format!(
-                    "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"sh\", \"-c\", {}]\n",
-                    serde_json::Value::String(agent.into())
-                ),
-            ),
+            ("assay.toml", &sh_agent(agent)),
             (
                 "evals/sec/001.yaml",
                 FAILS
@@ -167,13 +166,7 @@ fn a_run_killed_mid_way_reports_what_it_never_recorded() {
     write_tree(
         d.path(),
         &[
-            (
-                "assay.toml",
-                &format!(
-                    "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"sh\", \"-c\", {}]\n",
-                    serde_json::Value::String(agent.into())
-                ),
-            ),
+            ("assay.toml", &sh_agent(agent)),
             ("evals/sec/a.yaml", PASSES),
             (
                 "evals/sec/b.yaml",
@@ -234,13 +227,7 @@ fn a_truncated_output_is_marked_and_never_passes() {
     write_tree(
         d.path(),
         &[
-            (
-                "assay.toml",
-                &format!(
-                    "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"sh\", \"-c\", {}]\n",
-                    serde_json::Value::String(agent.into())
-                ),
-            ),
+            ("assay.toml", &sh_agent(agent)),
             ("evals/sec/001.yaml", PASSES),
         ],
     );

@@ -2,6 +2,7 @@
 
 use super::{RunArgs, load, print_problems};
 use crate::exit::Outcome;
+use crate::record::Outcome as CaseOutcome;
 use crate::report::aggregate;
 use crate::report::tables::{interval, num, pct, printable, signed};
 use crate::run::{self, CaseRunResult, NotStarted, RunEvent, RunOptions};
@@ -83,11 +84,11 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
             case_runs, jobs, ..
         } => progress.start(case_runs, jobs),
         RunEvent::Finished(r) => {
-            progress.finished(run::outcome(r) == "passed");
+            progress.finished(r.outcome() == CaseOutcome::Passed);
             say_line(&progress, line(r));
         }
         RunEvent::Reused(r) => {
-            progress.finished(r.outcome == "passed");
+            progress.finished(r.outcome == CaseOutcome::Passed);
             say_line(&progress, reused_line(r));
         }
     }) {
@@ -411,13 +412,14 @@ fn summary(
 
 /// One line for a case-run taken from the cache or kept from the resumed run.
 /// An outcome as the column that starts each case-run's line.
-fn mark(outcome: &str) -> &'static str {
+fn mark(outcome: CaseOutcome) -> &'static str {
     match outcome {
-        "passed" => "PASS      ",
-        "failed" => "FAIL      ",
-        "not graded" => "NOT GRADED",
-        "error" => "ERROR     ",
-        _ => "skipped   ",
+        CaseOutcome::Passed => "PASS      ",
+        CaseOutcome::Failed => "FAIL      ",
+        CaseOutcome::NotGraded => "NOT GRADED",
+        CaseOutcome::Error => "ERROR     ",
+        CaseOutcome::Missing => "MISSING   ",
+        CaseOutcome::Skipped => "skipped   ",
     }
 }
 
@@ -442,7 +444,7 @@ fn reused_line(r: &run::Reused) -> String {
 
 /// One line per finished case-run.
 fn line(r: &CaseRunResult) -> String {
-    let mark = mark(run::outcome(r));
+    let mark = mark(r.outcome());
     let mut s = format!(
         "{mark} {}/{} ({:.1}s)",
         r.suite,
@@ -461,7 +463,7 @@ fn line(r: &CaseRunResult) -> String {
     if let Some(reason) = reason {
         s.push_str(&format!(": {}", reason.lines().next().unwrap_or("")));
     }
-    if run::outcome(r) != "passed"
+    if r.outcome() != CaseOutcome::Passed
         && let Some(f) = r.failed_tool_calls.first()
     {
         // (The line is made printable where it is printed.)

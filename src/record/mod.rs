@@ -31,3 +31,30 @@ pub use folder::{ReadError, case_run_dirs, missing, read_case_run, read_case_run
 pub use names::{folder_names, slug};
 pub use run::RunRecord;
 pub use write::{Lines, write_atomic, write_json};
+
+/// Reads one record of kind `what` (`a run record`) from `text`: a JSON object that
+/// deserializes as `T` and whose `schema` (given by `schema_of`) is `current` or empty (older
+/// than the field). Parsed once; a syntax error, a value of another shape, and a newer version
+/// each say so.
+fn parse_versioned<T: serde::de::DeserializeOwned>(
+    text: &str,
+    what: &str,
+    current: &str,
+    schema_of: impl Fn(&T) -> &str,
+) -> Result<T, String> {
+    // Serde would also read a struct from an array of its fields.
+    if !text.trim_start().starts_with('{') {
+        return Err(format!("not {what}: not a JSON object"));
+    }
+    let r: T = serde_json::from_str(text).map_err(|e| match e.classify() {
+        serde_json::error::Category::Data => format!("not {what}: {e}"),
+        _ => format!("not valid JSON: {e}"),
+    })?;
+    match schema_of(&r) {
+        "" => Ok(r),
+        s if s == current => Ok(r),
+        s => Err(format!(
+            "written by another version of assay (`schema: {s}`; this one reads {current})"
+        )),
+    }
+}

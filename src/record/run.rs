@@ -13,9 +13,6 @@ use super::case_run::{Kind, TriggerMode, Variant};
 /// reading the older ones.
 pub const SCHEMA: &str = "assay.run/v1";
 
-/// The versions this assay reads (`""`: written before the version was recorded).
-const READS: [&str; 2] = [SCHEMA, ""];
-
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RunRecord {
@@ -172,20 +169,7 @@ pub struct PlannedCaseRun {
 impl RunRecord {
     /// Reads a `run.json`. A record of a version this assay does not know is refused.
     pub fn parse(text: &str) -> Result<RunRecord, String> {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
-        if !value.is_object() {
-            return Err("not a run record: not a JSON object".into());
-        }
-        let r: RunRecord =
-            serde_json::from_value(value).map_err(|e| format!("not a run record: {e}"))?;
-        if !READS.contains(&r.schema.as_str()) {
-            return Err(format!(
-                "written by another version of assay (`schema: {}`; this one reads {SCHEMA})",
-                r.schema
-            ));
-        }
-        Ok(r)
+        super::parse_versioned(text, "a run record", SCHEMA, |r: &Self| &r.schema)
     }
 }
 

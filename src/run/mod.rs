@@ -290,8 +290,7 @@ pub struct Reused {
     pub case: String,
     pub run: u32,
     pub variant: Variant,
-    /// One word, as [`outcome`] gives.
-    pub outcome: &'static str,
+    pub outcome: record::Outcome,
     /// `cache` or `resume`.
     pub from: &'static str,
     pub dir: PathBuf,
@@ -375,7 +374,7 @@ fn baseline_skill(path: &std::path::Path, suite: &Suite) -> Skill {
 fn kept_result(dir: &std::path::Path) -> Option<record::CaseRunRecord> {
     record::read_case_run(dir)
         .ok()
-        .filter(|r| r.status != Status::Error)
+        .filter(|r| !matches!(r.status, Status::Error | Status::Missing))
 }
 
 /// Plans and runs every selected case of `suites`.
@@ -1110,7 +1109,7 @@ fn reused_from(
         case: p.case.id.clone(),
         run: p.run,
         variant: p.variant,
-        outcome: v.outcome().word(),
+        outcome: v.outcome(),
         from,
         dir,
     }
@@ -1179,25 +1178,4 @@ async fn harness_versions(harnesses: &[(String, Box<dyn Harness>)]) -> BTreeMap<
         out.insert(h.name().to_string(), text);
     }
     out
-}
-
-/// A case-run's outcome in one word: passed, failed, not graded, error or skipped.
-pub fn outcome(r: &CaseRunResult) -> &'static str {
-    use crate::assert::verdict::Verdict;
-    match (r.status, r.grade.as_ref().map(|g| g.verdict)) {
-        (Status::Error, _) => "error",
-        (Status::Skipped, _) => "skipped",
-        (_, Some(Verdict::Pass)) => "passed",
-        (_, Some(Verdict::NotGraded)) => "not graded",
-        _ => "failed",
-    }
-}
-
-/// Counts of each outcome.
-pub fn tally(results: &[CaseRunResult]) -> BTreeMap<&'static str, usize> {
-    let mut t = BTreeMap::new();
-    for r in results {
-        *t.entry(outcome(r)).or_default() += 1;
-    }
-    t
 }
