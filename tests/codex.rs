@@ -290,3 +290,65 @@ fn codex_is_offered_the_skill_under_test_and_its_baseline_is_not() {
         "{requests:#?}"
     );
 }
+
+#[test]
+fn a_clauditor_slash_command_reaches_codex_as_its_body_with_the_arguments() {
+    // Codex has no slash commands: `/shout hello` would reach the model as a bare string
+    // naming nothing. assay sends the command's body, front matter removed and `$1` filled,
+    // as Claude Code would have expanded it.
+    let codex = agent_cli("codex");
+    let server = ModelServer::start();
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (
+                ".claude/commands/shout.md",
+                "---\ndescription: Shouts a word.\n---\nWrite the word $1 in capitals to shout.txt, nothing else.\n",
+            ),
+            (
+                ".claude/commands/shout.eval.json",
+                r#"{"skill_name": "shout", "test_args": "hello", "assertions": [{"id": "a", "type": "min_length", "length": 1}]}"#,
+            ),
+        ],
+    );
+    server.script(
+        "Write the word hello in capitals",
+        vec![text("HELLO written.")],
+    );
+    let out = run_assay(&codex, &server, d.path(), &["-j", "1"]);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let requests: Vec<String> = server.requests().iter().map(|r| r.to_string()).collect();
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.contains("Write the word hello in capitals to shout.txt, nothing else.")),
+        "the command's body, filled, is the prompt: {requests:#?}"
+    );
+    assert!(
+        !requests.iter().any(|r| r.contains("/shout hello")),
+        "{requests:#?}"
+    );
+    let prompt = walk_find(&d.path().join("out"), "prompt.txt");
+    assert!(prompt.contains("Write the word hello"), "{prompt}");
+}
+
+/// The text of the first file named `name` under `dir`.
+fn walk_find(dir: &Path, name: &str) -> String {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_symlink() {
+            continue;
+        }
+        if p.is_dir() {
+            let t = walk_find(&p, name);
+            if !t.is_empty() {
+                return t;
+            }
+        } else if p.file_name().is_some_and(|n| n == name) {
+            return std::fs::read_to_string(&p).unwrap();
+        }
+    }
+    String::new()
+}

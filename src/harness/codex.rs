@@ -149,6 +149,11 @@ impl Harness for Codex {
         &[crate::workspace::AGENT_SKILLS]
     }
 
+    /// Codex has no slash commands (and `codex exec` expands no prompts).
+    fn slash_commands(&self) -> bool {
+        false
+    }
+
     fn version_command(&self) -> Option<(String, Vec<String>)> {
         Some((self.program.clone(), vec!["--version".into()]))
     }

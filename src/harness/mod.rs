@@ -74,6 +74,11 @@ pub trait Harness: Send + Sync {
     fn skill_roots(&self) -> &'static [&'static str] {
         &[crate::workspace::CLAUDE_SKILLS]
     }
+    /// Whether the agent expands a `/<command>` prompt itself (Claude Code). When it does not,
+    /// assay expands a prompt naming the skill under test first ([`crate::run::slash`]).
+    fn slash_commands(&self) -> bool {
+        true
+    }
     /// The program and arguments that print the harness's version, for the run's record.
     fn version_command(&self) -> Option<(String, Vec<String>)> {
         None

@@ -191,9 +191,17 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
             Some("the case has setup/teardown scripts; pass --trust to run them".into());
         return finish(result, started, &plan);
     }
+    let sent = match prompts_for(&plan) {
+        Ok(t) => t,
+        Err(e) => {
+            result.status = Status::Error;
+            result.reason = Some(e);
+            return finish(result, started, &plan);
+        }
+    };
     result.write(
         &plan.dir.join("prompt.txt"),
-        prompt_text(plan.case).as_bytes(),
+        prompt_text(plan.case, &sent).as_bytes(),
     );
     if let Some(t) = plan
         .trigger
@@ -309,7 +317,7 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
     let turns: Vec<String> = if plan.case.command.is_some() {
         vec![String::new()]
     } else {
-        plan.case.turns.clone()
+        sent.clone()
     };
     for (i, prompt) in turns.iter().enumerate() {
         let inv = Invocation {
@@ -768,11 +776,36 @@ impl CaseRunResult {
     }
 }
 
-fn prompt_text(case: &Case) -> String {
+/// The turns as the agent is sent them: a `/<skill>` prompt expanded for an agent without
+/// slash commands when the skill is installed (see [`super::slash`]).
+fn prompts_for(plan: &CaseRunPlan<'_>) -> Result<Vec<String>, String> {
+    let skill = plan.skill.as_ref().or(plan.suite.skill.as_ref());
+    let Some(skill) = skill.filter(|_| plan.stage.install_skill && !plan.harness.slash_commands())
+    else {
+        return Ok(plan.case.turns.clone());
+    };
+    plan.case
+        .turns
+        .iter()
+        .map(|t| {
+            super::slash::expand(t, skill, || std::fs::read_to_string(&skill.path)).map_err(|e| {
+                format!(
+                    "cannot read the command {} to send it to {}: {e}",
+                    skill.path.display(),
+                    plan.harness.name()
+                )
+            })
+        })
+        .collect()
+}
+
+/// prompt.txt: what the agent was sent (a command expanded for an agent without slash
+/// commands is recorded expanded).
+fn prompt_text(case: &Case, sent: &[String]) -> String {
     if let Some(cmd) = &case.command {
         return format!("$ {}\n", cmd.argv.join(" "));
     }
-    match case.turns.as_slice() {
+    match sent {
         [one] => format!("{one}\n"),
         turns => turns
             .iter()

@@ -11,6 +11,7 @@ pub mod process;
 
 pub mod redact;
 pub mod regrade;
+pub mod slash;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
