@@ -447,7 +447,7 @@ fn a_uaaps_package_runs_with_its_skills_and_hooks_installed() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|c| c["kind"] == "file_exists")
+        .find(|c| c["kind"] == "file_created")
         .unwrap();
     assert_eq!(created["passed"], true);
     let dir = Path::new(count["dir"].as_str().unwrap());

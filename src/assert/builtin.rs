@@ -288,6 +288,28 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
                 None,
             )
         }
+        "file_created" => {
+            let path = str_of(config, "path")?;
+            let rel = |p: &Path| [p.to_path_buf(), view.cwd.join(p)];
+            let created = rel(Path::new(path))
+                .iter()
+                .any(|p| view.created.contains(p));
+            let exists = rel(Path::new(path)).iter().any(|p| view.has_file(p));
+            verdict(
+                created,
+                format!(
+                    "{path} {}",
+                    if created {
+                        "was created by the run"
+                    } else if exists {
+                        "existed before the run: the agent did not create it"
+                    } else {
+                        "does not exist"
+                    }
+                ),
+                None,
+            )
+        }
         "agent_blocked" => {
             let blocked = agent_blocked(view);
             verdict(
@@ -770,6 +792,33 @@ mod tests {
         assert!(!o.passed);
         assert!(o.message.contains("symlink"), "{}", o.message);
         assert_eq!(v.read_file(Path::new("leak.txt")), None);
+    }
+
+    #[test]
+    fn file_created_needs_the_run_to_have_created_the_file() {
+        let v = CaseRunView {
+            files: ["old.txt", "out/new.txt", "inputs/r.txt"]
+                .iter()
+                .map(std::path::PathBuf::from)
+                .collect(),
+            created: ["out/new.txt", "inputs/r.txt"]
+                .iter()
+                .map(std::path::PathBuf::from)
+                .collect(),
+            cwd: "inputs".into(),
+            ..CaseRunView::default()
+        };
+        let run = |path: &str| evaluate("file_created", &json!({ "path": path }), &v).unwrap();
+        assert!(run("out/new.txt").passed);
+        assert!(run("r.txt").passed, "relative to the agent's folder too");
+        let old = run("old.txt");
+        assert!(!old.passed);
+        assert!(
+            old.message.contains("existed before the run"),
+            "{}",
+            old.message
+        );
+        assert!(run("gone.txt").message.contains("does not exist"));
     }
 
     #[test]

@@ -179,6 +179,12 @@ pub const BUILTIN: &[CheckType] = &[
         summary: "the workspace holds `path` after the run",
     },
     CheckType {
+        name: "file_created",
+        keys: &[req("path", KeyKind::Path)],
+        target: CheckTarget::Workspace,
+        summary: "the run created `path`: absent before the agent started, there after",
+    },
+    CheckType {
         name: "agent_blocked",
         keys: &[],
         target: CheckTarget::Transcript,

@@ -21,6 +21,8 @@ pub struct CaseRunView {
     pub events: Vec<Event>,
     /// Files in the workspace after the run, relative to its root.
     pub files: BTreeSet<PathBuf>,
+    /// Files the run created (absent before it), relative to the workspace root.
+    pub created: BTreeSet<PathBuf>,
     /// Where file contents can be read: the live workspace, or the run's artifacts.
     pub file_root: Option<crate::workspace::layers::Tree>,
     /// The agent's working folder relative to the workspace root (`inputs` for clauditor).

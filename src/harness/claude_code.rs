@@ -78,9 +78,14 @@ impl Harness for ClaudeCode {
             "--output-format".into(),
             "stream-json".into(),
             "--verbose".into(),
+            // Hooks that ran, for `hook:` targets and `agent-blocked`.
+            "--include-hook-events".into(),
             "--permission-mode".into(),
             self.permission_mode.clone(),
         ];
+        if let Some(agent) = inv.agent {
+            args.extend(["--agent".into(), agent.to_string()]);
+        }
         if let Some(m) = inv.model {
             args.extend(["--model".into(), m.to_string()]);
         }
@@ -128,6 +133,7 @@ impl Harness for ClaudeCode {
 
     fn parser(&self, inv: &Invocation<'_>) -> Box<dyn StreamParser> {
         Box::new(ClaudeParser {
+            agent: inv.agent.map(str::to_string),
             allow_hang_heuristic: inv.allow_hang_heuristic,
             sync_tasks: inv.sync_tasks,
             ..ClaudeParser::default()
@@ -138,6 +144,8 @@ impl Harness for ClaudeCode {
 /// Parses Claude Code's `stream-json` output.
 #[derive(Default)]
 pub struct ClaudeParser {
+    /// The agent the session was asked to run as (`--agent`), until the init event confirms it.
+    agent: Option<String>,
     allow_hang_heuristic: bool,
     /// Background tasks were forced to run synchronously, so none is left un-awaited.
     sync_tasks: bool,
@@ -218,6 +226,34 @@ impl StreamParser for ClaudeParser {
                     model: self.model.clone(),
                     tools: list("tools"),
                     skills: list("skills"),
+                });
+                // `--agent <name>`: the session runs as that agent when Claude Code found it.
+                if let Some(name) = self.agent.take()
+                    && list("agents").contains(&name)
+                {
+                    out.push(Event::AgentStarted { name });
+                }
+            }
+            Some("system") if v.get("subtype").and_then(Value::as_str) == Some("task_started") => {
+                if let Some(name) = v.get("subagent_type").and_then(Value::as_str) {
+                    out.push(Event::AgentStarted {
+                        name: name.to_string(),
+                    });
+                }
+            }
+            Some("system") if v.get("subtype").and_then(Value::as_str) == Some("hook_response") => {
+                out.push(Event::HookRan {
+                    event: v
+                        .get("hook_event")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                    exit_code: v.get("exit_code").and_then(Value::as_i64),
+                    outcome: v
+                        .get("outcome")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
                 });
             }
             Some("assistant") => {

@@ -69,8 +69,14 @@ impl Harness for Codex {
     /// an unreachable API forever) and, with `OPENAI_BASE_URL` set, points the model provider
     /// at it over the Responses API.
     fn prepare(&self, home: &Path, env: &mut Vec<(String, String)>) -> std::io::Result<()> {
-        let codex_home = home.join(".codex");
+        let codex_home = home.join(crate::workspace::package::CODEX_HOME);
         std::fs::create_dir_all(&codex_home)?;
+        // A package's MCP servers, staged there before (tables only: they go last).
+        let staged = match std::fs::read_to_string(codex_home.join("config.toml")) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(e),
+        };
         let base_url = env
             .iter()
             .find(|(k, _)| k == "OPENAI_BASE_URL")
@@ -82,6 +88,10 @@ impl Harness for Codex {
             config.push_str("wire_api = \"responses\"\nenv_key = \"OPENAI_API_KEY\"\nrequest_max_retries = 0\nstream_max_retries = 0\n\n");
         }
         config.push_str("[features]\nunbounded_connection_retries = false\n");
+        if !staged.is_empty() {
+            config.push_str("\n# The package's, installed by assay.\n");
+            config.push_str(&staged);
+        }
         std::fs::write(codex_home.join("config.toml"), config)?;
         env.retain(|(k, _)| k != "CODEX_HOME");
         env.push(("CODEX_HOME".into(), codex_home.display().to_string()));
@@ -145,8 +155,9 @@ impl Harness for Codex {
 
     /// Codex reads a project's skills from `.agents/skills/<name>/` (from the project root down
     /// to its working folder), with no setting and no trust needed; it has no `.claude/`.
-    fn skill_roots(&self) -> &'static [&'static str] {
-        &[crate::workspace::AGENT_SKILLS]
+    /// Sub-agents, rules and MCP servers go into its private `CODEX_HOME`.
+    fn engines(&self) -> &'static [crate::workspace::Engine] {
+        &[crate::workspace::Engine::Codex]
     }
 
     /// Codex has no slash commands (and `codex exec` expands no prompts).

@@ -25,12 +25,12 @@ impl CommandHarness {
 }
 
 impl Harness for CommandHarness {
-    /// Any program: the skill goes where Claude Code and the Agent Skills standard's readers
-    /// (Codex, Gemini CLI) look.
-    fn skill_roots(&self) -> &'static [&'static str] {
+    /// Any program: the skill (and a package's parts) go where Claude Code and Codex look
+    /// (`.agents/skills` is also the Agent Skills standard's folder, read by Gemini CLI).
+    fn engines(&self) -> &'static [crate::workspace::Engine] {
         &[
-            crate::workspace::CLAUDE_SKILLS,
-            crate::workspace::AGENT_SKILLS,
+            crate::workspace::Engine::ClaudeCode,
+            crate::workspace::Engine::Codex,
         ]
     }
 

@@ -33,6 +33,16 @@ pub enum Event {
     },
     /// The agent used a skill (a `Skill` tool call, or a read of a SKILL.md).
     SkillInvoked { name: String },
+    /// A sub-agent ran: Claude Code's `Agent` tool started it, or the session ran as it
+    /// (`--agent`, for a UAAPS `target: agent:<name>`).
+    AgentStarted { name: String },
+    /// A hook ran (Claude Code's `hook_response`): its event (`PreToolUse`, …), exit code
+    /// and outcome as the agent reports them.
+    HookRan {
+        event: String,
+        exit_code: Option<i64>,
+        outcome: String,
+    },
     /// A file the agent changed, as the harness reports it.
     FileChange { path: String, kind: String },
     /// A line a plain program printed (the `command` harness).

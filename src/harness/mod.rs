@@ -31,6 +31,9 @@ pub struct Invocation<'a> {
     pub home: &'a Path,
     pub sync_tasks: bool,
     pub allow_hang_heuristic: bool,
+    /// Run the turn as this sub-agent of the package (UAAPS `target: agent:<name>`), where the
+    /// agent can select one (Claude Code's `--agent`).
+    pub agent: Option<&'a str>,
     /// The agent runs in assay's sandbox: its own sandbox is redundant there (and can fail).
     pub sandboxed: bool,
 }
@@ -69,10 +72,11 @@ pub trait Harness: Send + Sync {
     fn endpoints(&self, env: &[(String, String)]) -> Vec<String> {
         crate::sandbox::endpoint::from_env(env)
     }
-    /// Where the agent reads a project's skills, relative to its workspace: the skill under
-    /// test (and a package's skills) is installed in each. Default: Claude Code's.
-    fn skill_roots(&self) -> &'static [&'static str] {
-        &[crate::workspace::CLAUDE_SKILLS]
+    /// The conventions the agent follows for skills, sub-agents, rules and MCP servers: the
+    /// skill under test and a package's parts are installed where each reads them.
+    /// Default: Claude Code's.
+    fn engines(&self) -> &'static [crate::workspace::Engine] {
+        &[crate::workspace::Engine::ClaudeCode]
     }
     /// Whether the agent expands a `/<command>` prompt itself (Claude Code). When it does not,
     /// assay expands a prompt naming the skill under test first ([`crate::run::slash`]).

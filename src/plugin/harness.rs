@@ -89,12 +89,12 @@ impl Harness for PluginHarness {
         }
     }
 
-    /// An agent assay does not know: the skill goes where Claude Code and the Agent Skills
-    /// standard's readers (Codex, Gemini CLI) look.
-    fn skill_roots(&self) -> &'static [&'static str] {
+    /// An agent assay does not know: the skill (and a package's parts) go where Claude Code
+    /// and Codex look (`.agents/skills` is also read by Gemini CLI).
+    fn engines(&self) -> &'static [crate::workspace::Engine] {
         &[
-            crate::workspace::CLAUDE_SKILLS,
-            crate::workspace::AGENT_SKILLS,
+            crate::workspace::Engine::ClaudeCode,
+            crate::workspace::Engine::Codex,
         ]
     }
 

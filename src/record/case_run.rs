@@ -112,6 +112,10 @@ pub struct CaseRunRecord {
     pub min_stability: Option<f64>,
     /// What the case evaluates (UAAPS `target`), as `skill:<name>`, `hook:<event>` or `agent:<name>`.
     pub target: Option<String>,
+    /// Whether the transcript shows the target at work: the skill fired, the sub-agent ran,
+    /// the hook ran. Absent when the case has no target or no agent ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_exercised: Option<bool>,
     pub harness: String,
     pub model: Option<String>,
     /// How the agent was contained (`kind: none` when unsandboxed); absent when no process ran.

@@ -120,7 +120,7 @@ impl CaseRunResult {
                         format!(
                             "{} is a slash command; it was installed as the skill {}/{}/SKILL.md for this trigger eval",
                             s.path.display(),
-                            plan.harness.skill_roots().first().copied().unwrap_or(crate::workspace::CLAUDE_SKILLS),
+                            plan.harness.engines().first().map_or(crate::workspace::CLAUDE_SKILLS, |e| e.skill_root()),
                             s.name
                         )
                     }),
@@ -139,6 +139,7 @@ impl CaseRunResult {
                 };
                 format!("{kind}:{}", t.name)
             }),
+            target_exercised: None,
             harness: plan.harness.name().to_string(),
             model: plan.model.clone(),
             sandbox: None,
@@ -214,6 +215,11 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
     }
     if plan.cancel.as_ref().is_some_and(|c| *c.borrow()) {
         return interrupted(result, started, &plan);
+    }
+    if let Some(why) = not_applicable(&plan) {
+        result.status = Status::Skipped;
+        result.reason = Some(why);
+        return finish(result, started, &plan);
     }
 
     let staged = {
@@ -330,6 +336,12 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
             home: &staged.home,
             sync_tasks: plan.suite.defaults.sync_tasks,
             allow_hang_heuristic: plan.suite.defaults.allow_hang_heuristic,
+            agent: plan
+                .case
+                .target
+                .as_ref()
+                .filter(|t| t.kind == crate::spec::TargetKind::Agent && plan.stage.install_skill)
+                .map(|t| t.name.as_str()),
             sandboxed: jail.is_some(),
         };
         let line = plan.harness.command(&inv);
@@ -456,6 +468,13 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         .unrecorded
         .extend(raw.iter().chain(transcript.iter()).filter_map(Lines::error));
     result.failed_tool_calls = failed_tool_calls(&all_events);
+    if plan.case.command.is_none() {
+        result.target_exercised = plan
+            .case
+            .target
+            .as_ref()
+            .map(|t| super::target::exercised(t, &all_events));
+    }
     let after = staged.snapshot_now();
     let cwd_rel = staged
         .cwd
@@ -498,6 +517,7 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         exit_code: result.exit_code,
         events: all_events,
         files: files.into_iter().collect(),
+        created: created_by(&result.artifacts),
         file_root: Some(staged.tree.clone()),
         cwd: cwd_rel,
         changed_fixtures: result
@@ -776,6 +796,25 @@ impl CaseRunResult {
     }
 }
 
+/// Why a case cannot mean anything on this harness: a package's hooks under an agent that
+/// runs none (Codex), for a case that evaluates a hook or expects a hook to block the agent.
+fn not_applicable(plan: &CaseRunPlan<'_>) -> Option<String> {
+    let pkg = plan.suite.package.as_ref()?;
+    let needs_hooks = plan
+        .case
+        .target
+        .as_ref()
+        .is_some_and(|t| t.kind == crate::spec::TargetKind::Hook)
+        || plan.case.checks.iter().any(|c| c.kind == "agent_blocked");
+    let runs_hooks = plan.harness.engines().iter().any(|e| e.runs_hooks());
+    (pkg.parts.hooks && needs_hooks && !runs_hooks).then(|| {
+        format!(
+            "not applicable on {}: it runs no package hooks (hooks/hooks.json is installed for Claude Code only)",
+            plan.harness.name()
+        )
+    })
+}
+
 /// The turns as the agent is sent them: a `/<skill>` prompt expanded for an agent without
 /// slash commands when the skill is installed (see [`super::slash`]).
 fn prompts_for(plan: &CaseRunPlan<'_>) -> Result<Vec<String>, String> {
@@ -907,6 +946,15 @@ fn collect_output(
 /// Copies created and modified files into the run folder, within a size budget. Nothing is
 /// read through a symlink: a link the agent made stays listed in the artifacts, and neither it
 /// nor what it points at is copied.
+/// The files a run created: absent from the workspace before the agent started.
+pub fn created_by(changes: &[Change]) -> std::collections::BTreeSet<PathBuf> {
+    changes
+        .iter()
+        .filter(|c| c.kind == crate::record::changes::ChangeKind::Created)
+        .map(|c| c.path.clone())
+        .collect()
+}
+
 fn copy_artifacts(tree: &Tree, changes: &[Change], to: &Path) {
     let mut budget = MAX_ARTIFACT_BYTES;
     for c in changes

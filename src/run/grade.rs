@@ -251,6 +251,13 @@ pub fn transcript_text(events: &[Event]) -> String {
                 )
             }
             Event::SkillInvoked { name } => format!("skill invoked: {name}"),
+            Event::AgentStarted { name } => format!("sub-agent started: {name}"),
+            Event::HookRan {
+                event, exit_code, ..
+            } => format!(
+                "hook ran: {event} (exit {})",
+                exit_code.map_or("?".to_string(), |c| c.to_string())
+            ),
             Event::FileChange { path, kind } => format!("file {kind}: {path}"),
             Event::Output { text } => format!("stdout: {}", cut(text, 500)),
             Event::Error { message, .. } => format!("error: {}", cut(message, 500)),

@@ -12,6 +12,7 @@ pub mod process;
 pub mod redact;
 pub mod regrade;
 pub mod slash;
+pub mod target;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -784,7 +785,7 @@ pub fn run(
         parent: Some(ws_parent.clone()),
         install_skill: true,
         command_as_skill: false,
-        skill_roots: Vec::new(),
+        engines: Vec::new(),
         // The run folder, and every suite's specs: the agent never sees its own grading.
         exclude: std::iter::once(dir.clone())
             .chain(suites.iter().flat_map(|s| s.spec_paths(&ctx.cwd)))
@@ -932,7 +933,7 @@ pub fn run(
                     }
                 };
                 stage.command_as_skill = p.trigger.is_some();
-                stage.skill_roots = harnesses[p.harness].1.skill_roots().to_vec();
+                stage.engines = harnesses[p.harness].1.engines().to_vec();
                 // UAAPS `writable-paths` are bound one by one into a copied workspace.
                 if !sandboxes[si].writable.is_empty() {
                     stage.bases = None;

@@ -76,6 +76,7 @@ impl Recorded {
             exit_code: r.exit_code,
             events,
             files,
+            created: super::execute::created_by(&r.artifacts),
             file_root: Some(crate::workspace::layers::Tree::dir(
                 self.dir.join("artifacts"),
             )),

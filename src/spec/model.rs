@@ -95,6 +95,34 @@ pub struct Package {
     pub name: Option<String>,
     pub version: Option<String>,
     pub root: PathBuf,
+    /// What an eval installs for the agent besides skills, commands and hooks.
+    pub parts: PackageParts,
+}
+
+/// A package's sub-agents, rules, MCP servers and AGENTS.md, read and checked at load time;
+/// each engine gets them where it reads them (docs/formats.md, "On each engine").
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct PackageParts {
+    pub agents: Vec<PackageAgent>,
+    /// `rules/<name>/RULE.md`, by name.
+    pub rules: Vec<(String, PathBuf)>,
+    /// `mcp/servers.json`'s servers, by name: `command` (+ `args`, `env`) or `url`.
+    pub mcp_servers: BTreeMap<String, serde_json::Value>,
+    /// The package has an `AGENTS.md` at its root.
+    pub agents_md: bool,
+    /// The package has `hooks/hooks.json`.
+    pub hooks: bool,
+}
+
+/// `agents/<name>/agent.yaml` with its `system-prompt.md`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PackageAgent {
+    pub name: String,
+    pub description: Option<String>,
+    pub tools: Vec<String>,
+    pub model: Option<String>,
+    /// The system prompt's text.
+    pub system_prompt: String,
 }
 
 /// One loaded suite: a set of cases sharing a skill, defaults and overlays.

@@ -15,6 +15,7 @@ pub mod confined;
 pub mod copy;
 pub mod env;
 pub mod layers;
+pub mod package;
 pub mod snapshot;
 pub mod writer;
 
@@ -27,6 +28,8 @@ use crate::spec::{Case, Package, Skill, SkillKind, Suite};
 use layers::Tree;
 use snapshot::Snapshot;
 use writer::Writer;
+
+pub use package::Engine;
 
 /// Where the pieces of one case-run's workspace are.
 #[derive(Debug)]
@@ -117,10 +120,10 @@ pub struct StageOptions {
     pub command_as_skill: bool,
     /// Folders never copied into a workspace: the run folder and the workspaces' parent.
     pub exclude: Vec<PathBuf>,
-    /// Where the agent reads a project's skills, relative to the workspace (the harness's
-    /// [`crate::harness::Harness::skill_roots`]): the skill under test is installed in each.
-    /// Empty: Claude Code's `.claude/skills`.
-    pub skill_roots: Vec<&'static str>,
+    /// The conventions the agent follows (the harness's [`crate::harness::Harness::engines`]):
+    /// the skill under test, and a package's parts, are installed where each reads them.
+    /// Empty: Claude Code's.
+    pub engines: Vec<Engine>,
     /// Copy-on-write: the run's shared project copies. `None`: each workspace is a copy.
     pub bases: Option<Arc<base::Bases>>,
 }
@@ -225,10 +228,19 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
     if let Some(old) = &suite.replaces {
         remove_copies(old, &suite.project_root, &writer)?;
     }
-    let roots = skill_roots(&opts.skill_roots);
+    let engines = if opts.engines.is_empty() {
+        vec![Engine::ClaudeCode]
+    } else {
+        opts.engines.clone()
+    };
+    let mut roots: Vec<&'static str> = engines.iter().map(|e| e.skill_root()).collect();
+    roots.dedup();
     let skill_dest = if opts.install_skill && opts.command_as_skill {
         install_command_as_skill(suite, &writer, &exclude, &roots)?
     } else if opts.install_skill {
+        if let (None, Some(pkg)) = (&suite.skill, &suite.package) {
+            package::install(pkg, &writer, &home, &engines, &exclude)?;
+        }
         install_skill(suite, &writer, &exclude, &roots)?
     } else {
         remove_skill(suite, &writer)?
@@ -314,15 +326,6 @@ pub const AGENT_SKILLS: &str = ".agents/skills";
 /// Where Claude Code reads a project's slash commands (no other engine has them).
 const CLAUDE_COMMANDS: &str = ".claude/commands";
 
-/// The folders a skill is installed in for an agent that reads skills from `roots`.
-fn skill_roots(roots: &[&'static str]) -> Vec<&'static str> {
-    if roots.is_empty() {
-        vec![CLAUDE_SKILLS]
-    } else {
-        roots.to_vec()
-    }
-}
-
 /// Where a skill lives in a workspace for an agent reading skills from `root`.
 fn skill_path(root: &str, kind: SkillKind, name: &str) -> PathBuf {
     match kind {
@@ -331,8 +334,8 @@ fn skill_path(root: &str, kind: SkillKind, name: &str) -> PathBuf {
     }
 }
 
-/// Copies the skill under test (or, for a UAAPS package, its skills and commands) into the
-/// workspace, replacing whatever an overlay put there; never what `exclude` names (the
+/// Copies the skill under test into the workspace (a UAAPS package is installed by
+/// [`package::install`]), replacing whatever an overlay put there; never what `exclude` names (the
 /// suites' specs, which may sit inside the skill's folder).
 fn install_skill(
     suite: &SuiteStage,
@@ -365,23 +368,6 @@ fn install_skill(
             first.get_or_insert(rel);
         }
         return Ok(first);
-    }
-    if let Some(pkg) = &suite.package {
-        let targets = roots
-            .iter()
-            .map(|r| ("skills", *r))
-            .chain([("commands", CLAUDE_COMMANDS)]);
-        for (from, to) in targets {
-            let src = pkg.root.join(from);
-            if src.is_dir() {
-                io(
-                    "install the package's",
-                    &src,
-                    copy::copy_tree_except(&src, &writer.path(Path::new(to)), false, exclude),
-                )?;
-            }
-        }
-        install_hooks(&pkg.root.join("hooks/hooks.json"), writer)?;
     }
     Ok(None)
 }

@@ -5,6 +5,7 @@ pub mod checks;
 pub mod clauditor;
 pub mod skillet;
 pub mod uaaps;
+pub mod uaaps_package;
 pub mod uaaps_tests;
 
 use std::path::{Path, PathBuf};

@@ -42,6 +42,7 @@ pub fn read_manifest(ctx: &LoadCtx, root: &Path, problems: &mut Vec<Problem>) ->
         name: None,
         version: None,
         root: root.to_path_buf(),
+        parts: Default::default(),
     };
     let file = root.join("package.agent.json");
     if !file.is_file() {
@@ -73,7 +74,7 @@ pub fn package_label(pkg: &Package) -> String {
 /// Loads a package's LLM-judged evals (`<root>/evals/`).
 pub fn load(ctx: &LoadCtx, root: &Path) -> Loaded {
     let mut out = Loaded::default();
-    let package = read_manifest(ctx, root, &mut out.problems);
+    let mut package = read_manifest(ctx, root, &mut out.problems);
     let evals = root.join("evals");
     let config_file = evals.join("eval-config.json");
     let cases_dir = evals.join("cases");
@@ -133,6 +134,7 @@ pub fn load(ctx: &LoadCtx, root: &Path) -> Loaded {
             }
         }
     }
+    package.parts = super::uaaps_package::read_parts(ctx, root, &mut out.problems);
     if let (true, Some(defaults)) = (ok, defaults) {
         out.suites.push(Suite {
             id: format!("uaaps:{}", package_label(&package)),
@@ -516,9 +518,10 @@ fn read_expected(doc: &mut Doc, n: &Node, checks: &mut Vec<Check>) {
     }
     for (i, (written, span)) in texts(doc, &e, "files-created").into_iter().enumerate() {
         match paths::workspace_relative(&written) {
+            // Created by the agent: a file that was there before the run does not pass.
             Ok(_) => push(
                 doc,
-                "file_exists",
+                "file_created",
                 format!("files-created[{i}]"),
                 json!({ "path": written }),
                 CheckTarget::Workspace,
