@@ -438,3 +438,123 @@ fn overlays_merge_in_order_the_skill_wins_and_only_login_files_reach_the_home() 
         "REAL SKILL\n"
     );
 }
+
+/// A UAAPS package with one case per target kind, and a clauditor spec whose variance and
+/// trigger tests multiply agent runs.
+fn costly_project(dir: &Path) {
+    write_tree(
+        dir,
+        &[
+            ("assay.toml", ""),
+            ("pkg/package.agent.json", r#"{"name": "kit"}"#),
+            (
+                "pkg/skills/lint/SKILL.md",
+                "---\nname: lint\ndescription: Lints.\n---\nLint.\n",
+            ),
+            ("pkg/agents/rev/agent.yaml", "description: Reviews.\n"),
+            ("pkg/agents/rev/system-prompt.md", "Review.\n"),
+            (
+                "pkg/evals/eval-config.json",
+                r#"{"version": 1, "engine": "claude-code", "timeout": 90}"#,
+            ),
+            (
+                "pkg/evals/cases/review.yaml",
+                "name: review\ntarget: agent:rev\ninput:\n  prompt: review\njudge:\n  criteria: ok\n",
+            ),
+            (
+                "pkg/evals/cases/lint.yaml",
+                "name: lint\ntarget: skill:lint\ninput:\n  prompt: lint\njudge:\n  criteria: ok\n",
+            ),
+            (
+                ".claude/commands/brief.md",
+                "---\ndescription: Writes briefs.\n---\nWrite a brief.\n",
+            ),
+            (
+                ".claude/commands/brief.eval.json",
+                r#"{"skill_name": "brief", "test_args": "x", "assertions": [{"id": "a", "type": "min_length", "length": 1}],
+                    "variance": {"n_runs": 3, "min_stability": 0.6},
+                    "trigger_tests": {"should_trigger": ["write a brief"], "should_not_trigger": ["sum 2+2"]}}"#,
+            ),
+            ("agent.sh", "touch started.marker\necho ok\n"),
+        ],
+    );
+}
+
+#[test]
+fn dry_run_prints_every_case_run_and_starts_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    costly_project(d.path());
+    let out = run(
+        d.path(),
+        &[
+            "--dry-run",
+            "--harness",
+            "command",
+            "--command",
+            "sh agent.sh",
+            "--judge",
+            "none",
+            "--mode",
+            "all",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    // 2 UAAPS cases; clauditor: 3 runs of its case, 2 trigger queries × 3 runs each.
+    assert!(
+        text.contains("plan: 11 case-runs (5 case runs, 6 trigger runs): 11 agent runs"),
+        "{text}"
+    );
+    assert!(
+        text.contains("uaaps:kit/review  run 1  command  model (harness default)  timeout 90 s  target agent:rev"),
+        "{text}"
+    );
+    assert!(text.contains("clauditor:brief/brief  run 3  command"), "{text}");
+    assert!(text.contains("timeout 300 s"), "clauditor's own default: {text}");
+    assert!(text.contains("dry run: nothing was started"), "{text}");
+    assert!(!d.path().join("out").exists(), "no run folder");
+    assert!(!d.path().join("ws").exists(), "no workspace");
+    assert!(!d.path().join("started.marker").exists());
+
+    // The same plan heads a real run, on stderr, before any agent starts.
+    let out = run(
+        d.path(),
+        &[
+            "--harness",
+            "command",
+            "--command",
+            "sh agent.sh",
+            "--judge",
+            "none",
+            "--filter",
+            "kit",
+        ],
+    );
+    assert!(
+        stderr(&out).contains("plan: 2 case-runs (2 case runs): 2 agent runs"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn target_selects_the_cases_that_evaluate_it() {
+    let d = tempfile::tempdir().unwrap();
+    costly_project(d.path());
+    let out = run(
+        d.path(),
+        &["--dry-run", "--harness", "command", "--target", "agent:rev"],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("uaaps:kit/review"), "{text}");
+    assert!(!text.contains("uaaps:kit/lint"), "{text}");
+    assert!(!text.contains("clauditor:"), "{text}");
+    let bad = run(d.path(), &["--dry-run", "--target", "agents:rev"]);
+    assert_eq!(code(&bad), 2);
+    assert!(
+        stderr(&bad).contains("`agents:rev` is not a target"),
+        "{}",
+        stderr(&bad)
+    );
+}

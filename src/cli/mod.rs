@@ -231,7 +231,8 @@ pub struct RunArgs {
     /// The model the agent uses.
     #[arg(long, env = "ASSAY_MODEL")]
     pub model: Option<String>,
-    /// Seconds per case-run, over every case's and suite's own timeout (default 600).
+    /// Seconds per case-run for cases without their own `timeout` (over the suite's,
+    /// assay.toml's and the format's default; else 600).
     #[arg(long, env = "ASSAY_TIMEOUT")]
     pub timeout: Option<u64>,
     /// Agent processes at once. Default: one per CPU, but no more than one per 400 MB of
@@ -286,6 +287,14 @@ pub struct RunArgs {
     /// Only case-runs whose `suite/case` id contains this text (or matches this glob).
     #[arg(long)]
     pub filter: Option<String>,
+    /// Only cases that evaluate this (UAAPS `target`): skill:<name>, agent:<name> or
+    /// hook:<event>.
+    #[arg(long, value_name = "KIND:NAME")]
+    pub target: Option<crate::spec::Target>,
+    /// Print every case-run that would run (harness, model, timeout, target) and the agent
+    /// runs it takes, then stop: no agent, judge or run folder.
+    #[arg(long)]
+    pub dry_run: bool,
     /// Keep every workspace (failed ones are always kept).
     #[arg(long)]
     pub keep_workspaces: bool,

@@ -25,6 +25,8 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         // 0: `[run] jobs` of assay.toml, else the default from CPUs and memory.
         jobs: args.jobs.unwrap_or(0),
         filter: args.filter.clone(),
+        target: args.target.clone(),
+        dry_run: args.dry_run,
         keep_workspaces: args.keep_workspaces,
         output_dir: args.output_dir.clone(),
         workspace_dir: args.workspace_dir.as_ref().map(|d| ctx.cwd.join(d)),
@@ -81,8 +83,16 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
     };
     let report = match run::run(ctx, &loaded.suites, &opts, |event| match event {
         RunEvent::Started {
-            case_runs, jobs, ..
-        } => progress.start(case_runs, jobs),
+            case_runs,
+            jobs,
+            plan,
+            reused,
+            ..
+        } => {
+            // What the run costs, before any agent starts (stderr: stdout may be the report).
+            eprintln!("{}", plan.line(reused));
+            progress.start(case_runs, jobs)
+        }
         RunEvent::Finished(r) => {
             progress.finished(r.outcome() == CaseOutcome::Passed);
             say_line(&progress, line(r));
@@ -93,6 +103,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         }
     }) {
         Ok(r) => r,
+        Err(NotStarted::DryRun(plan)) => return dry_run(&plan, args.json),
         Err(NotStarted::BadInput(problems)) => {
             print_problems(&problems);
             return Outcome::BadInput;
@@ -412,6 +423,49 @@ fn summary(
 
 /// One line for a case-run taken from the cache or kept from the resumed run.
 /// An outcome as the column that starts each case-run's line.
+/// `--dry-run`: the plan, one line per case-run, and nothing else.
+fn dry_run(plan: &crate::run::plan::Summary, json: bool) -> Outcome {
+    if json {
+        match serde_json::to_string_pretty(plan) {
+            Ok(text) => println!("{text}"),
+            Err(e) => {
+                tell!("error: {e}");
+                return Outcome::Infrastructure;
+            }
+        }
+        return Outcome::Success;
+    }
+    for r in &plan.case_runs {
+        let mut line = format!(
+            "{}/{}  {}{} {}  {}  model {}  timeout {} s",
+            r.suite,
+            r.case,
+            match r.kind {
+                crate::record::case_run::Kind::Trigger => "trigger ",
+                crate::record::case_run::Kind::Case => "",
+            },
+            match r.variant {
+                crate::run::Variant::Skill => "run",
+                crate::run::Variant::Baseline => "baseline",
+            },
+            r.run,
+            if r.starts_agent { r.harness.as_str() } else { "judge only" },
+            r.model.as_deref().unwrap_or("(harness default)"),
+            r.timeout_secs,
+        );
+        if let Some(t) = &r.target {
+            line.push_str(&format!("  target {t}"));
+        }
+        println!("{}", printable(&line));
+    }
+    println!("{}", plan.line(0));
+    for u in &plan.unavailable {
+        println!("{}", printable(&format!("would stop: {u}")));
+    }
+    println!("dry run: nothing was started");
+    Outcome::Success
+}
+
 fn mark(outcome: CaseOutcome) -> &'static str {
     match outcome {
         CaseOutcome::Passed => "PASS      ",

@@ -48,6 +48,10 @@ pub struct RunOptions {
     /// Agent processes at once; 0 picks `[run] jobs` of assay.toml, else a default from CPUs and memory.
     pub jobs: usize,
     pub filter: Option<String>,
+    /// `--target`: only cases whose UAAPS `target` is this.
+    pub target: Option<crate::spec::Target>,
+    /// `--dry-run`: plan, print the plan, start nothing.
+    pub dry_run: bool,
     pub keep_workspaces: bool,
     pub output_dir: Option<PathBuf>,
     pub workspace_dir: Option<PathBuf>,
@@ -94,6 +98,8 @@ pub enum NotStarted {
     BadInput(Vec<Problem>),
     /// A harness cannot run here (exit 3).
     Unavailable(Vec<(String, Unavailable)>),
+    /// `--dry-run`: the plan, and nothing started (exit 0).
+    DryRun(plan::Summary),
 }
 
 /// What the runner tells its reporters as the run goes.
@@ -104,6 +110,10 @@ pub enum RunEvent<'a> {
         case_runs: usize,
         jobs: usize,
         dir: &'a std::path::Path,
+        /// What will run, printed before any agent starts.
+        plan: &'a plan::Summary,
+        /// Case-runs taken from the cache or the run being resumed.
+        reused: usize,
     },
     /// A case-run finished and is recorded.
     Finished(&'a CaseRunResult),
@@ -469,6 +479,9 @@ pub fn run(
             if !matches_filter(&opts.filter, &s.id, &case.id) {
                 continue;
             }
+            if opts.target.is_some() && case.target != opts.target {
+                continue;
+            }
             let judge_mode = trigger.is_some() && opts.trigger_mode == TriggerMode::Judge;
             let (key, h): (String, Box<dyn Harness>) = match &case.command {
                 Some(cmd) => (
@@ -622,7 +635,7 @@ pub fn run(
             }
         },
     };
-    if !unavailable.is_empty() {
+    if !unavailable.is_empty() && !opts.dry_run {
         return Err(NotStarted::Unavailable(unavailable));
     }
     assign_folders(&mut planned);
@@ -630,6 +643,38 @@ pub fn run(
         let keys: Vec<String> = planned.iter().map(Planned::case_key).collect();
         let kept = shard.keeps(&keys);
         planned.retain(|p| kept.contains(&p.case_key()));
+    }
+    let summary = plan::Summary {
+        case_runs: planned
+            .iter()
+            .map(|p| {
+                let judge_mode = p.trigger.is_some() && opts.trigger_mode == TriggerMode::Judge;
+                plan::PlannedRow {
+                    suite: p.suite.id.clone(),
+                    case: p.case.id.clone(),
+                    kind: if p.trigger.is_some() {
+                        record::case_run::Kind::Trigger
+                    } else {
+                        record::case_run::Kind::Case
+                    },
+                    variant: p.variant,
+                    run: p.run,
+                    harness: harnesses[p.harness].1.name().to_string(),
+                    model: p.model.clone(),
+                    timeout_secs: p.timeout.as_secs(),
+                    target: p.case.target.as_ref().map(ToString::to_string),
+                    starts_agent: !judge_mode,
+                    judged: p.judge.is_some(),
+                }
+            })
+            .collect(),
+        unavailable: unavailable
+            .iter()
+            .map(|(name, u)| format!("{name}: {}", u.message))
+            .collect(),
+    };
+    if opts.dry_run {
+        return Err(NotStarted::DryRun(summary));
     }
 
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -879,6 +924,8 @@ pub fn run(
         case_runs: planned.len(),
         jobs,
         dir: &dir,
+        plan: &summary,
+        reused: reused.len(),
     });
     for r in &reused {
         on_event(RunEvent::Reused(r));

@@ -132,3 +132,119 @@ mod tests {
         assert!((1..=8).contains(&j));
     }
 }
+
+/// The plan of a run, as printed before any agent starts (and all `--dry-run` does): every
+/// case-run with its harness, model, timeout and target, and what it will cost in agent runs.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Summary {
+    pub case_runs: Vec<PlannedRow>,
+    /// Harnesses or a sandbox that cannot run here: a real run would stop on them (exit 3).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unavailable: Vec<String>,
+}
+
+/// One planned case-run.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PlannedRow {
+    pub suite: String,
+    pub case: String,
+    pub kind: crate::record::case_run::Kind,
+    pub variant: Variant,
+    pub run: u32,
+    pub harness: String,
+    /// `None`: the harness's own default model.
+    pub model: Option<String>,
+    pub timeout_secs: u64,
+    pub target: Option<String>,
+    /// Starts an agent (or a test command); a judged trigger eval only asks the judge.
+    pub starts_agent: bool,
+    pub judged: bool,
+}
+
+impl Summary {
+    /// One line: case-runs by kind, and how many agent runs and judge calls they take.
+    /// `reused` case-runs (cache, `--resume`) start nothing.
+    pub fn line(&self, reused: usize) -> String {
+        use crate::record::case_run::Kind;
+        let count = |f: &dyn Fn(&PlannedRow) -> bool| self.case_runs.iter().filter(|r| f(r)).count();
+        let cases = count(&|r| r.kind == Kind::Case && r.variant == Variant::Skill);
+        let baselines = count(&|r| r.variant == Variant::Baseline);
+        let triggers = count(&|r| r.kind == Kind::Trigger && r.starts_agent);
+        let judged_triggers = count(&|r| r.kind == Kind::Trigger && !r.starts_agent);
+        let agent_runs = count(&|r| r.starts_agent);
+        let mut parts = vec![format!("{cases} case run{}", plural(cases))];
+        if baselines > 0 {
+            parts.push(format!("{baselines} baseline run{}", plural(baselines)));
+        }
+        if triggers > 0 {
+            parts.push(format!("{triggers} trigger run{}", plural(triggers)));
+        }
+        if judged_triggers > 0 {
+            parts.push(format!(
+                "{judged_triggers} judged trigger quer{}",
+                if judged_triggers == 1 { "y" } else { "ies" }
+            ));
+        }
+        let mut line = format!(
+            "plan: {} case-run{} ({}): {agent_runs} agent run{}",
+            self.case_runs.len(),
+            plural(self.case_runs.len()),
+            parts.join(", "),
+            plural(agent_runs)
+        );
+        if reused > 0 {
+            line.push_str(&format!(", {reused} already done (cache or --resume)"));
+        }
+        line
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+#[cfg(test)]
+mod summary_tests {
+    use super::*;
+    use crate::record::case_run::Kind;
+
+    fn row(kind: Kind, variant: Variant, starts_agent: bool) -> PlannedRow {
+        PlannedRow {
+            suite: "s".into(),
+            case: "c".into(),
+            kind,
+            variant,
+            run: 1,
+            harness: "claude-code".into(),
+            model: None,
+            timeout_secs: 300,
+            target: None,
+            starts_agent,
+            judged: false,
+        }
+    }
+
+    #[test]
+    fn the_line_counts_agent_runs_by_kind() {
+        let mut s = Summary::default();
+        for _ in 0..5 {
+            s.case_runs.push(row(Kind::Case, Variant::Skill, true));
+        }
+        s.case_runs.push(row(Kind::Case, Variant::Baseline, true));
+        for _ in 0..6 {
+            s.case_runs.push(row(Kind::Trigger, Variant::Skill, true));
+        }
+        assert_eq!(
+            s.line(2),
+            "plan: 12 case-runs (5 case runs, 1 baseline run, 6 trigger runs): 12 agent runs, 2 already done (cache or --resume)"
+        );
+        let judged = Summary {
+            case_runs: vec![row(Kind::Trigger, Variant::Skill, false)],
+            unavailable: vec![],
+        };
+        assert_eq!(
+            judged.line(0),
+            "plan: 1 case-run (0 case runs, 1 judged trigger query): 0 agent runs"
+        );
+    }
+}

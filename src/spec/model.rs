@@ -383,6 +383,32 @@ pub enum TargetKind {
     Agent,
 }
 
+impl std::str::FromStr for Target {
+    type Err = String;
+
+    /// `skill:<name>`, `hook:<event>` or `agent:<name>`.
+    fn from_str(s: &str) -> Result<Target, String> {
+        let kind = match s.split_once(':') {
+            Some(("skill", _)) => TargetKind::Skill,
+            Some(("hook", _)) => TargetKind::Hook,
+            Some(("agent", _)) => TargetKind::Agent,
+            _ => {
+                return Err(format!(
+                    "`{s}` is not a target: write skill:<name>, hook:<event> or agent:<name>"
+                ));
+            }
+        };
+        let name = s.split_once(':').map_or("", |(_, n)| n);
+        if name.trim().is_empty() {
+            return Err(format!("`{s}` names nothing after the colon"));
+        }
+        Ok(Target {
+            kind,
+            name: name.to_string(),
+        })
+    }
+}
+
 impl fmt::Display for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let kind = match self.kind {

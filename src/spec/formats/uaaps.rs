@@ -423,29 +423,14 @@ fn read_case(doc: &mut Doc, node: &Node, root: &Path, evals: &Path) -> Option<Ca
 
 fn read_target(doc: &mut Doc, n: &Node, root: &Path) -> Option<Target> {
     let s = doc.string(n, "target")?;
-    let (kind, name) = match s.split_once(':') {
-        Some(("skill", name)) => (TargetKind::Skill, name),
-        Some(("hook", name)) => (TargetKind::Hook, name),
-        Some(("agent", name)) => (TargetKind::Agent, name),
-        _ => {
-            doc.error(
-                "bad-target",
-                n.span,
-                "target",
-                format!("`{s}` is not a target: write skill:<name>, hook:<event> or agent:<name>"),
-            );
+    let target: Target = match s.parse() {
+        Ok(t) => t,
+        Err(why) => {
+            doc.error("bad-target", n.span, "target", why);
             return None;
         }
     };
-    if name.trim().is_empty() {
-        doc.error(
-            "bad-target",
-            n.span,
-            "target",
-            format!("`{s}` names nothing after the colon"),
-        );
-        return None;
-    }
+    let (kind, name) = (target.kind, target.name.as_str());
     let (folder, exists) = match kind {
         TargetKind::Skill => (
             "skills",
@@ -475,10 +460,7 @@ fn read_target(doc: &mut Doc, n: &Node, root: &Path) -> Option<Target> {
         .help = Some(help);
         return None;
     }
-    Some(Target {
-        kind,
-        name: name.to_string(),
-    })
+    Some(target)
 }
 
 fn read_expected(doc: &mut Doc, n: &Node, checks: &mut Vec<Check>) {
