@@ -6,7 +6,7 @@ mod support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use support::*;
 
 const FIXTURE: &str = "tests/fixtures/run-basic";
@@ -285,6 +285,134 @@ fn the_uaaps_reporter_writes_into_the_packages_evals_reports() {
     );
     assert_eq!(v["cases"][0]["verdict"], "FAIL");
     assert!(pkg.join("out/uaaps-report.json").is_file());
+}
+
+/// A UAAPS package whose one case passes when `word` is in the agent's answer.
+fn small_package(dir: &Path, name: &str, word: &str, timeout: Option<u64>) {
+    let config = match timeout {
+        Some(t) => format!(r#"{{"version": 1, "engine": "claude-code", "timeout": {t}}}"#),
+        None => r#"{"version": 1, "engine": "claude-code", "judge": "claude-sonnet"}"#.to_string(),
+    };
+    write_tree(
+        dir,
+        &[
+            (
+                "package.agent.json",
+                &format!(r#"{{"name": "{name}", "version": "1.0.0"}}"#),
+            ),
+            ("evals/eval-config.json", &config),
+            (
+                "evals/cases/say.yaml",
+                &format!(
+                    "name: say-{name}\ninput:\n  prompt: say it\nexpected:\n  contains: [{word}]\njudge:\n  criteria: ok\n"
+                ),
+            ),
+        ],
+    );
+}
+
+#[test]
+fn each_package_gets_its_own_uaaps_report_and_report_files_diff() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(d.path(), &[("assay.toml", "")]);
+    small_package(&d.path().join("a"), "pkg-a", "hello", None);
+    small_package(&d.path().join("b"), "pkg-b", "hello", Some(45));
+    let pass = || support::judge_server::says(json!({"pass": true, "reasoning": "fine"}));
+    let judge = support::judge_server::JudgeServer::start((0..4).map(|_| pass()).collect());
+    let run = |out: &str| {
+        assay_env(
+            d.path(),
+            &[
+                "run",
+                "--harness",
+                "command",
+                "--command",
+                "echo hello",
+                "--reporter",
+                "uaaps",
+                "--output-dir",
+                out,
+                "--workspace-dir",
+                "ws",
+            ],
+            &[
+                ("ASSAY_JUDGE_BASE_URL", judge.url.clone()),
+                ("ASSAY_JUDGE_API_KEY", "sk-judge".into()),
+                ("ANTHROPIC_API_KEY", "sk-judge".into()),
+            ],
+        )
+    };
+    let first = run("out1");
+    assert_ne!(code(&first), 2, "{}", stderr(&first));
+    let reports = |pkg: &str| -> Vec<std::path::PathBuf> {
+        let mut r: Vec<_> = std::fs::read_dir(d.path().join(pkg).join("evals/reports"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        r.sort();
+        r
+    };
+    let read =
+        |p: &Path| -> Value { serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap() };
+    let a = read(&reports("a")[0]);
+    let b = read(&reports("b")[0]);
+    assert_eq!(a["package"]["name"], "pkg-a");
+    assert_eq!(b["package"]["name"], "pkg-b");
+    let names = |v: &Value| -> Vec<String> {
+        v["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names(&a), ["say-pkg-a"], "only its own cases: {a:#}");
+    assert_eq!(names(&b), ["say-pkg-b"]);
+    assert_eq!(a["summary"]["total"], 1);
+    assert_eq!(a["cases"][0]["verdict"], "PASS", "{a:#}");
+    // `judge: claude-sonnet` is a current model id, and its vendor is the provider.
+    assert_eq!(a["judge"]["model"], "claude-sonnet-4-6", "{a:#}");
+    assert_eq!(a["judge"]["model_provider"], "anthropic");
+    // The effective timeout: UAAPS's default, and the package's own.
+    assert_eq!(a["config"]["timeout"], 120, "{a:#}");
+    assert_eq!(b["config"]["timeout"], 45);
+
+    // A regression between two reports of package a, diffed from the report files.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    small_package(&d.path().join("a"), "pkg-a", "goodbye", None);
+    let second = run("out2");
+    assert_eq!(code(&second), 1, "{}", stderr(&second));
+    let files = reports("a");
+    assert_eq!(files.len(), 2, "{files:?}");
+    let diff = assay(
+        d.path(),
+        &[
+            "report",
+            "diff",
+            files[0].to_str().unwrap(),
+            files[1].to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&diff), 1, "{}\n{}", stdout(&diff), stderr(&diff));
+    let text = stdout(&diff);
+    assert!(text.contains("pass rate 100% → 0%"), "{text}");
+    assert!(
+        text.contains("uaaps:pkg-a/say-pkg-a: passed → failed"),
+        "{text}"
+    );
+    // Not a report: a clear error, exit 2.
+    std::fs::write(d.path().join("x.json"), "[1]").unwrap();
+    let bad = assay(
+        d.path(),
+        &["report", "diff", "x.json", files[0].to_str().unwrap()],
+    );
+    assert_eq!(code(&bad), 2);
+    assert!(
+        stderr(&bad).contains("x.json is neither a run folder nor a UAAPS eval report"),
+        "{}",
+        stderr(&bad)
+    );
 }
 
 fn copy_dir(from: &Path, to: &Path) {

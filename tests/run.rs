@@ -509,8 +509,14 @@ fn dry_run_prints_every_case_run_and_starts_nothing() {
         text.contains("uaaps:kit/review  run 1  command  model (harness default)  timeout 90 s  target agent:rev"),
         "{text}"
     );
-    assert!(text.contains("clauditor:brief/brief  run 3  command"), "{text}");
-    assert!(text.contains("timeout 300 s"), "clauditor's own default: {text}");
+    assert!(
+        text.contains("clauditor:brief/brief  run 3  command"),
+        "{text}"
+    );
+    assert!(
+        text.contains("timeout 300 s"),
+        "clauditor's own default: {text}"
+    );
     assert!(text.contains("dry run: nothing was started"), "{text}");
     assert!(!d.path().join("out").exists(), "no run folder");
     assert!(!d.path().join("ws").exists(), "no workspace");

@@ -20,8 +20,20 @@ fn read(ctx: &LoadCtx, dir: &std::path::Path) -> Result<report::Report, Outcome>
     }
 }
 
+/// One side of a diff: a run folder, or a UAAPS report file.
+fn side(ctx: &LoadCtx, path: &std::path::Path) -> Result<report::diff::Side, Outcome> {
+    let full = ctx.cwd.join(path);
+    if full.is_file() {
+        return report::uaaps::read(&full, &ctx.shown(&full).display().to_string()).map_err(|e| {
+            tell!("error: {e}");
+            Outcome::BadInput
+        });
+    }
+    read(ctx, path).map(|r| report::diff::Side::from(&r))
+}
+
 fn diff(ctx: &LoadCtx, args: &ReportDiffArgs) -> Outcome {
-    let (a, b) = match (read(ctx, &args.before), read(ctx, &args.after)) {
+    let (a, b) = match (side(ctx, &args.before), side(ctx, &args.after)) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(o), _) | (_, Err(o)) => return o,
     };

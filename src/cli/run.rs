@@ -449,7 +449,11 @@ fn dry_run(plan: &crate::run::plan::Summary, json: bool) -> Outcome {
                 crate::run::Variant::Baseline => "baseline",
             },
             r.run,
-            if r.starts_agent { r.harness.as_str() } else { "judge only" },
+            if r.starts_agent {
+                r.harness.as_str()
+            } else {
+                "judge only"
+            },
             r.model.as_deref().unwrap_or("(harness default)"),
             r.timeout_secs,
         );

@@ -25,6 +25,25 @@ pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-6";
 pub const DEFAULT_OPENAI_MODEL: &str = "gpt-5.4";
 pub const PROVIDERS: &[&str] = &["anthropic", "openai", "claude-cli", "codex-cli"];
 
+/// Short model names (UAAPS writes `judge: claude-sonnet`) and the model id each means now.
+pub const ALIASES: &[(&str, &str)] = &[
+    ("claude-sonnet", DEFAULT_ANTHROPIC_MODEL),
+    ("sonnet", DEFAULT_ANTHROPIC_MODEL),
+    ("claude-opus", "claude-opus-4-1"),
+    ("opus", "claude-opus-4-1"),
+    ("claude-haiku", "claude-haiku-4-5"),
+    ("haiku", "claude-haiku-4-5"),
+    ("gpt", DEFAULT_OPENAI_MODEL),
+];
+
+/// The model id a name means: a short name's current id, else the name as written.
+pub fn resolve_model(name: &str) -> String {
+    ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == name)
+        .map_or_else(|| name.to_string(), |(_, id)| id.to_string())
+}
+
 /// How the judge was chosen, for the record.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct JudgeInfo {
@@ -59,7 +78,7 @@ pub fn select(
     if matches!(flag.or(env_choice.as_deref()), Some("none" | "off")) {
         return Err("judging is turned off (--judge none)".into());
     }
-    let (mut provider, mut model, chosen_by) = if let Some(f) = flag {
+    let (mut provider, model, chosen_by) = if let Some(f) = flag {
         let (p, m) = parse_choice(f);
         (p, m, "flag")
     } else if let Some(e) = env_choice.as_deref() {
@@ -76,6 +95,7 @@ pub fn select(
     } else {
         (None, None, "auto")
     };
+    let mut model = model.map(|m| resolve_model(&m));
     if provider.is_none()
         && let Some(m) = &model
     {
@@ -93,18 +113,27 @@ pub fn select(
     let provider = match provider {
         Some(p) => p,
         None => {
-            let auto = if host.var("ANTHROPIC_API_KEY").is_some() {
-                "anthropic"
-            } else if host.var("OPENAI_API_KEY").is_some() {
-                "openai"
-            } else if host.which("claude").is_some() {
-                "claude-cli"
-            } else if host.which("codex").is_some() {
-                "codex-cli"
+            // The suite's model family first (UAAPS: the engine's), then the other.
+            let anthropic = [
+                ("anthropic", host.var("ANTHROPIC_API_KEY").is_some()),
+                ("claude-cli", host.which("claude").is_some()),
+            ];
+            let openai = [
+                ("openai", host.var("OPENAI_API_KEY").is_some()),
+                ("codex-cli", host.which("codex").is_some()),
+            ];
+            let order: Vec<(&str, bool)> = if spec.family.as_deref() == Some("openai") {
+                openai.into_iter().chain(anthropic).collect()
+            } else if spec.family.is_some() {
+                anthropic.into_iter().chain(openai).collect()
             } else {
-                return Err("no judge available: set ANTHROPIC_API_KEY or OPENAI_API_KEY, install `claude` or `codex`, or pass --judge".into());
+                // Keys before CLIs.
+                vec![anthropic[0], openai[0], anthropic[1], openai[1]]
             };
-            auto.to_string()
+            match order.into_iter().find(|(_, available)| *available) {
+                Some((p, _)) => p.to_string(),
+                None => return Err("no judge available: set ANTHROPIC_API_KEY or OPENAI_API_KEY, install `claude` or `codex`, or pass --judge".into()),
+            }
         }
     };
     // A model written for another provider (UAAPS `judge: claude-sonnet`) is still its model.
@@ -211,6 +240,52 @@ mod tests {
         )
         .unwrap();
         assert_eq!(i.provider, "openai");
+    }
+
+    #[test]
+    fn short_names_resolve_and_an_absent_judge_follows_the_engine() {
+        let h = host(&[("ANTHROPIC_API_KEY", "a"), ("OPENAI_API_KEY", "o")]);
+        let uaaps = |model: Option<&str>, family: Option<&str>| JudgeConfig {
+            model: model.map(str::to_string),
+            family: family.map(str::to_string),
+            ..JudgeConfig::default()
+        };
+        let (_, i) = select(
+            None,
+            &uaaps(Some("claude-sonnet"), None),
+            &h,
+            Limits::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            (i.provider.as_str(), i.model.as_str()),
+            ("anthropic", DEFAULT_ANTHROPIC_MODEL)
+        );
+        let (_, i) = select(
+            Some("claude-opus"),
+            &JudgeConfig::default(),
+            &h,
+            Limits::default(),
+        )
+        .unwrap();
+        assert_eq!(i.model, "claude-opus-4-1");
+        // UAAPS engine codex, no judge: OpenAI's family, though an Anthropic key is there.
+        let (_, i) = select(None, &uaaps(None, Some("openai")), &h, Limits::default()).unwrap();
+        assert_eq!(
+            (i.provider.as_str(), i.model.as_str()),
+            ("openai", DEFAULT_OPENAI_MODEL)
+        );
+        let (_, i) = select(None, &uaaps(None, Some("anthropic")), &h, Limits::default()).unwrap();
+        assert_eq!(i.provider, "anthropic");
+        // The family is a preference: the other one when it is all there is.
+        let (_, i) = select(
+            None,
+            &uaaps(None, Some("openai")),
+            &host(&[("ANTHROPIC_API_KEY", "a")]),
+            Limits::default(),
+        )
+        .unwrap();
+        assert_eq!(i.provider, "anthropic");
     }
 
     #[test]

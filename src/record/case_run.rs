@@ -118,6 +118,9 @@ pub struct CaseRunRecord {
     pub target_exercised: Option<bool>,
     pub harness: String,
     pub model: Option<String>,
+    /// The effective timeout of each turn, in seconds (after every default and override).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
     /// How the agent was contained (`kind: none` when unsandboxed); absent when no process ran.
     pub sandbox: Option<SandboxRecord>,
     pub status: Status,

@@ -5,7 +5,47 @@
 
 use serde::Serialize;
 
-use super::model::{CaseRun, Outcome, Report};
+use super::model::{Outcome, Report};
+
+/// One side of a diff: a run folder's report, or a UAAPS report file
+/// ([`super::uaaps::read`]).
+#[derive(Debug, Clone)]
+pub struct Side {
+    pub name: String,
+    pub pass_rate: f64,
+    pub case_runs: Vec<Entry>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub suite: String,
+    pub case: String,
+    pub run: u32,
+    pub outcome: Outcome,
+    pub score: Option<f64>,
+    pub reason: Option<String>,
+}
+
+impl From<&Report> for Side {
+    fn from(r: &Report) -> Side {
+        Side {
+            name: r.dir.display().to_string(),
+            pass_rate: r.summary.pass_rate,
+            case_runs: r
+                .case_runs
+                .iter()
+                .map(|c| Entry {
+                    suite: c.suite.clone(),
+                    case: c.case.clone(),
+                    run: c.run,
+                    outcome: c.outcome,
+                    score: c.score,
+                    reason: c.reason.clone(),
+                })
+                .collect(),
+        }
+    }
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Change {
@@ -40,12 +80,12 @@ impl Diff {
     }
 }
 
-fn key(c: &CaseRun) -> (&str, &str, u32) {
+fn key(c: &Entry) -> (&str, &str, u32) {
     (&c.suite, &c.case, c.run)
 }
 
-pub fn diff(a: &Report, b: &Report) -> Diff {
-    let change = |x: Option<&CaseRun>, y: Option<&CaseRun>| {
+pub fn diff(a: &Side, b: &Side) -> Diff {
+    let change = |x: Option<&Entry>, y: Option<&Entry>| {
         let any = y.or(x).expect("one side exists");
         Change {
             suite: any.suite.clone(),
@@ -59,10 +99,10 @@ pub fn diff(a: &Report, b: &Report) -> Diff {
         }
     };
     let mut d = Diff {
-        before: a.dir.display().to_string(),
-        after: b.dir.display().to_string(),
-        pass_rate_before: a.summary.pass_rate,
-        pass_rate_after: b.summary.pass_rate,
+        before: a.name.clone(),
+        after: b.name.clone(),
+        pass_rate_before: a.pass_rate,
+        pass_rate_after: b.pass_rate,
         regressed: Vec::new(),
         fixed: Vec::new(),
         new: Vec::new(),

@@ -86,18 +86,25 @@ pub fn write(r: &Report, format: Format, dir: &Path) -> std::io::Result<Vec<std:
     crate::record::write_atomic(&path, text.as_bytes())?;
     let mut written = vec![path];
     if format == Format::Uaaps {
+        // Each package its own report, of its own case-runs.
         let stamp = r.started.as_deref().unwrap_or("run").replace(':', "-");
-        let mut packages: Vec<std::path::PathBuf> = r
+        let mut packages: Vec<(&str, std::path::PathBuf)> = r
             .case_runs
             .iter()
             .filter(|c| c.suite.starts_with("uaaps:"))
-            .filter_map(|c| c.result.suite_source.parent().map(Path::to_path_buf))
-            .filter(|evals| evals.ends_with("evals"))
+            .filter_map(|c| {
+                Some((
+                    c.suite.as_str(),
+                    c.result.suite_source.parent()?.to_path_buf(),
+                ))
+            })
+            .filter(|(_, evals)| evals.ends_with("evals"))
             .collect();
         packages.sort();
         packages.dedup();
-        for evals in packages {
+        for (suite, evals) in packages {
             let p = evals.join("reports").join(format!("{stamp}.json"));
+            let text = uaaps::render_for(r, Some(suite));
             crate::record::write_atomic(&p, text.as_bytes())?;
             written.push(p);
         }

@@ -142,6 +142,7 @@ impl CaseRunResult {
             target_exercised: None,
             harness: plan.harness.name().to_string(),
             model: plan.model.clone(),
+            timeout_secs: Some(plan.timeout.as_secs()),
             sandbox: None,
             status: Status::Completed,
             reason: None,

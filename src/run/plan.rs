@@ -166,7 +166,8 @@ impl Summary {
     /// `reused` case-runs (cache, `--resume`) start nothing.
     pub fn line(&self, reused: usize) -> String {
         use crate::record::case_run::Kind;
-        let count = |f: &dyn Fn(&PlannedRow) -> bool| self.case_runs.iter().filter(|r| f(r)).count();
+        let count =
+            |f: &dyn Fn(&PlannedRow) -> bool| self.case_runs.iter().filter(|r| f(r)).count();
         let cases = count(&|r| r.kind == Kind::Case && r.variant == Variant::Skill);
         let baselines = count(&|r| r.variant == Variant::Baseline);
         let triggers = count(&|r| r.kind == Kind::Trigger && r.starts_agent);

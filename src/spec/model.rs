@@ -205,6 +205,9 @@ pub struct JudgeConfig {
     pub provider: Option<String>,
     /// clauditor `transport`: `api`, `cli` or `None` (auto).
     pub transport: Option<String>,
+    /// The model family auto-selection prefers (`anthropic`, `openai`): UAAPS's "default:
+    /// same as engine model" when `judge` is absent.
+    pub family: Option<String>,
 }
 
 pub use crate::record::grading::Thresholds;

@@ -326,6 +326,7 @@ fn read_spec(
                 model: grading_model,
                 provider,
                 transport,
+                family: None,
             },
             thresholds,
             variance,

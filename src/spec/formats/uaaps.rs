@@ -258,9 +258,17 @@ fn read_config(doc: &mut Doc, node: &Node) -> Option<Defaults> {
         .map(|n| read_env(doc, n, "env"))
         .unwrap_or_default();
     Some(Defaults {
-        harness: engine,
+        harness: engine.clone(),
         timeout_secs: Some(timeout.unwrap_or(DEFAULT_TIMEOUT_SECS)),
         judge: JudgeConfig {
+            // Absent: a judge of the engine's own model family.
+            family: judge.is_none().then(|| {
+                match engine.as_deref() {
+                    Some("codex") => "openai",
+                    _ => "anthropic",
+                }
+                .to_string()
+            }),
             model: judge,
             ..JudgeConfig::default()
         },
