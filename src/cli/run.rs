@@ -300,6 +300,31 @@ fn summary(
         out.push(format!("failures ({}):", failing.len()));
         out.extend(failing);
     }
+    // The expectations grader's review of the evals themselves: expectations a run doing
+    // nothing useful would pass. A model wrote it: one line per item, printed escaped.
+    let feedback = aggregate::feedback_by_case(rows);
+    if !feedback.is_empty() {
+        let one_line = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        out.push(String::new());
+        out.push(format!(
+            "weak expectations flagged by the judge ({} case{}):",
+            feedback.len(),
+            if feedback.len() == 1 { "" } else { "s" }
+        ));
+        for (suite, case, f) in feedback {
+            out.push(format!("  {suite}/{case}:"));
+            for s in &f.suggestions {
+                out.push(format!(
+                    "    - \"{}\": {}",
+                    one_line(&s.assertion),
+                    one_line(&s.reason)
+                ));
+            }
+            if !f.overall.trim().is_empty() {
+                out.push(format!("    overall: {}", one_line(&f.overall)));
+            }
+        }
+    }
     if agg.cases.iter().any(|c| c.runs > 1) {
         out.push(String::new());
         out.push(format!(

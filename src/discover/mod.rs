@@ -448,15 +448,18 @@ fn bmad_job_for_flags(
                 .unwrap_or_default();
             let dir = evals.parent().unwrap_or(&evals).to_path_buf();
             match name.as_str() {
-                "evals.json" if evals.is_file() => (dir, Some(evals.clone()), None),
-                "triggers.json" if evals.is_file() => (dir, None, Some(evals.clone())),
-                _ => {
+                _ if !evals.is_file() => {
                     return Err(Box::new(Problem::error(
-                        "bad-evals-path",
+                        "not-found",
                         &ctx.shown(&evals),
-                        "--evals takes a folder, or a file named evals.json or triggers.json",
+                        "no such file or folder",
                     )));
                 }
+                "evals.json" => (dir, Some(evals.clone()), None),
+                "triggers.json" => (dir, None, Some(evals.clone())),
+                // Any other JSON file in one of BMAD's two shapes, told apart by its content.
+                _ if bmad::is_triggers_shape(&evals) => (dir, None, Some(evals.clone())),
+                _ => (dir, Some(evals.clone()), None),
             }
         };
         if evals_file.is_none() && triggers_file.is_none() {
@@ -466,10 +469,24 @@ fn bmad_job_for_flags(
                 "no evals.json or triggers.json here",
             )));
         }
+        // The skill's name; without --skill, the folder's name (or, for a JSON file of
+        // another name than BMAD's two, the file's stem: `brief.json` is skill `brief`).
+        let stem = evals
+            .is_file()
+            .then(|| evals.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .flatten()
+            .filter(|n| n != "evals.json" && n != "triggers.json")
+            .and_then(|n| {
+                Path::new(&n)
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+            });
         let name = skill.as_ref().map(|s| s.name.clone()).unwrap_or_else(|| {
-            dir.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
+            stem.unwrap_or_else(|| {
+                dir.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            })
         });
         let root = project_root(&dir, &ctx.cwd);
         jobs.push(Job::Bmad(formats::bmad::Input {
