@@ -9,7 +9,13 @@ use crate::run::{self, CaseRunResult, NotStarted, RunEvent, RunOptions};
 use crate::spec::formats::LoadCtx;
 
 pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> Outcome {
-    let loaded = load(ctx, &args.selection);
+    let mut loaded = load(ctx, &args.selection);
+    if args.sync_tasks {
+        // `--sync-tasks` (clauditor's flag) over every suite's `sync_tasks`.
+        for s in &mut loaded.suites {
+            s.defaults.sync_tasks = true;
+        }
+    }
     print_problems(&loaded.problems);
     if loaded.problems.iter().any(|p| p.is_error()) {
         return Outcome::BadInput;
@@ -32,7 +38,8 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         sandbox: args.sandbox,
         network: args.network,
         pass_env: args.pass_env.clone(),
-        judge: args.judge.clone(),
+        judge: args.judge.judge.clone(),
+        transport: args.judge.transport.clone(),
         allow_private_urls: args.allow_private_urls,
         plugins: plugins.clone(),
         command: args
