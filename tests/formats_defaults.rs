@@ -1,6 +1,6 @@
 //! Each format's own defaults, as its runner has them, through the CLI: clauditor's
 //! `grade_thresholds`, `harness`/`transport` auto, `system_prompt` fallback, `output_files`,
-//! its flag spellings and `CLAUDITOR_*` variables.
+//! its flag spellings and `CLAUDITOR_*` variables; Skillet's `~/.skillet/evals/`.
 
 mod support;
 
@@ -353,4 +353,99 @@ fn every_output_file_is_recorded_and_checked() {
         std::fs::read_to_string(dir.join("output.txt")).unwrap(),
         "Venues: one\n"
     );
+}
+
+const SKILLET: &str = "timestamp: 2026-11-22T00:00:00Z\nname: greet\nprompt: say hi\nexpected: says hi\nassertions:\n  - type: contains\n    value: hi\n";
+
+#[test]
+fn skillets_home_evals_are_searched_when_no_path_is_given() {
+    let home = tempfile::tempdir().unwrap();
+    let proj = tempfile::tempdir().unwrap();
+    write_tree(
+        home.path(),
+        &[
+            (".skillet/evals/greet/001.yaml", SKILLET),
+            (".skillet/evals/greet/002.yaml", SKILLET),
+        ],
+    );
+    write_tree(
+        proj.path(),
+        &[
+            ("assay.toml", ""),
+            ("evals/local/001.yaml", &SKILLET.replace("greet", "local")),
+        ],
+    );
+    let ids = |s: &[Value]| -> Vec<String> {
+        s.iter()
+            .map(|s| {
+                format!(
+                    "{} {}",
+                    s["id"].as_str().unwrap(),
+                    s["cases"].as_array().unwrap().len()
+                )
+            })
+            .collect()
+    };
+    // No path: the project and Skillet's default folder.
+    let s = list(proj.path(), Some(home.path()), &[]);
+    let mut got = ids(&s);
+    got.sort();
+    assert_eq!(got, ["skillet:greet 2", "skillet:local 1"]);
+    let greet = s.iter().find(|s| s["id"] == "skillet:greet").unwrap();
+    // Run in the project, as Skillet runs its evals where it is started.
+    assert_eq!(
+        Path::new(greet["project_root"].as_str().unwrap())
+            .canonicalize()
+            .unwrap(),
+        proj.path().canonicalize().unwrap()
+    );
+    // validate sees them too.
+    let out = assay_env(
+        proj.path(),
+        &["validate"],
+        &[("HOME", home.path().display().to_string())],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(".skillet/evals/greet"),
+        "{}",
+        stdout(&out)
+    );
+    // A path given: only that path.
+    assert_eq!(
+        ids(&list(proj.path(), Some(home.path()), &["evals"])),
+        ["skillet:local 1"]
+    );
+    // No ~/.skillet/evals: only the project.
+    let empty = tempfile::tempdir().unwrap();
+    assert_eq!(
+        ids(&list(proj.path(), Some(empty.path()), &[])),
+        ["skillet:local 1"]
+    );
+    // assay run finds and runs them.
+    let out = assay_env(
+        proj.path(),
+        &[
+            "run",
+            "--harness",
+            "command",
+            "--command",
+            "echo hi",
+            "--output-dir",
+            "o",
+        ],
+        &[
+            ("HOME", home.path().display().to_string()),
+            ("ASSAY_JUDGE", "none".into()),
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    for case in [
+        "skillet_greet/001",
+        "skillet_greet/002",
+        "skillet_local/001",
+    ] {
+        let f = proj.path().join("o").join(case).join("run-1/result.json");
+        assert_eq!(read_json(&f)["grade"]["verdict"], "pass", "{case}");
+    }
 }
