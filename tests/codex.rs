@@ -290,3 +290,42 @@ fn codex_is_offered_the_skill_under_test_and_its_baseline_is_not() {
         "{requests:#?}"
     );
 }
+
+#[test]
+fn a_clauditor_spec_without_a_system_prompt_leads_codex_with_the_skills_body() {
+    // clauditor's rule: no `system_prompt` and no AGENTS.md, so the SKILL.md body (front
+    // matter stripped) is the system prompt, which Codex receives ahead of the first message.
+    let codex = agent_cli("codex");
+    let server = ModelServer::start();
+    server.script("/brief", vec![text("Brief written.")]);
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                "[harness.codex]\nsandbox = \"danger-full-access\"\n",
+            ),
+            (
+                "skills/brief/SKILL.md",
+                "---\nname: brief\ndescription: Writes briefs.\n---\nSign every brief as BODY-MARKER-7.\n",
+            ),
+            (
+                "skills/brief/SKILL.eval.json",
+                r#"{"assertions": [{"id": "says", "type": "contains", "needle": "Brief"}]}"#,
+            ),
+        ],
+    );
+    let out = run_assay(&codex, &server, d.path(), &[]);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let first = server.requests()[0].to_string();
+    // (The request as JSON text: the body, a blank line, then the case's prompt.)
+    assert!(
+        first.contains("Sign every brief as BODY-MARKER-7.\\n\\n\\n/brief"),
+        "the skill's body leads the first message: {first}"
+    );
+    assert!(
+        !first.contains("description: Writes briefs"),
+        "front matter stripped"
+    );
+}
