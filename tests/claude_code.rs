@@ -363,6 +363,45 @@ fn background_tasks_never_awaited_are_reported_unless_sync_tasks() {
 }
 
 #[test]
+fn sync_tasks_on_the_command_line_runs_background_tasks_synchronously_for_every_suite() {
+    // clauditor's `--sync-tasks`, for a spec that does not set `sync_tasks`: the background
+    // task the agent starts is run to its end, so the case-run completes.
+    let claude = agent_cli("claude");
+    let server = ModelServer::start();
+    server.script(
+        "/bg-async",
+        vec![
+            tool(
+                "Bash",
+                json!({"command": "sleep 1; echo late > late.txt", "run_in_background": true}),
+            ),
+            text("Started it in the background."),
+        ],
+    );
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (".claude/commands/bg-async.md", "Do work."),
+            (
+                ".claude/commands/bg-async.eval.json",
+                r#"{"assertions": [{"id": "a", "type": "min_length", "length": 1}]}"#,
+            ),
+        ],
+    );
+    let out = run_assay(&claude, &server, d.path(), &["-j", "1", "--sync-tasks"]);
+    let rs = results(&d.path().join("out"));
+    assert_eq!(
+        rs["bg-async"]["status"],
+        "completed",
+        "{:#}\n{}",
+        rs["bg-async"],
+        stdout(&out)
+    );
+}
+
+#[test]
 fn a_uaaps_package_runs_with_its_skills_and_hooks_installed() {
     let claude = agent_cli("claude");
     let server = ModelServer::start();

@@ -352,3 +352,41 @@ fn walk_find(dir: &Path, name: &str) -> String {
     }
     String::new()
 }
+
+#[test]
+fn a_clauditor_skill_reaches_codex_by_its_mention_with_its_body_once() {
+    // clauditor's rule: no `system_prompt` and no AGENTS.md, so the SKILL.md body is the
+    // system prompt. `/brief` becomes `$brief`, Codex's mention of the skill, with which Codex
+    // itself puts SKILL.md in the conversation: the derived system prompt (the same body) is
+    // not sent a second time.
+    let codex = agent_cli("codex");
+    let server = ModelServer::start();
+    server.script("$brief", vec![text("Brief written.")]);
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                "[harness.codex]\nsandbox = \"danger-full-access\"\n",
+            ),
+            (
+                "skills/brief/SKILL.md",
+                "---\nname: brief\ndescription: Writes briefs.\n---\nSign every brief as BODY-MARKER-7.\n",
+            ),
+            (
+                "skills/brief/SKILL.eval.json",
+                r#"{"assertions": [{"id": "says", "type": "contains", "needle": "Brief"}]}"#,
+            ),
+        ],
+    );
+    let out = run_assay(&codex, &server, d.path(), &[]);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let first = server.requests()[0].to_string();
+    assert!(first.contains("$brief"), "the skill is mentioned: {first}");
+    assert_eq!(
+        first.matches("Sign every brief as BODY-MARKER-7.").count(),
+        1,
+        "the skill's body reaches Codex once: {first}"
+    );
+}

@@ -110,11 +110,63 @@ fn explicit_evals_path_comes_first() {
     assert_eq!(s[0]["cases"].as_array().unwrap().len(), 0);
     assert_eq!(s[0]["triggers"][0]["should_trigger"], false);
 
+    // A file that is not there is an error naming it (any name is taken; see below).
     let out = assay(d.path(), &["list", "--evals", "elsewhere/notes.json"]);
     assert_eq!(code(&out), 2);
     assert!(
+        stderr(&out).contains("elsewhere/notes.json") && stderr(&out).contains("no such file"),
+        "{}",
         stderr(&out)
-            .contains("--evals takes a folder, or a file named evals.json or triggers.json")
+    );
+}
+
+#[test]
+fn evals_takes_any_json_file_in_either_bmad_shape() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            ("skills/brief/SKILL.md", SKILL),
+            ("ci/brief-smoke.json", EVALS),
+            (
+                "ci/brief-queries.json",
+                r#"[{"query": "q", "should_trigger": true}]"#,
+            ),
+            (
+                "ci/bare-list.json",
+                r#"[{"id": "B1", "prompt": "p", "expectations": ["e"]}]"#,
+            ),
+            (
+                "ci/broken.json",
+                r#"{"evals": [{"id": "A1", "promt": "p", "expectations": []}]}"#,
+            ),
+        ],
+    );
+    // Artifact evals from a file of any name, with the skill from --skill.
+    let s = suites(
+        d.path(),
+        &["--skill", "skills/brief", "--evals", "ci/brief-smoke.json"],
+    );
+    assert_eq!(s.len(), 1);
+    assert_eq!(s[0]["source"], "ci/brief-smoke.json");
+    assert_eq!(s[0]["skill"]["name"], "brief");
+    assert_eq!(s[0]["cases"][0]["id"], "A1");
+    // Trigger evals, told apart by their shape; without --skill the file's stem names it.
+    let s = suites(d.path(), &["--evals", "ci/brief-queries.json"]);
+    assert_eq!(s[0]["id"], "bmad:brief-queries");
+    assert_eq!(s[0]["cases"].as_array().unwrap().len(), 0);
+    assert_eq!(s[0]["triggers"][0]["should_trigger"], true);
+    // The runner's bare list of evals.
+    let s = suites(d.path(), &["--evals", "ci/bare-list.json"]);
+    assert_eq!(s[0]["cases"][0]["id"], "B1");
+    // Loaded as strictly as evals.json: a typo is an error naming the file and key.
+    let out = assay(d.path(), &["validate", "--evals", "ci/broken.json"]);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    let all = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        all.contains("ci/broken.json") && all.contains("promt"),
+        "{all}"
     );
 }
 

@@ -602,3 +602,90 @@ fn the_terminal_summary_is_plain_lines_off_a_terminal_with_failures_first() {
         insta::assert_snapshot!("terminal_plain", stdout(&out));
     });
 }
+
+#[test]
+fn weak_expectations_the_judge_flags_are_in_the_terminal_markdown_and_html_escaped() {
+    use support::judge_server::{JudgeServer, says};
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"sh\", \"-c\", \"echo '# Brief' > brief.md; echo Wrote brief.md\"]\n",
+            ),
+            (
+                "evals/brief/evals.json",
+                r#"{"evals": [{"id": "A1", "prompt": "Write brief.md", "expectations": ["brief.md exists"]}]}"#,
+            ),
+        ],
+    );
+    // The judge passes the eval and flags its one expectation as weak, in hostile text.
+    let hostile = "<script>alert(1)</script> **an empty file** | would `pass` \u{1b}[2K";
+    let judge = JudgeServer::start(vec![says(serde_json::json!({
+        "expectations": [{"text": "brief.md exists", "passed": true, "evidence": "brief.md: '# Brief'"}],
+        "eval_feedback": {
+            "suggestions": [{"assertion": "brief.md exists", "reason": hostile}],
+            "overall": "Check the brief's content,\nnot only that it exists."
+        }
+    }))]);
+    let out = assay_env(
+        d.path(),
+        &[
+            "run",
+            "--output-dir",
+            "out",
+            "--judge",
+            "anthropic",
+            "--reporter",
+            "markdown,html",
+        ],
+        &[
+            ("ASSAY_JUDGE_BASE_URL", judge.url.clone()),
+            ("ASSAY_JUDGE_API_KEY", "sk-judge".into()),
+        ],
+    );
+    // A pass: the feedback is shown, and changes no verdict.
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let term = stdout(&out);
+    assert!(
+        term.contains("weak expectations flagged by the judge (1 case):\n  bmad:brief/A1:\n    - \"brief.md exists\": <script>alert(1)</script> **an empty file** | would `pass` \\u{1b}[2K\n    overall: Check the brief's content, not only that it exists."),
+        "{term}"
+    );
+    assert!(
+        !term.contains('\u{1b}'),
+        "no escape sequence reaches the terminal"
+    );
+
+    let md = std::fs::read_to_string(d.path().join("out/summary.md")).unwrap();
+    assert!(
+        md.contains("### Weak expectations")
+            && md.contains("**`bmad:brief/A1`**: Check the brief's content, not only that it exists.")
+            && md.contains("- brief.md exists: &lt;script&gt;alert(1)&lt;/script&gt; \\*\\*an empty file\\*\\* \\| would \\`pass\\` \\\\u{1b}\\[2K"),
+        "{md}"
+    );
+    assert!(!md.contains("<script"), "{md}");
+
+    let file = d.path().join("out/report.html");
+    let html = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        !html.contains("<script"),
+        "raw HTML from the judge is escaped"
+    );
+    let dom = std::process::Command::new(chromium())
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+        .arg(format!("file://{}", file.display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    assert!(dom.contains("<h4>Weak expectations</h4>"), "{dom}");
+    assert!(
+        dom.contains("<li><q>brief.md exists</q>: &lt;script&gt;alert(1)&lt;/script&gt; **an empty file** | would `pass` \\u{1b}[2K</li>"),
+        "the judge's words are text in the page: {dom}"
+    );
+    assert!(!dom.contains("<script"), "{dom}");
+    assert!(
+        dom.contains("Check the brief's content,\nnot only that it exists."),
+        "{dom}"
+    );
+}

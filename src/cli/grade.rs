@@ -163,7 +163,7 @@ fn captured(
     let host = HostEnv::from_process();
     let mut judges = Vec::new();
     let slot = (needs_judge(case) || against.is_some())
-        .then(|| crate::run::judge_for(&mut judges, args.judge.as_deref(), suite, &host, None));
+        .then(|| crate::run::judge_for(&mut judges, args.judge.flags(), suite, &host, None));
     let rt = match runtime() {
         Ok(rt) => rt,
         Err(o) => return o,
@@ -394,13 +394,20 @@ fn print_graded(label: &str, g: &Graded, detail: bool) {
                     c.reasoning
                 );
             }
-            say!(
-                "  rubric: pass rate {:.2} (min {:.2}), mean score {:.2} (min {:.2})",
-                r.pass_rate,
-                r.thresholds.min_pass_rate,
-                r.mean_score,
-                r.thresholds.min_mean_score
-            );
+            match r.thresholds {
+                Some(t) => say!(
+                    "  rubric: pass rate {:.2} (min {:.2}), mean score {:.2} (min {:.2})",
+                    r.pass_rate,
+                    t.min_pass_rate,
+                    r.mean_score,
+                    t.min_mean_score
+                ),
+                None => say!(
+                    "  rubric: pass rate {:.2}, mean score {:.2} (no grade_thresholds: not a gate)",
+                    r.pass_rate,
+                    r.mean_score
+                ),
+            }
         }
         if let Some(c) = &j.criteria {
             say!(
@@ -507,7 +514,7 @@ fn regrade_run(
     for r in &recorded {
         slots.push(find(r).and_then(|(s, c)| {
             (needs_judge(c) || others.is_some())
-                .then(|| crate::run::judge_for(&mut judges, args.judge.as_deref(), s, &host, None))
+                .then(|| crate::run::judge_for(&mut judges, args.judge.flags(), s, &host, None))
         }));
     }
     let rt = match runtime() {

@@ -172,15 +172,40 @@ pub struct GradeArgs {
     /// another run folder (with a run folder), case-run by case-run.
     #[arg(long, value_name = "PATH")]
     pub against: Option<PathBuf>,
-    /// The judge, as for `assay run` (`ASSAY_JUDGE` is read after the flag).
-    #[arg(long)]
-    pub judge: Option<String>,
+    #[command(flatten)]
+    pub judge: JudgeChoice,
     /// Print the grading as JSON.
     #[arg(long)]
     pub json: bool,
     /// Let `urls_reachable` reach loopback, private and link-local addresses.
     #[arg(long, env = "ASSAY_ALLOW_PRIVATE_URLS", value_parser = clap::builder::BoolishValueParser::new(), num_args = 0, default_missing_value = "true", default_value = "false")]
     pub allow_private_urls: bool,
+}
+
+/// Which judge grades, and how an Anthropic judge is reached (shared by `run` and `grade`).
+#[derive(Debug, Clone, Args)]
+pub struct JudgeChoice {
+    /// The judge: a provider (anthropic, openai, claude-cli, codex-cli), provider:model, a
+    /// model name (claude-* → anthropic, gpt-*/o<digit>* → openai), `auto`, or `none`.
+    /// (`ASSAY_JUDGE` is read after the flag, then, for clauditor suites,
+    /// `CLAUDITOR_GRADING_PROVIDER`.) `--grading-provider` is clauditor's spelling.
+    #[arg(long, alias = "grading-provider", value_name = "JUDGE")]
+    pub judge: Option<String>,
+    /// How an Anthropic judge is reached: `api` (the Messages API), `cli` (the local `claude`),
+    /// or `auto` (`claude` when it is on PATH, else the API), as clauditor's `transport`.
+    /// Over `CLAUDITOR_TRANSPORT` and the spec's `transport`; a judge named by --judge or
+    /// ASSAY_JUDGE keeps its own unless this flag is given.
+    #[arg(long, value_parser = ["api", "cli", "auto"])]
+    pub transport: Option<String>,
+}
+
+impl JudgeChoice {
+    pub fn flags(&self) -> crate::judge::Flags<'_> {
+        crate::judge::Flags {
+            judge: self.judge.as_deref(),
+            transport: self.transport.as_deref(),
+        }
+    }
 }
 
 /// Where to look for suites.
@@ -224,8 +249,10 @@ pub struct ListArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub selection: Selection,
-    /// The harness: claude-code, codex or command (default: the suite's, then assay.toml's, then claude-code).
-    /// (`ASSAY_HARNESS` is read after the flag.)
+    /// The harness: claude-code, codex, command, a plugin's, or auto (default: the suite's,
+    /// then assay.toml's, then claude-code; for clauditor suites auto: claude-code when
+    /// `claude` is on PATH, else codex). (`ASSAY_HARNESS` is read after the flag, then, for
+    /// clauditor suites, `CLAUDITOR_HARNESS`.)
     #[arg(long)]
     pub harness: Option<String>,
     /// The model the agent uses.
@@ -321,11 +348,12 @@ pub struct RunArgs {
     /// Pass this host environment variable to agents too (repeatable).
     #[arg(long, value_name = "NAME")]
     pub pass_env: Vec<String>,
-    /// The judge: a provider (anthropic, openai, claude-cli, codex-cli), provider:model, a
-    /// model name (claude-* → anthropic, gpt-*/o<digit>* → openai), or `none`.
-    /// (`ASSAY_JUDGE` is read after the flag.)
+    #[command(flatten)]
+    pub judge: JudgeChoice,
+    /// Run Claude Code's background tasks synchronously (`CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1`)
+    /// for every suite, over clauditor's `sync_tasks`.
     #[arg(long)]
-    pub judge: Option<String>,
+    pub sync_tasks: bool,
     /// Let `urls_reachable` send HEAD requests to loopback, private and link-local addresses
     /// (refused by default, against server-side request forgery).
     #[arg(long, env = "ASSAY_ALLOW_PRIVATE_URLS", value_parser = clap::builder::BoolishValueParser::new(), num_args = 0, default_missing_value = "true", default_value = "false")]

@@ -9,7 +9,13 @@ use crate::run::{self, CaseRunResult, NotStarted, RunEvent, RunOptions};
 use crate::spec::formats::LoadCtx;
 
 pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> Outcome {
-    let loaded = load(ctx, &args.selection);
+    let mut loaded = load(ctx, &args.selection);
+    if args.sync_tasks {
+        // `--sync-tasks` (clauditor's flag) over every suite's `sync_tasks`.
+        for s in &mut loaded.suites {
+            s.defaults.sync_tasks = true;
+        }
+    }
     print_problems(&loaded.problems);
     if loaded.problems.iter().any(|p| p.is_error()) {
         return Outcome::BadInput;
@@ -34,7 +40,8 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         sandbox: args.sandbox,
         network: args.network,
         pass_env: args.pass_env.clone(),
-        judge: args.judge.clone(),
+        judge: args.judge.judge.clone(),
+        transport: args.judge.transport.clone(),
         allow_private_urls: args.allow_private_urls,
         plugins: plugins.clone(),
         command: args
@@ -310,6 +317,31 @@ fn summary(
         out.push(String::new());
         out.push(format!("failures ({}):", failing.len()));
         out.extend(failing);
+    }
+    // The expectations grader's review of the evals themselves: expectations a run doing
+    // nothing useful would pass. A model wrote it: one line per item, printed escaped.
+    let feedback = aggregate::feedback_by_case(rows);
+    if !feedback.is_empty() {
+        let one_line = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        out.push(String::new());
+        out.push(format!(
+            "weak expectations flagged by the judge ({} case{}):",
+            feedback.len(),
+            if feedback.len() == 1 { "" } else { "s" }
+        ));
+        for (suite, case, f) in feedback {
+            out.push(format!("  {suite}/{case}:"));
+            for s in &f.suggestions {
+                out.push(format!(
+                    "    - \"{}\": {}",
+                    one_line(&s.assertion),
+                    one_line(&s.reason)
+                ));
+            }
+            if !f.overall.trim().is_empty() {
+                out.push(format!("    overall: {}", one_line(&f.overall)));
+            }
+        }
     }
     if agg.cases.iter().any(|c| c.runs > 1) {
         out.push(String::new());

@@ -7,6 +7,23 @@ pub fn has_eval_files(dir: &Path) -> bool {
     dir.join("evals.json").is_file() || dir.join("triggers.json").is_file()
 }
 
+/// Whether a JSON file given to `--evals` is in the shape of `triggers.json` (a list of
+/// objects with `query`) rather than `evals.json` (an object with `evals`, or a bare list of
+/// evals). A file that does not parse is taken for evals, so the loader reports its error.
+pub fn is_triggers_shape(file: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return false;
+    };
+    let Ok(serde_json::Value::Array(items)) = serde_json::from_str::<serde_json::Value>(&text)
+    else {
+        return false;
+    };
+    items
+        .first()
+        .and_then(|v| v.as_object())
+        .is_some_and(|o| o.contains_key("query") || o.contains_key("should_trigger"))
+}
+
 /// Where a skill's evals are, by the BMAD order (after `--evals`): `<skill>/evals/`,
 /// `<skill>/../../evals/<name>/`, `<root>/evals/<name>/`, then any `<root>/evals/**/<name>/`.
 /// The fuzzy step takes the first match in sorted order and also returns the others.

@@ -71,6 +71,8 @@ enum Job {
     Skillet {
         files: Vec<PathBuf>,
         scan_root: PathBuf,
+        /// The project these evals run in, when it is not where they are (`~/.skillet/evals/`).
+        project: Option<PathBuf>,
     },
 }
 
@@ -106,11 +108,15 @@ pub fn discover(ctx: &LoadCtx, opts: &Options) -> Loaded {
             Err(p) => out.problems.push(*p),
         }
     }
-    let scan: Vec<PathBuf> = if opts.paths.is_empty() && jobs.is_empty() && opts.skill.is_none() {
+    let defaulted = opts.paths.is_empty() && jobs.is_empty() && opts.skill.is_none();
+    let scan: Vec<PathBuf> = if defaulted {
         vec![ctx.cwd.clone()]
     } else {
         opts.paths.iter().map(|p| abs(p)).collect()
     };
+    if defaulted && let Some(job) = skillet_home_job(ctx) {
+        jobs.push(job);
+    }
 
     for path in &scan {
         if !path.exists() {
@@ -154,10 +160,39 @@ fn run_job(ctx: &LoadCtx, job: Job) -> Loaded {
         Job::Clauditor { file, root } => formats::clauditor::load(ctx, &file, &root),
         Job::Uaaps { root } => formats::uaaps::load(ctx, &root),
         Job::UaapsTests { dir, root } => formats::uaaps_tests::load(ctx, &dir, &root),
-        Job::Skillet { files, scan_root } => {
-            formats::skillet::load(ctx, &files, &|dir: &Path| project_root(dir, &scan_root))
-        }
+        Job::Skillet {
+            files,
+            scan_root,
+            project,
+        } => formats::skillet::load(ctx, &files, &|dir: &Path| match &project {
+            Some(p) => p.clone(),
+            None => project_root(dir, &scan_root),
+        }),
     }
+}
+
+/// Skillet's default folder, `~/.skillet/evals/`, when it exists: searched (for Skillet evals
+/// only) besides the project when no path is given, as Skillet looks there by default. Its
+/// evals run in the project, as Skillet runs them where it is started. Left out when the
+/// working folder is inside it or holds it (the walk of the project already covers it).
+fn skillet_home_job(ctx: &LoadCtx) -> Option<Job> {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
+    let dir = paths::normalize_abs(&PathBuf::from(home).join(".skillet/evals"));
+    if !dir.is_dir() || dir.starts_with(&ctx.cwd) || ctx.cwd.starts_with(&dir) {
+        return None;
+    }
+    let mut found = Found::default();
+    walk(&dir, &mut found);
+    let files: Vec<PathBuf> = found
+        .yaml
+        .into_iter()
+        .filter(|p| std::fs::read(p).is_ok_and(|bytes| sniff_skillet(&bytes)))
+        .collect();
+    (!files.is_empty()).then(|| Job::Skillet {
+        files,
+        scan_root: dir.clone(),
+        project: Some(project_root(&ctx.cwd, &ctx.cwd)),
+    })
 }
 
 fn walk(dir: &Path, found: &mut Found) {
@@ -366,6 +401,7 @@ fn plan(ctx: &LoadCtx, scan_root: &Path, found: Found, problems: &mut Vec<Proble
         jobs.push(Job::Skillet {
             files: skillet,
             scan_root: scan_root.to_path_buf(),
+            project: None,
         });
     }
     jobs
@@ -448,15 +484,18 @@ fn bmad_job_for_flags(
                 .unwrap_or_default();
             let dir = evals.parent().unwrap_or(&evals).to_path_buf();
             match name.as_str() {
-                "evals.json" if evals.is_file() => (dir, Some(evals.clone()), None),
-                "triggers.json" if evals.is_file() => (dir, None, Some(evals.clone())),
-                _ => {
+                _ if !evals.is_file() => {
                     return Err(Box::new(Problem::error(
-                        "bad-evals-path",
+                        "not-found",
                         &ctx.shown(&evals),
-                        "--evals takes a folder, or a file named evals.json or triggers.json",
+                        "no such file or folder",
                     )));
                 }
+                "evals.json" => (dir, Some(evals.clone()), None),
+                "triggers.json" => (dir, None, Some(evals.clone())),
+                // Any other JSON file in one of BMAD's two shapes, told apart by its content.
+                _ if bmad::is_triggers_shape(&evals) => (dir, None, Some(evals.clone())),
+                _ => (dir, Some(evals.clone()), None),
             }
         };
         if evals_file.is_none() && triggers_file.is_none() {
@@ -466,10 +505,24 @@ fn bmad_job_for_flags(
                 "no evals.json or triggers.json here",
             )));
         }
+        // The skill's name; without --skill, the folder's name (or, for a JSON file of
+        // another name than BMAD's two, the file's stem: `brief.json` is skill `brief`).
+        let stem = evals
+            .is_file()
+            .then(|| evals.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .flatten()
+            .filter(|n| n != "evals.json" && n != "triggers.json")
+            .and_then(|n| {
+                Path::new(&n)
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+            });
         let name = skill.as_ref().map(|s| s.name.clone()).unwrap_or_else(|| {
-            dir.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
+            stem.unwrap_or_else(|| {
+                dir.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            })
         });
         let root = project_root(&dir, &ctx.cwd);
         jobs.push(Job::Bmad(formats::bmad::Input {

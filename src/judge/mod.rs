@@ -64,34 +64,91 @@ fn parse_choice(s: &str) -> (Option<String>, Option<String>) {
     if PROVIDERS.contains(&s) {
         return (Some(s.to_string()), None);
     }
+    // clauditor's `--grading-provider auto`: no provider named.
+    if s == "auto" {
+        return (None, None);
+    }
     (None, Some(s.to_string()))
 }
 
+/// What the command line says about the judge: `--judge` (alias `--grading-provider`) and
+/// `--transport`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Flags<'a> {
+    pub judge: Option<&'a str>,
+    pub transport: Option<&'a str>,
+}
+
+/// clauditor's transports: `api` (the Anthropic Messages API), `cli` (the local `claude`
+/// binary), `auto` (the CLI when `claude` is on PATH, else the API).
+pub const TRANSPORTS: &[&str] = &["api", "cli", "auto"];
+
+/// A non-empty variable of the host's environment, trimmed.
+fn env_word<'a>(host: &'a HostEnv, key: &str) -> Option<&'a str> {
+    host.var(key).map(str::trim).filter(|v| !v.is_empty())
+}
+
 /// Picks the judge for a suite, or says why there is none.
+///
+/// `clauditor` says the suite is a clauditor spec: clauditor's own variables
+/// (`CLAUDITOR_GRADING_PROVIDER`, `CLAUDITOR_TRANSPORT`) are read for it, after `ASSAY_JUDGE`.
 pub fn select(
-    flag: Option<&str>,
+    flags: Flags<'_>,
     spec: &JudgeConfig,
     host: &HostEnv,
     limits: Limits,
+    clauditor: bool,
 ) -> Result<(Judge, JudgeInfo), String> {
+    let flag = flags.judge.map(str::trim).filter(|f| !f.is_empty());
     let env_choice = host.var("ASSAY_JUDGE").map(str::to_string);
     if matches!(flag.or(env_choice.as_deref()), Some("none" | "off")) {
         return Err("judging is turned off (--judge none)".into());
     }
+    let clauditor_provider = clauditor
+        .then(|| env_word(host, "CLAUDITOR_GRADING_PROVIDER"))
+        .flatten();
+    if let Some(p) = clauditor_provider
+        && !crate::spec::formats::clauditor::PROVIDERS.contains(&p)
+    {
+        return Err(format!(
+            "CLAUDITOR_GRADING_PROVIDER must be one of anthropic, openai, auto, not `{p}`"
+        ));
+    }
+    // The transport: `--transport` > `CLAUDITOR_TRANSPORT` (clauditor suites) > the spec.
+    let env_transport = clauditor
+        .then(|| env_word(host, "CLAUDITOR_TRANSPORT"))
+        .flatten();
+    for (what, t) in [
+        ("--transport", flags.transport),
+        ("CLAUDITOR_TRANSPORT", env_transport),
+    ] {
+        if let Some(t) = t
+            && !TRANSPORTS.contains(&t)
+        {
+            return Err(format!("{what} must be one of api, cli, auto, not `{t}`"));
+        }
+    }
+    let transport = flags
+        .transport
+        .or(env_transport)
+        .or(spec.transport.as_deref());
     let (mut provider, model, chosen_by) = if let Some(f) = flag {
         let (p, m) = parse_choice(f);
         (p, m, "flag")
     } else if let Some(e) = env_choice.as_deref() {
         let (p, m) = parse_choice(e);
         (p, m, "env")
-    } else if spec.model.is_some() || spec.provider.is_some() || spec.transport.is_some() {
-        let provider = match (spec.provider.as_deref(), spec.transport.as_deref()) {
-            // clauditor's `transport: cli` means the local claude binary.
-            (_, Some("cli")) => Some("claude-cli".to_string()),
-            (Some(p), _) => Some(p.to_string()),
-            _ => None,
-        };
-        (provider, spec.model.clone(), "spec")
+    } else if let Some(p) = clauditor_provider {
+        (
+            (p != "auto").then(|| p.to_string()),
+            spec.model.clone(),
+            "env",
+        )
+    } else if spec.model.is_some()
+        || spec.provider.is_some()
+        || matches!(spec.transport.as_deref(), Some("cli" | "api"))
+    {
+        (spec.provider.clone(), spec.model.clone(), "spec")
     } else {
         (None, None, "auto")
     };
@@ -108,6 +165,32 @@ pub fn select(
                     "cannot tell the provider of judge model `{m}`: write provider:model, e.g. openai:{m}"
                 ));
             }
+        }
+    }
+    // The transport chooses between the Anthropic API and the `claude` CLI. `--judge` and
+    // `ASSAY_JUDGE` name the transport already (`anthropic` is the API, `claude-cli` the CLI),
+    // so only `--transport` overrides them; the spec's and clauditor's variable do not.
+    let named = chosen_by == "flag" || (chosen_by == "env" && env_choice.is_some());
+    let applies = flags.transport.is_some() || !named;
+    let anthropic_family = matches!(
+        provider.as_deref(),
+        None | Some("anthropic") | Some("claude-cli")
+    );
+    if applies && anthropic_family {
+        match transport {
+            Some("cli") => provider = Some("claude-cli".into()),
+            Some("api") => provider = Some("anthropic".into()),
+            // clauditor's auto: the CLI when `claude` is on PATH (subscription first), else
+            // the API.
+            Some("auto") => {
+                let claude = host.var("ASSAY_CLAUDE_BIN").unwrap_or("claude");
+                if host.which(claude).is_some() {
+                    provider = Some("claude-cli".into());
+                } else if provider.is_some() {
+                    provider = Some("anthropic".into());
+                }
+            }
+            _ => {}
         }
     }
     let provider = match provider {
@@ -190,6 +273,13 @@ pub fn select(
 mod tests {
     use super::*;
 
+    fn flag(judge: &str) -> Flags<'_> {
+        Flags {
+            judge: Some(judge),
+            transport: None,
+        }
+    }
+
     fn host(vars: &[(&str, &str)]) -> HostEnv {
         HostEnv {
             path: String::new(),
@@ -211,32 +301,47 @@ mod tests {
             model: Some("claude-opus-4-1".into()),
             ..JudgeConfig::default()
         };
-        let (_, i) = select(Some("claude-haiku-4-5"), &spec, &h, Limits::default()).unwrap();
+        let (_, i) = select(
+            flag("claude-haiku-4-5"),
+            &spec,
+            &h,
+            Limits::default(),
+            false,
+        )
+        .unwrap();
         assert_eq!(
             (i.provider.as_str(), i.model.as_str(), i.chosen_by.as_str()),
             ("anthropic", "claude-haiku-4-5", "flag")
         );
-        let (_, i) = select(None, &spec, &h, Limits::default()).unwrap();
+        let (_, i) = select(Flags::default(), &spec, &h, Limits::default(), false).unwrap();
         assert_eq!(
             (i.provider.as_str(), i.model.as_str(), i.chosen_by.as_str()),
             ("openai", "gpt-5.4-mini", "env")
         );
         let h = host(&[("ANTHROPIC_API_KEY", "a"), ("OPENAI_API_KEY", "o")]);
-        let (_, i) = select(None, &spec, &h, Limits::default()).unwrap();
+        let (_, i) = select(Flags::default(), &spec, &h, Limits::default(), false).unwrap();
         assert_eq!(
             (i.provider.as_str(), i.model.as_str()),
             ("anthropic", "claude-opus-4-1")
         );
-        let (_, i) = select(None, &JudgeConfig::default(), &h, Limits::default()).unwrap();
+        let (_, i) = select(
+            Flags::default(),
+            &JudgeConfig::default(),
+            &h,
+            Limits::default(),
+            false,
+        )
+        .unwrap();
         assert_eq!(
             (i.provider.as_str(), i.model.as_str(), i.chosen_by.as_str()),
             ("anthropic", DEFAULT_ANTHROPIC_MODEL, "auto")
         );
         let (_, i) = select(
-            None,
+            Flags::default(),
             &JudgeConfig::default(),
             &host(&[("OPENAI_API_KEY", "o")]),
             Limits::default(),
+            false,
         )
         .unwrap();
         assert_eq!(i.provider, "openai");
@@ -251,10 +356,11 @@ mod tests {
             ..JudgeConfig::default()
         };
         let (_, i) = select(
-            None,
+            Flags::default(),
             &uaaps(Some("claude-sonnet"), None),
             &h,
             Limits::default(),
+            false,
         )
         .unwrap();
         assert_eq!(
@@ -262,27 +368,46 @@ mod tests {
             ("anthropic", DEFAULT_ANTHROPIC_MODEL)
         );
         let (_, i) = select(
-            Some("claude-opus"),
+            Flags {
+                judge: Some("claude-opus"),
+                ..Flags::default()
+            },
             &JudgeConfig::default(),
             &h,
             Limits::default(),
+            false,
         )
         .unwrap();
         assert_eq!(i.model, "claude-opus-4-1");
         // UAAPS engine codex, no judge: OpenAI's family, though an Anthropic key is there.
-        let (_, i) = select(None, &uaaps(None, Some("openai")), &h, Limits::default()).unwrap();
+        let (_, i) = select(
+            Flags::default(),
+            &uaaps(None, Some("openai")),
+            &h,
+            Limits::default(),
+            false,
+        )
+        .unwrap();
         assert_eq!(
             (i.provider.as_str(), i.model.as_str()),
             ("openai", DEFAULT_OPENAI_MODEL)
         );
-        let (_, i) = select(None, &uaaps(None, Some("anthropic")), &h, Limits::default()).unwrap();
+        let (_, i) = select(
+            Flags::default(),
+            &uaaps(None, Some("anthropic")),
+            &h,
+            Limits::default(),
+            false,
+        )
+        .unwrap();
         assert_eq!(i.provider, "anthropic");
         // The family is a preference: the other one when it is all there is.
         let (_, i) = select(
-            None,
+            Flags::default(),
             &uaaps(None, Some("openai")),
             &host(&[("ANTHROPIC_API_KEY", "a")]),
             Limits::default(),
+            false,
         )
         .unwrap();
         assert_eq!(i.provider, "anthropic");
@@ -293,10 +418,11 @@ mod tests {
         let h = host(&[("OPENAI_API_KEY", "o"), ("ANTHROPIC_API_KEY", "a")]);
         assert_eq!(
             select(
-                Some("o3-pro"),
+                flag("o3-pro"),
                 &JudgeConfig::default(),
                 &h,
-                Limits::default()
+                Limits::default(),
+                false
             )
             .unwrap()
             .1
@@ -304,10 +430,11 @@ mod tests {
             "openai"
         );
         let err = select(
-            Some("gtp-5"),
+            flag("gtp-5"),
             &JudgeConfig::default(),
             &h,
             Limits::default(),
+            false,
         )
         .unwrap_err();
         assert!(err.contains("openai:gtp-5"), "{err}");
@@ -316,16 +443,145 @@ mod tests {
             ..JudgeConfig::default()
         };
         assert_eq!(
-            select(None, &spec, &h, Limits::default())
+            select(Flags::default(), &spec, &h, Limits::default(), false)
                 .unwrap()
                 .1
                 .provider,
             "claude-cli"
         );
         assert!(
-            select(None, &JudgeConfig::default(), &host(&[]), Limits::default())
-                .unwrap_err()
-                .contains("no judge available")
+            select(
+                Flags::default(),
+                &JudgeConfig::default(),
+                &host(&[]),
+                Limits::default(),
+                false
+            )
+            .unwrap_err()
+            .contains("no judge available")
+        );
+    }
+
+    /// A PATH holding an executable `claude`.
+    fn with_claude(vars: &[(&str, &str)]) -> (tempfile::TempDir, HostEnv) {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let bin = d.path().join("claude");
+        std::fs::write(&bin, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut h = host(vars);
+        h.path = d.path().display().to_string();
+        (d, h)
+    }
+
+    fn pick(flags: Flags<'_>, spec: &JudgeConfig, h: &HostEnv, clauditor: bool) -> String {
+        match select(flags, spec, h, Limits::default(), clauditor) {
+            Ok((_, i)) => format!("{} {}", i.provider, i.chosen_by),
+            Err(e) => format!("error: {e}"),
+        }
+    }
+
+    #[test]
+    fn clauditors_auto_transport_prefers_the_cli_then_the_api() {
+        let auto = JudgeConfig {
+            transport: Some("auto".into()),
+            ..JudgeConfig::default()
+        };
+        let keys = [("ANTHROPIC_API_KEY", "a")];
+        // `claude` on PATH: the CLI, even with an API key (clauditor's "subscription first").
+        let (_d, h) = with_claude(&keys);
+        assert_eq!(pick(Flags::default(), &auto, &h, true), "claude-cli auto");
+        // A provider the spec names still goes through the CLI when it is Anthropic's.
+        let anthropic = JudgeConfig {
+            provider: Some("anthropic".into()),
+            ..auto.clone()
+        };
+        assert_eq!(
+            pick(Flags::default(), &anthropic, &h, true),
+            "claude-cli spec"
+        );
+        // No `claude`: the API.
+        assert_eq!(
+            pick(Flags::default(), &auto, &host(&keys), true),
+            "anthropic auto"
+        );
+        // `--judge anthropic` names the API; only --transport overrides a named judge.
+        let named = flag("anthropic");
+        assert_eq!(pick(named, &auto, &h, true), "anthropic flag");
+        let cli = Flags {
+            judge: Some("anthropic"),
+            transport: Some("cli"),
+        };
+        assert_eq!(pick(cli, &auto, &host(&keys), true), "claude-cli flag");
+        // --transport api over the spec's cli.
+        let spec_cli = JudgeConfig {
+            transport: Some("cli".into()),
+            ..JudgeConfig::default()
+        };
+        let api = Flags {
+            judge: None,
+            transport: Some("api"),
+        };
+        assert_eq!(pick(api, &spec_cli, &h, true), "anthropic spec");
+        // OpenAI is not affected by the transport.
+        let openai = JudgeConfig {
+            model: Some("gpt-5.4".into()),
+            ..auto.clone()
+        };
+        assert_eq!(
+            pick(
+                Flags::default(),
+                &openai,
+                &with_claude(&[("OPENAI_API_KEY", "o")]).1,
+                true
+            ),
+            "openai spec"
+        );
+        // Suites of other formats keep assay's auto (an API key first).
+        assert_eq!(
+            pick(Flags::default(), &JudgeConfig::default(), &h, false),
+            "anthropic auto"
+        );
+    }
+
+    #[test]
+    fn clauditors_variables_apply_to_clauditor_suites_after_assays() {
+        let auto = JudgeConfig {
+            transport: Some("auto".into()),
+            ..JudgeConfig::default()
+        };
+        let (_d, h) = with_claude(&[
+            ("ANTHROPIC_API_KEY", "a"),
+            ("OPENAI_API_KEY", "o"),
+            ("CLAUDITOR_TRANSPORT", "api"),
+        ]);
+        assert_eq!(pick(Flags::default(), &auto, &h, true), "anthropic auto");
+        let (_d, h) = with_claude(&[
+            ("OPENAI_API_KEY", "o"),
+            ("CLAUDITOR_GRADING_PROVIDER", "openai"),
+        ]);
+        assert_eq!(pick(Flags::default(), &auto, &h, true), "openai env");
+        // Not for other formats' suites.
+        assert_eq!(
+            pick(Flags::default(), &JudgeConfig::default(), &h, false),
+            "openai auto"
+        );
+        // ASSAY_JUDGE first.
+        let (_d, h) = with_claude(&[
+            ("ANTHROPIC_API_KEY", "a"),
+            ("OPENAI_API_KEY", "o"),
+            ("ASSAY_JUDGE", "anthropic"),
+            ("CLAUDITOR_GRADING_PROVIDER", "openai"),
+        ]);
+        assert_eq!(pick(Flags::default(), &auto, &h, true), "anthropic env");
+        // A bad value is an error naming the variable.
+        let h = host(&[("CLAUDITOR_TRANSPORT", "http")]);
+        assert!(pick(Flags::default(), &auto, &h, true).contains("CLAUDITOR_TRANSPORT"));
+        // `--grading-provider auto` names no provider.
+        let h = host(&[("OPENAI_API_KEY", "o")]);
+        assert_eq!(
+            pick(flag("auto"), &JudgeConfig::default(), &h, false),
+            "openai flag"
         );
     }
 }

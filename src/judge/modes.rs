@@ -209,12 +209,12 @@ with exactly {} entries in expectations, in the order given.",
     .await
 }
 
-/// Each criterion scored 0–1 (passed iff score ≥ 0.5); thresholds decide.
+/// Each criterion scored 0–1 (passed iff score ≥ 0.5); thresholds, when set, decide.
 pub async fn rubric(
     judge: &Judge,
     ev: &Evidence,
     criteria: &[Criterion],
-    thresholds: Thresholds,
+    thresholds: Option<Thresholds>,
 ) -> Result<RubricGrade, GradeError> {
     let listed: String = criteria
         .iter()
@@ -271,7 +271,8 @@ is at least 0.5.\n\nReply with JSON only: a list with one object per criterion, 
     let pass_rate = results.iter().filter(|r| r.passed).count() as f64 / n;
     let mean_score = results.iter().map(|r| r.score).sum::<f64>() / n;
     Ok(RubricGrade {
-        passed: pass_rate >= thresholds.min_pass_rate && mean_score >= thresholds.min_mean_score,
+        passed: thresholds
+            .is_none_or(|t| pass_rate >= t.min_pass_rate && mean_score >= t.min_mean_score),
         criteria: results,
         pass_rate,
         mean_score,

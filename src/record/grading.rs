@@ -143,7 +143,10 @@ pub struct RubricGrade {
     pub criteria: Vec<CriterionResult>,
     pub pass_rate: f64,
     pub mean_score: f64,
-    pub thresholds: Thresholds,
+    /// The gates, when the suite sets any (clauditor `grade_thresholds`); without them the
+    /// rubric is graded and recorded but gates nothing (`passed` is then true).
+    #[serde(default)]
+    pub thresholds: Option<Thresholds>,
     pub passed: bool,
 }
 

@@ -34,6 +34,9 @@ pub struct Row {
     pub note: Option<String>,
     /// The case-run's folder, relative to the run folder.
     pub dir: std::path::PathBuf,
+    /// The expectations grader's review of the eval itself (weak expectations), when it said
+    /// anything.
+    pub feedback: Option<crate::record::grading::Feedback>,
 }
 
 impl Row {
@@ -60,8 +63,32 @@ impl Row {
             trigger_mode: crate::record::run::word(&t.map(|t| t.mode).unwrap_or_default()),
             note: t.and_then(|t| t.note.clone()),
             dir: std::path::PathBuf::new(),
+            feedback: feedback_of(r).cloned(),
         }
     }
+}
+
+/// The expectations grader's feedback on a case-run's eval, when it flagged anything.
+pub fn feedback_of(r: &CaseRunRecord) -> Option<&crate::record::grading::Feedback> {
+    r.judge
+        .as_ref()
+        .and_then(|j| j.expectations.as_ref())
+        .map(|e| &e.eval_feedback)
+        .filter(|f| !f.suggestions.is_empty() || !f.overall.trim().is_empty())
+}
+
+/// The judge's feedback per case (the first of its runs with any; baselines left out, as the
+/// feedback is about the eval, not the run), in the rows' order.
+pub fn feedback_by_case(rows: &[Row]) -> Vec<(&str, &str, &crate::record::grading::Feedback)> {
+    let mut out: Vec<(&str, &str, &crate::record::grading::Feedback)> = Vec::new();
+    for r in rows.iter().filter(|r| !r.baseline) {
+        if let Some(f) = &r.feedback
+            && !out.iter().any(|(s, c, _)| *s == r.suite && *c == r.case)
+        {
+            out.push((&r.suite, &r.case, f));
+        }
+    }
+    out
 }
 
 /// How cases are judged over their runs, as the run recorded it.
@@ -575,6 +602,7 @@ mod tests {
             trigger_mode: "agent".into(),
             note: None,
             dir: Default::default(),
+            feedback: None,
         }
     }
 

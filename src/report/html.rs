@@ -120,6 +120,28 @@ fn judge(j: &Option<JudgeRecord>) -> String {
         }
         h.push_str("</table>");
     }
+    if let Some(f) = j
+        .expectations
+        .as_ref()
+        .map(|g| &g.eval_feedback)
+        .filter(|f| !f.suggestions.is_empty() || !f.overall.trim().is_empty())
+    {
+        h.push_str("<h4>Weak expectations</h4>");
+        if !f.suggestions.is_empty() {
+            h.push_str("<ul class=\"feedback\">");
+            for s in &f.suggestions {
+                h.push_str(&format!(
+                    "<li><q>{}</q>: {}</li>",
+                    e(&s.assertion),
+                    e(&s.reason)
+                ));
+            }
+            h.push_str("</ul>");
+        }
+        if !f.overall.trim().is_empty() {
+            h.push_str(&format!("<p class=\"feedback\">{}</p>", e(&f.overall)));
+        }
+    }
     if let Some(err) = &j.error {
         h.push_str(&format!(
             "<p class=\"error\">the judge failed: {}</p>",

@@ -316,6 +316,15 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
                 .push(format!("cannot create transcript.jsonl: {e}"))
         })
         .ok();
+    // A prompt expanded to name the skill already carries its body (a command's, filled in;
+    // Codex injects a `$skill`'s SKILL.md): clauditor's system prompt derived from that same
+    // body is not sent twice.
+    let system_prompt = plan
+        .suite
+        .defaults
+        .system_prompt
+        .clone()
+        .filter(|sp| sent.first() == plan.case.turns.first() || !skill_body_is(&plan, sp));
     let mut stdout_text = String::new();
     let mut last_exit: Option<Exited> = None;
     let mut session: Option<String> = None;
@@ -332,7 +341,7 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
             turn: i,
             resume: session.as_deref(),
             model: plan.model.as_deref(),
-            system_prompt: plan.suite.defaults.system_prompt.as_deref(),
+            system_prompt: system_prompt.as_deref(),
             cwd: &staged.cwd,
             home: &staged.home,
             sync_tasks: plan.suite.defaults.sync_tasks,
@@ -814,6 +823,19 @@ fn not_applicable(plan: &CaseRunPlan<'_>) -> Option<String> {
             plan.harness.name()
         )
     })
+}
+
+/// Whether `text` is the body of the skill or command under test (front matter removed).
+fn skill_body_is(plan: &CaseRunPlan<'_>, text: &str) -> bool {
+    let skill = plan.skill.as_ref().or(plan.suite.skill.as_ref());
+    skill
+        .map(|s| match s.kind {
+            crate::spec::SkillKind::Dir => s.path.join("SKILL.md"),
+            crate::spec::SkillKind::Command => s.path.clone(),
+        })
+        .and_then(|file| std::fs::read_to_string(file).ok())
+        .and_then(|t| crate::spec::skill::body(&t))
+        .is_some_and(|b| b.trim() == text.trim())
 }
 
 /// The turns as the agent is sent them: a `/<skill>` prompt expanded for an agent without

@@ -57,9 +57,14 @@ pub async fn grade(
 ) -> Graded {
     // Checks may block (network, plugins): off the executor.
     let (list, registry, view) = (case.checks.clone(), checks.clone(), input.view);
+    let outputs = output_files(case, &view);
     let (mut outcomes, view) = match tokio::task::spawn_blocking(move || {
         let view = Arc::new(view);
-        let o = registry.run(&list, &view);
+        let mut o = registry.run(&list, &view);
+        // Several output files: each is checked, not only the first.
+        if outputs.len() > 1 {
+            each_output_file(&registry, &list, &view, &outputs, &mut o);
+        }
         // Plugins drop their handles when their call ends, so this is the only one left.
         (o, Arc::try_unwrap(view).unwrap_or_else(|v| (*v).clone()))
     })
@@ -96,6 +101,100 @@ pub async fn grade(
         judge: record,
         grade,
         view,
+    }
+}
+
+/// The files a case's `output_files` globs match (clauditor), relative to the agent's working
+/// folder and sorted (the first is the case's output), each with its text (`None`: it cannot be
+/// read — a symlink, not UTF-8, or too large). Empty for any other kind of output.
+fn output_files(case: &Case, view: &CaseRunView) -> Vec<(String, Option<String>)> {
+    let crate::spec::OutputSpec::Files { globs } = &case.output else {
+        return Vec::new();
+    };
+    let mut set = globset::GlobSetBuilder::new();
+    for g in globs {
+        if let Ok(g) = globset::Glob::new(g) {
+            set.add(g);
+        }
+    }
+    let Ok(set) = set.build() else {
+        return Vec::new();
+    };
+    let mut found: Vec<&Path> = view
+        .files
+        .iter()
+        .filter_map(|p| p.strip_prefix(&view.cwd).ok())
+        .filter(|p| set.is_match(p))
+        .collect();
+    found.sort();
+    found
+        .into_iter()
+        .map(|p| {
+            (
+                p.to_string_lossy().replace('\\', "/"),
+                view.read_file(&view.cwd.join(p)),
+            )
+        })
+        .collect()
+}
+
+/// Evaluates the output checks on every output file (the first was the output already): a
+/// check passes when it passes on each, and otherwise says on which it failed first.
+fn each_output_file(
+    registry: &Checks,
+    list: &[crate::spec::Check],
+    view: &Arc<CaseRunView>,
+    outputs: &[(String, Option<String>)],
+    outcomes: &mut [CheckOutcome],
+) {
+    let on_output: Vec<usize> = (0..list.len())
+        .filter(|&i| list[i].target == crate::spec::CheckTarget::Output)
+        .collect();
+    if on_output.is_empty() {
+        return;
+    }
+    let checks: Vec<crate::spec::Check> = on_output.iter().map(|&i| list[i].clone()).collect();
+    // Per check: the first failing file's outcome, or the first file's when all pass.
+    let mut merged: Vec<Option<CheckOutcome>> = vec![None; checks.len()];
+    for (path, text) in outputs {
+        let results: Vec<CheckOutcome> =
+            match text {
+                Some(text) => {
+                    let mut v = (**view).clone();
+                    v.output = text.clone();
+                    registry.run(&checks, &Arc::new(v))
+                }
+                None => checks
+                    .iter()
+                    .map(|c| {
+                        crate::assert::builtin::outcome(
+                        c,
+                        Err("the output file cannot be read (a symlink, not UTF-8, or too large)"
+                            .into()),
+                    )
+                    })
+                    .collect(),
+            };
+        for (slot, mut r) in merged.iter_mut().zip(results) {
+            if slot.as_ref().is_some_and(|s| !s.passed) {
+                continue;
+            }
+            if !r.passed {
+                r.message = format!("{path}: {}", r.message);
+                *slot = Some(r);
+            } else if slot.is_none() {
+                *slot = Some(r);
+            }
+        }
+    }
+    for (k, &i) in on_output.iter().enumerate() {
+        if let Some(mut r) = merged[k].take() {
+            if r.passed {
+                r.message = format!("{} (in each of {} output files)", r.message, outputs.len());
+            }
+            r.provider = outcomes[i].provider.clone();
+            outcomes[i] = r;
+        }
     }
 }
 
@@ -146,10 +245,25 @@ async fn judge_case(
             return (None, verdict);
         }
     };
+    // Several output files: the judge is shown each, headed by its path.
+    let outputs = output_files(case, view);
+    let output = if outputs.len() > 1 {
+        outputs
+            .iter()
+            .map(|(p, t)| {
+                format!(
+                    "--- {p} ---\n{}\n",
+                    t.as_deref().unwrap_or("(cannot be read)")
+                )
+            })
+            .collect()
+    } else {
+        view.output.clone()
+    };
     let evidence = Evidence {
         turns: case.turns.clone(),
         expected_output: case.expected_output.clone(),
-        output: view.output.clone(),
+        output,
         transcript: transcript_text(&view.events),
         artifacts,
     };
@@ -189,13 +303,14 @@ async fn judge_case(
         }
     }
     if !spec.rubric.is_empty() && record.error.is_none() {
-        let thresholds = suite.defaults.thresholds.unwrap_or_default();
+        // No `grade_thresholds`: the rubric is graded and recorded, and gates nothing.
+        let thresholds = suite.defaults.thresholds;
         match modes::rubric(judge, &evidence, &spec.rubric, thresholds).await {
             Ok(g) => {
-                if !g.passed {
+                if let (false, Some(t)) = (g.passed, g.thresholds) {
                     verdict.reasons.push(format!(
                         "rubric: pass rate {:.2} (at least {:.2} wanted), mean score {:.2} (at least {:.2} wanted)",
-                        g.pass_rate, g.thresholds.min_pass_rate, g.mean_score, g.thresholds.min_mean_score
+                        g.pass_rate, t.min_pass_rate, g.mean_score, t.min_mean_score
                     ));
                 }
                 all_passed &= g.passed;

@@ -65,6 +65,8 @@ pub struct RunOptions {
     pub command: Vec<String>,
     /// `--judge`: provider, provider:model, or a model name.
     pub judge: Option<String>,
+    /// `--transport`: how an Anthropic judge is reached (`api`, `cli`, `auto`).
+    pub transport: Option<String>,
     /// `urls_reachable` may reach loopback, private and link-local addresses.
     pub allow_private_urls: bool,
     /// Loaded plugins: check types, formats, harnesses.
@@ -308,18 +310,60 @@ pub struct Reused {
     pub dir: PathBuf,
 }
 
-/// The harness named for a suite, by precedence: flag > `ASSAY_HARNESS` > suite > assay.toml.
+/// The harness named for a suite, by precedence: flag > `ASSAY_HARNESS` > `CLAUDITOR_HARNESS`
+/// (clauditor suites) > suite > assay.toml > the format's default. `auto` at any of them names
+/// no harness (the next one decides), as in clauditor; a clauditor suite's default is `auto`:
+/// `claude-code` when the `claude` binary is on PATH, else `codex` when `codex` is, else
+/// `claude-code` (which then says how to install it).
 fn harness_name(opts: &RunOptions, suite: &Suite, config: &Config) -> String {
-    opts.harness
-        .clone()
-        .or_else(|| {
-            std::env::var("ASSAY_HARNESS")
-                .ok()
-                .filter(|v| !v.is_empty())
-        })
-        .or_else(|| suite.defaults.harness.clone())
-        .or_else(|| config.run.harness.clone())
-        .unwrap_or_else(|| DEFAULT_HARNESS.into())
+    let env = |k: &str| {
+        std::env::var(k)
+            .ok()
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let clauditor = suite.format == crate::spec::Format::Clauditor;
+    [
+        opts.harness.clone(),
+        env("ASSAY_HARNESS"),
+        clauditor.then(|| env("CLAUDITOR_HARNESS")).flatten(),
+        suite.defaults.harness.clone(),
+        config.run.harness.clone(),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|h| h != "auto")
+    .unwrap_or_else(|| {
+        if clauditor {
+            auto_harness(&HostEnv::from_process(), config)
+        } else {
+            DEFAULT_HARNESS.into()
+        }
+    })
+}
+
+/// clauditor's `harness: auto`: Claude Code when its CLI is installed, else Codex when its is.
+fn auto_harness(host: &HostEnv, config: &Config) -> String {
+    let bin = |var: &str, configured: &Option<String>, default: &str| {
+        host.var(var)
+            .filter(|v| !v.is_empty())
+            .map(str::to_string)
+            .or_else(|| configured.clone())
+            .unwrap_or_else(|| default.to_string())
+    };
+    let claude = bin(
+        "ASSAY_CLAUDE_BIN",
+        &config.harness.claude_code.bin,
+        "claude",
+    );
+    let codex = bin("ASSAY_CODEX_BIN", &config.harness.codex.bin, "codex");
+    if host.which(&claude).is_some() {
+        "claude-code".into()
+    } else if host.which(&codex).is_some() {
+        "codex".into()
+    } else {
+        DEFAULT_HARNESS.into()
+    }
 }
 
 fn matches_filter(filter: &Option<String>, suite: &str, case: &str) -> bool {
@@ -560,7 +604,10 @@ pub fn run(
             let judge = needs_judge.then(|| {
                 judge_for(
                     &mut judges,
-                    opts.judge.as_deref(),
+                    crate::judge::Flags {
+                        judge: opts.judge.as_deref(),
+                        transport: opts.transport.as_deref(),
+                    },
                     s,
                     &host,
                     opts.judge_jobs,
@@ -1177,7 +1224,7 @@ fn cacheable(r: &CaseRunResult) -> bool {
 /// concurrency limit holds across the run).
 pub fn judge_for(
     judges: &mut Vec<(String, JudgeSlot)>,
-    flag: Option<&str>,
+    flags: crate::judge::Flags<'_>,
     suite: &Suite,
     host: &HostEnv,
     concurrency: Option<usize>,
@@ -1186,7 +1233,13 @@ pub fn judge_for(
     if let Some(c) = concurrency {
         limits.concurrency = c.max(1);
     }
-    let slot = match crate::judge::select(flag, &suite.defaults.judge, host, limits) {
+    let slot = match crate::judge::select(
+        flags,
+        &suite.defaults.judge,
+        host,
+        limits,
+        suite.format == crate::spec::Format::Clauditor,
+    ) {
         Ok((judge, info)) => JudgeSlot::Ready(std::sync::Arc::new(judge), info),
         Err(why) => JudgeSlot::Unavailable(why),
     };

@@ -31,7 +31,11 @@ pub fn expand(
         } else {
             format!("${} {args}", skill.name)
         }),
-        SkillKind::Command => Ok(fill(&strip_front_matter(&body()?), args)),
+        SkillKind::Command => {
+            let text = body()?;
+            // An unclosed front matter is text, as Claude Code reads it.
+            Ok(fill(&crate::spec::skill::body(&text).unwrap_or(text), args))
+        }
     }
 }
 
@@ -42,24 +46,6 @@ fn invocation_args<'a>(prompt: &'a str, name: &str) -> Option<&'a str> {
         return Some("");
     }
     rest.starts_with(char::is_whitespace).then(|| rest.trim())
-}
-
-/// A Markdown file's text without its leading `---` front matter block.
-pub fn strip_front_matter(text: &str) -> String {
-    let Some(rest) = text
-        .strip_prefix("---\n")
-        .or_else(|| text.strip_prefix("---\r\n"))
-    else {
-        return text.to_string();
-    };
-    match rest.find("\n---") {
-        Some(end) => {
-            let after = &rest[end + 4..];
-            let after = after.split_once('\n').map_or("", |(_, body)| body);
-            after.trim_start_matches(['\n', '\r']).to_string()
-        }
-        None => text.to_string(),
-    }
 }
 
 /// A command body with its placeholders filled, as Claude Code fills them.
@@ -163,13 +149,5 @@ mod tests {
         ] {
             assert_eq!(expand(p, &s, fail).unwrap(), p);
         }
-    }
-
-    #[test]
-    fn front_matter_is_removed_only_when_closed() {
-        assert_eq!(strip_front_matter("---\na: b\n---\nbody\n"), "body\n");
-        assert_eq!(strip_front_matter("---\na: b\n---\n\n\nbody"), "body");
-        assert_eq!(strip_front_matter("---\nunclosed\n"), "---\nunclosed\n");
-        assert_eq!(strip_front_matter("plain"), "plain");
     }
 }

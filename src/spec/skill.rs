@@ -43,6 +43,28 @@ pub fn front_matter_field(text: &str, key: &str) -> Option<String> {
     }
 }
 
+/// A Markdown file's body after its `---` front matter (the whole text when it has none), as
+/// clauditor's `parse_frontmatter` gives it; `None` when the front matter is never closed.
+pub fn body(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(open) = lines.iter().position(|l| !l.trim().is_empty()) else {
+        return Some(text.to_string());
+    };
+    if lines[open].trim() != "---" {
+        return Some(text.to_string());
+    }
+    let close = open + 1 + lines[open + 1..].iter().position(|l| l.trim() == "---")?;
+    let body = &lines[close + 1..];
+    if body.is_empty() {
+        return Some(String::new());
+    }
+    let mut out = body.join("\n");
+    if text.ends_with(['\n', '\r']) {
+        out.push('\n');
+    }
+    Some(out)
+}
+
 /// Where a project keeps a skill or command named `name`, in the order agents look.
 pub fn find_in_project(root: &Path, name: &str) -> Option<Skill> {
     let candidates: [PathBuf; 5] = [

@@ -295,6 +295,21 @@ fn read_spec(
         })
     });
 
+    // clauditor's three-level rule: the spec's own, else an AGENTS.md, else the skill's body.
+    let system_prompt = system_prompt.or_else(|| {
+        let skill = skill.as_ref()?;
+        match derived_system_prompt(skill, project_root) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                doc.error("system-prompt", root.span, "system_prompt", e)
+                    .help = Some(
+                    "set system_prompt in the spec, or fix the AGENTS.md or skill file".into(),
+                );
+                None
+            }
+        }
+    });
+
     let invocation = skill
         .as_ref()
         .map(|s| s.name.clone())
@@ -325,7 +340,9 @@ fn read_spec(
             judge: JudgeConfig {
                 model: grading_model,
                 provider,
-                transport,
+                // `auto` is clauditor's default and means something (the CLI when `claude`
+                // is on PATH, else the API), so it is kept.
+                transport: Some(transport.unwrap_or_else(|| "auto".into())),
                 family: None,
             },
             thresholds,
@@ -340,6 +357,45 @@ fn read_spec(
         cases: vec![case],
         triggers,
     })
+}
+
+/// The system prompt clauditor derives when a spec sets none: the first `AGENTS.md` of the
+/// skill's folder (a SKILL.md skill only: a command's folder is shared by every command) and
+/// the project root, each inside its folder after links are resolved; else the skill file's
+/// body, front matter stripped ("" when it has none).
+pub fn derived_system_prompt(skill: &Skill, project_root: &Path) -> Result<String, String> {
+    let mut candidates = Vec::new();
+    if skill.kind == crate::spec::SkillKind::Dir {
+        candidates.push(skill.path.clone());
+    }
+    candidates.push(project_root.to_path_buf());
+    for anchor in candidates {
+        let file = anchor.join("AGENTS.md");
+        if !file.is_file() {
+            continue;
+        }
+        let (Ok(real), Ok(anchor_real)) = (file.canonicalize(), anchor.canonicalize()) else {
+            continue;
+        };
+        if !real.starts_with(&anchor_real) {
+            return Err(format!(
+                "{} resolves to {}, outside {}",
+                file.display(),
+                real.display(),
+                anchor_real.display()
+            ));
+        }
+        return std::fs::read_to_string(&real)
+            .map_err(|e| format!("cannot read {}: {e}", file.display()));
+    }
+    let file = match skill.kind {
+        crate::spec::SkillKind::Dir => skill.path.join("SKILL.md"),
+        crate::spec::SkillKind::Command => skill.path.clone(),
+    };
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    crate::spec::skill::body(&text)
+        .ok_or_else(|| format!("{}: front matter without a closing `---`", file.display()))
 }
 
 /// `input_files`: relative to the spec's folder, inside it, existing, flattened to `inputs/<basename>`.
@@ -751,5 +807,70 @@ mod tests {
         assert_eq!(provider_for_model("o3-pro"), Some("openai"));
         assert_eq!(provider_for_model("gtp-5.4"), None);
         assert_eq!(provider_for_model("ollama"), None);
+    }
+
+    #[test]
+    fn front_matter_is_stripped_as_clauditor_does() {
+        let body = |t: &str| crate::spec::skill::body(t);
+        assert_eq!(
+            body("---\nname: x\n---\nDo it.\n").as_deref(),
+            Some("Do it.\n")
+        );
+        assert_eq!(
+            body("\n---\nname: x\n---\n\nDo it.").as_deref(),
+            Some("\nDo it.")
+        );
+        assert_eq!(body("---\nname: x\n---\n").as_deref(), Some(""));
+        assert_eq!(
+            body("No front matter.\n").as_deref(),
+            Some("No front matter.\n")
+        );
+        assert_eq!(body("---\nname: x\nnever closed\n"), None);
+    }
+
+    #[test]
+    fn the_system_prompt_comes_from_agents_md_then_the_skill_body() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        std::fs::create_dir_all(root.join("skills/brief")).unwrap();
+        std::fs::create_dir_all(root.join(".claude/commands")).unwrap();
+        std::fs::write(
+            root.join("skills/brief/SKILL.md"),
+            "---\nname: brief\n---\nWrite briefs.\n",
+        )
+        .unwrap();
+        std::fs::write(root.join(".claude/commands/c.md"), "Command body.\n").unwrap();
+        let dir = crate::spec::skill::read(&root.join("skills/brief")).unwrap();
+        let cmd = crate::spec::skill::read(&root.join(".claude/commands/c.md")).unwrap();
+        assert_eq!(
+            derived_system_prompt(&dir, root).unwrap(),
+            "Write briefs.\n"
+        );
+        assert_eq!(
+            derived_system_prompt(&cmd, root).unwrap(),
+            "Command body.\n"
+        );
+        std::fs::write(root.join("AGENTS.md"), "Project rules.").unwrap();
+        assert_eq!(derived_system_prompt(&dir, root).unwrap(), "Project rules.");
+        assert_eq!(derived_system_prompt(&cmd, root).unwrap(), "Project rules.");
+        // The skill's own AGENTS.md first; a command's folder is shared, so never its.
+        std::fs::write(root.join("skills/brief/AGENTS.md"), "Skill rules.").unwrap();
+        std::fs::write(root.join(".claude/commands/AGENTS.md"), "Shared.").unwrap();
+        assert_eq!(derived_system_prompt(&dir, root).unwrap(), "Skill rules.");
+        assert_eq!(derived_system_prompt(&cmd, root).unwrap(), "Project rules.");
+        // A link out of its folder is an error, not a silent read.
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.md"), "secret").unwrap();
+        std::fs::remove_file(root.join("skills/brief/AGENTS.md")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("secret.md"),
+            root.join("skills/brief/AGENTS.md"),
+        )
+        .unwrap();
+        assert!(
+            derived_system_prompt(&dir, root)
+                .unwrap_err()
+                .contains("outside")
+        );
     }
 }
