@@ -671,3 +671,58 @@ fn a_check_type_written_in_python_runs_sandboxed() {
         stderr(&out)
     );
 }
+
+#[test]
+fn gemini_is_offered_the_skill_under_test() {
+    wasm_plugins();
+    agent_cli("gemini");
+    let server = ModelServer::start();
+    let d = tempfile::tempdir().unwrap();
+    let plugin = repo().join("plugins/target/wasm32-wasip2/release/gemini_cli.wasm");
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                &format!(
+                    "[run]\nharness = \"gemini-cli\"\n\n[[plugin]]\npath = {:?}\n",
+                    plugin.display().to_string()
+                ),
+            ),
+            (
+                "greeting/SKILL.md",
+                "---\nname: greeting\ndescription: Writes greeting cards to greeting.txt.\n---\nWrite greeting.txt.\n",
+            ),
+            (
+                "greeting/evals/evals.json",
+                r#"{"skill_name": "greeting", "evals": [{"id": "g1", "prompt": "make a card", "expectations": []}]}"#,
+            ),
+        ],
+    );
+    let out = assay_env(
+        d.path(),
+        &[
+            "run",
+            "--output-dir",
+            "out",
+            "--workspace-dir",
+            "ws",
+            "--baseline",
+        ],
+        &gemini_env(&server),
+    );
+    assert_ne!(code(&out), 2, "{}", stderr(&out));
+    let requests: Vec<String> = server.requests().iter().map(|r| r.to_string()).collect();
+    let offered = requests
+        .iter()
+        .filter(|r| r.contains("Writes greeting cards to greeting.txt."))
+        .count();
+    assert!(
+        offered >= 1,
+        "the skill run offers the skill: {requests:#?}"
+    );
+    assert!(
+        offered < requests.len(),
+        "the baseline's requests never list it: {requests:#?}"
+    );
+}
