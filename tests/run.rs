@@ -564,3 +564,36 @@ fn target_selects_the_cases_that_evaluate_it() {
         stderr(&bad)
     );
 }
+
+#[test]
+fn a_uaaps_packages_default_timeout_is_below_assay_toml() {
+    // UAAPS's 120 s is the format's default: a project's assay.toml wins over it, and the
+    // package's own `timeout` wins over assay.toml.
+    let d = tempfile::tempdir().unwrap();
+    costly_project(d.path());
+    // (A package's project is its own folder: its assay.toml is there.)
+    std::fs::write(d.path().join("pkg/assay.toml"), "[run]\ntimeout = 33\n").unwrap();
+    let plan = |d: &Path| {
+        let out = run(
+            d,
+            &[
+                "--dry-run",
+                "--harness",
+                "command",
+                "--filter",
+                "kit/review",
+            ],
+        );
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        stdout(&out)
+    };
+    assert!(plan(d.path()).contains("timeout 90 s"), "the package's own");
+    std::fs::write(
+        d.path().join("pkg/evals/eval-config.json"),
+        r#"{"version": 1, "engine": "claude-code"}"#,
+    )
+    .unwrap();
+    assert!(plan(d.path()).contains("timeout 33 s"), "assay.toml's");
+    std::fs::write(d.path().join("pkg/assay.toml"), "").unwrap();
+    assert!(plan(d.path()).contains("timeout 120 s"), "the format's");
+}

@@ -27,11 +27,12 @@ pub enum Format {
 
 impl Format {
     /// The format's own default timeout, in seconds, when neither the case, the suite, the
-    /// command line nor assay.toml sets one (clauditor's runner waits 300 s; UAAPS sets its
-    /// 120 s as the suite's default when loading).
+    /// command line nor assay.toml sets one (clauditor's runner waits 300 s; UAAPS's
+    /// `eval-config.json` says 120 s).
     pub fn default_timeout_secs(self) -> Option<u64> {
         match self {
             Format::Clauditor => Some(300),
+            Format::Uaaps => Some(crate::spec::formats::uaaps::DEFAULT_TIMEOUT_SECS),
             _ => None,
         }
     }

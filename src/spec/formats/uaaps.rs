@@ -259,7 +259,8 @@ fn read_config(doc: &mut Doc, node: &Node) -> Option<Defaults> {
         .unwrap_or_default();
     Some(Defaults {
         harness: engine.clone(),
-        timeout_secs: Some(timeout.unwrap_or(DEFAULT_TIMEOUT_SECS)),
+        // Absent: the format's 120 s, below assay.toml (Format::default_timeout_secs).
+        timeout_secs: timeout,
         judge: JudgeConfig {
             // Absent: a judge of the engine's own model family.
             family: judge.is_none().then(|| {
