@@ -273,4 +273,9 @@ fn codex_gets_the_package_where_it_reads_it_and_hooks_are_not_applicable() {
     );
     let review = result_of(d.path(), "review");
     assert_eq!(review["target_exercised"], false, "{review:#}");
+    assert!(
+        stdout(&out).contains("[target agent:rev not exercised]"),
+        "{}",
+        stdout(&out)
+    );
 }

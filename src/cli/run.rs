@@ -576,6 +576,10 @@ fn line(r: &CaseRunResult) -> String {
             }
         ));
     }
+    if let (Some(t), Some(false)) = (&r.target, r.target_exercised) {
+        // A verdict about a target that never ran says little about it.
+        s.push_str(&format!(" [target {t} not exercised]"));
+    }
     if let Some(ws) = &r.workspace {
         s.push_str(&format!(" [workspace kept: {}]", ws.display()));
     }

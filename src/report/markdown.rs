@@ -82,6 +82,9 @@ pub(super) fn tags(c: &super::model::CaseRun) -> String {
     if c.cached {
         t.push_str(" (cached)");
     }
+    if c.result.target_exercised == Some(false) {
+        t.push_str(" (target not exercised)");
+    }
     t
 }
 
