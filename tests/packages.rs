@@ -1,7 +1,7 @@
 //! UAAPS packages installed whole on each engine, through the real Claude Code and Codex
 //! CLIs against the scripted model server: the skill, the sub-agent, the rule, AGENTS.md and
 //! the MCP server reach the agent where it reads them; `target: agent:` runs the sub-agent;
-//! `files-created` means created by the agent; hooks under Codex are not applicable.
+//! `files-created` means created by the agent; the package's hooks block under both.
 
 mod support;
 
@@ -224,13 +224,20 @@ fn claude_code_gets_the_whole_package_and_runs_the_target_agent() {
 }
 
 #[test]
-fn codex_gets_the_package_where_it_reads_it_and_hooks_are_not_applicable() {
+fn codex_gets_the_package_where_it_reads_it_and_its_hooks_block() {
     let codex = agent_cli("codex");
     let server = ModelServer::start();
     let d = tempfile::tempdir().unwrap();
     package(d.path(), "codex");
     server.script("review please", vec![text("reviewed")]);
     server.script("create the files", vec![text("created")]);
+    server.script(
+        "run a command",
+        vec![
+            tool("exec_command", json!({"cmd": "echo hi > ran.txt"})),
+            text("it was refused"),
+        ],
+    );
     let out = assay_env(
         d.path(),
         &[
@@ -262,15 +269,24 @@ fn codex_gets_the_package_where_it_reads_it_and_hooks_are_not_applicable() {
         "the MCP server's tool is offered: {requests:#?}"
     );
 
+    // The package's hook runs under Codex too: it blocks the shell, and says so.
     let blocked = result_of(d.path(), "blocked");
-    assert_eq!(blocked["status"], "skipped", "{blocked:#}");
+    assert_eq!(blocked["target_exercised"], true, "{blocked:#}");
+    let check = check(&blocked, "agent-blocked");
+    assert_eq!(check["passed"], true, "{blocked:#}");
     assert!(
-        blocked["reason"]
+        check["evidence"]
             .as_str()
             .unwrap()
-            .contains("not applicable on codex"),
-        "{blocked:#}"
+            .contains("PreToolUse hook blocked: denied"),
+        "{check}"
     );
+    let made: Vec<&Value> = blocked["artifacts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .collect();
+    assert!(made.iter().all(|a| a["path"] != "ran.txt"), "{made:?}");
     let review = result_of(d.path(), "review");
     assert_eq!(review["target_exercised"], false, "{review:#}");
     assert!(

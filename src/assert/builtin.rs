@@ -519,6 +519,15 @@ pub fn agent_blocked(view: &CaseRunView) -> Option<String> {
                 || text.to_lowercase().contains("blocked by hook");
             hook.then(|| text.chars().take(200).collect())
         }
+        // A hook the agent reports as having blocked a call (Codex's log).
+        crate::harness::Event::HookRan { event, outcome, .. } if outcome.starts_with("blocked") => {
+            Some(
+                format!("{event} hook {outcome}")
+                    .chars()
+                    .take(200)
+                    .collect(),
+            )
+        }
         _ => None,
     });
     by_hook.or_else(|| {

@@ -122,6 +122,16 @@ impl Harness for Codex {
         if let Some(m) = inv.model {
             args.extend(["-m".into(), m.to_string()]);
         }
+        // A package's hooks, installed by assay in the case-run's own CODEX_HOME (nothing
+        // else is there to trust), run without Codex's interactive trust review.
+        if inv
+            .home
+            .join(crate::workspace::package::CODEX_HOME)
+            .join("hooks.json")
+            .is_file()
+        {
+            args.push("--dangerously-bypass-hook-trust".into());
+        }
         if let Some(id) = inv.resume {
             args.extend(["resume".into(), id.to_string()]);
         }
@@ -335,6 +345,23 @@ impl StreamParser for CodexParser {
             _ => {}
         }
         out
+    }
+
+    /// Codex reports a hook's block only in its log: `… error=Command blocked by PreToolUse
+    /// hook: <reason>. Command: <command>`.
+    fn after_exit(&mut self, exit: &Exited) -> Vec<Event> {
+        exit.stderr_tail
+            .lines()
+            .filter_map(|l| {
+                let (_, rest) = l.split_once(" blocked by ")?;
+                let (event, reason) = rest.split_once(" hook: ")?;
+                (!event.contains(' ')).then(|| Event::HookRan {
+                    event: event.to_string(),
+                    exit_code: None,
+                    outcome: format!("blocked: {}", reason.trim()),
+                })
+            })
+            .collect()
     }
 
     fn finish(&mut self, exit: &Exited) -> Summary {

@@ -94,6 +94,10 @@ pub trait Harness: Send + Sync {
 /// Turns one invocation's stdout, line by line, into events, then a summary.
 pub trait StreamParser: Send {
     fn line(&mut self, line: &str) -> Vec<Event>;
+    /// Events only the process's end shows (Codex logs a hook's block to stderr only).
+    fn after_exit(&mut self, _exit: &Exited) -> Vec<Event> {
+        Vec::new()
+    }
     fn finish(&mut self, exit: &Exited) -> Summary;
 }
 

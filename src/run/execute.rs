@@ -217,11 +217,6 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
     if plan.cancel.as_ref().is_some_and(|c| *c.borrow()) {
         return interrupted(result, started, &plan);
     }
-    if let Some(why) = not_applicable(&plan) {
-        result.status = Status::Skipped;
-        result.reason = Some(why);
-        return finish(result, started, &plan);
-    }
 
     let staged = {
         let mut suite = workspace::SuiteStage::of(plan.suite);
@@ -403,6 +398,13 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
             result.stderr_tail = exited.stderr_tail.clone();
             break;
         }
+        let late = parser.after_exit(&exited);
+        if let Some(t) = transcript.as_mut() {
+            for e in &late {
+                t.json(e);
+            }
+        }
+        events.extend(late);
         let summary = parser.finish(&exited);
         for e in &events {
             match e {
@@ -804,25 +806,6 @@ impl CaseRunResult {
             g.reasons.iter_mut().for_each(|s| r.string(s));
         }
     }
-}
-
-/// Why a case cannot mean anything on this harness: a package's hooks under an agent that
-/// runs none (Codex), for a case that evaluates a hook or expects a hook to block the agent.
-fn not_applicable(plan: &CaseRunPlan<'_>) -> Option<String> {
-    let pkg = plan.suite.package.as_ref()?;
-    let needs_hooks = plan
-        .case
-        .target
-        .as_ref()
-        .is_some_and(|t| t.kind == crate::spec::TargetKind::Hook)
-        || plan.case.checks.iter().any(|c| c.kind == "agent_blocked");
-    let runs_hooks = plan.harness.engines().iter().any(|e| e.runs_hooks());
-    (pkg.parts.hooks && needs_hooks && !runs_hooks).then(|| {
-        format!(
-            "not applicable on {}: it runs no package hooks (hooks/hooks.json is installed for Claude Code only)",
-            plan.harness.name()
-        )
-    })
 }
 
 /// Whether `text` is the body of the skill or command under test (front matter removed).

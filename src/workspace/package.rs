@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | `skills/<n>/` | `.claude/skills/<n>/` | `.agents/skills/<n>/` |
 //! | `commands/<n>.md` | `.claude/commands/<n>.md` | none (no slash commands) |
-//! | `hooks/hooks.json` | merged into `.claude/settings.json` | none: cases that need hooks are skipped |
+//! | `hooks/hooks.json` | merged into `.claude/settings.json` | `$CODEX_HOME/hooks.json` (same shape), run with `--dangerously-bypass-hook-trust` |
 //! | `agents/<n>/` | `.claude/agents/<n>.md` (front matter + system prompt) | `$CODEX_HOME/agents/<n>.toml` |
 //! | `rules/<n>/RULE.md` | `.claude/rules/<n>.md` | appended to `$CODEX_HOME/AGENTS.md` |
 //! | `mcp/servers.json` | `.mcp.json` (merged) | `[mcp_servers.<n>]` in `$CODEX_HOME/config.toml` |
@@ -36,11 +36,6 @@ impl Engine {
             Engine::ClaudeCode => super::CLAUDE_SKILLS,
             Engine::Codex => super::AGENT_SKILLS,
         }
-    }
-
-    /// Whether the engine runs a package's hooks (`hooks/hooks.json`).
-    pub fn runs_hooks(self) -> bool {
-        self == Engine::ClaudeCode
     }
 }
 
@@ -164,10 +159,22 @@ fn claude_agent(agent: &PackageAgent) -> String {
 
 fn codex(pkg: &Package, codex_home: &Path) -> Result<(), StageError> {
     let parts = &pkg.parts;
-    if parts.agents.is_empty() && parts.rules.is_empty() && parts.mcp_servers.is_empty() {
+    if parts.agents.is_empty()
+        && parts.rules.is_empty()
+        && parts.mcp_servers.is_empty()
+        && !parts.hooks
+    {
         return Ok(());
     }
     io("create", codex_home, std::fs::create_dir_all(codex_home))?;
+    if parts.hooks {
+        // Codex reads Claude Code's hooks.json shape from its home; the harness runs them
+        // without a trust review (`--dangerously-bypass-hook-trust`): the home is the
+        // case-run's, holding only what assay put there.
+        let from = pkg.root.join("hooks/hooks.json");
+        let to = codex_home.join("hooks.json");
+        io("install the hooks from", &from, copy::copy_file(&from, &to))?;
+    }
     for agent in &parts.agents {
         let mut t = toml::Table::new();
         t.insert("name".into(), agent.name.clone().into());
