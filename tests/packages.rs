@@ -88,6 +88,23 @@ fn package(dir: &Path, engine: &str) {
     );
 }
 
+/// `assay run` of the package in `dir`, one case-run at a time, into `out`, unjudged.
+fn run(dir: &Path, extra: &[&str], env: &[(&str, String)]) -> std::process::Output {
+    let mut args = vec![
+        "run",
+        "--output-dir",
+        "out",
+        "--workspace-dir",
+        "ws",
+        "-j",
+        "1",
+        "--judge",
+        "none",
+    ];
+    args.extend_from_slice(extra);
+    assay_env(dir, &args, env)
+}
+
 fn result_of(dir: &Path, case: &str) -> Value {
     let all = results(&dir.join("out"));
     all.into_iter()
@@ -147,21 +164,7 @@ fn claude_code_gets_the_whole_package_and_runs_the_target_agent() {
     );
     let mut env = claude_env(&claude, &server);
     env.push(("MCP_TIMEOUT", "20000".into()));
-    let out = assay_env(
-        d.path(),
-        &[
-            "run",
-            "--output-dir",
-            "out",
-            "--workspace-dir",
-            "ws",
-            "-j",
-            "1",
-            "--judge",
-            "none",
-        ],
-        &env,
-    );
+    let out = run(d.path(), &[], &env);
     let requests: Vec<String> = server.requests().iter().map(Value::to_string).collect();
     let any = |s: &str| requests.iter().any(|r| r.contains(s));
     assert!(
@@ -238,21 +241,9 @@ fn codex_gets_the_package_where_it_reads_it_and_its_hooks_block() {
             text("it was refused"),
         ],
     );
-    let out = assay_env(
+    let out = run(
         d.path(),
-        &[
-            "run",
-            "--output-dir",
-            "out",
-            "--workspace-dir",
-            "ws",
-            "-j",
-            "1",
-            "--judge",
-            "none",
-            "--model",
-            "gpt-test",
-        ],
+        &["--model", "gpt-test"],
         &codex_env(&codex, &server),
     );
     assert_ne!(code(&out), 2, "{}", stderr(&out));
