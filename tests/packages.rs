@@ -180,6 +180,10 @@ fn claude_code_gets_the_whole_package_and_runs_the_target_agent() {
         any("REV-SYSTEM-PROMPT"),
         "the review case runs as the sub-agent"
     );
+    assert!(
+        any("Reviews code for the review kit."),
+        "the other cases are offered the sub-agent"
+    );
     assert!(any("pkg_echo_tool"), "the MCP server's tool is offered");
 
     let review = result_of(d.path(), "review");
@@ -255,6 +259,10 @@ fn codex_gets_the_package_where_it_reads_it_and_its_hooks_block() {
     );
     assert!(any("RULE-STYLE-MARKER"), "the rule is read: {requests:#?}");
     assert!(any("AGENTS-MD-MARKER"), "AGENTS.md is read");
+    assert!(
+        any("Reviews code for the review kit."),
+        "the sub-agent is offered to spawn: {requests:#?}"
+    );
     assert!(
         any("pkg_echo_tool"),
         "the MCP server's tool is offered: {requests:#?}"
