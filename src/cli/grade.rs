@@ -12,7 +12,7 @@ use crate::assert::urls::UrlPolicy;
 use crate::assert::verdict::Verdict;
 use crate::assert::view::CaseRunView;
 use crate::exit::Outcome;
-use crate::harness::HostEnv;
+use crate::host::HostEnv;
 use crate::judge::compare::{self, Comparison, Preference};
 use crate::record::Status;
 use crate::record::case_run::Kind;

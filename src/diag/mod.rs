@@ -12,7 +12,9 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::spec::node::{Source, Span};
+pub mod source;
+
+use source::{Source, Span};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]

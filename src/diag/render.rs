@@ -9,9 +9,9 @@ use miette::{
 };
 use serde_json::json;
 
+use super::source::Source;
 use super::{Problem, Severity};
 use crate::report::tables::printable;
-use crate::spec::node::Source;
 
 /// How to draw problems as text.
 #[derive(Debug, Clone, Copy)]

@@ -10,7 +10,7 @@ use super::{
     AgentError, CommandLine, ErrorCategory, Event, Harness, HarnessSettings, HostEnv, Invocation,
     StreamParser, Summary, Unavailable, Usage,
 };
-use crate::run::process::Exited;
+use crate::process::Exited;
 
 pub const DEFAULT_PERMISSION_MODE: &str = "bypassPermissions";
 /// Variables that carry a Claude login.

@@ -13,7 +13,7 @@ use super::{
     AgentError, CommandLine, ErrorCategory, Event, Harness, HarnessSettings, HostEnv, Invocation,
     StreamParser, Summary, Unavailable, Usage,
 };
-use crate::run::process::Exited;
+use crate::process::Exited;
 
 pub const DEFAULT_SANDBOX: &str = "workspace-write";
 pub const AUTH_VARS: &[&str] = &["OPENAI_API_KEY", "CODEX_API_KEY"];

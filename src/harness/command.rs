@@ -5,7 +5,7 @@ use super::{
     CommandLine, Event, Harness, HarnessSettings, HostEnv, Invocation, StreamParser, Summary,
     Unavailable,
 };
-use crate::run::process::Exited;
+use crate::process::Exited;
 
 pub struct CommandHarness {
     argv: Vec<String>,

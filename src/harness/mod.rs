@@ -9,11 +9,13 @@ pub mod codex;
 pub mod command;
 pub mod event;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub use event::{AgentError, ErrorCategory, Event, Summary, Usage};
 
-use crate::run::process::Exited;
+use crate::process::Exited;
+
+pub use crate::host::{HostEnv, Unavailable};
 
 /// One turn of a case, as a harness needs to see it.
 #[derive(Debug, Clone)]
@@ -46,14 +48,6 @@ pub struct CommandLine {
     /// Variables the harness needs on top of the scrubbed environment.
     pub env: Vec<(String, String)>,
     pub stdin: Option<Vec<u8>>,
-}
-
-/// Something missing on the machine that stops a harness from running at all (exit 3).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct Unavailable {
-    pub message: String,
-    pub fix: String,
 }
 
 /// A harness adapter.
@@ -99,47 +93,6 @@ pub trait StreamParser: Send {
         Vec::new()
     }
     fn finish(&mut self, exit: &Exited) -> Summary;
-}
-
-/// What the host knows of the machine: the PATH to search, and the variables it may pass on.
-#[derive(Debug, Clone, Default)]
-pub struct HostEnv {
-    pub path: String,
-    pub vars: Vec<(String, String)>,
-}
-
-impl HostEnv {
-    pub fn from_process() -> Self {
-        HostEnv {
-            path: std::env::var("PATH").unwrap_or_default(),
-            vars: std::env::vars().collect(),
-        }
-    }
-
-    pub fn var(&self, key: &str) -> Option<&str> {
-        self.vars
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-            .filter(|v| !v.is_empty())
-    }
-
-    /// The full path of `program` on PATH, if it is there.
-    pub fn which(&self, program: &str) -> Option<PathBuf> {
-        if program.contains('/') {
-            let p = PathBuf::from(program);
-            return p.is_file().then_some(p);
-        }
-        std::env::split_paths(&self.path)
-            .map(|d| d.join(program))
-            .find(|p| is_executable(p))
-    }
-}
-
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    p.metadata()
-        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// Whether an agent's (lowercased) error text says its model API could not be reached at all,

@@ -17,7 +17,7 @@ use serde::Serialize;
 
 pub use provider::{Judge, JudgeError, Limits, ProviderKind};
 
-use crate::harness::HostEnv;
+use crate::host::HostEnv;
 use crate::spec::JudgeConfig;
 use crate::spec::formats::clauditor::provider_for_model;
 

@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
-use crate::run::process::{self, Spawn};
+use crate::process::{self, Spawn};
 
 /// Which service answers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -61,7 +61,7 @@ impl Default for Limits {
 impl Limits {
     /// The defaults, with `ASSAY_JUDGE_TIMEOUT` (seconds per attempt), `ASSAY_JUDGE_ATTEMPTS`
     /// and `ASSAY_JUDGE_CONCURRENCY` applied.
-    pub fn from_env(host: &crate::harness::HostEnv) -> Limits {
+    pub fn from_env(host: &crate::host::HostEnv) -> Limits {
         let mut l = Limits::default();
         if let Some(t) = host
             .var("ASSAY_JUDGE_TIMEOUT")

@@ -13,7 +13,7 @@ use crate::harness::{
     AgentError, CommandLine, ErrorCategory, Event, Harness, HostEnv, Invocation, StreamParser,
     Summary, Unavailable,
 };
-use crate::run::process::Exited;
+use crate::process::Exited;
 
 pub struct PluginHarness {
     plugin: Arc<LoadedPlugin>,

@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::process::{self, Spawn};
+use crate::process::{self, Spawn};
 use crate::sandbox::{Bwrap, JailSpec, Layers, Network, jail::overlay_safe};
 
 /// `Ok` when copy-on-write workspaces work in `parent`; otherwise why not.

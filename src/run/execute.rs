@@ -6,11 +6,11 @@ use std::time::{Duration, Instant};
 
 use super::grade::{self, GradeInput, JudgeSlot};
 use super::plan::{TriggerMode, Variant};
-use super::process::{self, Exited, Spawn};
 use crate::assert::check::Checks;
 use crate::assert::verdict::Grade;
 use crate::assert::view::CaseRunView;
 use crate::harness::{AgentError, ErrorCategory, Event, Harness, Invocation, Summary, Usage};
+use crate::process::{self, Exited, Spawn};
 use crate::record::{self, Lines};
 use crate::spec::{Case, OutputSpec, Skill, StdinSource, Suite, TriggerCase};
 use crate::workspace::layers::Tree;

@@ -7,7 +7,6 @@ pub mod cow;
 pub mod execute;
 pub mod grade;
 pub mod plan;
-pub mod process;
 
 pub mod redact;
 pub mod regrade;
@@ -30,7 +29,9 @@ use crate::assert::urls::UrlPolicy;
 use crate::config::{self, Config};
 use crate::diag::Problem;
 use crate::harness::command::CommandHarness;
-use crate::harness::{self, Harness, HarnessSettings, HostEnv, Unavailable};
+use crate::harness::{self, Harness, HarnessSettings};
+use crate::host::{HostEnv, Unavailable};
+use crate::process;
 use crate::record;
 use crate::spec::formats::LoadCtx;
 use crate::spec::{Case, Skill, SkillKind, Suite, TriggerCase};

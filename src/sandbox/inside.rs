@@ -121,7 +121,7 @@ pub fn main(args: &[String]) -> ExitCode {
 /// command.
 extern "C" fn ignore(_: libc::c_int) {}
 
-/// The descriptor assay reads "started" from (see `run::process::STATUS_FD`).
+/// The descriptor assay reads "started" from (see `process::STATUS_FD`).
 const STATUS_FD: libc::c_int = 3;
 
 fn run(args: Args) -> u8 {

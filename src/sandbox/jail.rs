@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use super::endpoint::Plan as NetPlan;
 use super::probe::{Bwrap, HELPER_INSIDE};
 use super::{Network, Record};
-use crate::run::process::Spawn;
+use crate::process::Spawn;
 
 /// What every sandbox is, before what is hidden and shown: its namespaces (the network's is
 /// added unless `--network host`), no capabilities and no way to get them back, death with
@@ -439,7 +439,7 @@ fn secret(p: &Path, home: Option<&Path>) -> bool {
 
 /// The program's real path, found on `path_var` as the harnesses' preflight finds it.
 fn resolve(program: &str, path_var: &str) -> Option<PathBuf> {
-    let path = crate::harness::HostEnv {
+    let path = crate::host::HostEnv {
         path: path_var.to_string(),
         vars: Vec::new(),
     };

@@ -64,7 +64,7 @@ impl Network {
 /// Why a sandboxed command did not start, when it did not: the first process inside says
 /// "started" on the launcher's status pipe, which the command never holds, so what the agent
 /// prints or how it exits cannot pass its own failure off as the sandbox's.
-pub fn failed_to_start(exited: &crate::run::process::Exited) -> Option<String> {
+pub fn failed_to_start(exited: &crate::process::Exited) -> Option<String> {
     (exited.started == Some(false) && !exited.timed_out && !exited.interrupted).then(|| {
         let tail = exited.stderr_tail.trim();
         format!(

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::harness::{HostEnv, Unavailable};
+use crate::host::{HostEnv, Unavailable};
 
 /// A bubblewrap that works on this machine, and the assay binary to run inside it.
 #[derive(Debug, Clone)]

@@ -1,0 +1,54 @@
+//! The machine assay runs on, as the runner sees it: the PATH to search and the variables it
+//! may pass on, and what is missing there that stops a run before it starts (exit 3). A leaf:
+//! harnesses, the sandbox's probe and the judge all ask it, and it asks nobody.
+
+use std::path::{Path, PathBuf};
+
+/// Something missing on the machine that stops a harness from running at all (exit 3).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Unavailable {
+    pub message: String,
+    pub fix: String,
+}
+
+/// What the host knows of the machine: the PATH to search, and the variables it may pass on.
+#[derive(Debug, Clone, Default)]
+pub struct HostEnv {
+    pub path: String,
+    pub vars: Vec<(String, String)>,
+}
+
+impl HostEnv {
+    pub fn from_process() -> Self {
+        HostEnv {
+            path: std::env::var("PATH").unwrap_or_default(),
+            vars: std::env::vars().collect(),
+        }
+    }
+
+    pub fn var(&self, key: &str) -> Option<&str> {
+        self.vars
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// The full path of `program` on PATH, if it is there.
+    pub fn which(&self, program: &str) -> Option<PathBuf> {
+        if program.contains('/') {
+            let p = PathBuf::from(program);
+            return p.is_file().then_some(p);
+        }
+        std::env::split_paths(&self.path)
+            .map(|d| d.join(program))
+            .find(|p| is_executable(p))
+    }
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
