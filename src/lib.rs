@@ -20,4 +20,5 @@ pub mod run;
 pub mod sandbox;
 pub mod spec;
 pub mod stats;
+pub mod text;
 pub mod workspace;

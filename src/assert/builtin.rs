@@ -9,9 +9,9 @@ use std::path::Path;
 use fancy_regex::Regex;
 use serde_json::Value;
 
-use super::formats;
 use super::view::CaseRunView;
 use crate::spec::Check;
+use crate::spec::value_formats;
 
 /// clauditor's URL pattern (also its `url` format).
 pub const URL_PATTERN: &str = r#"https?://[^\s\)"'>]+"#;
@@ -82,7 +82,7 @@ fn int_of(config: &Value, key: &str) -> Result<i64, String> {
 }
 
 fn regex(pattern: &str) -> Result<Regex, String> {
-    super::pyregex::compile(pattern).map_err(|e| format!("invalid regular expression: {e}"))
+    crate::spec::pyregex::compile(pattern).map_err(|e| format!("invalid regular expression: {e}"))
 }
 
 /// Non-overlapping matches, as Python's `re.findall` counts them: since Python 3.7 an empty
@@ -216,7 +216,7 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
         ),
         "has_format" => {
             let name = str_of(config, "format")?;
-            let f = formats::lookup(name)
+            let f = value_formats::lookup(name)
                 .ok_or_else(|| format!("`{name}` is not a registered format"))?;
             count_check(
                 out,

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::builtin::{self, CheckOutcome, Verdict};
-use super::registry;
 use super::urls::{UrlPolicy, UrlsReachable};
 use super::view::CaseRunView;
 use crate::spec;
+use crate::spec::check_types;
 
 /// One check type. `Err` means the check could not be evaluated; it then counts as failed.
 ///
@@ -50,7 +50,9 @@ impl Check for HasFormat {
     fn evaluate(&self, config: &Value, view: &Arc<CaseRunView>) -> Result<Verdict, String> {
         let name = config.get("format").and_then(Value::as_str).unwrap_or("");
         match &self.0 {
-            Some(extra) if super::formats::lookup(name).is_none() && extra.has(name) => {
+            Some(extra)
+                if crate::spec::value_formats::lookup(name).is_none() && extra.has(name) =>
+            {
                 let wanted = config.get("count").and_then(Value::as_i64).unwrap_or(1);
                 let out = &view.output;
                 let found = extra.find_all(name, out)?;
@@ -94,7 +96,7 @@ impl Checks {
     /// Every built-in type; `urls_reachable` reaches the network under `urls`.
     pub fn builtin(urls: UrlPolicy) -> Self {
         let mut by_kind: HashMap<String, Arc<dyn Check>> = HashMap::new();
-        for t in registry::BUILTIN {
+        for t in check_types::BUILTIN {
             by_kind.insert(t.name.to_string(), Arc::new(Builtin(t.name)));
         }
         by_kind.insert("urls_reachable".into(), Arc::new(UrlsReachable::new(urls)));

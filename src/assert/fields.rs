@@ -8,9 +8,9 @@ use fancy_regex::Regex;
 
 use super::builtin::CheckOutcome;
 use super::check::ExtraFormats;
-use super::formats;
 use crate::judge::extract::Extraction;
 use crate::spec::Section;
+use crate::spec::value_formats;
 
 fn outcome(
     id: String,
@@ -35,8 +35,8 @@ fn outcome(
 
 /// The full-match regex of a field format.
 fn full_match(format: &str) -> Result<Regex, String> {
-    let pattern = formats::lookup(format).map_or(format, |f| f.pattern);
-    super::pyregex::compile(&format!(r"\A(?:{pattern})\z"))
+    let pattern = value_formats::lookup(format).map_or(format, |f| f.pattern);
+    crate::spec::pyregex::compile(&format!(r"\A(?:{pattern})\z"))
         .map_err(|e| format!("invalid format regex: {e}"))
 }
 
@@ -117,8 +117,8 @@ pub fn check(
                     ));
                 }
                 if let Some(format) = &field.format {
-                    let plugin =
-                        plugins.filter(|p| formats::lookup(format).is_none() && p.has(format));
+                    let plugin = plugins
+                        .filter(|p| value_formats::lookup(format).is_none() && p.has(format));
                     let re = match plugin {
                         Some(p) => Ok(Matcher::Plugin(p, format)),
                         None => full_match(format).map(Matcher::Regex),

@@ -8,9 +8,6 @@
 pub mod builtin;
 pub mod check;
 pub mod fields;
-pub mod formats;
-pub mod pyregex;
-pub mod registry;
 pub mod urls;
 pub mod verdict;
 pub mod view;

@@ -2,9 +2,9 @@
 
 use super::{ListArgs, load, print_problems};
 use crate::exit::Outcome;
-use crate::report::tables::printable;
 use crate::spec::formats::LoadCtx;
 use crate::spec::{Case, Suite};
+use crate::text::printable;
 
 pub fn run(ctx: &LoadCtx, args: &ListArgs) -> Outcome {
     let loaded = load(ctx, &args.selection);

@@ -3,19 +3,19 @@
 //! Every line for people goes through [`say!`] (stdout) or [`tell!`] (stderr): ids, paths and
 //! text from suites, agents, scripts and plugins may hold control characters, and those are
 //! shown escaped, never sent, so nothing can erase a line, move the cursor or retitle the
-//! window. JSON for tools is printed with [`crate::report::tables::printable_json`].
+//! window. JSON for tools is printed with [`crate::text::printable_json`].
 
 /// `println!`, control characters shown escaped (see `report::tables::printable`).
 macro_rules! say {
     ($($arg:tt)*) => {
-        println!("{}", $crate::report::tables::printable(&format!($($arg)*)))
+        println!("{}", $crate::text::printable(&format!($($arg)*)))
     };
 }
 
 /// `eprintln!`, control characters shown escaped (see `report::tables::printable`).
 macro_rules! tell {
     ($($arg:tt)*) => {
-        eprintln!("{}", $crate::report::tables::printable(&format!($($arg)*)))
+        eprintln!("{}", $crate::text::printable(&format!($($arg)*)))
     };
 }
 
@@ -480,7 +480,7 @@ fn project_roots(ctx: &LoadCtx, scope: &[PathBuf]) -> Vec<PathBuf> {
                 .filter_entry(|e| {
                     !e.file_name()
                         .to_str()
-                        .is_some_and(|n| crate::discover::is_skipped_dir(n) || n == ".git")
+                        .is_some_and(|n| crate::spec::paths::is_skipped_dir(n) || n == ".git")
                 })
                 .build();
             roots.extend(
@@ -579,7 +579,7 @@ pub fn stderr_color() -> bool {
 /// Prints JSON for tools to stdout, fit for a terminal (see `report::tables::printable_json`).
 pub fn print_json(v: &impl serde::Serialize) {
     let text = serde_json::to_string_pretty(v).unwrap_or_default();
-    println!("{}", crate::report::tables::printable_json(&text));
+    println!("{}", crate::text::printable_json(&text));
 }
 
 /// Prints problems to stderr, and a closing line when any is an error.
@@ -599,7 +599,7 @@ pub fn print_problems(problems: &[Problem]) {
     if color {
         eprint!("{text}");
     } else {
-        eprint!("{}", crate::report::tables::printable(&text));
+        eprint!("{}", crate::text::printable(&text));
     }
     if let Some(line) = problems_summary(problems) {
         tell!("{line}");

@@ -3,8 +3,8 @@
 use super::{ReportArgs, ReportCommand, ReportDiffArgs, ReportMergeArgs};
 use crate::exit::Outcome;
 use crate::report;
-use crate::report::tables::{printable, printable_json};
 use crate::spec::formats::LoadCtx;
+use crate::text::{printable, printable_json};
 
 fn read(ctx: &LoadCtx, dir: &std::path::Path) -> Result<report::Report, Outcome> {
     let dir = ctx.cwd.join(dir);

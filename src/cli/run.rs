@@ -4,9 +4,10 @@ use super::{RunArgs, load, print_problems};
 use crate::exit::Outcome;
 use crate::record::Outcome as CaseOutcome;
 use crate::report::aggregate;
-use crate::report::tables::{interval, num, pct, printable, signed};
+use crate::report::tables::{interval, num, pct, signed};
 use crate::run::{self, CaseRunResult, NotStarted, RunEvent, RunOptions};
 use crate::spec::formats::LoadCtx;
+use crate::text::printable;
 
 pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> Outcome {
     let mut loaded = load(ctx, &args.selection);
@@ -151,7 +152,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
                 if args.json {
                     print!(
                         "{}",
-                        crate::report::tables::printable_json(&crate::report::render(
+                        crate::text::printable_json(&crate::report::render(
                             &r,
                             crate::report::Format::Json
                         ))

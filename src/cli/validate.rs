@@ -6,9 +6,9 @@ use super::{OutputFormat, ValidateArgs, load, print_problems};
 use crate::diag;
 use crate::discover::count_by_format;
 use crate::exit::Outcome;
-use crate::report::tables::printable;
 use crate::spec::Suite;
 use crate::spec::formats::LoadCtx;
+use crate::text::printable;
 
 pub fn run(ctx: &LoadCtx, args: &ValidateArgs) -> Outcome {
     let loaded = load(ctx, &args.selection);

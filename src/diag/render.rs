@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::source::Source;
 use super::{Problem, Severity};
-use crate::report::tables::printable;
+use crate::text::printable;
 
 /// How to draw problems as text.
 #[derive(Debug, Clone, Copy)]

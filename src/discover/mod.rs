@@ -18,29 +18,7 @@ use crate::diag::{self, Problem};
 use crate::spec::formats::{self, LoadCtx};
 use crate::spec::{Format, Loaded, paths, skill};
 
-/// Folders discovery never enters.
-pub const SKIPPED_DIRS: &[&str] = &[
-    ".git",
-    ".hg",
-    ".svn",
-    "node_modules",
-    "target",
-    ".venv",
-    "venv",
-    "__pycache__",
-    ".tox",
-    ".mypy_cache",
-    ".pytest_cache",
-    "dist",
-    "build",
-    ".next",
-    ".cache",
-    ".assay",
-];
-
-pub fn is_skipped_dir(name: &str) -> bool {
-    SKIPPED_DIRS.contains(&name)
-}
+pub use crate::spec::paths::{SKIPPED_DIRS, is_skipped_dir};
 
 /// What to look at.
 #[derive(Debug, Clone, Default)]

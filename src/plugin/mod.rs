@@ -247,8 +247,8 @@ impl Plugins {
                 .chain(p.harnesses().iter().map(|h| ("harness", h.name.clone())));
             for (what, name) in names {
                 let builtin = match what {
-                    "check type" => crate::assert::registry::lookup(&name).is_some(),
-                    "format" => crate::assert::formats::lookup(&name).is_some(),
+                    "check type" => crate::spec::check_types::lookup(&name).is_some(),
+                    "format" => crate::spec::value_formats::lookup(&name).is_some(),
                     _ => ["claude-code", "codex", "command"].contains(&name.as_str()),
                 };
                 let key = format!("{what} `{name}`");
@@ -318,7 +318,8 @@ impl Plugins {
 impl ExtraTypes for Plugins {
     fn has_check_type(&self, name: &str) -> bool {
         self.check_provider(name).is_some()
-            || (!self.unloaded_native.is_empty() && crate::assert::registry::lookup(name).is_none())
+            || (!self.unloaded_native.is_empty()
+                && crate::spec::check_types::lookup(name).is_none())
     }
 
     fn validate_check(&self, name: &str, config: &Value) -> Result<(), String> {
@@ -332,7 +333,8 @@ impl ExtraTypes for Plugins {
 
     fn has_format(&self, name: &str) -> bool {
         self.format_provider(name).is_some()
-            || (!self.unloaded_native.is_empty() && crate::assert::formats::lookup(name).is_none())
+            || (!self.unloaded_native.is_empty()
+                && crate::spec::value_formats::lookup(name).is_none())
     }
 
     fn check_type_names(&self) -> Vec<String> {

@@ -5,8 +5,8 @@
 use quick_xml::escape::escape;
 
 use super::model::{CaseRun, Outcome, Report};
-use super::tables::{printable, unify_newlines};
 use crate::record::grading::JudgeRecord;
+use crate::text::{printable, unify_newlines};
 
 const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#1d1d1f}\
 h1{font-size:1.5em}table{border-collapse:collapse;width:100%;margin:1em 0}td,th{border-bottom:1px solid #ddd;padding:.35em .5em;text-align:left;vertical-align:top}\

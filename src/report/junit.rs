@@ -26,7 +26,7 @@ fn unfit(c: char) -> bool {
 /// Text fit for XML 1.0: line ends as an XML parser reads them, and each unfit character
 /// replaced by a visible `\u{…}` marker.
 fn xml_chars(s: &str) -> std::borrow::Cow<'_, str> {
-    let s = super::tables::unify_newlines(s);
+    let s = crate::text::unify_newlines(s);
     if !s.chars().any(unfit) {
         return s;
     }
@@ -49,7 +49,7 @@ fn text(s: &str) -> String {
 
 fn attr(s: &str) -> String {
     // Attribute values: fit for XML 1.0, escaped, and on one line.
-    text(&super::tables::unify_newlines(s).replace('\n', " "))
+    text(&crate::text::unify_newlines(s).replace('\n', " "))
 }
 
 fn failed_checks(c: &CaseRun) -> String {

@@ -2,8 +2,8 @@
 //! every case-run, then the failures with their reasons and failed checks.
 
 use super::model::{Outcome, Report};
-use super::tables::{printable, unify_newlines};
 use crate::record::case_run::{Kind, Variant};
+use crate::text::{printable, unify_newlines};
 
 fn icon(o: Outcome) -> &'static str {
     match o {

@@ -175,7 +175,7 @@ fn hash_tree(path: &Path) -> blake3::Hash {
     let mut h = blake3::Hasher::new();
     let mut files: Vec<PathBuf> = ignore::WalkBuilder::new(path)
         .standard_filters(false)
-        .filter_entry(|e| !crate::discover::is_skipped_dir(&e.file_name().to_string_lossy()))
+        .filter_entry(|e| !crate::spec::paths::is_skipped_dir(&e.file_name().to_string_lossy()))
         .build()
         .flatten()
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()))

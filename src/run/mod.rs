@@ -666,9 +666,7 @@ pub fn run(
             // A folder name may hold anything: no control characters reach the terminal.
             eprintln!(
                 "warning: {} turns the sandbox off (`[run] sandbox = \"none\"`): the agents run unsandboxed; pass --sandbox auto to contain them",
-                crate::report::tables::printable(
-                    &ctx.shown(&root.join("assay.toml")).display().to_string()
-                )
+                crate::text::printable(&ctx.shown(&root.join("assay.toml")).display().to_string())
             );
         }
     }
@@ -756,7 +754,7 @@ pub fn run(
     if let (Some(_), Err(why)) = (&bwrap, &cow) {
         eprintln!(
             "note: workspaces are copies, not copy-on-write overlays: {}",
-            crate::report::tables::printable(why)
+            crate::text::printable(why)
         );
     }
     let started = jiff::Timestamp::now();
@@ -1067,7 +1065,7 @@ pub fn run(
                 {
                     eprintln!(
                         "{}",
-                        crate::report::tables::printable(&format!(
+                        crate::text::printable(&format!(
                             "warning: {} was not stored in the cache: {e}",
                             case_dir.display()
                         ))

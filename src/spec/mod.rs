@@ -1,13 +1,16 @@
 //! The spec stage: the normalized model and one loader per eval format.
 
+pub mod check_types;
 pub mod extra;
 pub mod formats;
 pub mod json;
 pub mod model;
 pub mod node;
 pub mod paths;
+pub mod pyregex;
 pub mod reader;
 pub mod skill;
+pub mod value_formats;
 pub mod yaml;
 
 pub use model::*;

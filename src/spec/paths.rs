@@ -2,6 +2,31 @@
 
 use std::path::{Component, Path, PathBuf};
 
+/// Folders of a project that are not its content (version control, dependencies, build output,
+/// assay's own): discovery never enters them, and workspaces and cache keys leave them out.
+pub const SKIPPED_DIRS: &[&str] = &[
+    ".git",
+    ".hg",
+    ".svn",
+    "node_modules",
+    "target",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".tox",
+    ".mypy_cache",
+    ".pytest_cache",
+    "dist",
+    "build",
+    ".next",
+    ".cache",
+    ".assay",
+];
+
+pub fn is_skipped_dir(name: &str) -> bool {
+    SKIPPED_DIRS.contains(&name)
+}
+
 /// Why a path written in a spec cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PathError {

@@ -287,7 +287,7 @@ impl Doc {
     /// A regex that must compile (Python-like syntax: lookaround and backreferences work).
     pub fn regex(&mut self, node: &Node, field: &str) -> Option<String> {
         let s = self.string(node, field)?;
-        if let Err(e) = crate::assert::pyregex::compile(&s) {
+        if let Err(e) = crate::spec::pyregex::compile(&s) {
             self.error(
                 "invalid-regex",
                 node.span,

@@ -2,11 +2,11 @@
 
 use serde_json::{Map as JsonMap, Value as Json};
 
-use crate::assert::formats;
-use crate::assert::registry::{CheckType, KeyKind, KeySpec};
+use crate::spec::check_types::{CheckType, KeyKind, KeySpec};
 use crate::spec::node::Node;
 use crate::spec::paths;
 use crate::spec::reader::{Doc, Map};
+use crate::spec::value_formats;
 
 /// Validates one value for a key of a check type and converts it to JSON.
 pub fn read_value(doc: &mut Doc, spec: &KeySpec, node: &Node, field: &str) -> Option<Json> {
@@ -30,8 +30,8 @@ pub fn read_value(doc: &mut Doc, spec: &KeySpec, node: &Node, field: &str) -> Op
         KeyKind::FormatName => {
             let s = doc.string(node, field)?;
             let from_plugin = doc.extra.as_ref().is_some_and(|e| e.has_format(&s));
-            if formats::lookup(&s).is_none() && !from_plugin {
-                let near = crate::diag::did_you_mean(&s, formats::names());
+            if value_formats::lookup(&s).is_none() && !from_plugin {
+                let near = crate::diag::did_you_mean(&s, value_formats::names());
                 doc.error(
                     "unknown-format",
                     node.span,
@@ -42,7 +42,7 @@ pub fn read_value(doc: &mut Doc, spec: &KeySpec, node: &Node, field: &str) -> Op
                     Some(n) => format!("did you mean `{n}`?"),
                     None => format!(
                         "registered formats: {}; for a custom pattern use a `regex` or `min_count` assertion",
-                        formats::names().collect::<Vec<_>>().join(", ")
+                        value_formats::names().collect::<Vec<_>>().join(", ")
                     ),
                 });
                 return None;
@@ -108,7 +108,7 @@ pub fn read_check_list(
     field: &str,
     ids: &mut std::collections::HashSet<String>,
 ) -> Vec<crate::spec::Check> {
-    use crate::assert::registry;
+    use crate::spec::check_types;
     let mut out = Vec::new();
     let Some(items) = doc.seq(node, field) else {
         return out;
@@ -126,7 +126,7 @@ pub fn read_check_list(
         let (config, target) = if is_plugin_type(doc, &ty) {
             let config = plugin_check(doc, &ty, config_of(&m, COMMON_KEYS), item, &path);
             (config, crate::spec::CheckTarget::Output)
-        } else if let Some(check_type) = registry::lookup(&ty) {
+        } else if let Some(check_type) = check_types::lookup(&ty) {
             let mut known: Vec<&str> = COMMON_KEYS.to_vec();
             known.extend(check_type.key_names());
             m.check_keys(doc, &format!("a `{ty}` check"), &known);
@@ -134,7 +134,10 @@ pub fn read_check_list(
         } else {
             let all = all_type_names(
                 doc,
-                &registry::BUILTIN.iter().map(|t| t.name).collect::<Vec<_>>(),
+                &check_types::BUILTIN
+                    .iter()
+                    .map(|t| t.name)
+                    .collect::<Vec<_>>(),
             );
             let names = all.iter().map(String::as_str);
             let near = crate::diag::did_you_mean(&ty, names.clone());

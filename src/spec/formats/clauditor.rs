@@ -3,7 +3,6 @@
 use std::path::{Path, PathBuf};
 
 use super::{LoadCtx, check_unique, location};
-use crate::assert::{formats, registry};
 use crate::diag::Problem;
 use crate::spec::model::{
     Case, Check, CheckTarget, Criterion, Defaults, Field, Fixture, Format, JudgeConfig, OutputSpec,
@@ -12,6 +11,7 @@ use crate::spec::model::{
 use crate::spec::node::{Node, Span, Value};
 use crate::spec::reader::{Doc, Map, index};
 use crate::spec::{Loaded, paths};
+use crate::spec::{check_types, value_formats};
 
 const TOP_KEYS: &[&str] = &[
     "skill_name",
@@ -525,9 +525,9 @@ fn read_assertions(
             }
             continue;
         }
-        let Some(check_type) = registry::CLAUDITOR_TYPES
+        let Some(check_type) = check_types::CLAUDITOR_TYPES
             .contains(&ty.as_str())
-            .then(|| registry::lookup(&ty))
+            .then(|| check_types::lookup(&ty))
             .flatten()
         else {
             doc.error(
@@ -537,7 +537,7 @@ fn read_assertions(
                 format!("unknown assertion type `{ty}`"),
             )
             .help = {
-                let names = super::checks::all_type_names(doc, registry::CLAUDITOR_TYPES);
+                let names = super::checks::all_type_names(doc, check_types::CLAUDITOR_TYPES);
                 Some(
                     match crate::diag::did_you_mean(&ty, names.iter().map(String::as_str)) {
                         Some(s) => format!("did you mean `{s}`?"),
@@ -548,7 +548,7 @@ fn read_assertions(
             continue;
         };
         let mut known = vec!["id", "type", "name"];
-        known.extend(registry::clauditor_keys(check_type));
+        known.extend(check_types::clauditor_keys(check_type));
         a.check_keys_with(doc, &format!("a `{ty}` assertion"), &known, |_| false, |k| {
             migration_hint(&ty, k).map(|to| {
                 if k == "value" {
@@ -707,7 +707,7 @@ fn read_field_format(doc: &mut Doc, node: &Node, field: &str) -> Option<String> 
         );
         return None;
     }
-    if formats::lookup(&s).is_some() || doc.extra.as_ref().is_some_and(|e| e.has_format(&s)) {
+    if value_formats::lookup(&s).is_some() || doc.extra.as_ref().is_some_and(|e| e.has_format(&s)) {
         return Some(s);
     }
     if let Err(e) = fancy_regex::Regex::new(&format!("^(?:{s})$")) {
@@ -717,7 +717,7 @@ fn read_field_format(doc: &mut Doc, node: &Node, field: &str) -> Option<String> 
             field,
             format!("`{s}` is neither a registered format nor a valid regex: {e}"),
         )
-        .help = crate::diag::did_you_mean(&s, formats::names())
+        .help = crate::diag::did_you_mean(&s, value_formats::names())
             .map(|n| format!("did you mean the format `{n}`?"));
         return None;
     }

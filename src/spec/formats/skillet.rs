@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use super::{LoadCtx, location};
-use crate::assert::registry;
+use crate::spec::check_types;
 use crate::spec::model::{Case, Check, CheckTarget, Defaults, Format, Suite};
 use crate::spec::node::Node;
 use crate::spec::reader::{Doc, index};
@@ -288,7 +288,7 @@ fn read_assertions(doc: &mut Doc, items: &[Node]) -> Vec<Check> {
         let Some(value_node) = m.req(doc, "value") else {
             continue;
         };
-        let spec = registry::lookup(&ty)
+        let spec = check_types::lookup(&ty)
             .and_then(|t| t.keys.iter().find(|k| k.name == key))
             .expect("every Skillet type is built in");
         let Some(value) = super::checks::read_value(doc, spec, value_node, &m.path("value")) else {

@@ -1,6 +1,6 @@
 //! Built-in check types and the keys each one takes.
 
-use crate::spec::model::CheckTarget;
+use super::model::CheckTarget;
 
 /// The type of one configuration key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

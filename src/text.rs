@@ -1,0 +1,71 @@
+//! Text that crosses a trust boundary on its way out: whatever an agent, a suite file or a
+//! plugin wrote is escaped here before it reaches a terminal or a report's parser. A leaf.
+
+/// Text for a terminal: control characters (C0 and C1, escape sequences' start among them)
+/// are shown escaped, never sent, so nothing an agent or a suite file wrote can move the
+/// cursor, erase a line or retitle the window. Newlines and tabs stay.
+pub fn printable(text: &str) -> String {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// Line ends as XML and HTML parsers read them: `\r\n` and a lone `\r` become `\n`. (Written
+/// so, a report reads the same and prints the same on a terminal, where a `\r` would move
+/// the cursor back over the line.)
+pub fn unify_newlines(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\r') {
+        text.replace("\r\n", "\n").replace('\r', "\n").into()
+    } else {
+        text.into()
+    }
+}
+
+/// JSON text for a terminal: `serde_json` escapes the C0 controls but writes DEL and the C1
+/// controls (U+007F–U+009F) as they are; they can only stand inside strings, where a
+/// `\u00XX` escape means the same.
+pub fn printable_json(json: &str) -> std::borrow::Cow<'_, str> {
+    let raw = |c: char| ('\u{7f}'..='\u{9f}').contains(&c);
+    if !json.chars().any(raw) {
+        return json.into();
+    }
+    json.chars()
+        .map(|c| {
+            if raw(c) {
+                format!("\\u{:04x}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect::<String>()
+        .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_never_reach_a_terminal() {
+        let t = printable("\u{1b}]0;PWNED\u{7}\r\u{1b}[2KPASS\u{9b}2K\nnext\tcol");
+        assert!(
+            !t.chars().any(|c| c.is_control() && c != '\n' && c != '\t'),
+            "{t:?}"
+        );
+        assert!(t.contains("\\u{1b}]0;PWNED"), "{t}");
+        assert!(t.ends_with("\nnext\tcol"), "{t}");
+        assert_eq!(printable("plain"), "plain");
+    }
+}
