@@ -726,3 +726,31 @@ fn gemini_is_offered_the_skill_under_test() {
         "the baseline's requests never list it: {requests:#?}"
     );
 }
+
+#[test]
+fn a_harness_plugin_that_cannot_make_a_command_is_an_error_with_its_reason() {
+    let d = hostile_project(
+        "",
+        json!([{"id": "a", "type": "contains", "needle": "Ada"}]),
+    );
+    let out = assay(
+        d.path(),
+        &[
+            "run",
+            "--harness",
+            "refusing",
+            "--output-dir",
+            "out",
+            "--workspace-dir",
+            "ws",
+        ],
+    );
+    assert_eq!(code(&out), 3, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(&d.path().join("out"))["h"];
+    assert_eq!(r["status"], "error", "{r:#}");
+    assert_eq!(
+        r["reason"], "the harness plugin failed: no command today",
+        "{r:#}"
+    );
+    assert!(r["exit_code"].is_null(), "no process ran: {r:#}");
+}

@@ -71,7 +71,7 @@ impl Harness for ClaudeCode {
         Ok(())
     }
 
-    fn command(&self, inv: &Invocation<'_>) -> CommandLine {
+    fn command(&self, inv: &Invocation<'_>) -> Result<CommandLine, String> {
         let mut args = vec![
             "-p".to_string(),
             inv.prompt.to_string(),
@@ -107,12 +107,12 @@ impl Harness for ClaudeCode {
         if inv.sync_tasks {
             env.push(("CLAUDE_CODE_DISABLE_BACKGROUND_TASKS".into(), "1".into()));
         }
-        CommandLine {
+        Ok(CommandLine {
             program: self.program.clone(),
             args,
             env,
             stdin: None,
-        }
+        })
     }
 
     /// `ANTHROPIC_BASE_URL`, else Anthropic's API.

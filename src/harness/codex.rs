@@ -103,7 +103,7 @@ impl Harness for Codex {
         Ok(())
     }
 
-    fn command(&self, inv: &Invocation<'_>) -> CommandLine {
+    fn command(&self, inv: &Invocation<'_>) -> Result<CommandLine, String> {
         // Inside assay's sandbox, Codex's own (bubblewrap again) is redundant and fails to
         // start its helper; the default gives way to assay's. A sandbox named in assay.toml
         // is kept.
@@ -142,12 +142,12 @@ impl Harness for Codex {
             (Some(sys), 0) => format!("{sys}\n\n{}", inv.prompt),
             _ => inv.prompt.to_string(),
         };
-        CommandLine {
+        Ok(CommandLine {
             program: self.program.clone(),
             args,
             env: Vec::new(),
             stdin: Some(prompt.into_bytes()),
-        }
+        })
     }
 
     /// `OPENAI_BASE_URL`, else OpenAI's API and ChatGPT's (for a ChatGPT login).

@@ -55,15 +55,15 @@ impl Harness for CommandHarness {
         }
     }
 
-    fn command(&self, inv: &Invocation<'_>) -> CommandLine {
+    fn command(&self, inv: &Invocation<'_>) -> Result<CommandLine, String> {
         let templated = self.argv.iter().any(|a| a.contains("{prompt}"));
         let mut argv = self.argv.iter().map(|a| a.replace("{prompt}", inv.prompt));
-        CommandLine {
+        Ok(CommandLine {
             program: argv.next().unwrap_or_default(),
             args: argv.collect(),
             env: Vec::new(),
             stdin: (!templated).then(|| inv.prompt.as_bytes().to_vec()),
-        }
+        })
     }
 
     fn parser(&self, _inv: &Invocation<'_>) -> Box<dyn StreamParser> {

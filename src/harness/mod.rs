@@ -55,7 +55,9 @@ pub trait Harness: Send + Sync {
     fn name(&self) -> &str;
     /// Checks, before any case starts, that the harness can run here.
     fn preflight(&self, env: &HostEnv) -> Result<(), Unavailable>;
-    fn command(&self, inv: &Invocation<'_>) -> CommandLine;
+    /// The agent's command line for one turn, or why the harness cannot make one (a plugin's
+    /// own failure: the case-run is an error with that reason).
+    fn command(&self, inv: &Invocation<'_>) -> Result<CommandLine, String>;
     /// Prepares the private HOME once per case-run (say, a CLI's config file), and may add
     /// variables to the environment. Most harnesses need nothing.
     fn prepare(&self, _home: &Path, _env: &mut Vec<(String, String)>) -> std::io::Result<()> {
@@ -116,17 +118,33 @@ pub fn unreachable(text: &str) -> bool {
     .any(|w| text.contains(w))
 }
 
+/// Makes a built-in harness from the run's settings.
+type Make = fn(&HarnessSettings) -> Box<dyn Harness>;
+
+/// The built-in harnesses, by name: the one list assay knows them from (plugins add theirs
+/// beside these, never under these names).
+const BUILTINS: &[(&str, Make)] = &[
+    ("claude-code", |s| Box::new(claude_code::ClaudeCode::new(s))),
+    ("codex", |s| Box::new(codex::Codex::new(s))),
+    ("command", |s| Box::new(command::CommandHarness::new(s))),
+];
+
 /// The built-in harness of this name, configured from the run's settings.
 pub fn builtin(name: &str, settings: &HarnessSettings) -> Option<Box<dyn Harness>> {
-    match name {
-        "claude-code" => Some(Box::new(claude_code::ClaudeCode::new(settings))),
-        "codex" => Some(Box::new(codex::Codex::new(settings))),
-        "command" => Some(Box::new(command::CommandHarness::new(settings))),
-        _ => None,
-    }
+    BUILTINS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, make)| make(settings))
 }
 
-pub const BUILTIN_NAMES: &[&str] = &["claude-code", "codex", "command"];
+/// The built-in harnesses' names.
+pub fn builtin_names() -> impl Iterator<Item = &'static str> {
+    BUILTINS.iter().map(|(n, _)| *n)
+}
+
+pub fn is_builtin(name: &str) -> bool {
+    builtin_names().any(|n| n == name)
+}
 
 /// Settings from the CLI and `assay.toml` that shape how harnesses are invoked.
 #[derive(Debug, Clone, Default)]

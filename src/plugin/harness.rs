@@ -38,21 +38,6 @@ fn invocation(inv: &Invocation<'_>) -> wit::Invocation {
     }
 }
 
-/// A command that fails at once with the reason, so the failure is recorded like any other.
-fn failing(why: &str) -> CommandLine {
-    CommandLine {
-        program: "sh".into(),
-        args: vec![
-            "-c".into(),
-            "printf '%s\\n' \"$1\" >&2; exit 127".into(),
-            "assay".into(),
-            format!("the harness plugin failed: {why}"),
-        ],
-        env: Vec::new(),
-        stdin: None,
-    }
-}
-
 impl Harness for PluginHarness {
     fn name(&self) -> &str {
         &self.info.name
@@ -71,21 +56,21 @@ impl Harness for PluginHarness {
         }
     }
 
-    fn command(&self, inv: &Invocation<'_>) -> CommandLine {
+    fn command(&self, inv: &Invocation<'_>) -> Result<CommandLine, String> {
         let wit_inv = invocation(inv);
         let result = self.plugin.call(|store, inst, p| {
             p.harness_guest(store, inst)?
                 .call_command(&mut *store, &self.info.name, &wit_inv)
         });
         match result {
-            Ok(Ok(c)) => CommandLine {
+            Ok(Ok(c)) => Ok(CommandLine {
                 program: c.program,
                 args: c.args,
                 env: c.env,
                 stdin: c.stdin.map(String::into_bytes),
-            },
-            Ok(Err(e)) => failing(&e),
-            Err(e) => failing(&e.to_string()),
+            }),
+            Ok(Err(e)) => Err(format!("the harness plugin failed: {e}")),
+            Err(e) => Err(format!("the harness plugin failed: {e}")),
         }
     }
 

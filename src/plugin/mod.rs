@@ -249,7 +249,7 @@ impl Plugins {
                 let builtin = match what {
                     "check type" => crate::spec::check_types::lookup(&name).is_some(),
                     "format" => crate::spec::value_formats::lookup(&name).is_some(),
-                    _ => ["claude-code", "codex", "command"].contains(&name.as_str()),
+                    _ => crate::harness::is_builtin(&name),
                 };
                 let key = format!("{what} `{name}`");
                 if builtin {

@@ -349,7 +349,14 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
                 .map(|t| t.name.as_str()),
             sandboxed: jail.is_some(),
         };
-        let line = plan.harness.command(&inv);
+        let line = match plan.harness.command(&inv) {
+            Ok(line) => line,
+            Err(why) => {
+                result.status = Status::Error;
+                result.reason = Some(why);
+                break;
+            }
+        };
         let mut spawn = Spawn::new(line.program, &staged.cwd);
         spawn.args = line.args;
         spawn.env = agent_env.clone();

@@ -552,10 +552,8 @@ pub fn run(
                         h,
                     ),
                     None => {
-                        let mut names: Vec<String> = harness::BUILTIN_NAMES
-                            .iter()
-                            .map(|s| s.to_string())
-                            .collect();
+                        let mut names: Vec<String> =
+                            harness::builtin_names().map(str::to_string).collect();
                         names.extend(opts.plugins.providers.iter().flat_map(|p| {
                             p.harnesses()
                                 .iter()

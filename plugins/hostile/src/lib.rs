@@ -1,7 +1,47 @@
 //! Check types that misbehave on purpose, for assay's hostile-plugin tests, and two that
-//! behave (`echo`, `stderr`) for the host's own tests.
+//! behave (`echo`, `stderr`) for the host's own tests; and a harness (`refusing`) that never
+//! makes a command.
 
-use assay_plugin::{Assertion, Plugin, Run, Value, Verdict};
+use assay_plugin::{
+    Assertion, CommandLine, Harness, Invocation, Parser, Plugin, Run, Value, Verdict, json,
+};
+
+/// A harness whose command always fails: the case-run must be an error saying why.
+struct Refusing;
+
+impl Harness for Refusing {
+    fn name(&self) -> &str {
+        "refusing"
+    }
+
+    fn summary(&self) -> &str {
+        "never makes a command"
+    }
+
+    fn program(&self) -> &str {
+        "sh"
+    }
+
+    fn command(&self, _inv: &Invocation) -> Result<CommandLine, String> {
+        Err("no command today".into())
+    }
+
+    fn parser(&self, _inv: &Invocation) -> Box<dyn Parser> {
+        Box::new(Nothing)
+    }
+}
+
+struct Nothing;
+
+impl Parser for Nothing {
+    fn feed(&mut self, _line: &str) -> Vec<Value> {
+        Vec::new()
+    }
+
+    fn finish(&mut self, _exit_code: Option<i32>, _timed_out: bool, _stderr_tail: &str) -> Value {
+        json!({})
+    }
+}
 
 struct Kind(&'static str);
 
@@ -97,7 +137,7 @@ fn plugin() -> Plugin {
     ] {
         p = p.assertion(Kind(k));
     }
-    p
+    p.harness(Refusing)
 }
 
 assay_plugin::export!(plugin);
