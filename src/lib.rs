@@ -1,7 +1,7 @@
 //! assay: one runner for AI-agent skill evals.
 //!
 //! Data flows one way: spec → plan → stage → execute → collect → grade → record → report.
-//! This crate holds the host; see `DESIGN.md` for the map.
+//! This crate holds the host; ARCHITECTURE.md is the map.
 
 pub mod assert;
 pub mod cli;

@@ -1,5 +1,5 @@
 //! The one extension point for assertions: a [`Check`] evaluates a configured check against a
-//! case-run. Built-in types and (later) WASM plugin types implement it side by side, and a
+//! case-run. Built-in types and WASM plugin types implement it side by side, and a
 //! [`Checks`] registry maps type names to implementations.
 
 use std::collections::HashMap;

@@ -1,7 +1,7 @@
 //! Harness adapters: how a case becomes an agent command, and how its output becomes events.
 //!
 //! An adapter is a pure translator — build the command, parse lines, summarize. The host owns
-//! processes, limits and isolation. Built-in adapters and (later) WebAssembly harness plugins
+//! processes, limits and isolation. Built-in adapters and WebAssembly harness plugins
 //! implement the same [`Harness`] trait.
 
 pub mod claude_code;

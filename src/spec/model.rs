@@ -177,7 +177,7 @@ impl Suite {
 }
 
 /// Settings a suite gives all its cases; CLI flags, `ASSAY_*` and `assay.toml` combine with
-/// these by the precedence in DESIGN.md when a run is planned.
+/// these by the precedence in docs/running.md when a run is planned.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Defaults {
     /// `claude-code`, `codex`, `command`, a plugin harness, or `None` for auto.
