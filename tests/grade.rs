@@ -393,6 +393,42 @@ fn urls_reachable_refuses_loopback_unless_allowed() {
 }
 
 #[test]
+fn urls_reachable_is_checked_inside_a_run_on_the_runs_runtime() {
+    // (The check is synchronous; inside `assay run` it blocks in place on the run's runtime.)
+    let site = serve(axum::Router::new().route("/ok", axum::routing::any(|| async { "fine" })));
+    let d = project(
+        r#"{"skill_name": "summarize-csv", "assertions": [{"id": "live", "type": "urls_reachable", "count": 1}]}"#,
+    );
+    let say = format!("echo See {site}/ok.");
+    let out = assay(
+        d.path(),
+        &[
+            "run",
+            "--harness",
+            "command",
+            "--command",
+            &say,
+            "--allow-private-urls",
+            "--judge",
+            "none",
+            "--output-dir",
+            "out",
+            "--workspace-dir",
+            "ws",
+            "--sandbox",
+            "none",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("1 passed"),
+        "{}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
+}
+
+#[test]
 fn a_run_folder_is_regraded_without_running_the_agent() {
     let d = tempfile::tempdir().unwrap();
     let log = d.path().join("agent.log");
