@@ -69,7 +69,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, Outcome> {
 
 fn checks(args: &GradeArgs, plugins: &crate::plugin::Plugins) -> Checks {
     let mut checks = Checks::builtin(UrlPolicy {
-        allow_private: args.allow_private_urls,
+        allow_private: args.checks.allow_private_urls,
         ..UrlPolicy::default()
     });
     plugins.install(&mut checks);

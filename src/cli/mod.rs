@@ -177,7 +177,15 @@ pub struct GradeArgs {
     /// Print the grading as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Let `urls_reachable` reach loopback, private and link-local addresses.
+    #[command(flatten)]
+    pub checks: CheckArgs,
+}
+
+/// What checks may do (shared by `run` and `grade`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct CheckArgs {
+    /// Let `urls_reachable` send HEAD requests to loopback, private and link-local addresses
+    /// (refused by default, against server-side request forgery).
     #[arg(long, env = "ASSAY_ALLOW_PRIVATE_URLS", value_parser = clap::builder::BoolishValueParser::new(), num_args = 0, default_missing_value = "true", default_value = "false")]
     pub allow_private_urls: bool,
 }
@@ -354,10 +362,8 @@ pub struct RunArgs {
     /// for every suite, over clauditor's `sync_tasks`.
     #[arg(long)]
     pub sync_tasks: bool,
-    /// Let `urls_reachable` send HEAD requests to loopback, private and link-local addresses
-    /// (refused by default, against server-side request forgery).
-    #[arg(long, env = "ASSAY_ALLOW_PRIVATE_URLS", value_parser = clap::builder::BoolishValueParser::new(), num_args = 0, default_missing_value = "true", default_value = "false")]
-    pub allow_private_urls: bool,
+    #[command(flatten)]
+    pub checks: CheckArgs,
     /// Reports to write into the run folder at the end (repeatable or comma-separated):
     /// json (report.json), junit (junit.xml), markdown (summary.md).
     #[arg(long, value_enum, value_delimiter = ',')]

@@ -43,7 +43,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         pass_env: args.pass_env.clone(),
         judge: args.judge.judge.clone(),
         transport: args.judge.transport.clone(),
-        allow_private_urls: args.allow_private_urls,
+        allow_private_urls: args.checks.allow_private_urls,
         plugins: plugins.clone(),
         command: args
             .command

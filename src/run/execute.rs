@@ -89,6 +89,12 @@ pub struct CaseRunPlan<'a> {
 }
 
 impl CaseRunResult {
+    /// How the case-run ended, when not as a completed run: its status and why.
+    fn end(&mut self, status: Status, reason: impl Into<String>) {
+        self.status = status;
+        self.reason = Some(reason.into());
+    }
+
     fn new(plan: &CaseRunPlan<'_>) -> Self {
         CaseRunResult {
             schema: crate::record::case_run::SCHEMA.into(),
@@ -188,16 +194,16 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
     }
 
     if (plan.case.setup.is_some() || plan.case.teardown.is_some()) && !plan.trust {
-        result.status = Status::Skipped;
-        result.reason =
-            Some("the case has setup/teardown scripts; pass --trust to run them".into());
+        result.end(
+            Status::Skipped,
+            "the case has setup/teardown scripts; pass --trust to run them",
+        );
         return finish(result, started, &plan);
     }
     let sent = match prompts_for(&plan) {
         Ok(t) => t,
         Err(e) => {
-            result.status = Status::Error;
-            result.reason = Some(e);
+            result.end(Status::Error, e);
             return finish(result, started, &plan);
         }
     };
@@ -228,13 +234,11 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         match tokio::task::spawn_blocking(move || workspace::stage(&suite, &case, &opts)).await {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => {
-                result.status = Status::Error;
-                result.reason = Some(format!("staging failed: {e}"));
+                result.end(Status::Error, format!("staging failed: {e}"));
                 return finish(result, started, &plan);
             }
             Err(e) => {
-                result.status = Status::Error;
-                result.reason = Some(format!("staging failed: {e}"));
+                result.end(Status::Error, format!("staging failed: {e}"));
                 return finish(result, started, &plan);
             }
         }
@@ -256,8 +260,7 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
     ) {
         Ok(j) => j,
         Err(e) => {
-            result.status = Status::Error;
-            result.reason = Some(format!("cannot set up the sandbox: {e}"));
+            result.end(Status::Error, format!("cannot set up the sandbox: {e}"));
             staged.remove();
             return finish(result, started, &plan);
         }
@@ -288,11 +291,10 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
 
     let mut agent_env = env.clone();
     if let Err(e) = plan.harness.prepare(&staged.home, &mut agent_env) {
-        result.status = Status::Error;
-        result.reason = Some(format!(
-            "preparing the {} harness failed: {e}",
-            plan.harness.name()
-        ));
+        result.end(
+            Status::Error,
+            format!("preparing the {} harness failed: {e}", plan.harness.name()),
+        );
         result.workspace = Some(staged.keep());
         return finish(result, started, &plan);
     }
@@ -352,8 +354,7 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         let line = match plan.harness.command(&inv) {
             Ok(line) => line,
             Err(why) => {
-                result.status = Status::Error;
-                result.reason = Some(why);
+                result.end(Status::Error, why);
                 break;
             }
         };
@@ -394,14 +395,12 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         let exited = match exited {
             Ok(e) => e,
             Err(e) => {
-                result.status = Status::Error;
-                result.reason = Some(e.to_string());
+                result.end(Status::Error, e.to_string());
                 break;
             }
         };
         if let Some(why) = crate::sandbox::failed_to_start(&exited) {
-            result.status = Status::Error;
-            result.reason = Some(why);
+            result.end(Status::Error, why);
             result.stderr_tail = exited.stderr_tail.clone();
             break;
         }
@@ -452,8 +451,7 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
             {
                 err.message = format!("{} ({why})", err.message);
             }
-            result.status = Status::Failed;
-            result.reason = Some(err.message.clone());
+            result.end(Status::Failed, err.message.clone());
             result.error = Some(err);
             break;
         }
@@ -474,12 +472,14 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         && e.code != Some(0)
         && plan.harness.name() != "command"
     {
-        result.status = Status::Failed;
-        result.reason = Some(format!(
-            "the agent {}: {}",
-            describe_exit(e.code),
-            e.stderr_tail.trim()
-        ));
+        result.end(
+            Status::Failed,
+            format!(
+                "the agent {}: {}",
+                describe_exit(e.code),
+                e.stderr_tail.trim()
+            ),
+        );
     }
 
     // Collect.
@@ -682,15 +682,19 @@ fn trigger_grade(t: &TriggerRecord, failure: Option<&str>) -> Grade {
 /// description whether it would fire on the query.
 async fn judge_trigger(result: &mut CaseRunResult, plan: &CaseRunPlan<'_>, t: &TriggerPlan<'_>) {
     let Some(slot) = plan.judge.as_ref() else {
-        result.status = Status::Error;
-        result.reason = Some("--trigger-mode judge needs a judge (see --judge)".into());
+        result.end(
+            Status::Error,
+            "--trigger-mode judge needs a judge (see --judge)",
+        );
         return;
     };
     let judge = match slot {
         JudgeSlot::Ready(j, _) => j.clone(),
         JudgeSlot::Unavailable(why) => {
-            result.status = Status::Error;
-            result.reason = Some(format!("no judge for --trigger-mode judge: {why}"));
+            result.end(
+                Status::Error,
+                format!("no judge for --trigger-mode judge: {why}"),
+            );
             return;
         }
     };
@@ -712,8 +716,7 @@ async fn judge_trigger(result: &mut CaseRunResult, plan: &CaseRunPlan<'_>, t: &T
             }
         }
         Err(e) => {
-            result.status = Status::Error;
-            result.reason = Some(format!("the trigger judge failed: {e}"));
+            result.end(Status::Error, format!("the trigger judge failed: {e}"));
         }
     }
 }
@@ -724,8 +727,10 @@ fn interrupted(
     started: Instant,
     plan: &CaseRunPlan<'_>,
 ) -> CaseRunResult {
-    result.status = Status::Error;
-    result.reason = Some("interrupted (Ctrl-C, SIGTERM or SIGHUP) before it finished".into());
+    result.end(
+        Status::Error,
+        "interrupted (Ctrl-C, SIGTERM or SIGHUP) before it finished",
+    );
     result.grade = None;
     finish(result, started, plan)
 }
@@ -734,8 +739,10 @@ fn finish(mut result: CaseRunResult, started: Instant, plan: &CaseRunPlan<'_>) -
     result.duration_ms = started.elapsed().as_millis() as u64;
     if let Some(first) = result.unrecorded.first() {
         // Never a pass read from a folder missing part of what happened.
-        result.status = Status::Error;
-        result.reason = Some(format!("the case-run was not fully recorded: {first}"));
+        result.end(
+            Status::Error,
+            format!("the case-run was not fully recorded: {first}"),
+        );
     }
     // Secrets out of the folder, then out of the result (as the terminal shows it, too).
     let swept = if plan.dir.is_dir() {
@@ -745,11 +752,10 @@ fn finish(mut result: CaseRunResult, started: Instant, plan: &CaseRunPlan<'_>) -
     };
     result.redact(plan.redact);
     if let Err(e) = swept {
-        result.status = Status::Error;
-        result.reason = Some(format!(
-            "cannot redact secrets in {}: {e}",
-            plan.dir.display()
-        ));
+        result.end(
+            Status::Error,
+            format!("cannot redact secrets in {}: {e}", plan.dir.display()),
+        );
     }
     let written = serde_json::to_value(&result)
         .map_err(std::io::Error::other)
@@ -759,11 +765,10 @@ fn finish(mut result: CaseRunResult, started: Instant, plan: &CaseRunPlan<'_>) -
         });
     if let Err(e) = written {
         // Never a silent loss: the case-run is an infrastructure error (exit 3).
-        result.status = Status::Error;
-        result.reason = Some(format!(
-            "cannot record the result in {}: {e}",
-            plan.dir.display()
-        ));
+        result.end(
+            Status::Error,
+            format!("cannot record the result in {}: {e}", plan.dir.display()),
+        );
     }
     result
 }
