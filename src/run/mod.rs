@@ -28,14 +28,14 @@ use crate::assert::check::Checks;
 use crate::assert::urls::UrlPolicy;
 use crate::config::{self, Config};
 use crate::diag::Problem;
-use crate::harness::command::CommandHarness;
-use crate::harness::{self, Harness, HarnessSettings};
+use crate::harness::Harness;
 use crate::host::{HostEnv, Unavailable};
 use crate::process;
 use crate::record;
 use crate::spec::formats::LoadCtx;
 use crate::spec::{Case, Skill, SkillKind, Suite, TriggerCase};
 use crate::workspace::StageOptions;
+use plan::{Planned, assign_folders};
 
 pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
 pub const DEFAULT_HARNESS: &str = "claude-code";
@@ -236,67 +236,6 @@ fn redactor(
     redact::Redactor::new(secrets)
 }
 
-/// One planned case-run.
-struct Planned<'a> {
-    suite: &'a Suite,
-    case: &'a Case,
-    trigger: Option<&'a TriggerCase>,
-    variant: Variant,
-    run: u32,
-    judge: Option<JudgeSlot>,
-    harness: usize,
-    model: Option<String>,
-    timeout: Duration,
-    /// The case's folder in the run folder, `<suite>/<case>` (see [`record::folder_names`]).
-    folder: PathBuf,
-}
-
-impl Planned<'_> {
-    /// The case's id within the run, `suite/case` (shards keep a case's runs together).
-    fn case_key(&self) -> String {
-        format!("{}/{}", self.suite.id, self.case.id)
-    }
-
-    fn dir(&self, run_dir: &std::path::Path) -> PathBuf {
-        run_dir
-            .join(&self.folder)
-            .join(self.variant.folder(self.run))
-    }
-}
-
-/// Gives every planned case-run its folder: suites apart within the run, cases apart within
-/// their suite, whatever their ids slug to.
-fn assign_folders(planned: &mut [Planned<'_>]) {
-    use std::collections::{BTreeMap, BTreeSet};
-    let suites: BTreeSet<&str> = planned.iter().map(|p| p.suite.id.as_str()).collect();
-    let suites: Vec<&str> = suites.into_iter().collect();
-    let suite_names: BTreeMap<&str, String> = suites
-        .iter()
-        .copied()
-        .zip(record::folder_names(&suites))
-        .collect();
-    let mut cases: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for p in planned.iter() {
-        cases
-            .entry(p.suite.id.as_str())
-            .or_default()
-            .insert(p.case.id.as_str());
-    }
-    let mut names: BTreeMap<(&str, &str), PathBuf> = BTreeMap::new();
-    for (suite, ids) in &cases {
-        let ids: Vec<&str> = ids.iter().copied().collect();
-        for (id, name) in ids.iter().zip(record::folder_names(&ids)) {
-            names.insert(
-                (suite, id),
-                std::path::Path::new(&suite_names[suite]).join(name),
-            );
-        }
-    }
-    for p in planned.iter_mut() {
-        p.folder = names[&(p.suite.id.as_str(), p.case.id.as_str())].clone();
-    }
-}
-
 /// A case-run not run again: its result is already in the run folder (`--resume`) or came
 /// from the cache.
 #[derive(Debug)]
@@ -309,74 +248,6 @@ pub struct Reused {
     /// `cache` or `resume`.
     pub from: &'static str,
     pub dir: PathBuf,
-}
-
-/// The harness named for a suite, by precedence: flag > `ASSAY_HARNESS` > `CLAUDITOR_HARNESS`
-/// (clauditor suites) > suite > assay.toml > the format's default. `auto` at any of them names
-/// no harness (the next one decides), as in clauditor; a clauditor suite's default is `auto`:
-/// `claude-code` when the `claude` binary is on PATH, else `codex` when `codex` is, else
-/// `claude-code` (which then says how to install it).
-fn harness_name(opts: &RunOptions, suite: &Suite, config: &Config) -> String {
-    let env = |k: &str| {
-        std::env::var(k)
-            .ok()
-            .map(|v| v.trim().to_string())
-            .filter(|v| !v.is_empty())
-    };
-    let clauditor = suite.format == crate::spec::Format::Clauditor;
-    [
-        opts.harness.clone(),
-        env("ASSAY_HARNESS"),
-        clauditor.then(|| env("CLAUDITOR_HARNESS")).flatten(),
-        suite.defaults.harness.clone(),
-        config.run.harness.clone(),
-    ]
-    .into_iter()
-    .flatten()
-    .find(|h| h != "auto")
-    .unwrap_or_else(|| {
-        if clauditor {
-            auto_harness(&HostEnv::from_process(), config)
-        } else {
-            DEFAULT_HARNESS.into()
-        }
-    })
-}
-
-/// clauditor's `harness: auto`: Claude Code when its CLI is installed, else Codex when its is.
-fn auto_harness(host: &HostEnv, config: &Config) -> String {
-    let bin = |var: &str, configured: &Option<String>, default: &str| {
-        host.var(var)
-            .filter(|v| !v.is_empty())
-            .map(str::to_string)
-            .or_else(|| configured.clone())
-            .unwrap_or_else(|| default.to_string())
-    };
-    let claude = bin(
-        "ASSAY_CLAUDE_BIN",
-        &config.harness.claude_code.bin,
-        "claude",
-    );
-    let codex = bin("ASSAY_CODEX_BIN", &config.harness.codex.bin, "codex");
-    if host.which(&claude).is_some() {
-        "claude-code".into()
-    } else if host.which(&codex).is_some() {
-        "codex".into()
-    } else {
-        DEFAULT_HARNESS.into()
-    }
-}
-
-fn matches_filter(filter: &Option<String>, suite: &str, case: &str) -> bool {
-    let Some(f) = filter else { return true };
-    let id = format!("{suite}/{case}");
-    if f.contains(['*', '?', '[']) {
-        globset::Glob::new(f)
-            .map(|g| g.compile_matcher().is_match(&id))
-            .unwrap_or(false)
-    } else {
-        id.contains(f.as_str())
-    }
 }
 
 /// A folder for this run: `.assay/runs/<UTC timestamp>` unless given.
@@ -482,173 +353,14 @@ pub fn run(
         })
         .collect();
 
-    // Harnesses, each checked before any case starts.
+    // Harnesses and judges, each checked before any case starts.
     let host = HostEnv::from_process();
-    let mut harnesses: Vec<(String, Box<dyn Harness>)> = Vec::new();
-    let mut planned: Vec<Planned<'_>> = Vec::new();
-    let mut unavailable: Vec<(String, Unavailable)> = Vec::new();
-    let mut judges: Vec<(String, JudgeSlot)> = Vec::new();
-    for (si, s) in suites.iter().enumerate() {
-        let config = &configs[&s.project_root];
-        let name = harness_name(opts, s, config);
-        let settings = HarnessSettings {
-            permission_mode: config.harness.claude_code.permission_mode.clone(),
-            claude_bin: std::env::var("ASSAY_CLAUDE_BIN")
-                .ok()
-                .filter(|v| !v.is_empty())
-                .or_else(|| config.harness.claude_code.bin.clone()),
-            codex_bin: std::env::var("ASSAY_CODEX_BIN")
-                .ok()
-                .filter(|v| !v.is_empty())
-                .or_else(|| config.harness.codex.bin.clone()),
-            codex_sandbox: config.harness.codex.sandbox.clone(),
-            command: if opts.command.is_empty() {
-                config.harness.command.command.clone()
-            } else {
-                opts.command.clone()
-            },
-        };
-        let mut work: Vec<(&Case, Option<&TriggerCase>)> = Vec::new();
-        if opts.mode.artifacts() {
-            work.extend(s.cases.iter().map(|c| (c, None)));
-        }
-        if opts.mode.triggers() {
-            work.extend(
-                trigger_cases[si]
-                    .iter()
-                    .zip(&s.triggers)
-                    .map(|(c, t)| (c, Some(t))),
-            );
-        }
-        for (case, trigger) in work {
-            if !matches_filter(&opts.filter, &s.id, &case.id) {
-                continue;
-            }
-            if opts.target.is_some() && case.target != opts.target {
-                continue;
-            }
-            let judge_mode = trigger.is_some() && opts.trigger_mode == TriggerMode::Judge;
-            let (key, h): (String, Box<dyn Harness>) = match &case.command {
-                Some(cmd) => (
-                    format!("command:{}", cmd.argv.join("\u{0}")),
-                    Box::new(CommandHarness::with_argv(cmd.argv.clone())),
-                ),
-                None => match harness::builtin(&name, &settings)
-                    .or_else(|| opts.plugins.harness(&name))
-                {
-                    // Everything that shapes the agent's command line tells harnesses apart
-                    // (and goes into the cache key).
-                    Some(h) => (
-                        format!(
-                            "{name}:{}\u{1}{:?}",
-                            settings.command.join("\u{0}"),
-                            (
-                                &settings.permission_mode,
-                                &settings.claude_bin,
-                                &settings.codex_bin,
-                                &settings.codex_sandbox,
-                            )
-                        ),
-                        h,
-                    ),
-                    None => {
-                        let mut names: Vec<String> =
-                            harness::builtin_names().map(str::to_string).collect();
-                        names.extend(opts.plugins.providers.iter().flat_map(|p| {
-                            p.harnesses()
-                                .iter()
-                                .map(|h| h.name.clone())
-                                .collect::<Vec<_>>()
-                        }));
-                        let fix = format!("use one of: {}", names.join(", "));
-                        if !unavailable.iter().any(|(n, _)| *n == name) {
-                            unavailable.push((
-                                name.clone(),
-                                Unavailable {
-                                    message: format!("unknown harness `{name}`"),
-                                    fix,
-                                },
-                            ));
-                        }
-                        continue;
-                    }
-                },
-            };
-            let idx = match harnesses.iter().position(|(k, _)| *k == key) {
-                Some(i) => i,
-                None => {
-                    // A judged trigger eval starts no agent: its harness need not be here.
-                    if !judge_mode
-                        && let Err(u) = h.preflight(&host)
-                        && !unavailable
-                            .iter()
-                            .any(|(n, e)| *n == h.name() && e.message == u.message)
-                    {
-                        unavailable.push((h.name().to_string(), u));
-                    }
-                    harnesses.push((key, h));
-                    harnesses.len() - 1
-                }
-            };
-            // The case's own timeout is the most specific: `--timeout` sets the default
-            // for cases that have none (BMAD's rule), over the suite's and assay.toml's.
-            let timeout = case
-                .timeout_secs
-                .or(opts.timeout)
-                .or(s.defaults.timeout_secs)
-                .or(config.run.timeout)
-                .or(s.format.default_timeout_secs())
-                .unwrap_or(DEFAULT_TIMEOUT_SECS);
-            let needs_judge = !case.judge.is_empty() || judge_mode;
-            let judge = needs_judge.then(|| {
-                judge_for(
-                    &mut judges,
-                    crate::judge::Flags {
-                        judge: opts.judge.as_deref(),
-                        transport: opts.transport.as_deref(),
-                    },
-                    s,
-                    &host,
-                    opts.judge_jobs,
-                )
-            });
-            let runs = match trigger {
-                Some(_) if judge_mode => 1,
-                Some(_) => opts.trigger_runs.max(1),
-                None => opts
-                    .runs
-                    .or(s.defaults.variance.map(|v| v.runs))
-                    .unwrap_or(1)
-                    .max(1),
-            };
-            let variants: &[Variant] =
-                if opts.baseline.is_some() && trigger.is_none() && case.command.is_none() {
-                    &[Variant::Skill, Variant::Baseline]
-                } else {
-                    &[Variant::Skill]
-                };
-            for &variant in variants {
-                for run in 1..=runs {
-                    planned.push(Planned {
-                        judge: judge.clone(),
-                        suite: s,
-                        case,
-                        trigger,
-                        variant,
-                        run,
-                        harness: idx,
-                        model: opts
-                            .model
-                            .clone()
-                            .or_else(|| s.defaults.model.clone())
-                            .or_else(|| config.run.model.clone()),
-                        timeout: Duration::from_secs(timeout),
-                        folder: PathBuf::new(),
-                    });
-                }
-            }
-        }
-    }
+    let plan::Plan {
+        case_runs: mut planned,
+        harnesses,
+        judges,
+        mut unavailable,
+    } = plan::plan(suites, &trigger_cases, &configs, opts, &host);
     // The sandbox, checked before anything runs: every case-run that starts a process runs
     // in it unless `--sandbox none` said otherwise.
     let sandbox_mode = sandbox_mode(opts, &configs);
