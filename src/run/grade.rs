@@ -24,6 +24,24 @@ pub enum JudgeSlot {
     Unavailable(String),
 }
 
+impl JudgeSlot {
+    /// The judge as run.json's `judges` lists it.
+    pub fn entry(&self) -> crate::record::run::JudgeEntry {
+        match self {
+            JudgeSlot::Ready(_, info) => crate::record::run::JudgeEntry {
+                provider: Some(info.provider.clone()),
+                model: Some(info.model.clone()),
+                chosen_by: Some(info.chosen_by.clone()),
+                unavailable: None,
+            },
+            JudgeSlot::Unavailable(why) => crate::record::run::JudgeEntry {
+                unavailable: Some(why.clone()),
+                ..Default::default()
+            },
+        }
+    }
+}
+
 pub use crate::record::grading::JudgeRecord;
 
 /// What grading needs of a finished case-run.

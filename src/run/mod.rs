@@ -35,7 +35,7 @@ use crate::record;
 use crate::spec::formats::LoadCtx;
 use crate::spec::{Case, Skill, SkillKind, Suite, TriggerCase};
 use crate::workspace::StageOptions;
-use plan::{Planned, assign_folders};
+use plan::Planned;
 
 pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
 pub const DEFAULT_HARNESS: &str = "claude-code";
@@ -92,6 +92,37 @@ pub struct RunOptions {
     pub min_pass_rate: f64,
     /// The k of pass@k and pass^k.
     pub pass_k: u32,
+}
+
+impl RunOptions {
+    /// The options as run.json records them (`jobs`: the number the run settled on).
+    fn record(&self, jobs: usize) -> record::run::OptionsRecord {
+        record::run::OptionsRecord {
+            harness: self.harness.clone(),
+            model: self.model.clone(),
+            timeout: self.timeout,
+            jobs,
+            judge_jobs: self.judge_jobs,
+            filter: self.filter.clone(),
+            keep_workspaces: self.keep_workspaces,
+            trust: self.trust,
+            pass_env: self.pass_env.clone(),
+            allow_private_urls: self.allow_private_urls,
+            runs: self.runs,
+            mode: self.mode,
+            trigger_mode: self.trigger_mode,
+            trigger_runs: self.trigger_runs,
+            trigger_threshold: self.trigger_threshold,
+            baseline: self.baseline.as_ref().map(|b| match b {
+                Baseline::WithoutSkill => "without-skill".to_string(),
+                Baseline::Skill(p) => p.display().to_string(),
+            }),
+            cache: self.cache,
+            shard: self.shard.map(|s| format!("{}/{}", s.index, s.count)),
+            min_pass_rate: self.min_pass_rate,
+            pass_k: self.pass_k,
+        }
+    }
 }
 
 /// Why a run could not start.
@@ -356,7 +387,7 @@ pub fn run(
     // Harnesses and judges, each checked before any case starts.
     let host = HostEnv::from_process();
     let plan::Plan {
-        case_runs: mut planned,
+        case_runs: planned,
         harnesses,
         judges,
         mut unavailable,
@@ -394,41 +425,7 @@ pub fn run(
     if !unavailable.is_empty() && !opts.dry_run {
         return Err(NotStarted::Unavailable(unavailable));
     }
-    assign_folders(&mut planned);
-    if let Some(shard) = opts.shard {
-        let keys: Vec<String> = planned.iter().map(Planned::case_key).collect();
-        let kept = shard.keeps(&keys);
-        planned.retain(|p| kept.contains(&p.case_key()));
-    }
-    let summary = plan::Summary {
-        case_runs: planned
-            .iter()
-            .map(|p| {
-                let judge_mode = p.trigger.is_some() && opts.trigger_mode == TriggerMode::Judge;
-                plan::PlannedRow {
-                    suite: p.suite.id.clone(),
-                    case: p.case.id.clone(),
-                    kind: if p.trigger.is_some() {
-                        record::case_run::Kind::Trigger
-                    } else {
-                        record::case_run::Kind::Case
-                    },
-                    variant: p.variant,
-                    run: p.run,
-                    harness: harnesses[p.harness].1.name().to_string(),
-                    model: p.model.clone(),
-                    timeout_secs: p.timeout.as_secs(),
-                    target: p.case.target.as_ref().map(ToString::to_string),
-                    starts_agent: !judge_mode,
-                    judged: p.judge.is_some(),
-                }
-            })
-            .collect(),
-        unavailable: unavailable
-            .iter()
-            .map(|(name, u)| format!("{name}: {}", u.message))
-            .collect(),
-    };
+    let summary = plan::summary(&planned, &harnesses, &unavailable, opts);
     if opts.dry_run {
         return Err(NotStarted::DryRun(summary));
     }
@@ -483,46 +480,8 @@ pub fn run(
         started: Some(started.to_string()),
         case_runs: planned.len(),
         harnesses: versions.clone(),
-        judges: judges
-            .iter()
-            .map(|(_, slot)| match slot {
-                JudgeSlot::Ready(_, info) => record::run::JudgeEntry {
-                    provider: Some(info.provider.clone()),
-                    model: Some(info.model.clone()),
-                    chosen_by: Some(info.chosen_by.clone()),
-                    unavailable: None,
-                },
-                JudgeSlot::Unavailable(why) => record::run::JudgeEntry {
-                    unavailable: Some(why.clone()),
-                    ..Default::default()
-                },
-            })
-            .collect(),
-        options: record::run::OptionsRecord {
-            harness: opts.harness.clone(),
-            model: opts.model.clone(),
-            timeout: opts.timeout,
-            jobs,
-            judge_jobs: opts.judge_jobs,
-            filter: opts.filter.clone(),
-            keep_workspaces: opts.keep_workspaces,
-            trust: opts.trust,
-            pass_env: opts.pass_env.clone(),
-            allow_private_urls: opts.allow_private_urls,
-            runs: opts.runs,
-            mode: opts.mode,
-            trigger_mode: opts.trigger_mode,
-            trigger_runs: opts.trigger_runs,
-            trigger_threshold: opts.trigger_threshold,
-            baseline: opts.baseline.as_ref().map(|b| match b {
-                Baseline::WithoutSkill => "without-skill".to_string(),
-                Baseline::Skill(p) => p.display().to_string(),
-            }),
-            cache: opts.cache,
-            shard: opts.shard.map(|s| format!("{}/{}", s.index, s.count)),
-            min_pass_rate: opts.min_pass_rate,
-            pass_k: opts.pass_k,
-        },
+        judges: judges.iter().map(|(_, slot)| slot.entry()).collect(),
+        options: opts.record(jobs),
         sandbox: Some(record::run::SandboxSettings {
             mode: record::run::word(&sandbox_mode),
             // `unused` when no case-run starts a process (judged trigger evals only).
@@ -537,21 +496,7 @@ pub fn run(
             workspaces: if cow.is_ok() { "overlay" } else { "copy" }.into(),
         }),
         plugins: opts.plugins.record(),
-        planned: planned
-            .iter()
-            .map(|p| record::run::PlannedCaseRun {
-                suite: p.suite.id.clone(),
-                case: p.case.id.clone(),
-                run: p.run,
-                variant: p.variant,
-                kind: if p.trigger.is_some() {
-                    record::case_run::Kind::Trigger
-                } else {
-                    record::case_run::Kind::Case
-                },
-                dir: p.folder.join(p.variant.folder(p.run)),
-            })
-            .collect(),
+        planned: planned.iter().map(Planned::record).collect(),
         projects: configs
             .iter()
             .map(|(root, c)| (root.display().to_string(), config_record(c)))

@@ -445,11 +445,55 @@ pub(super) fn plan<'a>(
             }
         }
     }
+    assign_folders(&mut planned);
+    if let Some(shard) = opts.shard {
+        let keys: Vec<String> = planned.iter().map(Planned::case_key).collect();
+        let kept = shard.keeps(&keys);
+        planned.retain(|p| kept.contains(&p.case_key()));
+    }
     Plan {
         case_runs: planned,
         harnesses,
         judges,
         unavailable,
+    }
+}
+
+/// The plan as printed before anything starts, and all `--dry-run` shows.
+pub(super) fn summary(
+    planned: &[Planned<'_>],
+    harnesses: &[(String, Box<dyn Harness>)],
+    unavailable: &[(String, Unavailable)],
+    opts: &RunOptions,
+) -> Summary {
+    Summary {
+        case_runs: planned
+            .iter()
+            .map(|p| {
+                let judge_mode = p.trigger.is_some() && opts.trigger_mode == TriggerMode::Judge;
+                PlannedRow {
+                    suite: p.suite.id.clone(),
+                    case: p.case.id.clone(),
+                    kind: if p.trigger.is_some() {
+                        record::case_run::Kind::Trigger
+                    } else {
+                        record::case_run::Kind::Case
+                    },
+                    variant: p.variant,
+                    run: p.run,
+                    harness: harnesses[p.harness].1.name().to_string(),
+                    model: p.model.clone(),
+                    timeout_secs: p.timeout.as_secs(),
+                    target: p.case.target.as_ref().map(ToString::to_string),
+                    starts_agent: !judge_mode,
+                    judged: p.judge.is_some(),
+                }
+            })
+            .collect(),
+        unavailable: unavailable
+            .iter()
+            .map(|(name, u)| format!("{name}: {}", u.message))
+            .collect(),
     }
 }
 
@@ -469,6 +513,22 @@ pub(super) struct Planned<'a> {
 }
 
 impl Planned<'_> {
+    /// The case-run as run.json's `planned` lists it.
+    pub(super) fn record(&self) -> record::run::PlannedCaseRun {
+        record::run::PlannedCaseRun {
+            suite: self.suite.id.clone(),
+            case: self.case.id.clone(),
+            run: self.run,
+            variant: self.variant,
+            kind: if self.trigger.is_some() {
+                record::case_run::Kind::Trigger
+            } else {
+                record::case_run::Kind::Case
+            },
+            dir: self.folder.join(self.variant.folder(self.run)),
+        }
+    }
+
     /// The case's id within the run, `suite/case` (shards keep a case's runs together).
     pub(super) fn case_key(&self) -> String {
         format!("{}/{}", self.suite.id, self.case.id)
