@@ -560,6 +560,15 @@ pub fn run(
     run_record.options.cache = cache_secret.is_some();
     let env_key = cache::env_key(&stage.host_env, &opts.pass_env);
     let mut digests = cache::Digests::default();
+    let key_parts = KeyParts {
+        harnesses: &harnesses,
+        versions: &versions,
+        baseline_skills: &baseline_skills,
+        suites,
+        opts,
+        plugins: &plugins_record,
+        env: &env_key,
+    };
     let mut reused: Vec<Reused> = Vec::new();
     let mut to_run: Vec<(&Planned<'_>, Option<String>)> = Vec::new();
     for p in &planned {
@@ -570,46 +579,9 @@ pub fn run(
             reused.push(reused_from(p, &v, "resume", case_dir));
             continue;
         }
-        let key = cache_secret.is_some().then(|| {
-            let h = &harnesses[p.harness].1;
-            cache::key(
-                &cache::KeyInput {
-                    suite: p.suite,
-                    case: p.case,
-                    trigger: p.trigger.map(|t| {
-                        serde_json::json!({
-                            "query": t.query, "should_trigger": t.should_trigger,
-                            "mode": opts.trigger_mode, "threshold": opts.trigger_threshold,
-                        })
-                    }),
-                    variant: match p.variant {
-                        Variant::Skill => "skill",
-                        Variant::Baseline => "baseline",
-                    },
-                    skill: match p.variant {
-                        Variant::Skill => p.suite.skill.as_ref(),
-                        Variant::Baseline => baseline_skills[suite_index(suites, p.suite)].as_ref(),
-                    },
-                    run: p.run,
-                    harness: format!(
-                        "{}\u{0}{}\u{0}{}\u{0}{}",
-                        harnesses[p.harness].0,
-                        h.name(),
-                        versions.get(h.name()).cloned().unwrap_or_default(),
-                        digests.program(&harnesses[p.harness].0, &p.suite.project_root)
-                    ),
-                    model: p.model.as_deref(),
-                    timeout_secs: p.timeout.as_secs(),
-                    judge: p.judge.as_ref().map(|j| match j {
-                        JudgeSlot::Ready(_, info) => format!("{}:{}", info.provider, info.model),
-                        JudgeSlot::Unavailable(why) => why.clone(),
-                    }),
-                    plugins: &plugins_record,
-                    env: &env_key,
-                },
-                &mut digests,
-            )
-        });
+        let key = cache_secret
+            .is_some()
+            .then(|| key_parts.key(p, &mut digests));
         if let (Some(k), Some(secret)) = (&key, &cache_secret) {
             let _ = std::fs::remove_dir_all(&case_dir);
             let root = cache::root(&p.suite.project_root);
@@ -909,6 +881,63 @@ pub fn judge_for(
 }
 
 /// Each harness CLI's `--version`, for the record (10 s at most each).
+/// What a case-run's cache key is made of besides the case-run itself.
+struct KeyParts<'a> {
+    harnesses: &'a [(String, Box<dyn Harness>)],
+    versions: &'a BTreeMap<String, String>,
+    baseline_skills: &'a [Option<Skill>],
+    suites: &'a [Suite],
+    opts: &'a RunOptions,
+    plugins: &'a serde_json::Value,
+    env: &'a str,
+}
+
+impl KeyParts<'_> {
+    /// The case-run's cache key: everything that could change its result.
+    fn key(&self, p: &Planned<'_>, digests: &mut cache::Digests) -> String {
+        let (harness_key, h) = &self.harnesses[p.harness];
+        cache::key(
+            &cache::KeyInput {
+                suite: p.suite,
+                case: p.case,
+                trigger: p.trigger.map(|t| {
+                    serde_json::json!({
+                        "query": t.query, "should_trigger": t.should_trigger,
+                        "mode": self.opts.trigger_mode, "threshold": self.opts.trigger_threshold,
+                    })
+                }),
+                variant: match p.variant {
+                    Variant::Skill => "skill",
+                    Variant::Baseline => "baseline",
+                },
+                skill: match p.variant {
+                    Variant::Skill => p.suite.skill.as_ref(),
+                    Variant::Baseline => {
+                        self.baseline_skills[suite_index(self.suites, p.suite)].as_ref()
+                    }
+                },
+                run: p.run,
+                harness: format!(
+                    "{}\u{0}{}\u{0}{}\u{0}{}",
+                    harness_key,
+                    h.name(),
+                    self.versions.get(h.name()).cloned().unwrap_or_default(),
+                    digests.program(harness_key, &p.suite.project_root)
+                ),
+                model: p.model.as_deref(),
+                timeout_secs: p.timeout.as_secs(),
+                judge: p.judge.as_ref().map(|j| match j {
+                    JudgeSlot::Ready(_, info) => format!("{}:{}", info.provider, info.model),
+                    JudgeSlot::Unavailable(why) => why.clone(),
+                }),
+                plugins: self.plugins,
+                env: self.env,
+            },
+            digests,
+        )
+    }
+}
+
 async fn harness_versions(harnesses: &[(String, Box<dyn Harness>)]) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for (_, h) in harnesses {
