@@ -610,97 +610,24 @@ pub fn run(
     let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
     let interrupted = std::sync::Arc::new(std::sync::atomic::AtomicI32::new(0));
     let results = runtime.block_on(async {
-        let flag = interrupted.clone();
-        let signals = tokio::spawn(async move {
-            let Some(mut signals) = Signals::listen() else {
-                return;
-            };
-            let first = signals.next().await;
-            flag.store(first, std::sync::atomic::Ordering::SeqCst);
-            let _ = cancel_tx.send(true);
-            eprintln!(
-                "\ninterrupted{}: stopping the running agents and recording what finished (Ctrl-C again to kill at once)",
-                match first {
-                    libc::SIGINT => String::new(),
-                    other => format!(" by {}", signal_name(other)),
-                }
-            );
-            let second = signals.next().await;
-            process::kill_all_groups();
-            eprintln!("killed");
-            std::process::exit(128 + second);
-        });
-        let mut stream = futures::stream::iter(to_run.iter().map(|(p, key)| {
-            let stage = stage.clone();
-            let cancel = cancel_rx.clone();
-            let harnesses = &harnesses;
-            let checks = &checks;
-            let redactor = &redactor;
-            let si = suite_index(suites, p.suite);
-            let dir = &dir;
-            let baseline_skills = &baseline_skills;
-            let sandboxes = &sandboxes;
-            async move {
-                if *cancel.borrow() {
-                    return None;
-                }
-                let mut stage = stage;
-                let skill = match p.variant {
-                    Variant::Skill => None,
-                    Variant::Baseline => {
-                        stage.install_skill = baseline_skills[si].is_some();
-                        baseline_skills[si].clone()
-                    }
-                };
-                stage.command_as_skill = p.trigger.is_some();
-                stage.engines = harnesses[p.harness].1.engines().to_vec();
-                // UAAPS `writable-paths` are bound one by one into a copied workspace.
-                if !sandboxes[si].writable.is_empty() {
-                    stage.bases = None;
-                }
-                let case_dir = p.dir(dir);
-                let _ = std::fs::remove_dir_all(&case_dir);
-                let r = execute::execute(execute::CaseRunPlan {
-                    suite: p.suite,
-                    case: p.case,
-                    run: p.run,
-                    variant: p.variant,
-                    trigger: p.trigger.map(|t| execute::TriggerPlan {
-                        case: t,
-                        mode: opts.trigger_mode,
-                        threshold: opts.trigger_threshold,
-                    }),
-                    skill,
-                    cancel: Some(cancel.clone()),
-                    harness: harnesses[p.harness].1.as_ref(),
-                    model: p.model.clone(),
-                    timeout: p.timeout,
-                    trust: opts.trust,
-                    keep_workspace: opts.keep_workspaces,
-                    stage,
-                    sandbox: sandboxes[si].clone(),
-                    dir: case_dir.clone(),
-                    judge: p.judge.clone(),
-                    checks,
-                    redact: redactor,
-                })
-                .await;
-                if let (Some(k), Some(secret)) = (key, &cache_secret)
-                    && cacheable(&r)
-                    && let Err(e) =
-                        cache::store(&cache::root(&p.suite.project_root), k, &case_dir, secret)
-                {
-                    eprintln!(
-                        "{}",
-                        crate::text::printable(&format!(
-                            "warning: {} was not stored in the cache: {e}",
-                            case_dir.display()
-                        ))
-                    );
-                }
-                Some(r)
-            }
-        }))
+        let signals = tokio::spawn(watch_signals(cancel_tx, interrupted.clone()));
+        let launch = Launch {
+            suites,
+            opts,
+            stage: &stage,
+            harnesses: &harnesses,
+            checks: &checks,
+            redactor: &redactor,
+            dir: &dir,
+            baseline_skills: &baseline_skills,
+            sandboxes: &sandboxes,
+            cache_secret: cache_secret.as_ref(),
+        };
+        let mut stream = futures::stream::iter(
+            to_run
+                .iter()
+                .map(|(p, key)| launch.case_run(p, key.as_deref(), cancel_rx.clone())),
+        )
         .buffer_unordered(jobs);
         let (mut ran, mut judge_failed, mut output_cut) = (0, false, false);
         while let Some(r) = stream.next().await {
@@ -708,8 +635,7 @@ pub fn run(
                 on_event(RunEvent::Finished(&r));
                 ran += 1;
                 judge_failed |= r.judge.as_ref().is_some_and(|j| j.error.is_some());
-                output_cut |=
-                    r.output_truncated && r.outcome() == record::Outcome::NotGraded;
+                output_cut |= r.output_truncated && r.outcome() == record::Outcome::NotGraded;
             }
         }
         signals.abort();
@@ -881,6 +807,115 @@ pub fn judge_for(
 }
 
 /// Each harness CLI's `--version`, for the record (10 s at most each).
+/// Ctrl-C, SIGTERM and SIGHUP: the first cancels the run (recorded in `flag`); a second kills
+/// every process group at once and exits.
+async fn watch_signals(
+    cancel_tx: tokio::sync::watch::Sender<bool>,
+    flag: std::sync::Arc<std::sync::atomic::AtomicI32>,
+) {
+    let Some(mut signals) = Signals::listen() else {
+        return;
+    };
+    let first = signals.next().await;
+    flag.store(first, std::sync::atomic::Ordering::SeqCst);
+    let _ = cancel_tx.send(true);
+    eprintln!(
+        "\ninterrupted{}: stopping the running agents and recording what finished (Ctrl-C again to kill at once)",
+        match first {
+            libc::SIGINT => String::new(),
+            other => format!(" by {}", signal_name(other)),
+        }
+    );
+    let second = signals.next().await;
+    process::kill_all_groups();
+    eprintln!("killed");
+    std::process::exit(128 + second);
+}
+
+/// What launching one case-run needs of the run, shared by all of them.
+struct Launch<'a> {
+    suites: &'a [Suite],
+    opts: &'a RunOptions,
+    stage: &'a StageOptions,
+    harnesses: &'a [(String, Box<dyn Harness>)],
+    checks: &'a Checks,
+    redactor: &'a redact::Redactor,
+    dir: &'a std::path::Path,
+    baseline_skills: &'a [Option<Skill>],
+    sandboxes: &'a [crate::sandbox::Setting],
+    cache_secret: Option<&'a cache_key::Key>,
+}
+
+impl Launch<'_> {
+    /// Runs one planned case-run (unless the run was cancelled first) and stores it in the
+    /// cache when it may be reused.
+    async fn case_run(
+        &self,
+        p: &Planned<'_>,
+        key: Option<&str>,
+        cancel: tokio::sync::watch::Receiver<bool>,
+    ) -> Option<CaseRunResult> {
+        let si = suite_index(self.suites, p.suite);
+        if *cancel.borrow() {
+            return None;
+        }
+        let mut stage = self.stage.clone();
+        let skill = match p.variant {
+            Variant::Skill => None,
+            Variant::Baseline => {
+                stage.install_skill = self.baseline_skills[si].is_some();
+                self.baseline_skills[si].clone()
+            }
+        };
+        stage.command_as_skill = p.trigger.is_some();
+        stage.engines = self.harnesses[p.harness].1.engines().to_vec();
+        // UAAPS `writable-paths` are bound one by one into a copied workspace.
+        if !self.sandboxes[si].writable.is_empty() {
+            stage.bases = None;
+        }
+        let case_dir = p.dir(self.dir);
+        let _ = std::fs::remove_dir_all(&case_dir);
+        let r = execute::execute(execute::CaseRunPlan {
+            suite: p.suite,
+            case: p.case,
+            run: p.run,
+            variant: p.variant,
+            trigger: p.trigger.map(|t| execute::TriggerPlan {
+                case: t,
+                mode: self.opts.trigger_mode,
+                threshold: self.opts.trigger_threshold,
+            }),
+            skill,
+            cancel: Some(cancel.clone()),
+            harness: self.harnesses[p.harness].1.as_ref(),
+            model: p.model.clone(),
+            timeout: p.timeout,
+            trust: self.opts.trust,
+            keep_workspace: self.opts.keep_workspaces,
+            stage,
+            sandbox: self.sandboxes[si].clone(),
+            dir: case_dir.clone(),
+            judge: p.judge.clone(),
+            checks: self.checks,
+            redact: self.redactor,
+        })
+        .await;
+        if let (Some(k), Some(secret)) = (key, self.cache_secret)
+            && cacheable(&r)
+            && let Err(e) = cache::store(&cache::root(&p.suite.project_root), k, &case_dir, secret)
+        {
+            eprintln!(
+                "{}",
+                crate::text::printable(&format!(
+                    "warning: {} was not stored in the cache: {e}",
+                    case_dir.display()
+                ))
+            );
+        }
+        Some(r)
+    }
+}
+
 /// What a case-run's cache key is made of besides the case-run itself.
 struct KeyParts<'a> {
     harnesses: &'a [(String, Box<dyn Harness>)],
