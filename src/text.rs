@@ -53,6 +53,28 @@ pub fn printable_json(json: &str) -> std::borrow::Cow<'_, str> {
         .into()
 }
 
+/// At most `n` characters of `text`, with `…` when some were left out.
+pub fn shorten(text: &str, n: usize) -> String {
+    match text.char_indices().nth(n) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
+}
+
+/// At most `max` bytes of `text` (on a character boundary), saying how long it was when cut.
+pub fn cut_bytes(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let total = text.len();
+        text.truncate(end);
+        text.push_str(&format!("… [cut: {total} bytes in all]"));
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -67,5 +89,14 @@ mod tests {
         assert!(t.contains("\\u{1b}]0;PWNED"), "{t}");
         assert!(t.ends_with("\nnext\tcol"), "{t}");
         assert_eq!(printable("plain"), "plain");
+    }
+
+    #[test]
+    fn shortening_counts_characters_and_marks_the_cut() {
+        assert_eq!(shorten("héllo", 5), "héllo");
+        assert_eq!(shorten("héllo wörld", 5), "héllo…");
+        assert_eq!(shorten("", 0), "");
+        assert_eq!(cut_bytes("ééé".to_string(), 3), "é… [cut: 6 bytes in all]");
+        assert_eq!(cut_bytes("abc".to_string(), 3), "abc");
     }
 }

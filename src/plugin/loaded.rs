@@ -84,17 +84,8 @@ impl std::fmt::Debug for LoadedPlugin {
     }
 }
 
-fn cut(mut s: String) -> String {
-    if s.len() > MAX_TEXT {
-        let mut end = MAX_TEXT;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        let total = s.len();
-        s.truncate(end);
-        s.push_str(&format!("… [cut: {total} bytes in all]"));
-    }
-    s
+fn cut(s: String) -> String {
+    crate::text::cut_bytes(s, MAX_TEXT)
 }
 
 impl LoadedPlugin {

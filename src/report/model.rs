@@ -85,14 +85,6 @@ pub struct CaseRun {
     pub artifacts: Vec<(String, Option<String>)>,
 }
 
-fn snippet(s: &str, n: usize) -> String {
-    if s.chars().count() > n {
-        format!("{}…", s.chars().take(n).collect::<String>())
-    } else {
-        s.to_string()
-    }
-}
-
 /// The statistics' rows of read case-runs.
 pub fn rows(case_runs: &[CaseRun]) -> Vec<super::aggregate::Row> {
     case_runs
@@ -133,7 +125,7 @@ pub fn read(dir: &Path) -> Result<Report, ReadError> {
             judge: r.judge.clone(),
             dir: rel,
             prompt: read("prompt.txt"),
-            output_snippet: snippet(&read("output.txt"), 2000),
+            output_snippet: crate::text::shorten(&read("output.txt"), 2000),
             transcript: read("transcript.jsonl")
                 .lines()
                 .filter_map(|l| serde_json::from_str(l).ok())

@@ -360,13 +360,7 @@ async fn judge_case(
 
 /// A compact, bounded account of the transcript for the judge.
 pub fn transcript_text(events: &[Event]) -> String {
-    let cut = |s: &str, n: usize| -> String {
-        if s.chars().count() > n {
-            format!("{}…", s.chars().take(n).collect::<String>())
-        } else {
-            s.to_string()
-        }
-    };
+    let cut = crate::text::shorten;
     let mut out = String::new();
     for e in events {
         let line = match e {
