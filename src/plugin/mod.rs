@@ -13,6 +13,7 @@ pub mod harness;
 pub mod host;
 pub mod loaded;
 pub mod native;
+pub mod wit;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
