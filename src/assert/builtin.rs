@@ -20,9 +20,9 @@ pub const ENTRY_PATTERN: &str = r"\*\*\d+\.\s+";
 
 pub use crate::record::grading::CheckOutcome;
 
-/// What a check type concluded before negation.
+/// What a check type found, before negation: passed or not, why, and the evidence.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Verdict {
+pub struct Finding {
     pub passed: bool,
     pub message: String,
     pub evidence: Option<String>,
@@ -30,12 +30,12 @@ pub struct Verdict {
     pub log: Option<String>,
 }
 
-fn verdict(
+fn finding(
     passed: bool,
     message: impl Into<String>,
     evidence: Option<String>,
-) -> Result<Verdict, String> {
-    Ok(Verdict {
+) -> Result<Finding, String> {
+    Ok(Finding {
         passed,
         message: message.into(),
         evidence,
@@ -119,7 +119,7 @@ fn find(haystack: &str, needle: &str, ignore_case: bool) -> Option<usize> {
     }
 }
 
-fn count_check(text: &str, pattern: &str, wanted: i64, what: &str) -> Result<Verdict, String> {
+fn count_check(text: &str, pattern: &str, wanted: i64, what: &str) -> Result<Finding, String> {
     let matches = find_all(&regex(pattern)?, text);
     let n = matches.len() as i64;
     let evidence = matches
@@ -128,7 +128,7 @@ fn count_check(text: &str, pattern: &str, wanted: i64, what: &str) -> Result<Ver
         .map(|(s, e)| text[*s..*e].to_string())
         .collect::<Vec<_>>()
         .join(" | ");
-    verdict(
+    finding(
         n >= wanted,
         format!("{n} {what} found, at least {wanted} wanted"),
         (!evidence.is_empty()).then_some(evidence),
@@ -136,7 +136,7 @@ fn count_check(text: &str, pattern: &str, wanted: i64, what: &str) -> Result<Ver
 }
 
 /// Evaluates one built-in check type. `Err` means it could not be evaluated.
-pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdict, String> {
+pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Finding, String> {
     let out = view.output.as_str();
     let ignore_case = config
         .get("ignore_case")
@@ -156,7 +156,7 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
                 (Some(_), _) => format!("the output contains {needle:?}, which it must not"),
                 (None, _) => format!("{needle:?} is not in the output"),
             };
-            verdict((kind == "contains") == found.is_some(), message, found)
+            finding((kind == "contains") == found.is_some(), message, found)
         }
         "regex" => {
             let pattern = str_of(config, "pattern")?;
@@ -170,12 +170,12 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
                 },
             };
             match m {
-                Some(m) => verdict(
+                Some(m) => finding(
                     true,
                     format!("/{pattern}/ matches"),
                     Some(excerpt(out, m.start(), m.end())),
                 ),
-                None => verdict(
+                None => finding(
                     false,
                     format!("/{pattern}/ matches nowhere in the output"),
                     None,
@@ -201,7 +201,7 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
             } else {
                 "at most"
             };
-            verdict(
+            finding(
                 passed,
                 format!("the output is {n} characters, {bound} {wanted} wanted"),
                 None,
@@ -233,7 +233,7 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
                 out.starts_with(prefix)
             };
             let head: String = out.chars().take(prefix.chars().count().max(20)).collect();
-            verdict(
+            finding(
                 passed,
                 format!("the output starts with {head:?}"),
                 Some(head),
@@ -252,7 +252,7 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
                 .chars()
                 .skip(n.saturating_sub(suffix.chars().count().max(20)))
                 .collect();
-            verdict(passed, format!("the output ends with {tail:?}"), Some(tail))
+            finding(passed, format!("the output ends with {tail:?}"), Some(tail))
         }
         "tool_called" | "tool_not_called" => {
             let tool = str_of(config, "tool")?;
@@ -263,7 +263,7 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
             } else {
                 names.join(", ")
             };
-            verdict(
+            finding(
                 (kind == "tool_called") == called,
                 format!("`{tool}` was {}called", if called { "" } else { "not " }),
                 Some(format!("tools called: {listed}")),
@@ -273,7 +273,7 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
             let path = str_of(config, "path")?;
             let exists = view.has_file(Path::new(path)) || view.has_file(&view.cwd.join(path));
             let link = !exists && symlink_at(view, path);
-            verdict(
+            finding(
                 exists,
                 format!(
                     "{path} {}",
@@ -295,7 +295,7 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
                 .iter()
                 .any(|p| view.created.contains(p));
             let exists = rel(Path::new(path)).iter().any(|p| view.has_file(p));
-            verdict(
+            finding(
                 created,
                 format!(
                     "{path} {}",
@@ -312,7 +312,7 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
         }
         "agent_blocked" => {
             let blocked = agent_blocked(view);
-            verdict(
+            finding(
                 blocked.is_some(),
                 if blocked.is_some() {
                     "the agent was blocked"
@@ -336,12 +336,12 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
                 } else {
                     "does not exist or is not text"
                 };
-                return verdict(false, format!("{path} {why}"), None);
+                return finding(false, format!("{path} {why}"), None);
             };
             if kind == "file_contains" {
                 let needle = str_of(config, "needle")?;
                 let at = find(&text, needle, ignore_case);
-                verdict(
+                finding(
                     at.is_some(),
                     format!(
                         "{path} {} {needle:?}",
@@ -356,7 +356,7 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
             } else {
                 let pattern = str_of(config, "pattern")?;
                 let m = regex(pattern)?.find(&text).map_err(|e| e.to_string())?;
-                verdict(
+                finding(
                     m.is_some(),
                     format!(
                         "/{pattern}/ {} in {path}",
@@ -376,7 +376,7 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
                 .iter()
                 .map(|p| p.display().to_string())
                 .collect();
-            verdict(
+            finding(
                 changed.is_empty(),
                 if changed.is_empty() {
                     "every fixture is as staged".to_string()
@@ -394,7 +394,7 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
             } else {
                 used.join(", ")
             };
-            verdict(
+            finding(
                 used.contains(&skill),
                 format!("skills used: {listed}"),
                 None,
@@ -416,7 +416,7 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
                 }
             }
             let missing: Vec<&&str> = next.collect();
-            verdict(
+            finding(
                 missing.is_empty(),
                 if missing.is_empty() {
                     "the tools were called in order".to_string()
@@ -429,7 +429,7 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
         "max_turns" => {
             let max = int_of(config, "turns")?;
             let turns = view.num_turns.ok_or("the harness does not report turns")?;
-            verdict(
+            finding(
                 turns as i64 <= max,
                 format!("{turns} turns, at most {max} allowed"),
                 None,
@@ -441,7 +441,7 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
                 .and_then(Value::as_f64)
                 .ok_or("the check has no `usd`")?;
             let cost = view.cost_usd.ok_or("the harness does not report cost")?;
-            verdict(
+            finding(
                 cost <= max,
                 format!("cost ${cost:.4}, at most ${max} allowed"),
                 None,
@@ -453,7 +453,7 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
                 .and_then(Value::as_f64)
                 .ok_or("the check has no `seconds`")?;
             let took = view.duration_ms as f64 / 1000.0;
-            verdict(
+            finding(
                 took <= max,
                 format!("took {took:.1} s, at most {max} s allowed"),
                 None,
@@ -462,7 +462,7 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
         "exit_code" => {
             let code = int_of(config, "code")?;
             let got = view.exit_code;
-            verdict(
+            finding(
                 got == Some(code as i32),
                 format!(
                     "exit code {}, {code} wanted",
@@ -474,7 +474,7 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
         "stdout_equals" => {
             let text = str_of(config, "text")?;
             let got = view.stdout.trim_end_matches(['\n', '\r']);
-            verdict(
+            finding(
                 got == text.trim_end_matches(['\n', '\r']),
                 "standard output compared".to_string(),
                 Some(excerpt(got, 0, 0)),
@@ -483,7 +483,7 @@ pub fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Verdic
         "stderr_contains" => {
             let needle = str_of(config, "needle")?;
             let at = view.stderr.find(needle);
-            verdict(
+            finding(
                 at.is_some(),
                 format!(
                     "{needle:?} is {}in standard error",
@@ -541,7 +541,7 @@ pub fn agent_blocked(view: &CaseRunView) -> Option<String> {
 }
 
 /// A check's outcome from its type's verdict, with negation applied.
-pub fn outcome(c: &Check, result: Result<Verdict, String>) -> CheckOutcome {
+pub fn outcome(c: &Check, result: Result<Finding, String>) -> CheckOutcome {
     match result {
         Ok(v) => CheckOutcome {
             id: c.id.clone(),

@@ -1,4 +1,4 @@
-//! The one extension point for assertions: a [`Check`] evaluates a configured check against a
+//! The one extension point for assertions: an [`Evaluator`] evaluates a configured check against a
 //! case-run. Built-in types and WASM plugin types implement it side by side, and a
 //! [`Checks`] registry maps type names to implementations.
 
@@ -7,18 +7,18 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::builtin::{self, CheckOutcome, Verdict};
+use super::builtin::{self, CheckOutcome, Finding};
 use super::urls::{UrlPolicy, UrlsReachable};
 use super::view::CaseRunView;
 use crate::spec;
 use crate::spec::check_types;
 
-/// One check type. `Err` means the check could not be evaluated; it then counts as failed.
+/// One check type's evaluation. `Err` means the check could not be evaluated; it then counts as failed.
 ///
 /// Implementations may block (network, a plugin call): callers run checks off the async
 /// executor.
-pub trait Check: Send + Sync {
-    fn evaluate(&self, config: &Value, view: &Arc<CaseRunView>) -> Result<Verdict, String>;
+pub trait Evaluator: Send + Sync {
+    fn evaluate(&self, config: &Value, view: &Arc<CaseRunView>) -> Result<Finding, String>;
     /// Who provides the type when it is not built in (recorded with each outcome).
     fn provider(&self) -> Option<String> {
         None
@@ -28,8 +28,8 @@ pub trait Check: Send + Sync {
 /// A built-in type evaluated by [`builtin::evaluate`].
 struct Builtin(&'static str);
 
-impl Check for Builtin {
-    fn evaluate(&self, config: &Value, view: &Arc<CaseRunView>) -> Result<Verdict, String> {
+impl Evaluator for Builtin {
+    fn evaluate(&self, config: &Value, view: &Arc<CaseRunView>) -> Result<Finding, String> {
         builtin::evaluate(self.0, config, view)
     }
 }
@@ -46,8 +46,8 @@ pub trait ExtraFormats: Send + Sync {
 /// `has_format`, reaching plugin formats too.
 struct HasFormat(Option<Arc<dyn ExtraFormats>>);
 
-impl Check for HasFormat {
-    fn evaluate(&self, config: &Value, view: &Arc<CaseRunView>) -> Result<Verdict, String> {
+impl Evaluator for HasFormat {
+    fn evaluate(&self, config: &Value, view: &Arc<CaseRunView>) -> Result<Finding, String> {
         let name = config.get("format").and_then(Value::as_str).unwrap_or("");
         match &self.0 {
             Some(extra)
@@ -62,7 +62,7 @@ impl Check for HasFormat {
                     .filter_map(|&(a, b)| out.get(a..b))
                     .collect::<Vec<_>>()
                     .join(" | ");
-                Ok(Verdict {
+                Ok(Finding {
                     passed: found.len() as i64 >= wanted,
                     message: format!(
                         "{} {name} values found, at least {wanted} wanted",
@@ -80,7 +80,7 @@ impl Check for HasFormat {
 /// The check types known to a run, by name.
 #[derive(Clone)]
 pub struct Checks {
-    by_kind: HashMap<String, Arc<dyn Check>>,
+    by_kind: HashMap<String, Arc<dyn Evaluator>>,
     formats: Option<Arc<dyn ExtraFormats>>,
 }
 
@@ -95,7 +95,7 @@ impl std::fmt::Debug for Checks {
 impl Checks {
     /// Every built-in type; `urls_reachable` reaches the network under `urls`.
     pub fn builtin(urls: UrlPolicy) -> Self {
-        let mut by_kind: HashMap<String, Arc<dyn Check>> = HashMap::new();
+        let mut by_kind: HashMap<String, Arc<dyn Evaluator>> = HashMap::new();
         for t in check_types::BUILTIN {
             by_kind.insert(t.name.to_string(), Arc::new(Builtin(t.name)));
         }
@@ -121,7 +121,7 @@ impl Checks {
     }
 
     /// Adds (or replaces) a type.
-    pub fn register(&mut self, kind: impl Into<String>, check: Arc<dyn Check>) {
+    pub fn register(&mut self, kind: impl Into<String>, check: Arc<dyn Evaluator>) {
         self.by_kind.insert(kind.into(), check);
     }
 

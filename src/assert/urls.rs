@@ -17,8 +17,8 @@ use reqwest::Url;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use serde_json::Value;
 
-use super::builtin::{URL_PATTERN, Verdict};
-use super::check::Check;
+use super::builtin::{Finding, URL_PATTERN};
+use super::check::Evaluator;
 use super::view::CaseRunView;
 
 pub const MAX_URLS: usize = 20;
@@ -227,8 +227,8 @@ where
     }
 }
 
-impl Check for UrlsReachable {
-    fn evaluate(&self, config: &Value, view: &Arc<CaseRunView>) -> Result<Verdict, String> {
+impl Evaluator for UrlsReachable {
+    fn evaluate(&self, config: &Value, view: &Arc<CaseRunView>) -> Result<Finding, String> {
         let wanted = config.get("count").and_then(Value::as_i64).unwrap_or(1);
         let urls = urls_in(&view.output);
         let total = urls.len();
@@ -256,7 +256,7 @@ impl Check for UrlsReachable {
         } else {
             String::new()
         };
-        Ok(Verdict {
+        Ok(Finding {
             passed: reachable as i64 >= wanted,
             message: format!(
                 "{reachable} of {} URL(s) answered HEAD with 2xx{capped}, at least {wanted} wanted",

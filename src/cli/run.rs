@@ -457,7 +457,7 @@ fn summary(
 /// One line for a case-run taken from the cache or kept from the resumed run.
 /// An outcome as the column that starts each case-run's line.
 /// `--dry-run`: the plan, one line per case-run, and nothing else.
-fn dry_run(plan: &crate::run::plan::Summary, json: bool) -> Outcome {
+fn dry_run(plan: &crate::run::plan::Preview, json: bool) -> Outcome {
     if json {
         match serde_json::to_string_pretty(plan) {
             Ok(text) => println!("{text}"),

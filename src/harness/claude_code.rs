@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::{
     AgentError, CommandLine, ErrorCategory, Event, Harness, HarnessSettings, HostEnv, Invocation,
-    StreamParser, Summary, Unavailable, Usage,
+    StreamParser, TurnSummary, Unavailable, Usage,
 };
 use crate::process::Exited;
 
@@ -346,13 +346,13 @@ impl StreamParser for ClaudeParser {
         out
     }
 
-    fn finish(&mut self, exit: &Exited) -> Summary {
-        let mut s = Summary {
+    fn finish(&mut self, exit: &Exited) -> TurnSummary {
+        let mut s = TurnSummary {
             session_id: self.session_id.clone(),
             model: self.model.clone(),
             final_message: self.last_text.clone(),
             duration_ms: Some(exit.duration.as_millis() as u64),
-            ..Summary::default()
+            ..TurnSummary::default()
         };
         let Some(r) = &self.result else {
             s.error = Some(AgentError {
@@ -428,7 +428,7 @@ impl StreamParser for ClaudeParser {
 
 impl ClaudeParser {
     /// One turn that ends in a question, or an AskUserQuestion call: the agent is waiting.
-    fn looks_interactive(&self, s: &Summary) -> bool {
+    fn looks_interactive(&self, s: &TurnSummary) -> bool {
         if self.tool_names.iter().any(|n| n == "AskUserQuestion") {
             return true;
         }

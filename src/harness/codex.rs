@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::{
     AgentError, CommandLine, ErrorCategory, Event, Harness, HarnessSettings, HostEnv, Invocation,
-    StreamParser, Summary, Unavailable, Usage,
+    StreamParser, TurnSummary, Unavailable, Usage,
 };
 use crate::process::Exited;
 
@@ -364,7 +364,7 @@ impl StreamParser for CodexParser {
             .collect()
     }
 
-    fn finish(&mut self, exit: &Exited) -> Summary {
+    fn finish(&mut self, exit: &Exited) -> TurnSummary {
         let error = if exit.timed_out {
             Some(AgentError {
                 category: ErrorCategory::Timeout,
@@ -388,7 +388,7 @@ impl StreamParser for CodexParser {
         } else {
             None
         };
-        Summary {
+        TurnSummary {
             session_id: self.thread_id.clone(),
             model: None,
             final_message: self.last_message.clone(),

@@ -2,7 +2,7 @@
 //! goes to its stdin; its stdout is the output and its exit code is kept.
 
 use super::{
-    CommandLine, Event, Harness, HarnessSettings, HostEnv, Invocation, StreamParser, Summary,
+    CommandLine, Event, Harness, HarnessSettings, HostEnv, Invocation, StreamParser, TurnSummary,
     Unavailable,
 };
 use crate::process::Exited;
@@ -86,11 +86,11 @@ impl StreamParser for OutputParser {
         }]
     }
 
-    fn finish(&mut self, exit: &Exited) -> Summary {
-        Summary {
+    fn finish(&mut self, exit: &Exited) -> TurnSummary {
+        TurnSummary {
             final_message: Some(std::mem::take(&mut self.text)),
             duration_ms: Some(exit.duration.as_millis() as u64),
-            ..Summary::default()
+            ..TurnSummary::default()
         }
     }
 }

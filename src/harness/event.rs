@@ -54,4 +54,4 @@ pub enum Event {
     },
 }
 
-pub use crate::record::agent::{AgentError, ErrorCategory, TurnSummary as Summary, Usage};
+pub use crate::record::agent::{AgentError, ErrorCategory, TurnSummary, Usage};

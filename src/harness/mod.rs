@@ -11,7 +11,7 @@ pub mod event;
 
 use std::path::Path;
 
-pub use event::{AgentError, ErrorCategory, Event, Summary, Usage};
+pub use event::{AgentError, ErrorCategory, Event, TurnSummary, Usage};
 
 use crate::process::Exited;
 
@@ -94,7 +94,7 @@ pub trait StreamParser: Send {
     fn after_exit(&mut self, _exit: &Exited) -> Vec<Event> {
         Vec::new()
     }
-    fn finish(&mut self, exit: &Exited) -> Summary;
+    fn finish(&mut self, exit: &Exited) -> TurnSummary;
 }
 
 /// Whether an agent's (lowercased) error text says its model API could not be reached at all,

@@ -7,8 +7,8 @@ use serde_json::Value;
 use super::Provider;
 use super::host::CaseRun;
 use super::loaded::LoadedPlugin;
-use crate::assert::builtin::Verdict;
-use crate::assert::check::Check;
+use crate::assert::builtin::Finding;
+use crate::assert::check::Evaluator;
 use crate::assert::view::CaseRunView;
 
 /// One check type of one plugin.
@@ -28,7 +28,7 @@ fn log_of(log: String) -> Option<String> {
     (!log.is_empty()).then(|| LoadedPlugin::cut(log))
 }
 
-impl Check for PluginCheck {
+impl Evaluator for PluginCheck {
     fn provider(&self) -> Option<String> {
         Some(match &self.provider {
             Provider::Wasm(p) => format!("wasm:{}", p.name),
@@ -36,7 +36,7 @@ impl Check for PluginCheck {
         })
     }
 
-    fn evaluate(&self, config: &Value, view: &Arc<CaseRunView>) -> Result<Verdict, String> {
+    fn evaluate(&self, config: &Value, view: &Arc<CaseRunView>) -> Result<Finding, String> {
         match &self.provider {
             Provider::Wasm(p) => {
                 let config = config.to_string();
@@ -69,7 +69,7 @@ impl Check for PluginCheck {
                     None => e,
                 };
                 match result {
-                    Ok(Ok(v)) => Ok(Verdict {
+                    Ok(Ok(v)) => Ok(Finding {
                         passed: v.passed,
                         message: LoadedPlugin::cut(v.message),
                         evidence: v.evidence.map(LoadedPlugin::cut),

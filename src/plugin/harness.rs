@@ -11,7 +11,7 @@ use super::host::{HostState, harness as wit};
 use super::loaded::{HarnessInfo, LoadedPlugin};
 use crate::harness::{
     AgentError, CommandLine, ErrorCategory, Event, Harness, HostEnv, Invocation, StreamParser,
-    Summary, Unavailable,
+    TurnSummary, Unavailable,
 };
 use crate::process::Exited;
 
@@ -154,13 +154,13 @@ impl StreamParser for PluginParser {
         }
     }
 
-    fn finish(&mut self, exit: &Exited) -> Summary {
-        let crashed = |why: String| Summary {
+    fn finish(&mut self, exit: &Exited) -> TurnSummary {
+        let crashed = |why: String| TurnSummary {
             error: Some(AgentError {
                 category: ErrorCategory::Crash,
                 message: format!("the harness plugin failed: {why}"),
             }),
-            ..Summary::default()
+            ..TurnSummary::default()
         };
         if let Some(why) = self.failure.clone() {
             return crashed(why);

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::loaded::{CheckTypeInfo, FormatInfo, LoadedPlugin};
-use crate::assert::builtin::Verdict;
+use crate::assert::builtin::Finding;
 use crate::assert::view::CaseRunView;
 use crate::harness::Event;
 
@@ -187,7 +187,7 @@ impl NativePlugin {
         kind: &str,
         config: &Value,
         view: &Arc<CaseRunView>,
-    ) -> Result<Verdict, String> {
+    ) -> Result<Finding, String> {
         let tool_calls: Vec<Value> = view
             .events
             .iter()
@@ -206,7 +206,7 @@ impl NativePlugin {
         let v = self.request(
             json!({"method": "evaluate", "check_type": kind, "config": config, "run": run}),
         )?;
-        Ok(Verdict {
+        Ok(Finding {
             passed: v
                 .get("passed")
                 .and_then(Value::as_bool)

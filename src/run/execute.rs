@@ -9,7 +9,7 @@ use super::plan::{TriggerMode, Variant};
 use crate::assert::check::Checks;
 use crate::assert::verdict::Grade;
 use crate::assert::view::CaseRunView;
-use crate::harness::{AgentError, ErrorCategory, Event, Harness, Invocation, Summary, Usage};
+use crate::harness::{AgentError, ErrorCategory, Event, Harness, Invocation, TurnSummary, Usage};
 use crate::process::{self, Exited, Spawn};
 use crate::record::{self, Lines};
 use crate::spec::{Case, OutputSpec, Skill, StdinSource, Suite, TriggerCase};
@@ -914,7 +914,7 @@ fn collect_output(
     tree: &Tree,
     cwd_rel: &Path,
     files_now: &Snapshot,
-    turns: &[Summary],
+    turns: &[TurnSummary],
     stdout: &str,
     files: &mut BTreeMap<String, String>,
 ) -> Option<String> {

@@ -133,7 +133,7 @@ pub enum NotStarted {
     /// A harness cannot run here (exit 3).
     Unavailable(Vec<(String, Unavailable)>),
     /// `--dry-run`: the plan, and nothing started (exit 0).
-    DryRun(plan::Summary),
+    DryRun(plan::Preview),
 }
 
 /// What the runner tells its reporters as the run goes.
@@ -145,7 +145,7 @@ pub enum RunEvent<'a> {
         jobs: usize,
         dir: &'a std::path::Path,
         /// What will run, printed before any agent starts.
-        plan: &'a plan::Summary,
+        plan: &'a plan::Preview,
         /// Case-runs taken from the cache or the run being resumed.
         reused: usize,
     },
@@ -425,7 +425,7 @@ pub fn run(
     if !unavailable.is_empty() && !opts.dry_run {
         return Err(NotStarted::Unavailable(unavailable));
     }
-    let summary = plan::summary(&planned, &harnesses, &unavailable, opts);
+    let summary = plan::preview(&planned, &harnesses, &unavailable, opts);
     if opts.dry_run {
         return Err(NotStarted::DryRun(summary));
     }

@@ -146,7 +146,7 @@ mod tests {
 /// The plan of a run, as printed before any agent starts (and all `--dry-run` does): every
 /// case-run with its harness, model, timeout and target, and what it will cost in agent runs.
 #[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct Summary {
+pub struct Preview {
     pub case_runs: Vec<PlannedRow>,
     /// Harnesses or a sandbox that cannot run here: a real run would stop on them (exit 3).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -171,7 +171,7 @@ pub struct PlannedRow {
     pub judged: bool,
 }
 
-impl Summary {
+impl Preview {
     /// One line: case-runs by kind, and how many agent runs and judge calls they take.
     /// `reused` case-runs (cache, `--resume`) start nothing.
     pub fn line(&self, reused: usize) -> String {
@@ -237,7 +237,7 @@ mod summary_tests {
 
     #[test]
     fn the_line_counts_agent_runs_by_kind() {
-        let mut s = Summary::default();
+        let mut s = Preview::default();
         for _ in 0..5 {
             s.case_runs.push(row(Kind::Case, Variant::Skill, true));
         }
@@ -249,7 +249,7 @@ mod summary_tests {
             s.line(2),
             "plan: 12 case-runs (5 case runs, 1 baseline run, 6 trigger runs): 12 agent runs, 2 already done (cache or --resume)"
         );
-        let judged = Summary {
+        let judged = Preview {
             case_runs: vec![row(Kind::Trigger, Variant::Skill, false)],
             unavailable: vec![],
         };
@@ -460,13 +460,13 @@ pub(super) fn plan<'a>(
 }
 
 /// The plan as printed before anything starts, and all `--dry-run` shows.
-pub(super) fn summary(
+pub(super) fn preview(
     planned: &[Planned<'_>],
     harnesses: &[(String, Box<dyn Harness>)],
     unavailable: &[(String, Unavailable)],
     opts: &RunOptions,
-) -> Summary {
-    Summary {
+) -> Preview {
+    Preview {
         case_runs: planned
             .iter()
             .map(|p| {

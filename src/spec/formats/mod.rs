@@ -5,8 +5,8 @@ pub mod checks;
 pub mod clauditor;
 pub mod skillet;
 pub mod uaaps;
+pub mod uaaps_deterministic;
 pub mod uaaps_package;
-pub mod uaaps_tests;
 
 use std::path::{Path, PathBuf};
 
