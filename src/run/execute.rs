@@ -494,7 +494,24 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
             .as_ref()
             .map(|t| super::target::exercised(t, &all_events));
     }
-    let after = staged.snapshot_now();
+    // The workspace after the run, its changes and their copies: file-system work, done off
+    // the executor so other case-runs' agents keep being read meanwhile.
+    let artifacts_dir = plan.dir.join("artifacts");
+    let (staged, after, changes, fixture_changes) = match tokio::task::spawn_blocking(move || {
+        let after = staged.snapshot_now();
+        let changes = staged.before.changes(&after);
+        copy_artifacts(&staged.tree, &changes, &artifacts_dir);
+        let fixture_changes = staged.fixture_changes();
+        (staged, after, changes, fixture_changes)
+    })
+    .await
+    {
+        Ok(collected) => collected,
+        Err(e) => {
+            result.end(Status::Error, format!("collecting the workspace failed: {e}"));
+            return finish(result, started, &plan);
+        }
+    };
     let cwd_rel = staged
         .cwd
         .strip_prefix(&staged.root)
@@ -513,9 +530,8 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
     result.write(&plan.dir.join("output.txt"), output.as_bytes());
     let stderr_tail = result.stderr_tail.clone();
     result.write(&plan.dir.join("stderr.txt"), stderr_tail.as_bytes());
-    result.artifacts = staged.before.changes(&after);
-    result.fixture_changes = staged.fixture_changes();
-    copy_artifacts(&staged.tree, &result.artifacts, &plan.dir.join("artifacts"));
+    result.artifacts = changes;
+    result.fixture_changes = fixture_changes;
     let files = after.paths();
     if let Err(e) = record::write_json(&plan.dir.join("workspace.json"), &files) {
         result
