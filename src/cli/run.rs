@@ -34,6 +34,8 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         filter: args.filter.clone(),
         target: args.target.clone(),
         dry_run: args.dry_run,
+        // A second signal: everything is killed; stop at once, as shells report it.
+        on_kill: Some(|signal| std::process::exit(128 + signal)),
         keep_workspaces: args.keep_workspaces,
         output_dir: args.output_dir.clone(),
         workspace_dir: args.workspace_dir.as_ref().map(|d| ctx.cwd.join(d)),

@@ -508,7 +508,10 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
     {
         Ok(collected) => collected,
         Err(e) => {
-            result.end(Status::Error, format!("collecting the workspace failed: {e}"));
+            result.end(
+                Status::Error,
+                format!("collecting the workspace failed: {e}"),
+            );
             return finish(result, started, &plan);
         }
     };

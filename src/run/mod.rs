@@ -43,6 +43,10 @@ pub const DEFAULT_HARNESS: &str = "claude-code";
 /// What the user asked for on the command line (and through `ASSAY_*` variables).
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
+    /// What a second Ctrl-C (SIGTERM, SIGHUP) does once every agent's process group is killed:
+    /// the program's to decide (the CLI exits with 128 + the signal). `None`: the run goes on
+    /// recording what the killed agents left.
+    pub on_kill: Option<fn(i32)>,
     pub harness: Option<String>,
     pub model: Option<String>,
     pub timeout: Option<u64>,
@@ -610,7 +614,7 @@ pub fn run(
     let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
     let interrupted = std::sync::Arc::new(std::sync::atomic::AtomicI32::new(0));
     let results = runtime.block_on(async {
-        let signals = tokio::spawn(watch_signals(cancel_tx, interrupted.clone()));
+        let signals = tokio::spawn(watch_signals(cancel_tx, interrupted.clone(), opts.on_kill));
         let launch = Launch {
             suites,
             opts,
@@ -808,10 +812,11 @@ pub fn judge_for(
 
 /// Each harness CLI's `--version`, for the record (10 s at most each).
 /// Ctrl-C, SIGTERM and SIGHUP: the first cancels the run (recorded in `flag`); a second kills
-/// every process group at once and exits.
+/// every process group at once and hands over to `on_kill`.
 async fn watch_signals(
     cancel_tx: tokio::sync::watch::Sender<bool>,
     flag: std::sync::Arc<std::sync::atomic::AtomicI32>,
+    on_kill: Option<fn(i32)>,
 ) {
     let Some(mut signals) = Signals::listen() else {
         return;
@@ -829,7 +834,9 @@ async fn watch_signals(
     let second = signals.next().await;
     process::kill_all_groups();
     eprintln!("killed");
-    std::process::exit(128 + second);
+    if let Some(kill) = on_kill {
+        kill(second);
+    }
 }
 
 /// What launching one case-run needs of the run, shared by all of them.
