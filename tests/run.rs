@@ -597,3 +597,36 @@ fn a_uaaps_packages_default_timeout_is_below_assay_toml() {
     std::fs::write(d.path().join("pkg/assay.toml"), "").unwrap();
     assert!(plan(d.path()).contains("timeout 120 s"), "the format's");
 }
+
+#[test]
+fn the_command_is_split_as_a_shell_splits_words() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (".claude/commands/hi.md", "Say hi.\n"),
+            (
+                ".claude/commands/hi.eval.json",
+                r#"{"assertions": [{"id": "a", "type": "contains", "needle": "hello  world"}]}"#,
+            ),
+        ],
+    );
+    // One argument with two spaces in it: split on spaces, `sh -c` would get `'echo`.
+    let out = run(
+        d.path(),
+        &[
+            "--harness",
+            "command",
+            "--command",
+            "sh -c 'echo \"hello  world\"'",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let bad = run(
+        d.path(),
+        &["--harness", "command", "--command", "sh -c 'echo"],
+    );
+    assert_eq!(code(&bad), 2, "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("--command:"), "{}", stderr(&bad));
+}

@@ -371,7 +371,8 @@ pub struct RunArgs {
     /// Print the JSON report to standard output (progress goes to standard error).
     #[arg(long)]
     pub json: bool,
-    /// The command harness's program and arguments, split on spaces; `{prompt}` is replaced
+    /// The command harness's program and arguments, split as a shell splits words (quotes
+    /// keep spaces; nothing is expanded); `{prompt}` is replaced
     /// by the prompt, otherwise the prompt goes to stdin.
     #[arg(long)]
     pub command: Option<String>,

@@ -25,6 +25,14 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         tell!("error: no eval suites found");
         return Outcome::BadInput;
     }
+    let command = match args.command.as_deref().map(shell_words::split) {
+        None => Vec::new(),
+        Some(Ok(words)) => words,
+        Some(Err(e)) => {
+            tell!("error: --command: {e} (quote it as a shell would)");
+            return Outcome::BadInput;
+        }
+    };
     let opts = RunOptions {
         harness: args.harness.clone(),
         model: args.model.clone(),
@@ -47,11 +55,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         transport: args.judge.transport.clone(),
         allow_private_urls: args.checks.allow_private_urls,
         plugins: plugins.clone(),
-        command: args
-            .command
-            .as_deref()
-            .map(|c| c.split_whitespace().map(String::from).collect())
-            .unwrap_or_default(),
+        command,
         runs: args.runs,
         judge_jobs: args.judge_jobs.map(|n| n as usize),
         mode: args.mode,
