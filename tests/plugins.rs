@@ -543,6 +543,18 @@ fn plugin_new_writes_templates_that_build_offline_and_pass_their_tests() {
         "{}",
         stdout(&out)
     );
+    // Its settings are a typed struct: a misspelt key is refused when the suite loads.
+    write_tree(
+        &p,
+        &[(
+            ".claude/commands/w.eval.json",
+            r#"{"skill_name": "w", "assertions": [{"id": "w", "type": "word-check", "wrod": "hello"}]}"#,
+        )],
+    );
+    let out = assay(&p, &["validate"]);
+    assert_eq!(code(&out), 2, "{}\n{}", stdout(&out), stderr(&out));
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(said.contains("unknown field `wrod`"), "{said}");
     // An existing folder is not overwritten; a bad name is refused.
     assert_eq!(code(&assay(d.path(), &["plugin", "new", "word-check"])), 2);
     assert_eq!(code(&assay(d.path(), &["plugin", "new", "Bad Name"])), 2);

@@ -27,6 +27,7 @@
 use std::cell::RefCell;
 use std::sync::OnceLock;
 
+pub use serde::{self, Deserialize};
 pub use serde_json::{self, Value, json};
 
 #[doc(hidden)]
@@ -149,6 +150,56 @@ pub trait Assertion: Send + Sync {
     fn evaluate(&self, config: &Value, run: &Run) -> Result<Verdict, String>;
 }
 
+/// A check type whose settings are a struct: its fields say once which keys it takes, of what
+/// type, which are optional (`Option`, `#[serde(default)]`) and which are not
+/// (`#[serde(deny_unknown_fields)]` makes a typo an error). The suite's settings are
+/// deserialized when it loads, so a wrong one is an error naming the check before anything
+/// runs, and `evaluate` gets them typed. Register it with [`Plugin::typed_assertion`].
+pub trait TypedAssertion: Send + Sync {
+    /// The settings (the keys beside `type`, `id`, `negate`, `weight`). Derive it with
+    /// `#[derive(Deserialize)] #[serde(crate = "assay_plugin::serde")]`.
+    type Config: serde::de::DeserializeOwned;
+    /// The `type` name suites use.
+    fn name(&self) -> &str;
+    fn summary(&self) -> &str;
+    /// A JSON Schema of the settings, for `assay plugin inspect` and editors.
+    fn config_schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+    /// Checks beyond the shape (say, a word that must not be empty).
+    fn check(&self, _config: &Self::Config) -> Result<(), String> {
+        Ok(())
+    }
+    fn evaluate(&self, config: &Self::Config, run: &Run) -> Result<Verdict, String>;
+}
+
+/// A [`TypedAssertion`] as an [`Assertion`]: settings deserialized at load and at each run.
+pub struct Typed<T>(pub T);
+
+impl<T: TypedAssertion> Typed<T> {
+    fn config(config: &Value) -> Result<T::Config, String> {
+        serde_json::from_value(config.clone()).map_err(|e| format!("settings: {e}"))
+    }
+}
+
+impl<T: TypedAssertion> Assertion for Typed<T> {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn summary(&self) -> &str {
+        self.0.summary()
+    }
+    fn config_schema(&self) -> Value {
+        self.0.config_schema()
+    }
+    fn validate(&self, config: &Value) -> Result<(), String> {
+        self.0.check(&Self::config(config)?)
+    }
+    fn evaluate(&self, config: &Value, run: &Run) -> Result<Verdict, String> {
+        self.0.evaluate(&Self::config(config)?, run)
+    }
+}
+
 /// A named format for `has_format` and extraction field `format`.
 pub trait Format: Send + Sync {
     fn name(&self) -> &str;
@@ -193,6 +244,10 @@ impl Plugin {
     pub fn assertion(mut self, a: impl Assertion + 'static) -> Self {
         self.assertions.push(Box::new(a));
         self
+    }
+    /// A check type with typed settings ([`TypedAssertion`]).
+    pub fn typed_assertion(self, a: impl TypedAssertion + 'static) -> Self {
+        self.assertion(Typed(a))
     }
     pub fn format(mut self, f: impl Format + 'static) -> Self {
         self.formats.push(Box::new(f));

@@ -3,9 +3,25 @@
 //! In a suite: `{"id": "…", "type": "{{name}}", "word": "hello", "at_least": 2}` (clauditor
 //! assertions), or under `x-assay-checks` / `checks` in UAAPS cases.
 
-use assay_plugin::{Assertion, Plugin, Run, Value, Verdict, json};
+use assay_plugin::{Deserialize, Plugin, Run, TypedAssertion, Value, Verdict, json};
 
 struct WordCount;
+
+/// The check's settings, stated once: assay refuses a suite whose settings do not fit, naming
+/// the check, before anything runs.
+#[derive(Deserialize)]
+#[serde(crate = "assay_plugin::serde", deny_unknown_fields)]
+struct Settings {
+    /// The word to count.
+    word: String,
+    /// How many times at least (default 1).
+    #[serde(default = "one")]
+    at_least: usize,
+}
+
+fn one() -> usize {
+    1
+}
 
 /// The check itself, apart from the plugin plumbing, so it can be tested natively.
 fn count_word(text: &str, word: &str) -> usize {
@@ -14,7 +30,9 @@ fn count_word(text: &str, word: &str) -> usize {
         .count()
 }
 
-impl Assertion for WordCount {
+impl TypedAssertion for WordCount {
+    type Config = Settings;
+
     fn name(&self) -> &str {
         "{{name}}"
     }
@@ -31,26 +49,24 @@ impl Assertion for WordCount {
         })
     }
 
-    fn validate(&self, config: &Value) -> Result<(), String> {
-        match config.get("word").and_then(Value::as_str) {
-            Some(w) if !w.is_empty() => Ok(()),
-            _ => Err("`word` is required: the word to count".into()),
+    fn check(&self, s: &Settings) -> Result<(), String> {
+        if s.word.is_empty() {
+            return Err("`word` must not be empty: the word to count".into());
         }
+        Ok(())
     }
 
-    fn evaluate(&self, config: &Value, run: &Run) -> Result<Verdict, String> {
-        let word = config.get("word").and_then(Value::as_str).unwrap_or_default();
-        let wanted = config.get("at_least").and_then(Value::as_u64).unwrap_or(1) as usize;
-        let n = count_word(&run.output(), word);
+    fn evaluate(&self, s: &Settings, run: &Run) -> Result<Verdict, String> {
+        let n = count_word(&run.output(), &s.word);
         Ok(Verdict::new(
-            n >= wanted,
-            format!("{word:?} appears {n} times, at least {wanted} wanted"),
+            n >= s.at_least,
+            format!("{:?} appears {n} times, at least {} wanted", s.word, s.at_least),
         ))
     }
 }
 
 fn plugin() -> Plugin {
-    Plugin::new().assertion(WordCount)
+    Plugin::new().typed_assertion(WordCount)
 }
 
 assay_plugin::export!(plugin);
@@ -58,11 +74,14 @@ assay_plugin::export!(plugin);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use assay_plugin::Assertion;
 
     #[test]
     fn counts_whole_words_ignoring_case() {
         assert_eq!(count_word("Hello, hello! Othello.", "hello"), 2);
-        assert!(WordCount.validate(&json!({"word": ""})).is_err());
-        assert!(WordCount.validate(&json!({"word": "hi"})).is_ok());
+        let check = assay_plugin::Typed(WordCount);
+        assert!(check.validate(&json!({"word": ""})).is_err());
+        assert!(check.validate(&json!({"wrod": "hi"})).is_err(), "a typo is an error");
+        assert!(check.validate(&json!({"word": "hi"})).is_ok());
     }
 }
