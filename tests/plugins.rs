@@ -766,3 +766,34 @@ fn a_harness_plugin_that_cannot_make_a_command_is_an_error_with_its_reason() {
     );
     assert!(r["exit_code"].is_null(), "no process ran: {r:#}");
 }
+
+#[test]
+fn an_event_a_harness_plugin_got_wrong_is_said_in_the_transcript_never_dropped() {
+    let d = hostile_project("", json!([{"id": "a", "type": "min_length", "length": 1}]));
+    let out = assay(
+        d.path(),
+        &[
+            "run",
+            "--harness",
+            "garbled",
+            "--output-dir",
+            "out",
+            "--workspace-dir",
+            "ws",
+        ],
+    );
+    assert_ne!(code(&out), 2, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(&d.path().join("out"))["h"];
+    let dir = std::path::Path::new(r["dir"].as_str().unwrap());
+    let transcript = std::fs::read_to_string(dir.join("transcript.jsonl")).unwrap();
+    let errors: Vec<&str> = transcript
+        .lines()
+        .filter(|l| l.contains("the harness plugin sent an event assay cannot read"))
+        .collect();
+    assert_eq!(
+        errors.len(),
+        2,
+        "one per line the agent printed: {transcript}"
+    );
+    assert!(errors[0].contains("teleported"), "{}", errors[0]);
+}

@@ -139,9 +139,18 @@ impl StreamParser for PluginParser {
             return Vec::new();
         };
         match guest.parser().call_feed(&mut self.store, *parser, line) {
+            // An event the plugin got wrong is said in the transcript, never dropped unseen.
             Ok(events) => events
                 .iter()
-                .filter_map(|e| serde_json::from_str(e).ok())
+                .map(|e| {
+                    serde_json::from_str(e).unwrap_or_else(|err| Event::Error {
+                        message: format!(
+                            "the harness plugin sent an event assay cannot read ({err}): {}",
+                            crate::text::shorten(e, 200)
+                        ),
+                        category: None,
+                    })
+                })
                 .collect(),
             Err(e) => {
                 let why = self.plugin.classify(&e).to_string();

@@ -11,7 +11,7 @@
 //! tools (`--yolo`: the workspace is isolated). Later turns resume the session with
 //! `--resume latest` (the private HOME holds only this case-run's sessions).
 
-use assay_plugin::{CommandLine, Harness, Invocation, Parser, Plugin, Value, json};
+use assay_plugin::{CommandLine, Event, Harness, Invocation, Parser, Plugin, Value, json};
 
 pub struct GeminiCli;
 
@@ -111,7 +111,12 @@ impl Stream {
         if self.text.trim().is_empty() {
             return Vec::new();
         }
-        vec![json!({"type": "message", "text": self.text.clone()})]
+        vec![
+            Event::Message {
+                text: self.text.clone(),
+            }
+            .into(),
+        ]
     }
 }
 
@@ -126,7 +131,13 @@ impl Parser for Stream {
                 self.session = Some(s("session_id"));
                 self.model = Some(s("model"));
                 vec![
-                    json!({"type": "session_started", "session_id": s("session_id"), "model": s("model")}),
+                    Event::SessionStarted {
+                        session_id: s("session_id"),
+                        model: Some(s("model")),
+                        tools: Vec::new(),
+                        skills: Vec::new(),
+                    }
+                    .into(),
                 ]
             }
             Some("message") if s("role") == "assistant" => {
@@ -142,19 +153,34 @@ impl Parser for Stream {
                 let name = s("tool_name");
                 let params = v.get("parameters").cloned().unwrap_or(Value::Null);
                 out.push(
-                    json!({"type": "tool_call", "id": s("tool_id"), "name": name, "input": params}),
+                    Event::ToolCall {
+                        id: s("tool_id"),
+                        name: name.clone(),
+                        input: params.clone(),
+                    }
+                    .into(),
                 );
                 if name == "activate_skill"
                     && let Some(skill) = params.get("name").and_then(Value::as_str)
                 {
-                    out.push(json!({"type": "skill_invoked", "name": skill}));
+                    out.push(
+                        Event::SkillInvoked {
+                            name: skill.to_string(),
+                        }
+                        .into(),
+                    );
                 }
                 if name == "read_file"
                     && let Some(path) = params.get("file_path").and_then(Value::as_str)
                     && path.ends_with("/SKILL.md")
                     && let Some(skill) = path.trim_end_matches("/SKILL.md").rsplit('/').next()
                 {
-                    out.push(json!({"type": "skill_invoked", "name": skill}));
+                    out.push(
+                        Event::SkillInvoked {
+                            name: skill.to_string(),
+                        }
+                        .into(),
+                    );
                 }
                 out
             }
@@ -171,13 +197,24 @@ impl Parser for Stream {
                         .to_string(),
                 };
                 vec![
-                    json!({"type": "tool_result", "id": s("tool_id"), "output": output, "is_error": !ok}),
+                    Event::ToolResult {
+                        id: s("tool_id"),
+                        output,
+                        is_error: !ok,
+                    }
+                    .into(),
                 ]
             }
             Some("error") => {
                 let message = s("message");
                 self.errors.push(message.clone());
-                vec![json!({"type": "error", "message": message, "category": null})]
+                vec![
+                    Event::Error {
+                        message,
+                        category: None,
+                    }
+                    .into(),
+                ]
             }
             Some("result") => {
                 self.result = Some(v.clone());

@@ -9,6 +9,48 @@ use assay_plugin::{
 /// A harness whose command always fails: the case-run must be an error saying why.
 struct Refusing;
 
+/// A harness whose parser sends an event no host can read, for every line.
+struct Garbled;
+
+impl Harness for Garbled {
+    fn name(&self) -> &str {
+        "garbled"
+    }
+
+    fn summary(&self) -> &str {
+        "sends events assay cannot read"
+    }
+
+    fn program(&self) -> &str {
+        "sh"
+    }
+
+    fn command(&self, _inv: &Invocation) -> Result<CommandLine, String> {
+        Ok(CommandLine {
+            program: "sh".into(),
+            args: vec!["-c".into(), "echo one; echo two".into()],
+            env: Vec::new(),
+            stdin: None,
+        })
+    }
+
+    fn parser(&self, _inv: &Invocation) -> Box<dyn Parser> {
+        Box::new(Nonsense)
+    }
+}
+
+struct Nonsense;
+
+impl Parser for Nonsense {
+    fn feed(&mut self, line: &str) -> Vec<Value> {
+        vec![json!({"type": "teleported", "line": line})]
+    }
+
+    fn finish(&mut self, _exit_code: Option<i32>, _timed_out: bool, _stderr_tail: &str) -> Value {
+        json!({"final_message": "done"})
+    }
+}
+
 impl Harness for Refusing {
     fn name(&self) -> &str {
         "refusing"
@@ -137,7 +179,7 @@ fn plugin() -> Plugin {
     ] {
         p = p.assertion(Kind(k));
     }
-    p.harness(Refusing)
+    p.harness(Refusing).harness(Garbled)
 }
 
 assay_plugin::export!(plugin);

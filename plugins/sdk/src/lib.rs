@@ -200,6 +200,80 @@ impl<T: TypedAssertion> Assertion for Typed<T> {
     }
 }
 
+/// One event of a harness's normalized transcript, in assay's vocabulary (docs/plugins.md):
+/// what [`Parser::feed`] returns, built typed so that assay can always read it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    SessionStarted {
+        session_id: String,
+        model: Option<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tools: Vec<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        skills: Vec<String>,
+    },
+    Message {
+        text: String,
+    },
+    Reasoning {
+        text: String,
+    },
+    ToolCall {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    ToolResult {
+        id: String,
+        output: String,
+        is_error: bool,
+    },
+    SkillInvoked {
+        name: String,
+    },
+    AgentStarted {
+        name: String,
+    },
+    HookRan {
+        event: String,
+        exit_code: Option<i64>,
+        outcome: String,
+    },
+    FileChange {
+        path: String,
+        kind: String,
+    },
+    Output {
+        text: String,
+    },
+    Error {
+        message: String,
+        category: Option<ErrorCategory>,
+    },
+}
+
+/// Why a turn failed, as assay categorises it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorCategory {
+    Auth,
+    RateLimit,
+    Server,
+    Network,
+    Timeout,
+    InteractiveHang,
+    BackgroundTasks,
+    Crash,
+    Agent,
+}
+
+impl From<Event> for Value {
+    fn from(e: Event) -> Value {
+        serde_json::to_value(e).unwrap_or(Value::Null)
+    }
+}
+
 /// A named format for `has_format` and extraction field `format`.
 pub trait Format: Send + Sync {
     fn name(&self) -> &str;

@@ -2,7 +2,7 @@
 //! (`{"type": "message", "text": …}`, `{"type": "tool", "name": …, "input": …}`,
 //! `{"type": "done", "session": …}`). Adapt `command` and `Lines::feed` to your agent.
 
-use assay_plugin::{CommandLine, Harness, Invocation, Parser, Plugin, Value, json};
+use assay_plugin::{CommandLine, Event, Harness, Invocation, Parser, Plugin, Value, json};
 
 struct MyAgent;
 
@@ -52,9 +52,16 @@ impl Parser for Lines {
             Some("message") => {
                 let text = v["text"].as_str().unwrap_or_default().to_string();
                 self.last = Some(text.clone());
-                vec![json!({"type": "message", "text": text})]
+                vec![Event::Message { text }.into()]
             }
-            Some("tool") => vec![json!({"type": "tool_call", "id": "", "name": v["name"], "input": v["input"]})],
+            Some("tool") => vec![
+                Event::ToolCall {
+                    id: String::new(),
+                    name: v["name"].as_str().unwrap_or_default().to_string(),
+                    input: v["input"].clone(),
+                }
+                .into(),
+            ],
             Some("done") => {
                 self.session = v["session"].as_str().map(str::to_string);
                 Vec::new()
