@@ -630,3 +630,30 @@ fn the_command_is_split_as_a_shell_splits_words() {
     assert_eq!(code(&bad), 2, "{}", stderr(&bad));
     assert!(stderr(&bad).contains("--command:"), "{}", stderr(&bad));
 }
+
+#[test]
+fn a_target_names_one_thing_of_the_package_never_a_path_out_of_it() {
+    // `agents/../../<anything>` is a folder that exists: the name must not be a path at all.
+    let d = tempfile::tempdir().unwrap();
+    costly_project(d.path());
+    for target in [
+        "agent:../skills/lint",
+        "agent:../../pkg",
+        "skill:../skills/lint",
+        "agent:.",
+    ] {
+        write_tree(
+            d.path(),
+            &[(
+                "pkg/evals/cases/review.yaml",
+                &format!(
+                    "name: review\ntarget: \"{target}\"\ninput:\n  prompt: review\njudge:\n  criteria: ok\n"
+                ),
+            )],
+        );
+        let out = assay(d.path(), &["validate", "pkg"]);
+        assert_eq!(code(&out), 2, "{target}: {}{}", stdout(&out), stderr(&out));
+        let said = format!("{}{}", stdout(&out), stderr(&out));
+        assert!(said.contains("target"), "{target}: {said}");
+    }
+}

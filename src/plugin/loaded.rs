@@ -15,7 +15,7 @@ use super::grants::Grants;
 use super::host::{HostState, STDERR_CAP, assertion, format, harness};
 
 /// The WIT version a component was built against.
-pub const WIT_VERSION: &str = "0.1.0";
+pub const WIT_VERSION: &str = super::wit::CURRENT.as_str();
 /// Idle instances kept per plugin.
 const MAX_WARM: usize = 4;
 /// Longest text taken from a plugin's answer (messages, evidence); longer is cut.

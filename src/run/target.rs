@@ -9,11 +9,6 @@ pub fn exercised(target: &Target, events: &[Event]) -> bool {
     events.iter().any(|e| match (target.kind, e) {
         (TargetKind::Skill, Event::SkillInvoked { name }) => *name == target.name,
         (TargetKind::Agent, Event::AgentStarted { name }) => *name == target.name,
-        // Codex starts a sub-agent with its `spawn_agent` tool.
-        (TargetKind::Agent, Event::ToolCall { name, input, .. }) => {
-            name == "spawn_agent"
-                && input.get("agent_type").and_then(|v| v.as_str()) == Some(&target.name)
-        }
         (TargetKind::Hook, Event::HookRan { event, .. }) => same_event(event, &target.name),
         _ => false,
     })
@@ -33,7 +28,6 @@ fn same_event(a: &str, b: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn t(kind: TargetKind, name: &str) -> Target {
         Target {
@@ -52,16 +46,10 @@ mod tests {
                 exit_code: Some(2),
                 outcome: "error".into(),
             },
-            Event::ToolCall {
-                id: "1".into(),
-                name: "spawn_agent".into(),
-                input: json!({"agent_type": "fmt"}),
-            },
         ];
         assert!(exercised(&t(TargetKind::Skill, "pdf"), &events));
         assert!(!exercised(&t(TargetKind::Skill, "rev"), &events));
         assert!(exercised(&t(TargetKind::Agent, "rev"), &events));
-        assert!(exercised(&t(TargetKind::Agent, "fmt"), &events));
         assert!(!exercised(&t(TargetKind::Agent, "pdf"), &events));
         assert!(exercised(&t(TargetKind::Hook, "pre-tool-use"), &events));
         assert!(!exercised(&t(TargetKind::Hook, "post-tool-use"), &events));

@@ -406,6 +406,17 @@ impl std::str::FromStr for Target {
         if name.trim().is_empty() {
             return Err(format!("`{s}` names nothing after the colon"));
         }
+        // One skill, agent or event of the package: a name, never a path (it is looked up as
+        // a folder of the package and handed to the agent CLI).
+        if name.contains(['/', '\\'])
+            || name == "."
+            || name == ".."
+            || name.chars().any(char::is_control)
+        {
+            return Err(format!(
+                "`{s}` is not a name: write the skill's, agent's or event's name alone"
+            ));
+        }
         Ok(Target {
             kind,
             name: name.to_string(),

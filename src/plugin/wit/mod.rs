@@ -13,11 +13,12 @@ pub enum WitVersion {
     V0_1_0,
 }
 
-impl WitVersion {
-    pub const ALL: &[WitVersion] = &[WitVersion::V0_1_0];
+/// The version [`current`] implements: what new plugins target.
+pub const CURRENT: WitVersion = WitVersion::V0_1_0;
 
+impl WitVersion {
     /// The package version, as `wit/<version>/` and the plugin's imports name it.
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             WitVersion::V0_1_0 => "0.1.0",
         }
