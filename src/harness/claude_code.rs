@@ -204,8 +204,10 @@ impl StreamParser for ClaudeParser {
             return Vec::new();
         };
         let mut out = Vec::new();
+        let text = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        let subtype = v.get("subtype").and_then(Value::as_str);
         match v.get("type").and_then(Value::as_str) {
-            Some("system") if v.get("subtype").and_then(Value::as_str) == Some("init") => {
+            Some("system") if subtype == Some("init") => {
                 let list = |k: &str| -> Vec<String> {
                     v.get(k)
                         .and_then(Value::as_array)
@@ -234,28 +236,18 @@ impl StreamParser for ClaudeParser {
                     out.push(Event::AgentStarted { name });
                 }
             }
-            Some("system") if v.get("subtype").and_then(Value::as_str) == Some("task_started") => {
-                if let Some(name) = v.get("subagent_type").and_then(Value::as_str) {
-                    out.push(Event::AgentStarted {
-                        name: name.to_string(),
-                    });
+            // A sub-agent started through the `Agent` tool.
+            Some("system") if subtype == Some("task_started") => {
+                let name = text("subagent_type");
+                if !name.is_empty() {
+                    out.push(Event::AgentStarted { name });
                 }
             }
-            Some("system") if v.get("subtype").and_then(Value::as_str) == Some("hook_response") => {
-                out.push(Event::HookRan {
-                    event: v
-                        .get("hook_event")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                    exit_code: v.get("exit_code").and_then(Value::as_i64),
-                    outcome: v
-                        .get("outcome")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                });
-            }
+            Some("system") if subtype == Some("hook_response") => out.push(Event::HookRan {
+                event: text("hook_event"),
+                exit_code: v.get("exit_code").and_then(Value::as_i64),
+                outcome: text("outcome"),
+            }),
             Some("assistant") => {
                 self.assistant_messages += 1;
                 let blocks = v.pointer("/message/content").and_then(Value::as_array);
@@ -465,6 +457,42 @@ fn classify(r: &Value) -> ErrorCategory {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn hooks_and_sub_agents_become_events() {
+        let mut p = ClaudeParser {
+            agent: Some("rev".into()),
+            ..ClaudeParser::default()
+        };
+        let init =
+            r#"{"type":"system","subtype":"init","session_id":"s","agents":["claude","rev"]}"#;
+        assert!(
+            p.line(init)
+                .contains(&Event::AgentStarted { name: "rev".into() })
+        );
+        let mut unknown = ClaudeParser {
+            agent: Some("ghost".into()),
+            ..ClaudeParser::default()
+        };
+        assert!(
+            !unknown
+                .line(init)
+                .iter()
+                .any(|e| matches!(e, Event::AgentStarted { .. }))
+        );
+        assert_eq!(
+            p.line(r#"{"type":"system","subtype":"task_started","subagent_type":"fmt"}"#),
+            vec![Event::AgentStarted { name: "fmt".into() }]
+        );
+        assert_eq!(
+            p.line(r#"{"type":"system","subtype":"hook_response","hook_event":"PreToolUse","exit_code":2,"outcome":"error"}"#),
+            vec![Event::HookRan {
+                event: "PreToolUse".into(),
+                exit_code: Some(2),
+                outcome: "error".into()
+            }]
+        );
+    }
 
     fn exited(code: i32) -> Exited {
         Exited {
