@@ -80,12 +80,34 @@ pub fn feedback_of(r: &CaseRunRecord) -> Option<&crate::record::grading::Feedbac
 /// The judge's feedback per case (the first of its runs with any; baselines left out, as the
 /// feedback is about the eval, not the run), in the rows' order.
 pub fn feedback_by_case(rows: &[Row]) -> Vec<(&str, &str, &crate::record::grading::Feedback)> {
+    first_feedback_per_case(rows.iter().map(|r| {
+        (
+            r.suite.as_str(),
+            r.case.as_str(),
+            r.baseline,
+            r.feedback.as_ref(),
+        )
+    }))
+}
+
+/// Of `(suite, case, baseline, feedback)` items, the first feedback of each case, baselines
+/// left out, in order.
+pub fn first_feedback_per_case<'a>(
+    items: impl IntoIterator<
+        Item = (
+            &'a str,
+            &'a str,
+            bool,
+            Option<&'a crate::record::grading::Feedback>,
+        ),
+    >,
+) -> Vec<(&'a str, &'a str, &'a crate::record::grading::Feedback)> {
     let mut out: Vec<(&str, &str, &crate::record::grading::Feedback)> = Vec::new();
-    for r in rows.iter().filter(|r| !r.baseline) {
-        if let Some(f) = &r.feedback
-            && !out.iter().any(|(s, c, _)| *s == r.suite && *c == r.case)
+    for (suite, case, baseline, feedback) in items {
+        if let Some(f) = feedback.filter(|_| !baseline)
+            && !out.iter().any(|(s, c, _)| *s == suite && *c == case)
         {
-            out.push((&r.suite, &r.case, f));
+            out.push((suite, case, f));
         }
     }
     out

@@ -88,28 +88,6 @@ pub(super) fn tags(c: &super::model::CaseRun) -> String {
     t
 }
 
-/// The judge's feedback on each case's eval (from its first run with any; baselines left
-/// out), in the report's order.
-pub(super) fn feedback(
-    r: &Report,
-) -> Vec<(&super::model::CaseRun, &crate::record::grading::Feedback)> {
-    let mut out: Vec<(&super::model::CaseRun, &crate::record::grading::Feedback)> = Vec::new();
-    for c in r
-        .case_runs
-        .iter()
-        .filter(|c| c.variant != Variant::Baseline)
-    {
-        if let Some(f) = super::aggregate::feedback_of(&c.result)
-            && !out
-                .iter()
-                .any(|(o, _)| o.suite == c.suite && o.case == c.case)
-        {
-            out.push((c, f));
-        }
-    }
-    out
-}
-
 pub fn render(r: &Report) -> String {
     let s = &r.summary;
     let mut parts = vec![format!("{} passed", s.passed)];
@@ -177,13 +155,21 @@ pub fn render(r: &Report) -> String {
             md.push_str(&format!("| {} |\n", cells.join(" | ")));
         }
     }
-    let feedback = feedback(r);
+    // The judge's feedback on each case's eval, from its first run with any.
+    let feedback = super::aggregate::first_feedback_per_case(r.case_runs.iter().map(|c| {
+        (
+            c.suite.as_str(),
+            c.case.as_str(),
+            c.variant == Variant::Baseline,
+            super::aggregate::feedback_of(&c.result),
+        )
+    }));
     if !feedback.is_empty() {
         md.push_str("\n### Weak expectations\n\nThe judge's review of the evals themselves: expectations that a run doing nothing useful would still pass, or that the evidence cannot show.\n");
-        for (c, f) in feedback {
+        for (suite, case, f) in feedback {
             md.push_str(&format!(
                 "\n**{}**{}\n",
-                code(&format!("{}/{}", c.suite, c.case), false),
+                code(&format!("{suite}/{case}"), false),
                 if f.overall.trim().is_empty() {
                     String::new()
                 } else {
