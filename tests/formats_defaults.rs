@@ -449,3 +449,34 @@ fn skillets_home_evals_are_searched_when_no_path_is_given() {
         assert_eq!(read_json(&f)["grade"]["verdict"], "pass", "{case}");
     }
 }
+
+#[test]
+fn an_agent_that_floods_output_files_cannot_pass_on_the_ones_never_read() {
+    // 250 matching files, every one passing: only 200 are read and recorded, and the rest
+    // fail the output checks instead of passing unseen.
+    let spec = r#"{"output_files": ["out/*.md"],
+      "assertions": [{"id": "venues", "type": "contains", "needle": "Venues"}]}"#;
+    let d = project(&[(".claude/commands/brief.eval.json", spec)]);
+    std::fs::write(
+        d.path().join("assay.toml"),
+        "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"sh\", \"-c\", \"mkdir -p out; for i in $(seq 1000 1249); do echo 'Venues: ok' > out/$i.md; done; echo done\"]\n",
+    )
+    .unwrap();
+    let out = assay_env(
+        d.path(),
+        &["run", "--output-dir", "o"],
+        &[("ASSAY_JUDGE", "none".into())],
+    );
+    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(&d.path().join("o"))["brief"];
+    assert_eq!(r["output_files"].as_object().unwrap().len(), 200, "bounded");
+    let venues = &r["checks"][0];
+    assert_eq!(venues["passed"], false, "{venues:#}");
+    assert!(
+        venues["message"]
+            .as_str()
+            .unwrap()
+            .contains("50 more files past the first 200"),
+        "{venues:#}"
+    );
+}

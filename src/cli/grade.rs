@@ -183,6 +183,7 @@ fn captured(
                 reason: None,
                 view,
                 artifacts: Vec::new(),
+                outputs: Vec::new(),
             },
             &checks(args, plugins),
             slot.as_ref(),
@@ -555,6 +556,13 @@ fn regrade_run(
             reason: r.result.reason.clone(),
             view: r.view(case),
             artifacts: r.artifacts(),
+            // As recorded: the output files that could be read.
+            outputs: r
+                .result
+                .output_files
+                .iter()
+                .map(|(p, t)| (p.clone(), Some(t.clone())))
+                .collect(),
         };
         let graded = rt.block_on(grade::grade(suite, case, input, &checks, slot.as_ref()));
         if let Err(e) = r.write(&graded) {

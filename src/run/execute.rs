@@ -520,6 +520,7 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         .strip_prefix(&staged.root)
         .map(Path::to_path_buf)
         .unwrap_or_default();
+    let mut outputs: Vec<(String, Option<String>)> = Vec::new();
     let output = collect_output(
         plan.case,
         &staged.tree,
@@ -527,8 +528,13 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
         &after,
         &result.turns,
         &stdout_text,
-        &mut result.output_files,
+        &mut outputs,
     );
+    // Recorded: the output files that could be read, with their text.
+    result.output_files = outputs
+        .iter()
+        .filter_map(|(p, t)| Some((p.clone(), t.clone()?)))
+        .collect();
     let output = output.unwrap_or_default();
     result.write(&plan.dir.join("output.txt"), output.as_bytes());
     let stderr_tail = result.stderr_tail.clone();
@@ -605,6 +611,7 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
                 reason: result.reason.clone(),
                 view,
                 artifacts,
+                outputs,
             },
             plan.checks,
             plan.judge.as_ref(),
@@ -935,7 +942,7 @@ fn collect_output(
     files_now: &Snapshot,
     turns: &[TurnSummary],
     stdout: &str,
-    files: &mut BTreeMap<String, String>,
+    outputs: &mut Vec<(String, Option<String>)>,
 ) -> Option<String> {
     // As much as captured stdout may hold.
     const MAX_OUTPUT_FILE_BYTES: u64 = 64 << 20;
@@ -949,7 +956,7 @@ fn collect_output(
         OutputSpec::Stdout => Some(stdout.to_string()),
         OutputSpec::File { path } => {
             let text = read(Path::new(path))?;
-            files.insert(path.clone(), text.clone());
+            outputs.push((path.clone(), Some(text.clone())));
             Some(text)
         }
         OutputSpec::Files { globs } => {
@@ -968,17 +975,36 @@ fn collect_output(
                 .filter(|p| set.is_match(p))
                 .collect();
             found.sort();
-            for p in &found {
-                if let Some(text) = read(p) {
-                    files.insert(p.to_string_lossy().replace('\\', "/"), text);
+            // Bounded however many files the agent made: at most MAX_OUTPUT_FILES, and
+            // MAX_OUTPUT_FILE_BYTES in all; a file past either is recorded unreadable, so the
+            // output checks fail on it rather than pass without seeing it.
+            let mut budget = MAX_OUTPUT_FILE_BYTES;
+            let many = found.len() > MAX_OUTPUT_FILES;
+            for p in found.iter().take(MAX_OUTPUT_FILES) {
+                let key = p.to_string_lossy().replace('\\', "/");
+                let text = crate::spec::paths::normalize(&cwd_rel.join(p))
+                    .and_then(|rel| tree.read_to_string(&rel, budget).ok());
+                if let Some(t) = &text {
+                    budget -= t.len() as u64;
                 }
+                outputs.push((key, text));
             }
-            found
-                .first()
-                .and_then(|p| files.get(&*p.to_string_lossy()).cloned())
+            if many {
+                outputs.push((
+                    format!(
+                        "({} more files past the first {MAX_OUTPUT_FILES})",
+                        found.len() - MAX_OUTPUT_FILES
+                    ),
+                    None,
+                ));
+            }
+            outputs.first().and_then(|(_, t)| t.clone())
         }
     }
 }
+
+/// Output files (clauditor `output_files`) read and checked at most.
+const MAX_OUTPUT_FILES: usize = 200;
 
 /// Copies created and modified files into the run folder, within a size budget. Nothing is
 /// read through a symlink: a link the agent made stays listed in the artifacts, and neither it

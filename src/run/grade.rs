@@ -53,6 +53,9 @@ pub struct GradeInput {
     pub view: CaseRunView,
     /// Created or changed files with their text, for the judge.
     pub artifacts: Vec<(String, String)>,
+    /// Every output file (clauditor `output_files`, or `output_file`), as collected, path and
+    /// text (`None`: it could not be read); the first is the case's output.
+    pub outputs: Vec<(String, Option<String>)>,
 }
 
 /// A graded case-run.
@@ -75,8 +78,8 @@ pub async fn grade(
 ) -> Graded {
     // Checks may block (network, plugins): off the executor.
     let (list, registry, view) = (case.checks.clone(), checks.clone(), input.view);
-    let outputs = output_files(case, &view);
-    let (mut outcomes, view) = match tokio::task::spawn_blocking(move || {
+    let outputs = input.outputs;
+    let (mut outcomes, view, outputs) = match tokio::task::spawn_blocking(move || {
         let view = Arc::new(view);
         let mut o = registry.run(&list, &view);
         // Several output files: each is checked, not only the first.
@@ -84,7 +87,8 @@ pub async fn grade(
             each_output_file(&registry, &list, &view, &outputs, &mut o);
         }
         // Plugins drop their handles when their call ends, so this is the only one left.
-        (o, Arc::try_unwrap(view).unwrap_or_else(|v| (*v).clone()))
+        let view = Arc::try_unwrap(view).unwrap_or_else(|v| (*v).clone());
+        (o, view, outputs)
     })
     .await
     {
@@ -96,7 +100,7 @@ pub async fn grade(
                 .iter()
                 .map(|c| crate::assert::builtin::outcome(c, Err(format!("the check failed: {e}"))))
                 .collect();
-            (failed, view)
+            (failed, view, Vec::new())
         }
     };
     let judging = Judging {
@@ -104,6 +108,7 @@ pub async fn grade(
         case,
         slot: judge,
         checks,
+        outputs: &outputs,
     };
     let (record, judged) = judge_case(
         &judging,
@@ -120,40 +125,6 @@ pub async fn grade(
         grade,
         view,
     }
-}
-
-/// The files a case's `output_files` globs match (clauditor), relative to the agent's working
-/// folder and sorted (the first is the case's output), each with its text (`None`: it cannot be
-/// read — a symlink, not UTF-8, or too large). Empty for any other kind of output.
-fn output_files(case: &Case, view: &CaseRunView) -> Vec<(String, Option<String>)> {
-    let crate::spec::OutputSpec::Files { globs } = &case.output else {
-        return Vec::new();
-    };
-    let mut set = globset::GlobSetBuilder::new();
-    for g in globs {
-        if let Ok(g) = globset::Glob::new(g) {
-            set.add(g);
-        }
-    }
-    let Ok(set) = set.build() else {
-        return Vec::new();
-    };
-    let mut found: Vec<&Path> = view
-        .files
-        .iter()
-        .filter_map(|p| p.strip_prefix(&view.cwd).ok())
-        .filter(|p| set.is_match(p))
-        .collect();
-    found.sort();
-    found
-        .into_iter()
-        .map(|p| {
-            (
-                p.to_string_lossy().replace('\\', "/"),
-                view.read_file(&view.cwd.join(p)),
-            )
-        })
-        .collect()
 }
 
 /// Evaluates the output checks on every output file (the first was the output already): a
@@ -174,25 +145,23 @@ fn each_output_file(
     let checks: Vec<crate::spec::Check> = on_output.iter().map(|&i| list[i].clone()).collect();
     // Per check: the first failing file's outcome, or the first file's when all pass.
     let mut merged: Vec<Option<CheckOutcome>> = vec![None; checks.len()];
+    // One copy of the view, its output swapped per file (a copy per file would cost the
+    // whole transcript each time).
+    let mut per_file = Arc::new((**view).clone());
     for (path, text) in outputs {
-        let results: Vec<CheckOutcome> =
-            match text {
-                Some(text) => {
-                    let mut v = (**view).clone();
-                    v.output = text.clone();
-                    registry.run(&checks, &Arc::new(v))
-                }
-                None => checks
-                    .iter()
-                    .map(|c| {
-                        crate::assert::builtin::outcome(
-                        c,
-                        Err("the output file cannot be read (a symlink, not UTF-8, or too large)"
-                            .into()),
-                    )
-                    })
-                    .collect(),
-            };
+        let results: Vec<CheckOutcome> = match text {
+            Some(text) => {
+                Arc::make_mut(&mut per_file).output = text.clone();
+                registry.run(&checks, &per_file)
+            }
+            None => checks
+                .iter()
+                .map(|c| {
+                    let why = "the output file cannot be read (a symlink, not UTF-8, too large, or past the output budget)";
+                    crate::assert::builtin::outcome(c, Err(why.into()))
+                })
+                .collect(),
+        };
         for (slot, mut r) in merged.iter_mut().zip(results) {
             if slot.as_ref().is_some_and(|s| !s.passed) {
                 continue;
@@ -222,6 +191,8 @@ struct Judging<'a> {
     case: &'a Case,
     slot: Option<&'a JudgeSlot>,
     checks: &'a Checks,
+    /// Every output file, as collected (see [`GradeInput::outputs`]).
+    outputs: &'a [(String, Option<String>)],
 }
 
 /// Extraction and the judge's modes. Extraction's field checks join `outcomes`.
@@ -264,7 +235,7 @@ async fn judge_case(
         }
     };
     // Several output files: the judge is shown each, headed by its path.
-    let outputs = output_files(case, view);
+    let outputs = j.outputs;
     let output = if outputs.len() > 1 {
         outputs
             .iter()
