@@ -124,9 +124,9 @@ fn main() {
                 .table
                 .push(assay::plugin::host::CaseRun(view.clone()))
                 .unwrap();
-            let g = w.assertion_guest(&mut store, &inst).unwrap();
-            let r = g
-                .call_evaluate(&mut store, "echo", r#"{"needle": "NEEDLE"}"#, run)
+            let r = w
+                .exports()
+                .evaluate(&mut store, &inst, "echo", r#"{"needle": "NEEDLE"}"#, run)
                 .unwrap();
             assert!(r.unwrap().passed);
             c_t.push(t.elapsed());

@@ -35,6 +35,20 @@ impl HostEnv {
             .filter(|v| !v.is_empty())
     }
 
+    /// Whether one of `vars` is set, or one of `files` (relative to HOME, never leaving it)
+    /// exists: how an agent CLI finds its login.
+    pub fn has_login(&self, vars: &[impl AsRef<str>], files: &[impl AsRef<str>]) -> bool {
+        vars.iter().any(|v| self.var(v.as_ref()).is_some())
+            || self.var("HOME").is_some_and(|home| {
+                files.iter().any(|f| {
+                    let rel = Path::new(f.as_ref());
+                    rel.components()
+                        .all(|c| matches!(c, std::path::Component::Normal(_)))
+                        && Path::new(home).join(rel).is_file()
+                })
+            })
+    }
+
     /// The full path of `program` on PATH, if it is there.
     pub fn which(&self, program: &str) -> Option<PathBuf> {
         if program.contains('/') {
@@ -45,6 +59,12 @@ impl HostEnv {
             .map(|d| d.join(program))
             .find(|p| is_executable(p))
     }
+}
+
+/// Whether assay runs as root (Claude Code refuses to skip permission prompts as root unless
+/// told it is sandboxed).
+pub fn running_as_root() -> bool {
+    rustix::process::geteuid().is_root()
 }
 
 fn is_executable(p: &Path) -> bool {

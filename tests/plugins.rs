@@ -360,7 +360,7 @@ fn inspect_lists_types_grants_and_needs() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let text = stdout(&out);
     for want in [
-        "sandboxed WebAssembly component, assay:plugin@0.1.0",
+        "sandboxed WebAssembly component, assay:plugin@0.2.0",
         "md-headings",
         "md-front-matter",
         "none declared: deny-by-default",
@@ -380,6 +380,45 @@ fn inspect_lists_types_grants_and_needs() {
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(v["harnesses"][0]["name"], "gemini-cli");
     assert_eq!(v["harnesses"][0]["program"], "gemini");
+    assert_eq!(v["wit"], "0.2.0");
+    // A plugin built against WIT 0.1.0 (the gemini-cli adapter as it was) still loads, and is
+    // described as 0.1.0 with what assay assumes for it.
+    let old = repo().join("tests/fixtures/plugins/wit-0.1.0/gemini_cli.wasm");
+    let out = assay(&repo(), &["plugin", "inspect", old.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("sandboxed WebAssembly component, assay:plugin@0.1.0"),
+        "{}",
+        stdout(&out)
+    );
+    let out = assay(
+        &repo(),
+        &["plugin", "inspect", "--json", old.to_str().unwrap()],
+    );
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["wit"], "0.1.0");
+    assert_eq!(v["harnesses"][0]["name"], "gemini-cli");
+    assert_eq!(v["harnesses"][0]["engines"], json!([]));
+    assert_eq!(v["harnesses"][0]["login"], Value::Null);
+    // 0.2.0 says where its agent reads skills, how it logs in and what it talks to.
+    let out = assay(
+        &repo(),
+        &[
+            "plugin",
+            "inspect",
+            "--json",
+            dir.join("claude_code.wasm").to_str().unwrap(),
+        ],
+    );
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let h = &v["harnesses"][0];
+    assert_eq!(h["name"], "claude-code-wasm");
+    assert_eq!(h["engines"], json!(["claude-code"]));
+    assert_eq!(h["login"]["files"], json!([".claude/.credentials.json"]));
+    assert_eq!(
+        h["endpoints"],
+        json!([["ANTHROPIC_BASE_URL", "https://api.anthropic.com"]])
+    );
     // The example's declaration gives the plugin its grants.
     let out = assay(
         &repo().join("examples/plugins"),

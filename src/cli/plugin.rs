@@ -19,7 +19,7 @@ pub fn run(ctx: &LoadCtx, cmd: &PluginCommand) -> Outcome {
 /// The SDK, copied into each new plugin so it builds offline and stands alone.
 const SDK_LIB: &str = include_str!("../../plugins/sdk/src/lib.rs");
 const SDK_MANIFEST: &str = include_str!("../../plugins/sdk/Cargo.toml");
-const WIT: &str = include_str!("../../wit/0.1.0/plugin.wit");
+const WIT: &str = include_str!("../../wit/0.2.0/plugin.wit");
 const TEMPLATE_ASSERTION: &str = include_str!("templates/assertion.rs");
 const TEMPLATE_FORMAT: &str = include_str!("templates/format.rs");
 const TEMPLATE_HARNESS: &str = include_str!("templates/harness.rs");
@@ -198,7 +198,8 @@ fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs) -> Outcome {
     }
     say!("{}  {}", provider.name(), ctx.shown(&path).display());
     say!(
-        "  sandboxed WebAssembly component, assay:plugin@{WIT_VERSION}, blake3 {}",
+        "  sandboxed WebAssembly component, assay:plugin@{}, blake3 {}",
+        plugin.wit_version().as_str(),
         &plugin.hash[..16]
     );
     section(

@@ -20,6 +20,9 @@ pub const AUTH_VARS: &[&str] = &[
     "CLAUDE_CODE_OAUTH_TOKEN",
 ];
 
+/// Where `claude` keeps a login, below HOME.
+pub const LOGIN_FILE: &str = ".claude/.credentials.json";
+
 pub struct ClaudeCode {
     program: String,
     permission_mode: String,
@@ -40,10 +43,6 @@ impl ClaudeCode {
     }
 }
 
-fn running_as_root() -> bool {
-    rustix::process::geteuid().is_root()
-}
-
 impl Harness for ClaudeCode {
     fn name(&self) -> &str {
         "claude-code"
@@ -56,13 +55,7 @@ impl Harness for ClaudeCode {
                 fix: "npm install -g @anthropic-ai/claude-code".into(),
             });
         }
-        let has_var = AUTH_VARS.iter().any(|v| env.var(v).is_some());
-        let has_login = env.var("HOME").is_some_and(|h| {
-            std::path::Path::new(h)
-                .join(".claude/.credentials.json")
-                .is_file()
-        });
-        if !has_var && !has_login {
+        if !env.has_login(AUTH_VARS, &[LOGIN_FILE]) {
             return Err(Unavailable {
                 message: "Claude Code has no login: no ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN or CLAUDE_CODE_OAUTH_TOKEN, and no ~/.claude/.credentials.json".into(),
                 fix: "set ANTHROPIC_API_KEY, or run `claude` once and log in".into(),
@@ -101,7 +94,7 @@ impl Harness for ClaudeCode {
         ];
         // Claude Code refuses to bypass permissions as root unless told it is sandboxed; the
         // workspace is assay's sandbox.
-        if running_as_root() && self.permission_mode == DEFAULT_PERMISSION_MODE {
+        if crate::host::running_as_root() && self.permission_mode == DEFAULT_PERMISSION_MODE {
             env.push(("IS_SANDBOX".into(), "1".into()));
         }
         if inv.sync_tasks {

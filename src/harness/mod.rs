@@ -161,3 +161,17 @@ pub struct HarnessSettings {
     /// and without it the prompt goes to stdin.
     pub command: Vec<String>,
 }
+
+impl HarnessSettings {
+    /// The settings a harness plugin is handed with each turn, by name: those that are set,
+    /// of those that are not about finding a built-in's program.
+    pub fn named(&self) -> Vec<(String, String)> {
+        [
+            ("permission-mode", &self.permission_mode),
+            ("codex-sandbox", &self.codex_sandbox),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.clone().map(|v| (k.to_string(), v)))
+        .collect()
+    }
+}

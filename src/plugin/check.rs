@@ -43,8 +43,7 @@ impl Evaluator for PluginCheck {
                 let (result, log) = p.call_logged(|store, inst, p| {
                     let run = store.data_mut().table.push(CaseRun(view.clone()))?;
                     let rep = run.rep();
-                    let a = p_assertion(p, store, inst)?;
-                    let r = a.call_evaluate(&mut *store, &self.kind, &config, run);
+                    let r = p.exports().evaluate(store, inst, &self.kind, &config, run);
                     // The case-run belongs to this call only; a reused instance never sees it.
                     let _ = store
                         .data_mut()
@@ -84,23 +83,12 @@ impl Evaluator for PluginCheck {
     }
 }
 
-fn p_assertion(
-    p: &LoadedPlugin,
-    store: &mut wasmtime::Store<super::host::HostState>,
-    inst: &wasmtime::component::Instance,
-) -> wasmtime::Result<super::host::assertion::Guest> {
-    p.assertion_guest(store, inst)
-}
-
 /// Load-time validation of a check's configuration.
 pub fn validate(provider: &Provider, kind: &str, config: &Value) -> Result<(), String> {
     match provider {
         Provider::Wasm(p) => {
             let config = config.to_string();
-            match p.call(|store, inst, p| {
-                p.assertion_guest(store, inst)?
-                    .call_validate(&mut *store, kind, &config)
-            }) {
+            match p.call(|store, inst, p| p.exports().validate(store, inst, kind, &config)) {
                 Ok(r) => r.map_err(LoadedPlugin::cut),
                 Err(e) => Err(e.to_string()),
             }
@@ -112,10 +100,7 @@ pub fn validate(provider: &Provider, kind: &str, config: &Value) -> Result<(), S
 pub fn format_matches(provider: &Provider, name: &str, value: &str) -> Result<bool, String> {
     match provider {
         Provider::Wasm(p) => p
-            .call(|store, inst, p| {
-                p.format_guest(store, inst)?
-                    .call_matches(&mut *store, name, value)
-            })
+            .call(|store, inst, p| p.exports().matches(store, inst, name, value))
             .map_err(|e| e.to_string()),
         Provider::Native(n) => n.format_matches(name, value),
     }
@@ -128,10 +113,7 @@ pub fn format_find_all(
 ) -> Result<Vec<(usize, usize)>, String> {
     let spans = match provider {
         Provider::Wasm(p) => p
-            .call(|store, inst, p| {
-                p.format_guest(store, inst)?
-                    .call_find_all(&mut *store, name, text)
-            })
+            .call(|store, inst, p| p.exports().find_all(store, inst, name, text))
             .map_err(|e| e.to_string())?,
         Provider::Native(n) => n.format_find_all(name, text)?,
     };

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine};
 
-use super::host::{HostState, Plugin};
+use super::host::HostState;
 
 /// How often the epoch advances: the granularity of call deadlines.
 pub const TICK: Duration = Duration::from_millis(5);
@@ -81,7 +81,7 @@ impl PluginEngine {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
             .map_err(|e| format!("cannot link WASI: {e}"))?;
-        Plugin::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
+        super::wit::add_to_linker(&mut linker)
             .map_err(|e| format!("cannot link the plugin interface: {e}"))?;
         let ticker = engine.weak();
         std::thread::Builder::new()

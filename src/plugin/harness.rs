@@ -5,36 +5,39 @@
 use std::sync::Arc;
 
 use wasmtime::Store;
-use wasmtime::component::ResourceAny;
 
-use super::host::{HostState, harness as wit};
+use super::host::HostState;
 use super::loaded::{HarnessInfo, LoadedPlugin};
+use super::wit::{GuestParser, HarnessCall};
 use crate::harness::{
-    AgentError, CommandLine, ErrorCategory, Event, Harness, HostEnv, Invocation, StreamParser,
-    TurnSummary, Unavailable,
+    AgentError, CommandLine, ErrorCategory, Event, Harness, HarnessSettings, HostEnv, Invocation,
+    StreamParser, TurnSummary, Unavailable,
 };
 use crate::process::Exited;
+use crate::workspace::Engine;
 
 pub struct PluginHarness {
     plugin: Arc<LoadedPlugin>,
     info: HarnessInfo,
+    /// The harness settings that are set, by name, handed to the plugin with each turn.
+    settings: Vec<(String, String)>,
 }
 
 impl PluginHarness {
-    pub fn new(plugin: Arc<LoadedPlugin>, info: HarnessInfo) -> Self {
-        PluginHarness { plugin, info }
+    pub fn new(plugin: Arc<LoadedPlugin>, info: HarnessInfo, settings: &HarnessSettings) -> Self {
+        PluginHarness {
+            plugin,
+            info,
+            settings: settings.named(),
+        }
     }
-}
 
-fn invocation(inv: &Invocation<'_>) -> wit::Invocation {
-    wit::Invocation {
-        prompt: inv.prompt.to_string(),
-        turn: inv.turn as u32,
-        resume: inv.resume.map(str::to_string),
-        model: inv.model.map(str::to_string),
-        system_prompt: inv.system_prompt.map(str::to_string),
-        cwd: inv.cwd.display().to_string(),
-        home: inv.home.display().to_string(),
+    fn call<'a>(&'a self, inv: &'a Invocation<'a>) -> HarnessCall<'a> {
+        HarnessCall {
+            inv,
+            settings: &self.settings,
+            as_root: crate::host::running_as_root(),
+        }
     }
 }
 
@@ -44,43 +47,72 @@ impl Harness for PluginHarness {
     }
 
     fn preflight(&self, env: &HostEnv) -> Result<(), Unavailable> {
-        match env.which(&self.info.program) {
-            Some(_) => Ok(()),
-            None => Err(Unavailable {
+        if env.which(&self.info.program).is_none() {
+            return Err(Unavailable {
                 message: format!(
                     "`{}` (for the {} harness from the plugin {}) is not on PATH",
                     self.info.program, self.info.name, self.plugin.name
                 ),
                 fix: format!("install {} or put it on PATH", self.info.program),
+            });
+        }
+        match &self.info.login {
+            Some(login) if !env.has_login(&login.vars, &login.files) => Err(Unavailable {
+                message: format!(
+                    "the {} harness has no login: none of {} is set{}",
+                    self.info.name,
+                    login.vars.join(", "),
+                    if login.files.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", and none of ~/{} exists", login.files.join(", ~/"))
+                    }
+                ),
+                fix: login.fix.clone(),
             }),
+            _ => Ok(()),
         }
     }
 
     fn command(&self, inv: &Invocation<'_>) -> Result<CommandLine, String> {
-        let wit_inv = invocation(inv);
-        let result = self.plugin.call(|store, inst, p| {
-            p.harness_guest(store, inst)?
-                .call_command(&mut *store, &self.info.name, &wit_inv)
-        });
+        let call = self.call(inv);
+        let result = self
+            .plugin
+            .call(|store, inst, p| p.exports().command(store, inst, &self.info.name, &call));
         match result {
-            Ok(Ok(c)) => Ok(CommandLine {
-                program: c.program,
-                args: c.args,
-                env: c.env,
-                stdin: c.stdin.map(String::into_bytes),
-            }),
+            Ok(Ok(c)) => Ok(c),
             Ok(Err(e)) => Err(format!("the harness plugin failed: {e}")),
             Err(e) => Err(format!("the harness plugin failed: {e}")),
         }
     }
 
-    /// An agent assay does not know: the skill (and a package's parts) go where Claude Code
-    /// and Codex look (`.agents/skills` is also read by Gemini CLI).
-    fn engines(&self) -> &'static [crate::workspace::Engine] {
-        &[
-            crate::workspace::Engine::ClaudeCode,
-            crate::workspace::Engine::Codex,
-        ]
+    /// The engines the plugin names; none named (and every 0.1.0 plugin): an agent assay does
+    /// not know, so the skill (and a package's parts) go where Claude Code and Codex look
+    /// (`.agents/skills` is also read by Gemini CLI).
+    fn engines(&self) -> &'static [Engine] {
+        let has = |n: &str| self.info.engines.iter().any(|e| e == n);
+        match (has("claude-code"), has("codex")) {
+            (true, false) => &[Engine::ClaudeCode],
+            (false, true) => &[Engine::Codex],
+            _ => &[Engine::ClaudeCode, Engine::Codex],
+        }
+    }
+
+    fn slash_commands(&self) -> bool {
+        self.info.slash_commands
+    }
+
+    /// Its `*_BASE_URL` variables, and the default URL of each endpoint whose variable is
+    /// not set.
+    fn endpoints(&self, env: &[(String, String)]) -> Vec<String> {
+        let mut urls = crate::sandbox::endpoint::from_env(env);
+        for (var, default) in &self.info.endpoints {
+            let set = env.iter().any(|(k, v)| k == var && !v.is_empty());
+            if !set && !default.is_empty() && !urls.contains(default) {
+                urls.push(default.clone());
+            }
+        }
+        urls
     }
 
     fn version_command(&self) -> Option<(String, Vec<String>)> {
@@ -88,20 +120,18 @@ impl Harness for PluginHarness {
     }
 
     fn parser(&self, inv: &Invocation<'_>) -> Box<dyn StreamParser> {
-        let wit_inv = invocation(inv);
+        let call = self.call(inv);
         let mut store = self.plugin.store();
         let made = self.plugin.instantiate(&mut store).and_then(|inst| {
-            let guest = self.plugin.harness_guest(&mut store, &inst)?;
-            let parser = guest
-                .parser()
-                .call_constructor(&mut store, &self.info.name, &wit_inv)?;
-            Ok((guest, parser))
+            self.plugin
+                .exports()
+                .parser(&mut store, &inst, &self.info.name, &call)
         });
         match made {
-            Ok((guest, parser)) => Box::new(PluginParser {
+            Ok(guest) => Box::new(PluginParser {
                 plugin: self.plugin.clone(),
                 store,
-                guest: Some((guest, parser)),
+                guest: Some(guest),
                 failure: None,
             }),
             Err(e) => Box::new(PluginParser {
@@ -117,7 +147,7 @@ impl Harness for PluginHarness {
 struct PluginParser {
     plugin: Arc<LoadedPlugin>,
     store: Store<HostState>,
-    guest: Option<(wit::Guest, ResourceAny)>,
+    guest: Option<Box<dyn GuestParser>>,
     /// Why the plugin stopped working; later lines are ignored and the turn fails.
     failure: Option<String>,
 }
@@ -135,10 +165,10 @@ impl StreamParser for PluginParser {
             return Vec::new();
         }
         self.arm();
-        let Some((guest, parser)) = &self.guest else {
+        let Some(guest) = &self.guest else {
             return Vec::new();
         };
-        match guest.parser().call_feed(&mut self.store, *parser, line) {
+        match guest.feed(&mut self.store, line) {
             // An event the plugin got wrong is said in the transcript, never dropped unseen.
             Ok(events) => events
                 .iter()
@@ -175,16 +205,10 @@ impl StreamParser for PluginParser {
             return crashed(why);
         }
         self.arm();
-        let Some((guest, parser)) = &self.guest else {
+        let Some(guest) = &self.guest else {
             return crashed("no parser".into());
         };
-        match guest.parser().call_finish(
-            &mut self.store,
-            *parser,
-            exit.code,
-            exit.timed_out,
-            &exit.stderr_tail,
-        ) {
+        match guest.finish(&mut self.store, exit) {
             Ok(json) => serde_json::from_str(&json)
                 .unwrap_or_else(|e| crashed(format!("its summary is not valid: {e}"))),
             Err(e) => crashed(self.plugin.classify(&e).to_string()),
@@ -194,8 +218,9 @@ impl StreamParser for PluginParser {
 
 impl Drop for PluginParser {
     fn drop(&mut self) {
-        if let Some((_, parser)) = self.guest.take() {
-            let _ = parser.resource_drop(&mut self.store);
+        if let Some(guest) = self.guest.take() {
+            // The store goes with the parser: a resource the plugin cannot drop leaks nothing.
+            let _ = guest.resource().resource_drop(&mut self.store);
         }
     }
 }

@@ -6,41 +6,22 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde::Serialize;
 use wasmtime::component::{Instance, InstancePre};
 use wasmtime::{Store, Trap};
 
 use super::engine::{PluginEngine, TICK};
 use super::grants::Grants;
-use super::host::{HostState, STDERR_CAP, assertion, format, harness};
+use super::host::{HostState, STDERR_CAP};
+use super::wit::{Exports, WitVersion};
 
-/// The WIT version a component was built against.
+/// The WIT version new plugins target (older ones keep loading).
 pub const WIT_VERSION: &str = super::wit::CURRENT.as_str();
 /// Idle instances kept per plugin.
 const MAX_WARM: usize = 4;
 /// Longest text taken from a plugin's answer (messages, evidence); longer is cut.
 pub const MAX_TEXT: usize = 64 << 10;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CheckTypeInfo {
-    pub name: String,
-    pub summary: String,
-    pub config_schema: serde_json::Value,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FormatInfo {
-    pub name: String,
-    pub summary: String,
-    pub example: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct HarnessInfo {
-    pub name: String,
-    pub summary: String,
-    pub program: String,
-}
+pub use super::provides::{CheckTypeInfo, FormatInfo, HarnessInfo};
 
 /// What went wrong in a call, for the check (or harness) that made it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -70,9 +51,8 @@ pub struct LoadedPlugin {
     pre: InstancePre<HostState>,
     /// Idle instances, ready for the next call.
     warm: std::sync::Mutex<Vec<(Store<HostState>, Instance)>>,
-    assertion: Option<assertion::GuestIndices>,
-    format: Option<format::GuestIndices>,
-    harness: Option<harness::GuestIndices>,
+    /// Its exports, of the WIT version it was built against.
+    exports: Box<dyn Exports>,
 }
 
 impl std::fmt::Debug for LoadedPlugin {
@@ -96,19 +76,18 @@ impl LoadedPlugin {
         let (component, from_cache) = engine.component(path, &bytes)?;
         let pre = engine.linker.instantiate_pre(&component).map_err(|e| {
             format!(
-                "{}: it needs something assay does not provide (it must target assay:plugin@{WIT_VERSION} and WASI 0.2): {e:#}",
-                path.display()
+                "{}: it needs something assay does not provide (it must target assay:plugin at one of {} and WASI 0.2): {e:#}",
+                path.display(),
+                super::wit::ALL.map(WitVersion::as_str).join(", ")
             )
         })?;
-        let assertion = assertion::GuestIndices::new(&pre).ok();
-        let format = format::GuestIndices::new(&pre).ok();
-        let harness = harness::GuestIndices::new(&pre).ok();
-        if assertion.is_none() && format.is_none() && harness.is_none() {
-            return Err(format!(
-                "{}: exports none of assay:plugin@{WIT_VERSION}'s assertion, format or harness interfaces",
-                path.display()
-            ));
-        }
+        let exports = super::wit::exports(&pre).ok_or_else(|| {
+            format!(
+                "{}: exports none of assay:plugin's assertion, format or harness interfaces (of any version this assay loads: {})",
+                path.display(),
+                super::wit::ALL.map(WitVersion::as_str).join(", ")
+            )
+        })?;
         let mut plugin = LoadedPlugin {
             name: path
                 .file_stem()
@@ -124,85 +103,35 @@ impl LoadedPlugin {
             engine,
             pre,
             warm: std::sync::Mutex::new(Vec::new()),
-            assertion,
-            format,
-            harness,
+            exports,
         };
         let describe = |e: CallError| format!("{}: describing itself: {e}", path.display());
-        if plugin.assertion.is_some() {
-            let types = plugin
-                .call(|store, inst, p| p.assertion_guest(store, inst)?.call_check_types(store))
+        if plugin.exports.has_assertion() {
+            plugin.check_types = plugin
+                .call(|store, inst, p| p.exports.check_types(store, inst))
                 .map_err(describe)?;
-            plugin.check_types = types
-                .into_iter()
-                .map(|t| CheckTypeInfo {
-                    config_schema: serde_json::from_str(&t.config_schema)
-                        .unwrap_or(serde_json::Value::Null),
-                    name: t.name,
-                    summary: t.summary,
-                })
-                .collect();
         }
-        if plugin.format.is_some() {
-            let formats = plugin
-                .call(|store, inst, p| p.format_guest(store, inst)?.call_formats(store))
+        if plugin.exports.has_format() {
+            plugin.formats = plugin
+                .call(|store, inst, p| p.exports.formats(store, inst))
                 .map_err(describe)?;
-            plugin.formats = formats
-                .into_iter()
-                .map(|f| FormatInfo {
-                    name: f.name,
-                    summary: f.summary,
-                    example: f.example,
-                })
-                .collect();
         }
-        if plugin.harness.is_some() {
-            let harnesses = plugin
-                .call(|store, inst, p| p.harness_guest(store, inst)?.call_harnesses(store))
+        if plugin.exports.has_harness() {
+            plugin.harnesses = plugin
+                .call(|store, inst, p| p.exports.harnesses(store, inst))
                 .map_err(describe)?;
-            plugin.harnesses = harnesses
-                .into_iter()
-                .map(|h| HarnessInfo {
-                    name: h.name,
-                    summary: h.summary,
-                    program: h.program,
-                })
-                .collect();
         }
         Ok(plugin)
     }
 
-    pub fn assertion_guest(
-        &self,
-        store: &mut Store<HostState>,
-        inst: &Instance,
-    ) -> wasmtime::Result<assertion::Guest> {
-        match &self.assertion {
-            Some(i) => i.load(store, inst),
-            None => Err(wasmtime::format_err!("the plugin exports no check types")),
-        }
+    /// Its exports, whatever WIT version it speaks.
+    pub fn exports(&self) -> &dyn Exports {
+        self.exports.as_ref()
     }
 
-    pub fn format_guest(
-        &self,
-        store: &mut Store<HostState>,
-        inst: &Instance,
-    ) -> wasmtime::Result<format::Guest> {
-        match &self.format {
-            Some(i) => i.load(store, inst),
-            None => Err(wasmtime::format_err!("the plugin exports no formats")),
-        }
-    }
-
-    pub fn harness_guest(
-        &self,
-        store: &mut Store<HostState>,
-        inst: &Instance,
-    ) -> wasmtime::Result<harness::Guest> {
-        match &self.harness {
-            Some(i) => i.load(store, inst),
-            None => Err(wasmtime::format_err!("the plugin exports no harnesses")),
-        }
+    /// The WIT version it was built against.
+    pub fn wit_version(&self) -> WitVersion {
+        self.exports.version()
     }
 
     /// A fresh store with this plugin's grants, memory limit and deadline.

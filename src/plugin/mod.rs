@@ -13,6 +13,7 @@ pub mod harness;
 pub mod host;
 pub mod loaded;
 pub mod native;
+pub mod provides;
 pub mod wit;
 
 use std::path::{Path, PathBuf};
@@ -78,7 +79,7 @@ impl Provider {
         match self {
             Provider::Wasm(p) => serde_json::json!({
                 "name": p.name, "path": p.path, "blake3": p.hash, "sandboxed": true,
-                "wit": loaded::WIT_VERSION, "grants": p.grants,
+                "wit": p.wit_version().as_str(), "grants": p.grants,
                 "check_types": p.check_types.iter().map(|t| &t.name).collect::<Vec<_>>(),
                 "formats": p.formats.iter().map(|f| &f.name).collect::<Vec<_>>(),
                 "harnesses": p.harnesses.iter().map(|h| &h.name).collect::<Vec<_>>(),
@@ -298,14 +299,16 @@ impl Plugins {
         }
     }
 
-    /// The harness a plugin provides under this name.
-    pub fn harness(&self, name: &str) -> Option<Box<dyn crate::harness::Harness>> {
+    /// The harness a plugin provides under this name, configured from the run's settings.
+    pub fn harness(
+        &self,
+        name: &str,
+        settings: &crate::harness::HarnessSettings,
+    ) -> Option<Box<dyn crate::harness::Harness>> {
         self.providers.iter().find_map(|p| match p {
-            Provider::Wasm(w) => w
-                .harnesses
-                .iter()
-                .find(|h| h.name == name)
-                .map(|h| Box::new(harness::PluginHarness::new(w.clone(), h.clone())) as _),
+            Provider::Wasm(w) => w.harnesses.iter().find(|h| h.name == name).map(|h| {
+                Box::new(harness::PluginHarness::new(w.clone(), h.clone(), settings)) as _
+            }),
             Provider::Native(_) => None,
         })
     }

@@ -330,7 +330,7 @@ pub(super) fn plan<'a>(
                     Box::new(CommandHarness::with_argv(cmd.argv.clone())),
                 ),
                 None => match harness::builtin(&name, &settings)
-                    .or_else(|| opts.plugins.harness(&name))
+                    .or_else(|| opts.plugins.harness(&name, &settings))
                 {
                     // Everything that shapes the agent's command line tells harnesses apart
                     // (and goes into the cache key).

@@ -96,11 +96,46 @@ pub fn results(run_dir: &Path) -> std::collections::BTreeMap<String, serde_json:
                 stack.push(p);
             } else if p.file_name().is_some_and(|n| n == "result.json") {
                 let v = read_json(&p);
+                record_raw(&p, &v);
                 out.insert(v["case"].as_str().unwrap().to_string(), v);
             }
         }
     }
     out
+}
+
+/// With `ASSAY_RECORD_RAW=<dir>`, keeps each case-run's `raw.jsonl` (what the agent printed)
+/// and `result.json` as `<dir>/<test>--<case>-<variant>-<run>-<harness>.{jsonl,result.json}`:
+/// how the recorded streams in tests/fixtures/streams were made (see its README).
+fn record_raw(result_json: &Path, v: &serde_json::Value) {
+    let Some(dir) = std::env::var_os("ASSAY_RECORD_RAW") else {
+        return;
+    };
+    let raw = result_json.with_file_name("raw.jsonl");
+    if !raw.is_file() {
+        return;
+    }
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("test")
+        .replace("::", "-");
+    // The case-run's folder names its run.
+    let folder = result_json
+        .parent()
+        .and_then(Path::file_name)
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = format!(
+        "{test}--{}-{}-{folder}-{}",
+        v["case"].as_str().unwrap_or(""),
+        v["variant"].as_str().unwrap_or(""),
+        v["harness"].as_str().unwrap_or("")
+    )
+    .replace(['/', ' '], "_");
+    let dir = PathBuf::from(dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(&raw, dir.join(format!("{name}.jsonl"))).unwrap();
+    std::fs::copy(result_json, dir.join(format!("{name}.result.json"))).unwrap();
 }
 
 /// The environment that points the real Claude Code CLI at a scripted server.

@@ -11,7 +11,7 @@
 //! tools (`--yolo`: the workspace is isolated). Later turns resume the session with
 //! `--resume latest` (the private HOME holds only this case-run's sessions).
 
-use assay_plugin::{CommandLine, Event, Harness, Invocation, Parser, Plugin, Value, json};
+use assay_plugin::{CommandLine, Event, Exit, Harness, Invocation, Parser, Plugin, Value, json};
 
 pub struct GeminiCli;
 
@@ -224,7 +224,9 @@ impl Parser for Stream {
         }
     }
 
-    fn finish(&mut self, exit_code: Option<i32>, timed_out: bool, stderr_tail: &str) -> Value {
+    fn finish(&mut self, exit: &Exit) -> Value {
+        let (exit_code, timed_out, stderr_tail) =
+            (exit.code, exit.timed_out, exit.stderr_tail.as_str());
         let message = (!self.text.trim().is_empty()).then(|| self.text.clone());
         let stats = self
             .result
@@ -310,7 +312,7 @@ mod tests {
         assert_eq!(events[0]["type"], "session_started");
         assert_eq!(events[1]["name"], "write_file");
         assert_eq!(events[2]["is_error"], false);
-        let s = p.finish(Some(0), false, "");
+        let s = p.finish(&Exit::new(Some(0), false, ""));
         assert_eq!(s["final_message"], "Wrote greeting.txt.");
         assert_eq!(s["session_id"], "e176");
         assert_eq!(s["usage"]["input_tokens"], 201);
@@ -321,14 +323,14 @@ mod tests {
     fn api_errors_are_categorised() {
         let mut p = Stream::default();
         p.feed(r#"{"type":"result","status":"error","error":{"type":"Error","message":"[API Error: 429 Too Many Requests]"}}"#);
-        let s = p.finish(Some(1), false, "");
+        let s = p.finish(&Exit::new(Some(1), false, ""));
         assert_eq!(s["error"]["category"], "rate-limit");
         let mut p = Stream::default();
-        let s = p.finish(
+        let s = p.finish(&Exit::new(
             Some(1),
             false,
             "Error: API key not valid. Please pass a valid API key.",
-        );
+        ));
         assert_eq!(s["error"]["category"], "auth");
     }
 
@@ -342,6 +344,12 @@ mod tests {
             system_prompt: None,
             cwd: "/w".into(),
             home: "/h".into(),
+            agent: None,
+            sync_tasks: false,
+            hang_heuristic: true,
+            sandboxed: false,
+            as_root: false,
+            settings: Vec::new(),
         };
         let c = GeminiCli.command(&inv(Some("e176"))).unwrap();
         assert_eq!(c.program, "sh");

@@ -3,7 +3,7 @@
 //! makes a command.
 
 use assay_plugin::{
-    Assertion, CommandLine, Harness, Invocation, Parser, Plugin, Run, Value, Verdict, json,
+    Assertion, CommandLine, Exit, Harness, Invocation, Parser, Plugin, Run, Value, Verdict, json,
 };
 
 /// A harness whose command always fails: the case-run must be an error saying why.
@@ -46,7 +46,7 @@ impl Parser for Nonsense {
         vec![json!({"type": "teleported", "line": line})]
     }
 
-    fn finish(&mut self, _exit_code: Option<i32>, _timed_out: bool, _stderr_tail: &str) -> Value {
+    fn finish(&mut self, _exit: &Exit) -> Value {
         json!({"final_message": "done"})
     }
 }
@@ -80,7 +80,7 @@ impl Parser for Nothing {
         Vec::new()
     }
 
-    fn finish(&mut self, _exit_code: Option<i32>, _timed_out: bool, _stderr_tail: &str) -> Value {
+    fn finish(&mut self, _exit: &Exit) -> Value {
         json!({})
     }
 }

@@ -1,6 +1,6 @@
 //! Write assay plugins in Rust: check types, formats and harness adapters, built as one
 //! WebAssembly component (`cargo build --release --target wasm32-wasip2`) against assay's WIT
-//! interface (`assay:plugin@0.1.0`).
+//! interface (`assay:plugin@0.2.0`).
 //!
 //! Implement [`Assertion`], [`Format`] or [`Harness`] for your types, list them in a
 //! [`Plugin`], and export it:
@@ -45,7 +45,19 @@ use bindings::assay::plugin::case_run;
 use bindings::assay::plugin::types;
 use bindings::exports::assay::plugin::{assertion, format, harness};
 
-pub use bindings::exports::assay::plugin::harness::{CommandLine, Invocation};
+pub use bindings::exports::assay::plugin::harness::{CommandLine, Exit, Invocation, Login};
+
+impl Exit {
+    /// An exit with this code (none: killed by a signal), as a parser's tests need one.
+    pub fn new(code: Option<i32>, timed_out: bool, stderr_tail: &str) -> Self {
+        Exit {
+            code,
+            timed_out,
+            stderr_tail: stderr_tail.to_string(),
+            duration_ms: 0,
+        }
+    }
+}
 
 /// The finished case-run a check looks at. Each call asks the host, so only what is used is
 /// copied into the plugin.
@@ -290,7 +302,7 @@ pub trait Parser {
     /// Normalized events from one line of stdout (see docs/plugins.md for their shape).
     fn feed(&mut self, line: &str) -> Vec<Value>;
     /// The turn's summary once the process exited.
-    fn finish(&mut self, exit_code: Option<i32>, timed_out: bool, stderr_tail: &str) -> Value;
+    fn finish(&mut self, exit: &Exit) -> Value;
 }
 
 /// An agent CLI adapter.
@@ -301,6 +313,23 @@ pub trait Harness: Send + Sync {
     fn program(&self) -> &str;
     fn command(&self, invocation: &Invocation) -> Result<CommandLine, String>;
     fn parser(&self, invocation: &Invocation) -> Box<dyn Parser>;
+    /// Whose conventions the agent follows for skills and a package's parts: `claude-code`
+    /// (`.claude/skills`, …) and/or `codex` (`.agents/skills`, …). Empty: both.
+    fn engines(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Whether the agent expands `/<command>` prompts itself (else assay does).
+    fn slash_commands(&self) -> bool {
+        true
+    }
+    /// How the agent logs in, checked before anything runs. None: not checked.
+    fn login(&self) -> Option<Login> {
+        None
+    }
+    /// Each model endpoint as (variable, default URL), for `--network model`.
+    fn endpoints(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
 }
 
 /// Everything a plugin provides.
@@ -450,6 +479,10 @@ impl harness::Guest for Exports {
                 name: h.name().to_string(),
                 summary: h.summary().to_string(),
                 program: h.program().to_string(),
+                engines: h.engines(),
+                slash_commands: h.slash_commands(),
+                login: h.login(),
+                endpoints: h.endpoints(),
             })
             .collect()
     }
@@ -476,9 +509,9 @@ impl harness::GuestParser for ParserResource {
         }
     }
 
-    fn finish(&self, exit_code: Option<i32>, timed_out: bool, stderr_tail: String) -> String {
+    fn finish(&self, exit: Exit) -> String {
         match self.0.borrow_mut().as_mut() {
-            Some(p) => p.finish(exit_code, timed_out, &stderr_tail).to_string(),
+            Some(p) => p.finish(&exit).to_string(),
             None => {
                 json!({"error": {"category": "crash", "message": "unknown harness"}}).to_string()
             }

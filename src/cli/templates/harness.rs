@@ -2,7 +2,7 @@
 //! (`{"type": "message", "text": …}`, `{"type": "tool", "name": …, "input": …}`,
 //! `{"type": "done", "session": …}`). Adapt `command` and `Lines::feed` to your agent.
 
-use assay_plugin::{CommandLine, Event, Harness, Invocation, Parser, Plugin, Value, json};
+use assay_plugin::{CommandLine, Event, Exit, Harness, Invocation, Parser, Plugin, Value, json};
 
 struct MyAgent;
 
@@ -70,7 +70,8 @@ impl Parser for Lines {
         }
     }
 
-    fn finish(&mut self, exit_code: Option<i32>, timed_out: bool, stderr_tail: &str) -> Value {
+    fn finish(&mut self, exit: &Exit) -> Value {
+        let (exit_code, timed_out, stderr_tail) = (exit.code, exit.timed_out, exit.stderr_tail.as_str());
         let error = (exit_code != Some(0) && !timed_out)
             .then(|| json!({"category": "crash", "message": stderr_tail.trim()}));
         json!({"session_id": self.session, "final_message": self.last, "error": error})
@@ -96,7 +97,7 @@ mod tests {
         let mut p = Lines::default();
         assert_eq!(p.feed(r#"{"type": "message", "text": "hi"}"#)[0]["text"], "hi");
         p.feed(r#"{"type": "done", "session": "s1"}"#);
-        let s = p.finish(Some(0), false, "");
+        let s = p.finish(&Exit::new(Some(0), false, ""));
         assert_eq!(s["session_id"], "s1");
         assert_eq!(s["final_message"], "hi");
     }

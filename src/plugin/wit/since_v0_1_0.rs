@@ -1,15 +1,17 @@
-//! WIT `assay:plugin@0.1.0` (`wit/0.1.0/plugin.wit`), frozen: its generated bindings and the
-//! host functions its plugins call. A later version gets a module of its own beside this one,
-//! and plugins built against 0.1.0 keep loading through this one.
+//! WIT `assay:plugin@0.1.0` (`wit/0.1.0/plugin.wit`), frozen: its generated bindings, the
+//! host functions its plugins call, and its exports adapted to the host's [`Exports`]. A
+//! 0.1.0 harness is told nothing of sub-agents, settings or the sandbox, and tells nothing
+//! of its logins or endpoints: assay assumes for it what it assumed before 0.2.0.
 
-use std::sync::Arc;
+use wasmtime::Store;
+use wasmtime::component::{Instance, Resource, ResourceAny};
 
-use wasmtime::component::Resource;
-
-use crate::assert::view::CaseRunView;
-use crate::harness::Event;
+use super::{Exports, GuestParser, HarnessCall, WitVersion};
+use crate::harness::CommandLine;
 pub use crate::plugin::host::CaseRun;
-use crate::plugin::host::HostState;
+use crate::plugin::host::{HostState, assertion_and_format_exports, version_exports};
+use crate::plugin::provides::{CheckTypeInfo, FormatInfo, HarnessInfo, Verdict};
+use crate::process::Exited;
 
 wasmtime::component::bindgen!({
     path: "wit/0.1.0",
@@ -22,98 +24,97 @@ wasmtime::component::bindgen!({
 pub use self::assay::plugin::types;
 pub use self::exports::assay::plugin::{assertion, format, harness};
 
-impl HostState {
-    fn run(&self, r: &Resource<CaseRun>) -> Arc<CaseRunView> {
-        // The resource was pushed by the host for this call; a stale handle yields an empty run.
-        self.table.get(r).map(|c| c.0.clone()).unwrap_or_default()
+crate::plugin::host::case_run_host!(super::assay::plugin::case_run, super::assay::plugin::types);
+
+version_exports!(V0_1_0);
+
+fn invocation(call: &HarnessCall<'_>) -> harness::Invocation {
+    let inv = call.inv;
+    harness::Invocation {
+        prompt: inv.prompt.to_string(),
+        turn: inv.turn as u32,
+        resume: inv.resume.map(str::to_string),
+        model: inv.model.map(str::to_string),
+        system_prompt: inv.system_prompt.map(str::to_string),
+        cwd: inv.cwd.display().to_string(),
+        home: inv.home.display().to_string(),
     }
 }
 
-impl types::Host for HostState {}
-impl self::assay::plugin::case_run::Host for HostState {}
-
-impl self::assay::plugin::case_run::HostRun for HostState {
-    fn output(&mut self, r: Resource<CaseRun>) -> String {
-        self.run(&r).output.clone()
+impl Exports for V0_1_0 {
+    fn version(&self) -> WitVersion {
+        WitVersion::V0_1_0
     }
 
-    fn final_message(&mut self, r: Resource<CaseRun>) -> String {
-        self.run(&r).final_message.clone()
-    }
+    assertion_and_format_exports!();
 
-    fn stdout(&mut self, r: Resource<CaseRun>) -> String {
-        self.run(&r).stdout.clone()
-    }
-
-    fn stderr(&mut self, r: Resource<CaseRun>) -> String {
-        self.run(&r).stderr.clone()
-    }
-
-    fn exit_code(&mut self, r: Resource<CaseRun>) -> Option<i32> {
-        self.run(&r).exit_code
-    }
-
-    fn files(&mut self, r: Resource<CaseRun>) -> Vec<String> {
-        self.run(&r)
-            .files
-            .iter()
-            .map(|p| p.to_string_lossy().replace('\\', "/"))
-            .collect()
-    }
-
-    fn file(&mut self, r: Resource<CaseRun>, path: String) -> Option<Vec<u8>> {
-        let run = self.run(&r);
-        let rel = crate::spec::paths::workspace_relative(&path).ok()?;
-        // Relative to the root, else to the agent's folder; never outside the workspace, and
-        // never through a symlink.
-        [rel.clone(), run.cwd.join(&rel)]
+    fn harnesses(
+        &self,
+        s: &mut Store<HostState>,
+        i: &Instance,
+    ) -> wasmtime::Result<Vec<HarnessInfo>> {
+        Ok(self
+            .harness(s, i)?
+            .call_harnesses(s)?
             .into_iter()
-            .find_map(|p| run.read_file_bytes(&p))
+            .map(|h| HarnessInfo::assumed(h.name, h.summary, h.program))
+            .collect())
     }
 
-    fn events(&mut self, r: Resource<CaseRun>) -> Vec<String> {
-        self.run(&r)
-            .events
-            .iter()
-            .filter_map(|e| serde_json::to_string(e).ok())
-            .collect()
+    fn command(
+        &self,
+        s: &mut Store<HostState>,
+        i: &Instance,
+        name: &str,
+        call: &HarnessCall<'_>,
+    ) -> wasmtime::Result<Result<CommandLine, String>> {
+        Ok(self
+            .harness(s, i)?
+            .call_command(s, name, &invocation(call))?
+            .map(|c| CommandLine {
+                program: c.program,
+                args: c.args,
+                env: c.env,
+                stdin: c.stdin.map(String::into_bytes),
+            }))
     }
 
-    fn tool_calls(&mut self, r: Resource<CaseRun>) -> Vec<types::ToolCall> {
-        self.run(&r)
-            .events
-            .iter()
-            .filter_map(|e| match e {
-                Event::ToolCall { name, input, .. } => Some(types::ToolCall {
-                    name: name.clone(),
-                    input: input.to_string(),
-                }),
-                _ => None,
-            })
-            .collect()
+    fn parser(
+        &self,
+        s: &mut Store<HostState>,
+        i: &Instance,
+        name: &str,
+        call: &HarnessCall<'_>,
+    ) -> wasmtime::Result<Box<dyn GuestParser>> {
+        let guest = self.harness(s, i)?;
+        let resource = guest
+            .parser()
+            .call_constructor(&mut *s, name, &invocation(call))?;
+        Ok(Box::new(Parser { guest, resource }))
+    }
+}
+
+struct Parser {
+    guest: harness::Guest,
+    resource: ResourceAny,
+}
+
+impl GuestParser for Parser {
+    fn feed(&self, s: &mut Store<HostState>, line: &str) -> wasmtime::Result<Vec<String>> {
+        self.guest.parser().call_feed(s, self.resource, line)
     }
 
-    fn skills_invoked(&mut self, r: Resource<CaseRun>) -> Vec<String> {
-        self.run(&r)
-            .skills_invoked()
-            .into_iter()
-            .map(str::to_string)
-            .collect()
+    fn finish(&self, s: &mut Store<HostState>, exit: &Exited) -> wasmtime::Result<String> {
+        self.guest.parser().call_finish(
+            s,
+            self.resource,
+            exit.code,
+            exit.timed_out,
+            &exit.stderr_tail,
+        )
     }
 
-    fn usage(&mut self, r: Resource<CaseRun>) -> types::Usage {
-        let run = self.run(&r);
-        types::Usage {
-            input_tokens: 0,
-            output_tokens: 0,
-            cost_usd: run.cost_usd,
-            turns: run.num_turns,
-            duration_ms: run.duration_ms,
-        }
-    }
-
-    fn drop(&mut self, r: Resource<CaseRun>) -> wasmtime::Result<()> {
-        self.table.delete(r)?;
-        Ok(())
+    fn resource(&self) -> ResourceAny {
+        self.resource
     }
 }

@@ -1,0 +1,143 @@
+//! WIT `assay:plugin@0.2.0` (`wit/0.2.0/plugin.wit`), the current version: its generated
+//! bindings, the host functions its plugins call, and its exports in the host's [`Exports`].
+//! It adds to 0.1.0's harness interface what the built-in adapters use: sub-agent, settings,
+//! sandbox and root in the invocation; engines, slash commands, login and endpoints in the
+//! harness's description; the whole exit (with its wall time) in `finish`.
+
+use wasmtime::Store;
+use wasmtime::component::{Instance, Resource, ResourceAny};
+
+use super::{Exports, GuestParser, HarnessCall, WitVersion};
+use crate::harness::CommandLine;
+pub use crate::plugin::host::CaseRun;
+use crate::plugin::host::{HostState, assertion_and_format_exports, version_exports};
+use crate::plugin::provides::{CheckTypeInfo, FormatInfo, HarnessInfo, Login, Verdict};
+use crate::process::Exited;
+
+wasmtime::component::bindgen!({
+    path: "wit/0.2.0",
+    world: "plugin",
+    with: {
+        "assay:plugin/case-run.run": CaseRun,
+    },
+});
+
+pub use self::assay::plugin::types;
+pub use self::exports::assay::plugin::{assertion, format, harness};
+
+crate::plugin::host::case_run_host!(super::assay::plugin::case_run, super::assay::plugin::types);
+
+version_exports!(V0_2_0);
+
+fn invocation(call: &HarnessCall<'_>) -> harness::Invocation {
+    let inv = call.inv;
+    harness::Invocation {
+        prompt: inv.prompt.to_string(),
+        turn: inv.turn as u32,
+        resume: inv.resume.map(str::to_string),
+        model: inv.model.map(str::to_string),
+        system_prompt: inv.system_prompt.map(str::to_string),
+        cwd: inv.cwd.display().to_string(),
+        home: inv.home.display().to_string(),
+        agent: inv.agent.map(str::to_string),
+        sync_tasks: inv.sync_tasks,
+        hang_heuristic: inv.allow_hang_heuristic,
+        sandboxed: inv.sandboxed,
+        as_root: call.as_root,
+        settings: call.settings.to_vec(),
+    }
+}
+
+fn info(h: harness::HarnessInfo) -> HarnessInfo {
+    HarnessInfo {
+        name: h.name,
+        summary: h.summary,
+        program: h.program,
+        engines: h.engines,
+        slash_commands: h.slash_commands,
+        login: h.login.map(|l| Login {
+            vars: l.vars,
+            files: l.files,
+            fix: l.fix,
+        }),
+        endpoints: h.endpoints,
+    }
+}
+
+impl Exports for V0_2_0 {
+    fn version(&self) -> WitVersion {
+        WitVersion::V0_2_0
+    }
+
+    assertion_and_format_exports!();
+
+    fn harnesses(
+        &self,
+        s: &mut Store<HostState>,
+        i: &Instance,
+    ) -> wasmtime::Result<Vec<HarnessInfo>> {
+        Ok(self
+            .harness(s, i)?
+            .call_harnesses(s)?
+            .into_iter()
+            .map(info)
+            .collect())
+    }
+
+    fn command(
+        &self,
+        s: &mut Store<HostState>,
+        i: &Instance,
+        name: &str,
+        call: &HarnessCall<'_>,
+    ) -> wasmtime::Result<Result<CommandLine, String>> {
+        Ok(self
+            .harness(s, i)?
+            .call_command(s, name, &invocation(call))?
+            .map(|c| CommandLine {
+                program: c.program,
+                args: c.args,
+                env: c.env,
+                stdin: c.stdin.map(String::into_bytes),
+            }))
+    }
+
+    fn parser(
+        &self,
+        s: &mut Store<HostState>,
+        i: &Instance,
+        name: &str,
+        call: &HarnessCall<'_>,
+    ) -> wasmtime::Result<Box<dyn GuestParser>> {
+        let guest = self.harness(s, i)?;
+        let resource = guest
+            .parser()
+            .call_constructor(&mut *s, name, &invocation(call))?;
+        Ok(Box::new(Parser { guest, resource }))
+    }
+}
+
+struct Parser {
+    guest: harness::Guest,
+    resource: ResourceAny,
+}
+
+impl GuestParser for Parser {
+    fn feed(&self, s: &mut Store<HostState>, line: &str) -> wasmtime::Result<Vec<String>> {
+        self.guest.parser().call_feed(s, self.resource, line)
+    }
+
+    fn finish(&self, s: &mut Store<HostState>, exit: &Exited) -> wasmtime::Result<String> {
+        let exit = harness::Exit {
+            code: exit.code,
+            timed_out: exit.timed_out,
+            stderr_tail: exit.stderr_tail.clone(),
+            duration_ms: exit.duration.as_millis() as u64,
+        };
+        self.guest.parser().call_finish(s, self.resource, &exit)
+    }
+
+    fn resource(&self) -> ResourceAny {
+        self.resource
+    }
+}
