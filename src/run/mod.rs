@@ -3,6 +3,7 @@
 
 pub mod cache;
 pub mod cache_key;
+pub mod collect;
 pub mod cow;
 pub mod execute;
 pub mod grade;
@@ -12,6 +13,7 @@ pub mod redact;
 pub mod regrade;
 pub mod slash;
 pub mod target;
+pub mod turns;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -1,0 +1,215 @@
+//! A case-run's turns through its harness: one agent process per turn, in the sandbox, its
+//! stdout recorded line by line (`raw.jsonl`) and read into the transcript
+//! (`transcript.jsonl`), each turn resuming the session the last one left.
+
+use std::time::{Duration, Instant};
+
+use super::execute::{CaseRunPlan, CaseRunResult, Status, Stop};
+use crate::harness::{ErrorCategory, Event, Invocation};
+use crate::process::{self, Exited, Spawn};
+use crate::record::Lines;
+use crate::spec::StdinSource;
+use crate::workspace::Staged;
+
+/// Where the agent runs: its environment, and the sandbox around it.
+pub struct Contained {
+    /// The case-run's environment (setup and teardown scripts get it).
+    pub env: Vec<(String, String)>,
+    /// The agent's: `env` with what the harness prepared.
+    pub agent_env: Vec<(String, String)>,
+    pub jail: Option<crate::sandbox::Jail>,
+}
+
+/// What the turns left: the transcript, what a plain program printed, how the last process
+/// ended.
+#[derive(Default)]
+pub struct Driven {
+    pub events: Vec<Event>,
+    pub stdout_text: String,
+    pub last_exit: Option<Exited>,
+}
+
+/// Runs the turns, recording each in `r`; stops at the first that fails. `Err` only when the
+/// run was interrupted.
+pub async fn drive(
+    r: &mut CaseRunResult,
+    plan: &CaseRunPlan<'_>,
+    staged: &Staged,
+    contained: &Contained,
+    sent: &[String],
+) -> Result<Driven, Stop> {
+    let deadline = Instant::now() + plan.timeout;
+    let mut raw = Lines::create(&plan.dir.join("raw.jsonl"))
+        .inspect_err(|e| r.unrecorded.push(format!("cannot create raw.jsonl: {e}")))
+        .ok();
+    let mut transcript = Lines::create(&plan.dir.join("transcript.jsonl"))
+        .inspect_err(|e| {
+            r.unrecorded
+                .push(format!("cannot create transcript.jsonl: {e}"))
+        })
+        .ok();
+    // A prompt expanded to name the skill already carries its body (a command's, filled in;
+    // Codex injects a `$skill`'s SKILL.md): clauditor's system prompt derived from that same
+    // body is not sent twice.
+    let system_prompt = plan
+        .suite
+        .defaults
+        .system_prompt
+        .clone()
+        .filter(|sp| sent.first() == plan.case.turns.first() || !plan.skill_body_is(sp));
+    let mut driven = Driven::default();
+    let mut session: Option<String> = None;
+    let jail = contained.jail.as_ref();
+
+    let turns: Vec<String> = if plan.case.command.is_some() {
+        vec![String::new()]
+    } else {
+        sent.to_vec()
+    };
+    for (i, prompt) in turns.iter().enumerate() {
+        let inv = Invocation {
+            prompt,
+            turn: i,
+            resume: session.as_deref(),
+            model: plan.model.as_deref(),
+            system_prompt: system_prompt.as_deref(),
+            cwd: &staged.cwd,
+            home: &staged.home,
+            sync_tasks: plan.suite.defaults.sync_tasks,
+            allow_hang_heuristic: plan.suite.defaults.allow_hang_heuristic,
+            agent: plan
+                .case
+                .target
+                .as_ref()
+                .filter(|t| t.kind == crate::spec::TargetKind::Agent && plan.stage.install_skill)
+                .map(|t| t.name.as_str()),
+            sandboxed: jail.is_some(),
+        };
+        let line = match plan.harness.command(&inv) {
+            Ok(line) => line,
+            Err(why) => {
+                r.end(Status::Error, why);
+                break;
+            }
+        };
+        let spawn = spawn_for(line, plan, staged, contained, deadline);
+        let mut parser = plan.harness.parser(&inv);
+        let mut events: Vec<Event> = Vec::new();
+        let exited = process::run(&spawn, |l| {
+            if let Some(r) = raw.as_mut() {
+                r.raw(l);
+            }
+            let evs = parser.line(l);
+            if let Some(t) = transcript.as_mut() {
+                for e in &evs {
+                    t.json(e);
+                }
+            }
+            events.extend(evs);
+        })
+        .await;
+        let exited = match exited {
+            Ok(e) => e,
+            Err(e) => {
+                r.end(Status::Error, e.to_string());
+                break;
+            }
+        };
+        if let Some(why) = crate::sandbox::failed_to_start(&exited) {
+            r.end(Status::Error, why);
+            r.stderr_tail = exited.stderr_tail.clone();
+            break;
+        }
+        let late = parser.after_exit(&exited);
+        if let Some(t) = transcript.as_mut() {
+            for e in &late {
+                t.json(e);
+            }
+        }
+        events.extend(late);
+        let summary = parser.finish(&exited);
+        tally(r, &mut driven, events);
+        r.usage.add(&summary.usage);
+        if let Some(c) = summary.cost_usd {
+            *r.cost_usd.get_or_insert(0.0) += c;
+        }
+        session = summary.session_id.clone().or(session);
+        let error = summary.error.clone();
+        r.turns.push(summary);
+        r.exit_code = exited.code;
+        r.timed_out |= exited.timed_out;
+        r.stdout_bytes += exited.stdout_bytes;
+        r.output_truncated |= exited.truncated;
+        r.stderr_tail = exited.stderr_tail.clone();
+        if exited.interrupted {
+            return Err(Stop::Interrupted);
+        }
+        driven.last_exit = Some(exited);
+        if let Some(mut err) = error {
+            if err.category == ErrorCategory::Network
+                && let Some(why) = r.sandbox.as_ref().and_then(|s| s.why_unreachable())
+            {
+                err.message = format!("{} ({why})", err.message);
+            }
+            r.end(Status::Failed, err.message.clone());
+            r.error = Some(err);
+            break;
+        }
+        if r.timed_out {
+            break;
+        }
+    }
+    r.unrecorded
+        .extend(raw.iter().chain(transcript.iter()).filter_map(Lines::error));
+    Ok(driven)
+}
+
+/// The process for one turn: the harness's command line, in the agent's environment (the
+/// harness's variables over it), with the case's stdin, the time left, and the sandbox.
+fn spawn_for(
+    line: crate::harness::CommandLine,
+    plan: &CaseRunPlan<'_>,
+    staged: &Staged,
+    contained: &Contained,
+    deadline: Instant,
+) -> Spawn {
+    let mut spawn = Spawn::new(line.program, &staged.cwd);
+    spawn.args = line.args;
+    spawn.env = contained.agent_env.clone();
+    for (k, v) in line.env {
+        spawn.env.retain(|(e, _)| *e != k);
+        spawn.env.push((k, v));
+    }
+    spawn.stdin = match plan.case.command.as_ref().and_then(|c| c.stdin.as_ref()) {
+        Some(StdinSource::Text(t)) => Some(t.clone().into_bytes()),
+        Some(StdinSource::File(f)) => std::fs::read(f).ok(),
+        None => line.stdin,
+    };
+    spawn.timeout = deadline
+        .saturating_duration_since(Instant::now())
+        .max(Duration::from_millis(1));
+    spawn.cancel = plan.cancel.clone();
+    if let Some(j) = &contained.jail {
+        j.wrap(&mut spawn);
+    }
+    spawn
+}
+
+/// A turn's events into the case-run: tool calls counted, skills used, what a plain program
+/// printed; then kept in order.
+fn tally(r: &mut CaseRunResult, driven: &mut Driven, events: Vec<Event>) {
+    for e in &events {
+        match e {
+            Event::ToolCall { name, .. } => *r.tool_calls.entry(name.clone()).or_default() += 1,
+            Event::SkillInvoked { name } if !r.skills_invoked.contains(name) => {
+                r.skills_invoked.push(name.clone())
+            }
+            Event::Output { text } => {
+                driven.stdout_text.push_str(text);
+                driven.stdout_text.push('\n');
+            }
+            _ => {}
+        }
+    }
+    driven.events.extend(events);
+}
