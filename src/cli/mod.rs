@@ -24,6 +24,7 @@ mod list;
 mod plugin;
 mod report;
 mod run;
+mod shell;
 mod validate;
 
 use std::path::PathBuf;
@@ -43,7 +44,7 @@ use crate::spec::formats::LoadCtx;
     name = "assay",
     version,
     about,
-    after_help = "Exit codes: 0 all passed (or loaded), 1 some case failed, 2 bad input (nothing ran), 3 infrastructure (a harness or judge missing or failing)."
+    after_help = "Exit codes: 0 all passed (or loaded), 1 some case failed, 2 bad input (nothing ran), 3 infrastructure (a harness or judge missing or failing), 130 interrupted (Ctrl-C; 143 for SIGTERM, 129 for SIGHUP: 128 + the signal)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -76,6 +77,10 @@ pub enum Command {
     Plugin(PluginCommand),
     /// Render a report from a run folder.
     Report(ReportArgs),
+    /// Print the shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(shell::CompletionsArgs),
+    /// Print the man page (or write every page with --dir).
+    Man(shell::ManArgs),
 }
 
 #[derive(Debug, Args)]
@@ -426,12 +431,19 @@ pub fn main() -> ExitCode {
     if let Command::Report(args) = &cli.command {
         return report::run(&ctx, args).into();
     }
+    match &cli.command {
+        Command::Completions(args) => return shell::completions(args).into(),
+        Command::Man(args) => return shell::man(args).into(),
+        _ => {}
+    }
     let scope: Vec<PathBuf> = match &cli.command {
         Command::Validate(a) => a.selection.scope(),
         Command::List(a) => a.selection.scope(),
         Command::Run(a) => a.selection.scope(),
         Command::Grade(a) => grade::scope(&ctx, a),
-        Command::Plugin(_) | Command::Report(_) => Vec::new(),
+        Command::Plugin(_) | Command::Report(_) | Command::Completions(_) | Command::Man(_) => {
+            Vec::new()
+        }
     };
     // Read-only commands never run native code; the others only with the flag's consent.
     let native = match &cli.command {
@@ -451,7 +463,9 @@ pub fn main() -> ExitCode {
         Command::List(args) => list::run(&ctx, &args),
         Command::Run(args) => run::run(&ctx, &args, &plugins),
         Command::Grade(args) => grade::run(&ctx, &args, &plugins),
-        Command::Plugin(_) | Command::Report(_) => unreachable!("handled above"),
+        Command::Plugin(_) | Command::Report(_) | Command::Completions(_) | Command::Man(_) => {
+            unreachable!("handled above")
+        }
     };
     outcome.into()
 }
