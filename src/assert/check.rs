@@ -7,11 +7,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::builtin::{self, CheckOutcome, Finding};
+use super::builtin::{self, CheckOutcome, EvalFn, Evaluation, Finding};
 use super::urls::{UrlPolicy, UrlsReachable};
 use super::view::CaseRunView;
 use crate::spec;
-use crate::spec::check_types;
 
 /// One check type's evaluation. `Err` means the check could not be evaluated; it then counts as failed.
 ///
@@ -25,12 +24,12 @@ pub trait Evaluator: Send + Sync {
     }
 }
 
-/// A built-in type evaluated by [`builtin::evaluate`].
-struct Builtin(&'static str);
+/// A built-in type evaluated by its function in [`builtin::EVALUATORS`].
+struct Builtin(EvalFn);
 
 impl Evaluator for Builtin {
     fn evaluate(&self, config: &Value, view: &Arc<CaseRunView>) -> Result<Finding, String> {
-        builtin::evaluate(self.0, config, view)
+        (self.0)(config, view)
     }
 }
 
@@ -72,7 +71,7 @@ impl Evaluator for HasFormat {
                     log: None,
                 })
             }
-            _ => builtin::evaluate("has_format", config, view),
+            _ => builtin::has_format(config, view),
         }
     }
 }
@@ -95,11 +94,16 @@ impl std::fmt::Debug for Checks {
 impl Checks {
     /// Every built-in type; `urls_reachable` reaches the network under `urls`.
     pub fn builtin(urls: UrlPolicy) -> Self {
-        let mut by_kind: HashMap<String, Arc<dyn Evaluator>> = HashMap::new();
-        for t in check_types::BUILTIN {
-            by_kind.insert(t.name.to_string(), Arc::new(Builtin(t.name)));
-        }
-        by_kind.insert("urls_reachable".into(), Arc::new(UrlsReachable::new(urls)));
+        let by_kind = builtin::EVALUATORS
+            .iter()
+            .map(|&(name, how)| {
+                let check: Arc<dyn Evaluator> = match how {
+                    Evaluation::Pure(f) => Arc::new(Builtin(f)),
+                    Evaluation::UrlsReachable => Arc::new(UrlsReachable::new(urls)),
+                };
+                (name.to_string(), check)
+            })
+            .collect();
         Checks {
             by_kind,
             formats: None,
