@@ -2,8 +2,8 @@
 
 use serde_json::Value;
 
-use super::matching::excerpt;
-use super::{Finding, finding, int_of, str_of};
+use super::matching::{excerpt, find};
+use super::{Finding, finding, ignore_case, int_of, str_of};
 use crate::assert::view::CaseRunView;
 
 /// `exit_code`: the process exited with `code`.
@@ -31,10 +31,11 @@ pub fn stdout_equals(config: &Value, view: &CaseRunView) -> Result<Finding, Stri
     )
 }
 
-/// `stderr_contains`: standard error contains `needle` (always case-sensitive).
+/// `stderr_contains`: standard error contains `needle` (with `ignore_case`, in any case, as
+/// its `NEEDLE` keys allow).
 pub fn stderr_contains(config: &Value, view: &CaseRunView) -> Result<Finding, String> {
     let needle = str_of(config, "needle")?;
-    let at = view.stderr.find(needle);
+    let at = find(&view.stderr, needle, ignore_case(config));
     finding(
         at.is_some(),
         format!(

@@ -396,3 +396,15 @@ fn excerpts_are_bounded_and_on_one_line() {
     assert!(e.starts_with('…') && e.ends_with('…') && e.contains("needle⏎"));
     assert!(e.chars().count() <= 60 + 6 + 60 + 2);
 }
+
+#[test]
+fn stderr_contains_honours_ignore_case_as_its_keys_allow() {
+    let v = CaseRunView {
+        stderr: "Error: disk FULL".into(),
+        ..CaseRunView::default()
+    };
+    let got = |config: Value| evaluate("stderr_contains", &config, &v).unwrap().passed;
+    assert!(!got(json!({"needle": "disk full"})));
+    assert!(got(json!({"needle": "disk full", "ignore_case": true})));
+    assert!(got(json!({"needle": "disk FULL"})));
+}
