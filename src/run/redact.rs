@@ -10,10 +10,15 @@
 //! `env` value 8 (a secret is longer; a flag is not).
 
 use std::borrow::Cow;
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use serde_json::Value;
+
+use super::RunOptions;
+use crate::config::Config;
+use crate::spec::Suite;
 
 /// The shortest value of a key or `--pass-env` variable that is redacted.
 pub const MIN_SECRET: usize = 4;
@@ -157,6 +162,45 @@ impl Redactor {
         }
         Ok(())
     }
+}
+
+/// What is redacted from everything the run writes: the values of the harnesses' key
+/// variables and of every passed-through variable, and the suites' and projects' `env`.
+pub(super) fn for_run(
+    host_env: &[(String, String)],
+    opts: &RunOptions,
+    suites: &[Suite],
+    configs: &BTreeMap<PathBuf, Config>,
+) -> Redactor {
+    let secret_names: BTreeSet<&str> = crate::workspace::env::AUTH
+        .iter()
+        .copied()
+        .filter(|n| !n.ends_with("_BASE_URL"))
+        .chain(opts.pass_env.iter().map(String::as_str))
+        .chain(
+            configs
+                .values()
+                .flat_map(|c| c.run.pass_env.iter().map(String::as_str)),
+        )
+        .collect();
+    let mut secrets: Vec<(String, String, usize)> = host_env
+        .iter()
+        .filter(|(k, _)| secret_names.contains(k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone(), MIN_SECRET))
+        .collect();
+    let envs = suites
+        .iter()
+        .flat_map(|s| {
+            s.defaults.env.iter().chain(
+                s.cases
+                    .iter()
+                    .filter_map(|c| c.command.as_ref())
+                    .flat_map(|c| c.env.iter()),
+            )
+        })
+        .chain(configs.values().flat_map(|c| c.run.env.iter()));
+    secrets.extend(envs.map(|(k, v)| (k.clone(), v.clone(), MIN_ENV_VALUE)));
+    Redactor::new(secrets)
 }
 
 #[cfg(test)]

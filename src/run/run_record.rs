@@ -1,0 +1,200 @@
+//! The run's `run.json`: written before any case-run starts (nothing runs that could not be
+//! recorded), and again when the run ends.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::plan::Planned;
+use super::schedule::Ran;
+use super::{Baseline, Context, NotStarted, Reused, RunOptions, RunReport};
+use crate::config::Config;
+use crate::harness::Harness;
+use crate::host::Unavailable;
+use crate::process;
+use crate::record;
+
+impl RunOptions {
+    /// The options as run.json records them (`jobs`: the number the run settled on).
+    pub(super) fn record(&self, jobs: usize) -> record::run::OptionsRecord {
+        record::run::OptionsRecord {
+            harness: self.harness.clone(),
+            model: self.model.clone(),
+            timeout: self.timeout,
+            jobs,
+            judge_jobs: self.judge_jobs,
+            filter: self.filter.clone(),
+            keep_workspaces: self.keep_workspaces,
+            trust: self.trust,
+            pass_env: self.pass_env.clone(),
+            allow_private_urls: self.allow_private_urls,
+            runs: self.runs,
+            mode: self.mode,
+            trigger_mode: self.trigger_mode,
+            trigger_runs: self.trigger_runs,
+            trigger_threshold: self.trigger_threshold,
+            baseline: self.baseline.as_ref().map(|b| match b {
+                Baseline::WithoutSkill => "without-skill".to_string(),
+                Baseline::Skill(p) => p.display().to_string(),
+            }),
+            cache: self.cache,
+            shard: self.shard.map(|s| format!("{}/{}", s.index, s.count)),
+            min_pass_rate: self.min_pass_rate,
+            pass_k: self.pass_k,
+        }
+    }
+}
+
+/// run.json as the run starts now, written to the run folder (made first); a resumed run keeps
+/// its first start. Nothing runs that could not be recorded: a write that fails stops the run.
+pub(super) fn start(
+    run: &Context<'_>,
+    sandbox: record::run::SandboxSettings,
+) -> Result<RunJson, NotStarted> {
+    let started = jiff::Timestamp::now();
+    let Context {
+        opts,
+        setup,
+        plan,
+        versions,
+        dir,
+        jobs,
+        ..
+    } = *run;
+    let mut run_record = record::RunRecord {
+        schema: record::run::SCHEMA.into(),
+        assay_version: env!("CARGO_PKG_VERSION").into(),
+        started: Some(started.to_string()),
+        case_runs: plan.case_runs.len(),
+        harnesses: versions.clone(),
+        judges: plan.judges.iter().map(|(_, slot)| slot.entry()).collect(),
+        options: opts.record(jobs),
+        sandbox: Some(sandbox),
+        plugins: opts.plugins.record(),
+        planned: plan.case_runs.iter().map(Planned::record).collect(),
+        projects: setup
+            .configs
+            .iter()
+            .map(|(root, c)| (root.display().to_string(), config_record(c)))
+            .collect(),
+        ..record::RunRecord::default()
+    };
+    if opts.resume.is_some()
+        && let Ok(old) = record::read_run(dir)
+    {
+        // The run keeps its first start; each resumption is noted.
+        run_record.resumed = old.resumed;
+        run_record.resumed.push(started.to_string());
+        run_record.started = old.started;
+    }
+    if let Err(e) = std::fs::create_dir_all(dir)
+        .and_then(|()| record::write_json(&dir.join("run.json"), &run_record))
+    {
+        // Nothing runs that could not be recorded.
+        return Err(NotStarted::Unavailable(vec![(
+            "run folder".into(),
+            Unavailable {
+                message: format!("cannot write {}: {e}", dir.join("run.json").display()),
+                fix: "free some disk space, or pass --output-dir to a folder you can write".into(),
+            },
+        )]));
+    }
+    Ok(RunJson {
+        record: run_record,
+        started,
+    })
+}
+
+/// run.json as written when the run started, to be written again when it ends.
+pub(super) struct RunJson {
+    record: record::RunRecord,
+    /// This invocation's start (a resumed run's record keeps its first).
+    started: jiff::Timestamp,
+}
+
+impl RunJson {
+    /// Whether the cache is on, as it turned out: without its key it is off.
+    pub(super) fn cache_on(&mut self, on: bool) {
+        self.record.options.cache = on;
+    }
+
+    /// Writes run.json again as the run ends (when it finished, whether a signal stopped it)
+    /// and reports the run; a write that fails is reported, not fatal.
+    pub(super) fn finish(
+        self,
+        dir: PathBuf,
+        ran: Ran,
+        reused: Vec<Reused>,
+        unsandboxed: bool,
+    ) -> RunReport {
+        let RunJson {
+            record: mut run_record,
+            started,
+        } = self;
+        // The run's end, for its wall time in reports.
+        let finished = jiff::Timestamp::now();
+        run_record.finished = Some(finished.to_string());
+        run_record.duration_ms = Some(finished.duration_since(started).as_millis() as u64);
+        let interrupted = ran.signal != 0;
+        if interrupted {
+            run_record.interrupted = true;
+        }
+        let record_error = record::write_json(&dir.join("run.json"), &run_record)
+            .err()
+            .map(|e| format!("cannot write {}: {e}", dir.join("run.json").display()));
+        RunReport {
+            record_error,
+            dir,
+            ran: ran.ran,
+            judge_failed: ran.judge_failed,
+            output_cut: ran.output_cut,
+            reused,
+            interrupted,
+            signal: ran.signal,
+            unsandboxed,
+        }
+    }
+}
+
+/// A project's configuration as `run.json` records it: its `env` by names only.
+fn config_record(c: &Config) -> serde_json::Value {
+    let mut v = serde_json::to_value(c).unwrap_or_default();
+    if let Some(env) = v.pointer_mut("/run/env")
+        && let Some(names) = env
+            .as_object()
+            .map(|o| o.keys().cloned().collect::<Vec<_>>())
+    {
+        *env = names.into();
+    }
+    v
+}
+
+/// Each harness CLI's `--version`, for the record (10 s at most each).
+pub(super) async fn harness_versions(
+    harnesses: &[(String, Box<dyn Harness>)],
+) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for (_, h) in harnesses {
+        let Some((program, args)) = h.version_command() else {
+            continue;
+        };
+        if out.contains_key(h.name()) {
+            continue;
+        }
+        let mut spawn = process::Spawn::new(program, std::env::temp_dir());
+        spawn.args = args;
+        spawn.env = std::env::vars()
+            .filter(|(k, _)| k == "PATH" || k == "HOME")
+            .collect();
+        spawn.timeout = Duration::from_secs(10);
+        let mut text = String::new();
+        let _ = process::run(&spawn, |l| {
+            if text.is_empty() {
+                text = l.trim().to_string();
+            }
+        })
+        .await;
+        out.insert(h.name().to_string(), text);
+    }
+    out
+}

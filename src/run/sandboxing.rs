@@ -1,0 +1,236 @@
+//! How the run's processes are contained, decided before anything runs: the sandbox's mode
+//! (and a warning when a project's own file turned it off), bubblewrap probed once, each
+//! suite's sandbox settings, and whether workspaces can be copy-on-write overlays.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::plan::Plan;
+use super::setup::Setup;
+use super::{Context, RunOptions, TriggerMode, cache_key, cow};
+use crate::config::Config;
+use crate::host::HostEnv;
+use crate::record;
+use crate::sandbox::{Bwrap, Mode, Network, Setting};
+use crate::spec::formats::LoadCtx;
+use crate::workspace::StageOptions;
+
+/// The run's sandbox, as decided.
+pub(super) struct Sandboxing {
+    mode: Mode,
+    /// Some case-run starts a process (all but judged trigger evals do).
+    starts_processes: bool,
+    /// Bubblewrap, probed; `None` without a sandbox.
+    bwrap: Option<Bwrap>,
+}
+
+impl Sandboxing {
+    /// The sandbox, checked before anything runs: every case-run that starts a process runs in
+    /// it unless `--sandbox none` said otherwise. A probe that fails is added to what the plan
+    /// lists as unavailable.
+    pub(super) fn decide(
+        ctx: &LoadCtx,
+        setup: &Setup,
+        plan: &mut Plan<'_>,
+        opts: &RunOptions,
+        host: &HostEnv,
+    ) -> Sandboxing {
+        let configs = &setup.configs;
+        let mode = sandbox_mode(opts, configs);
+        let starts_processes = plan
+            .case_runs
+            .iter()
+            .any(|p| !(p.trigger.is_some() && opts.trigger_mode == TriggerMode::Judge));
+        if opts.sandbox.is_none() && mode == Mode::None && starts_processes {
+            // A project's own file turned it off (a pull request can carry that): say which.
+            for (root, _) in configs
+                .iter()
+                .filter(|(_, c)| c.run.sandbox == Some(Mode::None))
+            {
+                // A folder name may hold anything: no control characters reach the terminal.
+                eprintln!(
+                    "warning: {} turns the sandbox off (`[run] sandbox = \"none\"`): the agents run unsandboxed; pass --sandbox auto to contain them",
+                    crate::text::printable(
+                        &ctx.shown(&root.join("assay.toml")).display().to_string()
+                    )
+                );
+            }
+        }
+        let bwrap = match mode {
+            Mode::None => None,
+            _ if !starts_processes => None,
+            _ => match crate::sandbox::probe::probe(host, None) {
+                Ok(b) => Some(b),
+                Err(u) => {
+                    plan.unavailable.push(("sandbox".into(), u));
+                    None
+                }
+            },
+        };
+        Sandboxing {
+            mode,
+            starts_processes,
+            bwrap,
+        }
+    }
+
+    /// Agents run without a sandbox (`--sandbox none`).
+    pub(super) fn unsandboxed(&self) -> bool {
+        self.bwrap.is_none() && self.starts_processes
+    }
+
+    /// Copy-on-write workspaces, where the sandbox can mount them (probed once, on `runtime`).
+    pub(super) fn workspaces(
+        &self,
+        ctx: &LoadCtx,
+        opts: &RunOptions,
+        runtime: &tokio::runtime::Runtime,
+    ) -> Workspaces {
+        let parent = opts
+            .workspace_dir
+            .as_ref()
+            .map(|d| ctx.cwd.join(d))
+            .unwrap_or_else(std::env::temp_dir);
+        let cow = match &self.bwrap {
+            Some(b) => runtime.block_on(cow::probe(b, &parent)),
+            None => Err("unsandboxed".to_string()),
+        };
+        if let (Some(_), Err(why)) = (&self.bwrap, &cow) {
+            eprintln!(
+                "note: workspaces are copies, not copy-on-write overlays: {}",
+                crate::text::printable(why)
+            );
+        }
+        Workspaces { parent, cow }
+    }
+
+    /// The sandbox as run.json records it.
+    pub(super) fn record(
+        &self,
+        opts: &RunOptions,
+        workspaces: &Workspaces,
+    ) -> record::run::SandboxSettings {
+        record::run::SandboxSettings {
+            mode: record::run::word(&self.mode),
+            // `unused` when no case-run starts a process (judged trigger evals only).
+            kind: match (&self.bwrap, self.starts_processes) {
+                (Some(_), _) => "bwrap",
+                (None, true) => "none",
+                (None, false) => "unused",
+            }
+            .into(),
+            bwrap: self.bwrap.as_ref().map(|b| b.version.clone()),
+            network: opts.network.as_ref().map(record::run::word),
+            workspaces: if workspaces.cow.is_ok() {
+                "overlay"
+            } else {
+                "copy"
+            }
+            .into(),
+        }
+    }
+
+    /// Each suite's sandbox: the network by precedence (flag > `ASSAY_NETWORK` > the suite's
+    /// UAAPS `sandbox.network` > `[run] network` > model), its writable paths, what is shown
+    /// and what is hidden.
+    pub(super) fn settings(&self, ctx: &LoadCtx, run: &Context<'_>) -> Vec<Setting> {
+        let Context {
+            suites,
+            opts,
+            setup,
+            dir: run_dir,
+            ..
+        } = *run;
+        let configs = &setup.configs;
+        let mut hidden: Vec<PathBuf> = configs.keys().cloned().collect();
+        hidden.push(ctx.cwd.clone());
+        hidden.push(run_dir.to_path_buf());
+        hidden.extend(opts.workspace_dir.as_ref().map(|d| ctx.cwd.join(d)));
+        hidden.extend(suites.iter().map(|s| ctx.cwd.join(&s.source)));
+        let real_home = std::env::var_os("HOME").map(PathBuf::from);
+        // The cache's key, wherever a shown toolchain folder (`~/.local`) holds it.
+        let masked: Vec<PathBuf> = cache_key::path().into_iter().collect();
+        suites
+            .iter()
+            .map(|s| {
+                let config = &configs[&s.project_root];
+                let network = opts
+                    .network
+                    .or_else(|| {
+                        s.defaults.sandbox.as_ref().map(|b| {
+                            if b.network {
+                                Network::Host
+                            } else {
+                                Network::Model
+                            }
+                        })
+                    })
+                    .or(config.run.network)
+                    .unwrap_or_default();
+                Setting {
+                    bwrap: self.bwrap.clone(),
+                    network,
+                    hidden: hidden.clone(),
+                    real_home: real_home.clone(),
+                    masked: masked.clone(),
+                    read_only: config
+                        .run
+                        .sandbox_read
+                        .iter()
+                        .map(|p| s.project_root.join(p))
+                        .collect(),
+                    writable: s
+                        .defaults
+                        .sandbox
+                        .as_ref()
+                        .map(|b| b.writable_paths.iter().map(PathBuf::from).collect())
+                        .unwrap_or_default(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// Where the case-runs' workspaces are made, and how.
+pub(super) struct Workspaces {
+    parent: PathBuf,
+    /// `Ok` when they are copy-on-write overlays; otherwise why they are copies.
+    cow: Result<(), String>,
+}
+
+impl Workspaces {
+    /// How every case-run's workspace is staged (each case-run adjusts its copy).
+    pub(super) fn stage(&self, ctx: &LoadCtx, run: &Context<'_>) -> StageOptions {
+        StageOptions {
+            host_env: std::env::vars().collect(),
+            pass_env: run.opts.pass_env.clone(),
+            real_home: std::env::var_os("HOME").map(PathBuf::from),
+            parent: Some(self.parent.clone()),
+            install_skill: true,
+            command_as_skill: false,
+            engines: Vec::new(),
+            // The run folder, and every suite's specs: the agent never sees its own grading.
+            exclude: std::iter::once(run.dir.to_path_buf())
+                .chain(run.suites.iter().flat_map(|s| s.spec_paths(&ctx.cwd)))
+                .collect(),
+            bases: self.cow.is_ok().then(|| {
+                std::sync::Arc::new(crate::workspace::base::Bases::new(self.parent.clone()))
+            }),
+        }
+    }
+}
+
+/// `--sandbox`, else `[run] sandbox` of the projects (a project that asks for a sandbox wins
+/// over one that opts out), else auto.
+fn sandbox_mode(opts: &RunOptions, configs: &BTreeMap<PathBuf, Config>) -> Mode {
+    if let Some(m) = opts.sandbox {
+        return m;
+    }
+    let modes: Vec<Mode> = configs.values().filter_map(|c| c.run.sandbox).collect();
+    modes
+        .iter()
+        .copied()
+        .find(|m| *m != Mode::None)
+        .or(modes.first().copied())
+        .unwrap_or_default()
+}

@@ -1,0 +1,258 @@
+//! Running what the plan left to run: at most `jobs` case-runs at once, each launched with
+//! what the run shares, until all are done or a signal stops the run.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use futures::StreamExt;
+
+use super::plan::Planned;
+use super::reuse::cacheable;
+use super::{
+    CaseRunResult, Context, NotStarted, RunEvent, RunOptions, Variant, cache, cache_key, execute,
+    redact,
+};
+use crate::assert::check::Checks;
+use crate::assert::urls::UrlPolicy;
+use crate::host::Unavailable;
+use crate::process;
+use crate::record;
+use crate::workspace::StageOptions;
+
+/// The async runtime the run's case-runs (and its probes) run on.
+pub(super) fn runtime() -> Result<tokio::runtime::Runtime, NotStarted> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            NotStarted::Unavailable(vec![(
+                "runtime".into(),
+                Unavailable {
+                    message: format!("cannot start the async runtime: {e}"),
+                    fix: String::new(),
+                },
+            )])
+        })
+}
+
+/// The checks every case-run is graded with: the built-in ones, then the plugins'.
+pub(super) fn checks(opts: &RunOptions) -> Checks {
+    let mut checks = Checks::builtin(UrlPolicy {
+        allow_private: opts.allow_private_urls,
+        ..UrlPolicy::default()
+    });
+    opts.plugins.install(&mut checks);
+    checks
+}
+
+/// What the case-runs that ran came to.
+pub(super) struct Ran {
+    /// How many ran (to the end, or until cancelled).
+    pub ran: usize,
+    /// The judge failed on some case-run.
+    pub judge_failed: bool,
+    /// Some case-run was not graded because its output was cut (past the output caps).
+    pub output_cut: bool,
+    /// The signal that stopped the run, 0 when none did.
+    pub signal: i32,
+}
+
+/// Runs `to_run` on `runtime`, the run's `jobs` at once, telling `on_event` as each finishes.
+///
+/// Ctrl-C, SIGTERM (what a CI cancel sends) and SIGHUP (a closed terminal) alike: the first
+/// stops launching and stops running agents (recorded as interrupted); a second kills every
+/// process group at once and exits.
+pub(super) fn schedule(
+    runtime: &tokio::runtime::Runtime,
+    launch: &Launch<'_>,
+    to_run: &[(&Planned<'_>, Option<String>)],
+    on_event: &mut impl FnMut(RunEvent<'_>),
+) -> Ran {
+    let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+    let interrupted = Arc::new(AtomicI32::new(0));
+    let (ran, judge_failed, output_cut) = runtime.block_on(async {
+        let signals = tokio::spawn(watch_signals(
+            cancel_tx,
+            interrupted.clone(),
+            launch.run.opts.on_kill,
+        ));
+        let mut stream = futures::stream::iter(
+            to_run
+                .iter()
+                .map(|(p, key)| launch.case_run(p, key.as_deref(), cancel_rx.clone())),
+        )
+        .buffer_unordered(launch.run.jobs);
+        let (mut ran, mut judge_failed, mut output_cut) = (0, false, false);
+        while let Some(r) = stream.next().await {
+            if let Some(r) = r {
+                on_event(RunEvent::Finished(&r));
+                ran += 1;
+                judge_failed |= r.judge.as_ref().is_some_and(|j| j.error.is_some());
+                output_cut |= r.output_truncated && r.outcome() == record::Outcome::NotGraded;
+            }
+        }
+        signals.abort();
+        (ran, judge_failed, output_cut)
+    });
+    Ran {
+        ran,
+        judge_failed,
+        output_cut,
+        signal: interrupted.load(Ordering::SeqCst),
+    }
+}
+
+/// The signals that stop a run: SIGINT, SIGTERM and SIGHUP.
+struct Signals {
+    int: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// Listens for them (within a tokio runtime); `None` when that cannot be set up.
+    fn listen() -> Option<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Some(Signals {
+            int: signal(SignalKind::interrupt()).ok()?,
+            term: signal(SignalKind::terminate()).ok()?,
+            hup: signal(SignalKind::hangup()).ok()?,
+        })
+    }
+
+    /// The number of the next one to arrive.
+    async fn next(&mut self) -> i32 {
+        tokio::select! {
+            _ = self.int.recv() => libc::SIGINT,
+            _ = self.term.recv() => libc::SIGTERM,
+            _ = self.hup.recv() => libc::SIGHUP,
+        }
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        _ => "Ctrl-C",
+    }
+}
+
+/// Ctrl-C, SIGTERM and SIGHUP: the first cancels the run (recorded in `flag`); a second kills
+/// every process group at once and hands over to `on_kill`.
+async fn watch_signals(
+    cancel_tx: tokio::sync::watch::Sender<bool>,
+    flag: Arc<AtomicI32>,
+    on_kill: Option<fn(i32)>,
+) {
+    let Some(mut signals) = Signals::listen() else {
+        return;
+    };
+    let first = signals.next().await;
+    flag.store(first, Ordering::SeqCst);
+    let _ = cancel_tx.send(true);
+    eprintln!(
+        "\ninterrupted{}: stopping the running agents and recording what finished (Ctrl-C again to kill at once)",
+        match first {
+            libc::SIGINT => String::new(),
+            other => format!(" by {}", signal_name(other)),
+        }
+    );
+    let second = signals.next().await;
+    process::kill_all_groups();
+    eprintln!("killed");
+    if let Some(kill) = on_kill {
+        kill(second);
+    }
+}
+
+/// What launching one case-run needs of the run, shared by all of them.
+pub(super) struct Launch<'a> {
+    /// The suites, options, harnesses, baseline skills and run folder.
+    pub run: &'a Context<'a>,
+    pub stage: &'a StageOptions,
+    pub checks: &'a Checks,
+    pub redactor: &'a redact::Redactor,
+    /// Each suite's sandbox.
+    pub sandboxes: &'a [crate::sandbox::Setting],
+    /// The cache, when it is on.
+    pub cache_secret: Option<&'a cache_key::Key>,
+}
+
+impl Launch<'_> {
+    /// Runs one planned case-run (unless the run was cancelled first) and stores it in the
+    /// cache when it may be reused.
+    async fn case_run(
+        &self,
+        p: &Planned<'_>,
+        key: Option<&str>,
+        cancel: tokio::sync::watch::Receiver<bool>,
+    ) -> Option<CaseRunResult> {
+        let Context {
+            suites,
+            opts,
+            setup,
+            plan,
+            dir,
+            ..
+        } = *self.run;
+        let si = super::suite_index(suites, p.suite);
+        if *cancel.borrow() {
+            return None;
+        }
+        let mut stage = self.stage.clone();
+        let skill = match p.variant {
+            Variant::Skill => None,
+            Variant::Baseline => {
+                stage.install_skill = setup.baseline_skills[si].is_some();
+                setup.baseline_skills[si].clone()
+            }
+        };
+        stage.command_as_skill = p.trigger.is_some();
+        stage.engines = plan.harnesses[p.harness].1.engines().to_vec();
+        // UAAPS `writable-paths` are bound one by one into a copied workspace.
+        if !self.sandboxes[si].writable.is_empty() {
+            stage.bases = None;
+        }
+        let case_dir = p.dir(dir);
+        let _ = std::fs::remove_dir_all(&case_dir);
+        let r = execute::execute(execute::CaseRunPlan {
+            suite: p.suite,
+            case: p.case,
+            run: p.run,
+            variant: p.variant,
+            trigger: p.trigger.map(|t| execute::TriggerPlan {
+                case: t,
+                mode: opts.trigger_mode,
+                threshold: opts.trigger_threshold,
+            }),
+            skill,
+            cancel: Some(cancel.clone()),
+            harness: plan.harnesses[p.harness].1.as_ref(),
+            model: p.model.clone(),
+            timeout: p.timeout,
+            trust: opts.trust,
+            keep_workspace: opts.keep_workspaces,
+            stage,
+            sandbox: self.sandboxes[si].clone(),
+            dir: case_dir.clone(),
+            judge: p.judge.clone(),
+            checks: self.checks,
+            redact: self.redactor,
+        })
+        .await;
+        if let (Some(k), Some(secret)) = (key, self.cache_secret)
+            && cacheable(&r)
+            && let Err(e) = cache::store(&cache::root(&p.suite.project_root), k, &case_dir, secret)
+        {
+            eprintln!(
+                "{}",
+                crate::text::printable(&format!(
+                    "warning: {} was not stored in the cache: {e}",
+                    case_dir.display()
+                ))
+            );
+        }
+        Some(r)
+    }
+}

@@ -1,0 +1,139 @@
+//! What a run needs before it is planned: every project's configuration, the folder `--resume`
+//! names, trigger evals as cases and baseline skills; and, once planned, how many case-runs run
+//! at once and in which folder.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::{Baseline, NotStarted, RunOptions, plan};
+use crate::config::{self, Config};
+use crate::host::Unavailable;
+use crate::spec::formats::LoadCtx;
+use crate::spec::{Case, Skill, SkillKind, Suite, TriggerCase};
+
+/// What the plan is made from besides the suites and the options.
+pub(super) struct Setup {
+    /// Each project's `assay.toml`, by project root.
+    pub configs: BTreeMap<PathBuf, Config>,
+    /// Trigger evals become cases with one prompt, owned here for the plan to borrow (one list
+    /// per suite).
+    pub trigger_cases: Vec<Vec<Case>>,
+    /// The skill each suite's baseline case-runs install instead (`--baseline-skill`).
+    pub baseline_skills: Vec<Option<Skill>>,
+}
+
+impl Setup {
+    /// Configuration of every project involved, before anything runs; bad input stops the run,
+    /// and so does a `--resume` folder that is not a run folder.
+    pub(super) fn load(
+        ctx: &LoadCtx,
+        suites: &[Suite],
+        opts: &RunOptions,
+    ) -> Result<Setup, NotStarted> {
+        let mut configs: BTreeMap<PathBuf, Config> = BTreeMap::new();
+        let mut problems = Vec::new();
+        for s in suites {
+            if !configs.contains_key(&s.project_root) {
+                match config::load(&s.project_root, &ctx.shown(&s.project_root)) {
+                    Ok(c) => {
+                        configs.insert(s.project_root.clone(), c);
+                    }
+                    Err(p) => problems.push(*p),
+                }
+            }
+        }
+        if !problems.is_empty() {
+            return Err(NotStarted::BadInput(problems));
+        }
+        if let Some(dir) = &opts.resume
+            && !ctx.cwd.join(dir).join("run.json").is_file()
+        {
+            return Err(NotStarted::Unavailable(vec![(
+                "resume".into(),
+                Unavailable {
+                    message: format!("{} is not a run folder (it has no run.json)", dir.display()),
+                    fix: "pass the folder `assay run` printed as `run folder:`".into(),
+                },
+            )]));
+        }
+
+        let trigger_cases = suites
+            .iter()
+            .map(|s| s.triggers.iter().map(trigger_case).collect())
+            .collect();
+        let baseline_skills = suites
+            .iter()
+            .map(|s| match &opts.baseline {
+                Some(Baseline::Skill(p)) => Some(baseline_skill(p, s)),
+                _ => None,
+            })
+            .collect();
+        Ok(Setup {
+            configs,
+            trigger_cases,
+            baseline_skills,
+        })
+    }
+
+    /// Agent processes at once: `--jobs`, else `[run] jobs` of a project, else a default from
+    /// CPUs and memory.
+    pub(super) fn jobs(&self, opts: &RunOptions) -> usize {
+        match opts.jobs {
+            0 => self
+                .configs
+                .values()
+                .find_map(|c| c.run.jobs)
+                .unwrap_or_else(plan::default_jobs)
+                .max(1),
+            n => n,
+        }
+    }
+}
+
+/// A folder for this run: `.assay/runs/<UTC timestamp>` unless given.
+pub(super) fn run_dir(ctx: &LoadCtx, opts: &RunOptions) -> PathBuf {
+    if let Some(d) = opts.resume.as_ref().or(opts.output_dir.as_ref()) {
+        return ctx.cwd.join(d);
+    }
+    let stamp = jiff::Timestamp::now()
+        .strftime("%Y%m%dT%H%M%SZ")
+        .to_string();
+    let base = ctx.cwd.join(".assay/runs");
+    let mut dir = base.join(&stamp);
+    let mut n = 1;
+    while dir.exists() {
+        n += 1;
+        dir = base.join(format!("{stamp}-{n}"));
+    }
+    dir
+}
+
+/// A trigger eval as a case: its query is the one prompt; nothing else is staged.
+fn trigger_case(t: &TriggerCase) -> Case {
+    Case::new(t.id.clone(), t.location.clone(), vec![t.query.clone()])
+}
+
+/// The skill a baseline case-run installs instead of the suite's (`--baseline-skill`).
+fn baseline_skill(path: &Path, suite: &Suite) -> Skill {
+    let kind = if path.is_dir() {
+        SkillKind::Dir
+    } else {
+        SkillKind::Command
+    };
+    let description = suite.skill.as_ref().and_then(|s| s.description.clone());
+    Skill {
+        // Under the same name, so the baseline differs only in the skill's content.
+        name: suite
+            .skill
+            .as_ref()
+            .map(|s| s.name.clone())
+            .unwrap_or_else(|| {
+                path.file_stem()
+                    .map(|s| s.to_string_lossy().to_string())
+                    .unwrap_or_default()
+            }),
+        path: path.to_path_buf(),
+        kind,
+        description,
+    }
+}
