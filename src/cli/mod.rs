@@ -262,19 +262,9 @@ pub struct ListArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub selection: Selection,
-    /// The harness: claude-code, codex, command, a plugin's, or auto (default: the suite's,
-    /// then assay.toml's, then claude-code; for clauditor suites auto: claude-code when
-    /// `claude` is on PATH, else codex). (`ASSAY_HARNESS` is read after the flag, then, for
-    /// clauditor suites, `CLAUDITOR_HARNESS`.)
-    #[arg(long)]
-    pub harness: Option<String>,
-    /// The model the agent uses.
-    #[arg(long, env = "ASSAY_MODEL")]
-    pub model: Option<String>,
-    /// Seconds per case-run for cases without their own `timeout` (over the suite's,
-    /// assay.toml's and the format's default; else 600).
-    #[arg(long, env = "ASSAY_TIMEOUT")]
-    pub timeout: Option<u64>,
+    /// What the run does, as `run::RunOptions` takes it.
+    #[command(flatten)]
+    pub settings: crate::run::RunSettings,
     /// Agent processes at once. Default: one per CPU, but no more than one per 400 MB of
     /// available memory (a Claude Code process takes about 300 MB), between 1 and 8.
     #[arg(short, long, env = "ASSAY_JOBS")]
@@ -282,30 +272,6 @@ pub struct RunArgs {
     /// Judge calls at once, across the run (default 4, or `ASSAY_JUDGE_CONCURRENCY`).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub judge_jobs: Option<u64>,
-    /// Runs of each case (over clauditor `variance.n_runs`); statistics are over the runs.
-    #[arg(long, value_name = "N", env = "ASSAY_RUNS", value_parser = clap::value_parser!(u32).range(1..))]
-    pub runs: Option<u32>,
-    /// A case passes when this share of its runs pass (0–1; default 1: every run). A suite's
-    /// `variance.min_stability` replaces it for that suite's cases.
-    #[arg(long, value_name = "RATE", default_value_t = 1.0, value_parser = fraction)]
-    pub min_pass_rate: f64,
-    /// The k of pass@k and pass^k in the statistics (capped at the number of runs).
-    #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
-    pub pass_k: u32,
-    /// What runs: artifact evals, trigger evals, or both.
-    #[arg(long, value_enum, default_value_t = crate::run::Mode::All)]
-    pub mode: crate::run::Mode,
-    /// How a trigger eval decides whether the skill fired: by running the real agent, or by
-    /// asking the judge from the skill's name and description alone (cheaper, an estimate).
-    #[arg(long, value_enum, default_value_t = crate::run::TriggerMode::Agent)]
-    pub trigger_mode: crate::run::TriggerMode,
-    /// Runs of each trigger query through the agent.
-    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
-    pub trigger_runs: u32,
-    /// A should-trigger query passes when its trigger rate reaches this; a should-not query
-    /// when it stays below.
-    #[arg(long, value_name = "RATE", default_value_t = 0.5, value_parser = fraction)]
-    pub trigger_threshold: f64,
     /// Also run every case without the skill, and report what the skill changes (pass rate,
     /// duration, tokens, cost) with Fisher's exact test on the pass counts.
     #[arg(long)]
@@ -314,53 +280,9 @@ pub struct RunArgs {
     /// SKILL.md, or a command file) instead of none.
     #[arg(long, value_name = "PATH", conflicts_with = "baseline")]
     pub baseline_skill: Option<PathBuf>,
-    /// Finish an interrupted run in its folder: only missing or errored case-runs run again.
-    #[arg(long, value_name = "RUN_DIR", conflicts_with = "output_dir")]
-    pub resume: Option<PathBuf>,
     /// Run every case-run, even those whose inputs are unchanged since a cached run.
     #[arg(long, env = "ASSAY_NO_CACHE", value_parser = clap::builder::BoolishValueParser::new(), num_args = 0, default_missing_value = "true", default_value = "false")]
     pub no_cache: bool,
-    /// Run only the K-th of N deterministic slices of the cases (for a CI matrix); join the
-    /// shards' run folders with `assay report merge`.
-    #[arg(long, value_name = "K/N")]
-    pub shard: Option<crate::run::Shard>,
-    /// Only case-runs whose `suite/case` id contains this text (or matches this glob).
-    #[arg(long)]
-    pub filter: Option<String>,
-    /// Only cases that evaluate this (UAAPS `target`): skill:<name>, agent:<name> or
-    /// hook:<event>.
-    #[arg(long, value_name = "KIND:NAME")]
-    pub target: Option<crate::spec::Target>,
-    /// Print every case-run that would run (harness, model, timeout, target) and the agent
-    /// runs it takes, then stop: no agent, judge or run folder.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Keep every workspace (failed ones are always kept).
-    #[arg(long)]
-    pub keep_workspaces: bool,
-    /// The run folder (default: .assay/runs/<timestamp>).
-    #[arg(long, value_name = "DIR")]
-    pub output_dir: Option<PathBuf>,
-    /// Where workspaces are made (default: the system temp folder).
-    #[arg(long, value_name = "DIR", env = "ASSAY_WORKSPACE_DIR")]
-    pub workspace_dir: Option<PathBuf>,
-    /// How agents, setup/teardown scripts and test commands are contained: `auto` uses
-    /// bubblewrap and refuses to start (exit 3) where it does not work; `bwrap` the same;
-    /// `none` runs them unsandboxed, as you (recorded in run.json and every report).
-    /// Default: `[run] sandbox` of assay.toml, else auto.
-    #[arg(long, value_enum, env = "ASSAY_SANDBOX")]
-    pub sandbox: Option<crate::sandbox::Mode>,
-    /// What a sandboxed agent may reach: `model` (only its harness's model endpoints),
-    /// `none`, or `host` (the host's network). Default: the suite's (UAAPS
-    /// `sandbox.network`), then `[run] network` of assay.toml, then model.
-    #[arg(long, value_enum, env = "ASSAY_NETWORK")]
-    pub network: Option<crate::sandbox::Network>,
-    /// Run setup and teardown scripts (Skillet); without it such cases are skipped.
-    #[arg(long)]
-    pub trust: bool,
-    /// Pass this host environment variable to agents too (repeatable).
-    #[arg(long, value_name = "NAME")]
-    pub pass_env: Vec<String>,
     #[command(flatten)]
     pub judge: JudgeChoice,
     /// Run Claude Code's background tasks synchronously (`CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1`)
@@ -370,7 +292,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub checks: CheckArgs,
     /// Reports to write into the run folder at the end (repeatable or comma-separated):
-    /// json (report.json), junit (junit.xml), markdown (summary.md).
+    /// json (report.json), junit (junit.xml), markdown (summary.md), uaaps (one UAAPS
+    /// report per package), html (report.html).
     #[arg(long, value_enum, value_delimiter = ',')]
     pub reporter: Vec<crate::report::Format>,
     /// Print the JSON report to standard output (progress goes to standard error).
@@ -381,14 +304,6 @@ pub struct RunArgs {
     /// by the prompt, otherwise the prompt goes to stdin.
     #[arg(long)]
     pub command: Option<String>,
-}
-
-/// A number from 0 to 1.
-fn fraction(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
-        _ => Err(format!("`{s}` is not a number from 0 to 1")),
-    }
 }
 
 pub fn main() -> ExitCode {

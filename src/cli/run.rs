@@ -34,45 +34,31 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         }
     };
     let opts = RunOptions {
-        harness: args.harness.clone(),
-        model: args.model.clone(),
-        timeout: args.timeout,
+        settings: crate::run::RunSettings {
+            workspace_dir: args
+                .settings
+                .workspace_dir
+                .as_ref()
+                .map(|d| ctx.cwd.join(d)),
+            ..args.settings.clone()
+        },
         // 0: `[run] jobs` of assay.toml, else the default from CPUs and memory.
         jobs: args.jobs.unwrap_or(0),
-        filter: args.filter.clone(),
-        target: args.target.clone(),
-        dry_run: args.dry_run,
         // A second signal: everything is killed; stop at once, as shells report it.
         on_kill: Some(|signal| std::process::exit(128 + signal)),
-        keep_workspaces: args.keep_workspaces,
-        output_dir: args.output_dir.clone(),
-        workspace_dir: args.workspace_dir.as_ref().map(|d| ctx.cwd.join(d)),
-        trust: args.trust,
-        sandbox: args.sandbox,
-        network: args.network,
-        pass_env: args.pass_env.clone(),
         judge: args.judge.judge.clone(),
         transport: args.judge.transport.clone(),
         allow_private_urls: args.checks.allow_private_urls,
         plugins: plugins.clone(),
         command,
-        runs: args.runs,
         judge_jobs: args.judge_jobs.map(|n| n as usize),
-        mode: args.mode,
-        trigger_mode: args.trigger_mode,
-        trigger_runs: args.trigger_runs,
-        trigger_threshold: args.trigger_threshold,
         baseline: match &args.baseline_skill {
             Some(p) => Some(crate::run::Baseline::Skill(ctx.cwd.join(p))),
             None => args.baseline.then_some(crate::run::Baseline::WithoutSkill),
         },
-        resume: args.resume.clone(),
         cache: !args.no_cache,
-        shard: args.shard,
-        min_pass_rate: args.min_pass_rate,
-        pass_k: args.pass_k,
     };
-    if let Some(ws) = &opts.workspace_dir
+    if let Some(ws) = &opts.settings.workspace_dir
         && let Some(s) = loaded
             .suites
             .iter()
@@ -195,8 +181,8 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
             let agg = aggregate::aggregate(
                 &rows,
                 aggregate::Settings {
-                    min_pass_rate: opts.min_pass_rate,
-                    pass_k: opts.pass_k,
+                    min_pass_rate: opts.settings.min_pass_rate,
+                    pass_k: opts.settings.pass_k,
                 },
             );
             (rows, agg)

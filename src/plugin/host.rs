@@ -268,6 +268,72 @@ macro_rules! assertion_and_format_exports {
 }
 pub(crate) use assertion_and_format_exports;
 
+/// The `harness` export's calls (`command`, the parser resource), for one WIT version's
+/// generated bindings, inside its `impl Exports`. The version's module provides
+/// `invocation(&HarnessCall) -> harness::Invocation` and `finish(guest, store, parser, exit)`,
+/// the two places versions differ.
+macro_rules! harness_exports {
+    () => {
+        fn command(
+            &self,
+            s: &mut Store<HostState>,
+            i: &Instance,
+            name: &str,
+            call: &HarnessCall<'_>,
+        ) -> wasmtime::Result<Result<CommandLine, String>> {
+            Ok(self
+                .harness(s, i)?
+                .call_command(s, name, &invocation(call))?
+                .map(|c| CommandLine {
+                    program: c.program,
+                    args: c.args,
+                    env: c.env,
+                    stdin: c.stdin.map(String::into_bytes),
+                }))
+        }
+
+        fn parser(
+            &self,
+            s: &mut Store<HostState>,
+            i: &Instance,
+            name: &str,
+            call: &HarnessCall<'_>,
+        ) -> wasmtime::Result<Box<dyn GuestParser>> {
+            let guest = self.harness(s, i)?;
+            let resource = guest
+                .parser()
+                .call_constructor(&mut *s, name, &invocation(call))?;
+            Ok(Box::new(Parser { guest, resource }))
+        }
+    };
+}
+pub(crate) use harness_exports;
+
+/// A version's parser resource, bound to the guest that made it.
+macro_rules! guest_parser {
+    () => {
+        struct Parser {
+            guest: harness::Guest,
+            resource: ResourceAny,
+        }
+
+        impl GuestParser for Parser {
+            fn feed(&self, s: &mut Store<HostState>, line: &str) -> wasmtime::Result<Vec<String>> {
+                self.guest.parser().call_feed(s, self.resource, line)
+            }
+
+            fn finish(&self, s: &mut Store<HostState>, exit: &Exited) -> wasmtime::Result<String> {
+                finish(&self.guest, s, self.resource, exit)
+            }
+
+            fn resource(&self) -> ResourceAny {
+                self.resource
+            }
+        }
+    };
+}
+pub(crate) use guest_parser;
+
 /// The export indices of one version's three interfaces, and loading each into an instance.
 macro_rules! version_exports {
     ($name:ident) => {

@@ -7,6 +7,7 @@ pub mod collect;
 pub mod cow;
 pub mod execute;
 pub mod grade;
+pub mod options;
 pub mod plan;
 
 pub mod redact;
@@ -28,6 +29,7 @@ use serde::Serialize;
 
 pub use execute::{CaseRunResult, Status};
 pub use grade::JudgeSlot;
+pub use options::{RunOptions, RunSettings};
 pub use plan::{Baseline, Mode, Shard, TriggerMode, Variant};
 pub use reuse::Reused;
 
@@ -40,64 +42,6 @@ use setup::Setup;
 
 pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
 pub const DEFAULT_HARNESS: &str = "claude-code";
-
-/// What the user asked for on the command line (and through `ASSAY_*` variables).
-#[derive(Debug, Clone, Default)]
-pub struct RunOptions {
-    /// What a second Ctrl-C (SIGTERM, SIGHUP) does once every agent's process group is killed:
-    /// the program's to decide (the CLI exits with 128 + the signal). `None`: the run goes on
-    /// recording what the killed agents left.
-    pub on_kill: Option<fn(i32)>,
-    pub harness: Option<String>,
-    pub model: Option<String>,
-    pub timeout: Option<u64>,
-    /// Agent processes at once; 0 picks `[run] jobs` of assay.toml, else a default from CPUs and memory.
-    pub jobs: usize,
-    pub filter: Option<String>,
-    /// `--target`: only cases whose UAAPS `target` is this.
-    pub target: Option<crate::spec::Target>,
-    /// `--dry-run`: plan, print the plan, start nothing.
-    pub dry_run: bool,
-    pub keep_workspaces: bool,
-    pub output_dir: Option<PathBuf>,
-    pub workspace_dir: Option<PathBuf>,
-    pub trust: bool,
-    /// `--sandbox` (over `[run] sandbox`; default auto).
-    pub sandbox: Option<crate::sandbox::Mode>,
-    /// `--network` (over the suite's and `[run] network`; default model).
-    pub network: Option<crate::sandbox::Network>,
-    pub pass_env: Vec<String>,
-    /// The `command` harness's command, overriding `assay.toml`.
-    pub command: Vec<String>,
-    /// `--judge`: provider, provider:model, or a model name.
-    pub judge: Option<String>,
-    /// `--transport`: how an Anthropic judge is reached (`api`, `cli`, `auto`).
-    pub transport: Option<String>,
-    /// `urls_reachable` may reach loopback, private and link-local addresses.
-    pub allow_private_urls: bool,
-    /// Loaded plugins: check types, formats, harnesses.
-    pub plugins: crate::plugin::Plugins,
-    /// `--runs`: runs of each artifact case (over the suite's `variance.n_runs`).
-    pub runs: Option<u32>,
-    /// `--judge-jobs`: judge calls at once (over `ASSAY_JUDGE_CONCURRENCY`).
-    pub judge_jobs: Option<usize>,
-    pub mode: Mode,
-    pub trigger_mode: TriggerMode,
-    /// Runs of each trigger query (default 3).
-    pub trigger_runs: u32,
-    /// The trigger rate a should-trigger query needs, and a should-not query must stay under.
-    pub trigger_threshold: f64,
-    pub baseline: Option<Baseline>,
-    /// `--resume <run-dir>`: finish that run; only missing or errored case-runs are redone.
-    pub resume: Option<PathBuf>,
-    /// Reuse unchanged case-runs from the cache (off with `--no-cache`).
-    pub cache: bool,
-    pub shard: Option<Shard>,
-    /// The pass rate a case needs over its runs (1: every run).
-    pub min_pass_rate: f64,
-    /// The k of pass@k and pass^k.
-    pub pass_k: u32,
-}
 
 /// Why a run could not start.
 #[derive(Debug)]
@@ -179,11 +123,11 @@ pub fn run(
     let host = HostEnv::from_process();
     let mut plan = plan::plan(suites, &setup.trigger_cases, &setup.configs, opts, &host);
     let sandboxing = Sandboxing::decide(ctx, &setup, &mut plan, opts, &host);
-    if !plan.unavailable.is_empty() && !opts.dry_run {
+    if !plan.unavailable.is_empty() && !opts.settings.dry_run {
         return Err(NotStarted::Unavailable(plan.unavailable));
     }
     let summary = plan::preview(&plan.case_runs, &plan.harnesses, &plan.unavailable, opts);
-    if opts.dry_run {
+    if opts.settings.dry_run {
         return Err(NotStarted::DryRun(summary));
     }
 

@@ -305,10 +305,10 @@ pub(super) fn plan<'a>(
             },
         };
         let mut work: Vec<(&Case, Option<&TriggerCase>)> = Vec::new();
-        if opts.mode.artifacts() {
+        if opts.settings.mode.artifacts() {
             work.extend(s.cases.iter().map(|c| (c, None)));
         }
-        if opts.mode.triggers() {
+        if opts.settings.mode.triggers() {
             work.extend(
                 trigger_cases[si]
                     .iter()
@@ -317,13 +317,13 @@ pub(super) fn plan<'a>(
             );
         }
         for (case, trigger) in work {
-            if !matches_filter(&opts.filter, &s.id, &case.id) {
+            if !matches_filter(&opts.settings.filter, &s.id, &case.id) {
                 continue;
             }
-            if opts.target.is_some() && case.target != opts.target {
+            if opts.settings.target.is_some() && case.target != opts.settings.target {
                 continue;
             }
-            let judge_mode = trigger.is_some() && opts.trigger_mode == TriggerMode::Judge;
+            let judge_mode = trigger.is_some() && opts.settings.trigger_mode == TriggerMode::Judge;
             let (key, h): (String, Box<dyn Harness>) = match &case.command {
                 Some(cmd) => (
                     format!("command:{}", cmd.argv.join("\u{0}")),
@@ -390,7 +390,7 @@ pub(super) fn plan<'a>(
             // for cases that have none (BMAD's rule), over the suite's and assay.toml's.
             let timeout = case
                 .timeout_secs
-                .or(opts.timeout)
+                .or(opts.settings.timeout)
                 .or(s.defaults.timeout_secs)
                 .or(config.run.timeout)
                 .or(s.format.default_timeout_secs())
@@ -410,8 +410,9 @@ pub(super) fn plan<'a>(
             });
             let runs = match trigger {
                 Some(_) if judge_mode => 1,
-                Some(_) => opts.trigger_runs.max(1),
+                Some(_) => opts.settings.trigger_runs.max(1),
                 None => opts
+                    .settings
                     .runs
                     .or(s.defaults.variance.map(|v| v.runs))
                     .unwrap_or(1)
@@ -434,6 +435,7 @@ pub(super) fn plan<'a>(
                         run,
                         harness: idx,
                         model: opts
+                            .settings
                             .model
                             .clone()
                             .or_else(|| s.defaults.model.clone())
@@ -446,7 +448,7 @@ pub(super) fn plan<'a>(
         }
     }
     assign_folders(&mut planned);
-    if let Some(shard) = opts.shard {
+    if let Some(shard) = opts.settings.shard {
         let keys: Vec<String> = planned.iter().map(Planned::case_key).collect();
         let kept = shard.keeps(&keys);
         planned.retain(|p| kept.contains(&p.case_key()));
@@ -470,7 +472,8 @@ pub(super) fn preview(
         case_runs: planned
             .iter()
             .map(|p| {
-                let judge_mode = p.trigger.is_some() && opts.trigger_mode == TriggerMode::Judge;
+                let judge_mode =
+                    p.trigger.is_some() && opts.settings.trigger_mode == TriggerMode::Judge;
                 PlannedRow {
                     suite: p.suite.id.clone(),
                     case: p.case.id.clone(),
@@ -588,7 +591,7 @@ pub(super) fn harness_name(opts: &RunOptions, suite: &Suite, config: &Config) ->
     };
     let clauditor = suite.format == crate::spec::Format::Clauditor;
     [
-        opts.harness.clone(),
+        opts.settings.harness.clone(),
         env("ASSAY_HARNESS"),
         clauditor.then(|| env("CLAUDITOR_HARNESS")).flatten(),
         suite.defaults.harness.clone(),

@@ -176,7 +176,7 @@ pub(super) fn for_run(
         .iter()
         .copied()
         .filter(|n| !n.ends_with("_BASE_URL"))
-        .chain(opts.pass_env.iter().map(String::as_str))
+        .chain(opts.settings.pass_env.iter().map(String::as_str))
         .chain(
             configs
                 .values()

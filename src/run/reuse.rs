@@ -50,14 +50,14 @@ pub(super) fn partition<'p, 'a>(
     let key_parts = KeyParts {
         run,
         plugins: serde_json::Value::Array(run.opts.plugins.record()),
-        env: cache::env_key(host_env, &run.opts.pass_env),
+        env: cache::env_key(host_env, &run.opts.settings.pass_env),
     };
     let mut digests = cache::Digests::default();
     let mut reused: Vec<Reused> = Vec::new();
     let mut to_run: Vec<(&Planned<'_>, Option<String>)> = Vec::new();
     for p in &run.plan.case_runs {
         let case_dir = p.dir(run.dir);
-        if run.opts.resume.is_some()
+        if run.opts.settings.resume.is_some()
             && let Some(v) = kept_result(&case_dir)
         {
             reused.push(reused_from(p, &v, "resume", case_dir));
@@ -141,7 +141,7 @@ impl KeyParts<'_, '_> {
                 trigger: p.trigger.map(|t| {
                     serde_json::json!({
                         "query": t.query, "should_trigger": t.should_trigger,
-                        "mode": opts.trigger_mode, "threshold": opts.trigger_threshold,
+                        "mode": opts.settings.trigger_mode, "threshold": opts.settings.trigger_threshold,
                     })
                 }),
                 variant: match p.variant {

@@ -18,29 +18,32 @@ impl RunOptions {
     /// The options as run.json records them (`jobs`: the number the run settled on).
     pub(super) fn record(&self, jobs: usize) -> record::run::OptionsRecord {
         record::run::OptionsRecord {
-            harness: self.harness.clone(),
-            model: self.model.clone(),
-            timeout: self.timeout,
+            harness: self.settings.harness.clone(),
+            model: self.settings.model.clone(),
+            timeout: self.settings.timeout,
             jobs,
             judge_jobs: self.judge_jobs,
-            filter: self.filter.clone(),
-            keep_workspaces: self.keep_workspaces,
-            trust: self.trust,
-            pass_env: self.pass_env.clone(),
+            filter: self.settings.filter.clone(),
+            keep_workspaces: self.settings.keep_workspaces,
+            trust: self.settings.trust,
+            pass_env: self.settings.pass_env.clone(),
             allow_private_urls: self.allow_private_urls,
-            runs: self.runs,
-            mode: self.mode,
-            trigger_mode: self.trigger_mode,
-            trigger_runs: self.trigger_runs,
-            trigger_threshold: self.trigger_threshold,
+            runs: self.settings.runs,
+            mode: self.settings.mode,
+            trigger_mode: self.settings.trigger_mode,
+            trigger_runs: self.settings.trigger_runs,
+            trigger_threshold: self.settings.trigger_threshold,
             baseline: self.baseline.as_ref().map(|b| match b {
                 Baseline::WithoutSkill => "without-skill".to_string(),
                 Baseline::Skill(p) => p.display().to_string(),
             }),
             cache: self.cache,
-            shard: self.shard.map(|s| format!("{}/{}", s.index, s.count)),
-            min_pass_rate: self.min_pass_rate,
-            pass_k: self.pass_k,
+            shard: self
+                .settings
+                .shard
+                .map(|s| format!("{}/{}", s.index, s.count)),
+            min_pass_rate: self.settings.min_pass_rate,
+            pass_k: self.settings.pass_k,
         }
     }
 }
@@ -79,7 +82,7 @@ pub(super) fn start(
             .collect(),
         ..record::RunRecord::default()
     };
-    if opts.resume.is_some()
+    if opts.settings.resume.is_some()
         && let Ok(old) = record::read_run(dir)
     {
         // The run keeps its first start; each resumption is noted.

@@ -40,8 +40,8 @@ impl Sandboxing {
         let starts_processes = plan
             .case_runs
             .iter()
-            .any(|p| !(p.trigger.is_some() && opts.trigger_mode == TriggerMode::Judge));
-        if opts.sandbox.is_none() && mode == Mode::None && starts_processes {
+            .any(|p| !(p.trigger.is_some() && opts.settings.trigger_mode == TriggerMode::Judge));
+        if opts.settings.sandbox.is_none() && mode == Mode::None && starts_processes {
             // A project's own file turned it off (a pull request can carry that): say which.
             for (root, _) in configs
                 .iter()
@@ -87,6 +87,7 @@ impl Sandboxing {
         runtime: &tokio::runtime::Runtime,
     ) -> Workspaces {
         let parent = opts
+            .settings
             .workspace_dir
             .as_ref()
             .map(|d| ctx.cwd.join(d))
@@ -120,7 +121,7 @@ impl Sandboxing {
             }
             .into(),
             bwrap: self.bwrap.as_ref().map(|b| b.version.clone()),
-            network: opts.network.as_ref().map(record::run::word),
+            network: opts.settings.network.as_ref().map(record::run::word),
             workspaces: if workspaces.cow.is_ok() {
                 "overlay"
             } else {
@@ -145,7 +146,12 @@ impl Sandboxing {
         let mut hidden: Vec<PathBuf> = configs.keys().cloned().collect();
         hidden.push(ctx.cwd.clone());
         hidden.push(run_dir.to_path_buf());
-        hidden.extend(opts.workspace_dir.as_ref().map(|d| ctx.cwd.join(d)));
+        hidden.extend(
+            opts.settings
+                .workspace_dir
+                .as_ref()
+                .map(|d| ctx.cwd.join(d)),
+        );
         hidden.extend(suites.iter().map(|s| ctx.cwd.join(&s.source)));
         let real_home = std::env::var_os("HOME").map(PathBuf::from);
         // The cache's key, wherever a shown toolchain folder (`~/.local`) holds it.
@@ -155,6 +161,7 @@ impl Sandboxing {
             .map(|s| {
                 let config = &configs[&s.project_root];
                 let network = opts
+                    .settings
                     .network
                     .or_else(|| {
                         s.defaults.sandbox.as_ref().map(|b| {
@@ -203,7 +210,7 @@ impl Workspaces {
     pub(super) fn stage(&self, ctx: &LoadCtx, run: &Context<'_>) -> StageOptions {
         StageOptions {
             host_env: std::env::vars().collect(),
-            pass_env: run.opts.pass_env.clone(),
+            pass_env: run.opts.settings.pass_env.clone(),
             real_home: std::env::var_os("HOME").map(PathBuf::from),
             parent: Some(self.parent.clone()),
             install_skill: true,
@@ -223,7 +230,7 @@ impl Workspaces {
 /// `--sandbox`, else `[run] sandbox` of the projects (a project that asks for a sandbox wins
 /// over one that opts out), else auto.
 fn sandbox_mode(opts: &RunOptions, configs: &BTreeMap<PathBuf, Config>) -> Mode {
-    if let Some(m) = opts.sandbox {
+    if let Some(m) = opts.settings.sandbox {
         return m;
     }
     let modes: Vec<Mode> = configs.values().filter_map(|c| c.run.sandbox).collect();

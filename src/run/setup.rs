@@ -45,7 +45,7 @@ impl Setup {
         if !problems.is_empty() {
             return Err(NotStarted::BadInput(problems));
         }
-        if let Some(dir) = &opts.resume
+        if let Some(dir) = &opts.settings.resume
             && !ctx.cwd.join(dir).join("run.json").is_file()
         {
             return Err(NotStarted::Unavailable(vec![(
@@ -92,7 +92,12 @@ impl Setup {
 
 /// A folder for this run: `.assay/runs/<UTC timestamp>` unless given.
 pub(super) fn run_dir(ctx: &LoadCtx, opts: &RunOptions) -> PathBuf {
-    if let Some(d) = opts.resume.as_ref().or(opts.output_dir.as_ref()) {
+    if let Some(d) = opts
+        .settings
+        .resume
+        .as_ref()
+        .or(opts.settings.output_dir.as_ref())
+    {
         return ctx.cwd.join(d);
     }
     let stamp = jiff::Timestamp::now()

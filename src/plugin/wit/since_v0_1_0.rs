@@ -9,7 +9,9 @@ use wasmtime::component::{Instance, Resource, ResourceAny};
 use super::{Exports, GuestParser, HarnessCall, WitVersion};
 use crate::harness::CommandLine;
 pub use crate::plugin::host::CaseRun;
-use crate::plugin::host::{HostState, assertion_and_format_exports, version_exports};
+use crate::plugin::host::{
+    HostState, assertion_and_format_exports, guest_parser, harness_exports, version_exports,
+};
 use crate::plugin::provides::{CheckTypeInfo, FormatInfo, HarnessInfo, Verdict};
 use crate::process::Exited;
 
@@ -61,60 +63,19 @@ impl Exports for V0_1_0 {
             .collect())
     }
 
-    fn command(
-        &self,
-        s: &mut Store<HostState>,
-        i: &Instance,
-        name: &str,
-        call: &HarnessCall<'_>,
-    ) -> wasmtime::Result<Result<CommandLine, String>> {
-        Ok(self
-            .harness(s, i)?
-            .call_command(s, name, &invocation(call))?
-            .map(|c| CommandLine {
-                program: c.program,
-                args: c.args,
-                env: c.env,
-                stdin: c.stdin.map(String::into_bytes),
-            }))
-    }
-
-    fn parser(
-        &self,
-        s: &mut Store<HostState>,
-        i: &Instance,
-        name: &str,
-        call: &HarnessCall<'_>,
-    ) -> wasmtime::Result<Box<dyn GuestParser>> {
-        let guest = self.harness(s, i)?;
-        let resource = guest
-            .parser()
-            .call_constructor(&mut *s, name, &invocation(call))?;
-        Ok(Box::new(Parser { guest, resource }))
-    }
+    harness_exports!();
 }
 
-struct Parser {
-    guest: harness::Guest,
-    resource: ResourceAny,
+/// 0.1.0's `finish` takes the exit's parts, without its wall time.
+fn finish(
+    guest: &harness::Guest,
+    s: &mut Store<HostState>,
+    parser: ResourceAny,
+    exit: &Exited,
+) -> wasmtime::Result<String> {
+    guest
+        .parser()
+        .call_finish(s, parser, exit.code, exit.timed_out, &exit.stderr_tail)
 }
 
-impl GuestParser for Parser {
-    fn feed(&self, s: &mut Store<HostState>, line: &str) -> wasmtime::Result<Vec<String>> {
-        self.guest.parser().call_feed(s, self.resource, line)
-    }
-
-    fn finish(&self, s: &mut Store<HostState>, exit: &Exited) -> wasmtime::Result<String> {
-        self.guest.parser().call_finish(
-            s,
-            self.resource,
-            exit.code,
-            exit.timed_out,
-            &exit.stderr_tail,
-        )
-    }
-
-    fn resource(&self) -> ResourceAny {
-        self.resource
-    }
-}
+guest_parser!();

@@ -10,7 +10,9 @@ use wasmtime::component::{Instance, Resource, ResourceAny};
 use super::{Exports, GuestParser, HarnessCall, WitVersion};
 use crate::harness::CommandLine;
 pub use crate::plugin::host::CaseRun;
-use crate::plugin::host::{HostState, assertion_and_format_exports, version_exports};
+use crate::plugin::host::{
+    HostState, assertion_and_format_exports, guest_parser, harness_exports, version_exports,
+};
 use crate::plugin::provides::{CheckTypeInfo, FormatInfo, HarnessInfo, Login, Verdict};
 use crate::process::Exited;
 
@@ -84,60 +86,22 @@ impl Exports for V0_2_0 {
             .collect())
     }
 
-    fn command(
-        &self,
-        s: &mut Store<HostState>,
-        i: &Instance,
-        name: &str,
-        call: &HarnessCall<'_>,
-    ) -> wasmtime::Result<Result<CommandLine, String>> {
-        Ok(self
-            .harness(s, i)?
-            .call_command(s, name, &invocation(call))?
-            .map(|c| CommandLine {
-                program: c.program,
-                args: c.args,
-                env: c.env,
-                stdin: c.stdin.map(String::into_bytes),
-            }))
-    }
-
-    fn parser(
-        &self,
-        s: &mut Store<HostState>,
-        i: &Instance,
-        name: &str,
-        call: &HarnessCall<'_>,
-    ) -> wasmtime::Result<Box<dyn GuestParser>> {
-        let guest = self.harness(s, i)?;
-        let resource = guest
-            .parser()
-            .call_constructor(&mut *s, name, &invocation(call))?;
-        Ok(Box::new(Parser { guest, resource }))
-    }
+    harness_exports!();
 }
 
-struct Parser {
-    guest: harness::Guest,
-    resource: ResourceAny,
+fn finish(
+    guest: &harness::Guest,
+    s: &mut Store<HostState>,
+    parser: ResourceAny,
+    exit: &Exited,
+) -> wasmtime::Result<String> {
+    let exit = harness::Exit {
+        code: exit.code,
+        timed_out: exit.timed_out,
+        stderr_tail: exit.stderr_tail.clone(),
+        duration_ms: exit.duration.as_millis() as u64,
+    };
+    guest.parser().call_finish(s, parser, &exit)
 }
 
-impl GuestParser for Parser {
-    fn feed(&self, s: &mut Store<HostState>, line: &str) -> wasmtime::Result<Vec<String>> {
-        self.guest.parser().call_feed(s, self.resource, line)
-    }
-
-    fn finish(&self, s: &mut Store<HostState>, exit: &Exited) -> wasmtime::Result<String> {
-        let exit = harness::Exit {
-            code: exit.code,
-            timed_out: exit.timed_out,
-            stderr_tail: exit.stderr_tail.clone(),
-            duration_ms: exit.duration.as_millis() as u64,
-        };
-        self.guest.parser().call_finish(s, self.resource, &exit)
-    }
-
-    fn resource(&self) -> ResourceAny {
-        self.resource
-    }
-}
+guest_parser!();

@@ -1,0 +1,134 @@
+//! What a run is asked to do, defined once: [`RunSettings`] is both the `assay run` flags
+//! (flattened into the CLI's arguments, with their help and `ASSAY_*` variables) and what
+//! the run reads; [`RunOptions`] adds what the CLI resolves around them (the judge, plugins,
+//! the baseline, the cache). `run.json` records them through
+//! [`crate::record::run::OptionsRecord`], the versioned on-disk schema that reads every older
+//! run folder (kept apart on purpose: a record type never changes with a flag).
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::plan::{Baseline, Mode, Shard, TriggerMode};
+
+/// The `assay run` flags that the run takes as they are.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RunSettings {
+    /// The harness: claude-code, codex, command, a plugin's, or auto (default: the suite's,
+    /// then assay.toml's, then claude-code; for clauditor suites auto: claude-code when
+    /// `claude` is on PATH, else codex). (`ASSAY_HARNESS` is read after the flag, then, for
+    /// clauditor suites, `CLAUDITOR_HARNESS`.)
+    #[arg(long)]
+    pub harness: Option<String>,
+    /// The model the agent uses.
+    #[arg(long, env = "ASSAY_MODEL")]
+    pub model: Option<String>,
+    /// Seconds per case-run for cases without their own `timeout` (over the suite's,
+    /// assay.toml's and the format's default; else 600).
+    #[arg(long, env = "ASSAY_TIMEOUT")]
+    pub timeout: Option<u64>,
+    /// Runs of each case (over clauditor `variance.n_runs`); statistics are over the runs.
+    #[arg(long, value_name = "N", env = "ASSAY_RUNS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub runs: Option<u32>,
+    /// A case passes when this share of its runs pass (0–1; default 1: every run). A suite's
+    /// `variance.min_stability` replaces it for that suite's cases.
+    #[arg(long, value_name = "RATE", default_value_t = 1.0, value_parser = fraction)]
+    pub min_pass_rate: f64,
+    /// The k of pass@k and pass^k in the statistics (capped at the number of runs).
+    #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub pass_k: u32,
+    /// What runs: artifact evals, trigger evals, or both.
+    #[arg(long, value_enum, default_value_t = Mode::All)]
+    pub mode: Mode,
+    /// How a trigger eval decides whether the skill fired: by running the real agent, or by
+    /// asking the judge from the skill's name and description alone (cheaper, an estimate).
+    #[arg(long, value_enum, default_value_t = TriggerMode::Agent)]
+    pub trigger_mode: TriggerMode,
+    /// Runs of each trigger query through the agent.
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub trigger_runs: u32,
+    /// A should-trigger query passes when its trigger rate reaches this; a should-not query
+    /// when it stays below.
+    #[arg(long, value_name = "RATE", default_value_t = 0.5, value_parser = fraction)]
+    pub trigger_threshold: f64,
+    /// Finish an interrupted run in its folder: only missing or errored case-runs run again.
+    #[arg(long, value_name = "RUN_DIR", conflicts_with = "output_dir")]
+    pub resume: Option<PathBuf>,
+    /// Run only the K-th of N deterministic slices of the cases (for a CI matrix); join the
+    /// shards' run folders with `assay report merge`.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<Shard>,
+    /// Only case-runs whose `suite/case` id contains this text (or matches this glob).
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// Only cases that evaluate this (UAAPS `target`): skill:<name>, agent:<name> or
+    /// hook:<event>.
+    #[arg(long, value_name = "KIND:NAME")]
+    pub target: Option<crate::spec::Target>,
+    /// Print every case-run that would run (harness, model, timeout, target) and the agent
+    /// runs it takes, then stop: no agent, judge or run folder.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Keep every workspace (failed ones are always kept).
+    #[arg(long)]
+    pub keep_workspaces: bool,
+    /// The run folder (default: .assay/runs/<timestamp>).
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+    /// Where workspaces are made (default: the system temp folder).
+    #[arg(long, value_name = "DIR", env = "ASSAY_WORKSPACE_DIR")]
+    pub workspace_dir: Option<PathBuf>,
+    /// How agents, setup/teardown scripts and test commands are contained: `auto` uses
+    /// bubblewrap and refuses to start (exit 3) where it does not work; `bwrap` the same;
+    /// `none` runs them unsandboxed, as you (recorded in run.json and every report).
+    /// Default: `[run] sandbox` of assay.toml, else auto.
+    #[arg(long, value_enum, env = "ASSAY_SANDBOX")]
+    pub sandbox: Option<crate::sandbox::Mode>,
+    /// What a sandboxed agent may reach: `model` (only its harness's model endpoints),
+    /// `none`, or `host` (the host's network). Default: the suite's (UAAPS
+    /// `sandbox.network`), then `[run] network` of assay.toml, then model.
+    #[arg(long, value_enum, env = "ASSAY_NETWORK")]
+    pub network: Option<crate::sandbox::Network>,
+    /// Run setup and teardown scripts (Skillet); without it such cases are skipped.
+    #[arg(long)]
+    pub trust: bool,
+    /// Pass this host environment variable to agents too (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub pass_env: Vec<String>,
+}
+
+/// What the user asked for on the command line (and through `ASSAY_*` variables).
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// The flags taken as they are.
+    pub settings: RunSettings,
+    /// What a second Ctrl-C (SIGTERM, SIGHUP) does once every agent's process group is killed:
+    /// the program's to decide (the CLI exits with 128 + the signal). `None`: the run goes on
+    /// recording what the killed agents left.
+    pub on_kill: Option<fn(i32)>,
+    /// Agent processes at once; 0 picks `[run] jobs` of assay.toml, else a default from CPUs and memory.
+    pub jobs: usize,
+    /// The `command` harness's command, overriding `assay.toml`.
+    pub command: Vec<String>,
+    /// `--judge`: provider, provider:model, or a model name.
+    pub judge: Option<String>,
+    /// `--transport`: how an Anthropic judge is reached (`api`, `cli`, `auto`).
+    pub transport: Option<String>,
+    /// `urls_reachable` may reach loopback, private and link-local addresses.
+    pub allow_private_urls: bool,
+    /// Loaded plugins: check types, formats, harnesses.
+    pub plugins: crate::plugin::Plugins,
+    /// `--judge-jobs`: judge calls at once (over `ASSAY_JUDGE_CONCURRENCY`).
+    pub judge_jobs: Option<usize>,
+    pub baseline: Option<Baseline>,
+    /// Reuse unchanged case-runs from the cache (off with `--no-cache`).
+    pub cache: bool,
+}
+
+/// A number from 0 to 1.
+pub fn fraction(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(format!("`{s}` is not a number from 0 to 1")),
+    }
+}
