@@ -21,7 +21,32 @@ pub struct Config {
     pub harness: HarnessConfigs,
     /// Plugins (`[[plugin]]`): WebAssembly components, or trusted native libraries.
     #[serde(default, rename = "plugin", skip_serializing_if = "Vec::is_empty")]
-    pub plugins: Vec<crate::plugin::grants::PluginConfig>,
+    pub plugins: Vec<PluginConfig>,
+}
+
+/// A plugin as `assay.toml` declares it (`[[plugin]]`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginConfig {
+    /// A `.wasm` component, a folder of them, or (with `trusted = true`) a native library.
+    pub path: String,
+    /// Per call (default 1000).
+    pub timeout_ms: Option<u64>,
+    /// Linear memory per call (default 64).
+    pub memory_mib: Option<u64>,
+    /// Folders the plugin may read, relative to the project root (read-only). Each must
+    /// resolve (symbolic links followed) to a folder inside the project.
+    #[serde(default)]
+    pub read_dirs: Vec<String>,
+    /// Host environment variables the plugin may see, by name.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// `host:port` addresses the plugin may connect to over TCP.
+    #[serde(default)]
+    pub network: Vec<String>,
+    /// Load a native library (unsandboxed) instead of a component.
+    #[serde(default)]
+    pub trusted: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]

@@ -6,7 +6,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
@@ -16,30 +16,7 @@ use super::host::STDERR_CAP;
 pub const DEFAULT_TIMEOUT_MS: u64 = 1_000;
 pub const DEFAULT_MEMORY_MIB: u64 = 64;
 
-/// A plugin as `assay.toml` declares it (`[[plugin]]`).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct PluginConfig {
-    /// A `.wasm` component, a folder of them, or (with `trusted = true`) a native library.
-    pub path: String,
-    /// Per call (default 1000).
-    pub timeout_ms: Option<u64>,
-    /// Linear memory per call (default 64).
-    pub memory_mib: Option<u64>,
-    /// Folders the plugin may read, relative to the project root (read-only). Each must
-    /// resolve (symbolic links followed) to a folder inside the project.
-    #[serde(default)]
-    pub read_dirs: Vec<String>,
-    /// Host environment variables the plugin may see, by name.
-    #[serde(default)]
-    pub env: Vec<String>,
-    /// `host:port` addresses the plugin may connect to over TCP.
-    #[serde(default)]
-    pub network: Vec<String>,
-    /// Load a native library (unsandboxed) instead of a component.
-    #[serde(default)]
-    pub trusted: bool,
-}
+pub use crate::config::PluginConfig;
 
 /// The grants and limits in force for one plugin, resolved against the project root.
 #[derive(Debug, Clone, PartialEq, Serialize)]
