@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::builtin::{self, CheckOutcome, EvalFn, Evaluation, Finding};
+use super::formats::{ExtraFormats, Formats};
 use super::urls::{UrlPolicy, UrlsReachable};
 use super::view::CaseRunView;
 use crate::spec;
@@ -33,46 +34,34 @@ impl Evaluator for Builtin {
     }
 }
 
-/// Formats beyond the built-in registry (from plugins).
-pub trait ExtraFormats: Send + Sync {
-    fn has(&self, name: &str) -> bool;
-    /// Whether the whole value is of the format.
-    fn matches(&self, name: &str, value: &str) -> Result<bool, String>;
-    /// Non-overlapping occurrences, as byte ranges.
-    fn find_all(&self, name: &str, text: &str) -> Result<Vec<(usize, usize)>, String>;
-}
-
-/// `has_format`, reaching plugin formats too.
-struct HasFormat(Option<Arc<dyn ExtraFormats>>);
+/// `has_format`: at least `count` values of a format, built in or a plugin's.
+struct HasFormat(Formats);
 
 impl Evaluator for HasFormat {
     fn evaluate(&self, config: &Value, view: &Arc<CaseRunView>) -> Result<Finding, String> {
         let name = config.get("format").and_then(Value::as_str).unwrap_or("");
-        match &self.0 {
-            Some(extra)
-                if crate::spec::value_formats::lookup(name).is_none() && extra.has(name) =>
-            {
-                let wanted = config.get("count").and_then(Value::as_i64).unwrap_or(1);
-                let out = &view.output;
-                let found = extra.find_all(name, out)?;
-                let evidence = found
-                    .iter()
-                    .take(5)
-                    .filter_map(|&(a, b)| out.get(a..b))
-                    .collect::<Vec<_>>()
-                    .join(" | ");
-                Ok(Finding {
-                    passed: found.len() as i64 >= wanted,
-                    message: format!(
-                        "{} {name} values found, at least {wanted} wanted",
-                        found.len()
-                    ),
-                    evidence: (!evidence.is_empty()).then_some(evidence),
-                    log: None,
-                })
-            }
-            _ => builtin::has_format(config, view),
-        }
+        let format = self
+            .0
+            .get(name)
+            .ok_or_else(|| format!("`{name}` is not a registered format"))?;
+        let wanted = config.get("count").and_then(Value::as_i64).unwrap_or(1);
+        let out = &view.output;
+        let found = format.find_all(out)?;
+        let evidence = found
+            .iter()
+            .take(5)
+            .filter_map(|&(a, b)| out.get(a..b))
+            .collect::<Vec<_>>()
+            .join(" | ");
+        Ok(Finding {
+            passed: found.len() as i64 >= wanted,
+            message: format!(
+                "{} {name} values found, at least {wanted} wanted",
+                found.len()
+            ),
+            evidence: (!evidence.is_empty()).then_some(evidence),
+            log: None,
+        })
     }
 }
 
@@ -80,7 +69,7 @@ impl Evaluator for HasFormat {
 #[derive(Clone)]
 pub struct Checks {
     by_kind: HashMap<String, Arc<dyn Evaluator>>,
-    formats: Option<Arc<dyn ExtraFormats>>,
+    formats: Formats,
 }
 
 impl std::fmt::Debug for Checks {
@@ -100,28 +89,39 @@ impl Checks {
                 let check: Arc<dyn Evaluator> = match how {
                     Evaluation::Pure(f) => Arc::new(Builtin(f)),
                     Evaluation::UrlsReachable => Arc::new(UrlsReachable::new(urls)),
+                    Evaluation::HasFormat => Arc::new(HasFormat(Formats::default())),
                 };
                 (name.to_string(), check)
             })
             .collect();
         Checks {
             by_kind,
-            formats: None,
+            formats: Formats::default(),
         }
     }
 
     /// Makes plugin formats usable in `has_format` and extraction field formats.
-    pub fn set_formats(&mut self, formats: Arc<dyn ExtraFormats>) {
+    pub fn set_formats(&mut self, extra: Arc<dyn ExtraFormats>) {
+        self.formats = Formats::with_plugins(extra);
         self.by_kind.insert(
             "has_format".into(),
-            Arc::new(HasFormat(Some(formats.clone()))),
+            Arc::new(HasFormat(self.formats.clone())),
         );
-        self.formats = Some(formats);
     }
 
-    /// Plugin formats, when any.
-    pub fn formats(&self) -> Option<&dyn ExtraFormats> {
-        self.formats.as_deref()
+    /// The formats the run knows (built in and from plugins).
+    pub fn formats(&self) -> &Formats {
+        &self.formats
+    }
+
+    /// Evaluates one check of a type, if the type is known.
+    pub fn evaluate(
+        &self,
+        kind: &str,
+        config: &Value,
+        view: &Arc<CaseRunView>,
+    ) -> Option<Result<Finding, String>> {
+        self.by_kind.get(kind).map(|c| c.evaluate(config, view))
     }
 
     /// Adds (or replaces) a type.

@@ -7,10 +7,9 @@
 use fancy_regex::Regex;
 
 use super::builtin::CheckOutcome;
-use super::check::ExtraFormats;
+use super::formats::{Formats, ValueFormat, full_match};
 use crate::judge::extract::Extraction;
 use crate::spec::Section;
-use crate::spec::value_formats;
 
 fn outcome(
     id: String,
@@ -33,34 +32,27 @@ fn outcome(
     }
 }
 
-/// The full-match regex of a field format.
-fn full_match(format: &str) -> Result<Regex, String> {
-    let pattern = value_formats::lookup(format).map_or(format, |f| f.pattern);
-    crate::spec::pyregex::compile(&format!(r"\A(?:{pattern})\z"))
-        .map_err(|e| format!("invalid format regex: {e}"))
-}
-
-/// How a field format matches a value: a plugin's format, or a regex.
+/// How a field format matches a value: a named format (built in or a plugin's), or the text
+/// taken as a regex of its own.
 enum Matcher<'a> {
+    Named(Box<dyn ValueFormat + 'a>),
     Regex(Regex),
-    Plugin(&'a dyn ExtraFormats, &'a str),
 }
 
 impl Matcher<'_> {
     fn matches(&self, value: &str) -> bool {
         match self {
+            Matcher::Named(f) => f.matches(value).unwrap_or(false),
             Matcher::Regex(re) => re.is_match(value).unwrap_or(false),
-            Matcher::Plugin(p, name) => p.matches(name, value).unwrap_or(false),
         }
     }
 }
 
-/// Every L2 outcome for an extraction, in spec order. `plugins` supplies formats beyond the
-/// built-in registry.
+/// Every L2 outcome for an extraction, in spec order, field formats from `formats`.
 pub fn check(
     sections: &[Section],
     extraction: &Extraction,
-    plugins: Option<&dyn ExtraFormats>,
+    formats: &Formats,
 ) -> Vec<CheckOutcome> {
     let mut out = Vec::new();
     for (sec, got) in sections.iter().zip(&extraction.sections) {
@@ -117,10 +109,8 @@ pub fn check(
                     ));
                 }
                 if let Some(format) = &field.format {
-                    let plugin = plugins
-                        .filter(|p| value_formats::lookup(format).is_none() && p.has(format));
-                    let re = match plugin {
-                        Some(p) => Ok(Matcher::Plugin(p, format)),
+                    let re = match formats.get(format) {
+                        Some(f) => Ok(Matcher::Named(f)),
                         None => full_match(format).map(Matcher::Regex),
                     };
                     let re = match re {
@@ -209,7 +199,7 @@ mod tests {
     fn run(entries: serde_json::Value) -> Vec<CheckOutcome> {
         let s = restaurants();
         let x = parse(&json!({"Restaurants": {"default": entries}}), &s).unwrap();
-        check(&s, &x, None)
+        check(&s, &x, &Formats::default())
     }
 
     fn by_id<'a>(o: &'a [CheckOutcome], id: &str) -> &'a CheckOutcome {
@@ -259,9 +249,10 @@ mod tests {
 
     #[test]
     fn formats_match_in_full() {
-        let re = full_match("zip_us").unwrap();
-        assert!(re.is_match("95112").unwrap());
-        assert!(!re.is_match("95112 CA").unwrap());
+        let formats = Formats::default();
+        let zip = formats.get("zip_us").unwrap();
+        assert!(zip.matches("95112").unwrap());
+        assert!(!zip.matches("95112 CA").unwrap());
         let inline = full_match(r"\d{3}").unwrap();
         assert!(!inline.is_match("1234").unwrap() && inline.is_match("123").unwrap());
     }

@@ -8,6 +8,7 @@
 pub mod builtin;
 pub mod check;
 pub mod fields;
+pub mod formats;
 pub mod urls;
 pub mod verdict;
 pub mod view;

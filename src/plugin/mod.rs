@@ -22,7 +22,8 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::assert::check::{Checks, ExtraFormats};
+use crate::assert::check::Checks;
+use crate::assert::formats::ExtraFormats;
 use crate::spec::extra::ExtraTypes;
 use grants::{Grants, PluginConfig};
 use loaded::LoadedPlugin;

@@ -29,7 +29,7 @@ pub fn excerpt(text: &str, start: usize, end: usize) -> String {
     s
 }
 
-pub(super) fn regex(pattern: &str) -> Result<Regex, String> {
+pub(crate) fn regex(pattern: &str) -> Result<Regex, String> {
     crate::spec::pyregex::compile(pattern).map_err(|e| format!("invalid regular expression: {e}"))
 }
 
@@ -37,7 +37,7 @@ pub(super) fn regex(pattern: &str) -> Result<Regex, String> {
 /// match right after a non-empty one counts too (`[\d,]*$` finds "00" and "" at the end of
 /// "14:30:00"), where Rust's iterator skips it. An empty match is never taken twice at one
 /// place.
-fn find_all(re: &Regex, text: &str) -> Vec<(usize, usize)> {
+pub(crate) fn find_all(re: &Regex, text: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut pos = 0;
     let mut empty_at = None;

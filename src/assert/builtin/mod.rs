@@ -9,7 +9,7 @@
 
 mod budget;
 mod files;
-mod matching;
+pub(crate) mod matching;
 mod process;
 mod text;
 mod transcript;
@@ -21,7 +21,7 @@ use crate::spec::Check;
 
 pub use crate::record::grading::CheckOutcome;
 pub use matching::excerpt;
-pub use text::{ENTRY_PATTERN, URL_PATTERN, has_format};
+pub use text::{ENTRY_PATTERN, URL_PATTERN};
 pub use transcript::agent_blocked;
 
 /// What a check type found, before negation: passed or not, why, and the evidence.
@@ -45,6 +45,8 @@ pub enum Evaluation {
     Pure(EvalFn),
     /// By [`super::urls::UrlsReachable`], which needs the run's URL policy.
     UrlsReachable,
+    /// By `has_format` over the run's [`super::formats::Formats`] (built in and plugins').
+    HasFormat,
 }
 
 use Evaluation::Pure;
@@ -61,7 +63,7 @@ pub const EVALUATORS: &[(&str, Evaluation)] = &[
     ("has_urls", Pure(text::has_urls)),
     ("has_entries", Pure(text::has_entries)),
     ("urls_reachable", Evaluation::UrlsReachable),
-    ("has_format", Pure(text::has_format)),
+    ("has_format", Evaluation::HasFormat),
     ("starts_with", Pure(text::starts_with)),
     ("ends_with", Pure(text::ends_with)),
     (

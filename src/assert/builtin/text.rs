@@ -5,7 +5,6 @@ use serde_json::Value;
 use super::matching::{self, count_check, excerpt, find};
 use super::{Finding, finding, ignore_case, int_of, str_of};
 use crate::assert::view::CaseRunView;
-use crate::spec::value_formats;
 
 /// clauditor's URL pattern (also its `url` format).
 pub const URL_PATTERN: &str = r#"https?://[^\s\)"'>]+"#;
@@ -94,20 +93,6 @@ pub fn has_entries(config: &Value, view: &CaseRunView) -> Result<Finding, String
         ENTRY_PATTERN,
         int_of(config, "count")?,
         "numbered entries",
-    )
-}
-
-/// `has_format`: at least `count` values of a registered `format` (plugin formats are handled
-/// by `assert::check`).
-pub fn has_format(config: &Value, view: &CaseRunView) -> Result<Finding, String> {
-    let name = str_of(config, "format")?;
-    let f = value_formats::lookup(name)
-        .ok_or_else(|| format!("`{name}` is not a registered format"))?;
-    count_check(
-        &view.output,
-        f.pattern,
-        int_of(config, "count")?,
-        &format!("{name} values"),
     )
 }
 
