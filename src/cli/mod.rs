@@ -19,6 +19,7 @@ macro_rules! tell {
     };
 }
 
+mod doctor;
 pub mod grade;
 mod list;
 mod plugin;
@@ -77,6 +78,10 @@ pub enum Command {
     Plugin(PluginCommand),
     /// Render a report from a run folder.
     Report(ReportArgs),
+    /// Check what `assay run` here would use (harness CLIs and logins, the sandbox, the judge,
+    /// plugins, the run and cache folders), with the fix for each problem; exit 3 if the run
+    /// would stop.
+    Doctor(Box<doctor::DoctorArgs>),
     /// Print the shell completion script (bash, zsh, fish, powershell, elvish).
     Completions(shell::CompletionsArgs),
     /// Print the man page (or write every page with --dir).
@@ -355,6 +360,7 @@ pub fn main() -> ExitCode {
         Command::Validate(a) => a.selection.scope(),
         Command::List(a) => a.selection.scope(),
         Command::Run(a) => a.selection.scope(),
+        Command::Doctor(a) => a.selection.scope(),
         Command::Grade(a) => grade::scope(&ctx, a),
         Command::Plugin(_) | Command::Report(_) | Command::Completions(_) | Command::Man(_) => {
             Vec::new()
@@ -362,7 +368,9 @@ pub fn main() -> ExitCode {
     };
     // Read-only commands never run native code; the others only with the flag's consent.
     let native = match &cli.command {
-        Command::Validate(_) | Command::List(_) => crate::plugin::NativePolicy::Never,
+        Command::Validate(_) | Command::List(_) | Command::Doctor(_) => {
+            crate::plugin::NativePolicy::Never
+        }
         _ if cli.allow_native => crate::plugin::NativePolicy::Allowed,
         _ => crate::plugin::NativePolicy::Refused,
     };
@@ -377,6 +385,7 @@ pub fn main() -> ExitCode {
         Command::Validate(args) => validate::run(&ctx, &args),
         Command::List(args) => list::run(&ctx, &args),
         Command::Run(args) => run::run(&ctx, &args, &plugins),
+        Command::Doctor(args) => doctor::run(&ctx, &args, &plugins),
         Command::Grade(args) => grade::run(&ctx, &args, &plugins),
         Command::Plugin(_) | Command::Report(_) | Command::Completions(_) | Command::Man(_) => {
             unreachable!("handled above")

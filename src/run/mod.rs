@@ -5,6 +5,7 @@ pub mod cache;
 pub mod cache_key;
 pub mod collect;
 pub mod cow;
+pub mod doctor;
 pub mod execute;
 pub mod grade;
 pub mod options;

@@ -74,6 +74,11 @@ impl Sandboxing {
         }
     }
 
+    /// The bubblewrap version probed, when the run is sandboxed.
+    pub(super) fn bwrap_version(&self) -> Option<&str> {
+        self.bwrap.as_ref().map(|b| b.version.as_str())
+    }
+
     /// Agents run without a sandbox (`--sandbox none`).
     pub(super) fn unsandboxed(&self) -> bool {
         self.bwrap.is_none() && self.starts_processes
@@ -202,7 +207,7 @@ impl Sandboxing {
 pub(super) struct Workspaces {
     parent: PathBuf,
     /// `Ok` when they are copy-on-write overlays; otherwise why they are copies.
-    cow: Result<(), String>,
+    pub(super) cow: Result<(), String>,
 }
 
 impl Workspaces {

@@ -1,0 +1,96 @@
+//! `assay doctor`: what the default `assay run` here would use, checked, with the fix for each
+//! problem. Exit 0 when the run would start, 3 when it would stop, 2 on bad input.
+
+use clap::Args;
+
+use super::{JudgeChoice, Selection, load, print_problems};
+use crate::exit::Outcome;
+use crate::run::doctor::{self, State};
+use crate::run::{NotStarted, RunOptions, RunSettings};
+use crate::spec::formats::LoadCtx;
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub selection: Selection,
+    /// The run's own flags: check what `assay run` with them would use.
+    #[command(flatten)]
+    pub settings: RunSettings,
+    #[command(flatten)]
+    pub judge: JudgeChoice,
+    /// Print the checks as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(ctx: &LoadCtx, args: &DoctorArgs, plugins: &crate::plugin::Plugins) -> Outcome {
+    let loaded = load(ctx, &args.selection);
+    print_problems(&loaded.problems);
+    if loaded.problems.iter().any(|p| p.is_error()) {
+        return Outcome::BadInput;
+    }
+    let opts = RunOptions {
+        settings: crate::run::RunSettings {
+            workspace_dir: args
+                .settings
+                .workspace_dir
+                .as_ref()
+                .map(|d| ctx.cwd.join(d)),
+            ..args.settings.clone()
+        },
+        judge: args.judge.judge.clone(),
+        transport: args.judge.transport.clone(),
+        plugins: plugins.clone(),
+        cache: true,
+        ..RunOptions::default()
+    };
+    let checks = match doctor::examine(ctx, &loaded.suites, &opts) {
+        Ok(c) => c,
+        Err(NotStarted::BadInput(problems)) => {
+            print_problems(&problems);
+            return Outcome::BadInput;
+        }
+        Err(other) => {
+            tell!("error: {other:?}");
+            return Outcome::Infrastructure;
+        }
+    };
+    let failed = checks.iter().filter(|c| c.state == State::Fail).count();
+    if args.json {
+        super::print_json(&serde_json::json!({
+            "would_start": failed == 0,
+            "checks": checks,
+        }));
+    } else {
+        if loaded.suites.is_empty() {
+            say!("- suites: none found here (a run would say \"no eval suites found\")");
+        }
+        let width = checks.iter().map(|c| c.what.len()).max().unwrap_or(0);
+        for c in &checks {
+            let mark = match c.state {
+                State::Ok => "✓",
+                State::Warn => "!",
+                State::Fail => "✗",
+            };
+            say!("{mark} {:width$}  {}", c.what, c.detail);
+            if let Some(fix) = &c.fix {
+                say!("  {:width$}  fix: {fix}", "");
+            }
+        }
+        if failed == 0 {
+            say!("assay run would start here.");
+        } else {
+            say!(
+                "assay run would stop before starting: {failed} problem{} (exit 3).",
+                if failed == 1 { "" } else { "s" }
+            );
+        }
+    }
+    if failed == 0 && !loaded.suites.is_empty() {
+        Outcome::Success
+    } else if loaded.suites.is_empty() {
+        Outcome::BadInput
+    } else {
+        Outcome::Infrastructure
+    }
+}

@@ -1,0 +1,152 @@
+//! `assay doctor`: what `assay run` here would use, checked; exit 0 when it would start, 3 when
+//! it would stop (with the fix), 2 on bad input.
+
+mod support;
+
+use std::path::Path;
+
+use support::*;
+
+fn quickstart() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let src = repo().join("examples/quickstart");
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(format!("{}/.", src.display()))
+        .arg(d.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    d
+}
+
+fn clauditor_project(dir: &Path) {
+    write_tree(
+        dir,
+        &[
+            ("assay.toml", ""),
+            (".claude/commands/ask.md", "Summarize a file."),
+            (
+                ".claude/commands/ask.eval.json",
+                r#"{"assertions": [{"id": "a", "type": "min_length", "length": 1}]}"#,
+            ),
+        ],
+    );
+}
+
+#[test]
+fn with_everything_present_the_run_would_start() {
+    let d = quickstart();
+    let out = assay_env(d.path(), &["doctor"], &[]);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 0, "{text}\n{}", stderr(&out));
+    for want in [
+        "✓ harness command",
+        "✓ sandbox",
+        "bubblewrap 0.",
+        "✓ run folder",
+        "assay run would start here.",
+    ] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
+    // It runs nothing and leaves nothing behind.
+    assert!(!d.path().join(".assay").exists(), "{text}");
+    let out = assay_env(d.path(), &["doctor", "--json"], &[]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["would_start"], true);
+    assert!(
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["what"] == "sandbox" && c["state"] == "ok")
+    );
+}
+
+#[test]
+fn a_missing_cli_stops_the_run_and_says_how_to_install_it() {
+    let d = tempfile::tempdir().unwrap();
+    clauditor_project(d.path());
+    let out = assay_env(
+        d.path(),
+        &["doctor", "--harness", "claude-code"],
+        &[("ASSAY_CLAUDE_BIN", "/nonexistent/claude".into())],
+    );
+    let text = stdout(&out);
+    assert_eq!(code(&out), 3, "{text}\n{}", stderr(&out));
+    assert!(text.contains("✗ harness claude-code"), "{text}");
+    assert!(
+        text.contains("fix: npm install -g @anthropic-ai/claude-code"),
+        "{text}"
+    );
+    assert!(
+        text.contains("would stop before starting: 1 problem"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_missing_login_stops_the_run() {
+    let claude = agent_cli("claude");
+    let d = tempfile::tempdir().unwrap();
+    clauditor_project(d.path());
+    let home = tempfile::tempdir().unwrap();
+    let env = [
+        ("ASSAY_CLAUDE_BIN", claude.display().to_string()),
+        ("ANTHROPIC_API_KEY", String::new()),
+        ("HOME", home.path().display().to_string()),
+    ];
+    let out = assay_env(d.path(), &["doctor", "--harness", "claude-code"], &env);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 3, "{text}\n{}", stderr(&out));
+    assert!(text.contains("Claude Code has no login"), "{text}");
+    assert!(text.contains("fix: set ANTHROPIC_API_KEY"), "{text}");
+    // With a key, the same project is ready, and the CLI's version is shown.
+    let mut env = env.to_vec();
+    env[1].1 = "sk-test".into();
+    let out = assay_env(d.path(), &["doctor", "--harness", "claude-code"], &env);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 0, "{text}\n{}", stderr(&out));
+    assert!(
+        text.contains("✓ harness claude-code") && text.contains("Claude Code"),
+        "{text}"
+    );
+}
+
+#[test]
+fn without_bubblewrap_the_run_would_stop_unless_the_sandbox_is_turned_off() {
+    let d = quickstart();
+    // A PATH with a shell and the tools the quickstart's agent script uses, but no bwrap.
+    let bin = tempfile::tempdir().unwrap();
+    for tool in ["sh", "bash", "cat", "printf", "grep", "sed", "mkdir", "env"] {
+        if let Ok(p) = which(tool) {
+            std::os::unix::fs::symlink(p, bin.path().join(tool)).unwrap();
+        }
+    }
+    let env = [("PATH", bin.path().display().to_string())];
+    let out = assay_env(d.path(), &["doctor"], &env);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 3, "{text}\n{}", stderr(&out));
+    assert!(text.contains("✗ sandbox"), "{text}");
+    let out = assay_env(d.path(), &["doctor", "--sandbox", "none"], &env);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 0, "{text}\n{}", stderr(&out));
+    assert!(
+        text.contains("! sandbox") && text.contains("unsandboxed"),
+        "{text}"
+    );
+}
+
+fn which(tool: &str) -> Result<std::path::PathBuf, ()> {
+    std::env::split_paths(&std::env::var("PATH").unwrap_or_default())
+        .map(|d| d.join(tool))
+        .find(|p| p.is_file())
+        .ok_or(())
+}
+
+#[test]
+fn nothing_to_run_is_bad_input() {
+    let d = tempfile::tempdir().unwrap();
+    let out = assay_env(d.path(), &["doctor"], &[]);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+}
