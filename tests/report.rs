@@ -689,3 +689,64 @@ fn weak_expectations_the_judge_flags_are_in_the_terminal_markdown_and_html_escap
         "{dom}"
     );
 }
+
+#[test]
+fn github_annotations_point_at_each_failing_case_and_escape_what_they_quote() {
+    let text = report("github");
+    assert!(
+        text.contains("::error file=.claude/commands/greeting.eval.json,line=1,title="),
+        "{text}"
+    );
+    // One command per line: nothing quoted can start another.
+    for line in text.lines() {
+        assert!(
+            line.starts_with("::error ") || line.starts_with("::warning "),
+            "{line}"
+        );
+    }
+    insta::assert_snapshot!("report_github", text);
+}
+
+#[test]
+fn reporter_github_prints_annotations_and_appends_the_step_summary() {
+    let d = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(format!(
+            "{}/.",
+            repo().join("examples/quickstart").display()
+        ))
+        .arg(d.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // A check the stand-in agent fails, with a needle that tries to inject a workflow command.
+    let spec = d.path().join(".claude/commands/greeting.eval.json");
+    let text = std::fs::read_to_string(&spec).unwrap().replace(
+        r#""needle": "Hello, Ada!""#,
+        r#""needle": "Bye\n::add-mask::x""#,
+    );
+    std::fs::write(&spec, text).unwrap();
+    let summary = d.path().join("step-summary.md");
+    std::fs::write(&summary, "earlier step\n").unwrap();
+    let out = assay_env(
+        d.path(),
+        &["run", "--reporter", "github", "--output-dir", "out"],
+        &[("GITHUB_STEP_SUMMARY", summary.display().to_string())],
+    );
+    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+    let printed = stdout(&out);
+    let annotation = printed
+        .lines()
+        .find(|l| l.starts_with("::error file=.claude/commands/greeting.eval.json,line=1,"))
+        .unwrap_or_else(|| panic!("{printed}"));
+    assert!(annotation.contains("names_ada"), "{annotation}");
+    assert!(
+        !printed.lines().any(|l| l.starts_with("::add-mask")),
+        "an injected command: {printed}"
+    );
+    let md = std::fs::read_to_string(&summary).unwrap();
+    assert!(md.starts_with("earlier step\n"), "appended, not replaced");
+    assert!(md.contains("names_ada"), "{md}");
+    assert!(d.path().join("out/github-annotations.txt").is_file());
+}

@@ -298,7 +298,8 @@ pub struct RunArgs {
     pub checks: CheckArgs,
     /// Reports to write into the run folder at the end (repeatable or comma-separated):
     /// json (report.json), junit (junit.xml), markdown (summary.md), uaaps (one UAAPS
-    /// report per package), html (report.html).
+    /// report per package), html (report.html), github (annotations at each failing case's
+    /// line, printed, and the summary appended to $GITHUB_STEP_SUMMARY).
     #[arg(long, value_enum, value_delimiter = ',')]
     pub reporter: Vec<crate::report::Format>,
     /// Print the JSON report to standard output (progress goes to standard error).

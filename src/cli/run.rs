@@ -140,6 +140,12 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
                             not_delivered = true;
                         }
                     }
+                    if *f == crate::report::Format::Github
+                        && let Err(e) = github_step(&r)
+                    {
+                        tell!("error: the GitHub step summary: {e}");
+                        not_delivered = true;
+                    }
                 }
                 if args.json {
                     print!(
@@ -662,4 +668,23 @@ impl Progress {
             bar.finish_and_clear();
         }
     }
+}
+
+/// `--reporter github`: the annotations on standard output, where the Actions runner reads
+/// workflow commands, and the Markdown summary appended to `$GITHUB_STEP_SUMMARY` when set.
+fn github_step(r: &crate::report::model::Report) -> std::io::Result<()> {
+    use std::io::Write;
+    print!(
+        "{}",
+        printable(&crate::report::render(r, crate::report::Format::Github))
+    );
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
+        return Ok(());
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    f.write_all(crate::report::render(r, crate::report::Format::Markdown).as_bytes())?;
+    f.flush()
 }

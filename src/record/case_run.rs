@@ -99,6 +99,10 @@ pub struct CaseRunRecord {
     /// The file (or folder) the suite was read from, so `assay grade <run-dir>` can reload it.
     pub suite_source: PathBuf,
     pub case: String,
+    /// Where the case is written (its file and line), for reports that point at it (GitHub
+    /// annotations). Absent in runs recorded before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case_at: Option<CaseAt>,
     pub run: u32,
     /// `case` (an artifact eval) or `trigger` (does the skill fire on a query?).
     pub kind: Kind,
@@ -229,6 +233,15 @@ pub enum Variant {
     Baseline,
 }
 
+impl Variant {
+    pub fn word(self) -> &'static str {
+        match self {
+            Variant::Skill => "skill",
+            Variant::Baseline => "baseline",
+        }
+    }
+}
+
 /// How one case-run was contained, as recorded in its `result.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SandboxRecord {
@@ -277,6 +290,13 @@ impl CaseRunRecord {
         }
         Ok(r)
     }
+}
+
+/// A place in a suite file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaseAt {
+    pub file: PathBuf,
+    pub line: usize,
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 pub mod aggregate;
 pub mod diff;
+pub mod github;
 pub mod html;
 pub mod junit;
 pub mod markdown;
@@ -30,6 +31,9 @@ pub enum Format {
     /// The UAAPS eval report; `--reporter uaaps` also writes it to each UAAPS package's
     /// `evals/reports/`.
     Uaaps,
+    /// GitHub Actions annotations at each failing case's line (`assay run --reporter github`
+    /// also prints them and appends the Markdown summary to `$GITHUB_STEP_SUMMARY`).
+    Github,
 }
 
 impl Format {
@@ -41,6 +45,7 @@ impl Format {
             Format::Markdown => "summary.md",
             Format::Uaaps => "uaaps-report.json",
             Format::Html => "report.html",
+            Format::Github => "github-annotations.txt",
         }
     }
 }
@@ -75,6 +80,7 @@ pub fn render(r: &Report, format: Format) -> String {
         Format::Markdown => markdown::render(r),
         Format::Uaaps => uaaps::render(r),
         Format::Html => html::render(r),
+        Format::Github => github::render(r),
     }
 }
 
