@@ -72,6 +72,10 @@ pub struct RunConfig {
     /// from the project root.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sandbox_read: Vec<std::path::PathBuf>,
+    /// Stop starting case-runs once those this run started have cost this much (USD, as the
+    /// agents report it); `--max-cost` wins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]

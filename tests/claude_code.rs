@@ -666,3 +666,66 @@ fn in_the_sandbox_skill_write_and_bash_work_and_nothing_leaves_it() {
     );
     assert_offline(&out, &d.path().join("offline"), "ada");
 }
+
+#[test]
+fn max_cost_stops_starting_case_runs_and_resume_finishes_them() {
+    let claude = agent_cli("claude");
+    let server = ModelServer::start();
+    server.script_each("/brief", None, vec![text("Here is the brief.")]);
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (".claude/commands/brief.md", "Write a brief."),
+            (
+                ".claude/commands/brief.eval.json",
+                r#"{"assertions": [{"id": "a", "type": "contains", "needle": "brief"}]}"#,
+            ),
+        ],
+    );
+    // One at a time: the first case-run's reported cost is past the limit, so no other starts.
+    let out = run_assay(
+        &claude,
+        &server,
+        d.path(),
+        &["--runs", "3", "-j", "1", "--max-cost", "0.0001"],
+    );
+    assert_eq!(code(&out), 3, "{}\n{}", stdout(&out), stderr(&out));
+    assert!(
+        stderr(&out).contains("stopped by budget"),
+        "{}",
+        stderr(&out)
+    );
+    let run = read_json(&d.path().join("out/run.json"));
+    assert_eq!(run["budget_stop"]["not_started"], 2, "{run:#}");
+    assert_eq!(run["options"]["max_cost"], 0.0001);
+    assert!(run["budget_stop"]["spent_usd"].as_f64().unwrap() >= 0.0001);
+    assert_eq!(results(&d.path().join("out")).len(), 1);
+    // The report counts the two as missing, never as passed.
+    let report = assay(d.path(), &["report", "out", "--format", "json"]);
+    assert_eq!(code(&report), 3, "{}", stderr(&report));
+    // --resume (the same selection, without the limit) runs the two left.
+    let out = assay_env(
+        d.path(),
+        &[
+            "run",
+            "--harness",
+            "claude-code",
+            "--resume",
+            "out",
+            "--runs",
+            "3",
+            "--workspace-dir",
+            "workspaces",
+        ],
+        &claude_env(&claude, &server),
+    );
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&assay(
+        d.path(),
+        &["report", "out", "--format", "json"],
+    )))
+    .unwrap();
+    assert_eq!(v["summary"]["passed"], 3, "{:#}", v["summary"]);
+}

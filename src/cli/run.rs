@@ -250,6 +250,15 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
             libc::SIGHUP => Outcome::HungUp,
             _ => Outcome::Interrupted,
         }
+    } else if let Some(b) = &report.budget_stop {
+        tell!(
+            "stopped by budget: ${:.4} spent of the ${:.4} --max-cost; {} case-run(s) not started. Finish with `assay run --resume {}` (and the same selection, with a higher --max-cost)",
+            b.spent_usd,
+            b.max_cost_usd,
+            b.not_started,
+            ctx.shown(&report.dir).display()
+        );
+        Outcome::Infrastructure
     } else if let Some(e) = &report.record_error {
         tell!("error: the run was not fully recorded: {e}");
         Outcome::Infrastructure

@@ -31,6 +31,10 @@ pub struct RunRecord {
     /// Ctrl-C, SIGTERM or SIGHUP stopped it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// `--max-cost` stopped it from starting more case-runs: the limit, what was spent, and
+    /// how many were left unstarted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_stop: Option<BudgetStop>,
     /// How many case-runs were planned.
     pub case_runs: usize,
     /// Each harness's version, as its CLI printed it.
@@ -78,6 +82,14 @@ pub enum Mode {
     All,
 }
 
+/// A run that `--max-cost` stopped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BudgetStop {
+    pub max_cost_usd: f64,
+    pub spent_usd: f64,
+    pub not_started: usize,
+}
+
 /// The run's options as they took effect.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -106,6 +118,9 @@ pub struct OptionsRecord {
     pub shard: Option<String>,
     pub min_pass_rate: f64,
     pub pass_k: u32,
+    /// `--max-cost` (or `[run] max_cost`), USD.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_cost: Option<f64>,
 }
 
 impl Default for OptionsRecord {
@@ -132,6 +147,7 @@ impl Default for OptionsRecord {
             shard: None,
             min_pass_rate: 1.0,
             pass_k: 3,
+            max_cost: None,
         }
     }
 }

@@ -91,6 +91,8 @@ pub struct RunReport {
     pub interrupted: bool,
     /// Which: its number (exit code 128 + it), 0 when none did.
     pub signal: i32,
+    /// `--max-cost` stopped it from starting every case-run.
+    pub budget_stop: Option<crate::record::run::BudgetStop>,
     /// Agents ran without a sandbox (`--sandbox none`).
     pub unsandboxed: bool,
     /// `run.json` could not be written at the end (exit 3).
@@ -109,6 +111,8 @@ struct Context<'a> {
     dir: &'a Path,
     /// Agent processes at once, as settled ([`Setup::jobs`]).
     jobs: usize,
+    /// The spending limit, as settled ([`Setup::max_cost`]).
+    max_cost: Option<f64>,
 }
 
 /// Plans and runs every selected case of `suites`.
@@ -145,6 +149,7 @@ pub fn run(
         versions: &versions,
         dir: &dir,
         jobs: setup.jobs(opts),
+        max_cost: setup.max_cost(opts),
     };
     let sandboxes = sandboxing.settings(ctx, &run);
     let workspaces = sandboxing.workspaces(ctx, opts, &runtime);

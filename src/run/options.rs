@@ -37,6 +37,11 @@ pub struct RunSettings {
     /// The k of pass@k and pass^k in the statistics (capped at the number of runs).
     #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     pub pass_k: u32,
+    /// Stop starting case-runs once those started have cost this much (USD, as the agents
+    /// report it): the ones running finish, the rest are left for `--resume` (exit 3).
+    /// Default: `[run] max_cost` of assay.toml, else no limit.
+    #[arg(long, value_name = "USD", env = "ASSAY_MAX_COST", value_parser = positive)]
+    pub max_cost: Option<f64>,
     /// What runs: artifact evals, trigger evals, or both.
     #[arg(long, value_enum, default_value_t = Mode::All)]
     pub mode: Mode,
@@ -130,5 +135,13 @@ pub fn fraction(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
         _ => Err(format!("`{s}` is not a number from 0 to 1")),
+    }
+}
+
+/// A number above 0.
+pub fn positive(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        _ => Err(format!("`{s}` is not a number above 0")),
     }
 }

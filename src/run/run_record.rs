@@ -16,7 +16,7 @@ use crate::record;
 
 impl RunOptions {
     /// The options as run.json records them (`jobs`: the number the run settled on).
-    pub(super) fn record(&self, jobs: usize) -> record::run::OptionsRecord {
+    pub(super) fn record(&self, jobs: usize, max_cost: Option<f64>) -> record::run::OptionsRecord {
         record::run::OptionsRecord {
             harness: self.settings.harness.clone(),
             model: self.settings.model.clone(),
@@ -44,6 +44,7 @@ impl RunOptions {
                 .map(|s| format!("{}/{}", s.index, s.count)),
             min_pass_rate: self.settings.min_pass_rate,
             pass_k: self.settings.pass_k,
+            max_cost,
         }
     }
 }
@@ -62,6 +63,7 @@ pub(super) fn start(
         versions,
         dir,
         jobs,
+        max_cost,
         ..
     } = *run;
     let mut run_record = record::RunRecord {
@@ -71,7 +73,7 @@ pub(super) fn start(
         case_runs: plan.case_runs.len(),
         harnesses: versions.clone(),
         judges: plan.judges.iter().map(|(_, slot)| slot.entry()).collect(),
-        options: opts.record(jobs),
+        options: opts.record(jobs, max_cost),
         sandbox: Some(sandbox),
         plugins: opts.plugins.record(),
         planned: plan.case_runs.iter().map(Planned::record).collect(),
@@ -142,6 +144,7 @@ impl RunJson {
         if interrupted {
             run_record.interrupted = true;
         }
+        run_record.budget_stop = ran.budget_stop.clone();
         let record_error = record::write_json(&dir.join("run.json"), &run_record)
             .err()
             .map(|e| format!("cannot write {}: {e}", dir.join("run.json").display()));
@@ -154,6 +157,7 @@ impl RunJson {
             reused,
             interrupted,
             signal: ran.signal,
+            budget_stop: ran.budget_stop,
             unsandboxed,
         }
     }

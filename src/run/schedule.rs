@@ -1,8 +1,8 @@
 //! Running what the plan left to run: at most `jobs` case-runs at once, each launched with
 //! what the run shares, until all are done or a signal stops the run.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 
@@ -55,6 +55,39 @@ pub(super) struct Ran {
     pub output_cut: bool,
     /// The signal that stopped the run, 0 when none did.
     pub signal: i32,
+    /// `--max-cost` left case-runs unstarted.
+    pub budget_stop: Option<record::run::BudgetStop>,
+}
+
+/// `--max-cost`: what the case-runs this run started have cost (as their agents report it),
+/// and whether another may start. Case-runs already running finish.
+struct Budget {
+    limit: Option<f64>,
+    spent: Mutex<f64>,
+    not_started: AtomicUsize,
+}
+
+impl Budget {
+    fn spent(&self) -> f64 {
+        self.spent.lock().map(|s| *s).unwrap_or(f64::INFINITY)
+    }
+
+    /// Whether a case-run may start; counts it when it may not.
+    fn allows_another(&self) -> bool {
+        match self.limit {
+            Some(limit) if self.spent() >= limit => {
+                self.not_started.fetch_add(1, Ordering::SeqCst);
+                false
+            }
+            _ => true,
+        }
+    }
+
+    fn add(&self, cost: Option<f64>) {
+        if let (Some(c), Ok(mut s)) = (cost, self.spent.lock()) {
+            *s += c;
+        }
+    }
 }
 
 /// Runs `to_run` on `runtime`, the run's `jobs` at once, telling `on_event` as each finishes.
@@ -70,6 +103,11 @@ pub(super) fn schedule(
 ) -> Ran {
     let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
     let interrupted = Arc::new(AtomicI32::new(0));
+    let budget = Budget {
+        limit: launch.run.max_cost,
+        spent: Mutex::new(0.0),
+        not_started: AtomicUsize::new(0),
+    };
     let (ran, judge_failed, output_cut) = runtime.block_on(async {
         let signals = tokio::spawn(watch_signals(
             cancel_tx,
@@ -79,12 +117,13 @@ pub(super) fn schedule(
         let mut stream = futures::stream::iter(
             to_run
                 .iter()
-                .map(|(p, key)| launch.case_run(p, key.as_deref(), cancel_rx.clone())),
+                .map(|(p, key)| launch.case_run(p, key.as_deref(), cancel_rx.clone(), &budget)),
         )
         .buffer_unordered(launch.run.jobs);
         let (mut ran, mut judge_failed, mut output_cut) = (0, false, false);
         while let Some(r) = stream.next().await {
             if let Some(r) = r {
+                budget.add(r.cost_usd);
                 on_event(RunEvent::Finished(&r));
                 ran += 1;
                 judge_failed |= r.judge.as_ref().is_some_and(|j| j.error.is_some());
@@ -94,11 +133,19 @@ pub(super) fn schedule(
         signals.abort();
         (ran, judge_failed, output_cut)
     });
+    let not_started = budget.not_started.load(Ordering::SeqCst);
     Ran {
         ran,
         judge_failed,
         output_cut,
         signal: interrupted.load(Ordering::SeqCst),
+        budget_stop: budget.limit.filter(|_| not_started > 0).map(|limit| {
+            record::run::BudgetStop {
+                max_cost_usd: limit,
+                spent_usd: budget.spent(),
+                not_started,
+            }
+        }),
     }
 }
 
@@ -187,6 +234,7 @@ impl Launch<'_> {
         p: &Planned<'_>,
         key: Option<&str>,
         cancel: tokio::sync::watch::Receiver<bool>,
+        budget: &Budget,
     ) -> Option<CaseRunResult> {
         let Context {
             suites,
@@ -197,7 +245,7 @@ impl Launch<'_> {
             ..
         } = *self.run;
         let si = super::suite_index(suites, p.suite);
-        if *cancel.borrow() {
+        if *cancel.borrow() || !budget.allows_another() {
             return None;
         }
         let mut stage = self.stage.clone();

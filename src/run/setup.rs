@@ -88,6 +88,16 @@ impl Setup {
             n => n,
         }
     }
+
+    /// The spending limit: `--max-cost`, else the lowest `[run] max_cost` of the projects.
+    pub(super) fn max_cost(&self, opts: &RunOptions) -> Option<f64> {
+        opts.settings.max_cost.or_else(|| {
+            self.configs
+                .values()
+                .filter_map(|c| c.run.max_cost)
+                .reduce(f64::min)
+        })
+    }
 }
 
 /// A folder for this run: `.assay/runs/<UTC timestamp>` unless given.
