@@ -21,6 +21,7 @@ macro_rules! tell {
 
 mod doctor;
 pub mod grade;
+mod init;
 mod list;
 mod plugin;
 mod report;
@@ -78,6 +79,9 @@ pub enum Command {
     Plugin(PluginCommand),
     /// Render a report from a run folder.
     Report(ReportArgs),
+    /// Write a starter suite for a skill or slash command, in a format, where its runner looks
+    /// (validated; never overwrites without --force).
+    Init(init::InitArgs),
     /// Check what `assay run` here would use (harness CLIs and logins, the sandbox, the judge,
     /// plugins, the run and cache folders), with the fix for each problem; exit 3 if the run
     /// would stop.
@@ -353,6 +357,7 @@ pub fn main() -> ExitCode {
         return report::run(&ctx, args).into();
     }
     match &cli.command {
+        Command::Init(args) => return init::run(&ctx, args).into(),
         Command::Completions(args) => return shell::completions(args).into(),
         Command::Man(args) => return shell::man(args).into(),
         _ => {}
@@ -363,9 +368,11 @@ pub fn main() -> ExitCode {
         Command::Run(a) => a.selection.scope(),
         Command::Doctor(a) => a.selection.scope(),
         Command::Grade(a) => grade::scope(&ctx, a),
-        Command::Plugin(_) | Command::Report(_) | Command::Completions(_) | Command::Man(_) => {
-            Vec::new()
-        }
+        Command::Plugin(_)
+        | Command::Report(_)
+        | Command::Init(_)
+        | Command::Completions(_)
+        | Command::Man(_) => Vec::new(),
     };
     // Read-only commands never run native code; the others only with the flag's consent.
     let native = match &cli.command {
@@ -388,9 +395,11 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(&ctx, &args, &plugins),
         Command::Doctor(args) => doctor::run(&ctx, &args, &plugins),
         Command::Grade(args) => grade::run(&ctx, &args, &plugins),
-        Command::Plugin(_) | Command::Report(_) | Command::Completions(_) | Command::Man(_) => {
-            unreachable!("handled above")
-        }
+        Command::Plugin(_)
+        | Command::Report(_)
+        | Command::Init(_)
+        | Command::Completions(_)
+        | Command::Man(_) => unreachable!("handled above"),
     };
     outcome.into()
 }

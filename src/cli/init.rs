@@ -1,0 +1,415 @@
+//! `assay init [SKILL_PATH] [--format F] [--force]`: a starter suite for a skill or slash
+//! command, in the chosen format, where that format's runner looks: two cases that exercise
+//! the skill, trigger queries (some that should fire, near misses that should not), checks a
+//! first run can pass, and an `assay.toml` when the project has none. What it writes is loaded
+//! back and validated before it says so; nothing is overwritten without `--force`.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+use serde_json::json;
+
+use super::{Selection, load, print_problems};
+use crate::exit::Outcome;
+use crate::spec::formats::LoadCtx;
+use crate::spec::{Skill, SkillKind};
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The skill (a folder with SKILL.md) or slash command file (`.claude/commands/<name>.md`).
+    /// Default: the project's only one, under `.claude/skills`, `.claude/commands`,
+    /// `.agents/skills` or `skills`.
+    pub skill: Option<PathBuf>,
+    /// The format to write.
+    #[arg(long, value_enum, default_value_t = InitFormat::Clauditor)]
+    pub format: InitFormat,
+    /// Replace files that already exist.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InitFormat {
+    Bmad,
+    Clauditor,
+    Skillet,
+    Uaaps,
+}
+
+pub fn run(ctx: &LoadCtx, args: &InitArgs) -> Outcome {
+    let path = match &args.skill {
+        Some(p) => ctx.cwd.join(p),
+        None => match only_skill(&ctx.cwd) {
+            Ok(p) => p,
+            Err(why) => {
+                tell!("error: {why}");
+                return Outcome::BadInput;
+            }
+        },
+    };
+    let Some(skill) = crate::spec::skill::read(&path) else {
+        tell!(
+            "error: {} is neither a skill folder with a SKILL.md nor a command file",
+            ctx.shown(&path).display()
+        );
+        return Outcome::BadInput;
+    };
+    let root = ctx.cwd.clone();
+    let files = match starter(&root, &skill, args.format) {
+        Ok(f) => f,
+        Err(why) => {
+            tell!("error: {why}");
+            return Outcome::BadInput;
+        }
+    };
+    let mut files = files;
+    if !root.join("assay.toml").exists() {
+        files.push((
+            root.join("assay.toml"),
+            "# assay's settings for this project (see docs/running.md). The harness: claude-code,\n# codex, command or a plugin's.\n[run]\nharness = \"claude-code\"\n".into(),
+        ));
+    }
+    let existing: Vec<&PathBuf> = files
+        .iter()
+        .map(|(p, _)| p)
+        .filter(|p| p.exists() && !p.ends_with("assay.toml"))
+        .collect();
+    if !existing.is_empty() && !args.force {
+        for p in existing {
+            tell!(
+                "error: {} already exists (pass --force to replace it)",
+                ctx.shown(p).display()
+            );
+        }
+        return Outcome::BadInput;
+    }
+    // What this run creates (not what --force replaces), removed again if it does not validate.
+    let created: Vec<PathBuf> = files
+        .iter()
+        .map(|(p, _)| p.clone())
+        .filter(|p| !p.exists())
+        .collect();
+    for (p, text) in &files {
+        if let Err(e) = p
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(p, text))
+        {
+            tell!("error: cannot write {}: {e}", ctx.shown(p).display());
+            return Outcome::Infrastructure;
+        }
+        say!("wrote {}", ctx.shown(p).display());
+    }
+    // Loaded back as `assay validate` would: what was written must be a valid suite.
+    // One path per suite: a BMAD suite is its folder's evals.json (with triggers.json), a
+    // Skillet suite its folder of cases.
+    let mut suite_files: Vec<PathBuf> = files
+        .iter()
+        .map(|(p, _)| p.clone())
+        .filter(|p| !p.ends_with("assay.toml") && !p.ends_with("package.agent.json"))
+        .filter(|p| !p.ends_with("triggers.json"))
+        .map(|p| match args.format {
+            InitFormat::Skillet => p.parent().map(Path::to_path_buf).unwrap_or(p),
+            _ => p,
+        })
+        .collect();
+    suite_files.dedup();
+    let loaded = load(
+        ctx,
+        &Selection {
+            paths: suite_files,
+            skill: None,
+            evals: None,
+        },
+    );
+    print_problems(&loaded.problems);
+    if loaded.problems.iter().any(|p| p.is_error()) || loaded.suites.is_empty() {
+        for p in &created {
+            if let Err(e) = std::fs::remove_file(p) {
+                tell!("error: cannot remove {}: {e}", ctx.shown(p).display());
+            }
+        }
+        tell!(
+            "error: the starter suite does not validate (removed again); this is a bug in assay init"
+        );
+        return Outcome::Infrastructure;
+    }
+    let cases: usize = loaded.suites.iter().map(|s| s.cases.len()).sum();
+    let triggers: usize = loaded.suites.iter().map(|s| s.triggers.len()).sum();
+    say!(
+        "ok: a {} suite for `{}`: {cases} case(s), {triggers} trigger queries; it validates.",
+        format_word(args.format),
+        skill.name
+    );
+    say!("next:");
+    say!("  - edit the prompts so they ask for what the skill really does, with real inputs;");
+    say!(
+        "  - replace the placeholder checks with ones that fail when the skill does its job badly;"
+    );
+    if triggers > 0 {
+        say!("  - make the trigger queries look like what your users type (near misses too);");
+    }
+    say!("  - `assay doctor`, then `assay run` (or `assay run --dry-run` to see the plan).");
+    Outcome::Success
+}
+
+fn format_word(f: InitFormat) -> &'static str {
+    match f {
+        InitFormat::Bmad => "BMAD",
+        InitFormat::Clauditor => "clauditor",
+        InitFormat::Skillet => "Skillet",
+        InitFormat::Uaaps => "UAAPS",
+    }
+}
+
+/// The project's only skill or command, where agents look for them.
+fn only_skill(root: &Path) -> Result<PathBuf, String> {
+    let mut found = Vec::new();
+    for dir in [".claude/skills", ".agents/skills", "skills"] {
+        for e in std::fs::read_dir(root.join(dir))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if e.path().join("SKILL.md").is_file() {
+                found.push(e.path());
+            }
+        }
+    }
+    for e in std::fs::read_dir(root.join(".claude/commands"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let p = e.path();
+        if p.extension().is_some_and(|x| x == "md") && p.is_file() {
+            found.push(p);
+        }
+    }
+    found.sort();
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => Err("no skill or slash command here: pass its path (a folder with SKILL.md, or .claude/commands/<name>.md)".into()),
+        n => Err(format!(
+            "{n} skills and commands here: pass the one to write evals for ({})",
+            found
+                .iter()
+                .filter_map(|p| p.strip_prefix(root).ok())
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// What the starter cases ask, from the skill's name and description.
+struct Words {
+    name: String,
+    /// The description, or a sentence made from the name.
+    what: String,
+    /// The name as words (`release-notes` → `release notes`).
+    spoken: String,
+    command: bool,
+}
+
+impl Words {
+    fn of(skill: &Skill) -> Self {
+        let spoken = skill.name.replace(['-', '_'], " ");
+        let what = skill
+            .description
+            .clone()
+            .filter(|d| !d.trim().is_empty())
+            .unwrap_or_else(|| format!("Does the {spoken} task."));
+        Words {
+            name: skill.name.clone(),
+            what,
+            spoken,
+            command: skill.kind == SkillKind::Command,
+        }
+    }
+
+    /// Two prompts that exercise the skill.
+    fn prompts(&self) -> [String; 2] {
+        if self.command {
+            [
+                format!("/{} example input", self.name),
+                format!("/{}", self.name),
+            ]
+        } else {
+            [
+                format!(
+                    "Run headless. Use the {} skill on a small, realistic example and say what you did.",
+                    self.name
+                ),
+                format!(
+                    "Run headless. I need help with {}: pick a sensible default and go ahead.",
+                    self.spoken
+                ),
+            ]
+        }
+    }
+
+    fn should_trigger(&self) -> Vec<String> {
+        vec![
+            format!("Can you help me with {}?", self.spoken),
+            format!(
+                "{} Please do that for this project.",
+                self.what.trim_end_matches('.')
+            ),
+        ]
+    }
+
+    /// Near misses: close to the skill's words, not its job.
+    fn should_not_trigger(&self) -> Vec<String> {
+        vec![
+            format!("What does the word \"{}\" mean, in general?", self.spoken),
+            "What's the capital of Australia?".into(),
+        ]
+    }
+}
+
+/// The files of a starter suite, by path.
+fn starter(
+    root: &Path,
+    skill: &Skill,
+    format: InitFormat,
+) -> Result<Vec<(PathBuf, String)>, String> {
+    let w = Words::of(skill);
+    let [p1, p2] = w.prompts();
+    let pretty = |v: serde_json::Value| serde_json::to_string_pretty(&v).unwrap_or_default() + "\n";
+    // A JSON string is a YAML double-quoted scalar.
+    let y = |s: &str| serde_json::to_string(s).unwrap_or_default();
+    Ok(match format {
+        InitFormat::Bmad => {
+            let dir = root.join("evals").join(&w.name);
+            vec![
+                (
+                    dir.join("evals.json"),
+                    pretty(json!({
+                        "skill_name": w.name,
+                        "evals": [
+                            {"id": "1", "prompt": p1, "expected_output": format!("The agent uses the {} skill and reports what it did.", w.name),
+                             "expectations": [format!("The response shows the {} skill was used for the task", w.name), "The response says what was done, without asking a question back"]},
+                            {"id": "2", "prompt": p2, "expectations": ["The agent makes a reasonable choice and finishes without asking the user"]}
+                        ]
+                    })),
+                ),
+                (
+                    dir.join("triggers.json"),
+                    pretty(serde_json::Value::Array(
+                        w.should_trigger()
+                            .into_iter()
+                            .map(|q| json!({"query": q, "should_trigger": true}))
+                            .chain(
+                                w.should_not_trigger()
+                                    .into_iter()
+                                    .map(|q| json!({"query": q, "should_trigger": false})),
+                            )
+                            .collect(),
+                    )),
+                ),
+            ]
+        }
+        InitFormat::Clauditor => {
+            // Beside the command file, or beside the skill's SKILL.md.
+            let dir = match skill.kind {
+                SkillKind::Command => skill.path.parent().unwrap_or(root).to_path_buf(),
+                SkillKind::Dir => skill.path.clone(),
+            };
+            vec![(
+                dir.join(format!("{}.eval.json", w.name)),
+                pretty(json!({
+                    "skill_name": w.name,
+                    "description": w.what,
+                    "test_args": if w.command { "example input" } else { "" },
+                    "assertions": [
+                        {"id": "answers", "type": "min_length", "length": 1},
+                        {"id": "no_traceback", "type": "not_contains", "needle": "Traceback (most recent call last)"}
+                    ],
+                    "trigger_tests": {
+                        "should_trigger": w.should_trigger(),
+                        "should_not_trigger": w.should_not_trigger()
+                    }
+                })),
+            )]
+        }
+        InitFormat::Skillet => {
+            let dir = root.join("evals").join(&w.name);
+            let stamp = jiff::Timestamp::now()
+                .strftime("%Y-%m-%dT%H:%M:%SZ")
+                .to_string();
+            let case = |prompt: &str, expected: &str| {
+                format!(
+                    "timestamp: {stamp}\nname: {}\nprompt: {}\nexpected: {}\nassertions:\n  - type: not_contains\n    value: \"Traceback (most recent call last)\"\n",
+                    y(&w.name),
+                    y(prompt),
+                    y(expected)
+                )
+            };
+            vec![
+                (
+                    dir.join("001.yaml"),
+                    case(
+                        &p1,
+                        &format!(
+                            "The agent uses the {} skill and reports what it did.",
+                            w.name
+                        ),
+                    ),
+                ),
+                (
+                    dir.join("002.yaml"),
+                    case(
+                        &p2,
+                        "The agent makes a reasonable choice and finishes without asking the user.",
+                    ),
+                ),
+            ]
+        }
+        InitFormat::Uaaps => {
+            if skill.kind != SkillKind::Dir
+                || skill
+                    .path
+                    .parent()
+                    .and_then(Path::file_name)
+                    .is_none_or(|n| n != "skills")
+                || skill.path.parent().and_then(Path::parent) != Some(root)
+            {
+                return Err(format!(
+                    "a UAAPS package keeps its skills in skills/<name>/ at its root; {} is not one (use --format clauditor, bmad or skillet, or move it)",
+                    skill.path.display()
+                ));
+            }
+            let mut files = vec![
+                (
+                    root.join("evals/eval-config.json"),
+                    pretty(json!({"version": 1, "engine": "claude-code", "timeout": 120})),
+                ),
+                (
+                    root.join("evals/cases").join(format!("{}.yaml", w.name)),
+                    format!(
+                        "name: {}\ndescription: {}\ntarget: skill:{}\ninput:\n  prompt: {}\nexpected:\n  not-contains:\n    - \"Traceback (most recent call last)\"\njudge:\n  criteria: {}\n",
+                        y(&w.name),
+                        y(&format!(
+                            "The {} skill does its job on a small example",
+                            w.name
+                        )),
+                        w.name,
+                        y(&p1),
+                        y(&format!(
+                            "The agent used the {} skill for the task and reported what it did, without asking a question back.",
+                            w.name
+                        ))
+                    ),
+                ),
+            ];
+            if !root.join("package.agent.json").exists() {
+                files.push((
+                    root.join("package.agent.json"),
+                    pretty(json!({"name": w.name, "version": "0.1.0", "description": w.what})),
+                ));
+            }
+            files
+        }
+    })
+}

@@ -1,0 +1,165 @@
+//! `assay init`: a starter suite in each format, validated, runnable, never overwriting.
+
+mod support;
+
+use std::path::Path;
+
+use support::*;
+
+fn copy_of(example: &str) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(format!("{}/.", repo().join(example).display()))
+        .arg(d.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    d
+}
+
+/// The quickstart without its own suites: the `greeting` command and the stand-in agent.
+fn bare_quickstart() -> tempfile::TempDir {
+    let d = copy_of("examples/quickstart");
+    std::fs::remove_dir_all(d.path().join("evals")).unwrap();
+    std::fs::remove_file(d.path().join(".claude/commands/greeting.eval.json")).unwrap();
+    d
+}
+
+fn validates(dir: &Path) -> String {
+    let out = assay(dir, &["validate"]);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    stdout(&out)
+}
+
+#[test]
+fn each_format_writes_a_suite_that_validates_and_runs() {
+    for (format, files, suite) in [
+        (
+            "bmad",
+            vec!["evals/greeting/evals.json", "evals/greeting/triggers.json"],
+            "bmad",
+        ),
+        (
+            "clauditor",
+            vec![".claude/commands/greeting.eval.json"],
+            "clauditor",
+        ),
+        (
+            "skillet",
+            vec!["evals/greeting/001.yaml", "evals/greeting/002.yaml"],
+            "skillet",
+        ),
+    ] {
+        let d = bare_quickstart();
+        // The only command is found without naming it.
+        let out = assay(d.path(), &["init", "--format", format]);
+        assert_eq!(
+            code(&out),
+            0,
+            "{format}: {}\n{}",
+            stdout(&out),
+            stderr(&out)
+        );
+        assert!(stdout(&out).contains("it validates"), "{}", stdout(&out));
+        for f in &files {
+            assert!(d.path().join(f).is_file(), "{format}: {f}");
+        }
+        let listed = validates(d.path());
+        assert!(listed.starts_with(suite), "{format}: {listed}");
+        if format != "bmad" {
+            // Its checks pass on a first run, through the quickstart's stand-in agent.
+            let out = assay(
+                d.path(),
+                &["run", "--mode", "artifacts", "--output-dir", "out"],
+            );
+            assert_eq!(
+                code(&out),
+                0,
+                "{format}: {}\n{}",
+                stdout(&out),
+                stderr(&out)
+            );
+        }
+        // Never over what is there.
+        let again = assay(d.path(), &["init", "--format", format]);
+        assert_eq!(code(&again), 2, "{format}");
+        assert!(
+            stderr(&again).contains("already exists (pass --force"),
+            "{}",
+            stderr(&again)
+        );
+        let forced = assay(d.path(), &["init", "--format", format, "--force"]);
+        assert_eq!(code(&forced), 0, "{}", stderr(&forced));
+    }
+}
+
+#[test]
+fn a_uaaps_package_gets_its_config_and_a_case_for_its_skill() {
+    let d = copy_of("examples/uaaps");
+    std::fs::remove_dir_all(d.path().join("evals")).unwrap();
+    let out = assay(
+        d.path(),
+        &["init", "skills/text-tools", "--format", "uaaps"],
+    );
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    assert!(d.path().join("evals/eval-config.json").is_file());
+    let case = std::fs::read_to_string(d.path().join("evals/cases/text-tools.yaml")).unwrap();
+    assert!(case.contains("target: skill:text-tools"), "{case}");
+    assert!(validates(d.path()).contains("uaaps"));
+    // A skill outside a package's skills/ cannot be a UAAPS case.
+    let q = bare_quickstart();
+    let out = assay(q.path(), &["init", "--format", "uaaps"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("skills/<name>/"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_skill_folder_gets_its_eval_beside_skill_md_and_a_project_its_assay_toml() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[(
+            ".claude/skills/release-notes/SKILL.md",
+            "---\nname: release-notes\ndescription: Writes release notes from merged pull requests.\n---\nRead the merged PRs.\n",
+        )],
+    );
+    let out = assay(d.path(), &["init"]);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let eval = d
+        .path()
+        .join(".claude/skills/release-notes/release-notes.eval.json");
+    let v = read_json(&eval);
+    assert_eq!(v["skill_name"], "release-notes");
+    assert!(
+        v["trigger_tests"]["should_trigger"][1]
+            .as_str()
+            .unwrap()
+            .starts_with("Writes release notes from merged pull requests"),
+        "{v:#}"
+    );
+    assert!(d.path().join("assay.toml").is_file());
+    validates(d.path());
+}
+
+#[test]
+fn no_skill_or_several_is_bad_input_naming_them() {
+    let d = tempfile::tempdir().unwrap();
+    let out = assay(d.path(), &["init"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("no skill or slash command here"));
+    write_tree(
+        d.path(),
+        &[
+            (".claude/commands/a.md", "A."),
+            (".claude/commands/b.md", "B."),
+        ],
+    );
+    let out = assay(d.path(), &["init"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains(".claude/commands/a.md, .claude/commands/b.md"),
+        "{}",
+        stderr(&out)
+    );
+}
