@@ -163,3 +163,57 @@ fn no_skill_or_several_is_bad_input_naming_them() {
         stderr(&out)
     );
 }
+
+#[test]
+fn from_run_turns_a_recorded_case_run_into_a_new_case_of_its_suite() {
+    for format in ["skillet", "bmad"] {
+        let d = bare_quickstart();
+        let out = assay(d.path(), &["init", "--format", format]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let out = assay(
+            d.path(),
+            &[
+                "run",
+                "--mode",
+                "artifacts",
+                "--judge",
+                "none",
+                "--output-dir",
+                "out",
+            ],
+        );
+        assert!(
+            matches!(code(&out), 0 | 1),
+            "{}\n{}",
+            stdout(&out),
+            stderr(&out)
+        );
+        let before = assay(d.path(), &["list", "--json"]);
+        let id = if format == "skillet" { "001" } else { "1" };
+        let out = assay(d.path(), &["init", "--from-run", "out", "--case", id]);
+        assert_eq!(
+            code(&out),
+            0,
+            "{format}: {}\n{}",
+            stdout(&out),
+            stderr(&out)
+        );
+        // One more case, whose expectation is what the stand-in agent answered.
+        let after = assay(d.path(), &["list", "--json"]);
+        let count = |o: &std::process::Output| stdout(o).matches("\"turns\"").count();
+        assert!(
+            count(&after) > count(&before),
+            "{format}: {}",
+            stdout(&after)
+        );
+        assert!(
+            stdout(&after).contains("Wrote greeting.txt"),
+            "{}",
+            stdout(&after)
+        );
+        validates(d.path());
+    }
+    let d = bare_quickstart();
+    let out = assay(d.path(), &["init", "--from-run", "nowhere", "--case", "x"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+}

@@ -26,6 +26,18 @@ pub struct InitArgs {
     /// Replace files that already exist.
     #[arg(long)]
     pub force: bool,
+    /// Turn a recorded case-run into a new case of its suite (with --case): its prompt, and
+    /// its output as what is expected (as Skillet's `/gap` saves a bad answer as a test).
+    #[arg(
+        long,
+        value_name = "RUN_DIR",
+        requires = "case",
+        conflicts_with = "skill"
+    )]
+    pub from_run: Option<PathBuf>,
+    /// The case id whose recorded case-run --from-run takes (its first run with the skill).
+    #[arg(long, value_name = "ID", requires = "from_run")]
+    pub case: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -37,6 +49,9 @@ pub enum InitFormat {
 }
 
 pub fn run(ctx: &LoadCtx, args: &InitArgs) -> Outcome {
+    if let (Some(run_dir), Some(case)) = (&args.from_run, &args.case) {
+        return from_run(ctx, &ctx.cwd.join(run_dir), case);
+    }
     let path = match &args.skill {
         Some(p) => ctx.cwd.join(p),
         None => match only_skill(&ctx.cwd) {
@@ -412,4 +427,194 @@ fn starter(
             files
         }
     })
+}
+
+/// `--from-run <run-dir> --case <id>`: the case-run's prompt (the case's own, as its suite
+/// says it) and its recorded output, as a new case of the same suite.
+fn from_run(ctx: &LoadCtx, run_dir: &Path, case: &str) -> Outcome {
+    use crate::record::case_run::{Kind, Variant};
+    let mut found: Vec<(PathBuf, crate::record::CaseRunRecord)> =
+        crate::record::folder::case_run_dirs(run_dir)
+            .into_iter()
+            .filter_map(|d| Some((d.clone(), crate::record::read_case_run(&d).ok()?)))
+            .filter(|(_, r)| r.case == case && r.kind == Kind::Case && r.variant == Variant::Skill)
+            .collect();
+    found.sort_by_key(|(_, r)| r.run);
+    let Some((dir, record)) = found.into_iter().next() else {
+        tell!(
+            "error: {} has no recorded case-run of a case `{case}` (with the skill)",
+            ctx.shown(run_dir).display()
+        );
+        return Outcome::BadInput;
+    };
+    let output = std::fs::read_to_string(dir.join("output.txt")).unwrap_or_default();
+    if output.trim().is_empty() {
+        tell!(
+            "error: the case-run in {} recorded no output to expect",
+            ctx.shown(&dir).display()
+        );
+        return Outcome::BadInput;
+    }
+    // The suite as it is now, and the case's own prompt (not the expanded one that was sent).
+    let loaded = load(
+        ctx,
+        &Selection {
+            paths: vec![ctx.cwd.join(&record.suite_source)],
+            skill: None,
+            evals: None,
+        },
+    );
+    let Some((suite, prompt)) = loaded
+        .suites
+        .iter()
+        .find(|s| s.id == record.suite)
+        .and_then(|s| {
+            let c = s.cases.iter().find(|c| c.id == record.case)?;
+            Some((s, c.turns.first()?.clone()))
+        })
+    else {
+        tell!(
+            "error: the suite {} (from {}) no longer has the case `{case}`",
+            record.suite,
+            record.suite_source.display()
+        );
+        return Outcome::BadInput;
+    };
+    let source = ctx.cwd.join(&record.suite_source);
+    let y = |s: &str| serde_json::to_string(s).unwrap_or_default();
+    let (path, text) = match suite.format {
+        crate::spec::Format::Skillet => {
+            let next = (1..1000)
+                .map(|n| source.join(format!("{n:03}.yaml")))
+                .find(|p| !p.exists());
+            let Some(path) = next else {
+                tell!("error: {} has no free NNN.yaml name", source.display());
+                return Outcome::BadInput;
+            };
+            let name = source
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let stamp = jiff::Timestamp::now()
+                .strftime("%Y-%m-%dT%H:%M:%SZ")
+                .to_string();
+            let text = format!(
+                "timestamp: {stamp}\nname: {}\nprompt: {}\nexpected: {}\n",
+                y(&name),
+                y(&prompt),
+                y(&format!(
+                    "Like this answer, recorded in {} (case {case}, run {}):\n{}",
+                    ctx.shown(&dir).display(),
+                    record.run,
+                    output.trim_end()
+                ))
+            );
+            (path, text)
+        }
+        crate::spec::Format::Bmad => {
+            let Ok(mut doc) = std::fs::read_to_string(&source)
+                .map_err(|e| e.to_string())
+                .and_then(|t| {
+                    serde_json::from_str::<serde_json::Value>(&t).map_err(|e| e.to_string())
+                })
+            else {
+                tell!("error: cannot read {} as JSON", source.display());
+                return Outcome::BadInput;
+            };
+            let ids: Vec<String> = doc["evals"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e["id"].as_str().map(str::to_string))
+                .collect();
+            let id = (1..)
+                .map(|n| format!("{case}-from-run-{n}"))
+                .find(|i| !ids.contains(i))
+                .unwrap_or_default();
+            let Some(evals) = doc["evals"].as_array_mut() else {
+                tell!("error: {} has no `evals` list", source.display());
+                return Outcome::BadInput;
+            };
+            evals.push(json!({
+                "id": id,
+                "prompt": prompt,
+                "expected_output": output.trim_end(),
+                "expectations": ["The response gives what expected_output shows, in substance"],
+            }));
+            (
+                source.clone(),
+                serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n",
+            )
+        }
+        crate::spec::Format::Uaaps => {
+            let cases = source
+                .parent()
+                .map(|p| p.join("cases"))
+                .unwrap_or_else(|| source.clone());
+            let path = (1..1000)
+                .map(|n| cases.join(format!("{case}-from-run-{n}.yaml")))
+                .find(|p| !p.exists())
+                .unwrap_or_else(|| cases.join(format!("{case}-from-run.yaml")));
+            let text = format!(
+                "name: {}\ndescription: {}\ninput:\n  prompt: {}\njudge:\n  criteria: {}\n",
+                y(&format!("{case}-from-run")),
+                y(&format!("Recorded from {}", ctx.shown(&dir).display())),
+                y(&prompt),
+                y(&format!(
+                    "The answer gives, in substance, what this recorded answer gives:\n{}",
+                    output.trim_end()
+                ))
+            );
+            (path, text)
+        }
+        crate::spec::Format::UaapsTests => {
+            tell!(
+                "error: a UAAPS test config's cases are commands, not prompts; add one by hand ({})",
+                ctx.shown(&dir.join("output.txt")).display()
+            );
+            return Outcome::BadInput;
+        }
+        crate::spec::Format::Clauditor => {
+            tell!(
+                "error: a clauditor spec holds one case per skill; add the recorded output to its checks by hand ({})",
+                ctx.shown(&dir.join("output.txt")).display()
+            );
+            return Outcome::BadInput;
+        }
+    };
+    let before = std::fs::read(&path).ok();
+    if let Err(e) = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(&path, &text))
+    {
+        tell!("error: cannot write {}: {e}", ctx.shown(&path).display());
+        return Outcome::Infrastructure;
+    }
+    let again = load(
+        ctx,
+        &Selection {
+            paths: vec![source.clone()],
+            skill: None,
+            evals: None,
+        },
+    );
+    print_problems(&again.problems);
+    if again.problems.iter().any(|p| p.is_error()) {
+        // Put back what was there.
+        let restored = match &before {
+            Some(b) => std::fs::write(&path, b),
+            None => std::fs::remove_file(&path),
+        };
+        if let Err(e) = restored {
+            tell!("error: cannot restore {}: {e}", ctx.shown(&path).display());
+        }
+        tell!("error: the new case does not validate (undone); this is a bug in assay init");
+        return Outcome::Infrastructure;
+    }
+    say!(
+        "wrote {}: a new case with the prompt of `{case}` and its recorded output as expected",
+        ctx.shown(&path).display()
+    );
+    Outcome::Success
 }
