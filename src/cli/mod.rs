@@ -28,6 +28,7 @@ mod report;
 mod run;
 mod shell;
 mod validate;
+mod watch;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -79,6 +80,9 @@ pub enum Command {
     Plugin(PluginCommand),
     /// Render a report from a run folder.
     Report(ReportArgs),
+    /// Run the suites, then again on every save, re-running only what changed (the cache),
+    /// with what got fixed or broken since the last pass.
+    Watch(Box<watch::WatchArgs>),
     /// Write a starter suite for a skill or slash command, in a format, where its runner looks
     /// (validated; never overwrites without --force).
     Init(init::InitArgs),
@@ -267,7 +271,7 @@ pub struct ListArgs {
     pub json: bool,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     #[command(flatten)]
     pub selection: Selection,
@@ -367,6 +371,7 @@ pub fn main() -> ExitCode {
         Command::List(a) => a.selection.scope(),
         Command::Run(a) => a.selection.scope(),
         Command::Doctor(a) => a.selection.scope(),
+        Command::Watch(a) => a.run.selection.scope(),
         Command::Grade(a) => grade::scope(&ctx, a),
         Command::Plugin(_)
         | Command::Report(_)
@@ -394,6 +399,7 @@ pub fn main() -> ExitCode {
         Command::List(args) => list::run(&ctx, &args),
         Command::Run(args) => run::run(&ctx, &args, &plugins),
         Command::Doctor(args) => doctor::run(&ctx, &args, &plugins),
+        Command::Watch(args) => watch::run(&ctx, &args, &plugins),
         Command::Grade(args) => grade::run(&ctx, &args, &plugins),
         Command::Plugin(_)
         | Command::Report(_)
