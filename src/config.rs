@@ -74,7 +74,11 @@ pub struct RunConfig {
     pub sandbox_read: Vec<std::path::PathBuf>,
     /// Stop starting case-runs once those this run started have cost this much (USD, as the
     /// agents report it); `--max-cost` wins.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "positive_cost"
+    )]
     pub max_cost: Option<f64>,
 }
 
@@ -133,6 +137,18 @@ pub fn load(root: &Path, shown: &Path) -> Result<Config, Box<Problem>> {
                 .at(&source, span),
         )
     })
+}
+
+/// `max_cost`: a number above 0 (USD).
+fn positive_cost<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let v = f64::deserialize(d)?;
+    if v > 0.0 && v.is_finite() {
+        Ok(Some(v))
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "max_cost must be a number of dollars above 0, not {v}"
+        )))
+    }
 }
 
 /// The project root governing the current folder: the nearest folder, from `cwd` up, with an

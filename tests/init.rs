@@ -217,3 +217,19 @@ fn from_run_turns_a_recorded_case_run_into_a_new_case_of_its_suite() {
     let out = assay(d.path(), &["init", "--from-run", "nowhere", "--case", "x"]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
 }
+
+#[test]
+fn init_writes_nothing_through_a_symbolic_link() {
+    let d = bare_quickstart();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join("evals")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), d.path().join("evals/greeting")).unwrap();
+    let out = assay(d.path(), &["init", "--format", "skillet"]);
+    assert_eq!(code(&out), 2, "{}\n{}", stdout(&out), stderr(&out));
+    assert!(
+        stderr(&out).contains("is a symbolic link"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+}

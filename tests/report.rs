@@ -750,3 +750,46 @@ fn reporter_github_prints_annotations_and_appends_the_step_summary() {
     assert!(md.contains("names_ada"), "{md}");
     assert!(d.path().join("out/github-annotations.txt").is_file());
 }
+
+#[test]
+fn text_from_a_suite_never_starts_a_workflow_command_in_what_run_prints() {
+    let d = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(format!(
+            "{}/.",
+            repo().join("examples/quickstart").display()
+        ))
+        .arg(d.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // A trigger query (shown in the summary of failing queries) that tries to start commands.
+    let spec = d.path().join(".claude/commands/greeting.eval.json");
+    let text = std::fs::read_to_string(&spec).unwrap().replacen(
+        r#""assertions""#,
+        r#""trigger_tests": {"should_trigger": ["hi\n::add-mask::leak\n::error file=x.py,line=1::fake"]}, "assertions""#,
+        1,
+    );
+    std::fs::write(&spec, text).unwrap();
+    let out = assay(
+        d.path(),
+        &[
+            "run",
+            "--output-dir",
+            "out",
+            "--reporter",
+            "github",
+            "--trigger-runs",
+            "1",
+        ],
+    );
+    let all = format!("{}\n{}", stdout(&out), stderr(&out));
+    assert!(all.contains("add-mask"), "the query is shown: {all}");
+    for line in all.lines() {
+        assert!(
+            !line.starts_with("::add-mask") && !line.starts_with("::error file=x.py"),
+            "{line}\n{all}"
+        );
+    }
+}

@@ -98,6 +98,22 @@ pub fn run(ctx: &LoadCtx, args: &InitArgs) -> Outcome {
         }
         return Outcome::BadInput;
     }
+    // Never through a symbolic link (a repository can ship one pointing anywhere): neither the
+    // file nor any folder on its way below the project may be a link.
+    for (p, _) in &files {
+        if let Some(link) = link_on_the_way(&root, p) {
+            tell!(
+                "error: {} is a symbolic link: assay init writes no file through one",
+                ctx.shown(&link).display()
+            );
+            return Outcome::BadInput;
+        }
+    }
+    // Kept so that a failure puts back what --force replaced.
+    let replaced: Vec<(PathBuf, Vec<u8>)> = files
+        .iter()
+        .filter_map(|(p, _)| Some((p.clone(), std::fs::read(p).ok()?)))
+        .collect();
     // What this run creates (not what --force replaces), removed again if it does not validate.
     let created: Vec<PathBuf> = files
         .iter()
@@ -144,9 +160,12 @@ pub fn run(ctx: &LoadCtx, args: &InitArgs) -> Outcome {
                 tell!("error: cannot remove {}: {e}", ctx.shown(p).display());
             }
         }
-        tell!(
-            "error: the starter suite does not validate (removed again); this is a bug in assay init"
-        );
+        for (p, bytes) in &replaced {
+            if let Err(e) = std::fs::write(p, bytes) {
+                tell!("error: cannot restore {}: {e}", ctx.shown(p).display());
+            }
+        }
+        tell!("error: the starter suite does not validate (what was written is undone)");
         return Outcome::Infrastructure;
     }
     let cases: usize = loaded.suites.iter().map(|s| s.cases.len()).sum();
@@ -395,11 +414,15 @@ fn starter(
                     skill.path.display()
                 ));
             }
-            let mut files = vec![
-                (
+            let mut files = Vec::new();
+            // A package's eval config is its own: made when missing, never replaced.
+            if !root.join("evals/eval-config.json").exists() {
+                files.push((
                     root.join("evals/eval-config.json"),
                     pretty(json!({"version": 1, "engine": "claude-code", "timeout": 120})),
-                ),
+                ));
+            }
+            files.extend([
                 (
                     root.join("evals/cases").join(format!("{}.yaml", w.name)),
                     format!(
@@ -417,7 +440,7 @@ fn starter(
                         ))
                     ),
                 ),
-            ];
+            ]);
             if !root.join("package.agent.json").exists() {
                 files.push((
                     root.join("package.agent.json"),
@@ -551,13 +574,16 @@ fn from_run(ctx: &LoadCtx, run_dir: &Path, case: &str) -> Outcome {
                 .parent()
                 .map(|p| p.join("cases"))
                 .unwrap_or_else(|| source.clone());
-            let path = (1..1000)
-                .map(|n| cases.join(format!("{case}-from-run-{n}.yaml")))
-                .find(|p| !p.exists())
-                .unwrap_or_else(|| cases.join(format!("{case}-from-run.yaml")));
+            let Some((n, path)) = (1..1000)
+                .map(|n| (n, cases.join(format!("{case}-from-run-{n}.yaml"))))
+                .find(|(_, p)| !p.exists())
+            else {
+                tell!("error: {} has no free name for the case", cases.display());
+                return Outcome::BadInput;
+            };
             let text = format!(
                 "name: {}\ndescription: {}\ninput:\n  prompt: {}\njudge:\n  criteria: {}\n",
-                y(&format!("{case}-from-run")),
+                y(&format!("{case}-from-run-{n}")),
                 y(&format!("Recorded from {}", ctx.shown(&dir).display())),
                 y(&prompt),
                 y(&format!(
@@ -582,6 +608,13 @@ fn from_run(ctx: &LoadCtx, run_dir: &Path, case: &str) -> Outcome {
             return Outcome::BadInput;
         }
     };
+    if let Some(link) = link_on_the_way(&ctx.cwd, &path) {
+        tell!(
+            "error: {} is a symbolic link: assay init writes no file through one",
+            ctx.shown(&link).display()
+        );
+        return Outcome::BadInput;
+    }
     let before = std::fs::read(&path).ok();
     if let Err(e) = path
         .parent()
@@ -617,4 +650,18 @@ fn from_run(ctx: &LoadCtx, run_dir: &Path, case: &str) -> Outcome {
         ctx.shown(&path).display()
     );
     Outcome::Success
+}
+
+/// The first symbolic link on the way from `root` to `path` (the file itself included), if
+/// any; a path outside `root` counts as its own first step.
+fn link_on_the_way(root: &Path, path: &Path) -> Option<PathBuf> {
+    let rel = path.strip_prefix(root).ok()?;
+    let mut at = root.to_path_buf();
+    for c in rel.components() {
+        at.push(c);
+        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Some(at);
+        }
+    }
+    None
 }

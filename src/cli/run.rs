@@ -72,7 +72,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
     let to_stdout = !args.json;
     let mut progress = Progress::new(!args.json && stderr_is_terminal());
     let say_line = |progress: &Progress, text: String| {
-        let text = printable(&text);
+        let text = no_workflow_commands(&printable(&text));
         if progress.bar.is_some() {
             progress.println(&text);
         } else if to_stdout {
@@ -141,7 +141,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
                         }
                     }
                     if *f == crate::report::Format::Github
-                        && let Err(e) = github_step(&r)
+                        && let Err(e) = github_step(&r, args.json)
                     {
                         tell!("error: the GitHub step summary: {e}");
                         not_delivered = true;
@@ -166,7 +166,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
     }
     progress.done();
     let say = |line: String| {
-        let line = printable(&line);
+        let line = no_workflow_commands(&printable(&line));
         if to_stdout {
             println!("{line}")
         } else {
@@ -252,12 +252,15 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         }
     } else if let Some(b) = &report.budget_stop {
         tell!(
-            "stopped by budget: ${:.4} spent of the ${:.4} --max-cost; {} case-run(s) not started. Finish with `assay run --resume {}` (and the same selection, with a higher --max-cost)",
+            "stopped by budget: ${:.4} spent of the ${:.4} limit (--max-cost or `[run] max_cost`); {} case-run(s) not started. Finish with `assay run --resume {}` (and the same selection, with a higher limit)",
             b.spent_usd,
             b.max_cost_usd,
             b.not_started,
             ctx.shown(&report.dir).display()
         );
+        if let Some(e) = &report.record_error {
+            tell!("error: the run was not fully recorded: {e}");
+        }
         Outcome::Infrastructure
     } else if let Some(e) = &report.record_error {
         tell!("error: the run was not fully recorded: {e}");
@@ -679,14 +682,28 @@ impl Progress {
     }
 }
 
+/// A line that starts with `::` is a GitHub Actions workflow command: in what the run prints
+/// (ids, queries and reasons from suites and agents), such a line is indented, so only
+/// `--reporter github`'s own annotations are commands.
+fn no_workflow_commands(text: &str) -> String {
+    let text = text.replace("\n::", "\n ::");
+    match text.strip_prefix("::") {
+        Some(rest) => format!(" ::{rest}"),
+        None => text,
+    }
+}
+
 /// `--reporter github`: the annotations on standard output, where the Actions runner reads
 /// workflow commands, and the Markdown summary appended to `$GITHUB_STEP_SUMMARY` when set.
-fn github_step(r: &crate::report::model::Report) -> std::io::Result<()> {
+fn github_step(r: &crate::report::model::Report, json: bool) -> std::io::Result<()> {
     use std::io::Write;
-    print!(
-        "{}",
-        printable(&crate::report::render(r, crate::report::Format::Github))
-    );
+    // With --json, standard output is the JSON report alone; the runner reads both streams.
+    let annotations = printable(&crate::report::render(r, crate::report::Format::Github));
+    if json {
+        eprint!("{annotations}");
+    } else {
+        print!("{annotations}");
+    }
     let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
         return Ok(());
     };

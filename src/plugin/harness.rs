@@ -102,14 +102,25 @@ impl Harness for PluginHarness {
         self.info.slash_commands
     }
 
-    /// Its `*_BASE_URL` variables, and the default URL of each endpoint whose variable is
-    /// not set.
+    /// Its `*_BASE_URL` variables and the URL in each variable it names; for a variable that
+    /// is not set, its default URL, but only an `https` URL of a public host name: a plugin
+    /// (untrusted) cannot open the sandbox to an address (cloud metadata, a host service on
+    /// loopback or the private network) by naming it.
     fn endpoints(&self, env: &[(String, String)]) -> Vec<String> {
         let mut urls = crate::sandbox::endpoint::from_env(env);
         for (var, default) in &self.info.endpoints {
-            let set = env.iter().any(|(k, v)| k == var && !v.is_empty());
-            if !set && !default.is_empty() && !urls.contains(default) {
-                urls.push(default.clone());
+            let set = env
+                .iter()
+                .find(|(k, v)| k == var && !v.is_empty())
+                .map(|(_, v)| v.clone());
+            let url = match set {
+                Some(v) => Some(v),
+                None => public_https(default).then(|| default.clone()),
+            };
+            if let Some(u) = url
+                && !urls.contains(&u)
+            {
+                urls.push(u);
             }
         }
         urls
@@ -221,6 +232,52 @@ impl Drop for PluginParser {
         if let Some(guest) = self.guest.take() {
             // The store goes with the parser: a resource the plugin cannot drop leaks nothing.
             let _ = guest.resource().resource_drop(&mut self.store);
+        }
+    }
+}
+
+/// An `https` URL whose host is a DNS name outside the local and internal namespaces (not an
+/// IP address, not `localhost`).
+fn public_https(url: &str) -> bool {
+    let Ok(u) = url::Url::parse(url) else {
+        return false;
+    };
+    let Some(url::Host::Domain(host)) = u.host() else {
+        return false;
+    };
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    u.scheme() == "https"
+        && host.contains('.')
+        && ![
+            "localhost",
+            ".local",
+            ".internal",
+            ".localdomain",
+            ".home.arpa",
+        ]
+        .iter()
+        .any(|s| host == s.trim_start_matches('.') || host.ends_with(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::public_https;
+
+    #[test]
+    fn a_plugin_default_endpoint_must_be_a_public_https_host() {
+        assert!(public_https("https://api.anthropic.com"));
+        for bad in [
+            "http://api.example.com",
+            "https://169.254.169.254",
+            "https://127.0.0.1:6379",
+            "https://[::1]",
+            "https://localhost",
+            "https://db.internal",
+            "https://printer.local",
+            "https://metadata",
+            "not a url",
+        ] {
+            assert!(!public_https(bad), "{bad}");
         }
     }
 }

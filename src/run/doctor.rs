@@ -222,8 +222,15 @@ fn list(label: &str, items: &[String]) -> String {
 fn writable(what: &str, shown: &Path, dir: &Path) -> Check {
     let made: Vec<&Path> = dir.ancestors().take_while(|d| !d.exists()).collect();
     let probe = dir.join(format!(".assay-doctor-{}", std::process::id()));
+    // A new file only (never through a link or over a file that is there), removed after.
     let result = std::fs::create_dir_all(dir)
-        .and_then(|()| std::fs::write(&probe, b"ok"))
+        .and_then(|()| {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&probe)
+        })
+        .and_then(|mut f| std::io::Write::write_all(&mut f, b"ok"))
         .and_then(|()| std::fs::remove_file(&probe));
     for d in made {
         // Only the empty folders this probe made, deepest first.
