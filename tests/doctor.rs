@@ -8,16 +8,7 @@ use std::path::Path;
 use support::*;
 
 fn quickstart() -> tempfile::TempDir {
-    let d = tempfile::tempdir().unwrap();
-    let src = repo().join("examples/quickstart");
-    let status = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(format!("{}/.", src.display()))
-        .arg(d.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    d
+    copy_example("examples/quickstart")
 }
 
 fn clauditor_project(dir: &Path) {

@@ -6,21 +6,9 @@ use std::path::Path;
 
 use support::*;
 
-fn copy_of(example: &str) -> tempfile::TempDir {
-    let d = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(format!("{}/.", repo().join(example).display()))
-        .arg(d.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    d
-}
-
 /// The quickstart without its own suites: the `greeting` command and the stand-in agent.
 fn bare_quickstart() -> tempfile::TempDir {
-    let d = copy_of("examples/quickstart");
+    let d = copy_example("examples/quickstart");
     std::fs::remove_dir_all(d.path().join("evals")).unwrap();
     std::fs::remove_file(d.path().join(".claude/commands/greeting.eval.json")).unwrap();
     d
@@ -96,7 +84,7 @@ fn each_format_writes_a_suite_that_validates_and_runs() {
 
 #[test]
 fn a_uaaps_package_gets_its_config_and_a_case_for_its_skill() {
-    let d = copy_of("examples/uaaps");
+    let d = copy_example("examples/uaaps");
     std::fs::remove_dir_all(d.path().join("evals")).unwrap();
     let out = assay(
         d.path(),

@@ -709,17 +709,7 @@ fn github_annotations_point_at_each_failing_case_and_escape_what_they_quote() {
 
 #[test]
 fn reporter_github_prints_annotations_and_appends_the_step_summary() {
-    let d = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(format!(
-            "{}/.",
-            repo().join("examples/quickstart").display()
-        ))
-        .arg(d.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let d = copy_example("examples/quickstart");
     // A check the stand-in agent fails, with a needle that tries to inject a workflow command.
     let spec = d.path().join(".claude/commands/greeting.eval.json");
     let text = std::fs::read_to_string(&spec).unwrap().replace(
@@ -753,17 +743,7 @@ fn reporter_github_prints_annotations_and_appends_the_step_summary() {
 
 #[test]
 fn text_from_a_suite_never_starts_a_workflow_command_in_what_run_prints() {
-    let d = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(format!(
-            "{}/.",
-            repo().join("examples/quickstart").display()
-        ))
-        .arg(d.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let d = copy_example("examples/quickstart");
     // A trigger query (shown in the summary of failing queries) that tries to start commands.
     let spec = d.path().join(".claude/commands/greeting.eval.json");
     let text = std::fs::read_to_string(&spec).unwrap().replacen(

@@ -30,14 +30,7 @@ pub fn run(ctx: &LoadCtx, args: &DoctorArgs, plugins: &crate::plugin::Plugins) -
         return Outcome::BadInput;
     }
     let opts = RunOptions {
-        settings: crate::run::RunSettings {
-            workspace_dir: args
-                .settings
-                .workspace_dir
-                .as_ref()
-                .map(|d| ctx.cwd.join(d)),
-            ..args.settings.clone()
-        },
+        settings: args.settings.from(&ctx.cwd),
         judge: args.judge.judge.clone(),
         transport: args.judge.transport.clone(),
         plugins: plugins.clone(),

@@ -34,14 +34,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         }
     };
     let opts = RunOptions {
-        settings: crate::run::RunSettings {
-            workspace_dir: args
-                .settings
-                .workspace_dir
-                .as_ref()
-                .map(|d| ctx.cwd.join(d)),
-            ..args.settings.clone()
-        },
+        settings: args.settings.from(&ctx.cwd),
         // 0: `[run] jobs` of assay.toml, else the default from CPUs and memory.
         jobs: args.jobs.unwrap_or(0),
         // A second signal: everything is killed; stop at once, as shells report it.

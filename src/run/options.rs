@@ -102,6 +102,16 @@ pub struct RunSettings {
     pub pass_env: Vec<String>,
 }
 
+impl RunSettings {
+    /// The settings as the run takes them, given from `cwd`: the workspace folder absolute.
+    pub fn from(&self, cwd: &std::path::Path) -> RunSettings {
+        RunSettings {
+            workspace_dir: self.workspace_dir.as_ref().map(|d| cwd.join(d)),
+            ..self.clone()
+        }
+    }
+}
+
 /// What the user asked for on the command line (and through `ASSAY_*` variables).
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {

@@ -305,3 +305,17 @@ pub fn hostile_output(run_dir: &Path, out: &Output) -> String {
     std::fs::read_to_string(run_dir.join("skillet_hostile/001/run-1/output.txt"))
         .unwrap_or_else(|e| panic!("{e}\n{}\n{}", stdout(out), stderr(out)))
 }
+
+/// A fresh copy of one of the repository's examples (`examples/quickstart`, …), hidden files
+/// included, in a temporary folder.
+pub fn copy_example(example: &str) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let status = Command::new("cp")
+        .arg("-r")
+        .arg(format!("{}/.", repo().join(example).display()))
+        .arg(d.path())
+        .status()
+        .unwrap();
+    assert!(status.success(), "copying {example}");
+    d
+}
