@@ -33,6 +33,18 @@ pub fn unify_newlines(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// What assay prints for people ([`printable`]), and no line of it a GitHub Actions
+/// workflow command: a line that starts with `::` (an id, a query, a reason or a file name
+/// from a suite or an agent) is indented, so only `--reporter github`'s own annotations, which
+/// are printed apart, are commands.
+pub fn for_terminal(text: &str) -> String {
+    let text = printable(text).replace("\n::", "\n ::");
+    match text.strip_prefix("::") {
+        Some(rest) => format!(" ::{rest}"),
+        None => text,
+    }
+}
+
 /// JSON text for a terminal: `serde_json` escapes the C0 controls but writes DEL and the C1
 /// controls (U+007F–U+009F) as they are; they can only stand inside strings, where a
 /// `\u00XX` escape means the same.
@@ -77,6 +89,13 @@ pub fn cut_bytes(mut text: String, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn no_line_for_a_terminal_is_a_workflow_command() {
+        let t = super::for_terminal("::add-mask::x\nok\n::error file=a::b\x1b[2J");
+        assert!(t.lines().all(|l| !l.starts_with("::")), "{t}");
+        assert!(!t.contains('\x1b'));
+    }
+
     use super::*;
 
     #[test]

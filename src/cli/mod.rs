@@ -5,17 +5,19 @@
 //! shown escaped, never sent, so nothing can erase a line, move the cursor or retitle the
 //! window. JSON for tools is printed with [`crate::text::printable_json`].
 
-/// `println!`, control characters shown escaped (see `report::tables::printable`).
+/// `println!`, control characters shown escaped and no line a workflow command (see
+/// [`crate::text::for_terminal`]).
 macro_rules! say {
     ($($arg:tt)*) => {
-        println!("{}", $crate::text::printable(&format!($($arg)*)))
+        println!("{}", $crate::text::for_terminal(&format!($($arg)*)))
     };
 }
 
-/// `eprintln!`, control characters shown escaped (see `report::tables::printable`).
+/// `eprintln!`, control characters shown escaped and no line a workflow command (see
+/// [`crate::text::for_terminal`]).
 macro_rules! tell {
     ($($arg:tt)*) => {
-        eprintln!("{}", $crate::text::printable(&format!($($arg)*)))
+        eprintln!("{}", $crate::text::for_terminal(&format!($($arg)*)))
     };
 }
 

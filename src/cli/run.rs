@@ -65,7 +65,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
     let to_stdout = !args.json;
     let mut progress = Progress::new(!args.json && stderr_is_terminal());
     let say_line = |progress: &Progress, text: String| {
-        let text = no_workflow_commands(&printable(&text));
+        let text = crate::text::for_terminal(&text);
         if progress.bar.is_some() {
             progress.println(&text);
         } else if to_stdout {
@@ -159,7 +159,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
     }
     progress.done();
     let say = |line: String| {
-        let line = no_workflow_commands(&printable(&line));
+        let line = crate::text::for_terminal(&line);
         if to_stdout {
             println!("{line}")
         } else {
@@ -672,17 +672,6 @@ impl Progress {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
-    }
-}
-
-/// A line that starts with `::` is a GitHub Actions workflow command: in what the run prints
-/// (ids, queries and reasons from suites and agents), such a line is indented, so only
-/// `--reporter github`'s own annotations are commands.
-fn no_workflow_commands(text: &str) -> String {
-    let text = text.replace("\n::", "\n ::");
-    match text.strip_prefix("::") {
-        Some(rest) => format!(" ::{rest}"),
-        None => text,
     }
 }
 
