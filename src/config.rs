@@ -22,6 +22,52 @@ pub struct Config {
     /// Plugins (`[[plugin]]`): WebAssembly components, or trusted native libraries.
     #[serde(default, rename = "plugin", skip_serializing_if = "Vec::is_empty")]
     pub plugins: Vec<PluginConfig>,
+    /// `assay lint`'s budget and the findings this project accepts, each with its reason.
+    #[serde(default)]
+    pub lint: LintConfig,
+}
+
+/// `[lint]`: what `assay lint` takes from the project.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LintConfig {
+    /// The token budget for a SKILL.md body (default 5000); `--max-tokens` wins.
+    pub max_tokens: Option<u64>,
+    /// Findings accepted on purpose (`[[lint.allow]]`): shown as allowed, never failing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<LintAllow>,
+}
+
+/// One accepted finding: a code, where (a glob relative to the project root; everywhere when
+/// left out) and why.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LintAllow {
+    pub code: String,
+    #[serde(default, deserialize_with = "glob")]
+    pub path: Option<String>,
+    #[serde(deserialize_with = "reason")]
+    pub reason: String,
+}
+
+/// A `[[lint.allow]]` path: a glob that compiles.
+fn glob<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let v = String::deserialize(d)?;
+    globset::Glob::new(&v)
+        .map_err(|e| serde::de::Error::custom(format!("path is not a glob: {e}")))?;
+    Ok(Some(v))
+}
+
+/// A `[[lint.allow]]` reason: required, and not blank (an exception nobody explained is
+/// not a justification).
+fn reason<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let v = String::deserialize(d)?;
+    if v.trim().is_empty() {
+        return Err(serde::de::Error::custom(
+            "reason must say why the finding is accepted",
+        ));
+    }
+    Ok(v)
 }
 
 /// A plugin as `assay.toml` declares it (`[[plugin]]`).

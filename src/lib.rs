@@ -12,6 +12,7 @@ pub mod exit;
 pub mod harness;
 pub mod host;
 pub mod judge;
+pub mod lint;
 pub mod plugin;
 pub mod process;
 pub mod record;

@@ -24,6 +24,7 @@ macro_rules! tell {
 mod doctor;
 pub mod grade;
 mod init;
+mod lint;
 mod list;
 mod plugin;
 mod report;
@@ -88,6 +89,10 @@ pub enum Command {
     /// Write a starter suite for a skill or slash command, in a format, where its runner looks
     /// (validated; never overwrites without --force).
     Init(init::InitArgs),
+    /// Check skills and evals without running anything: front matter by the Agent Skills
+    /// specification, the token budget, missing files, vague expectations, checks that
+    /// cannot fail, trigger sets, unused fixtures. Errors exit 2 (warnings too with --strict).
+    Lint(lint::LintArgs),
     /// Check what `assay run` here would use (harness CLIs and logins, the sandbox, the judge,
     /// plugins, the run and cache folders), with the fix for each problem; exit 3 if the run
     /// would stop.
@@ -370,6 +375,7 @@ pub fn main() -> ExitCode {
     }
     let scope: Vec<PathBuf> = match &cli.command {
         Command::Validate(a) => a.selection.scope(),
+        Command::Lint(a) => a.selection.scope(),
         Command::List(a) => a.selection.scope(),
         Command::Run(a) => a.selection.scope(),
         Command::Doctor(a) => a.selection.scope(),
@@ -383,7 +389,7 @@ pub fn main() -> ExitCode {
     };
     // Read-only commands never run native code; the others only with the flag's consent.
     let native = match &cli.command {
-        Command::Validate(_) | Command::List(_) | Command::Doctor(_) => {
+        Command::Validate(_) | Command::Lint(_) | Command::List(_) | Command::Doctor(_) => {
             crate::plugin::NativePolicy::Never
         }
         _ if cli.allow_native => crate::plugin::NativePolicy::Allowed,
@@ -398,6 +404,7 @@ pub fn main() -> ExitCode {
     }
     let outcome = match cli.command {
         Command::Validate(args) => validate::run(&ctx, &args),
+        Command::Lint(args) => lint::run(&ctx, &args),
         Command::List(args) => list::run(&ctx, &args),
         Command::Run(args) => run::run(&ctx, &args, &plugins),
         Command::Doctor(args) => doctor::run(&ctx, &args, &plugins),

@@ -81,7 +81,7 @@ pub struct Skill {
     pub description: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SkillKind {
     /// A folder with SKILL.md (Claude Code and Codex skills).

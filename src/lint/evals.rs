@@ -1,0 +1,358 @@
+//! The evals: expectations too vague to grade, checks that cannot tell a good answer from
+//! none, cases that never tell the agent what their checks look for, repeated prompts.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::place::{Files, finding, read_text};
+use crate::assert::check::Checks;
+use crate::assert::urls::UrlPolicy;
+use crate::assert::view::CaseRunView;
+use crate::diag::Problem;
+use crate::diag::Severity::Warning;
+use crate::spec::{Case, Check, Location, SkillKind, Suite};
+
+/// Check types that guard rather than ask for something: passing on an empty answer is what
+/// they do, so only a case made of nothing else is suspect.
+const GUARDS: &[&str] = &[
+    "not_contains",
+    "max_length",
+    "tool_not_called",
+    "fixture_unchanged",
+    "max_turns",
+    "max_cost",
+    "max_duration",
+];
+
+/// Types never evaluated here: `urls_reachable` would reach the network.
+const NOT_EVALUATED: &[&str] = &["urls_reachable"];
+
+/// Words that say nothing a grader could check, alone or together.
+const VAGUE_WORDS: &[&str] = &[
+    "is",
+    "are",
+    "be",
+    "it",
+    "its",
+    "the",
+    "a",
+    "an",
+    "and",
+    "very",
+    "really",
+    "should",
+    "must",
+    "good",
+    "great",
+    "fine",
+    "ok",
+    "okay",
+    "nice",
+    "correct",
+    "correctly",
+    "right",
+    "works",
+    "work",
+    "working",
+    "worked",
+    "helpful",
+    "useful",
+    "accurate",
+    "clear",
+    "complete",
+    "reasonable",
+    "appropriate",
+    "high",
+    "quality",
+    "well",
+    "written",
+    "done",
+    "valid",
+    "proper",
+    "properly",
+    "expected",
+    "as",
+    "looks",
+    "look",
+    "seems",
+    "makes",
+    "sense",
+    "succeeds",
+    "passes",
+    "output",
+    "response",
+    "answer",
+    "result",
+    "results",
+    "skill",
+    "agent",
+    "does",
+    "job",
+    "what",
+    "was",
+    "were",
+    "asked",
+    "task",
+    "follows",
+    "instructions",
+];
+
+/// Every finding in one suite's cases.
+pub fn lint(suite: &Suite, cwd: &Path, files: &mut Files, out: &mut Vec<Problem>) {
+    let checks = Checks::builtin(UrlPolicy::default());
+    let skill = skill_text(suite, cwd);
+    let mut prompts: HashMap<String, &Case> = HashMap::new();
+    for case in &suite.cases {
+        vague(case, files, out);
+        for c in &case.checks {
+            empty_pass(c, case, &checks, files, out);
+        }
+        if case.command.is_none() {
+            cannot_fail(case, &checks, skill.as_deref(), files, out);
+            unnamed(suite, case, skill.as_deref(), cwd, files, out);
+            let key = case.turns.join("\n").trim().to_lowercase();
+            if let Some(first) = prompts.get(&key) {
+                out.push(finding(
+                    Warning,
+                    "duplicate-prompt",
+                    &case.location.file,
+                    files.at(&case.location),
+                    format!(
+                        "case `{}` has the same prompt as case `{}`",
+                        case.id, first.id
+                    ),
+                    "vary the prompt (another input, phrasing or edge case), or remove the repeat: it costs a run and measures nothing new",
+                ));
+            } else {
+                prompts.insert(key, case);
+            }
+        }
+    }
+}
+
+/// The skill's text (front matter and body), for checks run against it.
+fn skill_text(suite: &Suite, cwd: &Path) -> Option<String> {
+    let skill = suite.skill.as_ref()?;
+    let file = match skill.kind {
+        SkillKind::Dir => skill.path.join("SKILL.md"),
+        SkillKind::Command => skill.path.clone(),
+    };
+    read_text(&cwd.join(file))
+}
+
+/// Expectations and criteria that name nothing checkable.
+fn vague(case: &Case, files: &mut Files, out: &mut Vec<Problem>) {
+    let mut items: Vec<&str> = case.judge.expectations.iter().map(String::as_str).collect();
+    items.extend(case.judge.rubric.iter().map(|c| c.criterion.as_str()));
+    items.extend(case.judge.criteria.as_deref());
+    for text in items {
+        if is_vague(text) {
+            out.push(finding(
+                Warning,
+                "vague-expectation",
+                &case.location.file,
+                files.find(&case.location, text),
+                format!("\"{}\" is too vague to grade: a judge can pass anything against it", text.trim()),
+                "name something a reader can check: a section, a value, a file, a fact from the input (\"brief.md lists three risks, each with an owner\")",
+            ));
+        }
+    }
+}
+
+/// Whether an expectation says nothing beyond "it is good".
+pub fn is_vague(text: &str) -> bool {
+    let words: Vec<String> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '.' || c == '_' || c == '/'))
+        .map(|w| w.trim_matches('.').to_lowercase())
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.is_empty() || words.iter().all(|w| VAGUE_WORDS.contains(&w.as_str()))
+}
+
+/// A case-run with nothing in it: no output, no tool calls, no files.
+fn empty_view() -> Arc<CaseRunView> {
+    Arc::new(CaseRunView::default())
+}
+
+/// A case-run whose output is the skill's own text, and nothing else.
+fn echo_view(skill: &str) -> Arc<CaseRunView> {
+    Arc::new(CaseRunView {
+        output: skill.to_string(),
+        final_message: skill.to_string(),
+        ..CaseRunView::default()
+    })
+}
+
+/// Whether a check passes on a case-run, negation applied; `None` for a type not evaluated
+/// here (a plugin's, or one that would reach the network).
+fn passes(checks: &Checks, c: &Check, view: &Arc<CaseRunView>) -> Option<bool> {
+    if NOT_EVALUATED.contains(&c.kind.as_str()) {
+        return None;
+    }
+    let result = checks.evaluate(&c.kind, &c.config, view)?;
+    Some(result.map(|f| f.passed).unwrap_or(false) != c.negate)
+}
+
+fn is_guard(c: &Check) -> bool {
+    c.negate || GUARDS.contains(&c.kind.as_str())
+}
+
+/// A check that asks for something, yet passes when there is nothing.
+fn empty_pass(c: &Check, case: &Case, checks: &Checks, files: &mut Files, out: &mut Vec<Problem>) {
+    if is_guard(c) || passes(checks, c, &empty_view()) != Some(true) {
+        return;
+    }
+    let loc = c.location.as_ref().unwrap_or(&case.location);
+    out.push(finding(
+        Warning,
+        "check-passes-on-empty",
+        &loc.file,
+        files.at(loc),
+        format!(
+            "check `{}` ({}) passes on an empty answer, so it cannot fail",
+            c.id, c.kind
+        ),
+        "make it ask for something the answer must hold (a count above 0, a pattern that needs text, a needle)",
+    ));
+}
+
+/// A case whose every check passes on an empty case-run, or on the skill's own text given as
+/// the answer, with no judge to tell them apart.
+fn cannot_fail(
+    case: &Case,
+    checks: &Checks,
+    skill: Option<&str>,
+    files: &mut Files,
+    out: &mut Vec<Problem>,
+) {
+    if case.checks.is_empty() || !case.judge.is_empty() {
+        return;
+    }
+    let all_pass = |view: &Arc<CaseRunView>| {
+        case.checks
+            .iter()
+            .all(|c| passes(checks, c, view).unwrap_or(false))
+    };
+    let what = if all_pass(&empty_view()) {
+        "an agent that does nothing"
+    } else if skill.is_some_and(|s| all_pass(&echo_view(s))) {
+        "an agent that answers with the skill's own text"
+    } else {
+        return;
+    };
+    out.push(finding(
+        Warning,
+        "case-cannot-fail",
+        &case.location.file,
+        files.at(&case.location),
+        format!(
+            "case `{}` passes {what}: none of its {} check(s) can tell that from doing the task",
+            case.id,
+            case.checks.len()
+        ),
+        "add a check on what only doing the task produces (a file it writes, a value from the input), or a judge expectation",
+    ));
+}
+
+/// Checks that look for a file, or for words, that nothing the agent is given mentions.
+fn unnamed(
+    suite: &Suite,
+    case: &Case,
+    skill: Option<&str>,
+    cwd: &Path,
+    files: &mut Files,
+    out: &mut Vec<Problem>,
+) {
+    let mut given = case.turns.join("\n");
+    for extra in [
+        skill,
+        case.expected_output.as_deref(),
+        suite.defaults.system_prompt.as_deref(),
+        case.judge.criteria.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        given.push('\n');
+        given.push_str(extra);
+    }
+    for f in &case.fixtures {
+        given.push('\n');
+        given.push_str(&f.dest.to_string_lossy());
+        if let Some(text) = read_text(&cwd.join(&f.source)) {
+            given.push('\n');
+            given.push_str(&text);
+        }
+    }
+    let given = given.to_lowercase();
+    for c in case.checks.iter().filter(|c| !c.negate) {
+        let (what, missing) = match c.kind.as_str() {
+            "file_exists" | "file_created" | "file_contains" | "file_matches" => {
+                let Some(path) = c.config.get("path").and_then(|v| v.as_str()) else {
+                    continue;
+                };
+                let name = Path::new(path)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().to_lowercase())
+                    .unwrap_or_default();
+                (format!("the file `{path}`"), !given.contains(&name))
+            }
+            "contains" | "starts_with" | "ends_with" => {
+                let Some(needle) = c.config.get("needle").and_then(|v| v.as_str()) else {
+                    continue;
+                };
+                let words: Vec<String> = needle
+                    .split(|ch: char| !ch.is_alphanumeric())
+                    .filter(|w| w.chars().count() >= 3)
+                    .map(str::to_lowercase)
+                    .collect();
+                let missing =
+                    !words.is_empty() && !words.iter().any(|w| given.contains(w.as_str()));
+                (format!("\"{needle}\""), missing)
+            }
+            _ => continue,
+        };
+        if missing {
+            let loc: &Location = c.location.as_ref().unwrap_or(&case.location);
+            out.push(finding(
+                Warning,
+                "check-not-in-prompt",
+                &loc.file,
+                files.at(loc),
+                format!(
+                    "check `{}` looks for {what}, which neither the prompt, the skill nor the case's inputs mention: an agent can only hit it by chance",
+                    c.id
+                ),
+                "name it in the prompt (or in the skill's instructions), or check for what the prompt asks",
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vague_expectations_are_told_from_concrete_ones() {
+        for v in [
+            "is good",
+            "Works",
+            "The output is correct and helpful.",
+            "looks good",
+            "It does what was asked",
+            "",
+        ] {
+            assert!(is_vague(v), "{v:?}");
+        }
+        for c in [
+            "brief.md exists",
+            "lists three risks",
+            "the total is $1,200",
+            "mentions pricing",
+        ] {
+            assert!(!is_vague(c), "{c:?}");
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! Fixture files nothing uses: in a suite's fixture folder, yet neither staged by any case
+//! nor named in any prompt, command, script or check.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use super::place::finding;
+use crate::diag::Problem;
+use crate::diag::Severity::Warning;
+use crate::spec::{Format, StdinSource, Suite};
+
+/// The folders a format keeps fixtures in, for one suite (BMAD `files/` beside evals.json,
+/// clauditor `fixtures/` beside the spec, UAAPS `evals/fixtures/` and `files/`, a UAAPS test
+/// config's `fixtures/`).
+fn fixture_dirs(suite: &Suite, cwd: &Path) -> Vec<PathBuf> {
+    let Some(dir) = cwd.join(&suite.source).parent().map(Path::to_path_buf) else {
+        return Vec::new();
+    };
+    match suite.format {
+        Format::Bmad => vec![dir.join("files")],
+        Format::Clauditor | Format::UaapsTests => vec![dir.join("fixtures")],
+        Format::Uaaps => vec![dir.join("fixtures"), dir.join("files")],
+        Format::Skillet => Vec::new(),
+    }
+}
+
+/// Every fixture file no suite uses, across all the suites (a folder several suites share
+/// counts a file used by any of them).
+pub fn lint(suites: &[Suite], cwd: &Path, out: &mut Vec<Problem>) {
+    let mut staged: Vec<PathBuf> = Vec::new();
+    let mut mentioned = String::new();
+    for suite in suites {
+        for case in &suite.cases {
+            staged.extend(
+                case.fixtures
+                    .iter()
+                    .map(|f| canonical(&cwd.join(&f.source))),
+            );
+            for text in case
+                .turns
+                .iter()
+                .chain(case.setup.iter())
+                .chain(case.teardown.iter())
+            {
+                mentioned.push_str(text);
+                mentioned.push('\n');
+            }
+            if let Some(cmd) = &case.command {
+                mentioned.push_str(&cmd.argv.join(" "));
+                mentioned.push('\n');
+                if let Some(StdinSource::File(f)) = &cmd.stdin {
+                    mentioned.push_str(&f.to_string_lossy());
+                    mentioned.push('\n');
+                }
+            }
+            for c in &case.checks {
+                mentioned.push_str(&c.config.to_string());
+                mentioned.push('\n');
+            }
+        }
+    }
+    let mentioned = mentioned.to_lowercase();
+    let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
+    for suite in suites {
+        dirs.extend(fixture_dirs(suite, cwd).into_iter().filter(|d| d.is_dir()));
+    }
+    for dir in dirs {
+        let walk = ignore::WalkBuilder::new(&dir)
+            .hidden(false)
+            .standard_filters(false)
+            .build();
+        for entry in walk.flatten() {
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            let path = entry.path();
+            let real = canonical(path);
+            if staged.iter().any(|s| real.starts_with(s)) {
+                continue;
+            }
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().to_lowercase())
+                .unwrap_or_default();
+            if !name.is_empty() && mentioned.contains(&name) {
+                continue;
+            }
+            let shown = path.strip_prefix(cwd).unwrap_or(path);
+            out.push(finding(
+                Warning,
+                "unused-fixture",
+                shown,
+                None,
+                format!(
+                    "{} is in a fixture folder, but no case stages it or names it",
+                    shown.display()
+                ),
+                "stage it in a case that needs it (BMAD `files`, clauditor `input_files`, UAAPS `files`), or delete it",
+            ));
+        }
+    }
+}
+
+fn canonical(p: &Path) -> PathBuf {
+    p.canonicalize().unwrap_or_else(|_| p.to_path_buf())
+}

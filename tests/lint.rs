@@ -1,0 +1,209 @@
+//! `assay lint` as a user runs it: a crafted bad project (every finding, its place, code and
+//! fix), the examples (clean), `--strict`, `--max-tokens` and `[[lint.allow]]`.
+
+mod support;
+
+use serde_json::Value;
+use support::*;
+
+fn bad_project() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(format!(
+            "{}/.",
+            repo().join("tests/fixtures/lint/bad").display()
+        ))
+        .arg(d.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    d
+}
+
+fn findings(out: &std::process::Output) -> Vec<Value> {
+    let v: Value = serde_json::from_str(&stdout(out)).unwrap();
+    v["findings"].as_array().unwrap().clone()
+}
+
+#[test]
+fn a_crafted_bad_project_gets_every_finding_with_place_code_and_fix() {
+    let d = bad_project();
+    let out = assay(d.path(), &["lint"]);
+    assert_eq!(code(&out), 2, "errors exit 2\n{}", stderr(&out));
+    insta::assert_snapshot!("lint_bad_project", stdout(&out));
+
+    let out = assay(d.path(), &["lint", "--format", "json"]);
+    assert_eq!(code(&out), 2);
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["summary"]["skills"], 2);
+    assert_eq!(v["summary"]["suites"], 3);
+    let codes: std::collections::BTreeSet<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    for c in [
+        "name-invalid",
+        "description-no-when",
+        "front-matter-unknown-key",
+        "missing-reference",
+        "vague-expectation",
+        "duplicate-prompt",
+        "duplicate-query",
+        "conflicting-query",
+        "triggers-no-negative",
+        "check-passes-on-empty",
+        "case-cannot-fail",
+        "check-not-in-prompt",
+        "unused-fixture",
+    ] {
+        assert!(codes.contains(c), "{c} missing from {codes:?}");
+    }
+    for f in v["findings"].as_array().unwrap() {
+        assert!(f["file"].as_str().is_some_and(|s| !s.is_empty()), "{f}");
+        assert!(
+            f["help"].as_str().is_some_and(|s| !s.is_empty()),
+            "no fix: {f}"
+        );
+        if f["code"] != "unused-fixture" {
+            assert!(
+                f["line"].as_u64().is_some() && f["column"].as_u64().is_some(),
+                "{f}"
+            );
+        }
+    }
+    let name = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "name-invalid")
+        .unwrap();
+    assert_eq!(name["file"], ".claude/skills/report-writer/SKILL.md");
+    assert_eq!(
+        (name["line"].as_u64(), name["column"].as_u64()),
+        (Some(2), Some(7))
+    );
+    assert_eq!(name["severity"], "error");
+}
+
+#[test]
+fn the_examples_lint_clean_even_when_strict() {
+    wasm_plugins();
+    let out = assay(&repo(), &["lint", "examples", "--strict"]);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).ends_with(": 0 error(s), 0 warning(s)\n"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn warnings_pass_unless_strict_and_the_budget_is_a_flag() {
+    let d = tempfile::tempdir().unwrap();
+    let body = "Write the brief in five sections. ".repeat(40);
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (
+                ".claude/skills/brief/SKILL.md",
+                &format!(
+                    "---\nname: brief\ndescription: Writes briefs. Use when asked for a brief.\n---\n{body}\n"
+                ),
+            ),
+        ],
+    );
+    let out = assay(d.path(), &["lint"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("0 error(s), 0 warning(s)"),
+        "{}",
+        stdout(&out)
+    );
+
+    let out = assay(d.path(), &["lint", "--max-tokens", "100"]);
+    assert_eq!(code(&out), 0, "a warning alone passes: {}", stdout(&out));
+    assert!(
+        stdout(&out).contains(".claude/skills/brief/SKILL.md:5:1: warning[skill-over-budget]: the body is about 341 tokens"),
+        "{}",
+        stdout(&out)
+    );
+    let out = assay(d.path(), &["lint", "--max-tokens", "100", "--strict"]);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    assert!(stdout(&out).contains("(--strict: warnings fail)"));
+
+    std::fs::write(d.path().join("assay.toml"), "[lint]\nmax_tokens = 100\n").unwrap();
+    let out = assay(d.path(), &["lint", "--strict", "--format", "json"]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(findings(&out)[0]["code"], "skill-over-budget");
+    let out = assay(d.path(), &["lint", "--strict", "--max-tokens", "1000"]);
+    assert_eq!(
+        code(&out),
+        0,
+        "the flag wins over assay.toml: {}",
+        stdout(&out)
+    );
+
+    let out = assay(d.path(), &["lint", "--max-tokens", "0"]);
+    assert_eq!(code(&out), 2, "a zero budget is bad input");
+}
+
+#[test]
+fn a_project_accepts_a_finding_with_a_reason_and_typos_there_are_errors() {
+    let d = bad_project();
+    std::fs::write(
+        d.path().join("assay.toml"),
+        "[[lint.allow]]\ncode = \"unused-fixture\"\npath = \".claude/commands/fixtures/*\"\nreason = \"kept for the next case\"\n\n[[lint.allow]]\ncode = \"vague-expectation\"\nreason = \"a teaching example\"\n",
+    )
+    .unwrap();
+    let out = assay(d.path(), &["lint", "--format", "json"]);
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let allowed = v["allowed"].as_array().unwrap();
+    assert_eq!(allowed.len(), 3, "{allowed:?}");
+    assert!(
+        allowed
+            .iter()
+            .any(|a| a["code"] == "unused-fixture" && a["reason"] == "kept for the next case")
+    );
+    assert!(
+        findings(&out)
+            .iter()
+            .all(|f| f["code"] != "unused-fixture" && f["code"] != "vague-expectation")
+    );
+    let text = assay(d.path(), &["lint"]);
+    assert!(
+        stdout(&text).contains(", 3 allowed by assay.toml"),
+        "{}",
+        stdout(&text)
+    );
+
+    std::fs::write(
+        d.path().join("assay.toml"),
+        "[[lint.allow]]\ncode = \"unused-fixtures\"\nreason = \"typo\"\n",
+    )
+    .unwrap();
+    let out = assay(d.path(), &["lint", "--format", "json"]);
+    assert_eq!(code(&out), 2);
+    let typo = findings(&out)
+        .into_iter()
+        .find(|f| f["code"] == "bad-config")
+        .unwrap();
+    assert_eq!(typo["help"], "did you mean `unused-fixture`?");
+
+    std::fs::write(
+        d.path().join("assay.toml"),
+        "[[lint.allow]]\ncode = \"unused-fixture\"\nreason = \" \"\n",
+    )
+    .unwrap();
+    let out = assay(d.path(), &["lint"]);
+    assert_eq!(code(&out), 2, "a blank reason is bad input");
+    assert!(
+        stderr(&out).contains("reason must say why"),
+        "{}",
+        stderr(&out)
+    );
+}
