@@ -221,3 +221,37 @@ fn init_writes_nothing_through_a_symbolic_link() {
     );
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn a_skill_named_from_outside_its_project_gets_its_suite_in_that_project() {
+    let outer = tempfile::tempdir().unwrap();
+    let project = outer.path().join("proj");
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(bare_quickstart().path())
+        .arg(&project)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::fs::create_dir(outer.path().join(".git")).unwrap();
+    let out = assay(
+        outer.path(),
+        &[
+            "init",
+            "proj/.claude/commands/greeting.md",
+            "--format",
+            "skillet",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("wrote proj/evals/greeting/001.yaml"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        !outer.path().join("evals").exists(),
+        "nothing in the folder it ran from"
+    );
+    validates(&project);
+}

@@ -69,7 +69,18 @@ pub fn run(ctx: &LoadCtx, args: &InitArgs) -> Outcome {
         );
         return Outcome::BadInput;
     };
-    let root = ctx.cwd.clone();
+    // The skill's own project (its nearest assay.toml, .git, _bmad or .claude), where that
+    // project's runner looks; the current folder when nothing marks one.
+    // A UAAPS package's root is the folder holding its `skills/`.
+    let package_root = path
+        .parent()
+        .filter(|p| p.file_name().is_some_and(|n| n == "skills"))
+        .and_then(Path::parent);
+    let root = match (&args.skill, package_root) {
+        (Some(_), Some(package)) if args.format == InitFormat::Uaaps => package.to_path_buf(),
+        (Some(_), _) => crate::discover::project_root(path.parent().unwrap_or(&ctx.cwd), &ctx.cwd),
+        (None, _) => ctx.cwd.clone(),
+    };
     let files = match starter(&root, &skill, args.format) {
         Ok(f) => f,
         Err(why) => {

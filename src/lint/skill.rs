@@ -735,6 +735,28 @@ mod tests {
         assert!(p[0].message.contains("6250 tokens"), "{}", p[0].message);
     }
 
+    proptest::proptest! {
+        /// Any text, made of front matter pieces, links and odd characters, gives findings,
+        /// never a panic.
+        #[test]
+        fn never_panics(parts in proptest::collection::vec(proptest::prop_oneof![
+            proptest::strategy::Just("---\n".to_string()),
+            proptest::strategy::Just("name: ".to_string()),
+            proptest::strategy::Just("description: ".to_string()),
+            proptest::strategy::Just("metadata:\n  a: [1]\n".to_string()),
+            proptest::strategy::Just("[x](references/%E2%82%AC.md#a)".to_string()),
+            proptest::strategy::Just("`scripts/é`".to_string()),
+            proptest::strategy::Just("```\n".to_string()),
+            proptest::strategy::Just("\r\n".to_string()),
+            "\\PC{0,12}",
+        ], 0..24)) {
+            let text: String = parts.concat();
+            let _ = lint_text("a", &text);
+            let _ = suggest_name(&text);
+            let _ = percent_decoded(&text);
+        }
+    }
+
     #[test]
     fn suggested_names_follow_the_rules() {
         assert_eq!(suggest_name("My Skill__v2"), "my-skill-v2");

@@ -151,8 +151,32 @@ fn files_of(path: &Path, trusted: bool) -> Result<Vec<PathBuf>, String> {
     } else if path.is_file() {
         Ok(vec![path.to_path_buf()])
     } else {
-        Err(format!("{}: no such plugin file or folder", path.display()))
+        let shown = crate::spec::paths::normalize_abs(path);
+        Err(format!(
+            "{}: no such plugin file or folder{}",
+            shown.display(),
+            build_hint(&shown)
+        ))
     }
+}
+
+/// For a missing `…/target/wasm32-wasip2/<profile>/x.wasm`: that it is a build output, and
+/// the command that builds it.
+fn build_hint(path: &Path) -> String {
+    let parts: Vec<_> = path.components().collect();
+    let Some(i) = parts
+        .windows(2)
+        .position(|w| w[0].as_os_str() == "target" && w[1].as_os_str() == "wasm32-wasip2")
+    else {
+        return String::new();
+    };
+    let workspace: PathBuf = parts[..i].iter().collect();
+    let release = parts.get(i + 2).is_some_and(|p| p.as_os_str() == "release");
+    format!(
+        " (a build output: build it first with `rustup target add wasm32-wasip2` and `cargo build{} --target wasm32-wasip2` in {})",
+        if release { " --release" } else { "" },
+        workspace.display()
+    )
 }
 
 impl Plugins {
@@ -374,5 +398,25 @@ impl ExtraFormats for Plugins {
             Some(p) => check::format_find_all(p, name, text),
             None => Err(format!("no plugin provides the format `{name}`")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_build_output_says_how_to_build_it() {
+        let e = files_of(
+            Path::new("/p/examples/x/../../plugins/target/wasm32-wasip2/release/m.wasm"),
+            false,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "/p/plugins/target/wasm32-wasip2/release/m.wasm: no such plugin file or folder (a build output: build it first with `rustup target add wasm32-wasip2` and `cargo build --release --target wasm32-wasip2` in /p/plugins)"
+        );
+        let e = files_of(Path::new("/p/gone.wasm"), false).unwrap_err();
+        assert_eq!(e, "/p/gone.wasm: no such plugin file or folder");
     }
 }
