@@ -17,6 +17,8 @@ const EVAL_KEYS: &[&str] = &[
     "files",
     "expectations",
     "timeout",
+    // assay's extension: a list of checks in assay's check-list syntax.
+    super::checks::EXTENSION_KEY,
 ];
 const TRIGGER_KEYS: &[&str] = &["query", "should_trigger"];
 
@@ -185,9 +187,11 @@ fn read_eval_list(
         }
         let prompt = m.req_text(doc, "prompt");
         let expected_output = m.str(doc, "expected_output");
+        // BMAD has no check list of its own: every check of the case comes from here.
+        let checks = super::checks::read_extension(doc, &m, &mut std::collections::HashSet::new());
         let expectations = m.req(doc, "expectations").and_then(|n| {
             let list = doc.texts(n, &m.path("expectations"))?;
-            if list.is_empty() {
+            if list.is_empty() && checks.is_empty() {
                 doc.warning(
                     "nothing-to-grade",
                     n.span,
@@ -224,6 +228,7 @@ fn read_eval_list(
             .collect();
         case.timeout_secs = timeout;
         case.fixtures = fixtures;
+        case.checks = checks;
         case.overlay = entries
             .contains(std::ffi::OsStr::new(&id))
             .then(|| input.dir.join(&id).join("setup"))
@@ -314,5 +319,139 @@ fn read_triggers(doc: &mut Doc, root: &crate::spec::node::Node, suite: &mut Suit
                 location: location(doc, node.span),
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::formats::checks::testing::{
+        assert_budget_checks, assert_no_errors, at, errors, help_of,
+    };
+
+    /// Loads `text` as a skill's evals.json.
+    fn load_evals(text: &str) -> Loaded {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("evals/brief");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("evals.json"), text).unwrap();
+        let input = Input {
+            evals_file: Some(dir.join("evals.json")),
+            triggers_file: None,
+            skill_name: "brief".into(),
+            skill: None,
+            project_root: d.path().to_path_buf(),
+            dir,
+        };
+        load(&LoadCtx::new(d.path()), &input)
+    }
+
+    /// One eval whose `x-assay-checks` (and other extra keys) are `extra`.
+    fn one_eval(extra: &str) -> String {
+        format!(
+            "{{\n  \"evals\": [\n    {{\n      \"id\": \"one\",\n      \"prompt\": \"Write a brief.\",\n      \"expectations\": [\"It is brief.\"],\n{extra}\n    }}\n  ]\n}}\n"
+        )
+    }
+
+    #[test]
+    fn x_assay_checks_reach_the_budget_checks() {
+        let text = one_eval(
+            r#"      "x-assay-checks": [
+        {"type": "max_turns", "turns": 3},
+        {"type": "max_cost", "usd": 0.5},
+        {"type": "max_duration", "seconds": 60}
+      ]"#,
+        );
+        let loaded = load_evals(&text);
+        assert_no_errors(&loaded.problems);
+        let case = &loaded.suites[0].cases[0];
+        assert_budget_checks(&case.checks.iter().collect::<Vec<_>>());
+        let at_check = case.checks[2].location.as_ref().unwrap();
+        assert_eq!(
+            (at_check.line, at_check.column),
+            at(&text, r#"{"type": "max_duration""#)
+        );
+        // The expectations are still the judge's.
+        assert_eq!(case.judge.expectations, ["It is brief."]);
+    }
+
+    #[test]
+    fn a_bad_x_assay_check_is_an_error_at_its_place() {
+        let text = one_eval(
+            r#"      "x-assay-check": [],
+      "x-assay-checks": [
+        {"type": "max_turn", "turns": 3},
+        {"type": "max_cost", "dollars": 0.5}
+      ]"#,
+        );
+        let loaded = load_evals(&text);
+        assert!(loaded.suites.is_empty());
+        let f = "evals[0].x-assay-checks";
+        assert_eq!(
+            errors(&loaded.problems),
+            [
+                (
+                    "unknown-key",
+                    at(&text, r#""x-assay-check""#),
+                    "evals[0].x-assay-check".to_string(),
+                    "unknown key `x-assay-check` in an eval".to_string()
+                ),
+                (
+                    "unknown-check-type",
+                    at(&text, r#""max_turn""#),
+                    format!("{f}[0].type"),
+                    "`max_turn` is not a check type".to_string()
+                ),
+                (
+                    "missing-field",
+                    at(&text, r#"{"type": "max_cost""#),
+                    format!("{f}[1].usd"),
+                    "missing required field `usd`".to_string()
+                ),
+                (
+                    "unknown-key",
+                    at(&text, r#""dollars""#),
+                    format!("{f}[1].dollars"),
+                    "unknown key `dollars` in a `max_cost` check".to_string()
+                ),
+            ]
+        );
+        assert_eq!(
+            help_of(&loaded.problems, "unknown key `x-assay-check` in an eval"),
+            "did you mean `x-assay-checks`?"
+        );
+        assert_eq!(
+            help_of(&loaded.problems, "`max_turn` is not a check type"),
+            "did you mean `max_turns`?"
+        );
+    }
+
+    #[test]
+    fn x_assay_check_ids_are_unique_in_the_eval() {
+        let text = one_eval(
+            r#"      "x-assay-checks": [
+        {"id": "budget", "type": "max_turns", "turns": 3},
+        {"id": "budget", "type": "max_cost", "usd": 0.5}
+      ]"#,
+        );
+        let loaded = load_evals(&text);
+        assert_eq!(
+            errors(&loaded.problems),
+            [(
+                "duplicate-id",
+                at(&text, r#""budget", "type": "max_cost""#),
+                "evals[0].x-assay-checks[1].id".to_string(),
+                "check id `budget` is used twice".to_string()
+            )]
+        );
+        // Each eval has its own ids.
+        let two = r#"{"evals": [
+  {"id": "a", "prompt": "p", "expectations": [], "x-assay-checks": [{"id": "t", "type": "max_turns", "turns": 1}]},
+  {"id": "b", "prompt": "p", "expectations": [], "x-assay-checks": [{"id": "t", "type": "max_turns", "turns": 1}]}
+]}"#;
+        let loaded = load_evals(two);
+        assert_no_errors(&loaded.problems);
+        // An eval graded by checks alone is not "nothing to grade".
+        assert!(!loaded.problems.iter().any(|p| p.code == "nothing-to-grade"));
     }
 }

@@ -99,9 +99,38 @@ pub fn read_config(doc: &mut Doc, map: &Map<'_>, ty: &CheckType) -> Option<Json>
 /// Keys every item of an assay check list may have besides its type's own.
 const COMMON_KEYS: &[&str] = &["id", "type", "negate", "weight"];
 
-/// Reads assay's own check-list syntax (UAAPS tests `checks`, UAAPS eval `x-assay-checks`):
-/// a list of `{type, id?, negate?, weight?, <the type's keys>}` reaching every built-in type.
-/// Ids default to `<type>-<n>` and must be unique in `ids`.
+/// assay's extension key on a case of every format (BMAD eval objects, clauditor specs, Skillet
+/// files, UAAPS eval cases): a list in assay's check-list syntax. The original runners ignore
+/// (or, being `x-`, let pass) the key, so a suite that uses it stays valid for its own runner.
+pub const EXTENSION_KEY: &str = "x-assay-checks";
+
+/// Reads the case map `m`'s [`EXTENSION_KEY`], when present, with [`read_check_list`]: its ids
+/// must be unique against `ids` (the case's other check ids), to which they are added.
+pub fn read_extension(
+    doc: &mut Doc,
+    m: &Map<'_>,
+    ids: &mut std::collections::HashSet<String>,
+) -> Vec<crate::spec::Check> {
+    match m.opt(EXTENSION_KEY) {
+        Some(n) => read_check_list(doc, n, &m.path(EXTENSION_KEY), ids),
+        None => Vec::new(),
+    }
+}
+
+/// A hint for a format's own assertion list naming one of assay's check types that the format
+/// does not have: where to write it instead.
+pub fn extension_hint(ty: &str, format: &str) -> Option<String> {
+    crate::spec::check_types::lookup(ty).map(|_| {
+        format!(
+            "`{ty}` is an assay check type, not a {format} assertion: list it under `{EXTENSION_KEY}` (assay's extension key)"
+        )
+    })
+}
+
+/// Reads assay's own check-list syntax (UAAPS tests `checks`, every format's
+/// `x-assay-checks`): a list of `{type, id?, negate?, weight?, <the type's keys>}` reaching
+/// every built-in type. Ids default to `<type>-<n>` (`x-assay-<type>-<n>` when another check
+/// of the case already has that one, as a Skillet assertion may) and must be unique in `ids`.
 pub fn read_check_list(
     doc: &mut Doc,
     node: &Node,
@@ -155,7 +184,7 @@ pub fn read_check_list(
         };
         let id = match m.text(doc, "id") {
             Some(id) => id,
-            None => format!("{ty}-{}", i + 1),
+            None => default_id(&ty, i, ids),
         };
         if !ids.insert(id.clone()) {
             doc.error(
@@ -195,6 +224,27 @@ pub fn read_check_list(
         }
     }
     out
+}
+
+/// The id of the `i`th check of a list when it names none: `<type>-<n>`, or, when a check of
+/// the case already has that id (a Skillet assertion's are made the same way),
+/// `x-assay-<type>-<n>`, numbered further in the unlikely case that is taken too.
+fn default_id(ty: &str, i: usize, ids: &std::collections::HashSet<String>) -> String {
+    let plain = format!("{ty}-{}", i + 1);
+    if !ids.contains(&plain) {
+        return plain;
+    }
+    let prefixed = format!("x-assay-{plain}");
+    (1..)
+        .map(|k| {
+            if k == 1 {
+                prefixed.clone()
+            } else {
+                format!("{prefixed}-{k}")
+            }
+        })
+        .find(|id| !ids.contains(id))
+        .unwrap_or(prefixed)
 }
 
 /// Whether `ty` is a plugin's check type.
@@ -244,4 +294,83 @@ pub fn all_type_names(doc: &Doc, builtin: &[&str]) -> Vec<String> {
         names.extend(e.check_type_names());
     }
     names
+}
+
+/// What the loaders' tests of `x-assay-checks` share.
+#[cfg(test)]
+pub(super) mod testing {
+    use serde_json::json;
+
+    use crate::diag::Problem;
+    use crate::spec::{Check, CheckTarget};
+
+    /// The three budget checks each format's test writes, read with their default ids.
+    pub fn assert_budget_checks(checks: &[&Check]) {
+        let got: Vec<_> = checks
+            .iter()
+            .map(|c| (c.id.as_str(), c.kind.as_str(), &c.config, &c.target))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "max_turns-1",
+                    "max_turns",
+                    &json!({"turns": 3}),
+                    &CheckTarget::Transcript
+                ),
+                (
+                    "max_cost-2",
+                    "max_cost",
+                    &json!({"usd": 0.5}),
+                    &CheckTarget::Transcript
+                ),
+                (
+                    "max_duration-3",
+                    "max_duration",
+                    &json!({"seconds": 60.0}),
+                    &CheckTarget::Process
+                ),
+            ]
+        );
+        assert!(checks.iter().all(|c| !c.negate && c.weight == 1.0));
+    }
+
+    /// The 1-based line and column of the first `needle` in `text` (ASCII).
+    pub fn at(text: &str, needle: &str) -> (usize, usize) {
+        let start = text.find(needle).unwrap_or_else(|| panic!("no {needle:?}"));
+        let line = text[..start].matches('\n').count() + 1;
+        let column = start - text[..start].rfind('\n').map_or(0, |i| i + 1) + 1;
+        (line, column)
+    }
+
+    /// The errors among `problems`, as `(code, (line, column), field, message)`, by place.
+    pub fn errors(problems: &[Problem]) -> Vec<(&'static str, (usize, usize), String, String)> {
+        let mut out: Vec<_> = problems
+            .iter()
+            .filter(|p| p.is_error())
+            .map(|p| {
+                (
+                    p.code,
+                    p.line_col().unwrap_or((0, 0)),
+                    p.field.clone().unwrap_or_default(),
+                    p.message.clone(),
+                )
+            })
+            .collect();
+        out.sort_by_key(|e| e.1);
+        out
+    }
+
+    pub fn assert_no_errors(problems: &[Problem]) {
+        let found = errors(problems);
+        assert!(found.is_empty(), "{found:#?}");
+    }
+
+    /// The help of the one error with `message`.
+    pub fn help_of(problems: &[Problem], message: &str) -> String {
+        let found: Vec<_> = problems.iter().filter(|p| p.message == message).collect();
+        assert_eq!(found.len(), 1, "{message}: {problems:#?}");
+        found[0].help.clone().unwrap_or_default()
+    }
 }

@@ -35,6 +35,8 @@ const TOP_KEYS: &[&str] = &[
     "harness",
     "sync_tasks",
     "system_prompt",
+    // assay's extension (clauditor ignores unknown top-level keys): checks of any assay type.
+    super::checks::EXTENSION_KEY,
 ];
 const SECTION_KEYS: &[&str] = &["name", "tiers"];
 const TIER_KEYS: &[&str] = &[
@@ -225,7 +227,7 @@ fn read_spec(
     let mut ids: Vec<(String, Span, String)> = Vec::new();
     let (fixtures, basenames) = read_input_files(doc, &m, spec_dir);
     let output = read_outputs(doc, &m, &basenames);
-    let checks = m
+    let mut checks = m
         .opt("assertions")
         .map(|n| read_assertions(doc, n, &mut ids))
         .unwrap_or_default();
@@ -243,6 +245,9 @@ fn read_spec(
         ids.iter()
             .map(|(id, span, f)| (id.as_str(), *span, f.clone())),
     );
+    // Last, so its ids are checked against the whole pool: assertions, fields and criteria.
+    let mut taken = ids.iter().map(|(id, _, _)| id.clone()).collect();
+    checks.extend(super::checks::read_extension(doc, &m, &mut taken));
 
     let allow_hang_heuristic = strict_bool(doc, &m, "allow_hang_heuristic").unwrap_or(true);
     let sync_tasks = strict_bool(doc, &m, "sync_tasks").unwrap_or(false);
@@ -536,7 +541,7 @@ fn read_assertions(
                 &a.path("type"),
                 format!("unknown assertion type `{ty}`"),
             )
-            .help = {
+            .help = super::checks::extension_hint(&ty, "clauditor").or_else(|| {
                 let names = super::checks::all_type_names(doc, check_types::CLAUDITOR_TYPES);
                 Some(
                     match crate::diag::did_you_mean(&ty, names.iter().map(String::as_str)) {
@@ -544,7 +549,7 @@ fn read_assertions(
                         None => format!("assertion types: {}", names.join(", ")),
                     },
                 )
-            };
+            });
             continue;
         };
         let mut known = vec!["id", "type", "name"];
@@ -785,6 +790,148 @@ fn read_triggers(doc: &mut Doc, node: &Node) -> Vec<TriggerCase> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::formats::checks::testing::{
+        assert_budget_checks, assert_no_errors, at, errors, help_of,
+    };
+
+    /// Loads `text` as `brief.eval.json`.
+    fn load_spec(text: &str) -> Loaded {
+        let d = tempfile::tempdir().unwrap();
+        let file = d.path().join("brief.eval.json");
+        std::fs::write(&file, text).unwrap();
+        load(&LoadCtx::new(d.path()), &file, d.path())
+    }
+
+    #[test]
+    fn x_assay_checks_reach_the_budget_checks_beside_the_assertions() {
+        let text = r#"{
+  "assertions": [{"id": "hello", "type": "contains", "needle": "hi"}],
+  "x-assay-checks": [
+    {"type": "max_turns", "turns": 3},
+    {"type": "max_cost", "usd": 0.5},
+    {"type": "max_duration", "seconds": 60}
+  ]
+}
+"#;
+        let loaded = load_spec(text);
+        assert_no_errors(&loaded.problems);
+        let checks = &loaded.suites[0].cases[0].checks;
+        assert_eq!(
+            (checks[0].id.as_str(), checks[0].kind.as_str()),
+            ("hello", "contains")
+        );
+        assert_budget_checks(&checks[1..].iter().collect::<Vec<_>>());
+        let loc = checks[1].location.as_ref().unwrap();
+        assert_eq!((loc.line, loc.column), at(text, r#"{"type": "max_turns""#));
+    }
+
+    #[test]
+    fn a_bad_x_assay_check_is_an_error_at_its_place() {
+        let text = r#"{
+  "x-assay-check": [],
+  "x-assay-checks": [
+    {"type": "max_turn", "turns": 3},
+    {"type": "max_cost", "dollars": 0.5}
+  ]
+}
+"#;
+        let loaded = load_spec(text);
+        assert!(loaded.suites.is_empty());
+        assert_eq!(
+            errors(&loaded.problems),
+            [
+                (
+                    "unknown-key",
+                    at(text, r#""x-assay-check""#),
+                    "x-assay-check".to_string(),
+                    "unknown key `x-assay-check` in a clauditor eval spec".to_string()
+                ),
+                (
+                    "unknown-check-type",
+                    at(text, r#""max_turn""#),
+                    "x-assay-checks[0].type".to_string(),
+                    "`max_turn` is not a check type".to_string()
+                ),
+                (
+                    "missing-field",
+                    at(text, r#"{"type": "max_cost""#),
+                    "x-assay-checks[1].usd".to_string(),
+                    "missing required field `usd`".to_string()
+                ),
+                (
+                    "unknown-key",
+                    at(text, r#""dollars""#),
+                    "x-assay-checks[1].dollars".to_string(),
+                    "unknown key `dollars` in a `max_cost` check".to_string()
+                ),
+            ]
+        );
+        assert_eq!(
+            help_of(
+                &loaded.problems,
+                "unknown key `x-assay-check` in a clauditor eval spec"
+            ),
+            "did you mean `x-assay-checks`?"
+        );
+        assert_eq!(
+            help_of(&loaded.problems, "`max_turn` is not a check type"),
+            "did you mean `max_turns`?"
+        );
+    }
+
+    #[test]
+    fn assertions_stay_clauditors_ten_types_and_point_to_the_extension() {
+        let text = r#"{"assertions": [{"id": "t", "type": "max_turns", "turns": 3}]}"#;
+        let loaded = load_spec(text);
+        assert_eq!(
+            errors(&loaded.problems),
+            [(
+                "unknown-type",
+                at(text, r#""max_turns""#),
+                "assertions[0].type".to_string(),
+                "unknown assertion type `max_turns`".to_string()
+            )]
+        );
+        assert_eq!(
+            help_of(&loaded.problems, "unknown assertion type `max_turns`"),
+            "`max_turns` is an assay check type, not a clauditor assertion: list it under `x-assay-checks` (assay's extension key)"
+        );
+    }
+
+    #[test]
+    fn x_assay_check_ids_share_the_pool_of_assertions_fields_and_criteria() {
+        let text = r#"{
+  "assertions": [{"id": "a", "type": "contains", "needle": "hi"}],
+  "sections": [{"name": "S", "tiers": [{"label": "t", "fields": [{"id": "f", "name": "F"}]}]}],
+  "grading_criteria": [{"id": "c", "criterion": "Good."}],
+  "x-assay-checks": [
+    {"id": "a", "type": "max_turns", "turns": 3},
+    {"id": "f", "type": "max_cost", "usd": 0.5},
+    {"id": "c", "type": "max_duration", "seconds": 60},
+    {"id": "d", "type": "max_duration", "seconds": 60},
+    {"id": "d", "type": "max_duration", "seconds": 90}
+  ]
+}
+"#;
+        let loaded = load_spec(text);
+        let dup = |id: &str, i: usize, needle: &str| {
+            (
+                "duplicate-id",
+                at(text, needle),
+                format!("x-assay-checks[{i}].id"),
+                format!("check id `{id}` is used twice"),
+            )
+        };
+        assert_eq!(
+            errors(&loaded.problems),
+            [
+                dup("a", 0, r#""a", "type": "max_turns""#),
+                dup("f", 1, r#""f", "type": "max_cost""#),
+                dup("c", 2, r#""c", "type": "max_duration""#),
+                dup("d", 4, r#""d", "type": "max_duration", "seconds": 90"#),
+            ]
+        );
+    }
 
     #[test]
     fn default_names_follow_clauditor() {

@@ -22,6 +22,8 @@ const KEYS: &[&str] = &[
     "teardown",
     "schema_version",
     "assertions",
+    // assay's extension: checks of any assay type. They do not replace the judge.
+    super::checks::EXTENSION_KEY,
 ];
 const ASSERTION_KEYS: &[&str] = &["type", "value"];
 /// Skillet assertion types and the assay key their `value` becomes.
@@ -212,18 +214,23 @@ fn read_case(doc: &mut Doc, root: &Node) -> (Option<String>, Option<Case>) {
     let actual = m.str(doc, "actual");
     let setup = m.text(doc, "setup");
     let teardown = m.text(doc, "teardown");
-    let checks = m
+    let mut checks = m
         .opt("assertions")
         .and_then(|n| doc.seq(n, "assertions"))
         .map(|items| read_assertions(doc, items))
         .unwrap_or_default();
+    // As in Skillet, its own deterministic assertions replace the judge; `expected` stays as
+    // context. assay's `x-assay-checks` do not: a budget check added to a judged case keeps
+    // its judge.
+    let replaces_judge = !checks.is_empty();
+    let mut ids = checks.iter().map(|c| c.id.clone()).collect();
+    checks.extend(super::checks::read_extension(doc, &m, &mut ids));
 
     let (Some(turns), Some(expected)) = (turns, expected) else {
         return (name, None);
     };
     let mut case = Case::new(String::new(), location(doc, root.span), turns);
-    // As in Skillet, deterministic assertions replace the judge; `expected` stays as context.
-    if checks.is_empty() {
+    if !replaces_judge {
         case.judge.criteria = Some(expected.clone());
     }
     case.expected_output = Some(expected);
@@ -277,12 +284,14 @@ fn read_assertions(doc: &mut Doc, items: &[Node]) -> Vec<Check> {
                 &m.path("type"),
                 format!("unknown assertion type `{ty}`"),
             )
-            .help = Some(
-                match crate::diag::did_you_mean(&ty, names.iter().copied()) {
-                    Some(s) => format!("did you mean `{s}`?"),
-                    None => format!("Skillet assertion types: {}", names.join(", ")),
-                },
-            );
+            .help = super::checks::extension_hint(&ty, "Skillet").or_else(|| {
+                Some(
+                    match crate::diag::did_you_mean(&ty, names.iter().copied()) {
+                        Some(s) => format!("did you mean `{s}`?"),
+                        None => format!("Skillet assertion types: {}", names.join(", ")),
+                    },
+                )
+            });
             continue;
         };
         let Some(value_node) = m.req(doc, "value") else {
@@ -329,6 +338,142 @@ fn is_iso8601(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::formats::checks::testing::{
+        assert_budget_checks, assert_no_errors, at, errors, help_of,
+    };
+
+    const HEAD: &str =
+        "timestamp: 2025-01-15T10:30:00Z\nname: greet\nprompt: Say hi\nexpected: A greeting.\n";
+
+    /// Loads `text` as `evals/greet/001.yaml`.
+    fn load_case(text: &str) -> Loaded {
+        let d = tempfile::tempdir().unwrap();
+        let file = d.path().join("evals/greet/001.yaml");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, text).unwrap();
+        let root = d.path().to_path_buf();
+        load(&LoadCtx::new(d.path()), &[file], &|_| root.clone())
+    }
+
+    #[test]
+    fn x_assay_checks_reach_the_budget_checks_and_keep_the_judge() {
+        let text = format!(
+            "{HEAD}x-assay-checks:\n  - {{type: max_turns, turns: 3}}\n  - {{type: max_cost, usd: 0.5}}\n  - {{type: max_duration, seconds: 60}}\n"
+        );
+        let loaded = load_case(&text);
+        assert_no_errors(&loaded.problems);
+        let case = &loaded.suites[0].cases[0];
+        assert_budget_checks(&case.checks.iter().collect::<Vec<_>>());
+        let loc = case.checks[1].location.as_ref().unwrap();
+        assert_eq!((loc.line, loc.column), at(&text, "{type: max_cost"));
+        // Only Skillet's own assertions replace the judge: a budget check does not.
+        assert_eq!(case.judge.criteria.as_deref(), Some("A greeting."));
+    }
+
+    #[test]
+    fn skillet_assertions_still_replace_the_judge_beside_x_assay_checks() {
+        let text = format!(
+            "{HEAD}assertions:\n  - {{type: contains, value: hi}}\nx-assay-checks:\n  - {{type: contains, needle: hello}}\n  - {{type: max_duration, seconds: 60}}\n"
+        );
+        let loaded = load_case(&text);
+        assert_no_errors(&loaded.problems);
+        let case = &loaded.suites[0].cases[0];
+        assert_eq!(case.judge.criteria, None);
+        assert_eq!(case.expected_output.as_deref(), Some("A greeting."));
+        // The assertion took `contains-1`; the extension's default id steps aside.
+        let ids: Vec<_> = case.checks.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["contains-1", "x-assay-contains-1", "max_duration-2"]);
+        // Skillet's text checks ignore case; assay's own are as written (case-sensitive).
+        assert_eq!(case.checks[0].config["ignore_case"], true);
+        assert_eq!(
+            case.checks[1].config,
+            serde_json::json!({"needle": "hello"})
+        );
+    }
+
+    #[test]
+    fn a_bad_x_assay_check_is_an_error_at_its_place() {
+        let text = format!(
+            "{HEAD}x-assay-check: []\nx-assay-checks:\n  - type: max_turn\n    turns: 3\n  - type: max_cost\n    dollars: 0.5\nassertions:\n  - {{type: max_duration, value: 60}}\n"
+        );
+        let loaded = load_case(&text);
+        assert!(loaded.suites.is_empty());
+        assert_eq!(
+            errors(&loaded.problems),
+            [
+                (
+                    "unknown-key",
+                    at(&text, "x-assay-check:"),
+                    "x-assay-check".to_string(),
+                    "unknown key `x-assay-check` in a Skillet eval".to_string()
+                ),
+                (
+                    "unknown-check-type",
+                    at(&text, "max_turn\n"),
+                    "x-assay-checks[0].type".to_string(),
+                    "`max_turn` is not a check type".to_string()
+                ),
+                (
+                    "missing-field",
+                    at(&text, "type: max_cost"),
+                    "x-assay-checks[1].usd".to_string(),
+                    "missing required field `usd`".to_string()
+                ),
+                (
+                    "unknown-key",
+                    at(&text, "dollars"),
+                    "x-assay-checks[1].dollars".to_string(),
+                    "unknown key `dollars` in a `max_cost` check".to_string()
+                ),
+                (
+                    "unknown-type",
+                    at(&text, "max_duration"),
+                    "assertions[0].type".to_string(),
+                    "unknown assertion type `max_duration`".to_string()
+                ),
+            ]
+        );
+        assert_eq!(
+            help_of(
+                &loaded.problems,
+                "unknown key `x-assay-check` in a Skillet eval"
+            ),
+            "did you mean `x-assay-checks`?"
+        );
+        assert_eq!(
+            help_of(&loaded.problems, "`max_turn` is not a check type"),
+            "did you mean `max_turns`?"
+        );
+        assert_eq!(
+            help_of(&loaded.problems, "unknown assertion type `max_duration`"),
+            "`max_duration` is an assay check type, not a Skillet assertion: list it under `x-assay-checks` (assay's extension key)"
+        );
+    }
+
+    #[test]
+    fn x_assay_check_ids_are_unique_against_the_assertions() {
+        let text = format!(
+            "{HEAD}assertions:\n  - {{type: contains, value: hi}}\nx-assay-checks:\n  - {{id: contains-1, type: max_turns, turns: 3}}\n  - {{id: t, type: max_turns, turns: 3}}\n  - {{id: t, type: max_cost, usd: 0.5}}\n"
+        );
+        let loaded = load_case(&text);
+        assert_eq!(
+            errors(&loaded.problems),
+            [
+                (
+                    "duplicate-id",
+                    at(&text, "contains-1, type"),
+                    "x-assay-checks[0].id".to_string(),
+                    "check id `contains-1` is used twice".to_string()
+                ),
+                (
+                    "duplicate-id",
+                    at(&text, "t, type: max_cost"),
+                    "x-assay-checks[2].id".to_string(),
+                    "check id `t` is used twice".to_string()
+                ),
+            ]
+        );
+    }
 
     #[test]
     fn timestamps() {

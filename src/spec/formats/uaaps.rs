@@ -408,11 +408,9 @@ fn read_case(doc: &mut Doc, node: &Node, root: &Path, evals: &Path) -> Option<Ca
     if let Some(n) = m.opt("expected") {
         read_expected(doc, n, &mut checks);
     }
-    if let Some(n) = m.opt("x-assay-checks") {
-        let mut ids = checks.iter().map(|c| c.id.clone()).collect();
-        let more = super::checks::read_check_list(doc, n, "x-assay-checks", &mut ids);
-        checks.extend(more);
-    }
+    let mut ids = checks.iter().map(|c| c.id.clone()).collect();
+    let more = super::checks::read_extension(doc, &m, &mut ids);
+    checks.extend(more);
     let criteria = m.req(doc, "judge").and_then(|n| {
         let j = doc.map(n, "judge")?;
         j.check_keys(doc, "judge", JUDGE_KEYS);
