@@ -1,7 +1,8 @@
 //! {{name}}: an assay check type.
 //!
 //! In a suite: `{"id": "…", "type": "{{name}}", "word": "hello", "at_least": 2}` (clauditor
-//! assertions), or under `x-assay-checks` / `checks` in UAAPS cases.
+//! assertions), or under `x-assay-checks` (BMAD, clauditor, Skillet, UAAPS eval cases) or
+//! `checks` (UAAPS tests).
 
 use assay_plugin::{Deserialize, Plugin, Run, TypedAssertion, Value, Verdict, json};
 
