@@ -141,3 +141,90 @@ fn nothing_to_run_is_bad_input() {
     let out = assay_env(d.path(), &["doctor"], &[]);
     assert_eq!(code(&out), 2, "{}", stdout(&out));
 }
+
+#[test]
+fn probe_sends_one_request_through_the_real_cli_and_the_judge() {
+    use support::judge_server::{JudgeReply, JudgeServer};
+    use support::model_server::{ModelServer, Reply, text};
+    let claude = agent_cli("claude");
+    let server = ModelServer::start();
+    server.script(assay::run::doctor::PROBE_PROMPT, vec![text("OK")]);
+    let judge = JudgeServer::start(vec![JudgeReply::Says("OK".into())]);
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (".claude/commands/ask.md", "Summarize a file."),
+            (
+                ".claude/commands/ask.eval.json",
+                r#"{"assertions": [{"id": "a", "type": "min_length", "length": 1}],
+                    "grading_criteria": [{"id": "c", "criterion": "The summary names the file"}]}"#,
+            ),
+        ],
+    );
+    let mut env = claude_env(&claude, &server);
+    env.retain(|(k, _)| *k != "ASSAY_JUDGE");
+    env.push(("ASSAY_JUDGE_BASE_URL", judge.url.clone()));
+    env.push(("ASSAY_JUDGE_API_KEY", "sk-judge".into()));
+    let args = [
+        "doctor",
+        "--harness",
+        "claude-code",
+        "--judge",
+        "anthropic:claude-judge",
+        "--probe",
+    ];
+    let out = assay_env(d.path(), &args, &env);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 0, "{text}\n{}", stderr(&out));
+    assert!(text.contains("✓ probe claude-code"), "{text}");
+    assert!(text.contains("answered in"), "{text}");
+    assert!(
+        text.contains(": \"OK\""),
+        "the model's answer is shown: {text}"
+    );
+    assert!(
+        text.contains("✓ probe judge") && text.contains("anthropic claude-judge answered in"),
+        "{text}"
+    );
+    assert!(
+        server
+            .requests()
+            .iter()
+            .any(|r| r.to_string().contains(assay::run::doctor::PROBE_PROMPT)),
+        "the CLI sent the probe to the model"
+    );
+    assert_eq!(judge.requests().len(), 1, "one judge call");
+    assert!(
+        !d.path().join(".assay").exists(),
+        "the probe's run is not left in the project"
+    );
+
+    // Without --probe nothing is sent.
+    let before = server.requests().len();
+    let out = assay_env(d.path(), &args[..5], &env);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    assert_eq!(server.requests().len(), before);
+
+    // A model API that refuses the key: the run would start, the probe says it would fail.
+    let refusing = ModelServer::start();
+    refusing.script(
+        assay::run::doctor::PROBE_PROMPT,
+        vec![Reply::Error {
+            status: 401,
+            message: "invalid x-api-key".into(),
+        }],
+    );
+    let mut env = claude_env(&claude, &refusing);
+    env.push(("ASSAY_JUDGE_BASE_URL", judge.url.clone()));
+    let out = assay_env(
+        d.path(),
+        &["doctor", "--harness", "claude-code", "--probe"],
+        &env,
+    );
+    let text = stdout(&out);
+    assert_eq!(code(&out), 3, "{text}\n{}", stderr(&out));
+    assert!(text.contains("✗ probe claude-code"), "{text}");
+    assert!(text.contains("fix: log the CLI in"), "{text}");
+}

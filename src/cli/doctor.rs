@@ -18,6 +18,11 @@ pub struct DoctorArgs {
     pub settings: RunSettings,
     #[command(flatten)]
     pub judge: JudgeChoice,
+    /// Also send one smallest request to each model the run would reach: an agent case-run
+    /// ("Reply with the single word OK.") per harness and model, through the run's own
+    /// sandbox and login, and one call per judge. Costs a few tokens each.
+    #[arg(long)]
+    pub probe: bool,
     /// Print the checks as JSON.
     #[arg(long)]
     pub json: bool,
@@ -48,6 +53,20 @@ pub fn run(ctx: &LoadCtx, args: &DoctorArgs, plugins: &crate::plugin::Plugins) -
             return Outcome::Infrastructure;
         }
     };
+    let mut checks = checks;
+    if args.probe && !checks.iter().any(|c| c.state == State::Fail) && !loaded.suites.is_empty() {
+        match doctor::probe(ctx, &loaded.suites, &opts) {
+            Ok(more) => checks.extend(more),
+            Err(NotStarted::BadInput(problems)) => {
+                print_problems(&problems);
+                return Outcome::BadInput;
+            }
+            Err(other) => {
+                tell!("error: {other:?}");
+                return Outcome::Infrastructure;
+            }
+        }
+    }
     let failed = checks.iter().filter(|c| c.state == State::Fail).count();
     if args.json {
         super::print_json(&serde_json::json!({

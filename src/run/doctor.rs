@@ -209,6 +209,183 @@ pub fn examine(
     Ok(out)
 }
 
+/// What a harness probe asks: one word back, the least a model can be asked.
+pub const PROBE_PROMPT: &str = "Reply with the single word OK.";
+
+/// The longest a probe waits for an agent, in seconds.
+const PROBE_TIMEOUT_SECS: u64 = 120;
+
+/// `assay doctor --probe`: one smallest request to each model a run would reach. An agent
+/// case-run per distinct harness and model, through the run's own path (the same sandbox,
+/// network, login and harness settings), recorded in a scratch folder that is removed; then
+/// one call per judge. Costs a few tokens each.
+pub fn probe(ctx: &LoadCtx, suites: &[Suite], opts: &RunOptions) -> Result<Vec<Check>, NotStarted> {
+    let setup = Setup::load(ctx, suites, opts)?;
+    let host = HostEnv::from_process();
+    let plan = plan::plan(suites, &setup.trigger_cases, &setup.configs, opts, &host);
+
+    // One probe suite per distinct harness and model: the suite's settings, one tiny case.
+    let mut seen: Vec<(usize, Option<String>)> = Vec::new();
+    let mut probes: Vec<Suite> = Vec::new();
+    for p in &plan.case_runs {
+        let key = (p.harness, p.model.clone());
+        if p.case.command.is_some() || seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        let mut suite = p.suite.clone();
+        let mut case = crate::spec::Case::new(
+            format!("probe-{}", probes.len() + 1),
+            p.case.location.clone(),
+            vec![PROBE_PROMPT.to_string()],
+        );
+        case.timeout_secs = Some(PROBE_TIMEOUT_SECS);
+        suite.id = format!("doctor-probe-{}", probes.len() + 1);
+        suite.cases = vec![case];
+        suite.triggers = Vec::new();
+        suite.skill = None;
+        suite.base_overlay = None;
+        probes.push(suite);
+    }
+    let mut out = Vec::new();
+    if !probes.is_empty() {
+        let scratch = tempfile::Builder::new()
+            .prefix("assay-doctor-probe-")
+            .tempdir()
+            .map_err(|e| {
+                NotStarted::BadInput(vec![crate::diag::Problem::error(
+                    "unwritable",
+                    &std::env::temp_dir(),
+                    format!("cannot make a scratch folder for the probe: {e}"),
+                )])
+            })?;
+        let mut probe_opts = opts.clone();
+        let s = &mut probe_opts.settings;
+        s.output_dir = Some(scratch.path().join("run"));
+        s.runs = Some(1);
+        s.mode = plan::Mode::Artifacts;
+        s.filter = None;
+        s.target = None;
+        s.shard = None;
+        s.resume = None;
+        s.dry_run = false;
+        s.max_cost = None;
+        s.keep_workspaces = false;
+        s.workspace_dir = Some(scratch.path().join("workspaces"));
+        probe_opts.cache = false;
+        probe_opts.baseline = None;
+        probe_opts.judge = Some("none".into());
+        let mut finished = Vec::new();
+        let ran = super::run(ctx, &probes, &probe_opts, |e| {
+            if let super::RunEvent::Finished(r) = e {
+                finished.push(r.clone());
+            }
+        });
+        match ran {
+            Ok(_) | Err(NotStarted::DryRun(_)) => {}
+            Err(NotStarted::Unavailable(u)) => {
+                for (name, u) in u {
+                    out.push(
+                        Check::new(format!("probe {name}"), State::Fail, &u.message).fix(&u.fix),
+                    );
+                }
+            }
+            Err(e) => return Err(e),
+        }
+        for r in &finished {
+            out.push(probe_check(r));
+        }
+    }
+
+    // Each judge: one call, the smallest answer.
+    let runtime = super::schedule::runtime()?;
+    let mut asked: Vec<String> = Vec::new();
+    for (_, slot) in &plan.judges {
+        let JudgeSlot::Ready(judge, info) = slot else {
+            continue;
+        };
+        let name = format!("{} {}", info.provider, info.model);
+        if asked.contains(&name) {
+            continue;
+        }
+        asked.push(name.clone());
+        let prompt = crate::judge::provider::Prompt {
+            system: "Answer with one word.".into(),
+            user: PROBE_PROMPT.into(),
+            max_tokens: 8,
+        };
+        let started = std::time::Instant::now();
+        out.push(match runtime.block_on(judge.ask(&prompt)) {
+            Ok(answer) => Check::new(
+                "probe judge",
+                State::Ok,
+                format!(
+                    "{name} answered in {:.1} s: {:?}",
+                    started.elapsed().as_secs_f64(),
+                    crate::text::shorten(answer.text.trim(), 40)
+                ),
+            ),
+            Err(e) => Check::new("probe judge", State::Fail, format!("{name}: {e}"))
+                .fix("check the judge's key and endpoint (ANTHROPIC_API_KEY / OPENAI_API_KEY, their *_BASE_URL), or pass --judge"),
+        });
+    }
+    Ok(out)
+}
+
+/// What to do about a probe's failure, by its kind.
+fn category_fix(category: crate::record::agent::ErrorCategory) -> &'static str {
+    use crate::record::agent::ErrorCategory as E;
+    match category {
+        E::Auth => {
+            "log the CLI in (`claude` then /login, `codex login`), or set its API key variable"
+        }
+        E::RateLimit | E::Server => "the model API is refusing or failing now: try again later",
+        E::Network => {
+            "the model API cannot be reached from the sandbox: check its base URL, or --network"
+        }
+        E::Timeout => "the model did not answer in time: check the endpoint, or raise --timeout",
+        _ => "run one case with --keep-workspaces and read its stderr.txt in the run folder",
+    }
+}
+
+/// A probe case-run's outcome as a check.
+fn probe_check(r: &super::CaseRunResult) -> Check {
+    let what = format!("probe {}", r.harness);
+    let model = r.model.as_deref().unwrap_or("its default model");
+    let answer = std::fs::read_to_string(r.dir.join("output.txt"))
+        .ok()
+        .filter(|t| !t.trim().is_empty())
+        .map(|t| format!(": {:?}", crate::text::shorten(t.trim(), 40)))
+        .unwrap_or_default();
+    match (&r.status, &r.error) {
+        (super::Status::Completed, None) => Check::new(
+            what,
+            State::Ok,
+            format!(
+                "{model} answered in {:.1} s{}{answer}",
+                r.duration_ms as f64 / 1000.0,
+                r.cost_usd
+                    .map(|c| format!(" (${c:.4})"))
+                    .unwrap_or_default()
+            ),
+        ),
+        (_, Some(e)) => Check::new(what, State::Fail, format!("{model}: {}", e.message))
+            .fix(category_fix(e.category)),
+        (status, None) => Check::new(
+            what,
+            State::Fail,
+            format!(
+                "{model}: the probe ended {status:?}{}",
+                r.reason
+                    .as_deref()
+                    .map(|w| format!(": {w}"))
+                    .unwrap_or_default()
+            ),
+        )
+        .fix("run `assay run` on one case with --keep-workspaces and read its stderr.txt"),
+    }
+}
+
 fn list(label: &str, items: &[String]) -> String {
     if items.is_empty() {
         String::new()
