@@ -207,3 +207,42 @@ fn a_project_accepts_a_finding_with_a_reason_and_typos_there_are_errors() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_starter_suite_from_init_is_flagged_until_its_placeholders_are_replaced() {
+    let d = copy_example("examples/quickstart");
+    std::fs::remove_dir_all(d.path().join("evals")).unwrap();
+    std::fs::remove_file(d.path().join(".claude/commands/greeting.eval.json")).unwrap();
+    let out = assay(
+        d.path(),
+        &[
+            "init",
+            ".claude/commands/greeting.md",
+            "--format",
+            "skillet",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = assay(d.path(), &["lint", "--format", "json"]);
+    assert_eq!(code(&out), 0, "warnings only: {}", stdout(&out));
+    let codes: Vec<String> = findings(&out)
+        .iter()
+        .map(|f| f["code"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(codes, ["case-cannot-fail", "case-cannot-fail"], "{codes:?}");
+    // Replaced with a check only doing the task passes (not the skill's own text), it goes.
+    for n in ["001", "002"] {
+        let f = d.path().join(format!("evals/greeting/{n}.yaml"));
+        let text = std::fs::read_to_string(&f).unwrap();
+        std::fs::write(
+            &f,
+            text.replace(
+                "not_contains\n    value: \"Traceback (most recent call last)\"",
+                "contains\n    value: \"Hello, example input!\"",
+            ),
+        )
+        .unwrap();
+    }
+    let out = assay(d.path(), &["lint", "--strict"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+}
