@@ -3,7 +3,7 @@
 //!
 //! Run with `cargo bench --bench validate`. Prints the wall time of the release binary
 //! (median, min and max of 15 runs, after a warm-up; 5 runs for the big file) and of the
-//! in-process load alone. The goals are under 300 ms for the 1,000 suites and under 2 s for
+//! in-process load alone, then of `assay lint` over the same corpus. The goals are under 300 ms for the 1,000 suites and under 2 s for
 //! the big file on a 2-core machine; figures are kept in docs/benchmarks.md.
 
 use std::path::Path;
@@ -305,5 +305,27 @@ fn main() {
         } else {
             "NOT met"
         }
+    );
+
+    // `assay lint` over the same corpus: the load, then every skill and suite linted.
+    let lint = || {
+        let t = Instant::now();
+        let out = Command::new(bin)
+            .args(["lint", "--format", "json"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let elapsed = t.elapsed();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["summary"]["suites"], 1000, "lint must see 1,000 suites");
+        (elapsed, v)
+    };
+    let (_, v) = lint();
+    let samples: Vec<Duration> = (0..RUNS).map(|_| lint().0).collect();
+    let (median, min, max) = stats(samples);
+    println!(
+        "assay lint (release binary, {RUNS} runs): median {median:?}, min {min:?}, max {max:?}; {} skills, {} findings",
+        v["summary"]["skills"],
+        v["findings"].as_array().map_or(0, Vec::len)
     );
 }

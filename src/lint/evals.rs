@@ -98,18 +98,22 @@ const VAGUE_WORDS: &[&str] = &[
     "instructions",
 ];
 
+/// The built-in check types, as lint evaluates them (`urls_reachable` never is).
+pub fn checks() -> Checks {
+    Checks::builtin(UrlPolicy::default())
+}
+
 /// Every finding in one suite's cases.
-pub fn lint(suite: &Suite, cwd: &Path, files: &mut Files, out: &mut Vec<Problem>) {
-    let checks = Checks::builtin(UrlPolicy::default());
+pub fn lint(suite: &Suite, cwd: &Path, checks: &Checks, files: &mut Files, out: &mut Vec<Problem>) {
     let skill = skill_text(suite, cwd);
     let mut prompts: HashMap<String, &Case> = HashMap::new();
     for case in &suite.cases {
         vague(case, files, out);
         for c in &case.checks {
-            empty_pass(c, case, &checks, files, out);
+            empty_pass(c, case, checks, files, out);
         }
         if case.command.is_none() {
-            cannot_fail(case, &checks, skill.as_deref(), files, out);
+            cannot_fail(case, checks, skill.as_deref(), files, out);
             unnamed(suite, case, skill.as_deref(), cwd, files, out);
             let key = case.turns.join("\n").trim().to_lowercase();
             if let Some(first) = prompts.get(&key) {

@@ -96,8 +96,9 @@ pub fn lint(cwd: &Path, paths: &[PathBuf], suites: &[Suite], opts: &Options) -> 
         skill::lint(s, cwd, budget, &mut findings);
     }
     let mut files = place::Files::new(cwd);
+    let checks = evals::checks();
     for suite in suites {
-        evals::lint(suite, cwd, &mut files, &mut findings);
+        evals::lint(suite, cwd, &checks, &mut files, &mut findings);
         triggers::lint(suite, &mut files, &mut findings);
     }
     fixtures::lint(suites, cwd, &mut findings);
