@@ -13,6 +13,7 @@ pub mod harness;
 pub mod host;
 pub mod judge;
 pub mod lint;
+pub mod optimize;
 pub mod plugin;
 pub mod process;
 pub mod record;

@@ -26,6 +26,7 @@ pub mod grade;
 mod init;
 mod lint;
 mod list;
+mod optimize;
 mod plugin;
 mod report;
 mod run;
@@ -93,6 +94,10 @@ pub enum Command {
     /// specification, the token budget, missing files, vague expectations, checks that
     /// cannot fail, trigger sets, unused fixtures. Errors exit 2 (warnings too with --strict).
     Lint(lint::LintArgs),
+    /// Improve a skill against its evals: `optimize description` rewrites the description and
+    /// keeps a rewrite only when its holdout trigger accuracy is significantly higher.
+    #[command(subcommand)]
+    Optimize(optimize::OptimizeCommand),
     /// Check what `assay run` here would use (harness CLIs and logins, the sandbox, the judge,
     /// plugins, the run and cache folders), with the fix for each problem; exit 3 if the run
     /// would stop.
@@ -376,6 +381,11 @@ pub fn main() -> ExitCode {
     let scope: Vec<PathBuf> = match &cli.command {
         Command::Validate(a) => a.selection.scope(),
         Command::Lint(a) => a.selection.scope(),
+        Command::Optimize(optimize::OptimizeCommand::Description(a)) => {
+            let mut v = a.paths.clone();
+            v.push(a.skill.clone());
+            v
+        }
         Command::List(a) => a.selection.scope(),
         Command::Run(a) => a.selection.scope(),
         Command::Doctor(a) => a.selection.scope(),
@@ -405,6 +415,7 @@ pub fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Validate(args) => validate::run(&ctx, &args),
         Command::Lint(args) => lint::run(&ctx, &args),
+        Command::Optimize(cmd) => optimize::run(&ctx, &cmd, &plugins),
         Command::List(args) => list::run(&ctx, &args),
         Command::Run(args) => run::run(&ctx, &args, &plugins),
         Command::Doctor(args) => doctor::run(&ctx, &args, &plugins),

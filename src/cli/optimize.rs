@@ -1,0 +1,305 @@
+//! `assay optimize description`: a skill's description improved against its trigger queries,
+//! changed only when the gain on the holdout is significant.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+
+use super::{JudgeChoice, print_problems};
+use crate::discover::{self, Options};
+use crate::exit::Outcome;
+use crate::optimize::{self, Error, Job, Query, Settings};
+use crate::run::{RunOptions, RunSettings};
+use crate::spec::formats::LoadCtx;
+use crate::spec::{Skill, Suite};
+
+#[derive(Debug, Subcommand)]
+pub enum OptimizeCommand {
+    /// Rewrite a skill's description with a proposer model and keep a rewrite only when its
+    /// holdout trigger accuracy is significantly higher (Fisher's exact test, Bonferroni).
+    Description(Box<DescriptionArgs>),
+}
+
+#[derive(Debug, Args)]
+pub struct DescriptionArgs {
+    /// The skill: a folder with SKILL.md, or a command file.
+    pub skill: PathBuf,
+    /// Where to find the suites with its trigger queries (default: the current folder).
+    pub paths: Vec<PathBuf>,
+    /// Take the queries from this file instead (BMAD `triggers.json`'s shape: a list of
+    /// `{"query", "should_trigger"}`).
+    #[arg(long, value_name = "FILE")]
+    pub queries: Option<PathBuf>,
+    /// The share of each kind of query (should fire, should not) in train; the rest is holdout.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.6, value_parser = inside_zero_one)]
+    pub train_fraction: f64,
+    /// The split's seed: the same seed, the same split.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Rounds of proposing and measuring.
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub iterations: u32,
+    /// Candidates asked for each round.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub candidates: u32,
+    /// Of each round's candidates, how many of the best on train are measured on holdout.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub holdout_top: u32,
+    /// The significance level, shared among every holdout comparison the run may make.
+    #[arg(long, default_value_t = 0.05, value_parser = inside_zero_one)]
+    pub alpha: f64,
+    /// The proposer: a judge provider (anthropic, openai, claude-cli, codex-cli),
+    /// provider:model, or a model name; default: the judge `--judge` or `ASSAY_JUDGE` chooses.
+    #[arg(long, value_name = "JUDGE")]
+    pub proposer: Option<String>,
+    /// Write the winning description into the skill's file (only when it won significantly).
+    #[arg(long)]
+    pub write: bool,
+    /// Print `optimize.json` on standard output (progress goes to standard error).
+    #[arg(long)]
+    pub json: bool,
+    /// The trigger evals' settings (harness, model, --trigger-runs, --trigger-threshold,
+    /// sandbox, network, --max-cost); `--output-dir` names the optimisation's folder and
+    /// `--resume` goes on with one.
+    #[command(flatten)]
+    pub settings: RunSettings,
+    #[command(flatten)]
+    pub judge: JudgeChoice,
+}
+
+fn inside_zero_one(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|e| format!("{e}"))?;
+    if v > 0.0 && v < 1.0 {
+        Ok(v)
+    } else {
+        Err(format!("{v} is not between 0 and 1"))
+    }
+}
+
+pub fn run(ctx: &LoadCtx, cmd: &OptimizeCommand, plugins: &crate::plugin::Plugins) -> Outcome {
+    let OptimizeCommand::Description(args) = cmd;
+    let path = ctx.cwd.join(&args.skill);
+    let Some(skill) = crate::spec::skill::read(&path) else {
+        tell!(
+            "error: {} is neither a skill folder with a SKILL.md nor a command file",
+            args.skill.display()
+        );
+        return Outcome::BadInput;
+    };
+    let (base, queries) = match queries_for(ctx, args, &skill) {
+        Ok(found) => found,
+        Err(o) => return o,
+    };
+    let host = crate::host::HostEnv::from_process();
+    let flags = crate::judge::Flags {
+        judge: args.proposer.as_deref().or(args.judge.judge.as_deref()),
+        transport: args.judge.transport.as_deref(),
+    };
+    let (proposer, info) = match crate::judge::select(
+        flags,
+        &base.defaults.judge,
+        &host,
+        crate::judge::Limits::from_env(&host),
+        false,
+    ) {
+        Ok(found) => found,
+        Err(why) => {
+            tell!("error: no proposer: {why}");
+            tell!(
+                "  fix: pass --proposer (anthropic, openai, claude-cli, codex-cli, or provider:model)"
+            );
+            return Outcome::Infrastructure;
+        }
+    };
+    let settings = args.settings.from(&ctx.cwd);
+    let resume = match &settings.resume {
+        Some(dir) => match optimize::load(&ctx.cwd.join(dir)) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                tell!("error: {e}");
+                return Outcome::BadInput;
+            }
+        },
+        None => None,
+    };
+    let dir = match (&settings.resume, &settings.output_dir) {
+        (Some(d), _) | (None, Some(d)) => ctx.cwd.join(d),
+        (None, None) => fresh_dir(&ctx.cwd),
+    };
+    let opts = RunOptions {
+        settings: RunSettings {
+            resume: None,
+            output_dir: None,
+            max_cost: None,
+            ..settings.clone()
+        },
+        plugins: plugins.clone(),
+        cache: true,
+        ..RunOptions::default()
+    };
+    let job = Job {
+        ctx,
+        base: &base,
+        skill: &skill,
+        queries,
+        opts: &opts,
+        settings: Settings {
+            train_fraction: args.train_fraction,
+            seed: args.seed,
+            iterations: args.iterations,
+            candidates: args.candidates,
+            holdout_top: args.holdout_top,
+            alpha: args.alpha,
+            max_cost: settings.max_cost,
+            threshold: settings.trigger_threshold,
+        },
+        proposer: &proposer,
+        proposer_name: format!("{} {}", info.provider, info.model),
+        dir: dir.clone(),
+        resume,
+    };
+    tell!("optimisation folder: {}", ctx.shown(&dir).display());
+    let mut progress = |line: String| tell!("{line}");
+    let rec = match optimize::optimize(&job, &mut progress) {
+        Ok(r) => r,
+        Err(Error::Input(e)) => {
+            tell!("error: {e}");
+            return Outcome::BadInput;
+        }
+        Err(Error::Infrastructure(e)) => {
+            tell!("error: {e}");
+            tell!(
+                "what was done is recorded; go on with: --resume {}",
+                ctx.shown(&dir).display()
+            );
+            return Outcome::Infrastructure;
+        }
+    };
+    if args.json {
+        super::print_json(&rec);
+    }
+    let best = rec
+        .best
+        .as_ref()
+        .map(|b| b.description.clone())
+        .unwrap_or_default();
+    let say_or_tell = |line: &str| {
+        if args.json {
+            tell!("{line}");
+        } else {
+            say!("{line}");
+        }
+    };
+    if let Some(start) = &rec.start {
+        say_or_tell(&format!("before: {}", optimize::line(start)));
+    }
+    if let Some(b) = &rec.best {
+        say_or_tell(&format!("after:  {}", optimize::line(b)));
+    }
+    if let Some(why) = &rec.stopped {
+        say_or_tell(&format!("stopped early by {why}"));
+    }
+    say_or_tell(&rec.verdict);
+    if rec.improved {
+        let text = std::fs::read_to_string(&rec.file).unwrap_or_default();
+        let diff = optimize::diff(&text, &optimize::description::replace(&text, &best));
+        for l in diff.lines() {
+            say_or_tell(l);
+        }
+        if args.write {
+            match optimize::apply(&rec.file, &best) {
+                Ok(_) => say_or_tell(&format!("wrote {}", ctx.shown(&rec.file).display())),
+                Err(e) => {
+                    tell!(
+                        "error: cannot write {}: {e}",
+                        ctx.shown(&rec.file).display()
+                    );
+                    return Outcome::Infrastructure;
+                }
+            }
+        } else {
+            say_or_tell("(pass --write to apply it)");
+        }
+    }
+    Outcome::Success
+}
+
+/// `.assay/optimize/<UTC stamp>` under `cwd`, not yet taken.
+fn fresh_dir(cwd: &Path) -> PathBuf {
+    let stamp = jiff::Timestamp::now()
+        .strftime("%Y%m%dT%H%M%SZ")
+        .to_string();
+    let base = cwd.join(".assay/optimize");
+    let mut dir = base.join(&stamp);
+    let mut n = 1;
+    while dir.exists() {
+        n += 1;
+        dir = base.join(format!("{stamp}-{n}"));
+    }
+    dir
+}
+
+/// The suite trigger evals of the skill run in, and its queries: from `--queries`, or from
+/// every suite under the paths whose skill is this one.
+fn queries_for(
+    ctx: &LoadCtx,
+    args: &DescriptionArgs,
+    skill: &Skill,
+) -> Result<(Suite, Vec<Query>), Outcome> {
+    let same = |s: &Suite| {
+        s.skill
+            .as_ref()
+            .is_some_and(|k| k.path.canonicalize().ok() == skill.path.canonicalize().ok())
+    };
+    let loaded = match &args.queries {
+        Some(file) => discover::discover(
+            ctx,
+            &Options {
+                evals: Some(file.clone()),
+                ..Options::default()
+            },
+        ),
+        None => discover::discover(
+            ctx,
+            &Options {
+                paths: args.paths.clone(),
+                ..Options::default()
+            },
+        ),
+    };
+    print_problems(&loaded.problems);
+    if loaded.problems.iter().any(|p| p.is_error()) {
+        return Err(Outcome::BadInput);
+    }
+    let suites: Vec<&Suite> = loaded
+        .suites
+        .iter()
+        .filter(|s| args.queries.is_some() || same(s))
+        .filter(|s| !s.triggers.is_empty())
+        .collect();
+    let Some(first) = suites.first() else {
+        tell!(
+            "error: no trigger queries for {}: none of the suites found tests it with triggers",
+            skill.name
+        );
+        tell!(
+            "  fix: add triggers (BMAD triggers.json, clauditor trigger_tests), or pass --queries FILE"
+        );
+        return Err(Outcome::BadInput);
+    };
+    let mut base = (*first).clone();
+    base.skill = Some(skill.clone());
+    let mut queries: Vec<Query> = Vec::new();
+    for s in &suites {
+        for t in &s.triggers {
+            if !queries.iter().any(|q| q.query == t.query) {
+                queries.push(Query {
+                    id: format!("q{:03}", queries.len() + 1),
+                    query: t.query.clone(),
+                    should_trigger: t.should_trigger,
+                });
+            }
+        }
+    }
+    Ok((base, queries))
+}

@@ -1,0 +1,150 @@
+//! Measuring descriptions: trigger evals through the real agent, as `assay run --mode
+//! triggers` runs them (the same sandbox, harness and detector), one suite per description.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::Query;
+use super::score::{QueryScore, Score};
+use crate::run::{self, Mode, NotStarted, RunEvent, RunOptions};
+use crate::spec::formats::LoadCtx;
+use crate::spec::{Location, Skill, Suite, TriggerCase};
+
+/// One description to measure: a label (its suite's id) and the skill installed with it.
+pub struct Variant {
+    pub label: String,
+    pub skill: Skill,
+}
+
+/// Runs every query of `queries` `opts.settings.trigger_runs` times for each variant, in one
+/// run recorded in `dir`, and scores each variant. The base suite gives the project, harness,
+/// model and everything else a trigger eval of the skill uses.
+pub fn measure(
+    ctx: &LoadCtx,
+    base: &Suite,
+    variants: &[Variant],
+    queries: &[Query],
+    opts: &RunOptions,
+    dir: &Path,
+) -> Result<Vec<Score>, String> {
+    let location = base
+        .triggers
+        .first()
+        .map(|t| t.location.clone())
+        .unwrap_or(Location {
+            file: base.source.clone(),
+            line: 1,
+            column: 1,
+        });
+    let suites: Vec<Suite> = variants
+        .iter()
+        .map(|v| {
+            let mut s = base.clone();
+            s.id = v.label.clone();
+            s.cases = Vec::new();
+            s.skill = Some(v.skill.clone());
+            s.triggers = queries
+                .iter()
+                .map(|q| TriggerCase {
+                    id: q.id.clone(),
+                    query: q.query.clone(),
+                    should_trigger: q.should_trigger,
+                    location: location.clone(),
+                })
+                .collect();
+            s
+        })
+        .collect();
+    let mut o = opts.clone();
+    o.settings.output_dir = Some(dir.to_path_buf());
+    o.settings.mode = Mode::Triggers;
+    o.settings.runs = Some(1);
+    o.settings.filter = None;
+    o.settings.target = None;
+    o.settings.shard = None;
+    o.settings.resume = None;
+    o.settings.dry_run = false;
+    o.baseline = None;
+    o.judge = Some("none".into());
+    // (suite, query id) → fired per run; failed runs; cost.
+    let mut fired: BTreeMap<(String, String), (u64, u64)> = BTreeMap::new();
+    let mut failed: BTreeMap<String, u64> = BTreeMap::new();
+    let mut cost: BTreeMap<String, f64> = BTreeMap::new();
+    let mut record = |r: &crate::record::case_run::CaseRunRecord| {
+        *cost.entry(r.suite.clone()).or_default() += r.cost_usd.unwrap_or(0.0);
+        match r.trigger.as_ref().and_then(|t| t.fired) {
+            Some(f) => {
+                let e = fired.entry((r.suite.clone(), r.case.clone())).or_default();
+                e.0 += u64::from(f);
+                e.1 += 1;
+            }
+            None => *failed.entry(r.suite.clone()).or_default() += 1,
+        }
+    };
+    let mut reused: Vec<PathBuf> = Vec::new();
+    let result = run::run(ctx, &suites, &o, |e| match e {
+        RunEvent::Finished(r) => record(r),
+        RunEvent::Reused(r) => reused.push(r.dir.clone()),
+        RunEvent::Started { .. } => {}
+    });
+    for dir in reused {
+        let r: crate::record::case_run::CaseRunRecord = std::fs::read(dir.join("result.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .ok_or_else(|| format!("cannot read the reused result in {}", dir.display()))?;
+        record(&r);
+    }
+    match result {
+        Ok(report) if report.interrupted => return Err("interrupted".into()),
+        Ok(_) => {}
+        Err(NotStarted::Unavailable(u)) => {
+            return Err(u
+                .iter()
+                .map(|(n, u)| format!("{n}: {} ({})", u.message, u.fix))
+                .collect::<Vec<_>>()
+                .join("; "));
+        }
+        Err(NotStarted::BadInput(p)) => {
+            return Err(p
+                .iter()
+                .map(|p| format!("{}: {}", p.location(), p.message))
+                .collect::<Vec<_>>()
+                .join("; "));
+        }
+        Err(NotStarted::DryRun(_)) => return Err("a dry run measures nothing".into()),
+    }
+    let mut scores = Vec::new();
+    for v in variants {
+        let per_query = queries
+            .iter()
+            .map(|q| {
+                let (f, n) = fired
+                    .get(&(v.label.clone(), q.id.clone()))
+                    .copied()
+                    .unwrap_or((0, 0));
+                QueryScore {
+                    id: q.id.clone(),
+                    query: q.query.clone(),
+                    should_trigger: q.should_trigger,
+                    fired: f,
+                    runs: n,
+                }
+            })
+            .collect();
+        let score = Score::from_queries(
+            per_query,
+            failed.get(&v.label).copied().unwrap_or(0),
+            cost.get(&v.label).copied().unwrap_or(0.0),
+        );
+        if score.runs == 0 {
+            return Err(format!(
+                "no trigger run of `{}` said whether the skill fired ({} failed): see the run folder {}",
+                v.label,
+                score.failed,
+                dir.display()
+            ));
+        }
+        scores.push(score);
+    }
+    Ok(scores)
+}
