@@ -409,6 +409,9 @@ fn summary(
                 num(s.recall),
                 num(s.accuracy),
             ));
+            if let Some(w) = &s.warning {
+                out.push(format!("  warning: {w}"));
+            }
             for t in agg.triggers.iter().filter(|t| t.suite == s.suite) {
                 out.push(format!(
                     "  {} {}: fired {}/{} ({}), should {}trigger",

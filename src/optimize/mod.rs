@@ -221,6 +221,16 @@ pub fn optimize(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Er
         }
     };
     say(format!("current: {}", line(&start)));
+    let never = |sc: &Score| {
+        sc.recall_precision().0 == Some(0.0)
+            && sc.queries.iter().all(|q| q.should_trigger || q.fired == 0)
+    };
+    if never(&start.train) && start.holdout.as_ref().is_some_and(never) {
+        say(format!(
+            "warning: {}",
+            crate::report::aggregate::NEVER_FIRED
+        ));
+    }
     rec.start = Some(start.clone());
     let mut best = rec.best.clone().unwrap_or(start);
     save(&job.dir, &rec)?;

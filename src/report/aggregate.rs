@@ -233,7 +233,14 @@ pub struct TriggerTotals {
     pub false_positives: u64,
     pub true_negatives: u64,
     pub false_negatives: u64,
+    /// Said when the figures look like a broken detector rather than a skill: observed
+    /// through the agent, the skill never fired on any query (0% recall, no false positive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
+
+/// The warning for a suite whose skill never fired on any query, observed through the agent.
+pub const NEVER_FIRED: &str = "the skill never fired on any query (0% recall, no false positive): if it should have, it may not be installed where the agent looks, or the detector may not see it; run one query with --keep-workspaces and read its transcript";
 
 /// One arm of a baseline comparison.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -517,6 +524,7 @@ pub fn aggregate(rows: &[Row], settings: Settings) -> Aggregates {
                     false_positives: 0,
                     true_negatives: 0,
                     false_negatives: 0,
+                    warning: None,
                 });
                 trigger_suites.len() - 1
             }
@@ -545,6 +553,9 @@ pub fn aggregate(rows: &[Row], settings: Settings) -> Aggregates {
         s.precision = c.precision();
         s.recall = c.recall();
         s.accuracy = c.accuracy();
+        if s.mode != "judge" && s.recall == Some(0.0) && s.false_positives == 0 {
+            s.warning = Some(NEVER_FIRED.to_string());
+        }
     }
 
     let baseline_total = (!baselines.is_empty()).then(|| {
@@ -742,6 +753,17 @@ mod tests {
         assert_eq!(s.accuracy, Some(0.5));
         assert!(a.failed());
         assert!(a.cases.is_empty());
+        assert_eq!(s.warning, None);
+
+        // Never fired on anything: the figures of a broken detector, said as such.
+        let mut rows = t("yes-1", true, &[false, false, false]);
+        rows.extend(t("no-1", false, &[false, false, false]));
+        let a = aggregate(&rows, STRICT);
+        assert_eq!(a.trigger_suites[0].recall, Some(0.0));
+        assert_eq!(a.trigger_suites[0].warning.as_deref(), Some(NEVER_FIRED));
+        // One false positive: it fires, so the detector sees it; no warning.
+        rows.extend(t("no-2", false, &[true, true, true]));
+        assert_eq!(aggregate(&rows, STRICT).trigger_suites[0].warning, None);
     }
 
     #[test]

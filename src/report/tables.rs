@@ -130,6 +130,11 @@ pub fn tables(a: &Aggregates) -> Vec<Table> {
                     .and_then(|t| t.note.clone())
                     .map(|n| format!(" Note: {n}."))
                     .unwrap_or_default()
+                    + &s
+                        .warning
+                        .as_ref()
+                        .map(|w| format!(" Warning: {w}."))
+                        .unwrap_or_default()
             )),
             header: vec!["query", "should trigger", "fired", "rate", "verdict"],
             rows: a
