@@ -129,6 +129,28 @@ pub enum ReportCommand {
     Diff(ReportDiffArgs),
     /// Join run folders (shards) into one new run folder.
     Merge(ReportMergeArgs),
+    /// Per case, pass rate and cost over the last runs (from .assay/history.jsonl), the
+    /// direction, and what to look at (regressed, flaky, skill changed).
+    Trend(ReportTrendArgs),
+    /// Each check and judge expectation over the last runs: the flaky ones (10–90%), and
+    /// those that pass as well without the skill (they do not measure it).
+    Audit(ReportTrendArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReportTrendArgs {
+    /// How many of the latest runs to look at.
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    pub last: u64,
+    /// The history file `assay run` appends to.
+    #[arg(long, value_name = "FILE", default_value = ".assay/history.jsonl")]
+    pub history: PathBuf,
+    /// Compare runs even when their harness, model or agent CLI version differ.
+    #[arg(long)]
+    pub cross: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -150,6 +172,9 @@ pub struct ReportDiffArgs {
     /// Print the comparison as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Compare even when the runs' harness, model or agent CLI version differ.
+    #[arg(long)]
+    pub cross: bool,
 }
 
 #[derive(Debug, Subcommand)]

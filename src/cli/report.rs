@@ -1,8 +1,11 @@
 //! `assay report <run-dir> --format …`: any report, regenerated from a run folder.
 
-use super::{ReportArgs, ReportCommand, ReportDiffArgs, ReportMergeArgs};
+use std::collections::BTreeSet;
+
+use super::{ReportArgs, ReportCommand, ReportDiffArgs, ReportMergeArgs, ReportTrendArgs};
 use crate::exit::Outcome;
 use crate::report;
+use crate::report::history::{Fingerprint, incomparable};
 use crate::spec::formats::LoadCtx;
 use crate::text::{printable, printable_json};
 
@@ -20,23 +23,49 @@ fn read(ctx: &LoadCtx, dir: &std::path::Path) -> Result<report::Report, Outcome>
     }
 }
 
-/// One side of a diff: a run folder, or a UAAPS report file.
-fn side(ctx: &LoadCtx, path: &std::path::Path) -> Result<report::diff::Side, Outcome> {
+/// One side of a diff: a run folder (with what makes it comparable), or a UAAPS report file.
+fn side(
+    ctx: &LoadCtx,
+    path: &std::path::Path,
+) -> Result<(report::diff::Side, BTreeSet<Fingerprint>), Outcome> {
     let full = ctx.cwd.join(path);
     if full.is_file() {
-        return report::uaaps::read(&full, &ctx.shown(&full).display().to_string()).map_err(|e| {
-            tell!("error: {e}");
-            Outcome::BadInput
-        });
+        return report::uaaps::read(&full, &ctx.shown(&full).display().to_string())
+            .map(|s| (s, BTreeSet::new()))
+            .map_err(|e| {
+                tell!("error: {e}");
+                Outcome::BadInput
+            });
     }
-    read(ctx, path).map(|r| report::diff::Side::from(&r))
+    read(ctx, path).map(|r| (report::diff::Side::from(&r), fingerprints(&r)))
+}
+
+/// The harnesses, models and agent CLI versions a run's case-runs used.
+fn fingerprints(r: &report::Report) -> BTreeSet<Fingerprint> {
+    r.case_runs
+        .iter()
+        .filter(|c| !c.harness.is_empty())
+        .map(|c| Fingerprint {
+            harness: c.harness.clone(),
+            model: c.model.clone(),
+            agent_version: r.config.harnesses.get(&c.harness).cloned(),
+        })
+        .collect()
 }
 
 fn diff(ctx: &LoadCtx, args: &ReportDiffArgs) -> Outcome {
-    let (a, b) = match (side(ctx, &args.before), side(ctx, &args.after)) {
+    let ((a, fa), (b, fb)) = match (side(ctx, &args.before), side(ctx, &args.after)) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(o), _) | (_, Err(o)) => return o,
     };
+    if !args.cross && !fa.is_empty() && !fb.is_empty() && fa != fb {
+        let both: BTreeSet<Fingerprint> = fa.union(&fb).cloned().collect();
+        if let Some(why) = incomparable(&both) {
+            tell!("error: not comparable: {why}");
+            tell!("  fix: compare runs made the same way, or pass --cross to compare them anyway");
+            return Outcome::BadInput;
+        }
+    }
     let d = report::diff::diff(&a, &b);
     if args.json {
         super::print_json(&d);
@@ -73,10 +102,108 @@ fn merge(ctx: &LoadCtx, args: &ReportMergeArgs) -> Outcome {
     }
 }
 
+/// The history's lines, and how many could not be read.
+fn history(
+    ctx: &LoadCtx,
+    args: &ReportTrendArgs,
+) -> Result<Vec<crate::record::history::HistoryLine>, Outcome> {
+    let file = ctx.cwd.join(&args.history);
+    let (lines, bad) = crate::record::history::read(&file).map_err(|e| {
+        tell!("error: cannot read {}: {e}", ctx.shown(&file).display());
+        Outcome::Infrastructure
+    })?;
+    if bad > 0 {
+        tell!(
+            "warning: {bad} line(s) of {} could not be read and are left out",
+            ctx.shown(&file).display()
+        );
+    }
+    if lines.is_empty() {
+        tell!(
+            "error: no history in {}: `assay run` appends to it when a run ends",
+            ctx.shown(&file).display()
+        );
+        return Err(Outcome::BadInput);
+    }
+    Ok(lines)
+}
+
+/// Refuses runs made differently, unless `--cross`.
+fn comparable(
+    lines: &[crate::record::history::HistoryLine],
+    runs: &[String],
+    cross: bool,
+) -> Result<(), Outcome> {
+    let prints: BTreeSet<Fingerprint> = lines
+        .iter()
+        .filter(|l| runs.contains(&l.run) && l.variant == "skill")
+        .map(Fingerprint::of)
+        .collect();
+    match incomparable(&prints) {
+        Some(why) if !cross => {
+            tell!("error: not comparable: {why}");
+            tell!("  fix: --last fewer runs, or pass --cross to compare them anyway");
+            Err(Outcome::BadInput)
+        }
+        Some(why) => {
+            tell!("note: {why} (compared anyway: --cross)");
+            Ok(())
+        }
+        None => Ok(()),
+    }
+}
+
+fn trend(ctx: &LoadCtx, args: &ReportTrendArgs) -> Outcome {
+    let lines = match history(ctx, args) {
+        Ok(l) => l,
+        Err(o) => return o,
+    };
+    let t = report::history::trend(&lines, args.last as usize);
+    if let Err(o) = comparable(&lines, &t.runs, args.cross) {
+        return o;
+    }
+    if args.json {
+        super::print_json(&t);
+    } else {
+        print!(
+            "{}",
+            crate::text::for_terminal(&report::history::render_trend(&t))
+        );
+    }
+    Outcome::Success
+}
+
+fn audit(ctx: &LoadCtx, args: &ReportTrendArgs) -> Outcome {
+    let lines = match history(ctx, args) {
+        Ok(l) => l,
+        Err(o) => return o,
+    };
+    let runs = report::history::trend(&lines, args.last as usize).runs;
+    if let Err(o) = comparable(&lines, &runs, args.cross) {
+        return o;
+    }
+    let mut reports = Vec::new();
+    for run in &runs {
+        match read(ctx, std::path::Path::new(run)) {
+            Ok(r) => reports.push(r),
+            Err(_) => tell!("warning: {run} is left out (see above)"),
+        }
+    }
+    let a = report::audit::audit(&reports);
+    if args.json {
+        super::print_json(&a);
+    } else {
+        print!("{}", crate::text::for_terminal(&report::audit::render(&a)));
+    }
+    Outcome::Success
+}
+
 pub fn run(ctx: &LoadCtx, args: &ReportArgs) -> Outcome {
     match &args.command {
         Some(ReportCommand::Diff(d)) => return diff(ctx, d),
         Some(ReportCommand::Merge(m)) => return merge(ctx, m),
+        Some(ReportCommand::Trend(t)) => return trend(ctx, t),
+        Some(ReportCommand::Audit(t)) => return audit(ctx, t),
         None => {}
     }
     let Some(run_dir) = &args.run_dir else {

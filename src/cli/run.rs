@@ -214,6 +214,14 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         parts.join(", ")
     ));
     say(format!("run folder: {}", ctx.shown(&report.dir).display()));
+    // The history, for `assay report trend` and `audit` (not for an interrupted run: its
+    // `--resume` appends the whole run).
+    if !report.interrupted
+        && let Err(e) = append_history(ctx, &loaded.suites, &report.dir, &rows)
+    {
+        tell!("error: the history (.assay/history.jsonl) was not written: {e}");
+        not_delivered = true;
+    }
     if report.unsandboxed {
         tell!(
             "warning: unsandboxed: the agents ran without a sandbox (--sandbox none), with your files, processes and network"
@@ -698,4 +706,25 @@ fn github_step(r: &crate::report::model::Report, json: bool) -> std::io::Result<
         .open(path)?;
     f.write_all(crate::report::render(r, crate::report::Format::Markdown).as_bytes())?;
     f.flush()
+}
+
+/// Appends one line per case of the run to `.assay/history.jsonl` in the current folder.
+fn append_history(
+    ctx: &LoadCtx,
+    suites: &[crate::spec::Suite],
+    dir: &std::path::Path,
+    rows: &[aggregate::Row],
+) -> Result<(), String> {
+    let run = crate::record::read_run(dir).map_err(|e| e.to_string())?;
+    let hashes: std::collections::BTreeMap<String, String> = suites
+        .iter()
+        .filter_map(|s| {
+            let k = s.skill.as_ref()?;
+            Some((s.id.clone(), crate::run::cache::content_hash(&k.path)))
+        })
+        .collect();
+    let shown = ctx.shown(dir).display().to_string();
+    let lines = crate::report::history::lines(rows, &run, &shown, &hashes);
+    crate::record::history::append(&ctx.cwd.join(".assay/history.jsonl"), &lines)
+        .map_err(|e| e.to_string())
 }

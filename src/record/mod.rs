@@ -22,6 +22,7 @@ pub mod case_run;
 pub mod changes;
 pub mod folder;
 pub mod grading;
+pub mod history;
 pub mod names;
 pub mod run;
 pub mod write;

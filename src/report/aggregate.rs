@@ -37,6 +37,8 @@ pub struct Row {
     /// The expectations grader's review of the eval itself (weak expectations), when it said
     /// anything.
     pub feedback: Option<crate::record::grading::Feedback>,
+    pub harness: String,
+    pub model: Option<String>,
 }
 
 impl Row {
@@ -64,6 +66,8 @@ impl Row {
             note: t.and_then(|t| t.note.clone()),
             dir: std::path::PathBuf::new(),
             feedback: feedback_of(r).cloned(),
+            harness: r.harness.clone(),
+            model: r.model.clone(),
         }
     }
 }
@@ -636,6 +640,8 @@ mod tests {
             note: None,
             dir: Default::default(),
             feedback: None,
+            harness: "command".into(),
+            model: None,
         }
     }
 

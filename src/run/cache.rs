@@ -170,6 +170,12 @@ pub fn key(k: &KeyInput<'_>, digests: &mut Digests) -> String {
     h.finalize().to_hex().to_string()
 }
 
+/// A short content hash of a skill (its folder's files, or its command file): the first 16
+/// hex digits of [`hash_tree`], for history lines.
+pub fn content_hash(path: &Path) -> String {
+    hash_tree(path).to_hex()[..16].to_string()
+}
+
 /// Every file under `path` (or the file itself): relative path and content, in sorted order.
 fn hash_tree(path: &Path) -> blake3::Hash {
     let mut h = blake3::Hasher::new();
