@@ -170,6 +170,19 @@ fn finds_the_description_that_fires_proves_it_on_holdout_and_rejects_noise() {
         "{asked}"
     );
 
+    // Resumed, it decides again from what is recorded: no proposer call, no agent run.
+    let before = server.requests().len();
+    let silent = JudgeServer::start(vec![]);
+    let out = optimize(d.path(), &server, &silent, &["--resume", "opt"]);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("improved: holdout accuracy 50%"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(silent.requests().is_empty(), "the proposer was asked again");
+    assert_eq!(server.requests().len(), before, "an agent ran again");
+
     // Noise: better by one query on holdout, not significantly. Nothing is written.
     let d = project();
     let weak_desc = format!("Writes documents ({WEAK}).");

@@ -232,7 +232,9 @@ pub fn optimize(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Er
         ));
     }
     rec.start = Some(start.clone());
-    let mut best = rec.best.clone().unwrap_or(start);
+    // From the start, replaying what is recorded (a resumed optimisation re-decides from the
+    // recorded scores, without asking or measuring again).
+    let mut best = start;
     save(&job.dir, &rec)?;
 
     for number in 1..=s.iterations {
