@@ -62,10 +62,20 @@ impl Files {
     }
 }
 
-/// A file's text (up to [`MAX_BYTES`], cut at a character boundary), when it is UTF-8.
+/// A file's text (up to [`MAX_BYTES`], cut at a character boundary), when it is a regular file
+/// of UTF-8. A FIFO, a device or a folder is never read: the open does not block (a FIFO with
+/// no writer would hang lint) and anything but a regular file, link followed, gives `None`.
 pub fn read_text(path: &Path) -> Option<String> {
     use std::io::Read;
-    let file = std::fs::File::open(path).ok()?;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
     let mut bytes = Vec::new();
     file.take(MAX_BYTES).read_to_end(&mut bytes).ok()?;
     match String::from_utf8(bytes) {
@@ -135,6 +145,21 @@ mod tests {
         assert_eq!(src.line_col(span.start), (2, 8));
         let (src, span) = files.find(&loc, "absent").unwrap();
         assert_eq!(src.line_col(span.start), (2, 1));
+    }
+
+    #[test]
+    fn reads_only_regular_files_and_never_blocks_on_a_fifo() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("pipe");
+        rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::RWXU).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(read_text(&fifo)).unwrap());
+        let got = rx.recv_timeout(std::time::Duration::from_secs(5));
+        assert_eq!(got, Ok(None), "a FIFO blocked or was read");
+        assert_eq!(read_text(Path::new("/dev/zero")), None);
+        assert_eq!(read_text(d.path()), None);
+        std::fs::write(d.path().join("t"), "\u{feff}hé").unwrap();
+        assert_eq!(read_text(&d.path().join("t")).as_deref(), Some("hé"));
     }
 
     #[test]
