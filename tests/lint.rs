@@ -271,6 +271,11 @@ fn hostile_skills_and_suites_are_contained_neutralised_and_quick() {
         })
         .collect();
     let evals = serde_json::json!({"skill_name": "foo", "evals": cases}).to_string();
+    // 20,000 trigger queries on one line, a quarter of them repeats and conflicts.
+    let triggers: Vec<Value> = (0..20_000)
+        .map(|i| serde_json::json!({"query": format!("query {}", i % 5000), "should_trigger": (i / 5000) % 2 == 0}))
+        .collect();
+    let triggers = Value::Array(triggers).to_string();
     let big = format!(
         "---\nname: big\ndescription: Use when x.\n---\n{}",
         "word ".repeat(1_600_000)
@@ -280,6 +285,7 @@ fn hostile_skills_and_suites_are_contained_neutralised_and_quick() {
         &[
             ("assay.toml", ""),
             ("evals/foo/evals.json", &evals),
+            ("evals/foo/triggers.json", &triggers),
             ("evals/big/evals.json", &evals.replace("\"foo\"", "\"big\"")),
             ("skills/big/SKILL.md", &big),
         ],
@@ -306,7 +312,9 @@ fn hostile_skills_and_suites_are_contained_neutralised_and_quick() {
     );
     assert!(text.lines().all(|l| !l.starts_with("::")), "{text}");
     assert!(text.contains("case-cannot-fail"), "{text}");
-    // Was over a minute (the 8 MB skill copied and lowercased for each of 300 cases).
+    assert!(text.contains("conflicting-query"), "{text}");
+    // Was minutes: the 8 MB skill copied and lowercased for each of 300 cases, and each
+    // trigger finding's column found by walking the one-line file.
     assert!(took < std::time::Duration::from_secs(30), "took {took:?}");
 }
 
