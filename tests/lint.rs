@@ -246,3 +246,118 @@ fn a_starter_suite_from_init_is_flagged_until_its_placeholders_are_replaced() {
     let out = assay(d.path(), &["lint", "--strict"]);
     assert_eq!(code(&out), 0, "{}", stdout(&out));
 }
+
+/// Hostile input through the whole command: a SKILL.md linked to a file outside its folder is
+/// not read (its text never reaches the output), control characters and workflow commands in
+/// ids never reach the terminal raw, and a megabytes-long skill with many cases lints in time.
+#[test]
+fn hostile_skills_and_suites_are_contained_neutralised_and_quick() {
+    let d = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(
+        outside.path().join("secret.md"),
+        "---\nname: foo\ndescription: Use when x.\nhunter2-secret: 1\n---\n",
+    )
+    .unwrap();
+    let evil_id = "e\u{1b}[31mRED\u{7}\n::error::pwned";
+    let cases: Vec<Value> = (0..300)
+        .map(|i| {
+            serde_json::json!({
+                "id": if i == 0 { evil_id.to_string() } else { format!("c{i}") },
+                "prompt": format!("say hi {i}"),
+                "expectations": [],
+                "x-assay-checks": [{"type": "contains", "needle": "word"}],
+            })
+        })
+        .collect();
+    let evals = serde_json::json!({"skill_name": "foo", "evals": cases}).to_string();
+    // 20,000 trigger queries on one line, a quarter of them repeats and conflicts.
+    let triggers: Vec<Value> = (0..20_000)
+        .map(|i| serde_json::json!({"query": format!("query {}", i % 5000), "should_trigger": (i / 5000) % 2 == 0}))
+        .collect();
+    let triggers = Value::Array(triggers).to_string();
+    let big = format!(
+        "---\nname: big\ndescription: Use when x.\n---\n{}",
+        "word ".repeat(1_600_000)
+    );
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            ("evals/foo/evals.json", &evals),
+            ("evals/foo/triggers.json", &triggers),
+            ("evals/big/evals.json", &evals.replace("\"foo\"", "\"big\"")),
+            ("skills/big/SKILL.md", &big),
+        ],
+    );
+    std::fs::create_dir_all(d.path().join("skills/foo")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.md"),
+        d.path().join("skills/foo/SKILL.md"),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let out = assay(d.path(), &["lint"]);
+    let took = started.elapsed();
+    let text = stdout(&out);
+    assert_eq!(code(&out), 2, "{text}\n{}", stderr(&out));
+    assert!(!text.contains("hunter2"), "{text}");
+    assert!(
+        text.contains("skills/foo/SKILL.md: error[unreadable]"),
+        "{text}"
+    );
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}'),
+        "{text}"
+    );
+    assert!(text.lines().all(|l| !l.starts_with("::")), "{text}");
+    assert!(text.contains("case-cannot-fail"), "{text}");
+    assert!(text.contains("conflicting-query"), "{text}");
+    // Was minutes: the 8 MB skill copied and lowercased for each of 300 cases, and each
+    // trigger finding's column found by walking the one-line file.
+    assert!(took < std::time::Duration::from_secs(30), "took {took:?}");
+}
+
+/// A fixture folder linked out of the project is not walked: the host's file names never
+/// reach the output as unused fixtures. Links and FIFOs inside a fixture folder are never
+/// followed or opened.
+#[test]
+fn a_fixture_folder_linked_out_of_the_project_is_not_walked() {
+    let d = tempfile::tempdir().unwrap();
+    let host = tempfile::tempdir().unwrap();
+    std::fs::write(host.path().join("host-secret-name.txt"), "x").unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (
+                "skills/foo/SKILL.md",
+                "---\nname: foo\ndescription: Use when x.\n---\nSay hi.\n",
+            ),
+            (
+                "evals/foo/evals.json",
+                r#"{"skill_name": "foo", "evals": [{"id": "e1", "prompt": "say hi", "expectations": ["says hi"]}]}"#,
+            ),
+            (
+                "evals/bar/evals.json",
+                r#"{"skill_name": "foo", "evals": [{"id": "e1", "prompt": "say hi there", "expectations": ["says hi"]}]}"#,
+            ),
+            ("evals/bar/files/unused.txt", "x"),
+        ],
+    );
+    std::os::unix::fs::symlink(host.path(), d.path().join("evals/foo/files")).unwrap();
+    std::os::unix::fs::symlink(host.path(), d.path().join("evals/bar/files/link")).unwrap();
+    std::os::unix::fs::symlink("loop", d.path().join("evals/bar/files/loop")).unwrap();
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        d.path().join("evals/bar/files/pipe"),
+        rustix::fs::Mode::RWXU,
+    )
+    .unwrap();
+    let out = assay(d.path(), &["lint"]);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 0, "{text}\n{}", stderr(&out));
+    assert!(!text.contains("host-secret-name"), "{text}");
+    assert!(text.contains("evals/bar/files/unused.txt"), "{text}");
+    assert_eq!(text.matches("unused-fixture").count(), 1, "{text}");
+}

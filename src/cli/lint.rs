@@ -38,16 +38,25 @@ pub fn run(ctx: &LoadCtx, args: &LintArgs) -> Outcome {
             max_tokens: args.max_tokens,
         },
     );
-    // A loader's warning at the place of a lint finding says the same thing with less (a
-    // repeated trigger query, say): the finding, with its fix, stands for both.
+    // A loader's warning about what a lint finding at its place is about (a repeated trigger
+    // query) says the same thing with less: the finding, with its fix, stands for both. Any
+    // other warning there is about something else, and stays.
+    let said: std::collections::HashSet<(&std::path::Path, (usize, usize), &str)> = report
+        .findings
+        .iter()
+        .filter_map(|f| Some((f.file.as_path(), f.line_col()?, f.code)))
+        .collect();
     let load: Vec<Problem> = loaded
         .problems
         .iter()
         .filter(|p| {
-            p.is_error()
-                || !report.findings.iter().any(|f| {
-                    f.file == p.file && f.line_col().is_some() && f.line_col() == p.line_col()
-                })
+            let Some(at) = p.line_col().filter(|_| !p.is_error()) else {
+                return true;
+            };
+            !lint::SAME_AS_LOADER
+                .iter()
+                .filter(|(loader, _)| *loader == p.code)
+                .any(|(_, finding)| said.contains(&(p.file.as_path(), at, *finding)))
         })
         .cloned()
         .collect();

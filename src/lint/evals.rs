@@ -106,6 +106,9 @@ pub fn checks() -> Checks {
 /// Every finding in one suite's cases.
 pub fn lint(suite: &Suite, cwd: &Path, checks: &Checks, files: &mut Files, out: &mut Vec<Problem>) {
     let skill = skill_text(suite, cwd);
+    // Made once per suite, not per case: a skill may be megabytes, a suite thousands of cases.
+    let mut echo = skill.as_deref().map(Echo::new);
+    let skill_lower = skill.as_deref().map(str::to_lowercase);
     let mut prompts: HashMap<String, &Case> = HashMap::new();
     for case in &suite.cases {
         vague(case, files, out);
@@ -113,8 +116,8 @@ pub fn lint(suite: &Suite, cwd: &Path, checks: &Checks, files: &mut Files, out: 
             empty_pass(c, case, checks, files, out);
         }
         if case.command.is_none() {
-            cannot_fail(case, checks, skill.as_deref(), files, out);
-            unnamed(suite, case, skill.as_deref(), cwd, files, out);
+            cannot_fail(case, checks, echo.as_mut(), files, out);
+            unnamed(suite, case, skill_lower.as_deref(), cwd, files, out);
             let key = case.turns.join("\n").trim().to_lowercase();
             if let Some(first) = prompts.get(&key) {
                 out.push(finding(
@@ -179,13 +182,45 @@ fn empty_view() -> Arc<CaseRunView> {
     Arc::new(CaseRunView::default())
 }
 
-/// A case-run whose output is the skill's own text, and nothing else.
-fn echo_view(skill: &str) -> Arc<CaseRunView> {
-    Arc::new(CaseRunView {
-        output: skill.to_string(),
-        final_message: skill.to_string(),
-        ..CaseRunView::default()
-    })
+/// The most of a skill's text the echo case-run answers with: 64k tokens' worth, a dozen
+/// times the recommended budget (a larger skill is flagged `skill-over-budget` anyway). Each
+/// check's cost grows with the text, and a suite may hold thousands.
+const ECHO_BYTES: usize = 256 << 10;
+
+/// A case-run whose output is the skill's own text (its first [`ECHO_BYTES`]), and nothing
+/// else, with each check's verdict on it kept: a suite repeating one check in every case
+/// evaluates it once.
+struct Echo {
+    view: Arc<CaseRunView>,
+    seen: HashMap<(String, String, bool), Option<bool>>,
+}
+
+impl Echo {
+    fn new(skill: &str) -> Self {
+        let mut end = skill.len().min(ECHO_BYTES);
+        while !skill.is_char_boundary(end) {
+            end -= 1;
+        }
+        let text = skill[..end].to_string();
+        Echo {
+            view: Arc::new(CaseRunView {
+                output: text.clone(),
+                final_message: text,
+                ..CaseRunView::default()
+            }),
+            seen: HashMap::new(),
+        }
+    }
+
+    fn passes(&mut self, checks: &Checks, c: &Check) -> Option<bool> {
+        let key = (c.kind.clone(), c.config.to_string(), c.negate);
+        if let Some(v) = self.seen.get(&key) {
+            return *v;
+        }
+        let v = passes(checks, c, &self.view);
+        self.seen.insert(key, v);
+        v
+    }
 }
 
 /// Whether a check passes on a case-run, negation applied; `None` for a type not evaluated
@@ -226,7 +261,7 @@ fn empty_pass(c: &Check, case: &Case, checks: &Checks, files: &mut Files, out: &
 fn cannot_fail(
     case: &Case,
     checks: &Checks,
-    skill: Option<&str>,
+    echo: Option<&mut Echo>,
     files: &mut Files,
     out: &mut Vec<Problem>,
 ) {
@@ -240,7 +275,11 @@ fn cannot_fail(
     };
     let what = if all_pass(&empty_view()) {
         "an agent that does nothing"
-    } else if skill.is_some_and(|s| all_pass(&echo_view(s))) {
+    } else if echo.is_some_and(|e| {
+        case.checks
+            .iter()
+            .all(|c| e.passes(checks, c).unwrap_or(false))
+    }) {
         "an agent that answers with the skill's own text"
     } else {
         return;
@@ -259,18 +298,18 @@ fn cannot_fail(
     ));
 }
 
-/// Checks that look for a file, or for words, that nothing the agent is given mentions.
+/// Checks that look for a file, or for words, that nothing the agent is given mentions
+/// (`skill_lower`: the skill's text, lowercased).
 fn unnamed(
     suite: &Suite,
     case: &Case,
-    skill: Option<&str>,
+    skill_lower: Option<&str>,
     cwd: &Path,
     files: &mut Files,
     out: &mut Vec<Problem>,
 ) {
     let mut given = case.turns.join("\n");
     for extra in [
-        skill,
         case.expected_output.as_deref(),
         suite.defaults.system_prompt.as_deref(),
         case.judge.criteria.as_deref(),
@@ -290,6 +329,7 @@ fn unnamed(
         }
     }
     let given = given.to_lowercase();
+    let mentions = |s: &str| given.contains(s) || skill_lower.is_some_and(|k| k.contains(s));
     for c in case.checks.iter().filter(|c| !c.negate) {
         let (what, missing) = match c.kind.as_str() {
             "file_exists" | "file_created" | "file_contains" | "file_matches" => {
@@ -300,7 +340,7 @@ fn unnamed(
                     .file_name()
                     .map(|n| n.to_string_lossy().to_lowercase())
                     .unwrap_or_default();
-                (format!("the file `{path}`"), !given.contains(&name))
+                (format!("the file `{path}`"), !mentions(&name))
             }
             "contains" | "starts_with" | "ends_with" => {
                 let Some(needle) = c.config.get("needle").and_then(|v| v.as_str()) else {
@@ -311,8 +351,7 @@ fn unnamed(
                     .filter(|w| w.chars().count() >= 3)
                     .map(str::to_lowercase)
                     .collect();
-                let missing =
-                    !words.is_empty() && !words.iter().any(|w| given.contains(w.as_str()));
+                let missing = !words.is_empty() && !words.iter().any(|w| mentions(w));
                 (format!("\"{needle}\""), missing)
             }
             _ => continue,
@@ -337,6 +376,25 @@ fn unnamed(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_echo_is_cut_on_a_character_boundary_and_remembers_verdicts() {
+        let skill = format!("{}€€", "a".repeat(ECHO_BYTES - 1));
+        let mut echo = Echo::new(&skill);
+        assert_eq!(echo.view.output.len(), ECHO_BYTES - 1);
+        let c = Check::new(
+            "c".into(),
+            "contains",
+            serde_json::json!({"needle": "aaa"}),
+            crate::spec::CheckTarget::Output,
+            None,
+        );
+        let checks = checks();
+        assert_eq!(echo.passes(&checks, &c), Some(true));
+        assert_eq!(echo.seen.len(), 1);
+        assert_eq!(echo.passes(&checks, &c), Some(true));
+        assert_eq!(echo.seen.len(), 1);
+    }
 
     #[test]
     fn vague_expectations_are_told_from_concrete_ones() {

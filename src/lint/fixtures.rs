@@ -62,7 +62,14 @@ pub fn lint(suites: &[Suite], cwd: &Path, out: &mut Vec<Problem>) {
     let mentioned = mentioned.to_lowercase();
     let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
     for suite in suites {
-        dirs.extend(fixture_dirs(suite, cwd).into_iter().filter(|d| d.is_dir()));
+        // A fixture folder that is a link out of the project (to `/usr`, to a home folder) is
+        // not walked: every file there would be listed by name.
+        let root = canonical(&cwd.join(&suite.project_root));
+        dirs.extend(
+            fixture_dirs(suite, cwd)
+                .into_iter()
+                .filter(|d| d.is_dir() && canonical(d).starts_with(&root)),
+        );
     }
     for dir in dirs {
         let walk = ignore::WalkBuilder::new(&dir)

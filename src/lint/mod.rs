@@ -56,6 +56,13 @@ pub const CODES: &[&str] = &[
     "unused-fixture",
 ];
 
+/// Loader warnings a lint finding at the same place restates, by (loader code, finding code):
+/// `assay lint` shows only the finding.
+pub const SAME_AS_LOADER: &[(&str, &str)] = &[
+    ("duplicate-query", "duplicate-query"),
+    ("duplicate-query", "conflicting-query"),
+];
+
 /// What to lint with.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -174,6 +181,9 @@ fn skill_files(cwd: &Path, paths: &[PathBuf], suites: &[Suite]) -> BTreeSet<Skil
 #[derive(Default)]
 struct Projects {
     by_root: HashMap<PathBuf, Option<LintConfig>>,
+    /// `[[lint.allow]]` paths, compiled once (a skill with 100k broken links has as many
+    /// findings to match).
+    globs: HashMap<String, Option<globset::GlobMatcher>>,
 }
 
 impl Projects {
@@ -224,17 +234,23 @@ impl Projects {
     /// The reason a finding is accepted, when its project accepts it.
     fn allowed(&mut self, cwd: &Path, f: &Problem) -> Option<String> {
         let file = cwd.join(&f.file);
-        let (root, config) = self.config(&file)?;
-        let rel = file.strip_prefix(&root).ok()?.to_path_buf();
+        let (root, _) = self.config(&file)?;
+        let rel = file.strip_prefix(&root).ok()?;
+        let config = self.by_root.get(&root)?.as_ref()?;
+        let globs = &mut self.globs;
         config
             .allow
             .iter()
             .find(|a| {
                 a.code == f.code
                     && a.path.as_deref().is_none_or(|glob| {
-                        globset::Glob::new(glob)
-                            .map(|g| g.compile_matcher().is_match(&rel))
-                            .unwrap_or(false)
+                        globs
+                            .entry(glob.to_string())
+                            .or_insert_with(|| {
+                                globset::Glob::new(glob).ok().map(|g| g.compile_matcher())
+                            })
+                            .as_ref()
+                            .is_some_and(|m| m.is_match(rel))
                     })
             })
             .map(|a| a.reason.clone())

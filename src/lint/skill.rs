@@ -63,6 +63,17 @@ pub fn estimate_tokens(text: &str) -> u64 {
 /// Every finding in one skill file.
 pub fn lint(skill: &SkillFile, cwd: &Path, max_tokens: u64, out: &mut Vec<Problem>) {
     let shown = &skill.file;
+    if links_out(&cwd.join(shown)) {
+        out.push(finding(
+            Error,
+            "unreadable",
+            shown,
+            None,
+            "the file is a link to a file outside its own folder; lint does not follow it there",
+            "put the file itself in the skill's folder (the folder may be a link)",
+        ));
+        return;
+    }
     let Some(text) = read_text(&cwd.join(shown)) else {
         out.push(finding(
             Error,
@@ -116,6 +127,17 @@ pub fn lint(skill: &SkillFile, cwd: &Path, max_tokens: u64, out: &mut Vec<Proble
     let body = &src.text[body_start..];
     size(shown, &src, body_start, body, max_tokens, out);
     references(shown, &src, body_start, &dir, out);
+}
+
+/// Whether `file`, links followed, lies outside its folder (links followed too): a SKILL.md
+/// linked to `/etc/passwd` or `~/.ssh/config` is never read, so its text never reaches a
+/// finding. A linked skill folder is fine; so is a file that cannot be resolved (the read says
+/// so).
+fn links_out(file: &Path) -> bool {
+    let (Some(dir), Ok(real)) = (file.parent(), file.canonicalize()) else {
+        return false;
+    };
+    dir.canonicalize().is_ok_and(|d| !real.starts_with(d))
 }
 
 enum FrontMatter {
@@ -582,9 +604,21 @@ fn check_reference(
 ) {
     let here = Some((src.clone(), span));
     let rel = Path::new(path);
-    let inside = !rel.is_absolute() && crate::spec::paths::normalize(rel).is_some();
-    let full = dir.join(rel);
-    if !full.exists() {
+    // Outside the skill's folder, as written or through a link in it: said without looking the
+    // path up, so lint tells nobody which host files exist.
+    let inside = !rel.is_absolute()
+        && crate::spec::paths::normalize(rel).is_some()
+        && resolves_inside(dir, &dir.join(rel));
+    if !inside {
+        out.push(finding(
+            Warning,
+            "reference-outside-skill",
+            shown,
+            here,
+            format!("`{path}` points outside the skill's folder, so a copy of the skill installed elsewhere will not have it"),
+            "move the file into the skill's folder (references/, scripts/ or assets/) and link it from there",
+        ));
+    } else if !dir.join(rel).exists() {
         out.push(finding(
             Error,
             "missing-reference",
@@ -596,16 +630,18 @@ fn check_reference(
             ),
             "create the file, or fix the path (relative to the skill's folder)",
         ));
-    } else if !inside {
-        out.push(finding(
-            Warning,
-            "reference-outside-skill",
-            shown,
-            here,
-            format!("`{path}` lies outside the skill's folder, so a copy of the skill installed elsewhere will not have it"),
-            "move the file into the skill's folder (references/, scripts/ or assets/) and link it from there",
-        ));
     }
+}
+
+/// Whether `full`, or the nearest of its folders that exists, links followed, lies inside
+/// `dir` (links followed too).
+fn resolves_inside(dir: &Path, full: &Path) -> bool {
+    let Ok(dir) = dir.canonicalize() else {
+        return false;
+    };
+    full.ancestors()
+        .find_map(|a| a.canonicalize().ok())
+        .is_some_and(|real| real.starts_with(dir))
 }
 
 /// `%20` and the like turned back into their characters (Markdown link targets are URLs).
@@ -722,7 +758,7 @@ mod tests {
             [
                 "missing-reference",
                 "missing-reference",
-                "missing-reference"
+                "reference-outside-skill"
             ]
         );
         assert_eq!(p[0].line_col(), Some((5, 6)));
@@ -755,6 +791,82 @@ mod tests {
             let _ = suggest_name(&text);
             let _ = percent_decoded(&text);
         }
+    }
+
+    #[test]
+    fn a_skill_file_linked_out_of_its_folder_is_not_read() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("secret.md"),
+            "---\nname: a\ndescription: Use when x.\nhunter2: 1\n---\n",
+        )
+        .unwrap();
+        std::fs::create_dir(d.path().join("a")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("secret.md"), d.path().join("a/SKILL.md"))
+            .unwrap();
+        let mut out = Vec::new();
+        let skill = SkillFile {
+            file: PathBuf::from("a/SKILL.md"),
+            kind: SkillKind::Dir,
+        };
+        lint(&skill, d.path(), 5000, &mut out);
+        assert_eq!(codes(&out), ["unreadable"]);
+        assert!(!format!("{out:?}").contains("hunter2"), "{out:?}");
+        // A linked skill folder is read as usual.
+        std::fs::create_dir(d.path().join("real")).unwrap();
+        std::fs::write(
+            d.path().join("real/SKILL.md"),
+            "---\nname: real\ndescription: Use when x.\n---\n",
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(d.path().join("real"), d.path().join("linked")).unwrap();
+        let mut out = Vec::new();
+        let skill = SkillFile {
+            file: PathBuf::from("linked/SKILL.md"),
+            kind: SkillKind::Dir,
+        };
+        lint(&skill, d.path(), 5000, &mut out);
+        assert_eq!(codes(&out), ["name-not-folder"]);
+    }
+
+    #[test]
+    fn references_out_of_the_skill_never_tell_whether_a_host_file_exists() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("a")).unwrap();
+        std::os::unix::fs::symlink("/", d.path().join("a/root")).unwrap();
+        std::fs::write(
+            d.path().join("a/SKILL.md"),
+            "---\nname: a\ndescription: Use when x.\n---\n[p](/etc/passwd) [n](/etc/nothere-x)\n[p](../../../../../../etc/passwd) [n](../../../../../../nothere-x)\n[p](root/etc/passwd) [n](root/etc/nothere-x) [n](root/nothere-x/y)\n",
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        let skill = SkillFile {
+            file: PathBuf::from("a/SKILL.md"),
+            kind: SkillKind::Dir,
+        };
+        lint(&skill, d.path(), 5000, &mut out);
+        assert_eq!(codes(&out), ["reference-outside-skill"; 7], "{out:?}");
+    }
+
+    #[test]
+    fn front_matter_edges_never_panic_and_place_in_characters() {
+        for text in [
+            "---",
+            "---\n",
+            "---\r\n---\r\n",
+            "--- \nname: a\ndescription: Use when x.\n---  \r\nbody",
+            "---\r\nname: a\r\ndescription: Use when x.\r\n---\r\n[é](gone.md)\r\n",
+            "\u{feff}---\nname: a\ndescription: Use when x.\n---\n",
+            "---\nname: é€😀_X\ndescription: Use when x.\n---\n",
+        ] {
+            let _ = lint_text("a", text);
+        }
+        let p = lint_text(
+            "a",
+            "---\r\nname: a\r\ndescription: Use when x.\r\n---\r\né€ [x](gone.md)\r\n",
+        );
+        assert_eq!(codes(&p), ["missing-reference"]);
+        assert_eq!(p[0].line_col(), Some((5, 8)));
     }
 
     #[test]
