@@ -50,6 +50,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
             None => args.baseline.then_some(crate::run::Baseline::WithoutSkill),
         },
         cache: !args.no_cache,
+        runs_for: Default::default(),
     };
     if let Some(ws) = &opts.settings.workspace_dir
         && let Some(s) = loaded
@@ -74,7 +75,14 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
             eprintln!("{text}")
         }
     };
-    let report = match run::run(ctx, &loaded.suites, &opts, |event| match event {
+    let adaptive = matches!(opts.settings.runs, Some(crate::run::options::Runs::Auto));
+    if adaptive && opts.settings.min_pass_rate >= 1.0 {
+        tell!(
+            "warning: --runs auto with --min-pass-rate 1: a passing case is never settled (more runs can only fail it), so each takes --max-runs runs ({}); set --min-pass-rate below 1, e.g. 0.8",
+            opts.settings.max_runs
+        );
+    }
+    let on_event = |event: RunEvent<'_>| match event {
         RunEvent::Started {
             case_runs,
             jobs,
@@ -94,7 +102,13 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
             progress.finished(r.outcome == CaseOutcome::Passed);
             say_line(&progress, reused_line(r));
         }
-    }) {
+    };
+    let ran = if adaptive {
+        run::adaptive::run(ctx, &loaded.suites, &opts, on_event)
+    } else {
+        run::run(ctx, &loaded.suites, &opts, on_event)
+    };
+    let report = match ran {
         Ok(r) => r,
         Err(NotStarted::DryRun(plan)) => return dry_run(&plan, args.json),
         Err(NotStarted::BadInput(problems)) => {
@@ -200,7 +214,14 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
     let mut parts: Vec<String> = tally.iter().map(|(k, n)| format!("{n} {k}")).collect();
     for (from, what) in [
         ("cache", "from the cache"),
-        ("resume", "kept from the resumed run"),
+        (
+            "resume",
+            if adaptive {
+                "kept from earlier rounds"
+            } else {
+                "kept from the resumed run"
+            },
+        ),
     ] {
         let n = reused_from(from);
         if n > 0 {
@@ -213,6 +234,35 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         if rows.len() == 1 { "" } else { "s" },
         parts.join(", ")
     ));
+    if adaptive
+        && let Ok(run) = crate::record::read_run(&report.dir)
+        && let Some(a) = &run.adaptive
+    {
+        let settled = a
+            .cases
+            .iter()
+            .filter(|c| c.settled == "pass" || c.settled == "fail")
+            .count();
+        say(format!(
+            "adaptive runs: {} case-runs for {} case(s) in {} round(s), against {} with --runs {} (saved {}); settled {} at {:.0}% confidence against a pass rate of {}, {} at the maximum",
+            a.runs_used,
+            a.cases.len(),
+            a.rounds,
+            a.runs_fixed,
+            a.max_runs,
+            a.runs_fixed.saturating_sub(a.runs_used),
+            settled,
+            a.confidence * 100.0,
+            a.threshold,
+            a.cases.iter().filter(|c| c.settled == "max-runs").count()
+        ));
+        for c in &a.cases {
+            say(format!(
+                "  {}/{}: {} run(s), {} passed: {}",
+                c.suite, c.case, c.runs, c.passed, c.settled
+            ));
+        }
+    }
     say(format!("run folder: {}", ctx.shown(&report.dir).display()));
     // The history, for `assay report trend` and `audit` (not for an interrupted run: its
     // `--resume` appends the whole run).

@@ -58,7 +58,7 @@ pub fn measure(
     let mut o = opts.clone();
     o.settings.output_dir = Some(dir.to_path_buf());
     o.settings.mode = Mode::Triggers;
-    o.settings.runs = Some(1);
+    o.settings.runs = Some(crate::run::options::Runs::Fixed(1));
     o.settings.filter = None;
     o.settings.target = None;
     o.settings.shard = None;

@@ -52,6 +52,38 @@ pub struct RunRecord {
     /// The run folders a merged run was made from (`assay report merge`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub merged_from: Vec<String>,
+    /// `--runs auto`: how many runs each case took, and why it stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<AdaptiveRecord>,
+}
+
+/// What adaptive repeats (`--runs auto`) did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AdaptiveRecord {
+    pub max_runs: u32,
+    pub confidence: f64,
+    /// The pass rate each case's interval had to clear (`--min-pass-rate`).
+    pub threshold: f64,
+    pub rounds: u32,
+    pub cases: Vec<AdaptiveCase>,
+    /// Case-runs taken (with the skill; baselines follow the same counts).
+    pub runs_used: u64,
+    /// What `--runs <max-runs>` would have taken.
+    pub runs_fixed: u64,
+}
+
+/// One case under adaptive repeats.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AdaptiveCase {
+    pub suite: String,
+    pub case: String,
+    pub runs: u32,
+    pub passed: u32,
+    /// The interval cleared the threshold (`pass` above it, `fail` below); otherwise the
+    /// maximum was reached (`max-runs`) or the run stopped first (`stopped`).
+    pub settled: String,
 }
 
 /// A judge a suite uses, or why it has none.

@@ -262,7 +262,7 @@ pub fn probe(ctx: &LoadCtx, suites: &[Suite], opts: &RunOptions) -> Result<Vec<C
         let mut probe_opts = opts.clone();
         let s = &mut probe_opts.settings;
         s.output_dir = Some(scratch.path().join("run"));
-        s.runs = Some(1);
+        s.runs = Some(super::options::Runs::Fixed(1));
         s.mode = plan::Mode::Artifacts;
         s.filter = None;
         s.target = None;

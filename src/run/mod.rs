@@ -1,6 +1,7 @@
 //! The run stage: plan case-runs, execute them through harnesses under process control, and
 //! record everything in the run folder as each one finishes.
 
+pub mod adaptive;
 pub mod cache;
 pub mod cache_key;
 pub mod collect;

@@ -28,8 +28,17 @@ pub struct RunSettings {
     #[arg(long, env = "ASSAY_TIMEOUT")]
     pub timeout: Option<u64>,
     /// Runs of each case (over clauditor `variance.n_runs`); statistics are over the runs.
-    #[arg(long, value_name = "N", env = "ASSAY_RUNS", value_parser = clap::value_parser!(u32).range(1..))]
-    pub runs: Option<u32>,
+    /// `auto`: run each case until its pass-rate interval (at --confidence) no longer
+    /// straddles --min-pass-rate, or --max-runs is reached.
+    #[arg(long, value_name = "N|auto", env = "ASSAY_RUNS", value_parser = runs)]
+    pub runs: Option<Runs>,
+    /// With `--runs auto`: the most runs of a case.
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_runs: u32,
+    /// With `--runs auto`: the two-sided confidence of the Wilson interval that must clear the
+    /// threshold.
+    #[arg(long, value_name = "LEVEL", default_value_t = 0.9, value_parser = open_fraction)]
+    pub confidence: f64,
     /// A case passes when this share of its runs pass (0–1; default 1: every run). A suite's
     /// `variance.min_stability` replaces it for that suite's cases.
     #[arg(long, value_name = "RATE", default_value_t = 1.0, value_parser = fraction)]
@@ -138,6 +147,47 @@ pub struct RunOptions {
     pub baseline: Option<Baseline>,
     /// Reuse unchanged case-runs from the cache (off with `--no-cache`).
     pub cache: bool,
+    /// Runs of particular cases, by (suite id, case id), over `--runs` (adaptive repeats set
+    /// them round by round).
+    pub runs_for: std::collections::BTreeMap<(String, String), u32>,
+}
+
+/// `--runs`: a fixed count, or `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runs {
+    Fixed(u32),
+    /// Adaptive: until each case's verdict is settled (see [`super::adaptive`]).
+    Auto,
+}
+
+impl Runs {
+    /// The fixed count, when it is one.
+    pub fn fixed(self) -> Option<u32> {
+        match self {
+            Runs::Fixed(n) => Some(n),
+            Runs::Auto => None,
+        }
+    }
+}
+
+fn runs(s: &str) -> Result<Runs, String> {
+    if s.trim().eq_ignore_ascii_case("auto") {
+        return Ok(Runs::Auto);
+    }
+    match s.trim().parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(Runs::Fixed(n)),
+        _ => Err(format!(
+            "`{s}` is not a number of runs (1 or more) or `auto`"
+        )),
+    }
+}
+
+/// A number strictly between 0 and 1.
+fn open_fraction(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
+        _ => Err(format!("`{s}` is not a number between 0 and 1")),
+    }
 }
 
 /// A number from 0 to 1.

@@ -412,8 +412,10 @@ pub(super) fn plan<'a>(
                 Some(_) if judge_mode => 1,
                 Some(_) => opts.settings.trigger_runs.max(1),
                 None => opts
-                    .settings
-                    .runs
+                    .runs_for
+                    .get(&(s.id.clone(), case.id.clone()))
+                    .copied()
+                    .or(opts.settings.runs.and_then(super::options::Runs::fixed))
                     .or(s.defaults.variance.map(|v| v.runs))
                     .unwrap_or(1)
                     .max(1),

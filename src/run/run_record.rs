@@ -28,7 +28,7 @@ impl RunOptions {
             trust: self.settings.trust,
             pass_env: self.settings.pass_env.clone(),
             allow_private_urls: self.allow_private_urls,
-            runs: self.settings.runs,
+            runs: self.settings.runs.and_then(super::options::Runs::fixed),
             mode: self.settings.mode,
             trigger_mode: self.settings.trigger_mode,
             trigger_runs: self.settings.trigger_runs,

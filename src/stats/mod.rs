@@ -9,6 +9,6 @@ pub mod summary;
 
 pub use classify::Confusion;
 pub use fisher::fisher_exact;
-pub use interval::wilson;
+pub use interval::{wilson, wilson_at, z_of};
 pub use pass_k::{pass_at_k, pass_hat_k};
 pub use summary::{mean_sd, stability};
