@@ -22,7 +22,13 @@ fn project() -> tempfile::TempDir {
 }
 
 fn run(dir: &std::path::Path, extra: &[&str], out: &str) -> std::process::Output {
-    let mut args = vec!["run", "--output-dir", out];
+    let mut args = vec![
+        "run",
+        "--output-dir",
+        out,
+        "--history",
+        ".assay/history.jsonl",
+    ];
     args.extend_from_slice(extra);
     assay(dir, &args)
 }
@@ -128,4 +134,29 @@ fn no_history_is_bad_input_saying_where_it_comes_from() {
         "{}",
         stderr(&out)
     );
+}
+
+#[test]
+fn the_default_run_folder_gets_history_and_one_elsewhere_none() {
+    let d = project();
+    assert_eq!(code(&assay(d.path(), &["run"])), 0);
+    let (lines, _) = assay::record::history::read(&d.path().join(".assay/history.jsonl")).unwrap();
+    assert_eq!(lines.len(), 3);
+    assert!(lines[0].run.starts_with(".assay/runs/"), "{}", lines[0].run);
+    let e = tempfile::tempdir().unwrap();
+    let out = e.path().join("run");
+    assert_eq!(
+        code(&assay(
+            d.path(),
+            &["run", "--output-dir", out.to_str().unwrap()]
+        )),
+        0
+    );
+    let (lines, _) = assay::record::history::read(&d.path().join(".assay/history.jsonl")).unwrap();
+    assert_eq!(
+        lines.len(),
+        3,
+        "a run folder elsewhere adds no history unless --history"
+    );
+    assert!(!e.path().join("history.jsonl").exists());
 }

@@ -350,6 +350,11 @@ pub struct RunArgs {
     /// Print the JSON report to standard output (progress goes to standard error).
     #[arg(long)]
     pub json: bool,
+    /// Append each case's result to this history file (for `assay report trend` and
+    /// `audit`). Default: `.assay/history.jsonl` beside `.assay/runs/` when the run folder is
+    /// there (the default), none when `--output-dir` puts it elsewhere.
+    #[arg(long, value_name = "FILE", env = "ASSAY_HISTORY")]
+    pub history: Option<PathBuf>,
     /// The command harness's program and arguments, split as a shell splits words (quotes
     /// keep spaces; nothing is expanded); `{prompt}` is replaced
     /// by the prompt, otherwise the prompt goes to stdin.

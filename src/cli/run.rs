@@ -267,9 +267,10 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
     // The history, for `assay report trend` and `audit` (not for an interrupted run: its
     // `--resume` appends the whole run).
     if !report.interrupted
-        && let Err(e) = append_history(ctx, &loaded.suites, &report.dir, &rows)
+        && let Some(file) = history_file(ctx, args.history.as_deref(), &report.dir)
+        && let Err(e) = append_history(ctx, &loaded.suites, &report.dir, &rows, &file)
     {
-        tell!("error: the history (.assay/history.jsonl) was not written: {e}");
+        tell!("error: the history was not written: {e}");
         not_delivered = true;
     }
     if report.unsandboxed {
@@ -758,12 +759,30 @@ fn github_step(r: &crate::report::model::Report, json: bool) -> std::io::Result<
     f.flush()
 }
 
-/// Appends one line per case of the run to `.assay/history.jsonl` in the current folder.
+/// Where the run's history goes: `--history`, else `.assay/history.jsonl` beside the
+/// `.assay/runs/` folder the run folder is in; none for a run folder elsewhere (a project
+/// gets no file it did not ask for).
+fn history_file(
+    ctx: &LoadCtx,
+    flag: Option<&std::path::Path>,
+    dir: &std::path::Path,
+) -> Option<std::path::PathBuf> {
+    if let Some(f) = flag {
+        return Some(ctx.cwd.join(f));
+    }
+    let runs = dir.parent()?;
+    let assay = runs.parent()?;
+    (runs.file_name()? == "runs" && assay.file_name()? == ".assay")
+        .then(|| assay.join("history.jsonl"))
+}
+
+/// Appends one line per case of the run to the history file.
 fn append_history(
     ctx: &LoadCtx,
     suites: &[crate::spec::Suite],
     dir: &std::path::Path,
     rows: &[aggregate::Row],
+    file: &std::path::Path,
 ) -> Result<(), String> {
     let run = crate::record::read_run(dir).map_err(|e| e.to_string())?;
     let hashes: std::collections::BTreeMap<String, String> = suites
@@ -775,6 +794,5 @@ fn append_history(
         .collect();
     let shown = ctx.shown(dir).display().to_string();
     let lines = crate::report::history::lines(rows, &run, &shown, &hashes);
-    crate::record::history::append(&ctx.cwd.join(".assay/history.jsonl"), &lines)
-        .map_err(|e| e.to_string())
+    crate::record::history::append(file, &lines).map_err(|e| e.to_string())
 }
