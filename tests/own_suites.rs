@@ -35,6 +35,7 @@ fn every_own_suite_runs_through_claude_code() {
         ],
     );
     server.script_each("What is 2 + 2?", None, vec![text("4")]);
+    fire_canary(&server, "greeting");
     server.script(
         "fox.txt",
         vec![

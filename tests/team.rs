@@ -65,6 +65,7 @@ fn trigger_evals_observe_the_real_agent_invoking_the_skill() {
     );
     server.script_each("weather", None, vec![text("Sunny.")]);
     server.script_each("standup", None, vec![text("Sure.")]);
+    fire_canary(&server, "meeting-notes");
     let d = tempfile::tempdir().unwrap();
     write_tree(
         d.path(),
@@ -155,6 +156,7 @@ fn a_slash_command_is_installed_as_a_skill_for_its_trigger_evals() {
             text("Card written."),
         ],
     );
+    fire_canary(&server, "greet");
     let d = tempfile::tempdir().unwrap();
     write_tree(
         d.path(),
@@ -834,4 +836,72 @@ fn a_second_ctrl_c_kills_at_once() {
     wait_for("the agent to be gone", Duration::from_secs(5), || {
         !running()
     });
+}
+
+#[test]
+fn a_skill_that_does_not_fire_even_when_named_stops_the_run_before_its_trigger_evals() {
+    let claude = agent_cli("claude");
+    // The model never uses the skill, whatever is asked (as when it is not installed where
+    // the agent looks): no canary is scripted.
+    let server = ModelServer::start();
+    server.script_each("notes from this meeting", None, vec![text("Sure.")]);
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (
+                ".claude/skills/meeting-notes/SKILL.md",
+                "---\nname: meeting-notes\ndescription: Writes meeting notes. Use for meetings.\n---\nWrite notes.\n",
+            ),
+            (
+                "evals/meeting-notes/triggers.json",
+                r#"[{"query": "Write up the notes from this meeting", "should_trigger": true},
+                    {"query": "What is the weather in Paris?", "should_trigger": false}]"#,
+            ),
+        ],
+    );
+    let out = claude_run(
+        &claude,
+        &server,
+        d.path(),
+        &["--output-dir", "out", "--trigger-runs", "2"],
+    );
+    let (so, se) = (stdout(&out), stderr(&out));
+    assert_eq!(code(&out), 3, "{so}\n{se}");
+    assert!(
+        se.contains("error: the trigger canary failed: `meeting-notes` did not fire on \"Use the meeting-notes skill.\" in 2 run(s) through claude-code"),
+        "{se}"
+    );
+    assert!(se.contains("nothing else was run"), "{se}");
+    assert!(!d.path().join("out").exists(), "no trigger eval ran");
+
+    // --no-canary: the trigger evals run, and the figures are said to look like a broken
+    // detector.
+    let out = claude_run(
+        &claude,
+        &server,
+        d.path(),
+        &["--output-dir", "out", "--trigger-runs", "2", "--no-canary"],
+    );
+    let so = stdout(&out);
+    assert_eq!(code(&out), 1, "{so}\n{}", stderr(&out));
+    assert!(
+        so.contains("warning: the skill never fired on any query (0% recall, no false positive)"),
+        "{so}"
+    );
+
+    // And when the model uses a skill named to it, the canary passes and says so.
+    fire_canary(&server, "meeting-notes");
+    let out = claude_run(
+        &claude,
+        &server,
+        d.path(),
+        &["--output-dir", "out2", "--trigger-runs", "2"],
+    );
+    assert!(
+        stderr(&out).contains("canary: `meeting-notes` fired through claude-code in 2 of 2 run(s)"),
+        "{}",
+        stderr(&out)
+    );
 }

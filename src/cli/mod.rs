@@ -350,6 +350,10 @@ pub struct RunArgs {
     /// Print the JSON report to standard output (progress goes to standard error).
     #[arg(long)]
     pub json: bool,
+    /// Skip the trigger canary (before trigger evals through an agent, a query naming the
+    /// skill must make it fire, or the run stops: exit 3).
+    #[arg(long)]
+    pub no_canary: bool,
     /// Append each case's result to this history file (for `assay report trend` and
     /// `audit`). Default: `.assay/history.jsonl` beside `.assay/runs/` when the run folder is
     /// there (the default), none when `--output-dir` puts it elsewhere.

@@ -75,6 +75,12 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
             eprintln!("{text}")
         }
     };
+    if !args.no_canary
+        && crate::run::canary::applies(&loaded.suites, &opts)
+        && let Some(o) = canary(ctx, &loaded.suites, &opts)
+    {
+        return o;
+    }
     let adaptive = matches!(opts.settings.runs, Some(crate::run::options::Runs::Auto));
     if adaptive && opts.settings.min_pass_rate >= 1.0 {
         tell!(
@@ -795,4 +801,47 @@ fn append_history(
     let shown = ctx.shown(dir).display().to_string();
     let lines = crate::report::history::lines(rows, &run, &shown, &hashes);
     crate::record::history::append(file, &lines).map_err(|e| e.to_string())
+}
+
+/// Runs the trigger canary; `Some` exit when it failed (the run stops before anything else).
+/// When it cannot run at all (a harness missing, say), the run goes on and says why itself.
+fn canary(ctx: &LoadCtx, suites: &[crate::spec::Suite], opts: &RunOptions) -> Option<Outcome> {
+    use crate::run::canary;
+    let dir = match tempfile::Builder::new().prefix("assay-canary-").tempdir() {
+        Ok(d) => d,
+        Err(e) => {
+            tell!("error: cannot make a folder for the trigger canary: {e}");
+            return Some(Outcome::Infrastructure);
+        }
+    };
+    let list = canary::run(ctx, suites, opts, dir.path().join("run")).ok()?;
+    let failed: Vec<&canary::Canary> = list.iter().filter(|c| c.failed()).collect();
+    if failed.is_empty() {
+        for c in &list {
+            tell!(
+                "canary: `{}` fired through {} in {} of {} run(s)",
+                c.skill,
+                c.harness,
+                c.fired,
+                c.told
+            );
+        }
+        return None;
+    }
+    let kept = dir.keep();
+    for c in failed {
+        tell!(
+            "error: the trigger canary failed: `{}` did not fire on {:?} in {} run(s) through {}: the skill is not installed where the agent looks, or assay cannot see it fire, so every trigger rate this run reported would be wrong",
+            c.skill,
+            canary::query(&c.skill),
+            c.told,
+            c.harness
+        );
+    }
+    tell!("  the canary's run folder: {}", kept.join("run").display());
+    tell!(
+        "  fix: check the skill's name and where it is installed, read the canary's transcript; or pass --no-canary"
+    );
+    tell!("nothing else was run");
+    Some(Outcome::Infrastructure)
 }

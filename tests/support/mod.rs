@@ -319,3 +319,16 @@ pub fn copy_example(example: &str) -> tempfile::TempDir {
     assert!(status.success(), "copying {example}");
     d
 }
+
+/// Scripts the trigger canary ("Use the <skill> skill.") to fire the skill, as a real model
+/// does when a request names it.
+pub fn fire_canary(server: &model_server::ModelServer, skill: &str) {
+    server.script_each(
+        &assay::run::canary::query(skill),
+        None,
+        vec![
+            model_server::tool("Skill", serde_json::json!({"skill": skill})),
+            model_server::text("done"),
+        ],
+    );
+}
