@@ -39,7 +39,7 @@ ol.timeline{list-style:none;padding-left:0;border-left:3px solid #ddd;margin-lef
 ol.timeline li::before{content:'';position:absolute;left:-.5em;top:.55em;width:.6em;height:.6em;border-radius:50%;background:#999}\
 ol.timeline li.skill::before{background:#1a73e8}ol.timeline li.error::before{background:#b3261e}ol.timeline li.tool::before{background:#137333}\
 .result.error b,li.error b{color:#b3261e}fieldset.review{border:1px solid #ddd;border-radius:6px}fieldset.review textarea{width:100%;box-sizing:border-box}\
-svg.plot{max-width:100%;height:auto;font-size:12px}svg.plot text{fill:#1d1d1f}svg.plot rect{fill:#8aa4c8}svg.plot .good rect{fill:#7bb77e}svg.plot .bad rect{fill:#e08b84}\
+figure{margin:1em 0}figcaption{font-weight:600}svg.plot{max-width:100%;height:auto;font-size:12px}svg.plot text{fill:#1d1d1f}svg.plot rect{fill:#8aa4c8}svg.plot .good rect{fill:#7bb77e}svg.plot .bad rect{fill:#e08b84}\
 svg.plot .interval,svg.plot .axis line{stroke:#1d1d1f;fill:none}svg.plot .marker{stroke:#b3261e;stroke-width:2}";
 
 /// Text as HTML: escaped, with line ends as an HTML parser reads them and control characters
@@ -330,7 +330,7 @@ pub fn render_against(r: &Report, older: Option<&Report>) -> String {
     }
     h.push_str("</table>");
 
-    let plots: Vec<String> = plots::pass_rates(&r.statistics)
+    let plots: Vec<plots::Plot> = plots::pass_rates(&r.statistics)
         .into_iter()
         .chain(plots::trigger_rates(&r.statistics))
         .chain(plots::costs(&r.case_runs))
@@ -339,7 +339,11 @@ pub fn render_against(r: &Report, older: Option<&Report>) -> String {
     if !plots.is_empty() {
         h.push_str("<h2>Plots</h2>");
         for p in plots {
-            h.push_str(&format!("<figure>{p}</figure>"));
+            h.push_str(&format!(
+                "<figure><figcaption>{}</figcaption>{}</figure>",
+                e(p.title),
+                p.svg
+            ));
         }
     }
 

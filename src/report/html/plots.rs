@@ -23,7 +23,13 @@ pub struct Bar {
     pub said: String,
 }
 
-const WIDTH: f64 = 720.0;
+/// A chart and its title (shown as the figure's caption, and in the SVG's `<title>`).
+pub struct Plot {
+    pub title: &'static str,
+    pub svg: String,
+}
+
+const WIDTH: f64 = 960.0;
 const LABEL: f64 = 250.0;
 const PLOT: f64 = 360.0;
 const ROW: f64 = 22.0;
@@ -120,6 +126,19 @@ pub fn bars(
     s
 }
 
+fn plot(
+    title: &'static str,
+    desc: &str,
+    rows: &[Bar],
+    range: (f64, f64),
+    tick: impl Fn(f64) -> String,
+) -> Plot {
+    Plot {
+        title,
+        svg: bars(title, desc, rows, range, tick),
+    }
+}
+
 fn pct(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
 }
@@ -129,7 +148,7 @@ fn good(ok: bool) -> &'static str {
 }
 
 /// Each case's pass rate, with its Wilson interval as an error bar.
-pub fn pass_rates(a: &Aggregates) -> Option<String> {
+pub fn pass_rates(a: &Aggregates) -> Option<Plot> {
     let rows: Vec<Bar> = a
         .cases
         .iter()
@@ -151,7 +170,7 @@ pub fn pass_rates(a: &Aggregates) -> Option<String> {
         })
         .collect();
     (!rows.is_empty()).then(|| {
-        bars(
+        plot(
             "Pass rate per case",
             "Each case's pass rate over its runs, with its 95% Wilson interval as an error bar.",
             &rows,
@@ -162,7 +181,7 @@ pub fn pass_rates(a: &Aggregates) -> Option<String> {
 }
 
 /// Each trigger query's fire rate, with its threshold marked.
-pub fn trigger_rates(a: &Aggregates) -> Option<String> {
+pub fn trigger_rates(a: &Aggregates) -> Option<Plot> {
     let rows: Vec<Bar> = a
         .triggers
         .iter()
@@ -183,7 +202,7 @@ pub fn trigger_rates(a: &Aggregates) -> Option<String> {
         })
         .collect();
     (!rows.is_empty()).then(|| {
-        bars(
+        plot(
             "Trigger rate per query",
             "How often the skill fired on each query; the mark across a bar is its threshold.",
             &rows,
@@ -194,7 +213,7 @@ pub fn trigger_rates(a: &Aggregates) -> Option<String> {
 }
 
 /// The mean duration and the mean cost of each case (and variant).
-pub fn costs(case_runs: &[CaseRun]) -> Vec<String> {
+pub fn costs(case_runs: &[CaseRun]) -> Vec<Plot> {
     let mut by: BTreeMap<(String, bool), (u64, u64, f64, u64)> = BTreeMap::new();
     for c in case_runs.iter().filter(|c| c.duration_ms > 0 || c.cost_usd.is_some()) {
         let label = format!("{}/{}", c.suite, c.case);
@@ -232,7 +251,7 @@ pub fn costs(case_runs: &[CaseRun]) -> Vec<String> {
         .collect();
     let top = time.iter().map(|b| b.value).fold(0.0, f64::max);
     if !time.is_empty() && top > 0.0 {
-        out.push(bars(
+        out.push(plot(
             "Duration per case",
             "The mean time of each case's runs, in seconds.",
             &time,
@@ -257,7 +276,7 @@ pub fn costs(case_runs: &[CaseRun]) -> Vec<String> {
         .collect();
     let top = cost.iter().map(|b| b.value).fold(0.0, f64::max);
     if !cost.is_empty() && top > 0.0 {
-        out.push(bars(
+        out.push(plot(
             "Cost per case",
             "The mean cost of each case's runs, in US dollars, where the agent reported it.",
             &cost,
@@ -269,7 +288,7 @@ pub fn costs(case_runs: &[CaseRun]) -> Vec<String> {
 }
 
 /// With the skill minus without it: each case's pass-rate delta.
-pub fn deltas(a: &Aggregates) -> Option<String> {
+pub fn deltas(a: &Aggregates) -> Option<Plot> {
     let rows: Vec<Bar> = a
         .baselines
         .iter()
@@ -294,7 +313,7 @@ pub fn deltas(a: &Aggregates) -> Option<String> {
         })
         .collect();
     (!rows.is_empty()).then(|| {
-        bars(
+        plot(
             "Pass rate with the skill minus the baseline",
             "For each case run with and without the skill, the difference in pass rate, in percentage points.",
             &rows,
@@ -416,9 +435,49 @@ mod tests {
             },
         );
         let p = pass_rates(&a).unwrap();
-        assert!(parses(&p).descendants().any(|n| n.has_tag_name("path")));
+        assert!(parses(&p.svg).descendants().any(|n| n.has_tag_name("path")));
         let t = trigger_rates(&a).unwrap();
-        assert!(parses(&t).descendants().any(|n| n.attribute("class") == Some("marker")));
-        parses(&deltas(&a).unwrap());
+        assert!(
+            parses(&t.svg)
+                .descendants()
+                .any(|n| n.attribute("class") == Some("marker"))
+        );
+        parses(&deltas(&a).unwrap().svg);
+        let read: Vec<CaseRun> = records
+            .iter()
+            .map(|r| CaseRun {
+                suite: r.suite.clone(),
+                case: r.case.clone(),
+                run: r.run,
+                kind: r.kind,
+                variant: r.variant,
+                cached: false,
+                outcome: r.outcome(),
+                reason: None,
+                harness: String::new(),
+                model: None,
+                duration_ms: r.duration_ms,
+                cost_usd: r.cost_usd,
+                input_tokens: 0,
+                output_tokens: 0,
+                score: None,
+                checks: vec![],
+                judge: None,
+                dir: Default::default(),
+                prompt: String::new(),
+                output_snippet: String::new(),
+                result: r.clone(),
+                transcript: vec![],
+                artifacts: vec![],
+            })
+            .collect();
+        let c = costs(&read);
+        assert_eq!(
+            c.iter().map(|p| p.title).collect::<Vec<_>>(),
+            ["Duration per case", "Cost per case"]
+        );
+        for p in c {
+            parses(&p.svg);
+        }
     }
 }

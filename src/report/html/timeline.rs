@@ -37,6 +37,7 @@ pub fn timeline(c: &CaseRun) -> String {
         .enumerate()
         .filter_map(|(i, t)| {
             t.duration_ms
+                .filter(|&d| d > 0)
                 .map(|d| format!("turn {}: {:.1} s", i + 1, d as f64 / 1000.0))
         })
         .collect();
