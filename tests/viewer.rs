@@ -113,7 +113,10 @@ fn the_viewer_is_one_file_under_a_strict_policy_that_fetches_nothing() {
     for scheme in ["http://", "https://"] {
         for (i, _) in text.match_indices(scheme) {
             let before = &text[..i];
-            assert!(before.rfind('<') < before.rfind('>'), "a URL in a tag at {i}");
+            assert!(
+                before.rfind('<') < before.rfind('>'),
+                "a URL in a tag at {i}"
+            );
             let last_open = before.rfind("<script").unwrap_or(0);
             let last_close = before.rfind("</script>").unwrap_or(0);
             assert!(last_open <= last_close, "a URL in the script at {i}");
@@ -131,7 +134,10 @@ fn the_viewer_is_one_file_under_a_strict_policy_that_fetches_nothing() {
     );
     assert!(page.contains("<h2>Plots</h2>"), "{page}");
     assert!(page.contains("<figcaption>Pass rate per case</figcaption>"));
-    assert!(page.contains("<h3>Trajectory</h3><p class=\"turns\">turn 1: 0.0 s</p>") || page.contains("<h3>Trajectory</h3><ol class=\"timeline\">"));
+    assert!(
+        page.contains("<h3>Trajectory</h3><p class=\"turns\">turn 1: 0.0 s</p>")
+            || page.contains("<h3>Trajectory</h3><ol class=\"timeline\">")
+    );
 
     // A screenshot: a real PNG.
     let png = d.path().join("shot.png");
@@ -147,7 +153,11 @@ fn the_viewer_is_one_file_under_a_strict_policy_that_fetches_nothing() {
         .arg(format!("file://{}", file.display()))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let bytes = std::fs::read(&png).unwrap();
     assert!(bytes.len() > 1000, "{} bytes", bytes.len());
     assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"));
@@ -170,11 +180,21 @@ fn filters_from_the_url_hide_the_case_runs_that_do_not_match() {
 
     // By suite, and by free text.
     let page = dom(&file, "#suite=skillet%3Ahello");
-    let shown: Vec<_> = sections(&page).into_iter().filter(|t| !t.contains("hidden")).collect();
+    let shown: Vec<_> = sections(&page)
+        .into_iter()
+        .filter(|t| !t.contains("hidden"))
+        .collect();
     assert_eq!(shown.len(), 2, "{shown:?}");
-    assert!(shown.iter().all(|t| t.contains("data-suite=\"skillet:hello\"")));
+    assert!(
+        shown
+            .iter()
+            .all(|t| t.contains("data-suite=\"skillet:hello\""))
+    );
     let page = dom(&file, "#q=setup%20script");
-    let shown: Vec<_> = sections(&page).into_iter().filter(|t| !t.contains("hidden")).collect();
+    let shown: Vec<_> = sections(&page)
+        .into_iter()
+        .filter(|t| !t.contains("hidden"))
+        .collect();
     assert_eq!(shown.len(), 1, "{shown:?}");
     assert!(shown[0].contains("data-outcome=\"error\""));
 }
@@ -190,7 +210,10 @@ fn a_case_with_a_baseline_shows_both_outputs_side_by_side() {
     let view = &page[at..at + page[at..].find("<h3>Trajectory").unwrap()];
     let skill = view.find("Hello, Ada! See https://example.com").unwrap();
     let base = view.find("Without the skill: hi").unwrap();
-    assert!(skill < base, "the skill's output left, the baseline's right: {view}");
+    assert!(
+        skill < base,
+        "the skill's output left, the baseline's right: {view}"
+    );
     assert!(view.contains("with the skill</a> · <span class=\"badge passed\">passed</span>"));
     assert!(view.contains("baseline</a> · <span class=\"badge failed\">failed</span>"));
     // The baseline is plotted against the skill.
@@ -208,16 +231,29 @@ fn against_an_older_run_each_case_run_shows_the_older_output_and_what_changed() 
     let new = copy_example(FIXTURE);
     let file = html(new.path(), &["--against", old.path().to_str().unwrap()]);
     let page = dom(&file, "");
-    assert!(page.contains("1 case-run(s) changed outcome, 0 not in it."), "{page}");
+    assert!(
+        page.contains("1 case-run(s) changed outcome, 0 not in it."),
+        "{page}"
+    );
     let s = sections(&page);
     assert!(s[1].contains("data-changed=\"yes\"") && !s[0].contains("data-changed"));
-    let at = page.find("<p class=\"changed\">changed: passed → failed</p>").unwrap();
+    let at = page
+        .find("<p class=\"changed\">changed: passed → failed</p>")
+        .unwrap();
     let view = &page[at..at + page[at..].find("<h3>Trajectory").unwrap()];
-    assert!(view.find("Hello, Ada! (older)").unwrap() < view.find("Hello, Ada! See https").unwrap());
+    assert!(
+        view.find("Hello, Ada! (older)").unwrap() < view.find("Hello, Ada! See https").unwrap()
+    );
     assert_eq!(page.matches("<p>unchanged: ").count(), 3);
     // The changed ones alone.
     let page = dom(&file, "#filter=changed");
-    assert_eq!(sections(&page).iter().filter(|t| !t.contains("hidden")).count(), 1);
+    assert_eq!(
+        sections(&page)
+            .iter()
+            .filter(|t| !t.contains("hidden"))
+            .count(),
+        1
+    );
     // Only the HTML report compares so.
     let out = assay(
         &repo(),
@@ -241,37 +277,62 @@ fn feedback_in_the_run_folder_fills_the_viewer_and_every_report_and_the_page_bui
     let s = page.find("data-outcome=\"passed\"").unwrap();
     let form = &page[s..s + page[s..].find("</fieldset>").unwrap()];
     assert!(form.contains("value=\"bad\" checked=\"\""), "{form}");
-    assert!(form.contains("wrong &lt;/script&gt;&lt;b&gt;name&lt;/b&gt; &amp;"), "{form}");
+    assert!(
+        form.contains("wrong &lt;/script&gt;&lt;b&gt;name&lt;/b&gt; &amp;"),
+        "{form}"
+    );
     // What the download button would save, written into the page by `#feedback-test`.
-    let at = page.find("<pre id=\"feedback-out\">").expect("built") + "<pre id=\"feedback-out\">".len();
+    let at =
+        page.find("<pre id=\"feedback-out\">").expect("built") + "<pre id=\"feedback-out\">".len();
     let built = unescape(&page[at..at + page[at..].find("</pre>").unwrap()]);
-    let back = assay::record::feedback::FeedbackFile::parse(&built).unwrap_or_else(|e| panic!("{e}: {built}"));
+    let back = assay::record::feedback::FeedbackFile::parse(&built)
+        .unwrap_or_else(|e| panic!("{e}: {built}"));
     assert_eq!(back.items.len(), 1);
     assert_eq!(back.items[0].note, note);
     assert_eq!(back.items[0].at, "2026-11-24T10:00:00Z");
     assert_eq!(back.run, d.path().display().to_string());
 
     // Markdown and JSON show it.
-    let out = assay(&repo(), &["report", d.path().to_str().unwrap(), "--format", "markdown"]);
+    let out = assay(
+        &repo(),
+        &["report", d.path().to_str().unwrap(), "--format", "markdown"],
+    );
     let md = stdout(&out);
     assert!(md.contains("### Reviewer feedback"), "{md}");
     assert!(md.contains("👎 `skillet:hello/001` (run 1, skill): **bad**: wrong &lt;/script&gt;&lt;b&gt;name&lt;/b&gt; &amp;"), "{md}");
-    let out = assay(&repo(), &["report", d.path().to_str().unwrap(), "--format", "json"]);
+    let out = assay(
+        &repo(),
+        &["report", d.path().to_str().unwrap(), "--format", "json"],
+    );
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(v["schema"], "assay.report/v1");
     assert_eq!(v["feedback"]["items"][0]["verdict"], "bad");
     assert!(v.get("warnings").is_none());
 
     // A malformed file is a warning, never a broken report.
-    std::fs::write(d.path().join("feedback.json"), r#"{"schema": "assay.feedback/v1", "items": [{"verdict": "meh"}]}"#).unwrap();
-    let out = assay(&repo(), &["report", d.path().to_str().unwrap(), "--format", "json"]);
+    std::fs::write(
+        d.path().join("feedback.json"),
+        r#"{"schema": "assay.feedback/v1", "items": [{"verdict": "meh"}]}"#,
+    )
+    .unwrap();
+    let out = assay(
+        &repo(),
+        &["report", d.path().to_str().unwrap(), "--format", "json"],
+    );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(stderr(&out).contains("warning: feedback left out:"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("warning: feedback left out:"),
+        "{}",
+        stderr(&out)
+    );
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert!(v.get("feedback").is_none());
     assert!(v["warnings"][0].as_str().unwrap().contains("feedback.json"));
     let page = dom(&html(d.path(), &[]), "");
-    assert!(page.contains("<strong>Warning:</strong> feedback left out:"), "{page}");
+    assert!(
+        page.contains("<strong>Warning:</strong> feedback left out:"),
+        "{page}"
+    );
     assert!(page.contains(">4 of 4 case-runs shown<"));
 }
 
@@ -298,16 +359,29 @@ fn hostile_text_from_an_agent_or_a_suite_stays_inert_text() {
     std::fs::write(to.join("transcript.jsonl"), lines.join("\n")).unwrap();
     let file = html(d.path(), &[]);
     let text = std::fs::read_to_string(&file).unwrap();
-    assert_eq!(text.matches("<script").count(), 2, "no script from the data");
+    assert_eq!(
+        text.matches("<script").count(),
+        2,
+        "no script from the data"
+    );
     assert!(!text.contains("<img") && !text.contains("<a href=\"javascript"));
     let page = dom(&file, "");
     assert_eq!(page.matches("<script").count(), 2, "{page}");
     assert!(!page.contains("<img"), "no injected element: {page}");
     assert!(!page.contains("<a href=\"javascript"), "{page}");
-    assert!(page.contains("&lt;img src=x onerror=alert(2)&gt;"), "shown as text");
+    assert!(
+        page.contains("&lt;img src=x onerror=alert(2)&gt;"),
+        "shown as text"
+    );
     // The data block still parses: the script ran over all five case-runs.
     assert!(page.contains(">5 of 5 case-runs shown<"), "{page}");
     // The hostile suite is an option whose value filters to it.
     let page = dom(&file, "#outcome=passed");
-    assert_eq!(sections(&page).iter().filter(|t| !t.contains("hidden")).count(), 2);
+    assert_eq!(
+        sections(&page)
+            .iter()
+            .filter(|t| !t.contains("hidden"))
+            .count(),
+        2
+    );
 }

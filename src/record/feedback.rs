@@ -66,7 +66,13 @@ pub struct FeedbackItem {
 
 impl FeedbackFile {
     /// The review of one case-run, if any.
-    pub fn find(&self, suite: &str, case: &str, run: u32, variant: Variant) -> Option<&FeedbackItem> {
+    pub fn find(
+        &self,
+        suite: &str,
+        case: &str,
+        run: u32,
+        variant: Variant,
+    ) -> Option<&FeedbackItem> {
         self.items
             .iter()
             .find(|i| i.suite == suite && i.case == case && i.run == run && i.variant == variant)
@@ -154,7 +160,10 @@ mod tests {
             ("[]", "not a JSON object"),
             ("{", "not valid JSON"),
             (r#"{"items": []}"#, "schema"),
-            (r#"{"schema": "assay.feedback/v9", "items": []}"#, "assay.feedback/v9"),
+            (
+                r#"{"schema": "assay.feedback/v9", "items": []}"#,
+                "assay.feedback/v9",
+            ),
             (
                 r#"{"schema": "assay.feedback/v1", "items": [{"suite": "s", "case": "c", "run": 1, "verdict": "meh"}]}"#,
                 "meh",
@@ -187,7 +196,10 @@ mod tests {
         assert_eq!(read(d.path()).unwrap(), None);
         std::fs::write(d.path().join(FILE), "nope").unwrap();
         let e = read(d.path()).unwrap_err();
-        assert!(e.contains("feedback.json") && e.contains("not a JSON object"), "{e}");
+        assert!(
+            e.contains("feedback.json") && e.contains("not a JSON object"),
+            "{e}"
+        );
         std::fs::write(d.path().join(FILE), GOOD).unwrap();
         assert_eq!(read(d.path()).unwrap().unwrap().items.len(), 2);
     }

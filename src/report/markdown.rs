@@ -189,7 +189,11 @@ pub fn render(r: &Report) -> String {
         for i in &f.items {
             md.push_str(&format!(
                 "- {} {} (run {}, {}): **{}**{}\n",
-                if i.verdict == crate::record::feedback::Review::Good { "👍" } else { "👎" },
+                if i.verdict == crate::record::feedback::Review::Good {
+                    "👍"
+                } else {
+                    "👎"
+                },
                 code(&format!("{}/{}", i.suite, i.case), false),
                 i.run,
                 i.variant.word(),

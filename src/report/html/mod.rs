@@ -406,7 +406,10 @@ pub fn render_against(r: &Report, older: Option<&Report>) -> String {
             };
             h.push_str("<h3>Side by side: with the skill and the baseline</h3>");
             h.push_str(&side_by_side(
-                (&format!("<a href=\"#c{}\">with the skill</a>", skill.0), skill.1),
+                (
+                    &format!("<a href=\"#c{}\">with the skill</a>", skill.0),
+                    skill.1,
+                ),
                 (&format!("<a href=\"#c{}\">baseline</a>", base.0), base.1),
             ));
         }

@@ -196,7 +196,11 @@ pub fn trigger_rates(a: &Aggregates) -> Option<Plot> {
                 t.fired,
                 t.runs,
                 pct(t.trigger_rate),
-                if t.should_trigger { "should" } else { "should not" },
+                if t.should_trigger {
+                    "should"
+                } else {
+                    "should not"
+                },
                 pct(t.threshold)
             ),
         })
@@ -215,7 +219,10 @@ pub fn trigger_rates(a: &Aggregates) -> Option<Plot> {
 /// The mean duration and the mean cost of each case (and variant).
 pub fn costs(case_runs: &[CaseRun]) -> Vec<Plot> {
     let mut by: BTreeMap<(String, bool), (u64, u64, f64, u64)> = BTreeMap::new();
-    for c in case_runs.iter().filter(|c| c.duration_ms > 0 || c.cost_usd.is_some()) {
+    for c in case_runs
+        .iter()
+        .filter(|c| c.duration_ms > 0 || c.cost_usd.is_some())
+    {
         let label = format!("{}/{}", c.suite, c.case);
         let v = by
             .entry((label, c.variant == Variant::Baseline))
@@ -359,7 +366,10 @@ mod tests {
         let title = root.children().find(|n| n.has_tag_name("title")).unwrap();
         assert_eq!(title.text(), Some("T <1>"));
         assert_eq!(
-            root.descendants().filter(|n| n.has_tag_name("g") && n.attribute("class").is_some_and(|c| c.starts_with("bar"))).count(),
+            root.descendants()
+                .filter(|n| n.has_tag_name("g")
+                    && n.attribute("class").is_some_and(|c| c.starts_with("bar")))
+                .count(),
             2
         );
         assert!(
@@ -371,9 +381,24 @@ mod tests {
             .filter(|n| n.has_tag_name("title"))
             .nth(1)
             .unwrap();
-        assert!(row_title.text().unwrap().contains("<script>alert(1)</script> & \"q\""));
-        assert_eq!(root.descendants().filter(|n| n.has_tag_name("path")).count(), 1);
-        assert_eq!(root.descendants().filter(|n| n.has_tag_name("line") && n.attribute("class") == Some("marker")).count(), 1);
+        assert!(
+            row_title
+                .text()
+                .unwrap()
+                .contains("<script>alert(1)</script> & \"q\"")
+        );
+        assert_eq!(
+            root.descendants()
+                .filter(|n| n.has_tag_name("path"))
+                .count(),
+            1
+        );
+        assert_eq!(
+            root.descendants()
+                .filter(|n| n.has_tag_name("line") && n.attribute("class") == Some("marker"))
+                .count(),
+            1
+        );
         // A negative bar is drawn left of zero, inside the plot.
         let rects: Vec<f64> = root
             .descendants()

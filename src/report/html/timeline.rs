@@ -62,7 +62,10 @@ pub fn timeline(c: &CaseRun) -> String {
             Some("message") => ("message", format!("<b>agent</b> {}", e(&s(ev, "text")))),
             Some("reasoning") => (
                 "reasoning",
-                format!("<details><summary>reasoning</summary><pre>{}</pre></details>", e(&s(ev, "text"))),
+                format!(
+                    "<details><summary>reasoning</summary><pre>{}</pre></details>",
+                    e(&s(ev, "text"))
+                ),
             ),
             Some("tool_call") => {
                 let id = s(ev, "id");
@@ -79,14 +82,24 @@ pub fn timeline(c: &CaseRun) -> String {
                         "<details{}><summary>tool call <code>{}</code>{}</summary><pre>{}</pre>{}</details>",
                         if failed { " open" } else { "" },
                         e(&s(ev, "name")),
-                        if failed { " (error)" } else if res.is_empty() { " (no result)" } else { "" },
+                        if failed {
+                            " (error)"
+                        } else if res.is_empty() {
+                            " (no result)"
+                        } else {
+                            ""
+                        },
                         e(&serde_json::to_string_pretty(&ev["input"]).unwrap_or_default()),
                         res
                     ),
                 )
             }
             Some("tool_result") if !called.contains(&s(ev, "id")) => (
-                if ev["is_error"] == true { "tool error" } else { "tool" },
+                if ev["is_error"] == true {
+                    "tool error"
+                } else {
+                    "tool"
+                },
                 result(ev),
             ),
             Some("tool_result") => continue,
@@ -94,10 +107,7 @@ pub fn timeline(c: &CaseRun) -> String {
                 "skill",
                 format!("<b>skill invoked</b> {}", e(&s(ev, "name"))),
             ),
-            Some("agent_started") => (
-                "agent",
-                format!("<b>sub-agent</b> {}", e(&s(ev, "name"))),
-            ),
+            Some("agent_started") => ("agent", format!("<b>sub-agent</b> {}", e(&s(ev, "name")))),
             Some("hook_ran") => (
                 "hook",
                 format!(
@@ -109,7 +119,11 @@ pub fn timeline(c: &CaseRun) -> String {
             ),
             Some("file_change") => (
                 "file",
-                format!("<b>file {}</b> <code>{}</code>", e(&s(ev, "kind")), e(&s(ev, "path"))),
+                format!(
+                    "<b>file {}</b> <code>{}</code>",
+                    e(&s(ev, "kind")),
+                    e(&s(ev, "path"))
+                ),
             ),
             Some("output") => ("output", format!("<pre>{}</pre>", e(&s(ev, "text")))),
             Some("error") => ("error", format!("<b>error</b> {}", e(&s(ev, "message")))),
