@@ -197,6 +197,9 @@ fn filters_from_the_url_hide_the_case_runs_that_do_not_match() {
         .collect();
     assert_eq!(shown.len(), 1, "{shown:?}");
     assert!(shown[0].contains("data-outcome=\"error\""));
+    // Not the reviewer's form, which every case-run has.
+    let page = dom(&file, "#q=good");
+    assert!(page.contains(">0 of 4 case-runs shown<"), "{page}");
 }
 
 #[test]

@@ -14,7 +14,14 @@
       if (c.getAttribute("data-changed") !== "yes") return false;
     } else if (o && c.getAttribute("data-outcome") !== o) return false;
     if (s && c.getAttribute("data-suite") !== s) return false;
-    return !t || c.textContent.toLowerCase().indexOf(t) >= 0;
+    return !t || text(c).indexOf(t) >= 0;
+  }
+
+  // What the search looks in: the case-run's text, not the reviewer's form.
+  function text(c) {
+    return Array.prototype.map.call(c.children, function (ch) {
+      return ch.matches("fieldset.review") ? "" : ch.textContent;
+    }).join(" ").toLowerCase();
   }
 
   function apply() {
