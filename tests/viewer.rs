@@ -134,9 +134,10 @@ fn the_viewer_is_one_file_under_a_strict_policy_that_fetches_nothing() {
     );
     assert!(page.contains("<h2>Plots</h2>"), "{page}");
     assert!(page.contains("<figcaption>Pass rate per case</figcaption>"));
+    // The trajectory: the turn's own time (the events carry none), then each event.
     assert!(
-        page.contains("<h3>Trajectory</h3><p class=\"turns\">turn 1: 0.0 s</p>")
-            || page.contains("<h3>Trajectory</h3><ol class=\"timeline\">")
+        page.contains("<h3>Trajectory</h3><p class=\"turns\">turn 1: 5 ms</p><ol class=\"timeline\"><li class=\"ev output\"><pre>Hello, Ada! See https://example.com</pre></li></ol>"),
+        "{page}"
     );
 
     // A screenshot: a real PNG.

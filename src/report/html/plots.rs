@@ -102,7 +102,7 @@ pub fn bars(
             "<text x=\"{:.1}\" y=\"{:.1}\">{}</text></g>",
             LABEL + PLOT + 8.0,
             y + 15.0,
-            e(&b.said)
+            e(&short(&b.said, 48))
         ));
     }
     let axis = TOP + rows.len() as f64 * ROW + 2.0;
@@ -311,7 +311,7 @@ pub fn deltas(a: &Aggregates) -> Option<Plot> {
             marker: None,
             class: good(b.delta_pass_rate >= 0.0),
             said: format!(
-                "{:+.0} points ({} with the skill, {} without; p = {:.3})",
+                "{:+.0} points ({} vs {} without; p = {:.3})",
                 b.delta_pass_rate * 100.0,
                 pct(b.skill.pass_rate.rate),
                 pct(b.baseline.pass_rate.rate),

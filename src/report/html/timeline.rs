@@ -36,9 +36,10 @@ pub fn timeline(c: &CaseRun) -> String {
         .iter()
         .enumerate()
         .filter_map(|(i, t)| {
-            t.duration_ms
-                .filter(|&d| d > 0)
-                .map(|d| format!("turn {}: {:.1} s", i + 1, d as f64 / 1000.0))
+            t.duration_ms.filter(|&d| d > 0).map(|d| match d {
+                ..1000 => format!("turn {}: {d} ms", i + 1),
+                _ => format!("turn {}: {:.1} s", i + 1, d as f64 / 1000.0),
+            })
         })
         .collect();
     if !turns.is_empty() {
@@ -139,4 +140,71 @@ pub fn timeline(c: &CaseRun) -> String {
         h.push_str("</ol>");
     }
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn case_run(transcript: Vec<Value>) -> CaseRun {
+        CaseRun {
+            suite: "s".into(),
+            case: "c".into(),
+            run: 1,
+            kind: Default::default(),
+            variant: Default::default(),
+            cached: false,
+            outcome: crate::record::Outcome::Passed,
+            reason: None,
+            harness: String::new(),
+            model: None,
+            duration_ms: 0,
+            cost_usd: None,
+            input_tokens: 0,
+            output_tokens: 0,
+            score: None,
+            checks: vec![],
+            judge: None,
+            dir: Default::default(),
+            prompt: String::new(),
+            output_snippet: String::new(),
+            result: Default::default(),
+            transcript,
+            artifacts: vec![],
+        }
+    }
+
+    #[test]
+    fn calls_carry_their_results_in_order_with_errors_and_skills_marked() {
+        let h = timeline(&case_run(vec![
+            json!({"type": "skill_invoked", "name": "brief"}),
+            json!({"type": "tool_call", "id": "t1", "name": "Bash", "input": {"command": "ls <x>"}}),
+            json!({"type": "tool_call", "id": "t2", "name": "Read", "input": {}}),
+            json!({"type": "tool_result", "id": "t1", "output": "denied", "is_error": true}),
+            json!({"type": "tool_result", "id": "t2", "output": "ok", "is_error": false}),
+            json!({"type": "tool_result", "id": "t9", "output": "stray", "is_error": false}),
+            json!({"type": "error", "message": "rate <limited>"}),
+        ]));
+        let items: Vec<&str> = h.split("<li class=\"ev ").skip(1).collect();
+        let classes: Vec<&str> = items.iter().map(|i| &i[..i.find('"').unwrap()]).collect();
+        assert_eq!(
+            classes,
+            ["skill", "tool error", "tool", "tool", "error"],
+            "{h}"
+        );
+        assert!(items[1].starts_with(
+            "tool error\"><details open><summary>tool call <code>Bash</code> (error)"
+        ));
+        assert!(
+            items[1].contains("ls &lt;x&gt;") && items[1].contains("→ error</b><pre>denied</pre>")
+        );
+        assert!(items[2].contains("→ result</b><pre>ok</pre>") && !items[2].contains("denied"));
+        assert!(
+            items[3].contains("stray"),
+            "a result with no call is shown alone"
+        );
+        assert!(items[4].contains("rate &lt;limited&gt;"));
+        assert_eq!(timeline(&case_run(vec![])), "<p>(no transcript)</p>");
+    }
 }
