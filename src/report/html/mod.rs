@@ -465,3 +465,27 @@ pub fn render_against(r: &Report, older: Option<&Report>) -> String {
     ));
     h
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_for_the_script_cannot_end_its_element() {
+        let v = serde_json::json!({"s": "</script><!-- <script>&amp; \u{2028}\u{2029}", "n": 1});
+        let t = json_in_script(&v);
+        assert!(!t.contains(['<', '>', '&', '\u{2028}', '\u{2029}']), "{t}");
+        let back: serde_json::Value = serde_json::from_str(&t).unwrap();
+        assert_eq!(back, v);
+    }
+
+    #[test]
+    fn the_policy_names_the_scripts_own_hash() {
+        let p = csp::policy(SCRIPT);
+        assert!(p.starts_with(
+            "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-"
+        ));
+        assert!(!SCRIPT.contains("http") && !STYLE.contains("http") && !STYLE.contains("url("));
+        assert!(!SCRIPT.contains("</script"));
+    }
+}

@@ -42,7 +42,7 @@
     }
   }
 
-  var test = false;
+  var test = false, keys = "";
   location.hash.slice(1).split("&").forEach(function (kv) {
     var at = kv.indexOf("="), k = at < 0 ? kv : kv.slice(0, at), v = "";
     try { v = at < 0 ? "" : decodeURIComponent(kv.slice(at + 1)); } catch (err) { return; }
@@ -50,6 +50,7 @@
     else if (k === "suite") select(suite, v);
     else if (k === "q") q.value = v;
     else if (k === "feedback-test") test = true;
+    else if (k === "keys") keys = v;
   });
   [q, outcome, suite].forEach(function (el) { el.addEventListener("input", apply); });
   apply();
@@ -76,6 +77,11 @@
     if (ev.key === "/") { ev.preventDefault(); q.focus(); }
     else if (ev.key === "j" || ev.key === "ArrowDown") { ev.preventDefault(); move(1); }
     else if (ev.key === "k" || ev.key === "ArrowUp") { ev.preventDefault(); move(-1); }
+  });
+
+  // Keys given in the address are pressed once loaded (`#keys=jj`), for the tests.
+  keys.split("").forEach(function (key) {
+    document.dispatchEvent(new KeyboardEvent("keydown", { key: key, bubbles: true }));
   });
 
   cases.forEach(function (c) {
