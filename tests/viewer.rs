@@ -200,10 +200,16 @@ fn filters_from_the_url_hide_the_case_runs_that_do_not_match() {
     assert!(shown[0].contains("data-outcome=\"error\""));
     // j and k move between the case-runs shown.
     let page = dom(&file, "#suite=skillet%3Ahello&keys=jj");
-    assert!(page.contains("<section class=\"case current\" id=\"c3\""), "{page}");
+    assert!(
+        page.contains("<section class=\"case current\" id=\"c3\""),
+        "{page}"
+    );
     assert_eq!(page.matches("class=\"case current\"").count(), 1);
     let page = dom(&file, "#keys=jjjk");
-    assert!(page.contains("<section class=\"case current\" id=\"c1\""), "{page}");
+    assert!(
+        page.contains("<section class=\"case current\" id=\"c1\""),
+        "{page}"
+    );
     // Not the reviewer's form, which every case-run has.
     let page = dom(&file, "#q=good");
     assert!(page.contains(">0 of 4 case-runs shown<"), "{page}");
