@@ -121,6 +121,10 @@ pub struct ReportArgs {
     /// Write it to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// With `--format html`: show each case-run beside its own in this older run folder,
+    /// changed outcomes marked.
+    #[arg(long, value_name = "OLDER_RUN_DIR")]
+    pub against: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

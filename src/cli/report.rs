@@ -221,7 +221,21 @@ pub fn run(ctx: &LoadCtx, args: &ReportArgs) -> Outcome {
             return Outcome::BadInput;
         }
     };
-    let text = report::render(&r, args.format);
+    for w in &r.warnings {
+        tell!("warning: {w}");
+    }
+    let text = match &args.against {
+        None => report::render(&r, args.format),
+        Some(older) if args.format == report::Format::Html => match read(ctx, older) {
+            Ok(o) => report::html::render_against(&r, Some(&o)),
+            Err(o) => return o,
+        },
+        Some(_) => {
+            tell!("error: --against shows an older run beside this one in the HTML report only");
+            tell!("  fix: add --format html, or use `assay report diff <older> <run>`");
+            return Outcome::BadInput;
+        }
+    };
     match &args.output {
         Some(path) => {
             let path = ctx.cwd.join(path);

@@ -20,6 +20,7 @@
 pub mod agent;
 pub mod case_run;
 pub mod changes;
+pub mod feedback;
 pub mod folder;
 pub mod grading;
 pub mod history;

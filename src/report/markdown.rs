@@ -119,6 +119,9 @@ pub fn render(r: &Report) -> String {
     {
         md.push_str(&format!("\n\n> **Warning:** {}", text(&n)));
     }
+    for w in &r.warnings {
+        md.push_str(&format!("\n\n> **Warning:** {}", text(w)));
+    }
     md.push_str("\n\n| | case-run | checks | time | why not |\n|---|---|---|---|---|\n");
     for c in &r.case_runs {
         let passed = c.checks.iter().filter(|k| k.passed).count();
@@ -179,6 +182,28 @@ pub fn render(r: &Report) -> String {
             for s in &f.suggestions {
                 md.push_str(&format!("- {}: {}\n", text(&s.assertion), text(&s.reason)));
             }
+        }
+    }
+    if let Some(f) = r.feedback.as_ref().filter(|f| !f.items.is_empty()) {
+        md.push_str("\n### Reviewer feedback\n\nFrom the run folder's `feedback.json`.\n\n");
+        for i in &f.items {
+            md.push_str(&format!(
+                "- {} {} (run {}, {}): **{}**{}\n",
+                if i.verdict == crate::record::feedback::Review::Good {
+                    "👍"
+                } else {
+                    "👎"
+                },
+                code(&format!("{}/{}", i.suite, i.case), false),
+                i.run,
+                i.variant.word(),
+                i.verdict.word(),
+                if i.note.trim().is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", text(&i.note))
+                }
+            ));
         }
     }
     let failures: Vec<_> = r

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::record::case_run::{Kind, Variant};
+use crate::record::feedback::{FeedbackFile, FeedbackItem};
 use crate::record::grading::{CheckOutcome, JudgeRecord};
 use crate::record::{CaseRunRecord, RunRecord};
 pub use crate::record::{Outcome, ReadError};
@@ -26,6 +27,12 @@ pub struct Report {
     /// Statistics over runs, trigger evals and baselines.
     pub statistics: super::aggregate::Aggregates,
     pub case_runs: Vec<CaseRun>,
+    /// The reviewer's `feedback.json` in the run folder, when there is one (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<FeedbackFile>,
+    /// What could not be read but did not stop the report (a malformed `feedback.json`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -83,6 +90,15 @@ pub struct CaseRun {
     /// Created or changed files kept in `artifacts/` (path, text when small and UTF-8).
     #[serde(skip)]
     pub artifacts: Vec<(String, Option<String>)>,
+}
+
+impl Report {
+    /// The reviewer's verdict on a case-run, from `feedback.json`.
+    pub fn review(&self, c: &CaseRun) -> Option<&FeedbackItem> {
+        self.feedback
+            .as_ref()?
+            .find(&c.suite, &c.case, c.run, c.variant)
+    }
 }
 
 /// The statistics' rows of read case-runs.
@@ -180,8 +196,15 @@ pub fn read(dir: &Path) -> Result<Report, ReadError> {
     };
     let statistics =
         super::aggregate::aggregate(&rows(&case_runs), super::aggregate::Settings::of(&config));
+    // A bad feedback file never stops a report: it is said, and left out.
+    let (feedback, warnings) = match crate::record::feedback::read(dir) {
+        Ok(f) => (f, Vec::new()),
+        Err(e) => (None, vec![format!("feedback left out: {e}")]),
+    };
     Ok(Report {
         schema: SCHEMA,
+        feedback,
+        warnings,
         statistics,
         assay_version: if config.assay_version.is_empty() {
             env!("CARGO_PKG_VERSION").to_string()
