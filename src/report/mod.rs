@@ -28,7 +28,7 @@ pub enum Format {
     Junit,
     /// A Markdown summary, for `$GITHUB_STEP_SUMMARY`.
     Markdown,
-    /// One self-contained HTML file.
+    /// One self-contained HTML file: the review viewer (filters, timeline, plots, feedback).
     Html,
     /// The UAAPS eval report; `--reporter uaaps` also writes it to each UAAPS package's
     /// `evals/reports/`.
