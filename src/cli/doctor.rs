@@ -42,29 +42,14 @@ pub fn run(ctx: &LoadCtx, args: &DoctorArgs, plugins: &crate::plugin::Plugins) -
         cache: true,
         ..RunOptions::default()
     };
-    let checks = match doctor::examine(ctx, &loaded.suites, &opts) {
+    let mut checks = match doctor::examine(ctx, &loaded.suites, &opts) {
         Ok(c) => c,
-        Err(NotStarted::BadInput(problems)) => {
-            print_problems(&problems);
-            return Outcome::BadInput;
-        }
-        Err(other) => {
-            tell!("error: {other:?}");
-            return Outcome::Infrastructure;
-        }
+        Err(e) => return not_started(e),
     };
-    let mut checks = checks;
     if args.probe && !checks.iter().any(|c| c.state == State::Fail) && !loaded.suites.is_empty() {
         match doctor::probe(ctx, &loaded.suites, &opts) {
             Ok(more) => checks.extend(more),
-            Err(NotStarted::BadInput(problems)) => {
-                print_problems(&problems);
-                return Outcome::BadInput;
-            }
-            Err(other) => {
-                tell!("error: {other:?}");
-                return Outcome::Infrastructure;
-            }
+            Err(e) => return not_started(e),
         }
     }
     let failed = checks.iter().filter(|c| c.state == State::Fail).count();
@@ -104,5 +89,19 @@ pub fn run(ctx: &LoadCtx, args: &DoctorArgs, plugins: &crate::plugin::Plugins) -
         Outcome::BadInput
     } else {
         Outcome::Infrastructure
+    }
+}
+
+/// Why the checks could not be made: bad input (exit 2), or something else (exit 3).
+fn not_started(e: NotStarted) -> Outcome {
+    match e {
+        NotStarted::BadInput(problems) => {
+            print_problems(&problems);
+            Outcome::BadInput
+        }
+        other => {
+            tell!("error: {other:?}");
+            Outcome::Infrastructure
+        }
     }
 }

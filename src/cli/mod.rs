@@ -494,16 +494,9 @@ fn project_roots(ctx: &LoadCtx, scope: &[PathBuf]) -> Vec<PathBuf> {
         };
         roots.extend(crate::config::find_root(start));
         if p.is_dir() {
-            let walk = ignore::WalkBuilder::new(&p)
-                .hidden(false)
-                .filter_entry(|e| {
-                    !e.file_name()
-                        .to_str()
-                        .is_some_and(|n| crate::spec::paths::is_skipped_dir(n) || n == ".git")
-                })
-                .build();
             roots.extend(
-                walk.flatten()
+                crate::spec::paths::walk(&p)
+                    .flatten()
                     .filter(|e| e.file_name() == "assay.toml")
                     .filter_map(|e| e.path().parent().map(std::path::Path::to_path_buf)),
             );

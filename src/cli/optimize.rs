@@ -1,7 +1,7 @@
 //! `assay optimize description`: a skill's description improved against its trigger queries,
 //! changed only when the gain on the holdout is significant.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
@@ -124,7 +124,7 @@ pub fn run(ctx: &LoadCtx, cmd: &OptimizeCommand, plugins: &crate::plugin::Plugin
     };
     let dir = match (&settings.resume, &settings.output_dir) {
         (Some(d), _) | (None, Some(d)) => ctx.cwd.join(d),
-        (None, None) => fresh_dir(&ctx.cwd),
+        (None, None) => crate::record::folder::fresh_stamped(&ctx.cwd.join(".assay/optimize")),
     };
     let opts = RunOptions {
         settings: RunSettings {
@@ -222,21 +222,6 @@ pub fn run(ctx: &LoadCtx, cmd: &OptimizeCommand, plugins: &crate::plugin::Plugin
         }
     }
     Outcome::Success
-}
-
-/// `.assay/optimize/<UTC stamp>` under `cwd`, not yet taken.
-fn fresh_dir(cwd: &Path) -> PathBuf {
-    let stamp = jiff::Timestamp::now()
-        .strftime("%Y%m%dT%H%M%SZ")
-        .to_string();
-    let base = cwd.join(".assay/optimize");
-    let mut dir = base.join(&stamp);
-    let mut n = 1;
-    while dir.exists() {
-        n += 1;
-        dir = base.join(format!("{stamp}-{n}"));
-    }
-    dir
 }
 
 /// The suite trigger evals of the skill run in, and its queries: from `--queries`, or from

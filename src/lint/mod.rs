@@ -144,15 +144,7 @@ fn skill_files(cwd: &Path, paths: &[PathBuf], suites: &[Suite]) -> BTreeSet<Skil
         });
     }
     for p in paths {
-        let walk = ignore::WalkBuilder::new(cwd.join(p))
-            .hidden(false)
-            .filter_entry(|e| {
-                !e.file_name()
-                    .to_str()
-                    .is_some_and(|n| crate::spec::paths::is_skipped_dir(n) || n == ".git")
-            })
-            .build();
-        for entry in walk.flatten() {
+        for entry in crate::spec::paths::walk(&cwd.join(p)).flatten() {
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 continue;
             }

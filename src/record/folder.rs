@@ -105,6 +105,21 @@ pub fn read_case_runs(
     Ok(out)
 }
 
+/// A new folder name under `base`: the UTC time (`20261123T101500Z`), with `-2`, `-3`, … when
+/// one of that name exists. Not created.
+pub fn fresh_stamped(base: &Path) -> PathBuf {
+    let stamp = jiff::Timestamp::now()
+        .strftime("%Y%m%dT%H%M%SZ")
+        .to_string();
+    let mut dir = base.join(&stamp);
+    let mut n = 1;
+    while dir.exists() {
+        n += 1;
+        dir = base.join(format!("{stamp}-{n}"));
+    }
+    dir
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

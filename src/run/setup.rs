@@ -110,17 +110,7 @@ pub(super) fn run_dir(ctx: &LoadCtx, opts: &RunOptions) -> PathBuf {
     {
         return ctx.cwd.join(d);
     }
-    let stamp = jiff::Timestamp::now()
-        .strftime("%Y%m%dT%H%M%SZ")
-        .to_string();
-    let base = ctx.cwd.join(".assay/runs");
-    let mut dir = base.join(&stamp);
-    let mut n = 1;
-    while dir.exists() {
-        n += 1;
-        dir = base.join(format!("{stamp}-{n}"));
-    }
-    dir
+    crate::record::folder::fresh_stamped(&ctx.cwd.join(".assay/runs"))
 }
 
 /// A trigger eval as a case: its query is the one prompt; nothing else is staged.

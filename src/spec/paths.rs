@@ -50,6 +50,19 @@ pub fn is_absolute(p: &str) -> bool {
         || (b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':')
 }
 
+/// A walk of `dir` that enters hidden folders (`.claude`) but never `.git` nor the folders
+/// discovery skips ([`is_skipped_dir`]).
+pub fn walk(dir: &Path) -> ignore::Walk {
+    ignore::WalkBuilder::new(dir)
+        .hidden(false)
+        .filter_entry(|e| {
+            !e.file_name()
+                .to_str()
+                .is_some_and(|n| is_skipped_dir(n) || n == ".git")
+        })
+        .build()
+}
+
 /// Removes `.` and folds `..` lexically. Returns `None` when `..` climbs above the start.
 pub fn normalize(p: &Path) -> Option<PathBuf> {
     let mut out = PathBuf::new();
