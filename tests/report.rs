@@ -525,22 +525,6 @@ fn shards_merge_into_one_run_folder_that_reports_read() {
     );
 }
 
-/// Chromium for the HTML check (Debian `chromium`), or `None` with a reason; under CI it must
-/// be there.
-fn chromium() -> String {
-    for name in ["chromium", "chromium-browser", "google-chrome"] {
-        if std::process::Command::new(name)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-        {
-            return name.to_string();
-        }
-    }
-    // Never a silent pass: without a browser the test fails, saying what to install.
-    panic!("no chromium on PATH (apt-get install chromium)")
-}
-
 #[test]
 fn the_html_report_is_one_self_contained_file_that_chromium_renders() {
     let text = report("html");

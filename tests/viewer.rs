@@ -11,20 +11,6 @@ use support::*;
 
 const FIXTURE: &str = "tests/fixtures/run-basic";
 
-/// Chromium (Debian `chromium`); without it the tests fail, saying what to install.
-fn chromium() -> String {
-    for name in ["chromium", "chromium-browser", "google-chrome"] {
-        if std::process::Command::new(name)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-        {
-            return name.to_string();
-        }
-    }
-    panic!("no chromium on PATH (apt-get install chromium)")
-}
-
 /// The DOM after the page's script ran, with `fragment` in the URL.
 fn dom(file: &Path, fragment: &str) -> String {
     let out = std::process::Command::new(chromium())

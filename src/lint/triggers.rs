@@ -40,35 +40,33 @@ pub fn lint(suite: &Suite, files: &mut Files, out: &mut Vec<Problem>) {
     let mut seen: HashMap<String, &TriggerCase> = HashMap::new();
     for t in &suite.triggers {
         let key = normalized(&t.query);
-        match seen.get(&key) {
-            Some(prev) if prev.should_trigger != t.should_trigger => out.push(finding(
+        let Some(prev) = seen.get(&key) else {
+            seen.insert(key, t);
+            continue;
+        };
+        let (severity, code, what, fix) = if prev.should_trigger != t.should_trigger {
+            (
                 Error,
                 "conflicting-query",
-                &t.location.file,
-                files.at(&t.location),
-                format!(
-                    "\"{}\" is asked both to fire and not to fire the skill (also trigger `{}`)",
-                    t.query.trim(),
-                    prev.id
-                ),
+                "is asked both to fire and not to fire the skill",
                 "keep the one that is right and remove the other",
-            )),
-            Some(prev) => out.push(finding(
+            )
+        } else {
+            (
                 Warning,
                 "duplicate-query",
-                &t.location.file,
-                files.at(&t.location),
-                format!(
-                    "\"{}\" is asked twice (also trigger `{}`)",
-                    t.query.trim(),
-                    prev.id
-                ),
+                "is asked twice",
                 "remove the repeat, or phrase it another way a user would",
-            )),
-            None => {
-                seen.insert(key, t);
-            }
-        }
+            )
+        };
+        out.push(finding(
+            severity,
+            code,
+            &t.location.file,
+            files.at(&t.location),
+            format!("\"{}\" {what} (also trigger `{}`)", t.query.trim(), prev.id),
+            fix,
+        ));
     }
 }
 

@@ -250,9 +250,9 @@ pub fn optimize(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Er
             Some(_) => {
                 // Recorded from another description: the later ones are dropped.
                 rec.iterations.truncate(done.unwrap_or(0));
-                new_iteration(job, &best, number, say)?
+                new_iteration(job, &text, &best, number, say)?
             }
-            None => new_iteration(job, &best, number, say)?,
+            None => new_iteration(job, &text, &best, number, say)?,
         };
         if it.candidates.is_empty() {
             push_iteration(&mut rec, it.clone());
@@ -267,7 +267,7 @@ pub fn optimize(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Er
             .filter(|&k| it.candidates[k].train.is_none())
             .collect();
         if !missing.is_empty() {
-            let variants = candidate_variants(job, number, &it, &missing)?;
+            let variants = candidate_variants(job, &text, number, &it, &missing)?;
             say(format!(
                 "iteration {number}: measuring {} candidate(s) on train",
                 missing.len()
@@ -310,7 +310,7 @@ pub fn optimize(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Er
             .filter(|&k| it.candidates[k].holdout.is_none())
             .collect();
         if !to_measure.is_empty() {
-            let variants = candidate_variants(job, number, &it, &to_measure)?;
+            let variants = candidate_variants(job, &text, number, &it, &to_measure)?;
             say(format!(
                 "iteration {number}: measuring the best {} on holdout",
                 to_measure.len()
@@ -457,6 +457,7 @@ fn push_iteration(rec: &mut Record, it: Iteration) {
 /// Asks the proposer for this iteration's candidates.
 fn new_iteration(
     job: &Job<'_>,
+    text: &str,
     best: &Measured,
     number: u32,
     say: &mut dyn FnMut(String),
@@ -476,9 +477,7 @@ fn new_iteration(
         ));
         return Ok(it);
     }
-    let file = description::skill_file(&job.skill.path, job.skill.kind);
-    let text = std::fs::read_to_string(&file).unwrap_or_default();
-    let body = crate::spec::skill::body(&text).unwrap_or_default();
+    let body = crate::spec::skill::body(text).unwrap_or_default();
     let prompt = propose::prompt(
         &job.skill.name,
         &best.description,
@@ -521,6 +520,7 @@ fn new_iteration(
 /// The skill copies for some candidates of an iteration, each with its description in place.
 fn candidate_variants(
     job: &Job<'_>,
+    text: &str,
     number: u32,
     it: &Iteration,
     which: &[usize],
@@ -532,7 +532,7 @@ fn candidate_variants(
             .dir
             .join("candidates")
             .join(format!("{number}.{}", k + 1));
-        let skill = write_candidate(job.skill, &c.description, &folder).map_err(|e| {
+        let skill = write_candidate(job.skill, text, &c.description, &folder).map_err(|e| {
             Error::Infrastructure(format!("cannot write candidate {number}.{}: {e}", k + 1))
         })?;
         out.push(Variant {
@@ -543,8 +543,14 @@ fn candidate_variants(
     Ok(out)
 }
 
-/// A copy of the skill under `folder` with `description` in its front matter.
-pub fn write_candidate(skill: &Skill, description: &str, folder: &Path) -> std::io::Result<Skill> {
+/// A copy of the skill under `folder` with `description` in its front matter (`text` is the
+/// skill file as read at the start).
+pub fn write_candidate(
+    skill: &Skill,
+    text: &str,
+    description: &str,
+    folder: &Path,
+) -> std::io::Result<Skill> {
     let (path, file) = match skill.kind {
         SkillKind::Dir => {
             let to = folder.join(&skill.name);
@@ -561,9 +567,7 @@ pub fn write_candidate(skill: &Skill, description: &str, folder: &Path) -> std::
             (to.clone(), to)
         }
     };
-    let source = description::skill_file(&skill.path, skill.kind);
-    let text = std::fs::read_to_string(source)?;
-    std::fs::write(&file, description::replace(&text, description))?;
+    std::fs::write(&file, description::replace(text, description))?;
     Ok(Skill {
         path,
         description: Some(description.to_string()),

@@ -332,3 +332,18 @@ pub fn fire_canary(server: &model_server::ModelServer, skill: &str) {
         ],
     );
 }
+
+/// Chromium (Debian `chromium`) for the HTML tests; without it they fail, saying what to
+/// install (never a silent pass).
+pub fn chromium() -> String {
+    for name in ["chromium", "chromium-browser", "google-chrome"] {
+        if Command::new(name)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+        {
+            return name.to_string();
+        }
+    }
+    panic!("no chromium on PATH (apt-get install chromium)")
+}
