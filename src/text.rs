@@ -22,6 +22,20 @@ pub fn printable(text: &str) -> String {
         .collect()
 }
 
+/// A field that must stay on its line (a name in a table row): every control character,
+/// newlines and tabs too, shown escaped.
+pub fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 /// Line ends as XML and HTML parsers read them: `\r\n` and a lone `\r` become `\n`. (Written
 /// so, a report reads the same and prints the same on a terminal, where a `\r` would move
 /// the cursor back over the line.)

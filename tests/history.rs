@@ -160,3 +160,38 @@ fn the_default_run_folder_gets_history_and_one_elsewhere_none() {
     );
     assert!(!e.path().join("history.jsonl").exists());
 }
+
+#[test]
+fn hostile_names_in_the_history_reach_the_terminal_escaped() {
+    let d = tempfile::tempdir().unwrap();
+    let line = |run: &str, rate: f64| {
+        serde_json::json!({
+            "schema": "assay.history/v1", "run": run, "at": run,
+            "suite": "s\u{1b}]0;owned\u{7}", "case": "c\n::error::forged",
+            "kind": "case", "variant": "skill", "runs": 1, "passed": 1,
+            "pass_rate": rate, "harness": "command"
+        })
+        .to_string()
+    };
+    std::fs::create_dir(d.path().join(".assay")).unwrap();
+    std::fs::write(
+        d.path().join(".assay/history.jsonl"),
+        format!("{}\n{}\n", line("r1", 1.0), line("r2", 0.0)),
+    )
+    .unwrap();
+    let out = assay(d.path(), &["report", "trend"]);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 0, "{text}{}", stderr(&out));
+    assert!(text.contains("[regressed]"), "{text}");
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}'),
+        "{text:?}"
+    );
+    assert!(
+        text.lines().all(|l| !l.starts_with("::")),
+        "a line could start a workflow command: {text}"
+    );
+    // The case's row stays one row: its name's newline is shown, not sent.
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(text.contains("c\\n::error::forged  pass █▁"), "{text}");
+}

@@ -129,8 +129,8 @@ pub fn render(a: &Audit) -> String {
     for i in &a.flaky {
         out.push_str(&format!(
             "  {}/{} {} {:?}: {} ({} of {})\n",
-            i.suite,
-            i.case,
+            crate::text::one_line(&i.suite),
+            crate::text::one_line(&i.case),
             i.kind,
             crate::text::shorten(&i.name, 80),
             pct(i.rate()),
@@ -151,8 +151,8 @@ pub fn render(a: &Audit) -> String {
     for i in &a.not_measuring {
         out.push_str(&format!(
             "  {}/{} {} {:?}: {} with the skill, {} without\n",
-            i.suite,
-            i.case,
+            crate::text::one_line(&i.suite),
+            crate::text::one_line(&i.case),
             i.kind,
             crate::text::shorten(&i.name, 80),
             pct(i.rate()),

@@ -255,7 +255,11 @@ pub fn render_trend(t: &Trend) -> String {
     let width = t
         .cases
         .iter()
-        .map(|c| c.suite.len() + c.case.len() + 1)
+        .map(|c| {
+            crate::text::one_line(&format!("{}/{}", c.suite, c.case))
+                .chars()
+                .count()
+        })
         .max()
         .unwrap_or(0);
     let mut cases: Vec<&CaseTrend> = t.cases.iter().collect();
@@ -277,7 +281,7 @@ pub fn render_trend(t: &Trend) -> String {
             .map_or(String::new(), |c| format!(" ${c:.4}"));
         out.push_str(&format!(
             "{:<width$}  pass {} {:>4} {:<9}  cost {}{}{}\n",
-            format!("{}/{}", c.suite, c.case),
+            crate::text::one_line(&format!("{}/{}", c.suite, c.case)),
             sparkline(&c.pass_rates, 1.0),
             latest,
             c.direction,
