@@ -381,6 +381,9 @@ fn summary(
             t.threshold,
             r.map(|r| shown(&r.dir)).unwrap_or_default()
         ));
+        for b in crate::report::routing::broken(t) {
+            failing.push(format!("    routing: {b}"));
+        }
     }
     if !failing.is_empty() {
         out.push(String::new());
@@ -477,16 +480,25 @@ fn summary(
             if let Some(w) = &s.warning {
                 out.push(format!("  warning: {w}"));
             }
+            let routed = crate::report::routing::shown(agg);
             for t in agg.triggers.iter().filter(|t| t.suite == s.suite) {
                 out.push(format!(
-                    "  {} {}: fired {}/{} ({}), should {}trigger",
+                    "  {} {}: fired {}/{} ({}), should {}trigger{}",
                     if t.passed { "PASS" } else { "FAIL" },
                     t.id,
                     t.fired,
                     t.runs,
                     pct(t.trigger_rate),
                     if t.should_trigger { "" } else { "not " },
+                    if routed && t.mode != "judge" {
+                        format!("; reached: {}", crate::report::routing::reached(t))
+                    } else {
+                        String::new()
+                    }
                 ));
+                for b in crate::report::routing::broken(t) {
+                    out.push(format!("    routing: {b}"));
+                }
             }
             if let Some(note) = agg
                 .triggers
@@ -496,6 +508,30 @@ fn summary(
             {
                 out.push(format!("  note: {note}"));
             }
+        }
+    }
+    if !agg.routing.is_empty() {
+        out.push(String::new());
+        out.push(
+            "routing across skills (each over the queries that say whether it should fire):".into(),
+        );
+        for s in &agg.routing {
+            out.push(format!(
+                "  {}: precision {}, recall {} over {} queries (tp {}, fp {}, tn {}, fn {}){}",
+                crate::text::one_line(&s.skill),
+                num(s.precision),
+                num(s.recall),
+                s.queries,
+                s.true_positives,
+                s.false_positives,
+                s.true_negatives,
+                s.false_negatives,
+                if s.unlabelled_firings.is_empty() {
+                    String::new()
+                } else {
+                    format!("; also fired on {}", s.unlabelled_firings.join(", "))
+                }
+            ));
         }
     }
     if !agg.baselines.is_empty() {

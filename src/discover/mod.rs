@@ -124,6 +124,9 @@ pub fn discover(ctx: &LoadCtx, opts: &Options) -> Loaded {
         out.extend(l);
     }
     dedupe_suites(ctx, &mut out);
+    for suite in &mut out.suites {
+        crate::spec::routing::resolve(suite);
+    }
     out.suites
         .sort_by(|a, b| (&a.source, &a.id).cmp(&(&b.source, &b.id)));
     diag::sort(&mut out.problems);

@@ -49,6 +49,7 @@ pub fn measure(
                     id: q.id.clone(),
                     query: q.query.clone(),
                     should_trigger: q.should_trigger,
+                    routing: Default::default(),
                     location: location.clone(),
                 })
                 .collect();

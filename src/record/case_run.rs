@@ -209,6 +209,96 @@ pub struct TriggerRecord {
     /// The judge's reason, in judge mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Which skills the query must and must not reach, beside `should_trigger` (the query's
+    /// `x-assay-checks`: `must_fire`, `must_not_fire`, `no_other_skill`).
+    #[serde(default, skip_serializing_if = "Routing::is_empty")]
+    pub routing: Routing,
+}
+
+/// A trigger query's routing expectations, over the skills installed side by side.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Routing {
+    /// Skills that must fire (at the trigger threshold).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub must_fire: Vec<String>,
+    /// Skills that must not fire.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub must_not_fire: Vec<String>,
+    /// No skill may fire but the skill under test (when `should_trigger`), the `must_fire`
+    /// ones and the `allow`ed ones.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub no_other_skill: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
+}
+
+/// One routing expectation of a query, as reports name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rule {
+    MustFire(String),
+    MustNotFire(String),
+    /// No skill outside this list fires.
+    NoOtherSkill(Vec<String>),
+}
+
+impl Rule {
+    /// Whether the rule holds in a run that saw `fired` fire.
+    pub fn holds(&self, fired: &[String]) -> bool {
+        match self {
+            Rule::MustFire(s) => fired.contains(s),
+            Rule::MustNotFire(s) => !fired.contains(s),
+            Rule::NoOtherSkill(allowed) => fired.iter().all(|f| allowed.contains(f)),
+        }
+    }
+
+    /// Whether the rule asks for something to happen (a skill firing) rather than not to:
+    /// over runs, a `must_fire` holds when the skill's rate reaches the threshold, the others
+    /// when the rate of what they forbid stays under it, as `should_trigger` does.
+    pub fn demands_firing(&self) -> bool {
+        matches!(self, Rule::MustFire(_))
+    }
+
+    /// "must_fire `b`", "no other skill than `a`, `b`".
+    pub fn describe(&self) -> String {
+        let list = |v: &[String]| {
+            v.iter()
+                .map(|s| format!("`{s}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match self {
+            Rule::MustFire(s) => format!("must_fire `{s}`"),
+            Rule::MustNotFire(s) => format!("must_not_fire `{s}`"),
+            Rule::NoOtherSkill(a) if a.is_empty() => "no_other_skill (none may fire)".into(),
+            Rule::NoOtherSkill(a) => format!("no_other_skill (only {})", list(a)),
+        }
+    }
+}
+
+impl Routing {
+    pub fn is_empty(&self) -> bool {
+        self.must_fire.is_empty() && self.must_not_fire.is_empty() && !self.no_other_skill
+    }
+
+    /// The rules for a query of the skill `skill`: with `no_other_skill`, the skill under test
+    /// may fire only when the query should trigger it (otherwise `should_trigger` already
+    /// forbids it, and another skill is what the query is for).
+    pub fn rules(&self, skill: &str, should_trigger: bool) -> Vec<Rule> {
+        let mut out: Vec<Rule> = self.must_fire.iter().cloned().map(Rule::MustFire).collect();
+        out.extend(self.must_not_fire.iter().cloned().map(Rule::MustNotFire));
+        if self.no_other_skill {
+            let mut allowed: Vec<String> = self.must_fire.clone();
+            allowed.extend(self.allow.iter().cloned());
+            if should_trigger && !skill.is_empty() {
+                allowed.push(skill.to_string());
+            }
+            allowed.sort();
+            allowed.dedup();
+            out.push(Rule::NoOtherSkill(allowed));
+        }
+        out
+    }
 }
 
 /// `--trigger-mode`: how firing is decided.

@@ -153,6 +153,9 @@ pub struct OptionsRecord {
     /// `--max-cost` (or `[run] max_cost`), USD.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_cost: Option<f64>,
+    /// `--with-skills`: the skills installed beside the one under test, by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub with_skills: Vec<String>,
 }
 
 impl Default for OptionsRecord {
@@ -180,6 +183,7 @@ impl Default for OptionsRecord {
             min_pass_rate: 1.0,
             pass_k: 3,
             max_cost: None,
+            with_skills: Vec::new(),
         }
     }
 }

@@ -39,6 +39,11 @@ pub struct Row {
     pub feedback: Option<crate::record::grading::Feedback>,
     pub harness: String,
     pub model: Option<String>,
+    /// Trigger rows: the skill under test, every skill that fired, and the routing
+    /// expectations.
+    pub skill: String,
+    pub skills_fired: Vec<String>,
+    pub routing: crate::record::case_run::Routing,
 }
 
 impl Row {
@@ -68,6 +73,13 @@ impl Row {
             feedback: feedback_of(r).cloned(),
             harness: r.harness.clone(),
             model: r.model.clone(),
+            skill: t.map(|t| t.skill.clone()).unwrap_or_default(),
+            skills_fired: if t.is_some() {
+                r.skills_invoked.clone()
+            } else {
+                Vec::new()
+            },
+            routing: t.map(|t| t.routing.clone()).unwrap_or_default(),
         }
     }
 }
@@ -221,6 +233,17 @@ pub struct TriggerStats {
     pub mode: String,
     pub passed: bool,
     pub note: Option<String>,
+    /// The skill under test.
+    pub skill: String,
+    /// Every skill that fired on the query, most often first (observed through the agent).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<super::routing::SkillRate>,
+    /// The query's routing expectations (`must_fire`, `must_not_fire`, `no_other_skill`).
+    #[serde(skip_serializing_if = "crate::record::case_run::Routing::is_empty")]
+    pub expect: crate::record::case_run::Routing,
+    /// How each held over the runs; the query passes only when each does.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<super::routing::RuleStats>,
 }
 
 /// A suite's trigger queries as a classifier: "fires" is a rate at or over the threshold.
@@ -281,6 +304,10 @@ pub struct Aggregates {
     pub trigger_suites: Vec<TriggerTotals>,
     pub baselines: Vec<BaselineStats>,
     pub baseline_total: Option<BaselineStats>,
+    /// Each skill's precision and recall across every suite's trigger queries, when more
+    /// than one skill is in play (see [`super::routing`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub routing: Vec<super::routing::SkillRouting>,
 }
 
 impl Aggregates {
@@ -412,6 +439,10 @@ fn trigger_stats(rows: &[&Row]) -> TriggerStats {
     let n = told.len() as u64;
     let r0 = rows[0];
     let rate = if n == 0 { 0.0 } else { fired as f64 / n as f64 };
+    let judged = r0.trigger_mode == "judge";
+    let routed = super::routing::of_query(rows, &r0.skill, r0.should_trigger, r0.threshold);
+    // A judge guesses for the skill under test only: routing is not observed then.
+    let rules = if judged { Vec::new() } else { routed.rules };
     TriggerStats {
         suite: r0.suite.clone(),
         id: r0.case.clone(),
@@ -423,8 +454,14 @@ fn trigger_stats(rows: &[&Row]) -> TriggerStats {
         threshold: r0.threshold,
         mode: r0.trigger_mode.clone(),
         // No run that could tell is never a pass.
-        passed: n > 0 && ((rate >= r0.threshold) == r0.should_trigger),
+        passed: n > 0
+            && ((rate >= r0.threshold) == r0.should_trigger)
+            && rules.iter().all(|r| r.passed),
         note: r0.note.clone(),
+        skill: r0.skill.clone(),
+        skills: if judged { Vec::new() } else { routed.skills },
+        expect: routed.expect,
+        rules,
     }
 }
 
@@ -576,8 +613,10 @@ pub fn aggregate(rows: &[Row], settings: Settings) -> Aggregates {
         let base: Vec<&Row> = rows.iter().filter(|r| !r.trigger && r.baseline).collect();
         baseline_stats("*", "*", &skill, &base)
     });
+    let routing = super::routing::per_skill(&triggers);
     Aggregates {
         settings,
+        routing,
         cases,
         suites,
         total,
@@ -642,6 +681,9 @@ mod tests {
             feedback: None,
             harness: "command".into(),
             model: None,
+            skill: String::new(),
+            skills_fired: Vec::new(),
+            routing: Default::default(),
         }
     }
 

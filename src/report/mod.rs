@@ -11,6 +11,7 @@ pub mod junit;
 pub mod markdown;
 pub mod merge;
 pub mod model;
+pub mod routing;
 pub mod tables;
 pub mod uaaps;
 

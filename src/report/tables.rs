@@ -154,6 +154,9 @@ pub fn tables(a: &Aggregates) -> Vec<Table> {
             totals_from: usize::MAX,
         });
     }
+    if super::routing::shown(a) {
+        out.extend(routing_tables(a));
+    }
     if !a.baselines.is_empty() {
         out.push(Table {
             title: "With the skill against the baseline".into(),
@@ -204,6 +207,76 @@ pub fn tables(a: &Aggregates) -> Vec<Table> {
                 })
                 .collect(),
             totals_from: a.baselines.len(),
+        });
+    }
+    out
+}
+
+/// Routing across sibling skills: each observed query's skills reached against what it
+/// expects, then each skill's precision and recall.
+fn routing_tables(a: &Aggregates) -> Vec<Table> {
+    use super::routing::{broken, expects, reached};
+    let mut out = vec![Table {
+        title: "Routing".into(),
+        note: Some(
+            "Which skills each query reached over its runs, observed through the agent with the other skills installed beside the one under test.".into(),
+        ),
+        header: vec!["query", "expects", "reached", "verdict"],
+        rows: a
+            .triggers
+            .iter()
+            .filter(|t| t.mode != "judge")
+            .map(|t| {
+                let mut verdict = if t.passed { "pass" } else { "fail" }.to_string();
+                for b in broken(t) {
+                    verdict.push_str(&format!("; {b}"));
+                }
+                vec![
+                    format!("{}/{}: {}", t.suite, t.id, t.query),
+                    expects(t),
+                    reached(t),
+                    verdict,
+                ]
+            })
+            .collect(),
+        totals_from: usize::MAX,
+    }];
+    if !a.routing.is_empty() {
+        out.push(Table {
+            title: "Routing per skill".into(),
+            note: Some(
+                "Each skill over the queries that say whether it should fire: its own suite's, any query that should trigger another skill (a negative), and any that names it in must_fire, must_not_fire or no_other_skill. Fires means a rate at or over the threshold.".into(),
+            ),
+            header: vec![
+                "skill",
+                "queries",
+                "precision",
+                "recall",
+                "tp / fp / tn / fn",
+                "fired on unlabelled queries",
+            ],
+            rows: a
+                .routing
+                .iter()
+                .map(|s| {
+                    vec![
+                        s.skill.clone(),
+                        s.queries.to_string(),
+                        num(s.precision),
+                        num(s.recall),
+                        format!(
+                            "{} / {} / {} / {}",
+                            s.true_positives, s.false_positives, s.true_negatives, s.false_negatives
+                        ),
+                        if s.unlabelled_firings.is_empty() {
+                            "–".into()
+                        } else {
+                            s.unlabelled_firings.join(", ")
+                        },
+                    ]
+                })
+                .collect(),
+            totals_from: usize::MAX,
         });
     }
     out

@@ -28,6 +28,8 @@ pub struct KeyInput<'a> {
     pub variant: &'a str,
     /// The skill installed (the suite's, a baseline version, or none).
     pub skill: Option<&'a Skill>,
+    /// The skills installed beside it (`--with-skills`).
+    pub siblings: &'a [Skill],
     pub run: u32,
     /// Harness name, its version and its command line.
     pub harness: String,
@@ -151,6 +153,9 @@ pub fn key(k: &KeyInput<'_>, digests: &mut Digests) -> String {
     if let Some(s) = k.skill {
         trees.push(("skill", &s.path));
     }
+    for s in k.siblings {
+        field("sibling", &s.name);
+    }
     if let Some(o) = &k.suite.base_overlay {
         trees.push(("base-overlay", o));
     }
@@ -162,6 +167,9 @@ pub fn key(k: &KeyInput<'_>, digests: &mut Digests) -> String {
     }
     if let Some(pkg) = &k.suite.package {
         trees.push(("package", &pkg.root));
+    }
+    for s in k.siblings {
+        trees.push(("sibling", &s.path));
     }
     for (label, path) in trees {
         h.update(label.as_bytes());

@@ -84,6 +84,7 @@ pub fn run(
             id: "canary".into(),
             query: query(&skill.name),
             should_trigger: true,
+            routing: Default::default(),
             location: s.triggers[0].location.clone(),
         }];
         canaries.push(c);

@@ -135,6 +135,7 @@ impl CaseRunResult {
                         )
                     }),
                 reason: None,
+                routing: t.case.routing.clone(),
             }),
             min_stability: plan
                 .suite
@@ -404,7 +405,14 @@ async fn grade_case_run(r: &mut CaseRunResult, plan: &CaseRunPlan<'_>, collected
         let fired = r.skills_invoked.contains(&t.skill);
         // A failed agent cannot tell: such runs are left out of the trigger rate.
         t.fired = (r.status == Status::Completed).then_some(fired);
-        r.grade = Some(trigger_grade(t, r.reason.as_deref()));
+        let broken: Vec<String> = t
+            .routing
+            .rules(&t.skill, t.should_trigger)
+            .into_iter()
+            .filter(|rule| !rule.holds(&r.skills_invoked))
+            .map(|rule| rule.describe())
+            .collect();
+        r.grade = Some(trigger_grade(t, r.reason.as_deref(), &broken));
     } else {
         let graded = grade::grade(
             plan.suite,
@@ -457,9 +465,9 @@ fn skill_name(suite: &Suite) -> String {
 
 /// One trigger case-run's verdict: the skill fired exactly when it should have. (The query's
 /// verdict is its trigger rate over all its runs against the threshold; see the report.)
-fn trigger_grade(t: &TriggerRecord, failure: Option<&str>) -> Grade {
+fn trigger_grade(t: &TriggerRecord, failure: Option<&str>, broken: &[String]) -> Grade {
     use crate::assert::verdict::Verdict;
-    let (verdict, reasons) = match t.fired {
+    let (verdict, mut reasons) = match t.fired {
         Some(f) if f == t.should_trigger => (Verdict::Pass, Vec::new()),
         Some(true) => (
             Verdict::Fail,
@@ -476,6 +484,13 @@ fn trigger_grade(t: &TriggerRecord, failure: Option<&str>) -> Grade {
             Verdict::Fail,
             vec![failure.unwrap_or("the agent failed").to_string()],
         ),
+    };
+    // Routing holds or not only in a run that could tell what fired.
+    let verdict = if t.fired.is_some() && !broken.is_empty() {
+        reasons.extend(broken.iter().map(|b| format!("routing: {b} did not hold")));
+        Verdict::Fail
+    } else {
+        verdict
     };
     Grade {
         score: if verdict == Verdict::Pass { 1.0 } else { 0.0 },
@@ -520,7 +535,7 @@ async fn judge_trigger(result: &mut CaseRunResult, plan: &CaseRunPlan<'_>, t: &T
             if let Some(rec) = result.trigger.as_mut() {
                 rec.fired = Some(j.fires);
                 rec.reason = Some(j.reason);
-                result.grade = Some(trigger_grade(rec, None));
+                result.grade = Some(trigger_grade(rec, None, &[]));
             }
         }
         Err(e) => {

@@ -103,6 +103,12 @@ pub struct RunSettings {
     /// `sandbox.network`), then `[run] network` of assay.toml, then model.
     #[arg(long, value_enum, env = "ASSAY_NETWORK")]
     pub network: Option<crate::sandbox::Network>,
+    /// Install every skill in this folder (each a folder with SKILL.md) beside the skill under
+    /// test, where each agent reads skills, so trigger evals show which skill a query reaches
+    /// (the routing table, each skill's precision and recall). The project's own
+    /// `.claude/skills` and `.agents/skills` are in every workspace anyway.
+    #[arg(long, value_name = "DIR")]
+    pub with_skills: Option<PathBuf>,
     /// Run setup and teardown scripts (Skillet); without it such cases are skipped.
     #[arg(long)]
     pub trust: bool,
@@ -116,6 +122,7 @@ impl RunSettings {
     pub fn from(&self, cwd: &std::path::Path) -> RunSettings {
         RunSettings {
             workspace_dir: self.workspace_dir.as_ref().map(|d| cwd.join(d)),
+            with_skills: self.with_skills.as_ref().map(|d| cwd.join(d)),
             ..self.clone()
         }
     }

@@ -142,6 +142,7 @@ impl KeyParts<'_, '_> {
                     serde_json::json!({
                         "query": t.query, "should_trigger": t.should_trigger,
                         "mode": opts.settings.trigger_mode, "threshold": opts.settings.trigger_threshold,
+                        "routing": t.routing,
                     })
                 }),
                 variant: match p.variant {
@@ -154,6 +155,7 @@ impl KeyParts<'_, '_> {
                         setup.baseline_skills[super::suite_index(suites, p.suite)].as_ref()
                     }
                 },
+                siblings: &setup.siblings,
                 run: p.run,
                 harness: format!(
                     "{}\u{0}{}\u{0}{}\u{0}{}",

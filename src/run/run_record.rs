@@ -45,6 +45,7 @@ impl RunOptions {
             min_pass_rate: self.settings.min_pass_rate,
             pass_k: self.settings.pass_k,
             max_cost,
+            with_skills: Vec::new(),
         }
     }
 }
@@ -73,7 +74,10 @@ pub(super) fn start(
         case_runs: plan.case_runs.len(),
         harnesses: versions.clone(),
         judges: plan.judges.iter().map(|(_, slot)| slot.entry()).collect(),
-        options: opts.record(jobs, max_cost),
+        options: record::run::OptionsRecord {
+            with_skills: setup.siblings.iter().map(|s| s.name.clone()).collect(),
+            ..opts.record(jobs, max_cost)
+        },
         sandbox: Some(sandbox),
         plugins: opts.plugins.record(),
         planned: plan.case_runs.iter().map(Planned::record).collect(),

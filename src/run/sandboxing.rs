@@ -225,6 +225,7 @@ impl Workspaces {
             exclude: std::iter::once(run.dir.to_path_buf())
                 .chain(run.suites.iter().flat_map(|s| s.spec_paths(&ctx.cwd)))
                 .collect(),
+            siblings: run.setup.siblings.clone().into(),
             bases: self.cow.is_ok().then(|| {
                 std::sync::Arc::new(crate::workspace::base::Bases::new(self.parent.clone()))
             }),

@@ -20,6 +20,8 @@ pub(super) struct Setup {
     pub trigger_cases: Vec<Vec<Case>>,
     /// The skill each suite's baseline case-runs install instead (`--baseline-skill`).
     pub baseline_skills: Vec<Option<Skill>>,
+    /// The skills `--with-skills` installs beside the one under test, by name.
+    pub siblings: Vec<Skill>,
 }
 
 impl Setup {
@@ -68,10 +70,15 @@ impl Setup {
                 _ => None,
             })
             .collect();
+        let siblings = match &opts.settings.with_skills {
+            Some(dir) => siblings(ctx, &ctx.cwd.join(dir))?,
+            None => Vec::new(),
+        };
         Ok(Setup {
             configs,
             trigger_cases,
             baseline_skills,
+            siblings,
         })
     }
 
@@ -141,4 +148,33 @@ fn baseline_skill(path: &Path, suite: &Suite) -> Skill {
         kind,
         description,
     }
+}
+
+/// The skills of a `--with-skills` folder: each folder in it holding SKILL.md, by name.
+fn siblings(ctx: &LoadCtx, dir: &std::path::Path) -> Result<Vec<Skill>, NotStarted> {
+    let shown = ctx.shown(dir);
+    let bad = |message: String| {
+        NotStarted::BadInput(vec![
+            crate::diag::Problem::error("with-skills", &shown, message).help(
+                "pass a folder of skills, each a folder with SKILL.md (as .claude/skills is)",
+            ),
+        ])
+    };
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => return Err(bad(format!("--with-skills: cannot read the folder: {e}"))),
+    };
+    let mut out: Vec<Skill> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .filter_map(|p| crate::spec::skill::read(&p))
+        .collect();
+    if out.is_empty() {
+        return Err(bad(
+            "--with-skills: the folder holds no skill (a folder with SKILL.md)".into(),
+        ));
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
 }

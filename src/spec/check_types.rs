@@ -68,6 +68,18 @@ impl CheckType {
     }
 }
 
+const fn opt_list(name: &'static str) -> KeySpec {
+    KeySpec {
+        name,
+        kind: KeyKind::TextList,
+        required: false,
+        default: None,
+    }
+}
+
+/// The check types that say which skills a query reaches: the only ones a trigger query takes.
+pub const ROUTING: &[&str] = &["must_fire", "must_not_fire", "no_other_skill"];
+
 const fn opt_bool(name: &'static str) -> KeySpec {
     KeySpec {
         name,
@@ -217,6 +229,24 @@ pub const BUILTIN: &[CheckType] = &[
         keys: &[req("skill", KeyKind::Text)],
         target: CheckTarget::Transcript,
         summary: "the agent used the skill `skill`",
+    },
+    CheckType {
+        name: "must_fire",
+        keys: &[req("skill", KeyKind::Text)],
+        target: CheckTarget::Transcript,
+        summary: "the skill `skill` fired (routing: on a trigger query, at the trigger threshold)",
+    },
+    CheckType {
+        name: "must_not_fire",
+        keys: &[req("skill", KeyKind::Text)],
+        target: CheckTarget::Transcript,
+        summary: "the skill `skill` did not fire (routing: on a trigger query, under the threshold)",
+    },
+    CheckType {
+        name: "no_other_skill",
+        keys: &[opt_list("allow")],
+        target: CheckTarget::Transcript,
+        summary: "no skill fired but the one under test, the case's `must_fire` skills and `allow`",
     },
     CheckType {
         name: "tool_sequence",

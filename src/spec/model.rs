@@ -509,5 +509,7 @@ pub struct TriggerCase {
     pub id: String,
     pub query: String,
     pub should_trigger: bool,
+    /// Which other skills the query must and must not reach (its `x-assay-checks`).
+    pub routing: crate::record::case_run::Routing,
     pub location: Location,
 }

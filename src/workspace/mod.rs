@@ -126,6 +126,9 @@ pub struct StageOptions {
     pub engines: Vec<Engine>,
     /// Copy-on-write: the run's shared project copies. `None`: each workspace is a copy.
     pub bases: Option<Arc<base::Bases>>,
+    /// Other skills installed beside the skill under test (`--with-skills`), in every
+    /// variant; one with the name of the skill under test is left out.
+    pub siblings: Arc<[Skill]>,
 }
 
 /// What staging needs of a suite (cheap to clone, unlike the suite with all its cases).
@@ -235,6 +238,7 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
     };
     let mut roots: Vec<&'static str> = engines.iter().map(|e| e.skill_root()).collect();
     roots.dedup();
+    install_siblings(suite, &opts.siblings, &writer, &exclude, &roots)?;
     let skill_dest = if opts.install_skill && opts.command_as_skill {
         install_command_as_skill(suite, &writer, &exclude, &roots)?
     } else if opts.install_skill {
@@ -370,6 +374,36 @@ fn install_skill(
         return Ok(first);
     }
     Ok(None)
+}
+
+/// Installs `siblings` into every skill root, each replacing what the project had under its
+/// name; never one named as the skill under test (or the one it replaces), which is the
+/// suite's to install or leave out.
+fn install_siblings(
+    suite: &SuiteStage,
+    siblings: &[Skill],
+    writer: &Writer,
+    exclude: &[PathBuf],
+    roots: &[&'static str],
+) -> Result<(), StageError> {
+    let own: Vec<&str> = [suite.skill.as_ref(), suite.replaces.as_ref()]
+        .into_iter()
+        .flatten()
+        .map(|s| s.name.as_str())
+        .collect();
+    for skill in siblings.iter().filter(|s| !own.contains(&s.name.as_str())) {
+        for root in roots {
+            let rel = skill_path(root, SkillKind::Dir, &skill.name);
+            let dest = writer.path(&rel);
+            io("replace", &dest, writer.fresh_dir(&rel))?;
+            io(
+                "install the skill from",
+                &skill.path,
+                copy::copy_tree_except(&skill.path, &dest, false, exclude),
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// Merges a package's `hooks/hooks.json` (Claude Code's `{"hooks": {event: [...]}}` shape)

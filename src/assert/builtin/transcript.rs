@@ -67,6 +67,52 @@ pub fn skill_invoked(config: &Value, view: &CaseRunView) -> Result<Finding, Stri
     )
 }
 
+/// The skills that fired, for evidence.
+fn listed(used: &[&str]) -> String {
+    if used.is_empty() {
+        "no skills fired".to_string()
+    } else {
+        format!("skills fired: {}", used.join(", "))
+    }
+}
+
+/// `must_fire` (`wanted`) and `must_not_fire`: whether the skill `skill` fired.
+pub fn fires(config: &Value, view: &CaseRunView, wanted: bool) -> Result<Finding, String> {
+    let skill = str_of(config, "skill")?;
+    let used = view.skills_invoked();
+    let fired = used.contains(&skill);
+    finding(
+        fired == wanted,
+        format!("`{skill}` {}", if fired { "fired" } else { "did not fire" }),
+        Some(listed(&used)),
+    )
+}
+
+/// `no_other_skill`: no skill fired outside `allow` (which loading fills with the skill under
+/// test and the case's `must_fire` skills).
+pub fn no_other_skill(config: &Value, view: &CaseRunView) -> Result<Finding, String> {
+    let allowed: Vec<&str> = config
+        .get("allow")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let used = view.skills_invoked();
+    let others: Vec<&str> = used
+        .iter()
+        .copied()
+        .filter(|s| !allowed.contains(s))
+        .collect();
+    finding(
+        others.is_empty(),
+        if others.is_empty() {
+            "no other skill fired".to_string()
+        } else {
+            format!("other skills fired: {}", others.join(", "))
+        },
+        Some(listed(&used)),
+    )
+}
+
 /// `agent_blocked`: a hook or a permission denial stopped the agent (see [`agent_blocked`]).
 pub fn blocked(_config: &Value, view: &CaseRunView) -> Result<Finding, String> {
     let blocked = agent_blocked(view);

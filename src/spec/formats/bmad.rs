@@ -20,7 +20,12 @@ const EVAL_KEYS: &[&str] = &[
     // assay's extension: a list of checks in assay's check-list syntax.
     super::checks::EXTENSION_KEY,
 ];
-const TRIGGER_KEYS: &[&str] = &["query", "should_trigger"];
+const TRIGGER_KEYS: &[&str] = &[
+    "query",
+    "should_trigger",
+    // assay's extension: which skills the query must and must not reach.
+    super::checks::EXTENSION_KEY,
+];
 
 /// One BMAD eval folder, found by discovery, and the skill it belongs to.
 #[derive(Debug, Clone)]
@@ -300,6 +305,7 @@ fn read_triggers(doc: &mut Doc, root: &crate::spec::node::Node, suite: &mut Suit
         let should = m
             .req(doc, "should_trigger")
             .and_then(|n| doc.bool(n, &m.path("should_trigger")));
+        let routing = super::checks::read_routing(doc, &m);
         if let (Some(query), Some(should_trigger)) = (query, should) {
             if let Some(first) = queries.get(&query) {
                 let (line, _) = doc.source.line_col(first.start);
@@ -316,6 +322,7 @@ fn read_triggers(doc: &mut Doc, root: &crate::spec::node::Node, suite: &mut Suit
                 id: format!("trigger-{}", i + 1),
                 query,
                 should_trigger,
+                routing,
                 location: location(doc, node.span),
             });
         }

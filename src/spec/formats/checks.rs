@@ -117,6 +117,95 @@ pub fn read_extension(
     }
 }
 
+/// Reads a trigger query's [`EXTENSION_KEY`]: assay's check-list syntax limited to the
+/// routing types ([`crate::spec::check_types::ROUTING`]), made into the query's routing.
+pub fn read_routing(doc: &mut Doc, m: &Map<'_>) -> crate::record::case_run::Routing {
+    use crate::spec::check_types::ROUTING;
+    let mut routing = crate::record::case_run::Routing::default();
+    let Some(node) = m.opt(EXTENSION_KEY) else {
+        return routing;
+    };
+    let field = m.path(EXTENSION_KEY);
+    // Types that exist but say nothing about routing: the list reader accepts them, so they
+    // are refused here, each where it is written.
+    if let crate::spec::node::Value::Seq(items) = &node.value {
+        for (i, item) in items.iter().enumerate() {
+            let ty = item.get("type").and_then(|t| t.as_str());
+            if let Some(ty) = ty.filter(|t| !ROUTING.contains(t) && !is_plugin_type(doc, t))
+                && crate::spec::check_types::lookup(ty).is_some()
+            {
+                doc.error(
+                    "not-a-routing-check",
+                    item.get("type").map_or(item.span, |n| n.span),
+                    &format!("{field}[{i}].type"),
+                    format!("`{ty}` does not apply to a trigger query"),
+                )
+                .help = Some(format!(
+                    "a trigger query takes {} (what fired is all a trigger run records)",
+                    ROUTING.join(", ")
+                ));
+            }
+            if let Some(n) = item.get("negate") {
+                doc.error(
+                    "not-a-routing-check",
+                    n.span,
+                    &format!("{field}[{i}].negate"),
+                    "a routing check cannot be negated".to_string(),
+                )
+                .help = Some("write must_not_fire instead of a negated must_fire".into());
+            }
+            if let Some(ty) = ty.filter(|t| is_plugin_type(doc, t)) {
+                doc.error(
+                    "not-a-routing-check",
+                    item.get("type").map_or(item.span, |n| n.span),
+                    &format!("{field}[{i}].type"),
+                    format!("the plugin check `{ty}` does not apply to a trigger query"),
+                )
+                .help = Some(format!("a trigger query takes {}", ROUTING.join(", ")));
+            }
+        }
+    }
+    let checks = read_check_list(doc, node, &field, &mut std::collections::HashSet::new());
+    for c in checks {
+        let skill = || {
+            c.config
+                .get("skill")
+                .and_then(Json::as_str)
+                .map(str::to_string)
+        };
+        match c.kind.as_str() {
+            "must_fire" => routing.must_fire.extend(skill()),
+            "must_not_fire" => routing.must_not_fire.extend(skill()),
+            "no_other_skill" => {
+                routing.no_other_skill = true;
+                routing.allow.extend(
+                    c.config
+                        .get("allow")
+                        .and_then(Json::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Json::as_str)
+                        .map(str::to_string),
+                );
+            }
+            _ => {}
+        }
+    }
+    if let Some(both) = routing
+        .must_fire
+        .iter()
+        .find(|s| routing.must_not_fire.contains(s))
+    {
+        doc.error(
+            "contradiction",
+            node.span,
+            &field,
+            format!("`{both}` is both in must_fire and must_not_fire"),
+        );
+    }
+    routing
+}
+
 /// A hint for a format's own assertion list naming one of assay's check types that the format
 /// does not have: where to write it instead.
 pub fn extension_hint(ty: &str, format: &str) -> Option<String> {

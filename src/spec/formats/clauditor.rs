@@ -780,6 +780,7 @@ fn read_triggers(doc: &mut Doc, node: &Node) -> Vec<TriggerCase> {
                 id: format!("{key}[{i}]"),
                 query,
                 should_trigger: should,
+                routing: Default::default(),
                 location: location(doc, span),
             });
         }

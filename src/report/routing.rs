@@ -1,0 +1,239 @@
+//! Routing across skills installed side by side: which skills each trigger query reached, its
+//! routing expectations over its runs, and each skill's precision and recall across every
+//! suite's queries.
+//!
+//! A query's ground truth for a skill `s`: positive when the query names `s` in `must_fire`,
+//! negative in `must_not_fire`; for the suite's own skill, its `should_trigger`; and a query that
+//! should trigger another skill is a negative for `s` (a request is routed to one skill), as is
+//! one whose `no_other_skill` does not allow `s`. Otherwise the query says nothing of `s`.
+
+use serde::Serialize;
+
+use super::aggregate::{Row, TriggerStats};
+use crate::record::case_run::Routing;
+use crate::stats;
+
+/// How often one skill fired on a query, over the runs that could tell.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SkillRate {
+    pub skill: String,
+    pub fired: u64,
+    pub rate: f64,
+}
+
+/// One routing expectation of a query over its runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RuleStats {
+    /// As written: "must_fire `b`", "no_other_skill (only `a`)".
+    pub rule: String,
+    /// How often what the rule is about happened: the skill fired (`must_fire`,
+    /// `must_not_fire`), or a skill outside the allowed ones did (`no_other_skill`).
+    pub rate: f64,
+    pub passed: bool,
+}
+
+/// The skills a query's runs reached, most often first, and its rules' outcomes.
+pub fn of_query(rows: &[&Row], skill: &str, should: bool, threshold: f64) -> Routed {
+    let told: Vec<&&Row> = rows.iter().filter(|r| r.fired.is_some()).collect();
+    let n = told.len() as u64;
+    let rate = |k: u64| if n == 0 { 0.0 } else { k as f64 / n as f64 };
+    let mut skills: Vec<SkillRate> = Vec::new();
+    for r in &told {
+        for s in &r.skills_fired {
+            match skills.iter_mut().find(|x| x.skill == *s) {
+                Some(x) => x.fired += 1,
+                None => skills.push(SkillRate {
+                    skill: s.clone(),
+                    fired: 1,
+                    rate: 0.0,
+                }),
+            }
+        }
+    }
+    for s in &mut skills {
+        s.rate = rate(s.fired);
+    }
+    skills.sort_by(|a, b| b.fired.cmp(&a.fired).then_with(|| a.skill.cmp(&b.skill)));
+    let routing = rows.first().map(|r| r.routing.clone()).unwrap_or_default();
+    let rules = routing
+        .rules(skill, should)
+        .into_iter()
+        .map(|rule| {
+            // What the rule is about happened when the rule does not hold, except for
+            // `must_fire`, whose event is the firing it asks for.
+            let happened = told
+                .iter()
+                .filter(|r| rule.holds(&r.skills_fired) == rule.demands_firing())
+                .count() as u64;
+            let r = rate(happened);
+            RuleStats {
+                rule: rule.describe(),
+                rate: r,
+                passed: n > 0 && ((r >= threshold) == rule.demands_firing()),
+            }
+        })
+        .collect();
+    Routed {
+        skills,
+        rules,
+        expect: routing,
+    }
+}
+
+/// What [`of_query`] found.
+pub struct Routed {
+    pub skills: Vec<SkillRate>,
+    pub rules: Vec<RuleStats>,
+    pub expect: Routing,
+}
+
+/// One skill as a classifier over every query that says whether it should fire.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SkillRouting {
+    pub skill: String,
+    /// Queries that say whether it should fire (and could tell).
+    pub queries: usize,
+    pub true_positives: u64,
+    pub false_positives: u64,
+    pub true_negatives: u64,
+    pub false_negatives: u64,
+    pub precision: Option<f64>,
+    pub recall: Option<f64>,
+    /// Queries it fired on (at the threshold) that say nothing of it, by suite/id: a sign the
+    /// query sets leave it out.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unlabelled_firings: Vec<String>,
+}
+
+/// Whether query `t` should reach `skill`; `None` when it does not say.
+fn expected(t: &TriggerStats, skill: &str) -> Option<bool> {
+    if t.expect.must_fire.iter().any(|s| s == skill) {
+        return Some(true);
+    }
+    if t.expect.must_not_fire.iter().any(|s| s == skill) {
+        return Some(false);
+    }
+    if t.skill == skill {
+        return Some(t.should_trigger);
+    }
+    if t.should_trigger {
+        return Some(false);
+    }
+    (t.expect.no_other_skill && !t.expect.allow.iter().any(|s| s == skill)).then_some(false)
+}
+
+/// Every skill's precision and recall over the observed trigger queries; empty unless more
+/// than one skill is in play (fired, is under test, or is named by a rule).
+pub fn per_skill(triggers: &[TriggerStats]) -> Vec<SkillRouting> {
+    let observed: Vec<&TriggerStats> = triggers
+        .iter()
+        .filter(|t| t.mode != "judge" && t.runs > 0)
+        .collect();
+    let mut names: Vec<String> = Vec::new();
+    for t in &observed {
+        let named = std::iter::once(&t.skill)
+            .chain(t.skills.iter().map(|s| &s.skill))
+            .chain(&t.expect.must_fire)
+            .chain(&t.expect.must_not_fire);
+        for n in named {
+            if !n.is_empty() && !names.contains(n) {
+                names.push(n.clone());
+            }
+        }
+    }
+    if names.len() < 2 {
+        return Vec::new();
+    }
+    names.sort();
+    names
+        .into_iter()
+        .map(|skill| {
+            let mut c = stats::Confusion::default();
+            let mut queries = 0;
+            let mut unlabelled = Vec::new();
+            for t in &observed {
+                let rate = t
+                    .skills
+                    .iter()
+                    .find(|s| s.skill == skill)
+                    .map_or(0.0, |s| s.rate);
+                let fires = rate >= t.threshold;
+                match expected(t, &skill) {
+                    Some(should) => {
+                        queries += 1;
+                        match (fires, should) {
+                            (true, true) => c.tp += 1,
+                            (true, false) => c.fp += 1,
+                            (false, false) => c.tn += 1,
+                            (false, true) => c.fn_ += 1,
+                        }
+                    }
+                    None if fires => unlabelled.push(format!("{}/{}", t.suite, t.id)),
+                    None => {}
+                }
+            }
+            SkillRouting {
+                precision: c.precision(),
+                recall: c.recall(),
+                skill,
+                queries,
+                true_positives: c.tp,
+                false_positives: c.fp,
+                true_negatives: c.tn,
+                false_negatives: c.fn_,
+                unlabelled_firings: unlabelled,
+            }
+        })
+        .collect()
+}
+
+/// "a 3/3, b 1/3": the skills a query reached, with their counts over `runs`.
+pub fn reached(t: &TriggerStats) -> String {
+    if t.skills.is_empty() {
+        return "none".into();
+    }
+    t.skills
+        .iter()
+        .map(|s| format!("{} {}/{}", crate::text::one_line(&s.skill), s.fired, t.runs))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What a query expects: "`a`" / "not `a`", then its rules.
+pub fn expects(t: &TriggerStats) -> String {
+    let own = if t.should_trigger {
+        format!("`{}`", t.skill)
+    } else {
+        format!("not `{}`", t.skill)
+    };
+    std::iter::once(own)
+        .chain(
+            t.expect
+                .rules(&t.skill, t.should_trigger)
+                .iter()
+                .map(|r| r.describe()),
+        )
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The rules that did not hold, with how often what they are about happened.
+pub fn broken(t: &TriggerStats) -> Vec<String> {
+    t.rules
+        .iter()
+        .filter(|r| !r.passed)
+        .map(|r| {
+            format!(
+                "{} did not hold (rate {:.0}%, threshold {:.0}%)",
+                r.rule,
+                r.rate * 100.0,
+                t.threshold * 100.0
+            )
+        })
+        .collect()
+}
+
+/// Whether a run's reports show routing: more than one skill in play, or a rule to check.
+pub fn shown(a: &super::aggregate::Aggregates) -> bool {
+    !a.routing.is_empty() || a.triggers.iter().any(|t| !t.rules.is_empty())
+}
