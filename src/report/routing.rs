@@ -237,3 +237,136 @@ pub fn broken(t: &TriggerStats) -> Vec<String> {
 pub fn shown(a: &super::aggregate::Aggregates) -> bool {
     !a.routing.is_empty() || a.triggers.iter().any(|t| !t.rules.is_empty())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::aggregate::{Settings, aggregate};
+
+    /// A trigger run of `skill`'s suite on query `id` that saw `fired` fire.
+    fn run(skill: &str, id: &str, should: bool, fired: &[&str], routing: &Routing) -> Row {
+        let mut r = crate::record::CaseRunRecord {
+            suite: format!("s-{skill}"),
+            case: id.into(),
+            kind: crate::record::case_run::Kind::Trigger,
+            skills_invoked: fired.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        };
+        r.trigger = Some(crate::record::case_run::TriggerRecord {
+            query: id.into(),
+            should_trigger: should,
+            fired: Some(fired.contains(&skill)),
+            mode: Default::default(),
+            threshold: 0.5,
+            skill: skill.into(),
+            note: None,
+            reason: None,
+            routing: routing.clone(),
+        });
+        Row::of(&r)
+    }
+
+    const SETTINGS: Settings = Settings {
+        min_pass_rate: 1.0,
+        pass_k: 3,
+    };
+
+    #[test]
+    fn rules_hold_over_runs_at_the_threshold_and_gate_the_query() {
+        let must = Routing {
+            must_fire: vec!["b".into()],
+            ..Default::default()
+        };
+        // `b` fires in one run of two: 50% reaches the threshold.
+        let rows = vec![
+            run("a", "q", false, &["b"], &must),
+            run("a", "q", false, &[], &must),
+        ];
+        let agg = aggregate(&rows, SETTINGS);
+        let t = &agg.triggers[0];
+        assert_eq!(t.rules[0].rate, 0.5);
+        assert!(t.passed, "{t:?}");
+        assert_eq!(reached(t), "b 1/2");
+        // must_not_fire at 50% fails, as a should-not query firing half the time does.
+        let not = Routing {
+            must_not_fire: vec!["b".into()],
+            ..Default::default()
+        };
+        let rows = vec![
+            run("a", "q", false, &["b"], &not),
+            run("a", "q", false, &[], &not),
+        ];
+        let t = &aggregate(&rows, SETTINGS).triggers[0];
+        assert!(!t.passed);
+        assert_eq!(
+            broken(t),
+            ["must_not_fire `b` did not hold (rate 50%, threshold 50%)"]
+        );
+        // no_other_skill lets the skill under test fire on its own query, not another.
+        let only = Routing {
+            no_other_skill: true,
+            ..Default::default()
+        };
+        let ok = vec![run("a", "q", true, &["a"], &only)];
+        assert!(aggregate(&ok, SETTINGS).triggers[0].passed);
+        let bad = vec![run("a", "q", true, &["a", "c"], &only)];
+        let t = &aggregate(&bad, SETTINGS).triggers[0];
+        assert!(!t.passed);
+        assert_eq!(t.rules[0].rule, "no_other_skill (only `a`)");
+    }
+
+    #[test]
+    fn each_skill_is_scored_on_the_queries_that_say_whether_it_should_fire() {
+        let none = Routing::default();
+        let rows = vec![
+            // a's suite: its positive reaches a (tp for a, tn for b: a query for a is not b's).
+            run("a", "a1", true, &["a"], &none),
+            // a's positive that b takes: fn for a, fp for b.
+            run("a", "a2", true, &["b"], &none),
+            // a's negative that b takes: says nothing of b (unlabelled firing).
+            run("a", "a3", false, &["b"], &none),
+            // b's suite: its positive reaches b.
+            run("b", "b1", true, &["b"], &none),
+        ];
+        let agg = aggregate(&rows, SETTINGS);
+        let a = agg.routing.iter().find(|s| s.skill == "a").unwrap();
+        assert_eq!(
+            (
+                a.true_positives,
+                a.false_positives,
+                a.true_negatives,
+                a.false_negatives
+            ),
+            (1, 0, 2, 1)
+        );
+        assert_eq!(a.recall, Some(0.5));
+        let b = agg.routing.iter().find(|s| s.skill == "b").unwrap();
+        assert_eq!(
+            (
+                b.true_positives,
+                b.false_positives,
+                b.true_negatives,
+                b.false_negatives
+            ),
+            (1, 1, 1, 0)
+        );
+        assert_eq!(b.unlabelled_firings, ["s-a/a3"]);
+        // One skill alone: no routing table.
+        let alone = vec![run("a", "a1", true, &["a"], &none)];
+        assert!(aggregate(&alone, SETTINGS).routing.is_empty());
+    }
+
+    #[test]
+    fn a_hostile_skill_name_stays_on_its_line() {
+        let rows = vec![run(
+            "a",
+            "q",
+            false,
+            &["evil\n::error::x\u{1b}[2J"],
+            &Routing::default(),
+        )];
+        let agg = aggregate(&rows, SETTINGS);
+        let line = reached(&agg.triggers[0]);
+        assert!(!line.contains('\n') && !line.contains('\u{1b}'), "{line}");
+    }
+}

@@ -50,3 +50,50 @@ pub fn resolve(suite: &mut Suite) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{Case, Check, CheckTarget, Location, Skill, SkillKind};
+
+    #[test]
+    fn no_other_skill_allows_the_skill_under_test_and_the_must_fire_ones() {
+        let at = Location {
+            file: "s.json".into(),
+            line: 1,
+            column: 1,
+        };
+        let mut case = Case::new("c", at, vec!["p".into()]);
+        let check = |kind: &str, config: Value| {
+            Check::new("x".into(), kind, config, CheckTarget::Transcript, None)
+        };
+        case.checks = vec![
+            check("must_fire", serde_json::json!({"skill": "slides"})),
+            check("no_other_skill", serde_json::json!({"allow": ["notes"]})),
+        ];
+        let mut suite = Suite {
+            id: "bmad:brief".into(),
+            format: crate::spec::Format::Bmad,
+            source: "s.json".into(),
+            project_root: ".".into(),
+            description: None,
+            notes: None,
+            defaults: Default::default(),
+            base_overlay: None,
+            package: None,
+            triggers: Vec::new(),
+            skill: Some(Skill {
+                name: "brief".into(),
+                path: "brief".into(),
+                kind: SkillKind::Dir,
+                description: None,
+            }),
+            cases: vec![case],
+        };
+        resolve(&mut suite);
+        assert_eq!(
+            suite.cases[0].checks[1].config,
+            serde_json::json!({"allow": ["brief", "notes", "slides"]})
+        );
+    }
+}

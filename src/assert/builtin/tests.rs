@@ -338,6 +338,13 @@ fn file_fixture_skill_sequence_and_budget_checks() {
     assert!(ok("fixture_unchanged", json!({})));
     assert!(ok("skill_invoked", json!({"skill": "brief"})));
     assert!(!ok("skill_invoked", json!({"skill": "other"})));
+    assert!(ok("must_fire", json!({"skill": "brief"})));
+    assert!(!ok("must_fire", json!({"skill": "other"})));
+    assert!(ok("must_not_fire", json!({"skill": "other"})));
+    assert!(!ok("must_not_fire", json!({"skill": "brief"})));
+    assert!(ok("no_other_skill", json!({"allow": ["brief"]})));
+    assert!(!ok("no_other_skill", json!({"allow": ["other"]})));
+    assert!(!ok("no_other_skill", json!({})), "nothing allowed");
     assert!(ok(
         "tool_sequence",
         json!({"tools": ["Skill", "Bash", "Write"]})

@@ -449,6 +449,7 @@ mod tests {
             skill: "x".into(),
             note: None,
             reason: None,
+            routing: Default::default(),
         });
         records.push(t);
         let rows: Vec<Row> = records.iter().map(Row::of).collect();
