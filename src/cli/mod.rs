@@ -45,11 +45,19 @@ use crate::exit::Outcome;
 use crate::spec::Loaded;
 use crate::spec::formats::LoadCtx;
 
+/// `assay --version`: the version and the commit it was built from (`build.rs`).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("ASSAY_COMMIT"),
+    ")"
+);
+
 /// Run AI-agent skill evals: BMAD, clauditor, Skillet and UAAPS suites, one runner.
 #[derive(Debug, Parser)]
 #[command(
     name = "assay",
-    version,
+    version = VERSION,
     about,
     after_help = "Exit codes: 0 all passed (or loaded), 1 some case failed, 2 bad input (nothing ran), 3 infrastructure (a harness or judge missing or failing), 130 interrupted (Ctrl-C; 143 for SIGTERM, 129 for SIGHUP: 128 + the signal)."
 )]

@@ -206,7 +206,7 @@ pub fn expects(t: &TriggerStats) -> String {
     } else {
         format!("not `{}`", t.skill)
     };
-    std::iter::once(own)
+    let all = std::iter::once(own)
         .chain(
             t.expect
                 .rules(&t.skill, t.should_trigger)
@@ -214,7 +214,8 @@ pub fn expects(t: &TriggerStats) -> String {
                 .map(|r| r.describe()),
         )
         .collect::<Vec<_>>()
-        .join("; ")
+        .join("; ");
+    crate::text::one_line(&all)
 }
 
 /// The rules that did not hold, with how often what they are about happened.
@@ -225,7 +226,7 @@ pub fn broken(t: &TriggerStats) -> Vec<String> {
         .map(|r| {
             format!(
                 "{} did not hold (rate {:.0}%, threshold {:.0}%)",
-                r.rule,
+                crate::text::one_line(&r.rule),
                 r.rate * 100.0,
                 t.threshold * 100.0
             )
