@@ -54,8 +54,7 @@ fn current_at(rec: &Record, it: &Iteration) -> Option<Measured> {
         .iter()
         .filter(|i| i.number < it.number)
         .filter_map(|i| i.candidates.get(i.accepted?))
-        .filter(|c| c.description == it.from)
-        .last()
+        .rfind(|c| c.description == it.from)
         .map(|c| Measured {
             description: c.description.clone(),
             train: c.train.clone().unwrap_or_default(),
