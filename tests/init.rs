@@ -206,6 +206,139 @@ fn from_run_turns_a_recorded_case_run_into_a_new_case_of_its_suite() {
     assert_eq!(code(&out), 2, "{}", stderr(&out));
 }
 
+/// A reviewer's feedback.json in `run_dir` on the case-run of `case` (run 1, with the skill).
+fn review(run_dir: &Path, case: &str, verdict: &str, note: &str) {
+    let dir = run_dir.join(
+        support::results(run_dir)
+            .into_iter()
+            .find(|(_, r)| r["case"] == case && r["kind"] != "trigger")
+            .map(|(_, r)| r["dir"].as_str().unwrap().to_string())
+            .unwrap(),
+    );
+    let r = read_json(&dir.join("result.json"));
+    let f = serde_json::json!({"schema": "assay.feedback/v1", "run": "out", "items": [
+        {"suite": r["suite"], "case": case, "run": 1, "variant": "skill", "verdict": verdict, "note": note}]});
+    std::fs::write(run_dir.join("feedback.json"), f.to_string()).unwrap();
+}
+
+#[test]
+fn from_run_uses_the_reviewers_verdict_a_bad_note_becomes_what_the_case_must_get_right() {
+    let note = "It greeted the wrong person\n\"; evil: [1] </script> {{x}}";
+    for (format, id, file) in [
+        ("skillet", "001", "evals/greeting/003.yaml"),
+        ("bmad", "1", "evals/greeting/evals.json"),
+    ] {
+        let d = bare_quickstart();
+        let out = assay(d.path(), &["init", "--format", format]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let out = assay(
+            d.path(),
+            &[
+                "run",
+                "--mode",
+                "artifacts",
+                "--judge",
+                "none",
+                "--output-dir",
+                "out",
+            ],
+        );
+        assert!(matches!(code(&out), 0 | 1), "{}", stderr(&out));
+        review(&d.path().join("out"), id, "bad", note);
+        // Listed with its review.
+        let out = assay(d.path(), &["init", "--from-run", "out"]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert!(
+            stdout(&out).contains(&format!("--case {id}  (run 1, ")),
+            "{}",
+            stdout(&out)
+        );
+        assert!(
+            stdout(&out).contains("reviewed bad: It greeted the wrong person\\n"),
+            "{}",
+            stdout(&out)
+        );
+        let out = assay(d.path(), &["init", "--from-run", "out", "--case", id]);
+        assert_eq!(
+            code(&out),
+            0,
+            "{format}: {}\n{}",
+            stdout(&out),
+            stderr(&out)
+        );
+        assert!(
+            stdout(&out).contains("the reviewer's `bad` note as what it must get right"),
+            "{}",
+            stdout(&out)
+        );
+        let text = std::fs::read_to_string(d.path().join(file)).unwrap();
+        assert!(text.contains("It greeted the wrong person"), "{text}");
+        match format {
+            "bmad" => {
+                let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+                let added = v["evals"].as_array().unwrap().last().unwrap().clone();
+                assert_eq!(
+                    added["expectations"][0],
+                    format!(
+                        "The response does not have the problem a reviewer found in a recorded answer: {note}"
+                    ),
+                    "{added:#}"
+                );
+                assert!(
+                    added["expected_output"]
+                        .as_str()
+                        .unwrap()
+                        .starts_with("Not this answer, which a reviewer marked bad")
+                );
+            }
+            _ => assert!(
+                text.contains("expected: \"An answer without the problem a reviewer found"),
+                "{text}"
+            ),
+        }
+        validates(d.path());
+        let listed = stdout(&assay(d.path(), &["list", "--json"]));
+        assert!(listed.contains("It greeted the wrong person"), "{listed}");
+    }
+
+    // A good verdict: the recorded answer is expected, and the case says a reviewer approved it.
+    let d = bare_quickstart();
+    assert_eq!(code(&assay(d.path(), &["init", "--format", "skillet"])), 0);
+    let out = assay(
+        d.path(),
+        &[
+            "run",
+            "--mode",
+            "artifacts",
+            "--judge",
+            "none",
+            "--output-dir",
+            "out",
+        ],
+    );
+    assert!(matches!(code(&out), 0 | 1), "{}", stderr(&out));
+    review(&d.path().join("out"), "001", "good", "just right");
+    let out = assay(d.path(), &["init", "--from-run", "out", "--case", "001"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = std::fs::read_to_string(d.path().join("evals/greeting/003.yaml")).unwrap();
+    assert!(
+        text.contains("Like this answer, which a reviewer marked good (note: just right)"),
+        "{text}"
+    );
+    assert!(text.contains("Wrote greeting.txt"), "{text}");
+    validates(d.path());
+
+    // A feedback.json that is not one is an error naming it.
+    std::fs::write(d.path().join("out/feedback.json"), "[]").unwrap();
+    let out = assay(d.path(), &["init", "--from-run", "out", "--case", "001"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("feedback.json: not a feedback file"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn init_writes_nothing_through_a_symbolic_link() {
     let d = bare_quickstart();

@@ -27,15 +27,13 @@ pub struct InitArgs {
     #[arg(long)]
     pub force: bool,
     /// Turn a recorded case-run into a new case of its suite (with --case): its prompt, and
-    /// its output as what is expected (as Skillet's `/gap` saves a bad answer as a test).
-    #[arg(
-        long,
-        value_name = "RUN_DIR",
-        requires = "case",
-        conflicts_with = "skill"
-    )]
+    /// its output as what is expected (as Skillet's `/gap` saves a bad answer as a test); a
+    /// reviewer's `bad` note in the run's feedback.json becomes what the case must get right.
+    /// Without --case: lists the run's cases.
+    #[arg(long, value_name = "RUN_DIR", conflicts_with = "skill")]
     pub from_run: Option<PathBuf>,
-    /// The case id whose recorded case-run --from-run takes (its first run with the skill).
+    /// The case id whose recorded case-run --from-run takes (its first run with the skill that
+    /// a reviewer judged in feedback.json, else its first run with the skill).
     #[arg(long, value_name = "ID", requires = "from_run")]
     pub case: Option<String>,
 }
@@ -49,8 +47,10 @@ pub enum InitFormat {
 }
 
 pub fn run(ctx: &LoadCtx, args: &InitArgs) -> Outcome {
-    if let (Some(run_dir), Some(case)) = (&args.from_run, &args.case) {
-        return from_run(ctx, &ctx.cwd.join(run_dir), case);
+    match (&args.from_run, &args.case) {
+        (Some(run_dir), Some(case)) => return from_run(ctx, &ctx.cwd.join(run_dir), case),
+        (Some(run_dir), None) => return list_cases(ctx, &ctx.cwd.join(run_dir)),
+        _ => {}
     }
     let path = match &args.skill {
         Some(p) => ctx.cwd.join(p),
@@ -463,26 +463,125 @@ fn starter(
     })
 }
 
-/// `--from-run <run-dir> --case <id>`: the case-run's prompt (the case's own, as its suite
-/// says it) and its recorded output, as a new case of the same suite.
-fn from_run(ctx: &LoadCtx, run_dir: &Path, case: &str) -> Outcome {
+/// The most of a reviewer's note written into a case (characters).
+const MAX_NOTE: usize = 2000;
+
+/// A run folder's case-runs of artifact cases with the skill (not triggers, not baselines), by
+/// suite, case and run.
+fn skill_case_runs(run_dir: &Path) -> Vec<(PathBuf, crate::record::CaseRunRecord)> {
     use crate::record::case_run::{Kind, Variant};
     let mut found: Vec<(PathBuf, crate::record::CaseRunRecord)> =
         crate::record::folder::case_run_dirs(run_dir)
             .into_iter()
             .filter_map(|d| Some((d.clone(), crate::record::read_case_run(&d).ok()?)))
-            .filter(|(_, r)| r.case == case && r.kind == Kind::Case && r.variant == Variant::Skill)
+            .filter(|(_, r)| r.kind == Kind::Case && r.variant == Variant::Skill)
             .collect();
-    found.sort_by_key(|(_, r)| r.run);
-    let Some((dir, record)) = found.into_iter().next() else {
+    found.sort_by(|(_, a), (_, b)| (&a.suite, &a.case, a.run).cmp(&(&b.suite, &b.case, b.run)));
+    found
+}
+
+/// The run folder's feedback.json, or the error naming it.
+fn run_feedback(run_dir: &Path) -> Result<Option<crate::record::feedback::FeedbackFile>, Outcome> {
+    crate::record::feedback::read(run_dir).map_err(|e| {
+        tell!("error: {e}");
+        Outcome::BadInput
+    })
+}
+
+/// `--from-run <run-dir>` alone: the cases it can take, with any reviewer's verdict.
+fn list_cases(ctx: &LoadCtx, run_dir: &Path) -> Outcome {
+    use crate::record::case_run::Variant;
+    use crate::record::grading::Verdict;
+    let found = skill_case_runs(run_dir);
+    if found.is_empty() {
+        tell!(
+            "error: {} has no recorded case-run of a case with the skill",
+            ctx.shown(run_dir).display()
+        );
+        return Outcome::BadInput;
+    }
+    let feedback = match run_feedback(run_dir) {
+        Ok(f) => f,
+        Err(o) => return o,
+    };
+    for (_, r) in &found {
+        let review = feedback
+            .as_ref()
+            .and_then(|f| f.find(&r.suite, &r.case, r.run, Variant::Skill))
+            .map(|i| {
+                let note = crate::text::shorten(&crate::text::one_line(&i.note), 80);
+                if note.is_empty() {
+                    format!("  reviewed {}", i.verdict.word())
+                } else {
+                    format!("  reviewed {}: {note}", i.verdict.word())
+                }
+            })
+            .unwrap_or_default();
+        say!(
+            "{}  --case {}  (run {}, {}){review}",
+            crate::text::one_line(&r.suite),
+            crate::text::one_line(&r.case),
+            r.run,
+            match r.grade.as_ref().map(|g| g.verdict) {
+                Some(Verdict::Pass) => "passed",
+                Some(Verdict::Fail) => "failed",
+                Some(Verdict::NotGraded) | None => "not graded",
+            }
+        );
+    }
+    say!(
+        "pick one: assay init --from-run {} --case <ID>",
+        ctx.shown(run_dir).display()
+    );
+    Outcome::Success
+}
+
+/// `--from-run <run-dir> --case <id>`: the case-run's prompt (the case's own, as its suite
+/// says it) and its recorded output, as a new case of the same suite. A reviewer's verdict on
+/// it in the run's feedback.json is used: a `bad` one's note becomes what the new case must
+/// get right (the recorded answer kept only as the one not to give), a `good` one is said.
+fn from_run(ctx: &LoadCtx, run_dir: &Path, case: &str) -> Outcome {
+    use crate::record::case_run::Variant;
+    use crate::record::feedback::Review;
+    let feedback = match run_feedback(run_dir) {
+        Ok(f) => f,
+        Err(o) => return o,
+    };
+    let found: Vec<(PathBuf, crate::record::CaseRunRecord)> = skill_case_runs(run_dir)
+        .into_iter()
+        .filter(|(_, r)| r.case == case)
+        .collect();
+    let review_of = |r: &crate::record::CaseRunRecord| {
+        feedback
+            .as_ref()
+            .and_then(|f| f.find(&r.suite, &r.case, r.run, Variant::Skill))
+            .map(|i| (i.verdict, crate::text::shorten(i.note.trim(), MAX_NOTE)))
+    };
+    // The first reviewed run, else the first run.
+    let pick = found
+        .iter()
+        .position(|(_, r)| review_of(r).is_some())
+        .unwrap_or(0);
+    let Some((dir, record)) = found.into_iter().nth(pick) else {
         tell!(
             "error: {} has no recorded case-run of a case `{case}` (with the skill)",
             ctx.shown(run_dir).display()
         );
         return Outcome::BadInput;
     };
+    let review = review_of(&record);
+    let bad = review.as_ref().is_some_and(|(v, _)| *v == Review::Bad);
+    // What the reviewer found wrong, as a sentence.
+    let problem = match &review {
+        Some((Review::Bad, note)) if !note.is_empty() => note.clone(),
+        _ => "(the reviewer marked it bad without a note: see the recorded answer)".to_string(),
+    };
+    let good_note = match &review {
+        Some((Review::Good, note)) if !note.is_empty() => format!(" (note: {note})"),
+        _ => String::new(),
+    };
     let output = std::fs::read_to_string(dir.join("output.txt")).unwrap_or_default();
-    if output.trim().is_empty() {
+    if output.trim().is_empty() && !bad {
         tell!(
             "error: the case-run in {} recorded no output to expect",
             ctx.shown(&dir).display()
@@ -532,16 +631,31 @@ fn from_run(ctx: &LoadCtx, run_dir: &Path, case: &str) -> Outcome {
             let stamp = jiff::Timestamp::now()
                 .strftime("%Y-%m-%dT%H:%M:%SZ")
                 .to_string();
-            let text = format!(
-                "timestamp: {stamp}\nname: {}\nprompt: {}\nexpected: {}\n",
-                y(&name),
-                y(&prompt),
-                y(&format!(
+            let expected = match &review {
+                Some((Review::Bad, _)) => format!(
+                    "An answer without the problem a reviewer found in the answer recorded in {} (case {case}, run {}): {problem}\nThe answer the reviewer marked bad (not to be given again):\n{}",
+                    ctx.shown(&dir).display(),
+                    record.run,
+                    output.trim_end()
+                ),
+                Some((Review::Good, _)) => format!(
+                    "Like this answer, which a reviewer marked good{good_note}, recorded in {} (case {case}, run {}):\n{}",
+                    ctx.shown(&dir).display(),
+                    record.run,
+                    output.trim_end()
+                ),
+                None => format!(
                     "Like this answer, recorded in {} (case {case}, run {}):\n{}",
                     ctx.shown(&dir).display(),
                     record.run,
                     output.trim_end()
-                ))
+                ),
+            };
+            let text = format!(
+                "timestamp: {stamp}\nname: {}\nprompt: {}\nexpected: {}\n",
+                y(&name),
+                y(&prompt),
+                y(&expected)
             );
             (path, text)
         }
@@ -569,12 +683,32 @@ fn from_run(ctx: &LoadCtx, run_dir: &Path, case: &str) -> Outcome {
                 tell!("error: {} has no `evals` list", source.display());
                 return Outcome::BadInput;
             };
-            evals.push(json!({
-                "id": id,
-                "prompt": prompt,
-                "expected_output": output.trim_end(),
-                "expectations": ["The response gives what expected_output shows, in substance"],
-            }));
+            evals.push(match &review {
+                Some((Review::Bad, _)) => json!({
+                    "id": id,
+                    "prompt": prompt,
+                    "expected_output": format!(
+                        "Not this answer, which a reviewer marked bad ({problem}):\n{}",
+                        output.trim_end()
+                    ),
+                    "expectations": [format!(
+                        "The response does not have the problem a reviewer found in a recorded answer: {problem}"
+                    )],
+                }),
+                _ => json!({
+                    "id": id,
+                    "prompt": prompt,
+                    "expected_output": if review.is_some() {
+                        format!(
+                            "{}\n\n(A reviewer marked this recorded answer good{good_note}.)",
+                            output.trim_end()
+                        )
+                    } else {
+                        output.trim_end().to_string()
+                    },
+                    "expectations": ["The response gives what expected_output shows, in substance"],
+                }),
+            });
             (
                 source.clone(),
                 serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n",
@@ -592,15 +726,34 @@ fn from_run(ctx: &LoadCtx, run_dir: &Path, case: &str) -> Outcome {
                 tell!("error: {} has no free name for the case", cases.display());
                 return Outcome::BadInput;
             };
+            let criteria = match &review {
+                Some((Review::Bad, _)) => format!(
+                    "The answer does not have the problem a reviewer found in a recorded answer: {problem}\nThe recorded answer, marked bad (not to be given again):\n{}",
+                    output.trim_end()
+                ),
+                Some((Review::Good, _)) => format!(
+                    "The answer gives, in substance, what this recorded answer gives (a reviewer marked it good{good_note}):\n{}",
+                    output.trim_end()
+                ),
+                None => format!(
+                    "The answer gives, in substance, what this recorded answer gives:\n{}",
+                    output.trim_end()
+                ),
+            };
+            let recorded = match &review {
+                Some((v, _)) => format!(
+                    "Recorded from {}; a reviewer marked it {}",
+                    ctx.shown(&dir).display(),
+                    v.word()
+                ),
+                None => format!("Recorded from {}", ctx.shown(&dir).display()),
+            };
             let text = format!(
                 "name: {}\ndescription: {}\ninput:\n  prompt: {}\njudge:\n  criteria: {}\n",
                 y(&format!("{case}-from-run-{n}")),
-                y(&format!("Recorded from {}", ctx.shown(&dir).display())),
+                y(&recorded),
                 y(&prompt),
-                y(&format!(
-                    "The answer gives, in substance, what this recorded answer gives:\n{}",
-                    output.trim_end()
-                ))
+                y(&criteria)
             );
             (path, text)
         }
@@ -656,10 +809,22 @@ fn from_run(ctx: &LoadCtx, run_dir: &Path, case: &str) -> Outcome {
         tell!("error: the new case does not validate (undone); this is a bug in assay init");
         return Outcome::Infrastructure;
     }
-    say!(
-        "wrote {}: a new case with the prompt of `{case}` and its recorded output as expected",
-        ctx.shown(&path).display()
-    );
+    match &review {
+        Some((Review::Bad, _)) => say!(
+            "wrote {}: a new case with the prompt of `{case}` (run {}), and the reviewer's `bad` note as what it must get right",
+            ctx.shown(&path).display(),
+            record.run
+        ),
+        Some((Review::Good, _)) => say!(
+            "wrote {}: a new case with the prompt of `{case}` (run {}) and its recorded output, which a reviewer marked good, as expected",
+            ctx.shown(&path).display(),
+            record.run
+        ),
+        None => say!(
+            "wrote {}: a new case with the prompt of `{case}` and its recorded output as expected",
+            ctx.shown(&path).display()
+        ),
+    }
     Outcome::Success
 }
 

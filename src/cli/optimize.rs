@@ -52,6 +52,11 @@ pub struct DescriptionArgs {
     /// provider:model, or a model name; default: the judge `--judge` or `ASSAY_JUDGE` chooses.
     #[arg(long, value_name = "JUDGE")]
     pub proposer: Option<String>,
+    /// A reviewer's notes to guide the proposer: a run folder holding `feedback.json`, or a
+    /// feedback file (repeatable). Notes on trigger case-runs whose query is a train query are
+    /// shown to the proposer; those on holdout queries never are (optimize.json says which).
+    #[arg(long, value_name = "RUN_DIR or FILE")]
+    pub feedback: Vec<PathBuf>,
     /// Write the winning description into the skill's file (only when it won significantly).
     #[arg(long)]
     pub write: bool,
@@ -90,6 +95,26 @@ pub fn run(ctx: &LoadCtx, cmd: &OptimizeCommand, plugins: &crate::plugin::Plugin
         Ok(found) => found,
         Err(o) => return o,
     };
+    let mut notes = Vec::new();
+    for f in &args.feedback {
+        let path = ctx.cwd.join(f);
+        match optimize::feedback::read(&path, &ctx.cwd, &ctx.shown(&path).display().to_string()) {
+            Ok(read) => {
+                if read.other > 0 {
+                    tell!(
+                        "note: {} item(s) of {}'s feedback are not on a trigger case-run recorded there, and are left out",
+                        read.other,
+                        ctx.shown(&path).display()
+                    );
+                }
+                notes.extend(read.notes);
+            }
+            Err(e) => {
+                tell!("error: {e}");
+                return Outcome::BadInput;
+            }
+        }
+    }
     let host = crate::host::HostEnv::from_process();
     let flags = crate::judge::Flags {
         judge: args.proposer.as_deref().or(args.judge.judge.as_deref()),
@@ -157,6 +182,7 @@ pub fn run(ctx: &LoadCtx, cmd: &OptimizeCommand, plugins: &crate::plugin::Plugin
         proposer_name: format!("{} {}", info.provider, info.model),
         dir: dir.clone(),
         resume,
+        feedback: notes,
     };
     tell!("optimisation folder: {}", ctx.shown(&dir).display());
     let mut progress = |line: String| tell!("{line}");

@@ -198,6 +198,50 @@ fn audit(ctx: &LoadCtx, args: &ReportTrendArgs) -> Outcome {
     Outcome::Success
 }
 
+/// An optimisation folder (`optimize.json`, no `run.json`): its HTML view, or its record.
+fn optimisation(ctx: &LoadCtx, dir: &std::path::Path, args: &ReportArgs) -> Outcome {
+    let rec = match crate::optimize::load(dir) {
+        Ok(r) => r,
+        Err(e) => {
+            tell!("error: {e}");
+            return Outcome::BadInput;
+        }
+    };
+    if args.against.is_some() {
+        tell!(
+            "error: --against compares run folders; {} is an optimisation folder",
+            ctx.shown(dir).display()
+        );
+        return Outcome::BadInput;
+    }
+    let text = match args.format {
+        report::Format::Html => {
+            let skill = std::fs::read_to_string(&rec.file).ok();
+            crate::optimize::html::render(&rec, skill.as_deref())
+        }
+        report::Format::Json => serde_json::to_string_pretty(&rec).unwrap_or_default() + "\n",
+        _ => {
+            tell!(
+                "error: {} is an optimisation folder: its reports are --format html (the page) and --format json (optimize.json)",
+                ctx.shown(dir).display()
+            );
+            return Outcome::BadInput;
+        }
+    };
+    match &args.output {
+        Some(path) => {
+            let path = ctx.cwd.join(path);
+            if let Err(e) = crate::record::write_atomic(&path, text.as_bytes()) {
+                tell!("error: {}: {e}", path.display());
+                return Outcome::Infrastructure;
+            }
+        }
+        None if args.format == report::Format::Json => print!("{}", printable_json(&text)),
+        None => print!("{}", printable(&text)),
+    }
+    Outcome::Success
+}
+
 pub fn run(ctx: &LoadCtx, args: &ReportArgs) -> Outcome {
     match &args.command {
         Some(ReportCommand::Diff(d)) => return diff(ctx, d),
@@ -211,6 +255,9 @@ pub fn run(ctx: &LoadCtx, args: &ReportArgs) -> Outcome {
         return Outcome::BadInput;
     };
     let dir = ctx.cwd.join(run_dir);
+    if !dir.join("run.json").exists() && dir.join("optimize.json").is_file() {
+        return optimisation(ctx, &dir, args);
+    }
     let r = match report::read(&dir) {
         Ok(mut r) => {
             r.dir = ctx.shown(&dir);

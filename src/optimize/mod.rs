@@ -11,6 +11,8 @@
 //! Everything is recorded in `optimize.json` as it goes, and `--resume` picks it up.
 
 pub mod description;
+pub mod feedback;
+pub mod html;
 pub mod measure;
 pub mod propose;
 pub mod score;
@@ -112,6 +114,22 @@ pub struct Record {
     pub cost_usd: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// The reviewer notes `--feedback` gave on trigger case-runs: those on train queries were
+    /// shown to the proposer (`used`), the others left out, saying why (a holdout query never).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub feedback: Vec<feedback::Note>,
+    /// The rounds, candidates and holdout places the settings allowed (absent in records
+    /// written before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned: Option<Planned>,
+}
+
+/// What the settings allowed, as recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Planned {
+    pub iterations: u32,
+    pub candidates: u32,
+    pub holdout_top: u32,
 }
 
 /// What can stop an optimisation.
@@ -141,6 +159,9 @@ pub struct Job<'a> {
     pub dir: PathBuf,
     /// A record to go on from (`--resume`).
     pub resume: Option<Record>,
+    /// Reviewer notes on trigger case-runs (`--feedback`); on `--resume` without any, the
+    /// recorded ones stand.
+    pub feedback: Vec<feedback::Note>,
 }
 
 /// Runs the optimisation, telling `say` what it does as it goes.
@@ -175,9 +196,34 @@ pub fn optimize(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Er
                 verdict: String::new(),
                 cost_usd: 0.0,
                 stopped: None,
+                feedback: Vec::new(),
+                planned: None,
             }
         }
     };
+    if rec.planned.is_none() {
+        rec.planned = Some(Planned {
+            iterations: s.iterations,
+            candidates: s.candidates,
+            holdout_top: s.holdout_top,
+        });
+    }
+    if !job.feedback.is_empty() {
+        rec.feedback = job.feedback.clone();
+    }
+    feedback::sort_out(&mut rec.feedback, &rec.train, &rec.holdout);
+    if !rec.feedback.is_empty() {
+        let used = rec.feedback.iter().filter(|n| n.used).count();
+        let holdout = rec
+            .feedback
+            .iter()
+            .filter(|n| !n.used && rec.holdout.iter().any(|q| q.query.trim() == n.query.trim()))
+            .count();
+        say(format!(
+            "feedback: {used} reviewer note(s) on train queries go to the proposer; {holdout} on holdout queries and {} on other queries are left out",
+            rec.feedback.len() - used - holdout
+        ));
+    }
     for (half, qs) in [("train", &rec.train), ("holdout", &rec.holdout)] {
         for kind in [true, false] {
             if !qs.iter().any(|q| q.should_trigger == kind) {
@@ -250,9 +296,9 @@ pub fn optimize(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Er
             Some(_) => {
                 // Recorded from another description: the later ones are dropped.
                 rec.iterations.truncate(done.unwrap_or(0));
-                new_iteration(job, &text, &best, number, say)?
+                new_iteration(job, &rec.feedback, &text, &best, number, say)?
             }
-            None => new_iteration(job, &text, &best, number, say)?,
+            None => new_iteration(job, &rec.feedback, &text, &best, number, say)?,
         };
         if it.candidates.is_empty() {
             push_iteration(&mut rec, it.clone());
@@ -457,6 +503,7 @@ fn push_iteration(rec: &mut Record, it: Iteration) {
 /// Asks the proposer for this iteration's candidates.
 fn new_iteration(
     job: &Job<'_>,
+    rec_notes: &[feedback::Note],
     text: &str,
     best: &Measured,
     number: u32,
@@ -478,11 +525,13 @@ fn new_iteration(
         return Ok(it);
     }
     let body = crate::spec::skill::body(text).unwrap_or_default();
+    let notes: Vec<&feedback::Note> = rec_notes.iter().filter(|n| n.used).collect();
     let prompt = propose::prompt(
         &job.skill.name,
         &best.description,
         &body,
         &misses,
+        &notes,
         job.settings.candidates as usize,
     );
     say(format!(
@@ -625,7 +674,16 @@ pub fn save(dir: &Path, rec: &Record) -> Result<(), Error> {
     let text = serde_json::to_string_pretty(rec).map_err(|e| fail(std::io::Error::other(e)))?;
     let tmp = dir.join(".optimize.json.tmp");
     std::fs::write(&tmp, text).map_err(fail)?;
-    std::fs::rename(&tmp, dir.join("optimize.json")).map_err(fail)
+    std::fs::rename(&tmp, dir.join("optimize.json")).map_err(fail)?;
+    // The HTML view beside it, redrawn each step.
+    let skill = std::fs::read_to_string(&rec.file).ok();
+    let page = html::render(rec, skill.as_deref());
+    crate::record::write_atomic(&dir.join(html::FILE), page.as_bytes()).map_err(|e| {
+        Error::Infrastructure(format!(
+            "cannot record {}: {e}",
+            dir.join(html::FILE).display()
+        ))
+    })
 }
 
 /// Reads a recorded optimisation to go on from.

@@ -13,6 +13,12 @@ pub fn policy(script: &str) -> String {
     )
 }
 
+/// The policy for a page with no script at all (the optimisation's page): nothing may be
+/// fetched and nothing may run.
+pub fn no_script() -> String {
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'none'; base-uri 'none'; form-action 'none'".into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

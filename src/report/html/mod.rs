@@ -9,7 +9,7 @@
 //! script reads is JSON in a `<script type="application/json">` with `<`, `>`, `&` and the
 //! line separators escaped, so nothing in it can end the element.
 
-mod csp;
+pub mod csp;
 pub mod plots;
 mod timeline;
 
@@ -26,7 +26,7 @@ use crate::text::{printable, unify_newlines};
 /// The page's one script. It reads its data from `#assay-data`, never from the page's text.
 pub const SCRIPT: &str = include_str!("script.js");
 
-const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#1d1d1f}\
+pub(crate) const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#1d1d1f}\
 h1{font-size:1.5em}table{border-collapse:collapse;width:100%;margin:1em 0}td,th{border-bottom:1px solid #ddd;padding:.35em .5em;text-align:left;vertical-align:top}\
 .passed{color:#137333}.failed,.error{color:#b3261e}.not-graded,.skipped{color:#6b6b6b}\
 .badge{font-weight:600;text-transform:uppercase;font-size:.8em}section.case{border:1px solid #ddd;border-radius:6px;padding:.5em 1em;margin:1em 0}\
