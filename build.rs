@@ -16,7 +16,9 @@ fn main() {
         .filter(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_hexdigit()));
     if from_git.is_some() {
         // A new commit or checkout changes HEAD (or the branch it points at).
-        if let Ok(dir) = Command::new("git").args(["rev-parse", "--git-dir"]).output()
+        if let Ok(dir) = Command::new("git")
+            .args(["rev-parse", "--git-dir"])
+            .output()
             && let Ok(dir) = String::from_utf8(dir.stdout)
         {
             let dir = dir.trim();

@@ -423,27 +423,10 @@ fn an_optimisation_folder_renders_as_one_html_page_with_hostile_text_inert() {
     // In a real browser: it renders, the hostile text is text, no element was injected, and
     // no script ran (the page has none, and its policy allows none).
     let file = dir.join("report.html");
-    let out = std::process::Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--enable-logging=stderr",
-            "--dump-dom",
-        ])
-        .arg(format!("file://{}", file.display()))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let dom = String::from_utf8_lossy(&out.stdout);
+    let (dom, log) = dump_dom(&format!("file://{}", file.display()));
     assert!(dom.contains("<h2>Iteration 1</h2>"), "{dom}");
     assert!(dom.contains("<svg class=\"plot\""), "{dom}");
     assert!(!dom.contains("<script") && !dom.contains("<img"), "{dom}");
     assert!(dom.contains("&lt;img src=x onerror=alert(2)&gt;"), "{dom}");
-    let log = String::from_utf8_lossy(&out.stderr);
     assert!(!log.contains("Content Security Policy"), "{log}");
 }

@@ -13,17 +13,7 @@ const FIXTURE: &str = "tests/fixtures/run-basic";
 
 /// The DOM after the page's script ran, with `fragment` in the URL.
 fn dom(file: &Path, fragment: &str) -> String {
-    let out = std::process::Command::new(chromium())
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
-        .arg(format!("file://{}{fragment}", file.display()))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    dump_dom(&format!("file://{}{fragment}", file.display())).0
 }
 
 /// `assay report <run> --format html -o <run>/report.html [extra]`, the file.

@@ -228,6 +228,13 @@ fn optimisation(ctx: &LoadCtx, dir: &std::path::Path, args: &ReportArgs) -> Outc
             return Outcome::BadInput;
         }
     };
+    emit(ctx, args, &text)
+}
+
+/// A report to `--output`, else to stdout: JSON as JSON (its escapes are fit for a
+/// terminal); the other formats hold no control characters but newlines and tabs, so what
+/// prints is what a file would hold.
+fn emit(ctx: &LoadCtx, args: &ReportArgs, text: &str) -> Outcome {
     match &args.output {
         Some(path) => {
             let path = ctx.cwd.join(path);
@@ -236,8 +243,10 @@ fn optimisation(ctx: &LoadCtx, dir: &std::path::Path, args: &ReportArgs) -> Outc
                 return Outcome::Infrastructure;
             }
         }
-        None if args.format == report::Format::Json => print!("{}", printable_json(&text)),
-        None => print!("{}", printable(&text)),
+        None if matches!(args.format, report::Format::Json | report::Format::Uaaps) => {
+            print!("{}", printable_json(text))
+        }
+        None => print!("{}", printable(text)),
     }
     Outcome::Success
 }
@@ -283,20 +292,9 @@ pub fn run(ctx: &LoadCtx, args: &ReportArgs) -> Outcome {
             return Outcome::BadInput;
         }
     };
-    match &args.output {
-        Some(path) => {
-            let path = ctx.cwd.join(path);
-            if let Err(e) = crate::record::write_atomic(&path, text.as_bytes()) {
-                tell!("error: {}: {e}", path.display());
-                return Outcome::Infrastructure;
-            }
-        }
-        // JSON as JSON (its escapes are fit for a terminal); the other formats hold no
-        // control characters but newlines and tabs, so what prints is what a file would hold.
-        None if matches!(args.format, report::Format::Json | report::Format::Uaaps) => {
-            print!("{}", printable_json(&text))
-        }
-        None => print!("{}", printable(&text)),
+    let written = emit(ctx, args, &text);
+    if written != Outcome::Success {
+        return written;
     }
     if let Some(n) = report::missing_notice(&r.summary) {
         // A run that did not record all it planned is never a success.

@@ -353,14 +353,7 @@ fn install_skill(
             let rel = skill_path(root, skill.kind, &skill.name);
             let dest = writer.path(&rel);
             match skill.kind {
-                SkillKind::Dir => {
-                    io("replace", &dest, writer.fresh_dir(&rel))?;
-                    io(
-                        "install the skill from",
-                        &skill.path,
-                        copy::copy_tree_except(&skill.path, &dest, false, exclude),
-                    )?;
-                }
+                SkillKind::Dir => install_dir(&skill.path, &rel, writer, exclude)?,
                 SkillKind::Command => {
                     io(
                         "install the command from",
@@ -394,15 +387,26 @@ fn install_siblings(
     for skill in siblings.iter().filter(|s| !own.contains(&s.name.as_str())) {
         for root in roots {
             let rel = skill_path(root, SkillKind::Dir, &skill.name);
-            let dest = writer.path(&rel);
-            io("replace", &dest, writer.fresh_dir(&rel))?;
-            io(
-                "install the skill from",
-                &skill.path,
-                copy::copy_tree_except(&skill.path, &dest, false, exclude),
-            )?;
+            install_dir(&skill.path, &rel, writer, exclude)?;
         }
     }
+    Ok(())
+}
+
+/// Copies the skill folder `from` to `rel` in the workspace, replacing what was there.
+fn install_dir(
+    from: &Path,
+    rel: &Path,
+    writer: &Writer,
+    exclude: &[PathBuf],
+) -> Result<(), StageError> {
+    let dest = writer.path(rel);
+    io("replace", &dest, writer.fresh_dir(rel))?;
+    io(
+        "install the skill from",
+        from,
+        copy::copy_tree_except(from, &dest, false, exclude),
+    )?;
     Ok(())
 }
 

@@ -333,6 +333,25 @@ pub fn fire_canary(server: &model_server::ModelServer, skill: &str) {
     );
 }
 
+/// The DOM of the page at `url` after its scripts ran, in headless Chromium, and what the
+/// browser logged (CSP violations among it).
+pub fn dump_dom(url: &str) -> (String, String) {
+    let out = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--enable-logging=stderr",
+            "--dump-dom",
+        ])
+        .arg(url)
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{log}");
+    (String::from_utf8_lossy(&out.stdout).into_owned(), log)
+}
+
 /// Chromium (Debian `chromium`) for the HTML tests; without it they fail, saying what to
 /// install (never a silent pass).
 pub fn chromium() -> String {
