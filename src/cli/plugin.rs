@@ -17,8 +17,10 @@ pub fn run(ctx: &LoadCtx, cmd: &PluginCommand) -> Outcome {
 }
 
 /// The SDK, copied into each new plugin so it builds offline and stands alone.
-const SDK_LIB: &str = include_str!("../../plugins/sdk/src/lib.rs");
-const SDK_MANIFEST: &str = include_str!("../../plugins/sdk/Cargo.toml");
+// The guest SDK, through links to plugins/sdk (a folder with its own Cargo.toml is left out of
+// the published package, so the crate reaches it by these names).
+const SDK_LIB: &str = include_str!("templates/sdk-lib.rs.in");
+const SDK_MANIFEST: &str = include_str!("templates/sdk-manifest.toml.in");
 const WIT: &str = include_str!("../../wit/0.2.0/plugin.wit");
 const TEMPLATE_ASSERTION: &str = include_str!("templates/assertion.rs");
 const TEMPLATE_FORMAT: &str = include_str!("templates/format.rs");
