@@ -1,6 +1,6 @@
 //! The README, run as a new user runs it: every command it shows, on a fresh copy of the
 //! repository (the files git tracks, and new ones it does not ignore), in the order shown,
-//! with `assay` on PATH (what `cargo install --path .` gives; `cargo run --` is the same
+//! with `assay` on PATH (what `cargo install --locked --path .` gives; `cargo run --` is the same
 //! binary). Shown output must match, but for what differs from machine to machine (run
 //! stamps, timings, the bubblewrap version, where the cache key lives); a `…` line in the
 //! README stands for any lines.
@@ -33,7 +33,7 @@ const NOT_RUN: &[(&str, &str)] = &[
         "installs system packages (scripts/test does, as root)",
     ),
     (
-        "cargo install --path .",
+        "cargo install --locked --path .",
         "a release build of this same binary",
     ),
     ("rustup target add", "installs a target (scripts/test does)"),
