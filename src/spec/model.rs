@@ -510,6 +510,7 @@ pub struct TriggerCase {
     pub query: String,
     pub should_trigger: bool,
     /// Which other skills the query must and must not reach (its `x-assay-checks`).
+    #[serde(skip_serializing_if = "crate::record::case_run::Routing::is_empty")]
     pub routing: crate::record::case_run::Routing,
     pub location: Location,
 }
