@@ -973,6 +973,11 @@ fn every_workflow_in_docs_ci_md_passes_the_linters() {
 }
 
 #[test]
+fn the_release_workflow_dist_generates_passes_the_linters() {
+    assert_clean(&[&repo().join(".github/workflows/release.yml")]);
+}
+
+#[test]
 fn the_linters_find_what_is_wrong() {
     let d = tempfile::tempdir().unwrap();
     // A typo'd key and an untrusted value interpolated into a script.
