@@ -27,16 +27,8 @@
 # (/proc/sys/kernel/apparmor_restrict_unprivileged_userns).
 set -euo pipefail
 
-escape() {
-  local s=${1//'%'/%25}
-  s=${s//$'\r'/%0D}
-  printf '%s' "${s//$'\n'/%0A}"
-}
-
-fail() {
-  printf '::error title=assay action::%s\n' "$(escape "$*")"
-  exit "${2:-1}"
-}
+# shellcheck source=action/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 step() { printf '==> %s\n' "$*"; }
 

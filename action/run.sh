@@ -15,18 +15,8 @@
 # 143 cancelled). A bad input exits 2 with an `::error` before assay starts.
 set -euo pipefail
 
-# A workflow command's message, escaped as GitHub's toolkit escapes it (an input cannot end the
-# command or start another).
-escape() {
-  local s=${1//'%'/%25}
-  s=${s//$'\r'/%0D}
-  printf '%s' "${s//$'\n'/%0A}"
-}
-
-fail() {
-  printf '::error title=assay action::%s\n' "$(escape "$*")"
-  exit 2
-}
+# shellcheck source=action/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 # Splits $2 into words, as a shell would but without expanding anything, into the array named $1.
 split_words() {
@@ -36,7 +26,7 @@ split_words() {
   list=$(mktemp)
   if ! printf '%s' "$2" | xargs -r printf '%s\0' >"$list" 2>/dev/null; then
     rm -f "$list"
-    fail "input $3 is not a list of words (an unmatched quote?): $2"
+    fail "input $3 is not a list of words (an unmatched quote?): $2" 2
   fi
   readarray -d '' -t into <"$list"
   rm -f "$list"
@@ -44,14 +34,14 @@ split_words() {
 
 one_line() {
   case $2 in
-    *$'\n'* | *$'\r'*) fail "input $1 must be one line" ;;
+    *$'\n'* | *$'\r'*) fail "input $1 must be one line" 2 ;;
   esac
 }
 
 mode=${1:-}
 case $mode in
   doctor | run) ;;
-  *) fail "usage: run.sh doctor|run (got '${mode}')" ;;
+  *) fail "usage: run.sh doctor|run (got '${mode}')" 2 ;;
 esac
 
 paths=()
@@ -64,10 +54,10 @@ shards=${INPUT_SHARDS:-}
 shard_args=()
 if [ -n "$shard" ] || [ -n "$shards" ]; then
   if ! [[ $shard =~ ^[1-9][0-9]{0,5}$ && $shards =~ ^[1-9][0-9]{0,5}$ ]]; then
-    fail "inputs shard and shards must both be set, to whole numbers (shard K of N), got shard '$shard', shards '$shards'"
+    fail "inputs shard and shards must both be set, to whole numbers (shard K of N), got shard '$shard', shards '$shards'" 2
   fi
   if [ "$shard" -gt "$shards" ]; then
-    fail "input shard ($shard) is greater than shards ($shards)"
+    fail "input shard ($shard) is greater than shards ($shards)" 2
   fi
   shard_args=(--shard "$shard/$shards")
 fi
