@@ -634,6 +634,8 @@ fn install_refuses_a_hostile_version_or_repository() {
         let out = f.run("assay", &env);
         assert_eq!(code(&out), 2, "{env:?}: {}", both(&out));
         assert!(stdout(&out).starts_with("::error "), "{}", stdout(&out));
+        // The message is the message: the exit code is not printed after it.
+        assert!(!stdout(&out).trim_end().ends_with(" 2"), "{}", stdout(&out));
         assert!(f.calls().is_empty(), "{env:?}: {:?}", f.calls());
         assert!(f.github_path().is_empty());
     }
