@@ -170,6 +170,7 @@ fn a_bad_with_skills_folder_or_routing_check_stops_the_run_with_exit_2() {
     );
     let out = assay(d.path(), &["validate"]);
     let se = stderr(&out) + &stdout(&out);
+    assert!(!se.contains("not a skill name"), "{se}");
     assert_eq!(code(&out), 2, "{se}");
     assert!(
         se.contains("`contains` does not apply to a trigger query"),
@@ -178,4 +179,22 @@ fn a_bad_with_skills_folder_or_routing_check_stops_the_run_with_exit_2() {
     assert!(se.contains("a routing check cannot be negated"), "{se}");
     assert!(se.contains("triggers.json:2:"), "{se}");
     assert!(server.requests().is_empty(), "nothing ran");
+
+    // A skill name that is no folder's, made to forge a line of a report: refused at load.
+    write_tree(
+        d.path(),
+        &[(
+            "evals/brief/triggers.json",
+            r#"[{"query": "q", "should_trigger": true,
+  "x-assay-checks": [{"type": "must_fire", "skill": "x\n::error::forged\u001b[2J"}]}]"#,
+        )],
+    );
+    let out = assay(d.path(), &["validate"]);
+    let se = stderr(&out) + &stdout(&out);
+    assert_eq!(code(&out), 2, "{se}");
+    assert!(se.contains("is not a skill name"), "{se}");
+    assert!(
+        !se.lines().any(|l| l.starts_with("::error::forged")) && !se.contains('\u{1b}'),
+        "{se}"
+    );
 }

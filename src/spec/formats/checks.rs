@@ -166,6 +166,31 @@ pub fn read_routing(doc: &mut Doc, m: &Map<'_>) -> crate::record::case_run::Rout
         }
     }
     let checks = read_check_list(doc, node, &field, &mut std::collections::HashSet::new());
+    // A skill is named by its folder: a name with a control character or a slash names none,
+    // and would only reach a report.
+    let bad_name = |n: &str| n.chars().any(|c| c.is_control() || c == '/');
+    for c in &checks {
+        let names = c.config.get("skill").into_iter().chain(
+            c.config
+                .get("allow")
+                .and_then(Json::as_array)
+                .into_iter()
+                .flatten(),
+        );
+        if let Some(n) = names.filter_map(Json::as_str).find(|n| bad_name(n)) {
+            doc.error(
+                "not-a-skill-name",
+                node.span,
+                &field,
+                format!(
+                    "{} is not a skill name",
+                    crate::text::one_line(&format!("`{n}`"))
+                ),
+            )
+            .help =
+                Some("a skill's name is its folder's name: no control characters or `/`".into());
+        }
+    }
     for c in checks {
         let skill = || {
             c.config
