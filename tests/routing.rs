@@ -124,6 +124,10 @@ fn with_skills_installs_siblings_and_reports_where_each_query_went() {
     assert_eq!(passed, [true, true, false, true], "{triggers:#?}");
     assert_eq!(triggers[1]["skills"][0]["skill"], "slides");
     assert_eq!(triggers[1]["rules"][0]["passed"], true);
+    assert_eq!(triggers[1]["rules"][0]["kind"], "must_fire");
+    assert_eq!(triggers[1]["rules"][0]["skills"], json!(["slides"]));
+    assert_eq!(triggers[0]["rules"][0]["kind"], "no_other_skill");
+    assert_eq!(triggers[0]["rules"][0]["skills"], json!(["brief"]));
     assert_eq!(triggers[1]["expect"]["must_fire"], json!(["slides"]));
     let routing = report["statistics"]["routing"].as_array().unwrap();
     let names: Vec<&str> = routing

@@ -259,6 +259,23 @@ impl Rule {
         matches!(self, Rule::MustFire(_))
     }
 
+    /// The check type that says it: `must_fire`, `must_not_fire`, `no_other_skill`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Rule::MustFire(_) => "must_fire",
+            Rule::MustNotFire(_) => "must_not_fire",
+            Rule::NoOtherSkill(_) => "no_other_skill",
+        }
+    }
+
+    /// The skills it names: the one that must (not) fire, or the allowed ones.
+    pub fn skills(&self) -> Vec<String> {
+        match self {
+            Rule::MustFire(s) | Rule::MustNotFire(s) => vec![s.clone()],
+            Rule::NoOtherSkill(a) => a.clone(),
+        }
+    }
+
     /// "must_fire `b`", "no other skill than `a`, `b`".
     pub fn describe(&self) -> String {
         let list = |v: &[String]| {

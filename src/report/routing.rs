@@ -26,6 +26,10 @@ pub struct SkillRate {
 pub struct RuleStats {
     /// As written: "must_fire `b`", "no_other_skill (only `a`)".
     pub rule: String,
+    /// `must_fire`, `must_not_fire` or `no_other_skill`.
+    pub kind: &'static str,
+    /// The skill that must (not) fire, or the skills `no_other_skill` allows.
+    pub skills: Vec<String>,
     /// How often what the rule is about happened: the skill fired (`must_fire`,
     /// `must_not_fire`), or a skill outside the allowed ones did (`no_other_skill`).
     pub rate: f64,
@@ -68,6 +72,8 @@ pub fn of_query(rows: &[&Row], skill: &str, should: bool, threshold: f64) -> Rou
             let r = rate(happened);
             RuleStats {
                 rule: rule.describe(),
+                kind: rule.kind(),
+                skills: rule.skills(),
                 rate: r,
                 passed: n > 0 && ((r >= threshold) == rule.demands_firing()),
             }
