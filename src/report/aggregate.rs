@@ -549,6 +549,8 @@ pub fn aggregate(rows: &[Row], settings: Settings) -> Aggregates {
     let total = totals("*", &cases.iter().collect::<Vec<_>>(), &case_rows);
 
     let mut trigger_suites: Vec<TriggerTotals> = Vec::new();
+    // Each suite's queries as a classifier, beside `trigger_suites`.
+    let mut confusions: Vec<stats::Confusion> = Vec::new();
     for t in &triggers {
         let i = match trigger_suites.iter().position(|x| x.suite == t.suite) {
             Some(i) => i,
@@ -567,6 +569,7 @@ pub fn aggregate(rows: &[Row], settings: Settings) -> Aggregates {
                     false_negatives: 0,
                     warning: None,
                 });
+                confusions.push(stats::Confusion::default());
                 trigger_suites.len() - 1
             }
         };
@@ -576,21 +579,13 @@ pub fn aggregate(rows: &[Row], settings: Settings) -> Aggregates {
         if t.runs == 0 {
             continue;
         }
-        let fires = t.trigger_rate >= t.threshold;
-        match (fires, t.should_trigger) {
-            (true, true) => s.true_positives += 1,
-            (true, false) => s.false_positives += 1,
-            (false, false) => s.true_negatives += 1,
-            (false, true) => s.false_negatives += 1,
-        }
+        confusions[i].count(t.trigger_rate >= t.threshold, t.should_trigger);
     }
-    for s in &mut trigger_suites {
-        let c = stats::Confusion {
-            tp: s.true_positives,
-            fp: s.false_positives,
-            tn: s.true_negatives,
-            fn_: s.false_negatives,
-        };
+    for (s, c) in trigger_suites.iter_mut().zip(&confusions) {
+        s.true_positives = c.tp;
+        s.false_positives = c.fp;
+        s.true_negatives = c.tn;
+        s.false_negatives = c.fn_;
         s.precision = c.precision();
         s.recall = c.recall();
         s.accuracy = c.accuracy();

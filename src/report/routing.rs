@@ -167,12 +167,7 @@ pub fn per_skill(triggers: &[TriggerStats]) -> Vec<SkillRouting> {
                 match expected(t, &skill) {
                     Some(should) => {
                         queries += 1;
-                        match (fires, should) {
-                            (true, true) => c.tp += 1,
-                            (true, false) => c.fp += 1,
-                            (false, false) => c.tn += 1,
-                            (false, true) => c.fn_ += 1,
-                        }
+                        c.count(fires, should);
                     }
                     None if fires => unlabelled.push(format!("{}/{}", t.suite, t.id)),
                     None => {}

@@ -20,6 +20,16 @@ fn ratio(num: u128, den: u128) -> Option<f64> {
 }
 
 impl Confusion {
+    /// Counts one verdict: what the classifier `said` against the `truth`.
+    pub fn count(&mut self, said: bool, truth: bool) {
+        match (said, truth) {
+            (true, true) => self.tp += 1,
+            (true, false) => self.fp += 1,
+            (false, false) => self.tn += 1,
+            (false, true) => self.fn_ += 1,
+        }
+    }
+
     /// Of the outputs called pass, the fraction that were. `None` when nothing was called pass.
     pub fn precision(&self) -> Option<f64> {
         let tp = u128::from(self.tp);
