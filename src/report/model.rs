@@ -92,6 +92,38 @@ pub struct CaseRun {
     pub artifacts: Vec<(String, Option<String>)>,
 }
 
+impl CaseRun {
+    /// What a case-run's `result.json` says, in the folder `dir` (relative to the run folder);
+    /// its prompt, output, transcript and artifacts are read beside it by [`read`].
+    pub fn of(r: CaseRunRecord, dir: PathBuf) -> CaseRun {
+        CaseRun {
+            suite: r.suite.clone(),
+            case: r.case.clone(),
+            run: r.run,
+            kind: r.kind,
+            variant: r.variant,
+            cached: r.cached.is_some(),
+            outcome: r.outcome(),
+            reason: r.why_not_passed().map(str::to_string),
+            harness: r.harness.clone(),
+            model: r.model.clone(),
+            duration_ms: r.duration_ms,
+            cost_usd: r.cost_usd,
+            input_tokens: r.usage.input_tokens,
+            output_tokens: r.usage.output_tokens,
+            score: r.grade.as_ref().map(|g| g.score),
+            checks: r.checks.clone(),
+            judge: r.judge.clone(),
+            dir,
+            prompt: String::new(),
+            output_snippet: String::new(),
+            transcript: Vec::new(),
+            artifacts: Vec::new(),
+            result: r,
+        }
+    }
+}
+
 impl Report {
     /// The reviewer's verdict on a case-run, from `feedback.json`.
     pub fn review(&self, c: &CaseRun) -> Option<&FeedbackItem> {
@@ -122,24 +154,6 @@ pub fn read(dir: &Path) -> Result<Report, ReadError> {
         let case_dir = dir.join(&rel);
         let read = |name: &str| std::fs::read_to_string(case_dir.join(name)).unwrap_or_default();
         case_runs.push(CaseRun {
-            suite: r.suite.clone(),
-            case: r.case.clone(),
-            run: r.run,
-            kind: r.kind,
-            variant: r.variant,
-            cached: r.cached.is_some(),
-            outcome: r.outcome(),
-            reason: r.why_not_passed().map(str::to_string),
-            harness: r.harness.clone(),
-            model: r.model.clone(),
-            duration_ms: r.duration_ms,
-            cost_usd: r.cost_usd,
-            input_tokens: r.usage.input_tokens,
-            output_tokens: r.usage.output_tokens,
-            score: r.grade.as_ref().map(|g| g.score),
-            checks: r.checks.clone(),
-            judge: r.judge.clone(),
-            dir: rel,
             prompt: read("prompt.txt"),
             output_snippet: crate::text::shorten(&read("output.txt"), 2000),
             transcript: read("transcript.jsonl")
@@ -162,7 +176,7 @@ pub fn read(dir: &Path) -> Result<Report, ReadError> {
                     (a.path.display().to_string(), text)
                 })
                 .collect(),
-            result: r,
+            ..CaseRun::of(r, rel)
         });
     }
     let mut s = Summary {

@@ -471,31 +471,7 @@ mod tests {
         parses(&deltas(&a).unwrap().svg);
         let read: Vec<CaseRun> = records
             .iter()
-            .map(|r| CaseRun {
-                suite: r.suite.clone(),
-                case: r.case.clone(),
-                run: r.run,
-                kind: r.kind,
-                variant: r.variant,
-                cached: false,
-                outcome: r.outcome(),
-                reason: None,
-                harness: String::new(),
-                model: None,
-                duration_ms: r.duration_ms,
-                cost_usd: r.cost_usd,
-                input_tokens: 0,
-                output_tokens: 0,
-                score: None,
-                checks: vec![],
-                judge: None,
-                dir: Default::default(),
-                prompt: String::new(),
-                output_snippet: String::new(),
-                result: r.clone(),
-                transcript: vec![],
-                artifacts: vec![],
-            })
+            .map(|r| CaseRun::of(r.clone(), Default::default()))
             .collect();
         let c = costs(&read);
         assert_eq!(

@@ -149,29 +149,8 @@ mod tests {
 
     fn case_run(transcript: Vec<Value>) -> CaseRun {
         CaseRun {
-            suite: "s".into(),
-            case: "c".into(),
-            run: 1,
-            kind: Default::default(),
-            variant: Default::default(),
-            cached: false,
-            outcome: crate::record::Outcome::Passed,
-            reason: None,
-            harness: String::new(),
-            model: None,
-            duration_ms: 0,
-            cost_usd: None,
-            input_tokens: 0,
-            output_tokens: 0,
-            score: None,
-            checks: vec![],
-            judge: None,
-            dir: Default::default(),
-            prompt: String::new(),
-            output_snippet: String::new(),
-            result: Default::default(),
             transcript,
-            artifacts: vec![],
+            ..CaseRun::of(Default::default(), Default::default())
         }
     }
 
