@@ -2,26 +2,93 @@
 
 use std::path::{Path, PathBuf};
 
-/// Whether a folder holds BMAD eval files.
+use crate::spec::formats::bmad::TRIGGER_FILES;
+
+/// The eval files of one folder, by the names the BMAD runner and skill-creator give them.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct EvalFiles {
+    pub evals: Option<PathBuf>,
+    pub cases: Option<PathBuf>,
+    pub triggers: Option<PathBuf>,
+}
+
+impl EvalFiles {
+    /// The eval files in `dir`: `evals.json`, a `cases.json` in the runner's cases shape, and
+    /// the first trigger file by [`TRIGGER_FILES`]' order.
+    pub fn in_dir(dir: &Path) -> Self {
+        let file = |n: &str| Some(dir.join(n)).filter(|p| p.is_file());
+        EvalFiles {
+            evals: file("evals.json"),
+            cases: file("cases.json").filter(|p| is_cases_shape(p)),
+            triggers: TRIGGER_FILES.iter().find_map(|n| file(n)),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.evals.is_none() && self.cases.is_none() && self.triggers.is_none()
+    }
+}
+
+/// Whether a folder holds BMAD (or skill-creator) eval files.
 pub fn has_eval_files(dir: &Path) -> bool {
-    dir.join("evals.json").is_file() || dir.join("triggers.json").is_file()
+    !EvalFiles::in_dir(dir).is_empty()
+}
+
+/// Whether a file name is one of a skill's eval files (a `cases.json` still needs its shape).
+pub fn is_eval_file_name(name: &str) -> bool {
+    name == "evals.json" || name == "cases.json" || TRIGGER_FILES.contains(&name)
+}
+
+fn read_json(file: &Path) -> Option<serde_json::Value> {
+    let text = std::fs::read_to_string(file).ok()?;
+    serde_json::from_str(&text).ok()
 }
 
 /// Whether a JSON file given to `--evals` is in the shape of `triggers.json` (a list of
 /// objects with `query`) rather than `evals.json` (an object with `evals`, or a bare list of
 /// evals). A file that does not parse is taken for evals, so the loader reports its error.
 pub fn is_triggers_shape(file: &Path) -> bool {
-    let Ok(text) = std::fs::read_to_string(file) else {
-        return false;
-    };
-    let Ok(serde_json::Value::Array(items)) = serde_json::from_str::<serde_json::Value>(&text)
-    else {
+    let Some(serde_json::Value::Array(items)) = read_json(file) else {
         return false;
     };
     items
         .first()
         .and_then(|v| v.as_object())
         .is_some_and(|o| o.contains_key("query") || o.contains_key("should_trigger"))
+}
+
+/// Whether a file is in the current BMAD runner's cases shape: an object with `cases`, or a
+/// list whose first object has `input` (a `cases.json` of any other shape is not BMAD's and is
+/// left alone).
+pub fn is_cases_shape(file: &Path) -> bool {
+    match read_json(file) {
+        Some(serde_json::Value::Object(o)) => o.contains_key("cases") && !o.contains_key("evals"),
+        Some(serde_json::Value::Array(items)) => items
+            .first()
+            .and_then(|v| v.as_object())
+            .is_some_and(|o| o.contains_key("input")),
+        _ => false,
+    }
+}
+
+/// The skill an evals or cases file says it is for (`skill_name`), when it says one.
+pub fn declared_skill_name(files: &EvalFiles) -> Option<String> {
+    [&files.evals, &files.cases]
+        .into_iter()
+        .flatten()
+        .find_map(|f| {
+            read_json(f)?
+                .get("skill_name")?
+                .as_str()
+                .map(str::to_string)
+        })
+        .filter(|n| {
+            !n.trim().is_empty()
+                && !n.contains(['/', '\\'])
+                && !n.chars().any(char::is_control)
+                && n != "."
+                && n != ".."
+        })
 }
 
 /// Where a skill's evals are, by the BMAD order (after `--evals`): `<skill>/evals/`,

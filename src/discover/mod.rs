@@ -209,8 +209,12 @@ fn classify_file(path: &Path, found: &mut Found, explicit: bool) -> bool {
         "SKILL.md" => {
             found.skills.insert(parent);
         }
-        "evals.json" | "triggers.json" => {
-            found.bmad_dirs.insert(parent);
+        n if bmad::is_eval_file_name(n) => {
+            if n != "cases.json" || bmad::is_cases_shape(path) {
+                found.bmad_dirs.insert(parent);
+            } else {
+                return false;
+            }
         }
         "package.agent.json" => {
             found.packages.insert(parent);
@@ -310,17 +314,8 @@ fn plan(ctx: &LoadCtx, scan_root: &Path, found: Found, problems: &mut Vec<Proble
         if claimed.contains_key(dir) {
             continue;
         }
-        let mut name = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if name == "evals"
-            && let Some(p) = dir.parent().and_then(|p| p.file_name())
-        {
-            name = p.to_string_lossy().into_owned();
-        }
         let root = fallback(dir);
-        let skill = skill::find_in_project(&root, &name);
+        let (name, skill) = unclaimed_skill(dir, &root);
         jobs.push(Job::Bmad(bmad_input(dir.clone(), name, skill, root)));
     }
 
@@ -388,6 +383,30 @@ fn plan(ctx: &LoadCtx, scan_root: &Path, found: Found, problems: &mut Vec<Proble
     jobs
 }
 
+/// The skill of an eval folder that no SKILL.md claimed by the runner's order: the one its
+/// file names in `skill_name`, when the project has it (a root-level `evals/evals.json` then
+/// pairs with `skills/<name>/` whatever the checkout folder is called); else the folder's name
+/// (the name of the folder above, for a folder called `evals`).
+fn unclaimed_skill(dir: &Path, root: &Path) -> (String, Option<crate::spec::Skill>) {
+    let declared = bmad::declared_skill_name(&bmad::EvalFiles::in_dir(dir));
+    if let Some(name) = &declared
+        && let Some(skill) = skill::find_in_project(root, name)
+    {
+        return (name.clone(), Some(skill));
+    }
+    let mut name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if name == "evals"
+        && let Some(p) = dir.parent().and_then(|p| p.file_name())
+    {
+        name = p.to_string_lossy().into_owned();
+    }
+    let skill = skill::find_in_project(root, &name);
+    (name, skill)
+}
+
 /// Whether a YAML file's bytes look like a Skillet eval. Text that is not UTF-8 is sniffed
 /// through a lossy (or, with a byte-order mark, UTF-16) decoding, so a Skillet file saved in
 /// another encoding is loaded and refused with a "not UTF-8" error, never skipped in silence.
@@ -420,10 +439,11 @@ fn bmad_input(
     skill: Option<crate::spec::Skill>,
     project_root: PathBuf,
 ) -> formats::bmad::Input {
-    let file = |n: &str| Some(dir.join(n)).filter(|p| p.is_file());
+    let files = bmad::EvalFiles::in_dir(&dir);
     formats::bmad::Input {
-        evals_file: file("evals.json"),
-        triggers_file: file("triggers.json"),
+        evals_file: files.evals,
+        cases_file: files.cases,
+        triggers_file: files.triggers,
         dir,
         skill_name,
         skill,
@@ -455,44 +475,14 @@ fn bmad_job_for_flags(
     };
     let mut jobs = Vec::new();
     if let Some(evals) = evals {
-        let (dir, evals_file, triggers_file) = if evals.is_dir() {
-            let file = |n: &str| Some(evals.join(n)).filter(|p| p.is_file());
-            (evals.clone(), file("evals.json"), file("triggers.json"))
-        } else {
-            let name = evals
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let dir = evals.parent().unwrap_or(&evals).to_path_buf();
-            match name.as_str() {
-                _ if !evals.is_file() => {
-                    return Err(Box::new(Problem::error(
-                        "not-found",
-                        &ctx.shown(&evals),
-                        "no such file or folder",
-                    )));
-                }
-                "evals.json" => (dir, Some(evals.clone()), None),
-                "triggers.json" => (dir, None, Some(evals.clone())),
-                // Any other JSON file in one of BMAD's two shapes, told apart by its content.
-                _ if bmad::is_triggers_shape(&evals) => (dir, None, Some(evals.clone())),
-                _ => (dir, Some(evals.clone()), None),
-            }
-        };
-        if evals_file.is_none() && triggers_file.is_none() {
-            return Err(Box::new(Problem::error(
-                "not-found",
-                &ctx.shown(&evals),
-                "no evals.json or triggers.json here",
-            )));
-        }
+        let (dir, files) = evals_flag_files(ctx, &evals)?;
         // The skill's name; without --skill, the folder's name (or, for a JSON file of
-        // another name than BMAD's two, the file's stem: `brief.json` is skill `brief`).
+        // another name than the runners' own, the file's stem: `brief.json` is skill `brief`).
         let stem = evals
             .is_file()
             .then(|| evals.file_name().map(|n| n.to_string_lossy().into_owned()))
             .flatten()
-            .filter(|n| n != "evals.json" && n != "triggers.json")
+            .filter(|n| !bmad::is_eval_file_name(n))
             .and_then(|n| {
                 Path::new(&n)
                     .file_stem()
@@ -508,8 +498,9 @@ fn bmad_job_for_flags(
         let root = project_root(&dir, &ctx.cwd);
         jobs.push(Job::Bmad(formats::bmad::Input {
             dir,
-            evals_file,
-            triggers_file,
+            evals_file: files.evals,
+            cases_file: files.cases,
+            triggers_file: files.triggers,
             skill_name: name,
             skill,
             project_root: root,
@@ -551,6 +542,66 @@ fn bmad_job_for_flags(
         None => {}
     }
     Ok(jobs)
+}
+
+/// `--evals`: a folder of eval files, or one JSON file taken by its name (`evals.json`,
+/// `cases.json`, a trigger file) or, under any other name, by its shape.
+fn evals_flag_files(
+    ctx: &LoadCtx,
+    evals: &Path,
+) -> Result<(PathBuf, bmad::EvalFiles), Box<Problem>> {
+    if !evals.exists() {
+        return Err(Box::new(Problem::error(
+            "not-found",
+            &ctx.shown(evals),
+            "no such file or folder",
+        )));
+    }
+    if evals.is_dir() {
+        let files = bmad::EvalFiles::in_dir(evals);
+        if files.is_empty() {
+            return Err(Box::new(Problem::error(
+                "not-found",
+                &ctx.shown(evals),
+                "no evals.json, cases.json or trigger file (triggers.json, trigger-evals.json, …) here",
+            )));
+        }
+        return Ok((evals.to_path_buf(), files));
+    }
+    let name = evals
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let file = Some(evals.to_path_buf());
+    let files = match name.as_str() {
+        "evals.json" => bmad::EvalFiles {
+            evals: file,
+            ..Default::default()
+        },
+        "cases.json" => bmad::EvalFiles {
+            cases: file,
+            ..Default::default()
+        },
+        n if formats::bmad::TRIGGER_FILES.contains(&n) => bmad::EvalFiles {
+            triggers: file,
+            ..Default::default()
+        },
+        // Any other JSON file in one of the runners' shapes, told apart by its content.
+        _ if bmad::is_triggers_shape(evals) => bmad::EvalFiles {
+            triggers: file,
+            ..Default::default()
+        },
+        _ if bmad::is_cases_shape(evals) => bmad::EvalFiles {
+            cases: file,
+            ..Default::default()
+        },
+        _ => bmad::EvalFiles {
+            evals: file,
+            ..Default::default()
+        },
+    };
+    let dir = evals.parent().unwrap_or(evals).to_path_buf();
+    Ok((dir, files))
 }
 
 /// Gives suites that share an id (say, two specs for skills of the same name) ids that

@@ -269,6 +269,10 @@ fn begin(r: &mut CaseRunResult, plan: &CaseRunPlan<'_>) -> Result<Vec<String>, S
         r.unrecorded
             .push(format!("cannot create {}: {e}", plan.dir.display()));
     }
+    if let Some(why) = &plan.case.unrunnable {
+        r.end(Status::Error, why.clone());
+        return Err(Stop::Finish);
+    }
     if (plan.case.setup.is_some() || plan.case.teardown.is_some()) && !plan.trust {
         r.end(
             Status::Skipped,

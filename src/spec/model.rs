@@ -269,6 +269,10 @@ pub struct Case {
     pub recorded_output: Option<String>,
     /// Skillet `timestamp`.
     pub created: Option<String>,
+    /// Why the case cannot run as written, when its format's runner fails the case rather than
+    /// the file (a BMAD `cases.json` fixture that is not there): every case-run of it ends as
+    /// an error with this reason, and no agent starts.
+    pub unrunnable: Option<String>,
 }
 
 impl Case {
@@ -295,6 +299,7 @@ impl Case {
             command: None,
             recorded_output: None,
             created: None,
+            unrunnable: None,
         }
     }
 }

@@ -40,6 +40,8 @@ pub enum PathError {
     Missing { path: String, base: String },
     #[error("`{path}` is not a file")]
     NotAFile { path: String },
+    #[error("`{path}` holds more than {max} files")]
+    TooMany { path: String, max: usize },
 }
 
 /// Whether a written path is absolute on any platform a spec may come from.

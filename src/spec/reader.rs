@@ -392,6 +392,45 @@ impl<'n> Map<'n> {
         }
     }
 
+    /// Unknown keys as warnings, for formats whose own runner ignores them (BMAD,
+    /// skill-creator): each is named, with a "did you mean" when a known key is close, and
+    /// the file still loads. Keys `allow` accepts are not reported; keys `strict` picks
+    /// (assay's own `x-assay-…` extension keys, where a typo would drop checks) stay errors.
+    pub fn warn_unknown_keys(
+        &self,
+        doc: &mut Doc,
+        what: &str,
+        known: &[&str],
+        allow: impl Fn(&str) -> bool,
+        strict: impl Fn(&str) -> bool,
+    ) {
+        let lenient: Vec<&Key> = self
+            .entries
+            .iter()
+            .map(|(k, _)| k)
+            .filter(|k| !known.contains(&k.name.as_str()) && !allow(&k.name))
+            .collect();
+        for k in lenient {
+            if strict(&k.name) {
+                self.check_keys_with(doc, what, known, |n| n != k.name, |_| None);
+                continue;
+            }
+            let help = did_you_mean(&k.name, known.iter().copied())
+                .map(|s| format!("did you mean `{s}`?"))
+                .unwrap_or_else(|| format!("known keys: {}", known.join(", ")));
+            doc.warning(
+                "ignored-key",
+                k.span,
+                &self.path(&k.name),
+                format!(
+                    "unknown key `{}` in {what} is ignored, as its runner ignores it",
+                    k.name
+                ),
+            )
+            .help = Some(help);
+        }
+    }
+
     pub fn str(&self, doc: &mut Doc, key: &str) -> Option<String> {
         self.opt(key).and_then(|n| doc.string(n, &self.path(key)))
     }

@@ -1,0 +1,132 @@
+//! `evals.json`: artifact evals as the first BMAD runners and Anthropic's skill-creator write
+//! them (`references/schemas.md`): `{skill_name, evals: [{id, prompt, expected_output, files,
+//! expectations}]}`, or a bare list of evals.
+//!
+//! skill-creator writes the cases first and the expectations later, so a case without them
+//! loads with a warning; its instructions call them `assertions`, read as the same list when
+//! it is a list of sentences.
+
+use super::{Id, Input, check_skill_name, fixtures, is_note, is_strict, nothing_to_grade};
+use crate::spec::formats::location;
+use crate::spec::model::{Case, Suite};
+use crate::spec::node::{Node, Value};
+use crate::spec::reader::{Doc, Map, index};
+
+const TOP_KEYS: &[&str] = &["skill_name", "evals"];
+const EVAL_KEYS: &[&str] = &[
+    "id",
+    "prompt",
+    "expected_output",
+    "files",
+    "expectations",
+    "assertions",
+    "timeout",
+    // assay's extension: a list of checks in assay's check-list syntax.
+    crate::spec::formats::checks::EXTENSION_KEY,
+];
+
+pub(super) fn read(doc: &mut Doc, root: &Node, input: &Input, suite: &mut Suite) -> Vec<Id> {
+    let (top, evals) = super::top_list(doc, root, "evals", TOP_KEYS);
+    if let Some(top) = &top {
+        check_skill_name(doc, top, input);
+        suite.notes = top.str(doc, "_design_notes");
+    }
+    let overlays = super::Overlays::of(input);
+    let mut ids = Vec::new();
+    for (i, node) in evals.unwrap_or_default().iter().enumerate() {
+        let field = index("evals", i);
+        let Some(m) = doc.map(node, &field) else {
+            continue;
+        };
+        m.warn_unknown_keys(doc, "an eval", EVAL_KEYS, is_note, is_strict);
+        if let Some(case) = read_eval(doc, &m, node, input, &mut ids) {
+            suite.cases.push(overlays.apply(case));
+        }
+    }
+    ids
+}
+
+fn read_eval(
+    doc: &mut Doc,
+    m: &Map<'_>,
+    node: &Node,
+    input: &Input,
+    ids: &mut Vec<Id>,
+) -> Option<Case> {
+    let id = super::read_id(doc, m);
+    if let Some((id, span)) = &id {
+        ids.push((id.clone(), *span, m.path("id")));
+    }
+    let prompt = m.req_text(doc, "prompt");
+    let expected_output = m.str(doc, "expected_output");
+    // BMAD has no check list of its own: every check of the case comes from here.
+    let checks =
+        crate::spec::formats::checks::read_extension(doc, m, &mut std::collections::HashSet::new());
+    let expectations = read_expectations(doc, m, node, checks.is_empty());
+    let timeout = m.positive_int(doc, "timeout");
+    let (fixtures, unrunnable) = m
+        .opt("files")
+        .and_then(|n| doc.strings(n, &m.path("files")))
+        .map(|files| {
+            fixtures::read(
+                doc,
+                &files,
+                &m.path("files"),
+                input,
+                fixtures::Missing::FailsTheFile,
+            )
+        })
+        .unwrap_or_default();
+    let ((id, _), prompt) = (id?, prompt?);
+    let mut case = Case::new(id, location(doc, node.span), vec![prompt]);
+    case.expected_output = expected_output;
+    case.judge.expectations = expectations;
+    case.timeout_secs = timeout;
+    case.fixtures = fixtures;
+    case.unrunnable = unrunnable;
+    case.checks = checks;
+    Some(case)
+}
+
+/// `expectations`, or skill-creator's `assertions` when it is a list of sentences; a case with
+/// neither (and no checks) is warned about, since nothing grades it. A list of the wrong type
+/// is its own error, not also "nothing to grade".
+fn read_expectations(doc: &mut Doc, m: &Map<'_>, node: &Node, no_checks: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut unreadable = false;
+    let mut list = |doc: &mut Doc, key: &str, out: &mut Vec<String>| {
+        let n = m.opt(key)?;
+        match doc.texts(n, &m.path(key)) {
+            Some(items) => out.extend(items.into_iter().map(|(s, _)| s)),
+            None => unreadable = true,
+        }
+        Some(n.span)
+    };
+    let mut at = list(doc, "expectations", &mut out);
+    if let Some(n) = m.opt("assertions") {
+        if is_sentences(n) {
+            at = at.or(list(doc, "assertions", &mut out));
+        } else {
+            doc.warning(
+                "ignored-key",
+                n.span,
+                &m.path("assertions"),
+                "`assertions` is not a list of sentences, so nothing grades it (skill-creator's runner ignores it too)",
+            )
+            .help = Some("write each assertion as a sentence the judge grades PASS or FAIL, under `expectations`".into());
+        }
+    }
+    if out.is_empty() && no_checks && !unreadable {
+        nothing_to_grade(
+            doc,
+            at.unwrap_or(node.span),
+            &m.path("expectations"),
+            "expectations",
+        );
+    }
+    out
+}
+
+fn is_sentences(n: &Node) -> bool {
+    matches!(&n.value, Value::Seq(items) if items.iter().all(|i| matches!(i.value, Value::Str(_))))
+}

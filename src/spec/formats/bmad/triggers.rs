@@ -1,0 +1,73 @@
+//! Trigger evals: a list of `{query, should_trigger}`, as BMAD's `triggers.json` and
+//! skill-creator's trigger eval sets (`run_eval.py --eval-set`) write them.
+
+use std::collections::HashMap;
+
+use crate::spec::formats::location;
+use crate::spec::model::{Suite, TriggerCase};
+use crate::spec::node::{Node, Span};
+use crate::spec::reader::{Doc, index};
+
+/// The names a skill's trigger eval file goes by: BMAD's, then those skill-creator's users
+/// give the set its scripts read (its review page exports `eval_set.json`).
+pub const TRIGGER_FILES: &[&str] = &[
+    "triggers.json",
+    "trigger-evals.json",
+    "trigger_evals.json",
+    "description-evals.json",
+    "description_evals.json",
+    "eval_set.json",
+];
+
+const TRIGGER_KEYS: &[&str] = &[
+    "query",
+    "should_trigger",
+    // assay's extension: which skills the query must and must not reach.
+    crate::spec::formats::checks::EXTENSION_KEY,
+];
+
+pub(super) fn read(doc: &mut Doc, root: &Node, suite: &mut Suite) {
+    let Some(items) = doc.seq(root, "") else {
+        return;
+    };
+    let mut queries: HashMap<String, Span> = HashMap::new();
+    for (i, node) in items.iter().enumerate() {
+        let field = index("", i);
+        let Some(m) = doc.map(node, &field) else {
+            continue;
+        };
+        m.warn_unknown_keys(
+            doc,
+            "a trigger eval",
+            TRIGGER_KEYS,
+            super::is_note,
+            super::is_strict,
+        );
+        let query = m.req_text(doc, "query");
+        let should = m
+            .req(doc, "should_trigger")
+            .and_then(|n| doc.bool(n, &m.path("should_trigger")));
+        let routing = crate::spec::formats::checks::read_routing(doc, &m);
+        let (Some(query), Some(should_trigger)) = (query, should) else {
+            continue;
+        };
+        if let Some(first) = queries.get(&query) {
+            let (line, _) = doc.source.line_col(first.start);
+            doc.warning(
+                "duplicate-query",
+                node.span,
+                &m.path("query"),
+                format!("the same query is already on line {line}"),
+            );
+        } else {
+            queries.insert(query.clone(), node.span);
+        }
+        suite.triggers.push(TriggerCase {
+            id: format!("trigger-{}", i + 1),
+            query,
+            should_trigger,
+            routing,
+            location: location(doc, node.span),
+        });
+    }
+}
