@@ -209,12 +209,10 @@ fn classify_file(path: &Path, found: &mut Found, explicit: bool) -> bool {
         "SKILL.md" => {
             found.skills.insert(parent);
         }
+        // A `cases.json` of another shape is not BMAD's: left alone.
+        "cases.json" if !bmad::is_cases_shape(path) => return false,
         n if bmad::is_eval_file_name(n) => {
-            if n != "cases.json" || bmad::is_cases_shape(path) {
-                found.bmad_dirs.insert(parent);
-            } else {
-                return false;
-            }
+            found.bmad_dirs.insert(parent);
         }
         "package.agent.json" => {
             found.packages.insert(parent);
