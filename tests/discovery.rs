@@ -206,3 +206,74 @@ fn clauditor_spec_beside_a_skill_dir_is_found() {
     assert_eq!(s[0]["skill"]["kind"], "dir");
     assert_eq!(s[0]["cases"][0]["turns"][0], "/brief");
 }
+
+#[test]
+fn a_root_evals_file_pairs_with_the_skill_it_names_whatever_the_checkout_is_called() {
+    // skill-creator's shape at the repository root: `evals/evals.json` beside `skills/<name>/`.
+    // Paired by its `skill_name`, not by the folder the repository was cloned into.
+    for checkout in ["loop-kit", "workspace"] {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join(checkout);
+        let evals = r#"{"skill_name": "looper", "evals": [{"id": 1, "prompt": "p", "expectations": ["e"]}]}"#;
+        write_tree(
+            &root,
+            &[
+                ("assay.toml", ""),
+                (
+                    "skills/looper/SKILL.md",
+                    "---\nname: looper\ndescription: Loops.\n---\n",
+                ),
+                (
+                    "skills/other/SKILL.md",
+                    "---\nname: other\ndescription: Other.\n---\n",
+                ),
+                ("evals/evals.json", evals),
+            ],
+        );
+        let s = suites(&root, &[]);
+        assert_eq!(s.len(), 1, "{checkout}: {s:#?}");
+        assert_eq!(s[0]["skill"]["name"], "looper", "{checkout}");
+        assert_eq!(s[0]["id"], "bmad:looper", "{checkout}");
+    }
+}
+
+#[test]
+fn bmad_cases_and_skill_creator_trigger_files_are_found() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            ("skills/brief/SKILL.md", SKILL),
+            (
+                "skills/brief/evals/cases.json",
+                r#"{"cases": [{"id": "E1", "input": "i", "rubric": ["r"]}]}"#,
+            ),
+            (
+                "skills/brief/evals/trigger-evals.json",
+                r#"[{"query": "q", "should_trigger": true}]"#,
+            ),
+            (
+                "skills/memo/SKILL.md",
+                "---\nname: memo\ndescription: Memos.\n---\n",
+            ),
+            (
+                "skills/memo/evals/description-evals.json",
+                r#"[{"query": "q", "should_trigger": false}]"#,
+            ),
+            // Another tool's cases.json: not BMAD's shape, left alone.
+            ("tests/cases.json", r#"{"name": "x", "steps": []}"#),
+        ],
+    );
+    let s = suites(d.path(), &[]);
+    assert_eq!(s.len(), 2, "{s:#?}");
+    assert_eq!(s[0]["source"], "skills/brief/evals/cases.json");
+    assert_eq!(s[0]["cases"].as_array().unwrap().len(), 1);
+    assert_eq!(s[0]["triggers"].as_array().unwrap().len(), 1);
+    assert_eq!(s[1]["source"], "skills/memo/evals/description-evals.json");
+    assert_eq!(s[1]["triggers"][0]["should_trigger"], false);
+    // `--evals` takes a cases file by its name.
+    let s = suites(d.path(), &["--evals", "skills/brief/evals/cases.json"]);
+    assert_eq!(s.len(), 1);
+    assert_eq!(s[0]["cases"][0]["id"], "E1");
+}
