@@ -342,6 +342,11 @@ pub struct RunArgs {
     /// SKILL.md, or a command file) instead of none.
     #[arg(long, value_name = "PATH", conflicts_with = "baseline")]
     pub baseline_skill: Option<PathBuf>,
+    /// Also run every case with another version of the skill (a folder with SKILL.md, or a
+    /// command file: a stripped copy, the previous release), reported as the variant beside
+    /// the skill with Fisher's exact test on the pass counts (BMAD's `variant` mode).
+    #[arg(long, value_name = "SKILL_DIR", conflicts_with_all = ["baseline", "baseline_skill"])]
+    pub variant_path: Option<PathBuf>,
     /// Run every case-run, even those whose inputs are unchanged since a cached run.
     #[arg(long, env = "ASSAY_NO_CACHE", value_parser = clap::builder::BoolishValueParser::new(), num_args = 0, default_missing_value = "true", default_value = "false")]
     pub no_cache: bool,

@@ -45,9 +45,10 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         plugins: plugins.clone(),
         command,
         judge_jobs: args.judge_jobs.map(|n| n as usize),
-        baseline: match &args.baseline_skill {
-            Some(p) => Some(crate::run::Baseline::Skill(ctx.cwd.join(p))),
-            None => args.baseline.then_some(crate::run::Baseline::WithoutSkill),
+        baseline: match (&args.variant_path, &args.baseline_skill) {
+            (Some(p), _) => Some(crate::run::Baseline::Variant(ctx.cwd.join(p))),
+            (None, Some(p)) => Some(crate::run::Baseline::Skill(ctx.cwd.join(p))),
+            (None, None) => args.baseline.then_some(crate::run::Baseline::WithoutSkill),
         },
         cache: !args.no_cache,
         runs_for: Default::default(),
@@ -534,11 +535,12 @@ fn summary(
             ));
         }
     }
-    if !agg.baselines.is_empty() {
+    if let Some(first) = agg.baselines.first() {
         out.push(String::new());
-        out.push(
-            "with the skill against the baseline (Fisher's exact test on pass counts):".into(),
-        );
+        out.push(format!(
+            "with the skill against the {} (Fisher's exact test on pass counts):",
+            first.against
+        ));
         for b in agg.baselines.iter().chain(agg.baseline_total.iter()) {
             out.push(format!(
                 "  {}: {}/{} vs {}/{} passed ({:+.0} points), duration {}, tokens {}, cost {}, p = {:.4}",
@@ -586,7 +588,7 @@ fn dry_run(plan: &crate::run::plan::Preview, json: bool) -> Outcome {
             },
             match r.variant {
                 crate::run::Variant::Skill => "run",
-                crate::run::Variant::Baseline => "baseline",
+                other => other.word(),
             },
             r.run,
             if r.starts_agent {
@@ -627,10 +629,10 @@ fn reused_line(r: &run::Reused) -> String {
         "{mark} {}/{}{} ({})",
         r.suite,
         r.case,
-        if r.variant == run::Variant::Baseline {
-            " [baseline]"
+        if r.variant.is_comparison() {
+            format!(" [{}]", r.variant.word())
         } else {
-            ""
+            String::new()
         },
         if r.from == "cache" {
             "from the cache"

@@ -338,6 +338,9 @@ pub enum Variant {
     Skill,
     /// Without the skill (`--baseline`) or with another version of it (`--baseline-skill`).
     Baseline,
+    /// Another version of the skill, compared as the baseline is (`--variant-path`: a stripped
+    /// copy, the previous release; BMAD's `variant` mode, skill-creator's `old_skill`).
+    Variant,
 }
 
 impl Variant {
@@ -345,7 +348,14 @@ impl Variant {
         match self {
             Variant::Skill => "skill",
             Variant::Baseline => "baseline",
+            Variant::Variant => "variant",
         }
+    }
+
+    /// Whether the case-run is the comparison arm (the baseline or the variant), not the
+    /// skill under test: reported beside the skill, never as a failure of it.
+    pub fn is_comparison(self) -> bool {
+        self != Variant::Skill
     }
 }
 

@@ -142,7 +142,7 @@ pub struct OptionsRecord {
     pub trigger_mode: TriggerMode,
     pub trigger_runs: u32,
     pub trigger_threshold: f64,
-    /// `without-skill`, or the path of the baseline skill.
+    /// `without-skill`, the path of the baseline skill, or `variant:<path>` (`--variant-path`).
     pub baseline: Option<String>,
     /// Whether the cache was used.
     pub cache: bool,

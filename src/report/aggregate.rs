@@ -17,7 +17,10 @@ pub struct Row {
     pub case: String,
     pub run: u32,
     pub trigger: bool,
+    /// The comparison arm (`--baseline`, `--baseline-skill`, `--variant-path`).
     pub baseline: bool,
+    /// Which arm: `skill`, `baseline` or `variant`.
+    pub variant: Variant,
     pub outcome: Outcome,
     pub score: Option<f64>,
     pub duration_ms: u64,
@@ -54,7 +57,8 @@ impl Row {
             case: r.case.clone(),
             run: r.run,
             trigger: r.kind == Kind::Trigger,
-            baseline: r.variant == Variant::Baseline,
+            baseline: r.variant.is_comparison(),
+            variant: r.variant,
             outcome: r.outcome(),
             score: r.grade.as_ref().map(|g| g.score),
             duration_ms: r.duration_ms,
@@ -283,6 +287,9 @@ pub struct Arm {
 pub struct BaselineStats {
     pub suite: String,
     pub case: String,
+    /// What the skill is compared with: `baseline` (none, or `--baseline-skill`) or `variant`
+    /// (`--variant-path`).
+    pub against: &'static str,
     pub skill: Arm,
     pub baseline: Arm,
     /// Skill minus baseline.
@@ -481,6 +488,7 @@ fn baseline_stats(suite: &str, case: &str, skill: &[&Row], base: &[&Row]) -> Bas
     BaselineStats {
         suite: suite.to_string(),
         case: case.to_string(),
+        against: base.first().map_or("baseline", |r| r.variant.word()),
         delta_pass_rate: a.pass_rate.rate - b.pass_rate.rate,
         delta_duration_ms: diff(a.duration_ms_mean, b.duration_ms_mean),
         delta_tokens: diff(a.tokens_mean, b.tokens_mean),
@@ -658,6 +666,7 @@ mod tests {
             run,
             trigger: false,
             baseline: false,
+            variant: Variant::Skill,
             outcome,
             score: Some(if outcome == Outcome::Passed { 1.0 } else { 0.0 }),
             duration_ms: 1000,
@@ -816,6 +825,7 @@ mod tests {
             rows.push(row("c", i, Outcome::Passed));
             rows.push(Row {
                 baseline: true,
+                variant: Variant::Baseline,
                 duration_ms: 3000,
                 tokens: 300,
                 ..row("c", i, Outcome::Failed)

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::model::Report;
 use crate::record::Outcome;
-use crate::record::case_run::{Kind, Variant};
+use crate::record::case_run::Kind;
 
 /// Flaky: a pass rate strictly inside these bounds.
 pub const FLAKY: (f64, f64) = (0.1, 0.9);
@@ -67,7 +67,7 @@ pub fn audit(reports: &[Report]) -> Audit {
         for c in r.case_runs.iter().filter(|c| {
             c.kind == Kind::Case && matches!(c.outcome, Outcome::Passed | Outcome::Failed)
         }) {
-            let baseline = c.variant == Variant::Baseline;
+            let baseline = c.variant.is_comparison();
             let mut note = |kind: &'static str, name: &str, passed: bool| {
                 let item = items
                     .entry((c.suite.clone(), c.case.clone(), kind, name.to_string()))

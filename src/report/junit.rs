@@ -4,7 +4,7 @@
 //! skipped and not-graded case-runs are `<skipped>` (with why), so CI parsers never count them
 //! as passed.
 
-use crate::record::case_run::{Kind as RunKind, Variant};
+use crate::record::case_run::Kind as RunKind;
 use std::collections::BTreeMap;
 
 use quick_xml::escape::escape;
@@ -96,10 +96,10 @@ fn grouped(r: &Report, c: &CaseRun, runs: &[&CaseRun]) -> (String, Kind) {
         .collect();
     let all_errors = runs.iter().all(|o| o.outcome == Outcome::Error);
     // (name, what the group counts as, with its message).
-    let (name, (kind, message)) = if c.variant == Variant::Baseline {
+    let (name, (kind, message)) = if c.variant.is_comparison() {
         // The baseline is expected to do worse: what it did is information, not a failure.
         (
-            format!("{} (baseline)", c.case),
+            format!("{} ({})", c.case, c.variant.word()),
             (Kind::Passed, String::new()),
         )
     } else if c.kind == RunKind::Trigger {
@@ -232,7 +232,7 @@ pub fn render(r: &Report) -> String {
                 .copied()
                 .filter(|o| o.case == c.case && o.variant == c.variant)
                 .collect();
-            if runs.len() > 1 || c.kind == RunKind::Trigger || c.variant == Variant::Baseline {
+            if runs.len() > 1 || c.kind == RunKind::Trigger || c.variant.is_comparison() {
                 if std::ptr::eq(runs[0], *c) {
                     testcases.push(grouped(r, c, &runs));
                 }

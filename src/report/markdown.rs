@@ -2,7 +2,7 @@
 //! every case-run, then the failures with their reasons and failed checks.
 
 use super::model::{Outcome, Report};
-use crate::record::case_run::{Kind, Variant};
+use crate::record::case_run::Kind;
 use crate::text::{printable, unify_newlines};
 
 fn icon(o: Outcome) -> &'static str {
@@ -70,14 +70,14 @@ fn code(s: &str, in_table: bool) -> String {
 /// What sets a case-run apart in a list: its run, trigger, baseline, cache.
 pub(super) fn tags(c: &super::model::CaseRun) -> String {
     let mut t = String::new();
-    if c.run > 1 || c.variant == Variant::Baseline {
+    if c.run > 1 || c.variant.is_comparison() {
         t.push_str(&format!(" #{}", c.run));
     }
     if c.kind == Kind::Trigger {
         t.push_str(" (trigger)");
     }
-    if c.variant == Variant::Baseline {
-        t.push_str(" (baseline)");
+    if c.variant.is_comparison() {
+        t.push_str(&format!(" ({})", c.variant.word()));
     }
     if c.cached {
         t.push_str(" (cached)");
@@ -163,7 +163,7 @@ pub fn render(r: &Report) -> String {
         (
             c.suite.as_str(),
             c.case.as_str(),
-            c.variant == Variant::Baseline,
+            c.variant.is_comparison(),
             super::aggregate::feedback_of(&c.result),
         )
     }));

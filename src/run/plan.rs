@@ -31,6 +31,7 @@ impl Variant {
         match self {
             Variant::Skill => format!("run-{run}"),
             Variant::Baseline => format!("baseline-{run}"),
+            Variant::Variant => format!("variant-{run}"),
         }
     }
 }
@@ -42,6 +43,26 @@ pub enum Baseline {
     WithoutSkill,
     /// This version of the skill (a folder with SKILL.md, or a command file).
     Skill(PathBuf),
+    /// Another version of the skill, reported as the variant (`--variant-path`).
+    Variant(PathBuf),
+}
+
+impl Baseline {
+    /// The skill the comparison arm installs instead of the suite's, if any.
+    pub fn skill_path(&self) -> Option<&std::path::Path> {
+        match self {
+            Baseline::WithoutSkill => None,
+            Baseline::Skill(p) | Baseline::Variant(p) => Some(p),
+        }
+    }
+
+    /// The variant its case-runs are recorded under.
+    pub fn variant(&self) -> Variant {
+        match self {
+            Baseline::Variant(_) => Variant::Variant,
+            _ => Variant::Baseline,
+        }
+    }
 }
 
 /// `--shard K/N`: the K-th of N deterministic slices (K from 1).
@@ -180,12 +201,16 @@ impl Preview {
             |f: &dyn Fn(&PlannedRow) -> bool| self.case_runs.iter().filter(|r| f(r)).count();
         let cases = count(&|r| r.kind == Kind::Case && r.variant == Variant::Skill);
         let baselines = count(&|r| r.variant == Variant::Baseline);
+        let variants = count(&|r| r.variant == Variant::Variant);
         let triggers = count(&|r| r.kind == Kind::Trigger && r.starts_agent);
         let judged_triggers = count(&|r| r.kind == Kind::Trigger && !r.starts_agent);
         let agent_runs = count(&|r| r.starts_agent);
         let mut parts = vec![format!("{cases} case run{}", plural(cases))];
         if baselines > 0 {
             parts.push(format!("{baselines} baseline run{}", plural(baselines)));
+        }
+        if variants > 0 {
+            parts.push(format!("{variants} variant run{}", plural(variants)));
         }
         if triggers > 0 {
             parts.push(format!("{triggers} trigger run{}", plural(triggers)));
@@ -420,13 +445,13 @@ pub(super) fn plan<'a>(
                     .unwrap_or(1)
                     .max(1),
             };
-            let variants: &[Variant] =
-                if opts.baseline.is_some() && trigger.is_none() && case.command.is_none() {
-                    &[Variant::Skill, Variant::Baseline]
-                } else {
-                    &[Variant::Skill]
-                };
-            for &variant in variants {
+            let variants: Vec<Variant> = match &opts.baseline {
+                Some(b) if trigger.is_none() && case.command.is_none() => {
+                    vec![Variant::Skill, b.variant()]
+                }
+                _ => vec![Variant::Skill],
+            };
+            for variant in variants {
                 for run in 1..=runs {
                     planned.push(Planned {
                         judge: judge.clone(),

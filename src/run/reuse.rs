@@ -145,13 +145,10 @@ impl KeyParts<'_, '_> {
                         "routing": t.routing,
                     })
                 }),
-                variant: match p.variant {
-                    Variant::Skill => "skill",
-                    Variant::Baseline => "baseline",
-                },
+                variant: p.variant.word(),
                 skill: match p.variant {
                     Variant::Skill => p.suite.skill.as_ref(),
-                    Variant::Baseline => {
+                    Variant::Baseline | Variant::Variant => {
                         setup.baseline_skills[super::suite_index(suites, p.suite)].as_ref()
                     }
                 },

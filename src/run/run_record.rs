@@ -36,6 +36,7 @@ impl RunOptions {
             baseline: self.baseline.as_ref().map(|b| match b {
                 Baseline::WithoutSkill => "without-skill".to_string(),
                 Baseline::Skill(p) => p.display().to_string(),
+                Baseline::Variant(p) => format!("variant:{}", p.display()),
             }),
             cache: self.cache,
             shard: self

@@ -251,7 +251,7 @@ impl Launch<'_> {
         let mut stage = self.stage.clone();
         let skill = match p.variant {
             Variant::Skill => None,
-            Variant::Baseline => {
+            Variant::Baseline | Variant::Variant => {
                 stage.install_skill = setup.baseline_skills[si].is_some();
                 setup.baseline_skills[si].clone()
             }

@@ -59,15 +59,20 @@ impl Setup {
             )]));
         }
 
+        if let Some(b) = &opts.baseline {
+            check_other_skill(ctx, b)?;
+        }
         let trigger_cases = suites
             .iter()
             .map(|s| s.triggers.iter().map(trigger_case).collect())
             .collect();
         let baseline_skills = suites
             .iter()
-            .map(|s| match &opts.baseline {
-                Some(Baseline::Skill(p)) => Some(baseline_skill(p, s)),
-                _ => None,
+            .map(|s| {
+                opts.baseline
+                    .as_ref()
+                    .and_then(Baseline::skill_path)
+                    .map(|p| baseline_skill(p, s))
             })
             .collect();
         let siblings = match &opts.settings.with_skills {
@@ -123,6 +128,31 @@ pub(super) fn run_dir(ctx: &LoadCtx, opts: &RunOptions) -> PathBuf {
 /// A trigger eval as a case: its query is the one prompt; nothing else is staged.
 fn trigger_case(t: &TriggerCase) -> Case {
     Case::new(t.id.clone(), t.location.clone(), vec![t.query.clone()])
+}
+
+/// `--baseline-skill` and `--variant-path` name a skill: a folder with SKILL.md, or a command
+/// file. Anything else stops the run before it starts.
+fn check_other_skill(ctx: &LoadCtx, b: &Baseline) -> Result<(), NotStarted> {
+    let Some(path) = b.skill_path() else {
+        return Ok(());
+    };
+    let is_skill = path.join("SKILL.md").is_file()
+        || (path.is_file() && path.extension().is_some_and(|e| e == "md"));
+    if is_skill {
+        return Ok(());
+    }
+    let flag = match b {
+        Baseline::Variant(_) => "--variant-path",
+        _ => "--baseline-skill",
+    };
+    Err(NotStarted::BadInput(vec![
+        crate::diag::Problem::error(
+            "not-a-skill",
+            &ctx.shown(path),
+            format!("{flag}: not a skill (no SKILL.md in this folder, and not a command file)"),
+        )
+        .help("pass the other version's folder (the one holding SKILL.md), or its <name>.md command file"),
+    ]))
 }
 
 /// The skill a baseline case-run installs instead of the suite's (`--baseline-skill`).

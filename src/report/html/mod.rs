@@ -75,7 +75,7 @@ pub fn json_in_script(v: &serde_json::Value) -> String {
 type Key<'a> = (&'a str, &'a str, u32, bool);
 
 fn key(c: &CaseRun) -> Key<'_> {
-    (&c.suite, &c.case, c.run, c.variant == Variant::Baseline)
+    (&c.suite, &c.case, c.run, c.variant.is_comparison())
 }
 
 /// Two outputs next to each other, each under its heading.
@@ -385,7 +385,7 @@ pub fn render_against(r: &Report, older: Option<&Report>) -> String {
             e(&c.suite),
             e(&c.case),
             if c.run > 1 { format!(" (run {})", c.run) } else { String::new() },
-            if c.variant == Variant::Baseline { " (baseline)" } else { "" }
+            if c.variant.is_comparison() { format!(" ({})", c.variant.word()) } else { String::new() }
         ));
         if let Some(why) = &c.reason {
             h.push_str(&format!("<p class=\"{}\">{}</p>", class(c.outcome), e(why)));
@@ -402,15 +402,21 @@ pub fn render_against(r: &Report, older: Option<&Report>) -> String {
             let other = &r.case_runs[j];
             let (skill, base) = match c.variant {
                 Variant::Skill => ((i, c), (j, other)),
-                Variant::Baseline => ((j, other), (i, c)),
+                Variant::Baseline | Variant::Variant => ((j, other), (i, c)),
             };
-            h.push_str("<h3>Side by side: with the skill and the baseline</h3>");
+            h.push_str(&format!(
+                "<h3>Side by side: with the skill and the {}</h3>",
+                base.1.variant.word()
+            ));
             h.push_str(&side_by_side(
                 (
                     &format!("<a href=\"#c{}\">with the skill</a>", skill.0),
                     skill.1,
                 ),
-                (&format!("<a href=\"#c{}\">baseline</a>", base.0), base.1),
+                (
+                    &format!("<a href=\"#c{}\">{}</a>", base.0, base.1.variant.word()),
+                    base.1,
+                ),
             ));
         }
         if older.is_some() {

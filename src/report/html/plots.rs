@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 
 use super::e;
-use crate::record::case_run::Variant;
 use crate::report::aggregate::Aggregates;
 use crate::report::model::CaseRun;
 
@@ -225,7 +224,7 @@ pub fn costs(case_runs: &[CaseRun]) -> Vec<Plot> {
     {
         let label = format!("{}/{}", c.suite, c.case);
         let v = by
-            .entry((label, c.variant == Variant::Baseline))
+            .entry((label, c.variant.is_comparison()))
             .or_default();
         v.0 += 1;
         v.1 += c.duration_ms;
@@ -333,6 +332,7 @@ pub fn deltas(a: &Aggregates) -> Option<Plot> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::case_run::Variant;
 
     fn parses(svg: &str) -> roxmltree::Document<'_> {
         roxmltree::Document::parse(svg).unwrap_or_else(|e| panic!("{e}: {svg}"))
