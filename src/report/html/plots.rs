@@ -223,9 +223,7 @@ pub fn costs(case_runs: &[CaseRun]) -> Vec<Plot> {
         .filter(|c| c.duration_ms > 0 || c.cost_usd.is_some())
     {
         let label = format!("{}/{}", c.suite, c.case);
-        let v = by
-            .entry((label, c.variant.is_comparison()))
-            .or_default();
+        let v = by.entry((label, c.variant.is_comparison())).or_default();
         v.0 += 1;
         v.1 += c.duration_ms;
         if let Some(x) = c.cost_usd {

@@ -7,7 +7,7 @@
 
 use super::{Id, Input, check_skill_name, fixtures, is_note, is_strict, nothing_to_grade};
 use crate::spec::formats::location;
-use crate::spec::model::{Case, Suite};
+use crate::spec::model::{Case, Check, CheckTarget, Suite};
 use crate::spec::node::Node;
 use crate::spec::reader::{Doc, Map, index};
 
@@ -97,9 +97,20 @@ fn read_case(
     );
     case.judge.expectations = rubric;
     case.timeout_secs = timeout;
+    case.checks = checks;
+    // The runner's fixtures fail closed: one the agent changed or deleted fails the case, with
+    // the files named.
+    if !fixtures.is_empty() {
+        case.checks.push(Check::new(
+            "fixtures-unchanged".into(),
+            "fixture_unchanged",
+            serde_json::json!({}),
+            CheckTarget::Workspace,
+            Some(case.location.clone()),
+        ));
+    }
     case.fixtures = fixtures;
     case.unrunnable = unrunnable;
-    case.checks = checks;
     Some(case)
 }
 
