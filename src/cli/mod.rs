@@ -347,6 +347,12 @@ pub struct RunArgs {
     /// the skill with Fisher's exact test on the pass counts (BMAD's `variant` mode).
     #[arg(long, value_name = "SKILL_DIR", conflicts_with_all = ["baseline", "baseline_skill"])]
     pub variant_path: Option<PathBuf>,
+    /// Run every suite through this BMAD runner adapter (`adapter.json`: an `invocation` argv
+    /// template with `{prompt}` and `{cwd}`, `auth_env`, `transcript`, `skill_dir`,
+    /// `env_passthrough`), in the sandbox. Without it, an `adapter.json` beside a suite's eval
+    /// files is that suite's harness.
+    #[arg(long, value_name = "FILE", env = "BMAD_EVAL_ADAPTER")]
+    pub adapter: Option<PathBuf>,
     /// Run every case-run, even those whose inputs are unchanged since a cached run.
     #[arg(long, env = "ASSAY_NO_CACHE", value_parser = clap::builder::BoolishValueParser::new(), num_args = 0, default_missing_value = "true", default_value = "false")]
     pub no_cache: bool,

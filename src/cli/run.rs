@@ -33,7 +33,23 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
             return Outcome::BadInput;
         }
     };
+    let adapter = match &args.adapter {
+        None => None,
+        Some(file) => {
+            match crate::spec::formats::bmad::adapter::read(ctx, &ctx.cwd.join(file), true) {
+                Ok((spec, warnings)) => {
+                    print_problems(&warnings);
+                    Some(spec)
+                }
+                Err(problems) => {
+                    print_problems(&problems);
+                    return Outcome::BadInput;
+                }
+            }
+        }
+    };
     let opts = RunOptions {
+        adapter,
         settings: args.settings.from(&ctx.cwd),
         // 0: `[run] jobs` of assay.toml, else the default from CPUs and memory.
         jobs: args.jobs.unwrap_or(0),

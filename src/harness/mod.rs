@@ -4,6 +4,7 @@
 //! processes, limits and isolation. Built-in adapters and WebAssembly harness plugins
 //! implement the same [`Harness`] trait.
 
+pub mod adapter;
 pub mod claude_code;
 pub mod codex;
 pub mod command;
@@ -62,6 +63,11 @@ pub trait Harness: Send + Sync {
     /// variables to the environment. Most harnesses need nothing.
     fn prepare(&self, _home: &Path, _env: &mut Vec<(String, String)>) -> std::io::Result<()> {
         Ok(())
+    }
+    /// Host environment variables the agent needs beyond the scrubbed environment's own (a BMAD
+    /// adapter's `auth_env` and `env_passthrough`): passed as `--pass-env` passes them.
+    fn passed_env(&self) -> Vec<String> {
+        Vec::new()
     }
     /// The model endpoints (URLs) the agent talks to, given its environment: all that a
     /// sandbox with `--network model` lets it reach. Default: its `*_BASE_URL` variables.

@@ -129,6 +129,16 @@ pub fn run(
     // Harnesses and judges, each checked before any case starts; then the sandbox.
     let host = HostEnv::from_process();
     let mut plan = plan::plan(suites, &setup.trigger_cases, &setup.configs, opts, &host);
+    // Host variables a harness asks for (a BMAD adapter's) pass as `--pass-env` passes them:
+    // into the agent's environment, the cache key, and redacted from every record.
+    let with_harness_env;
+    let opts = match harness_env(&plan, opts) {
+        Some(o) => {
+            with_harness_env = o;
+            &with_harness_env
+        }
+        None => opts,
+    };
     let sandboxing = Sandboxing::decide(ctx, &setup, &mut plan, opts, &host);
     if !plan.unavailable.is_empty() && !opts.settings.dry_run {
         return Err(NotStarted::Unavailable(plan.unavailable));
@@ -187,6 +197,25 @@ pub fn run(
     };
     let ran = schedule::schedule(&runtime, &launch, &to_run, &mut on_event);
     Ok(run_json.finish(dir, ran, reused, sandboxing.unsandboxed()))
+}
+
+/// The options with the harnesses' own host variables added to `--pass-env`, when they ask
+/// for any it does not name.
+fn harness_env(plan: &plan::Plan<'_>, opts: &RunOptions) -> Option<RunOptions> {
+    let mut names: Vec<String> = plan
+        .harnesses
+        .iter()
+        .flat_map(|(_, h)| h.passed_env())
+        .filter(|n| !opts.settings.pass_env.contains(n))
+        .collect();
+    names.sort();
+    names.dedup();
+    if names.is_empty() {
+        return None;
+    }
+    let mut o = opts.clone();
+    o.settings.pass_env.extend(names);
+    Some(o)
 }
 
 fn suite_index(suites: &[Suite], s: &Suite) -> usize {

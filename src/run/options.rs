@@ -152,6 +152,9 @@ pub struct RunOptions {
     /// `--judge-jobs`: judge calls at once (over `ASSAY_JUDGE_CONCURRENCY`).
     pub judge_jobs: Option<usize>,
     pub baseline: Option<Baseline>,
+    /// `--adapter` (or `BMAD_EVAL_ADAPTER`): a BMAD runner adapter that every suite runs
+    /// through, over the suites' own `adapter.json`.
+    pub adapter: Option<crate::spec::AdapterSpec>,
     /// Reuse unchanged case-runs from the cache (off with `--no-cache`).
     pub cache: bool,
     /// Runs of particular cases, by (suite id, case id), over `--runs` (adaptive repeats set

@@ -354,21 +354,23 @@ pub(super) fn plan<'a>(
                     format!("command:{}", cmd.argv.join("\u{0}")),
                     Box::new(CommandHarness::with_argv(cmd.argv.clone())),
                 ),
-                None => match harness::builtin(&name, &settings)
+                None => match adapter_harness(&name, opts, s)
+                    .or_else(|| harness::builtin(&name, &settings))
                     .or_else(|| opts.plugins.harness(&name, &settings))
                 {
                     // Everything that shapes the agent's command line tells harnesses apart
                     // (and goes into the cache key).
                     Some(h) => (
                         format!(
-                            "{name}:{}\u{1}{:?}",
+                            "{name}:{}\u{1}{:?}\u{1}{}",
                             settings.command.join("\u{0}"),
                             (
                                 &settings.permission_mode,
                                 &settings.claude_bin,
                                 &settings.codex_bin,
                                 &settings.codex_sandbox,
-                            )
+                            ),
+                            adapter_key(&name, opts, s),
                         ),
                         h,
                     ),
@@ -609,6 +611,33 @@ pub(super) fn assign_folders(planned: &mut [Planned<'_>]) {
 /// no harness (the next one decides), as in clauditor; a clauditor suite's default is `auto`:
 /// `claude-code` when the `claude` binary is on PATH, else `codex` when `codex` is, else
 /// `claude-code` (which then says how to install it).
+/// The `adapter` harness: `--adapter`'s, else the suite's own `adapter.json`.
+fn adapter_harness(name: &str, opts: &RunOptions, s: &Suite) -> Option<Box<dyn Harness>> {
+    if name != crate::spec::model::ADAPTER_HARNESS {
+        return None;
+    }
+    let spec = opts
+        .adapter
+        .clone()
+        .or_else(|| s.defaults.adapter.clone())?;
+    Some(Box::new(harness::adapter::Adapter::new(
+        spec,
+        opts.settings.trust,
+    )))
+}
+
+/// What tells adapters apart: the file and everything in it that shapes the command.
+fn adapter_key(name: &str, opts: &RunOptions, s: &Suite) -> String {
+    if name != crate::spec::model::ADAPTER_HARNESS {
+        return String::new();
+    }
+    opts.adapter
+        .as_ref()
+        .or(s.defaults.adapter.as_ref())
+        .map(|a| format!("{a:?}"))
+        .unwrap_or_default()
+}
+
 pub(super) fn harness_name(opts: &RunOptions, suite: &Suite, config: &Config) -> String {
     let env = |k: &str| {
         std::env::var(k)
@@ -620,6 +649,9 @@ pub(super) fn harness_name(opts: &RunOptions, suite: &Suite, config: &Config) ->
     [
         opts.settings.harness.clone(),
         env("ASSAY_HARNESS"),
+        opts.adapter
+            .as_ref()
+            .map(|_| crate::spec::model::ADAPTER_HARNESS.to_string()),
         clauditor.then(|| env("CLAUDITOR_HARNESS")).flatten(),
         suite.defaults.harness.clone(),
         config.run.harness.clone(),

@@ -196,6 +196,35 @@ pub struct Defaults {
     pub sandbox: Option<Sandbox>,
     /// Environment variables injected into every case's agent process.
     pub env: BTreeMap<String, String>,
+    /// A BMAD runner `adapter.json` found beside the suite's eval files: the suite's harness is
+    /// then `adapter`.
+    pub adapter: Option<AdapterSpec>,
+}
+
+/// The name of the harness an [`AdapterSpec`] runs as.
+pub const ADAPTER_HARNESS: &str = "adapter";
+
+/// A BMAD eval runner's platform adapter (`adapter.json`): one non-interactive command per
+/// turn, run in the sandbox like any harness.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AdapterSpec {
+    /// Where it was read from.
+    pub source: PathBuf,
+    pub name: Option<String>,
+    /// The argv template: `{prompt}` (or `{query}`) is the composed prompt, `{cwd}` the agent's
+    /// working folder.
+    pub invocation: Vec<String>,
+    /// The one variable the runtime reads its credential from, forwarded when set non-empty.
+    pub auth_env: Option<String>,
+    /// Where the JSONL transcript is: stdout (`None`), or this file in the working folder.
+    pub transcript_file: Option<String>,
+    /// Where the runtime reads skills, under the working folder.
+    pub skill_dir: String,
+    /// More host variables to forward.
+    pub env_passthrough: Vec<String>,
+    /// Named by the user (`--adapter`, `BMAD_EVAL_ADAPTER`) rather than found beside the eval
+    /// files: only then are host variables forwarded without `--trust`.
+    pub chosen: bool,
 }
 
 /// Which model judges, through what.

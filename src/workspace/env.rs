@@ -29,18 +29,7 @@ pub const ALLOWED: &[&str] = &[
 ];
 
 /// The harnesses' login and endpoint variables, passed when set.
-pub const AUTH: &[&str] = &[
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "ANTHROPIC_BASE_URL",
-    "CLAUDE_CODE_OAUTH_TOKEN",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "CODEX_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "GOOGLE_GEMINI_BASE_URL",
-];
+pub use crate::host::AUTH;
 
 /// CLI login files copied into the private HOME when the user has them, so subscription users
 /// can run without an API key.

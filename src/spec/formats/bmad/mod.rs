@@ -14,6 +14,7 @@
 //! Both runners ignore keys they do not know, so an unknown key is a warning naming it (with a
 //! "did you mean"), never a refusal; assay's own `x-assay-…` keys stay strict.
 
+pub mod adapter;
 mod cases;
 mod evals;
 mod fixtures;
@@ -110,6 +111,19 @@ pub fn load(ctx: &LoadCtx, input: &Input) -> Loaded {
                 check_ids(&mut doc, &ids, &mut earlier);
                 ok &= !doc.has_errors();
                 out.problems.append(&mut doc.problems);
+            }
+            Err(mut p) => {
+                ok = false;
+                out.problems.append(&mut p);
+            }
+        }
+    }
+    if let Some(file) = adapter::beside(&input.dir) {
+        match adapter::read(ctx, &file, false) {
+            Ok((spec, mut warnings)) => {
+                suite.defaults.harness = Some(crate::spec::model::ADAPTER_HARNESS.into());
+                suite.defaults.adapter = Some(spec);
+                out.problems.append(&mut warnings);
             }
             Err(mut p) => {
                 ok = false;
