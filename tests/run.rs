@@ -295,7 +295,7 @@ fn a_dry_run_plans_what_trust_lets_the_real_run_do() {
         stdout(&trusted)
     );
     // The real run's plan line says the same as the dry run's.
-    let real = run(d.path(), &["--judge", "none"]);
+    let real = run(d.path(), &["--judge", "none", "--sandbox", "none"]);
     assert!(
         stderr(&real).contains("1 agent run, 2 skipped"),
         "{}",
