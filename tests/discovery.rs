@@ -206,3 +206,71 @@ fn clauditor_spec_beside_a_skill_dir_is_found() {
     assert_eq!(s[0]["skill"]["kind"], "dir");
     assert_eq!(s[0]["cases"][0]["turns"][0], "/brief");
 }
+
+#[test]
+fn a_clauditor_spec_in_the_skills_assets_folder_pairs_with_the_skill() {
+    // clauditor's own repository keeps specs at `<skill>/assets/<name>.eval.json` and runs them
+    // with `clauditor grade <skill>/SKILL.md --eval <that spec>`.
+    let d = tempfile::tempdir().unwrap();
+    let spec = r#"{"input_files": ["sample.txt"], "assertions": [{"id": "a", "type": "min_length", "length": 10}]}"#;
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            ("skills/brief/SKILL.md", SKILL),
+            ("skills/brief/assets/brief.eval.json", spec),
+            ("skills/brief/assets/sample.txt", "some input"),
+        ],
+    );
+    let out = assay(d.path(), &["validate"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        !stderr(&out).contains("skill-not-found") && !stderr(&out).contains("no skill beside"),
+        "{}",
+        stderr(&out)
+    );
+    let found = suites(d.path(), &[]);
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0]["id"], "clauditor:brief");
+    assert_eq!(found[0]["skill"]["name"], "brief");
+    assert_eq!(found[0]["cases"][0]["turns"][0], "/brief");
+
+    // `--skill` finds it too, beside (not instead of) a `SKILL.eval.json`.
+    let by_flag = suites(d.path(), &["--skill", "skills/brief"]);
+    assert_eq!(by_flag.len(), 1, "{by_flag:#?}");
+    assert_eq!(by_flag[0]["source"], "skills/brief/assets/brief.eval.json");
+    write_tree(
+        d.path(),
+        &[(
+            "skills/brief/SKILL.eval.json",
+            r#"{"assertions": [{"id": "b", "type": "min_length", "length": 5}]}"#,
+        )],
+    );
+    let both = suites(d.path(), &["--skill", "skills/brief"]);
+    let sources: Vec<_> = both.iter().map(|s| s["source"].as_str().unwrap()).collect();
+    assert_eq!(
+        sources,
+        [
+            "skills/brief/SKILL.eval.json",
+            "skills/brief/assets/brief.eval.json"
+        ]
+    );
+}
+
+#[test]
+fn a_clauditor_spec_in_an_assets_folder_without_a_skill_still_warns() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (
+                "tools/assets/brief.eval.json",
+                r#"{"assertions": [{"id": "a", "type": "min_length", "length": 10}]}"#,
+            ),
+        ],
+    );
+    let out = assay(d.path(), &["validate"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stderr(&out).contains("no skill beside this spec"), "{}", stderr(&out));
+}

@@ -524,10 +524,9 @@ fn bmad_job_for_flags(
         .unwrap_or(&ctx.cwd)
         .to_path_buf();
     let root = project_root(&skill.path, &grandparent);
-    let sibling = skill.path.join("SKILL.eval.json");
-    if sibling.is_file() {
+    for file in formats::clauditor::specs_of_skill(&skill.path, &skill.name) {
         jobs.push(Job::Clauditor {
-            file: sibling,
+            file,
             root: root.clone(),
         });
     }
