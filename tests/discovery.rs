@@ -274,3 +274,50 @@ fn a_clauditor_spec_in_an_assets_folder_without_a_skill_still_warns() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(stderr(&out).contains("no skill beside this spec"), "{}", stderr(&out));
 }
+
+/// A Skillet eval named `name` (its category; Skillet does not group by it).
+fn skillet_eval(name: &str) -> String {
+    format!("timestamp: 2025-01-15T10:30:00Z\nname: {name}\nprompt: p\nexpected: e\n")
+}
+
+#[test]
+fn a_skillet_eval_set_is_its_folder_with_every_subfolder_as_skillet_loads_it() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            ("evals/add/001.yaml", &skillet_eval("add")),
+            ("evals/add/002.yaml", &skillet_eval("add-multiturn")),
+            ("evals/add/folders/001.yaml", &skillet_eval("suggest")),
+            ("evals/add/folders/002.yaml", &skillet_eval("suggest-more")),
+            ("sets/mine/001.yaml", &skillet_eval("a")),
+            ("sets/mine/deep/001.yaml", &skillet_eval("b")),
+        ],
+    );
+    let cases = |s: &Value| -> Vec<String> {
+        s["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for (dir, arg) in [(".", "evals/add"), ("evals/add", "."), (".", "evals")] {
+        let out = assay(&d.path().join(dir), &["validate", arg]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert_eq!(stderr(&out), "", "no warnings from {dir} {arg}");
+        let found = suites(&d.path().join(dir), &[arg]);
+        assert_eq!(found.len(), 1, "{dir} {arg}: {found:#?}");
+        assert_eq!(found[0]["id"], "skillet:add");
+        assert_eq!(cases(&found[0]), ["001", "002", "folders/001", "folders/002"]);
+    }
+    // The folder named is the set, as `skillet eval <dir>` loads it.
+    let found = suites(d.path(), &["sets/mine"]);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0]["id"], "skillet:mine");
+    assert_eq!(cases(&found[0]), ["001", "deep/001"]);
+    let found = suites(d.path(), &["evals/add/folders"]);
+    assert_eq!(found[0]["id"], "skillet:folders");
+    assert_eq!(cases(&found[0]), ["001", "002"]);
+}

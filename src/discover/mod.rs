@@ -145,7 +145,7 @@ fn run_job(ctx: &LoadCtx, job: Job) -> Loaded {
             files,
             scan_root,
             project,
-        } => formats::skillet::load(ctx, &files, &|dir: &Path| match &project {
+        } => formats::skillet::load(ctx, &files, &scan_root, &|dir: &Path| match &project {
             Some(p) => p.clone(),
             None => project_root(dir, &scan_root),
         }),
