@@ -272,7 +272,11 @@ fn a_clauditor_spec_in_an_assets_folder_without_a_skill_still_warns() {
     );
     let out = assay(d.path(), &["validate"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(stderr(&out).contains("no skill beside this spec"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no skill beside this spec"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// A Skillet eval named `name` (its category; Skillet does not group by it).
@@ -310,7 +314,10 @@ fn a_skillet_eval_set_is_its_folder_with_every_subfolder_as_skillet_loads_it() {
         let found = suites(&d.path().join(dir), &[arg]);
         assert_eq!(found.len(), 1, "{dir} {arg}: {found:#?}");
         assert_eq!(found[0]["id"], "skillet:add");
-        assert_eq!(cases(&found[0]), ["001", "002", "folders/001", "folders/002"]);
+        assert_eq!(
+            cases(&found[0]),
+            ["001", "002", "folders/001", "folders/002"]
+        );
     }
     // The folder named is the set, as `skillet eval <dir>` loads it.
     let found = suites(d.path(), &["sets/mine"]);

@@ -366,7 +366,9 @@ fn a_fixture_folder_linked_out_of_the_project_is_not_walked() {
 fn the_same_prompt_graded_on_other_criteria_is_not_a_duplicate() {
     let d = tempfile::tempdir().unwrap();
     let skillet = |expected: &str| {
-        format!("timestamp: 2026-11-23T00:00:00Z\nname: notes\nprompt: Write notes.md\nexpected: {expected}\n")
+        format!(
+            "timestamp: 2026-11-23T00:00:00Z\nname: notes\nprompt: Write notes.md\nexpected: {expected}\n"
+        )
     };
     write_tree(
         d.path(),
@@ -382,7 +384,10 @@ fn the_same_prompt_graded_on_other_criteria_is_not_a_duplicate() {
 ]}"#,
             ),
             ("evals/notes/001.yaml", &skillet("notes.md has a title")),
-            ("evals/notes/002.yaml", &skillet("notes.md lists three points")),
+            (
+                "evals/notes/002.yaml",
+                &skillet("notes.md lists three points"),
+            ),
         ],
     );
     let out = assay(d.path(), &["lint", "--format", "json"]);

@@ -264,7 +264,10 @@ fn a_dry_run_plans_what_trust_lets_the_real_run_do() {
     write_tree(
         d.path(),
         &[
-            ("assay.toml", "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"echo\", \"hi\"]\n"),
+            (
+                "assay.toml",
+                "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"echo\", \"hi\"]\n",
+            ),
             ("evals/scripts/001.yaml", &case("setup: echo ready\n")),
             ("evals/scripts/002.yaml", &case("teardown: echo done\n")),
             ("evals/scripts/003.yaml", &case("")),

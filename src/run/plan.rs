@@ -175,8 +175,7 @@ pub struct PlannedRow {
 }
 
 /// Why a case with setup or teardown scripts is skipped without `--trust`.
-pub const UNTRUSTED_SCRIPTS: &str =
-    "the case has setup/teardown scripts; pass --trust to run them";
+pub const UNTRUSTED_SCRIPTS: &str = "the case has setup/teardown scripts; pass --trust to run them";
 
 impl Preview {
     /// One line: case-runs by kind, and how many agent runs and judge calls they take.

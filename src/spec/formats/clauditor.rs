@@ -975,7 +975,10 @@ mod tests {
         std::fs::create_dir_all(d.path().join("loose/assets")).unwrap();
         std::fs::write(skill.join("SKILL.md"), "---\nname: brief\n---\nBody.\n").unwrap();
         let paired = skill_beside(&skill.join("assets/brief.eval.json")).unwrap();
-        assert_eq!((paired.name.as_str(), paired.path.as_path()), ("brief", skill.as_path()));
+        assert_eq!(
+            (paired.name.as_str(), paired.path.as_path()),
+            ("brief", skill.as_path())
+        );
         // Only an `assets/` folder's owner: not any folder above a spec.
         std::fs::create_dir_all(skill.join("evals")).unwrap();
         assert!(skill_beside(&skill.join("evals/brief.eval.json")).is_none());
@@ -986,7 +989,10 @@ mod tests {
         std::fs::write(skill.join("SKILL.eval.json"), "{}").unwrap();
         assert_eq!(
             specs_of_skill(&skill, "brief"),
-            [skill.join("SKILL.eval.json"), skill.join("assets/brief.eval.json")]
+            [
+                skill.join("SKILL.eval.json"),
+                skill.join("assets/brief.eval.json")
+            ]
         );
     }
 

@@ -160,7 +160,11 @@ fn set_folder(file: &Path, scan_root: &Path) -> PathBuf {
         if !dir.starts_with(limit) {
             break;
         }
-        if dir.parent().and_then(Path::file_name).is_some_and(|n| n == "evals") {
+        if dir
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|n| n == "evals")
+        {
             return dir.to_path_buf();
         }
     }
@@ -264,7 +268,10 @@ fn read_domain(doc: &mut Doc, m: &crate::spec::reader::Map<'_>) {
             "unknown-domain",
             node.span,
             "domain",
-            format!("`{domain}` is not one of Skillet's domains ({})", DOMAINS.join(", ")),
+            format!(
+                "`{domain}` is not one of Skillet's domains ({})",
+                DOMAINS.join(", ")
+            ),
         )
         .help = crate::diag::did_you_mean(&domain, DOMAINS.iter().copied())
             .map(|d| format!("did you mean `{d}`?"));
@@ -381,7 +388,9 @@ mod tests {
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(&file, text).unwrap();
         let root = d.path().to_path_buf();
-        load(&LoadCtx::new(d.path()), &[file], d.path(), &|_| root.clone())
+        load(&LoadCtx::new(d.path()), &[file], d.path(), &|_| {
+            root.clone()
+        })
     }
 
     #[test]
@@ -513,7 +522,10 @@ mod tests {
         // A subfolder named on the command line is its own set, as `skillet eval <dir>` has it.
         assert_eq!(set(f, "/p/evals/add/sub"), Path::new("/p/evals/add/sub"));
         // Outside any `evals/`: the folder named, or a named file's own folder.
-        assert_eq!(set("/p/sets/a/b/001.yaml", "/p/sets/a"), Path::new("/p/sets/a"));
+        assert_eq!(
+            set("/p/sets/a/b/001.yaml", "/p/sets/a"),
+            Path::new("/p/sets/a")
+        );
         assert_eq!(set(f, f), Path::new("/p/evals/add/sub"));
         assert_eq!(set("/p/evals/001.yaml", "/p/evals"), Path::new("/p/evals"));
     }
@@ -541,7 +553,11 @@ mod tests {
         let loaded = load(&LoadCtx::new(d.path()), &files, d.path(), &|_| root.clone());
         assert_eq!(loaded.problems.len(), 0, "{:?}", loaded.problems);
         assert_eq!(loaded.suites.len(), 1);
-        let ids: Vec<_> = loaded.suites[0].cases.iter().map(|c| c.id.as_str()).collect();
+        let ids: Vec<_> = loaded.suites[0]
+            .cases
+            .iter()
+            .map(|c| c.id.as_str())
+            .collect();
         assert_eq!(ids, ["001", "002", "folders/001"]);
         assert_eq!(loaded.suites[0].id, "skillet:add");
     }
@@ -553,7 +569,8 @@ mod tests {
             assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
             assert_eq!(loaded.suites[0].cases.len(), 1);
         }
-        let meta = format!("{HEAD}_meta:\n  category: positive\n  confidence: 0.9\n  generated: true\n");
+        let meta =
+            format!("{HEAD}_meta:\n  category: positive\n  confidence: 0.9\n  generated: true\n");
         assert!(load_case(&meta).problems.is_empty());
         // Not one of the three: loaded, with a warning and the likely one.
         let text = format!("{HEAD}domain: triggerring\n");
