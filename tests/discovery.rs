@@ -208,6 +208,128 @@ fn clauditor_spec_beside_a_skill_dir_is_found() {
 }
 
 #[test]
+fn a_clauditor_spec_in_the_skills_assets_folder_pairs_with_the_skill() {
+    // clauditor's own repository keeps specs at `<skill>/assets/<name>.eval.json` and runs them
+    // with `clauditor grade <skill>/SKILL.md --eval <that spec>`.
+    let d = tempfile::tempdir().unwrap();
+    let spec = r#"{"input_files": ["sample.txt"], "assertions": [{"id": "a", "type": "min_length", "length": 10}]}"#;
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            ("skills/brief/SKILL.md", SKILL),
+            ("skills/brief/assets/brief.eval.json", spec),
+            ("skills/brief/assets/sample.txt", "some input"),
+        ],
+    );
+    let out = assay(d.path(), &["validate"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        !stderr(&out).contains("skill-not-found") && !stderr(&out).contains("no skill beside"),
+        "{}",
+        stderr(&out)
+    );
+    let found = suites(d.path(), &[]);
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0]["id"], "clauditor:brief");
+    assert_eq!(found[0]["skill"]["name"], "brief");
+    assert_eq!(found[0]["cases"][0]["turns"][0], "/brief");
+
+    // `--skill` finds it too, beside (not instead of) a `SKILL.eval.json`.
+    let by_flag = suites(d.path(), &["--skill", "skills/brief"]);
+    assert_eq!(by_flag.len(), 1, "{by_flag:#?}");
+    assert_eq!(by_flag[0]["source"], "skills/brief/assets/brief.eval.json");
+    write_tree(
+        d.path(),
+        &[(
+            "skills/brief/SKILL.eval.json",
+            r#"{"assertions": [{"id": "b", "type": "min_length", "length": 5}]}"#,
+        )],
+    );
+    let both = suites(d.path(), &["--skill", "skills/brief"]);
+    let sources: Vec<_> = both.iter().map(|s| s["source"].as_str().unwrap()).collect();
+    assert_eq!(
+        sources,
+        [
+            "skills/brief/SKILL.eval.json",
+            "skills/brief/assets/brief.eval.json"
+        ]
+    );
+}
+
+#[test]
+fn a_clauditor_spec_in_an_assets_folder_without_a_skill_still_warns() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (
+                "tools/assets/brief.eval.json",
+                r#"{"assertions": [{"id": "a", "type": "min_length", "length": 10}]}"#,
+            ),
+        ],
+    );
+    let out = assay(d.path(), &["validate"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no skill beside this spec"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A Skillet eval named `name` (its category; Skillet does not group by it).
+fn skillet_eval(name: &str) -> String {
+    format!("timestamp: 2025-01-15T10:30:00Z\nname: {name}\nprompt: p\nexpected: e\n")
+}
+
+#[test]
+fn a_skillet_eval_set_is_its_folder_with_every_subfolder_as_skillet_loads_it() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            ("evals/add/001.yaml", &skillet_eval("add")),
+            ("evals/add/002.yaml", &skillet_eval("add-multiturn")),
+            ("evals/add/folders/001.yaml", &skillet_eval("suggest")),
+            ("evals/add/folders/002.yaml", &skillet_eval("suggest-more")),
+            ("sets/mine/001.yaml", &skillet_eval("a")),
+            ("sets/mine/deep/001.yaml", &skillet_eval("b")),
+        ],
+    );
+    let cases = |s: &Value| -> Vec<String> {
+        s["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for (dir, arg) in [(".", "evals/add"), ("evals/add", "."), (".", "evals")] {
+        let out = assay(&d.path().join(dir), &["validate", arg]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert_eq!(stderr(&out), "", "no warnings from {dir} {arg}");
+        let found = suites(&d.path().join(dir), &[arg]);
+        assert_eq!(found.len(), 1, "{dir} {arg}: {found:#?}");
+        assert_eq!(found[0]["id"], "skillet:add");
+        assert_eq!(
+            cases(&found[0]),
+            ["001", "002", "folders/001", "folders/002"]
+        );
+    }
+    // The folder named is the set, as `skillet eval <dir>` loads it.
+    let found = suites(d.path(), &["sets/mine"]);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0]["id"], "skillet:mine");
+    assert_eq!(cases(&found[0]), ["001", "deep/001"]);
+    let found = suites(d.path(), &["evals/add/folders"]);
+    assert_eq!(found[0]["id"], "skillet:folders");
+    assert_eq!(cases(&found[0]), ["001", "002"]);
+}
+
+#[test]
 fn a_root_evals_file_pairs_with_the_skill_it_names_whatever_the_checkout_is_called() {
     // skill-creator's shape at the repository root: `evals/evals.json` beside `skills/<name>/`.
     // Paired by its `skill_name`, not by the folder the repository was cloned into.

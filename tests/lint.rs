@@ -361,3 +361,43 @@ fn a_fixture_folder_linked_out_of_the_project_is_not_walked() {
     assert!(text.contains("evals/bar/files/unused.txt"), "{text}");
     assert_eq!(text.matches("unused-fixture").count(), 1, "{text}");
 }
+
+#[test]
+fn the_same_prompt_graded_on_other_criteria_is_not_a_duplicate() {
+    let d = tempfile::tempdir().unwrap();
+    let skillet = |expected: &str| {
+        format!(
+            "timestamp: 2026-11-23T00:00:00Z\nname: notes\nprompt: Write notes.md\nexpected: {expected}\n"
+        )
+    };
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (
+                "evals/brief/evals.json",
+                r#"{"evals": [
+  {"id": "dates", "prompt": "Write brief.md.", "expectations": ["brief.md names the launch date"]},
+  {"id": "owners", "prompt": "Write brief.md.", "expectations": ["brief.md names an owner per risk"]},
+  {"id": "checked", "prompt": "Write brief.md.", "expectations": ["brief.md names the launch date"], "x-assay-checks": [{"type": "file_exists", "path": "brief.md"}]},
+  {"id": "repeat", "prompt": "write brief.md.", "expectations": ["brief.md names the launch date"]}
+]}"#,
+            ),
+            ("evals/notes/001.yaml", &skillet("notes.md has a title")),
+            (
+                "evals/notes/002.yaml",
+                &skillet("notes.md lists three points"),
+            ),
+        ],
+    );
+    let out = assay(d.path(), &["lint", "--format", "json"]);
+    let dups: Vec<Value> = findings(&out)
+        .into_iter()
+        .filter(|f| f["code"] == "duplicate-prompt")
+        .collect();
+    assert_eq!(dups.len(), 1, "{dups:#?}");
+    assert_eq!(
+        dups[0]["message"],
+        "case `repeat` has the same prompt and criteria as case `dates`"
+    );
+}

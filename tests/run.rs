@@ -256,6 +256,57 @@ fn setup_and_teardown_need_trust_and_run_with_the_private_home() {
 }
 
 #[test]
+fn a_dry_run_plans_what_trust_lets_the_real_run_do() {
+    let d = tempfile::tempdir().unwrap();
+    let case = |setup: &str| {
+        format!("timestamp: 2026-11-22T00:00:00Z\nname: scripts\n{setup}prompt: p\nexpected: x\n")
+    };
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"echo\", \"hi\"]\n",
+            ),
+            ("evals/scripts/001.yaml", &case("setup: echo ready\n")),
+            ("evals/scripts/002.yaml", &case("teardown: echo done\n")),
+            ("evals/scripts/003.yaml", &case("")),
+        ],
+    );
+    let untrusted = run(d.path(), &["--dry-run", "--judge", "none"]);
+    assert_eq!(code(&untrusted), 0, "{}", stderr(&untrusted));
+    let text = stdout(&untrusted);
+    assert!(
+        text.contains("plan: 3 case-runs (3 case runs): 1 agent run, 2 skipped (setup/teardown scripts need --trust)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("skillet:scripts/001  run 1  skipped") && text.contains("pass --trust"),
+        "{text}"
+    );
+    let json = run(d.path(), &["--dry-run", "--judge", "none", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    let rows = v["case_runs"].as_array().unwrap();
+    let skipped: Vec<_> = rows.iter().map(|r| r["skipped"].is_string()).collect();
+    assert_eq!(skipped, [true, true, false], "{v:#}");
+    assert_eq!(rows[0]["starts_agent"], false);
+
+    let trusted = run(d.path(), &["--dry-run", "--judge", "none", "--trust"]);
+    assert!(
+        stdout(&trusted).contains("plan: 3 case-runs (3 case runs): 3 agent runs\n"),
+        "{}",
+        stdout(&trusted)
+    );
+    // The real run's plan line says the same as the dry run's.
+    let real = run(d.path(), &["--judge", "none", "--sandbox", "none"]);
+    assert!(
+        stderr(&real).contains("1 agent run, 2 skipped"),
+        "{}",
+        stderr(&real)
+    );
+}
+
+#[test]
 fn clauditor_inputs_are_the_working_folder_and_output_file_is_collected_and_tampering_is_reported()
 {
     let d = tempfile::tempdir().unwrap();

@@ -143,6 +143,33 @@ fn missing_paths_and_unknown_files_are_bad_input() {
 }
 
 #[test]
+fn list_json_prints_the_problems_as_json_when_loading_fails() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (
+                "evals/greet/evals.json",
+                r#"{"evals": [{"id": "1", "prompt": 3, "expectations": ["e"]}]}"#,
+            ),
+        ],
+    );
+    let listed = assay(d.path(), &["list", "--json"]);
+    let validated = assay(d.path(), &["validate", "--format", "json"]);
+    assert_eq!(code(&listed), 2, "{}", stderr(&listed));
+    let list: Value = serde_json::from_str(&stdout(&listed))
+        .unwrap_or_else(|e| panic!("{e}: {:?}", stdout(&listed)));
+    let validate: Value = serde_json::from_str(&stdout(&validated)).unwrap();
+    assert_eq!(list["ok"], false);
+    assert_eq!(list["problems"], validate["problems"]);
+    let problems = list["problems"].as_array().unwrap();
+    let error = problems.iter().find(|p| p["severity"] == "error").unwrap();
+    assert_eq!(error["code"], "wrong-type", "{list:#}");
+    assert_eq!(error["line"], 1);
+}
+
+#[test]
 fn warnings_alone_do_not_fail() {
     let dir = tempfile::tempdir().unwrap();
     write_tree(

@@ -10,6 +10,13 @@ pub fn run(ctx: &LoadCtx, args: &ListArgs) -> Outcome {
     let loaded = load(ctx, &args.selection);
     print_problems(&loaded.problems);
     if loaded.problems.iter().any(|p| p.is_error()) {
+        // A script reading `--json` gets JSON either way: the problems as `validate` shows them.
+        if args.json {
+            super::print_json(&serde_json::json!({
+                "ok": false,
+                "problems": crate::diag::render_json(&loaded.problems),
+            }));
+        }
         return Outcome::BadInput;
     }
     if args.json {

@@ -607,16 +607,19 @@ fn dry_run(plan: &crate::run::plan::Preview, json: bool) -> Outcome {
                 other => other.word(),
             },
             r.run,
-            if r.starts_agent {
-                r.harness.as_str()
-            } else {
-                "judge only"
+            match (&r.skipped, r.starts_agent) {
+                (Some(_), _) => "skipped",
+                (None, true) => r.harness.as_str(),
+                (None, false) => "judge only",
             },
             r.model.as_deref().unwrap_or("(harness default)"),
             r.timeout_secs,
         );
         if let Some(t) = &r.target {
             line.push_str(&format!("  target {t}"));
+        }
+        if let Some(why) = &r.skipped {
+            line.push_str(&format!("  ({why})"));
         }
         println!("{}", printable(&line));
     }

@@ -145,7 +145,7 @@ fn run_job(ctx: &LoadCtx, job: Job) -> Loaded {
             files,
             scan_root,
             project,
-        } => formats::skillet::load(ctx, &files, &|dir: &Path| match &project {
+        } => formats::skillet::load(ctx, &files, &scan_root, &|dir: &Path| match &project {
             Some(p) => p.clone(),
             None => project_root(dir, &scan_root),
         }),
@@ -513,10 +513,9 @@ fn bmad_job_for_flags(
         .unwrap_or(&ctx.cwd)
         .to_path_buf();
     let root = project_root(&skill.path, &grandparent);
-    let sibling = skill.path.join("SKILL.eval.json");
-    if sibling.is_file() {
+    for file in formats::clauditor::specs_of_skill(&skill.path, &skill.name) {
         jobs.push(Job::Clauditor {
-            file: sibling,
+            file,
             root: root.clone(),
         });
     }

@@ -118,24 +118,58 @@ pub fn lint(suite: &Suite, cwd: &Path, checks: &Checks, files: &mut Files, out: 
         if case.command.is_none() {
             cannot_fail(case, checks, echo.as_mut(), files, out);
             unnamed(suite, case, skill_lower.as_deref(), cwd, files, out);
-            let key = case.turns.join("\n").trim().to_lowercase();
-            if let Some(first) = prompts.get(&key) {
-                out.push(finding(
-                    Warning,
-                    "duplicate-prompt",
-                    &case.location.file,
-                    files.at(&case.location),
-                    format!(
-                        "case `{}` has the same prompt as case `{}`",
-                        case.id, first.id
-                    ),
-                    "vary the prompt (another input, phrasing or edge case), or remove the repeat: it costs a run and measures nothing new",
-                ));
-            } else {
-                prompts.insert(key, case);
-            }
+            duplicate(case, &mut prompts, files, out);
         }
     }
+}
+
+/// A case asking what an earlier one asks and graded on the same criteria. The same prompt
+/// graded on other criteria is a deliberate variant, not a repeat.
+fn duplicate<'a>(
+    case: &'a Case,
+    seen: &mut HashMap<String, &'a Case>,
+    files: &mut Files,
+    out: &mut Vec<Problem>,
+) {
+    let key = format!(
+        "{}\n{}",
+        case.turns.join("\n").trim().to_lowercase(),
+        criteria_of(case)
+    );
+    let Some(first) = seen.get(&key) else {
+        seen.insert(key, case);
+        return;
+    };
+    out.push(finding(
+        Warning,
+        "duplicate-prompt",
+        &case.location.file,
+        files.at(&case.location),
+        format!(
+            "case `{}` has the same prompt and criteria as case `{}`",
+            case.id, first.id
+        ),
+        "vary the prompt (another input, phrasing or edge case) or what it is graded on, or remove the repeat: it costs a run and measures nothing new",
+    ));
+}
+
+/// What a case is graded on: its checks (without their ids and places), expectations, rubric,
+/// judge criterion and expected output.
+fn criteria_of(case: &Case) -> String {
+    let checks: Vec<_> = case
+        .checks
+        .iter()
+        .map(|c| serde_json::json!([c.kind, c.config, c.negate, c.weight, c.target]))
+        .collect();
+    let rubric: Vec<_> = case.judge.rubric.iter().map(|c| &c.criterion).collect();
+    serde_json::json!([
+        checks,
+        case.judge.expectations,
+        rubric,
+        case.judge.criteria,
+        case.expected_output
+    ])
+    .to_string()
 }
 
 /// The skill's text (front matter and body), for checks run against it.

@@ -126,7 +126,7 @@ pub fn lint(skill: &SkillFile, cwd: &Path, max_tokens: u64, out: &mut Vec<Proble
     };
     let body = &src.text[body_start..];
     size(shown, &src, body_start, body, max_tokens, out);
-    references(shown, &src, body_start, &dir, out);
+    references(shown, &src, body_start, (&dir, cwd), out);
 }
 
 /// Whether `file`, links followed, lies outside its folder (links followed too): a SKILL.md
@@ -537,12 +537,13 @@ fn size(
 }
 
 /// Markdown links and backticked `scripts/`, `references/`, `assets/` paths in the body,
-/// outside code fences, that name a file which is not there (or lies outside the skill).
+/// outside code fences, that name a file of the skill which is not there (or lie outside the
+/// skill). `dirs` are the skill's folder and the folder lint runs in.
 fn references(
     shown: &Path,
     src: &Arc<Source>,
     body_start: usize,
-    dir: &Path,
+    dirs: (&Path, &Path),
     out: &mut Vec<Problem>,
 ) {
     static LINK: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
@@ -588,7 +589,7 @@ fn references(
                 }
                 let path = percent_decoded(path);
                 let span = Span::new(start + m_start, start + m_end);
-                check_reference(shown, src, span, dir, &path, out);
+                check_reference(shown, src, span, dirs, &path, out);
             }
         }
     }
@@ -598,7 +599,7 @@ fn check_reference(
     shown: &Path,
     src: &Arc<Source>,
     span: Span,
-    dir: &Path,
+    (dir, cwd): (&Path, &Path),
     path: &str,
     out: &mut Vec<Problem>,
 ) {
@@ -618,9 +619,9 @@ fn check_reference(
             format!("`{path}` points outside the skill's folder, so a copy of the skill installed elsewhere will not have it"),
             "move the file into the skill's folder (references/, scripts/ or assets/) and link it from there",
         ));
-    } else if !dir.join(rel).exists() {
+    } else if !dir.join(rel).exists() && names_a_skill_file(dir, cwd, rel) {
         out.push(finding(
-            Error,
+            Warning,
             "missing-reference",
             shown,
             here,
@@ -631,6 +632,31 @@ fn check_reference(
             "create the file, or fix the path (relative to the skill's folder)",
         ));
     }
+}
+
+/// Whether a path missing from the skill reads as one of the skill's files rather than a
+/// mention in prose: the folder it names is in the skill (`references/` for
+/// `references/guide.md`), and no other place in the project has it — a folder above the skill
+/// up to where lint runs (a script at the repository's root), or a sibling skill.
+fn names_a_skill_file(dir: &Path, cwd: &Path, rel: &Path) -> bool {
+    let folder = rel.parent().map_or(dir.to_path_buf(), |p| dir.join(p));
+    if !folder.is_dir() {
+        return false;
+    }
+    let above = dir.ancestors().skip(1).take_while(|a| a.starts_with(cwd));
+    let siblings = dir
+        .parent()
+        .filter(|p| p.starts_with(cwd))
+        .and_then(|p| std::fs::read_dir(p).ok())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p != dir);
+    !above
+        .map(Path::to_path_buf)
+        .chain(siblings)
+        .any(|base| base.join(rel).exists())
 }
 
 /// Whether `full`, or the nearest of its folders that exists, links followed, lies inside
@@ -748,20 +774,47 @@ mod tests {
     }
 
     #[test]
+    fn paths_merely_mentioned_are_not_missing_references() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        for (path, text) in [
+            ("scripts/release.sh", "x"),
+            ("skills/other/references/shared.md", "x"),
+            ("skills/a/references/guide.md", "x"),
+        ] {
+            std::fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
+            std::fs::write(root.join(path), text).unwrap();
+        }
+        std::fs::write(
+            root.join("skills/a/SKILL.md"),
+            "---\nname: a\ndescription: Use when x.\n---\n\
+             Bare paths (e.g. `assets/logo.png`) resolve from the skill.\n\
+             Run `scripts/release.sh`; see `references/shared.md`.\n\
+             Read `references/gone.md`.\n",
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        let skill = SkillFile {
+            file: PathBuf::from("skills/a/SKILL.md"),
+            kind: SkillKind::Dir,
+        };
+        lint(&skill, root, 5000, &mut out);
+        // Only the path in the skill's own references/ folder that is not there.
+        assert_eq!(codes(&out), ["missing-reference"], "{out:?}");
+        assert_eq!(out[0].line_col(), Some((7, 7)));
+        assert!(!out[0].is_error());
+    }
+
+    #[test]
     fn references_and_budget() {
         let p = lint_text(
             "a",
             "---\nname: a\ndescription: Use when x.\n---\nRun `scripts/go.sh`; read [it](references/gone.md) and [up](../x.md).\n",
         );
-        assert_eq!(
-            codes(&p),
-            [
-                "missing-reference",
-                "missing-reference",
-                "reference-outside-skill"
-            ]
-        );
-        assert_eq!(p[0].line_col(), Some((5, 6)));
+        // `scripts/go.sh` is a mention: the skill has no scripts/ folder.
+        assert_eq!(codes(&p), ["missing-reference", "reference-outside-skill"]);
+        assert_eq!(p[0].line_col(), Some((5, 32)));
+        assert!(!p[0].is_error(), "a warning");
         let body = "word ".repeat(5000);
         let p = lint_text(
             "a",

@@ -273,11 +273,8 @@ fn begin(r: &mut CaseRunResult, plan: &CaseRunPlan<'_>) -> Result<Vec<String>, S
         r.end(Status::Error, why.clone());
         return Err(Stop::Finish);
     }
-    if (plan.case.setup.is_some() || plan.case.teardown.is_some()) && !plan.trust {
-        r.end(
-            Status::Skipped,
-            "the case has setup/teardown scripts; pass --trust to run them",
-        );
+    if plan.case.has_scripts() && !plan.trust {
+        r.end(Status::Skipped, super::plan::UNTRUSTED_SCRIPTS);
         return Err(Stop::Finish);
     }
     let sent = prompts_for(plan).map_err(|e| {

@@ -190,7 +190,13 @@ pub struct PlannedRow {
     /// Starts an agent (or a test command); a judged trigger eval only asks the judge.
     pub starts_agent: bool,
     pub judged: bool,
+    /// Why the run will skip it without starting anything (scripts without `--trust`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }
+
+/// Why a case with setup or teardown scripts is skipped without `--trust`.
+pub const UNTRUSTED_SCRIPTS: &str = "the case has setup/teardown scripts; pass --trust to run them";
 
 impl Preview {
     /// One line: case-runs by kind, and how many agent runs and judge calls they take.
@@ -203,8 +209,10 @@ impl Preview {
         let baselines = count(&|r| r.variant == Variant::Baseline);
         let variants = count(&|r| r.variant == Variant::Variant);
         let triggers = count(&|r| r.kind == Kind::Trigger && r.starts_agent);
-        let judged_triggers = count(&|r| r.kind == Kind::Trigger && !r.starts_agent);
+        let judged_triggers =
+            count(&|r| r.kind == Kind::Trigger && !r.starts_agent && r.skipped.is_none());
         let agent_runs = count(&|r| r.starts_agent);
+        let skipped = count(&|r| r.skipped.is_some());
         let mut parts = vec![format!("{cases} case run{}", plural(cases))];
         if baselines > 0 {
             parts.push(format!("{baselines} baseline run{}", plural(baselines)));
@@ -228,6 +236,11 @@ impl Preview {
             parts.join(", "),
             plural(agent_runs)
         );
+        if skipped > 0 {
+            line.push_str(&format!(
+                ", {skipped} skipped (setup/teardown scripts need --trust)"
+            ));
+        }
         if reused > 0 {
             line.push_str(&format!(", {reused} already done (cache or --resume)"));
         }
@@ -257,6 +270,7 @@ mod summary_tests {
             target: None,
             starts_agent,
             judged: false,
+            skipped: None,
         }
     }
 
@@ -281,6 +295,20 @@ mod summary_tests {
         assert_eq!(
             judged.line(0),
             "plan: 1 case-run (0 case runs, 1 judged trigger query): 0 agent runs"
+        );
+    }
+
+    #[test]
+    fn the_line_counts_case_runs_skipped_for_want_of_trust() {
+        let mut untrusted = row(Kind::Case, Variant::Skill, false);
+        untrusted.skipped = Some(UNTRUSTED_SCRIPTS.into());
+        let s = Preview {
+            case_runs: vec![row(Kind::Case, Variant::Skill, true), untrusted],
+            unavailable: vec![],
+        };
+        assert_eq!(
+            s.line(0),
+            "plan: 2 case-runs (2 case runs): 1 agent run, 1 skipped (setup/teardown scripts need --trust)"
         );
     }
 }
@@ -503,6 +531,9 @@ pub(super) fn preview(
             .map(|p| {
                 let judge_mode =
                     p.trigger.is_some() && opts.settings.trigger_mode == TriggerMode::Judge;
+                // As `execute::begin` decides: scripts without `--trust` start nothing.
+                let skipped = (p.case.has_scripts() && !opts.settings.trust)
+                    .then(|| UNTRUSTED_SCRIPTS.to_string());
                 PlannedRow {
                     suite: p.suite.id.clone(),
                     case: p.case.id.clone(),
@@ -517,8 +548,9 @@ pub(super) fn preview(
                     model: p.model.clone(),
                     timeout_secs: p.timeout.as_secs(),
                     target: p.case.target.as_ref().map(ToString::to_string),
-                    starts_agent: !judge_mode,
-                    judged: p.judge.is_some(),
+                    starts_agent: !judge_mode && skipped.is_none(),
+                    judged: p.judge.is_some() && skipped.is_none(),
+                    skipped,
                 }
             })
             .collect(),

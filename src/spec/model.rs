@@ -305,6 +305,11 @@ pub struct Case {
 }
 
 impl Case {
+    /// Whether it runs setup or teardown scripts: such a case runs only with `--trust`.
+    pub fn has_scripts(&self) -> bool {
+        self.setup.is_some() || self.teardown.is_some()
+    }
+
     /// A case with only an id, location and prompt; loaders fill in the rest.
     pub fn new(id: impl Into<String>, location: Location, turns: Vec<String>) -> Self {
         Case {

@@ -88,7 +88,9 @@ pub fn default_skill_name(file: &Path) -> String {
         .to_string()
 }
 
-/// The skill a spec file sits beside: `<name>.md` (a command), or the folder's SKILL.md.
+/// The skill a spec file sits beside: `<name>.md` (a command), the folder's SKILL.md, or, for
+/// a spec in a skill's `assets/` folder (clauditor's own layout, run there with
+/// `--eval <skill>/assets/<name>.eval.json`), that skill.
 pub fn skill_beside(file: &Path) -> Option<Skill> {
     let dir = file.parent()?;
     let name = file.file_name()?.to_string_lossy();
@@ -99,7 +101,24 @@ pub fn skill_beside(file: &Path) -> Option<Skill> {
             return crate::spec::skill::read(&command);
         }
     }
-    crate::spec::skill::read(dir)
+    crate::spec::skill::read(dir).or_else(|| {
+        let owner = dir
+            .parent()
+            .filter(|_| dir.file_name().is_some_and(|n| n == "assets"))?;
+        crate::spec::skill::read(owner)
+    })
+}
+
+/// The clauditor specs of the skill in `dir` (named `name`), as `--skill` finds them: the
+/// `SKILL.eval.json` beside its SKILL.md, then `assets/<name>.eval.json`.
+pub fn specs_of_skill(dir: &Path, name: &str) -> Vec<PathBuf> {
+    [
+        dir.join("SKILL.eval.json"),
+        dir.join("assets").join(format!("{name}.eval.json")),
+    ]
+    .into_iter()
+    .filter(|p| p.is_file())
+    .collect()
 }
 
 /// Maps a grading model to its provider as clauditor does, or `None` for an unknown prefix.
@@ -132,9 +151,9 @@ pub fn load(ctx: &LoadCtx, file: &Path, project_root: &Path) -> Loaded {
             Problem::warning(
                 "skill-not-found",
                 &shown,
-                "no skill beside this spec (<name>.md or SKILL.md); it runs without a skill installed",
+                "no skill beside this spec (<name>.md, SKILL.md, or SKILL.md above an assets/ folder); it runs without a skill installed",
             )
-            .help("put the spec beside .claude/commands/<name>.md, or in the skill's folder"),
+            .help("put the spec beside .claude/commands/<name>.md, in the skill's folder, or in its assets/ folder"),
         );
     }
     let suite = read_spec(&mut doc, &root, file, skill, project_root);
@@ -945,6 +964,35 @@ mod tests {
         assert_eq!(
             default_skill_name(Path::new("skills/brief/eval.json")),
             "brief"
+        );
+    }
+
+    #[test]
+    fn a_spec_in_a_skills_assets_folder_pairs_with_that_skill() {
+        let d = tempfile::tempdir().unwrap();
+        let skill = d.path().join("brief");
+        std::fs::create_dir_all(skill.join("assets")).unwrap();
+        std::fs::create_dir_all(d.path().join("loose/assets")).unwrap();
+        std::fs::write(skill.join("SKILL.md"), "---\nname: brief\n---\nBody.\n").unwrap();
+        let paired = skill_beside(&skill.join("assets/brief.eval.json")).unwrap();
+        assert_eq!(
+            (paired.name.as_str(), paired.path.as_path()),
+            ("brief", skill.as_path())
+        );
+        // Only an `assets/` folder's owner: not any folder above a spec.
+        std::fs::create_dir_all(skill.join("evals")).unwrap();
+        assert!(skill_beside(&skill.join("evals/brief.eval.json")).is_none());
+        assert!(skill_beside(&d.path().join("loose/assets/brief.eval.json")).is_none());
+        assert_eq!(specs_of_skill(&skill, "brief"), Vec::<PathBuf>::new());
+        std::fs::write(skill.join("assets/brief.eval.json"), "{}").unwrap();
+        std::fs::write(skill.join("assets/other.eval.json"), "{}").unwrap();
+        std::fs::write(skill.join("SKILL.eval.json"), "{}").unwrap();
+        assert_eq!(
+            specs_of_skill(&skill, "brief"),
+            [
+                skill.join("SKILL.eval.json"),
+                skill.join("assets/brief.eval.json")
+            ]
         );
     }
 

@@ -22,6 +22,10 @@ const KEYS: &[&str] = &[
     "teardown",
     "schema_version",
     "assertions",
+    "domain",
+    // Written by Skillet's `generate-evals` (category, source, confidence, …); its loader
+    // keeps it as it keeps any key. Not read.
+    "_meta",
     // assay's extension: checks of any assay type. They do not replace the judge.
     super::checks::EXTENSION_KEY,
 ];
@@ -37,6 +41,8 @@ const ASSERTION_TYPES: &[(&str, &str)] = &[
     ("tool_not_called", "tool"),
 ];
 pub const SCHEMA_VERSIONS: &[i64] = &[1];
+/// Skillet's eval domains (`domain:`, what aspect of the skill an eval tests).
+pub const DOMAINS: &[&str] = &["triggering", "functional", "performance"];
 
 /// Whether a YAML file looks like a Skillet eval, without parsing it: at least two of its
 /// top-level keys are Skillet's required ones.
@@ -54,15 +60,16 @@ pub fn looks_like_skillet(text: &str) -> bool {
 
 struct Parsed {
     file: PathBuf,
-    name: Option<String>,
     case: Option<Case>,
 }
 
-/// Loads Skillet files and groups them into suites: a suite is the nearest folder named like
-/// the files' `name` (the eval category), or else the file's own folder.
+/// Loads Skillet files and groups them into suites as Skillet's loader does: an eval set is a
+/// folder and every YAML file under it, subfolders included ([`set_folder`]). `scan_root` is
+/// the file or folder the files were found under.
 pub fn load(
     ctx: &LoadCtx,
     files: &[PathBuf],
+    scan_root: &Path,
     project_root_of: &dyn Fn(&Path) -> PathBuf,
 ) -> Loaded {
     let mut out = Loaded::default();
@@ -72,12 +79,11 @@ pub fn load(
         let shown = ctx.shown(file);
         let parsed = match ctx.parse(file, &shown) {
             Ok((mut doc, root)) => {
-                let (name, case) = read_case(&mut doc, &root);
+                let case = read_case(&mut doc, &root);
                 let failed = doc.has_errors();
                 out.problems.append(&mut doc.problems);
                 Parsed {
                     file: file.clone(),
-                    name,
                     case: if failed { None } else { case },
                 }
             }
@@ -85,12 +91,11 @@ pub fn load(
                 out.problems.append(&mut p);
                 Parsed {
                     file: file.clone(),
-                    name: None,
                     case: None,
                 }
             }
         };
-        let folder = suite_folder(file, parsed.name.as_deref());
+        let folder = set_folder(file, scan_root);
         if parsed.case.is_none() {
             failed_groups.push(folder.clone());
         }
@@ -116,13 +121,6 @@ pub fn load(
                 .unwrap_or(&m.file)
                 .with_extension("");
             case.id = rel.to_string_lossy().replace('\\', "/");
-            if let Some(name) = m.name.filter(|n| *n != suite_name) {
-                out.problems.push(crate::diag::Problem::warning(
-                    "name-mismatch",
-                    &ctx.shown(&m.file),
-                    format!("`name: {name}` differs from its folder `{suite_name}`; grouped with the folder"),
-                ));
-            }
             cases.push(case);
         }
         out.suites.push(Suite {
@@ -146,23 +144,37 @@ pub fn load(
     out
 }
 
-fn suite_folder(file: &Path, name: Option<&str>) -> PathBuf {
-    let parent = file.parent().unwrap_or(Path::new(".")).to_path_buf();
-    if let Some(name) = name {
-        for dir in file.ancestors().skip(1).take(8) {
-            if dir.file_name().is_some_and(|n| n == name) {
-                return dir.to_path_buf();
-            }
+/// The eval set a file belongs to. Skillet loads a set by its folder (`skillet eval <dir>`, or
+/// `<name>` for `~/.skillet/evals/<name>/`) with every YAML file below it, so a set is the
+/// folder directly inside an `evals/` folder that holds the file; failing that, the folder the
+/// user named (`scan_root`), or a named file's own folder. A file's `name` (its category) does
+/// not decide its set, as in Skillet.
+fn set_folder(file: &Path, scan_root: &Path) -> PathBuf {
+    let parent = file.parent().unwrap_or(Path::new("."));
+    let limit = if scan_root != file && file.starts_with(scan_root) {
+        scan_root
+    } else {
+        parent
+    };
+    for dir in file.ancestors().skip(1) {
+        if !dir.starts_with(limit) {
+            break;
+        }
+        if dir
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|n| n == "evals")
+        {
+            return dir.to_path_buf();
         }
     }
-    parent
+    limit.to_path_buf()
 }
 
-fn read_case(doc: &mut Doc, root: &Node) -> (Option<String>, Option<Case>) {
-    let Some(m) = doc.map(root, "") else {
-        return (None, None);
-    };
+fn read_case(doc: &mut Doc, root: &Node) -> Option<Case> {
+    let m = doc.map(root, "")?;
     m.check_keys(doc, "a Skillet eval", KEYS);
+    read_domain(doc, &m);
 
     if let Some(n) = m.opt("schema_version")
         && let Some(v) = doc.int(n, "schema_version")
@@ -193,7 +205,7 @@ fn read_case(doc: &mut Doc, root: &Node) -> (Option<String>, Option<Case>) {
         }
         Some(s)
     });
-    let name = m.req_text(doc, "name");
+    m.req_text(doc, "name");
     let turns = m.req(doc, "prompt").and_then(|n| match &n.value {
         crate::spec::node::Value::Seq(_) => {
             let list = doc.texts(n, "prompt")?;
@@ -227,7 +239,7 @@ fn read_case(doc: &mut Doc, root: &Node) -> (Option<String>, Option<Case>) {
     checks.extend(super::checks::read_extension(doc, &m, &mut ids));
 
     let (Some(turns), Some(expected)) = (turns, expected) else {
-        return (name, None);
+        return None;
     };
     let mut case = Case::new(String::new(), location(doc, root.span), turns);
     if !replaces_judge {
@@ -239,7 +251,31 @@ fn read_case(doc: &mut Doc, root: &Node) -> (Option<String>, Option<Case>) {
     case.teardown = teardown;
     case.checks = checks;
     case.created = timestamp;
-    (name, Some(case))
+    Some(case)
+}
+
+/// `domain`: a string; one outside Skillet's three is loaded with a warning (Skillet's
+/// `--domain` filter would never select it).
+fn read_domain(doc: &mut Doc, m: &crate::spec::reader::Map<'_>) {
+    let Some(node) = m.opt("domain") else {
+        return;
+    };
+    let Some(domain) = doc.string(node, "domain") else {
+        return;
+    };
+    if !DOMAINS.contains(&domain.as_str()) {
+        doc.warning(
+            "unknown-domain",
+            node.span,
+            "domain",
+            format!(
+                "`{domain}` is not one of Skillet's domains ({})",
+                DOMAINS.join(", ")
+            ),
+        )
+        .help = crate::diag::did_you_mean(&domain, DOMAINS.iter().copied())
+            .map(|d| format!("did you mean `{d}`?"));
+    }
 }
 
 fn read_assertions(doc: &mut Doc, items: &[Node]) -> Vec<Check> {
@@ -352,7 +388,9 @@ mod tests {
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(&file, text).unwrap();
         let root = d.path().to_path_buf();
-        load(&LoadCtx::new(d.path()), &[file], &|_| root.clone())
+        load(&LoadCtx::new(d.path()), &[file], d.path(), &|_| {
+            root.clone()
+        })
     }
 
     #[test]
@@ -473,6 +511,78 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn a_set_is_the_folder_inside_evals_with_all_its_subfolders() {
+        let set = |file: &str, scan: &str| set_folder(Path::new(file), Path::new(scan));
+        let f = "/p/evals/add/sub/001.yaml";
+        assert_eq!(set(f, "/p"), Path::new("/p/evals/add"));
+        assert_eq!(set(f, "/p/evals/add"), Path::new("/p/evals/add"));
+        // A subfolder named on the command line is its own set, as `skillet eval <dir>` has it.
+        assert_eq!(set(f, "/p/evals/add/sub"), Path::new("/p/evals/add/sub"));
+        // Outside any `evals/`: the folder named, or a named file's own folder.
+        assert_eq!(
+            set("/p/sets/a/b/001.yaml", "/p/sets/a"),
+            Path::new("/p/sets/a")
+        );
+        assert_eq!(set(f, f), Path::new("/p/evals/add/sub"));
+        assert_eq!(set("/p/evals/001.yaml", "/p/evals"), Path::new("/p/evals"));
+    }
+
+    #[test]
+    fn a_set_keeps_its_subfolders_and_its_evals_names_without_warnings() {
+        let d = tempfile::tempdir().unwrap();
+        let eval = |name: &str| {
+            format!("timestamp: 2025-01-15T10:30:00Z\nname: {name}\nprompt: p\nexpected: e\n")
+        };
+        let files: Vec<PathBuf> = [
+            ("evals/add/001.yaml", "add"),
+            ("evals/add/002.yaml", "add-multiturn"),
+            ("evals/add/folders/001.yaml", "suggest-folders"),
+        ]
+        .iter()
+        .map(|(path, name)| {
+            let file = d.path().join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(&file, eval(name)).unwrap();
+            file
+        })
+        .collect();
+        let root = d.path().to_path_buf();
+        let loaded = load(&LoadCtx::new(d.path()), &files, d.path(), &|_| root.clone());
+        assert_eq!(loaded.problems.len(), 0, "{:?}", loaded.problems);
+        assert_eq!(loaded.suites.len(), 1);
+        let ids: Vec<_> = loaded.suites[0]
+            .cases
+            .iter()
+            .map(|c| c.id.as_str())
+            .collect();
+        assert_eq!(ids, ["001", "002", "folders/001"]);
+        assert_eq!(loaded.suites[0].id, "skillet:add");
+    }
+
+    #[test]
+    fn domain_and_generated_meta_load() {
+        for domain in DOMAINS {
+            let loaded = load_case(&format!("{HEAD}domain: {domain}\n"));
+            assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+            assert_eq!(loaded.suites[0].cases.len(), 1);
+        }
+        let meta =
+            format!("{HEAD}_meta:\n  category: positive\n  confidence: 0.9\n  generated: true\n");
+        assert!(load_case(&meta).problems.is_empty());
+        // Not one of the three: loaded, with a warning and the likely one.
+        let text = format!("{HEAD}domain: triggerring\n");
+        let loaded = load_case(&text);
+        assert_eq!(loaded.suites.len(), 1);
+        let p = &loaded.problems[0];
+        assert_eq!((p.code, p.is_error()), ("unknown-domain", false));
+        assert_eq!(p.line_col(), Some(at(&text, "triggerring")));
+        assert_eq!(p.help.as_deref(), Some("did you mean `triggering`?"));
+        // Not a string: an error.
+        let text = format!("{HEAD}domain: [functional]\n");
+        assert_eq!(errors(&load_case(&text).problems)[0].0, "wrong-type");
     }
 
     #[test]
