@@ -762,3 +762,277 @@ fn read_expected(doc: &mut Doc, e: &Map<'_>, artifact_rel: &Path, checks: &mut V
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Loads `tests` of a package written from `files`.
+    fn load_tests(files: &[(&str, &str)], tests: &str) -> (Loaded, tempfile::TempDir) {
+        let d = tempfile::tempdir().unwrap();
+        for (p, text) in files {
+            let path = d.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let ctx = LoadCtx::new(d.path());
+        (load(&ctx, &d.path().join(tests), d.path()), d)
+    }
+
+    fn problems(l: &Loaded) -> Vec<String> {
+        l.problems
+            .iter()
+            .map(|p| {
+                let help = p.help.clone().unwrap_or_default();
+                format!("{} {}: {} {help}", p.file.display(), p.code, p.message)
+            })
+            .collect()
+    }
+
+    const MANIFEST: (&str, &str) = ("package.agent.json", r#"{"name": "pkg"}"#);
+    const SKILL_CONFIG: (&str, &str) = (
+        "skills/s/tests/test-config.json",
+        r#"{"version": 1, "env": {"A": "1"}}"#,
+    );
+    const HOOK_CONFIG: (&str, &str) = (
+        "hooks/tests/test-config.json",
+        r#"{"version": 1, "timeout": 20}"#,
+    );
+    const HOOKS: (&str, &str) = (
+        "hooks/hooks.json",
+        r#"{"version": 1, "hooks": {"pre-tool-use": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "sh hooks/other.sh"}]},
+            {"matcher": "Write", "hooks": [{"type": "command", "command": "sh ${PACKAGE_ROOT}/hooks/guard.sh", "timeout": 5}]}]}}"#,
+    );
+    const FIXTURE: (&str, &str) = (
+        "hooks/tests/fixtures/write.json",
+        r#"{"hookEventName": "pre-tool-use", "toolName": "Write", "toolInput": {"file_path": "/src/a.ts", "content": "x"}}"#,
+    );
+
+    #[test]
+    fn a_skill_case_of_the_spec_runs_its_command_with_stdin_and_files() {
+        let case = "name: basic\ninput:\n  command: \"python3 scripts/x.py data/in.txt\"\n  stdin: hello\n  files:\n    - data/in.txt\n    - data/gone.txt\nexpected:\n  exit-code: 3\n  stdout-contains: [Hello]\n  stderr-contains: [warn]\n  not-contains: [ERROR]\n  stdout-json:\n    ok: true\n";
+        let (l, _d) = load_tests(
+            &[
+                MANIFEST,
+                SKILL_CONFIG,
+                ("skills/s/data/in.txt", "x"),
+                ("skills/s/tests/cases/a.yaml", case),
+            ],
+            "skills/s/tests",
+        );
+        let p = problems(&l);
+        assert_eq!(p.len(), 1, "{p:#?}");
+        assert!(
+            p[0].contains("missing-fixture") && p[0].contains("data/gone.txt"),
+            "{p:?}"
+        );
+        let c = &l.suites[0].cases[0];
+        let cmd = c.command.as_ref().unwrap();
+        assert_eq!(cmd.argv, ["sh", "-c", "python3 scripts/x.py data/in.txt"]);
+        assert_eq!(cmd.cwd.as_deref(), Some(Path::new("skills/s")));
+        assert_eq!(cmd.stdin, Some(StdinSource::Text("hello".into())));
+        assert_eq!(cmd.env["A"], "1");
+        assert_eq!(cmd.env["PACKAGE_ROOT"], "../..");
+        assert_eq!(c.fixtures.len(), 1);
+        assert_eq!(c.fixtures[0].dest, Path::new("skills/s/data/in.txt"));
+        let kinds: Vec<(&str, &str)> = c
+            .checks
+            .iter()
+            .map(|k| (k.id.as_str(), k.kind.as_str()))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("exit-code", "exit_code"),
+                ("stdout-contains[0]", "contains"),
+                ("stderr-contains[0]", "stderr_contains"),
+                ("not-contains[0]", "stdio_not_contains"),
+                ("stdout-json", "stdout_json"),
+            ]
+        );
+        assert_eq!(c.checks[0].config, json!({"code": 3}));
+        assert_eq!(c.checks[4].config, json!({"json": {"ok": true}}));
+    }
+
+    #[test]
+    fn a_hook_case_of_the_spec_runs_the_hook_with_the_fixture_overridden() {
+        let case = "name: blocks\nevent: pre-tool-use\nhook-index: 1\ninput:\n  fixture: fixtures/write.json\n  overrides:\n    toolInput.file_path: /etc/passwd\n    extra.n: 2\nexpected:\n  exit-code: 2\n";
+        let bare = "name: bare\nevent: pre-tool-use\n";
+        let (l, _d) = load_tests(
+            &[
+                MANIFEST,
+                HOOK_CONFIG,
+                HOOKS,
+                FIXTURE,
+                ("hooks/tests/cases/a.yaml", case),
+                ("hooks/tests/cases/b.yaml", bare),
+            ],
+            "hooks/tests",
+        );
+        assert!(l.problems.is_empty(), "{:#?}", problems(&l));
+        let c = &l.suites[0].cases[0];
+        let cmd = c.command.as_ref().unwrap();
+        assert_eq!(cmd.argv, ["sh", "-c", "sh ${PACKAGE_ROOT}/hooks/guard.sh"]);
+        assert_eq!(cmd.cwd.as_deref(), Some(Path::new("")));
+        assert_eq!(cmd.env["PACKAGE_ROOT"], ".");
+        assert_eq!(c.timeout_secs, Some(5), "the hook's own timeout is shorter");
+        let Some(StdinSource::Text(stdin)) = &cmd.stdin else {
+            panic!("{:?}", cmd.stdin)
+        };
+        let sent: serde_json::Value = serde_json::from_str(stdin).unwrap();
+        assert_eq!(sent["toolInput"]["file_path"], "/etc/passwd");
+        assert_eq!(sent["toolInput"]["content"], "x");
+        assert_eq!(sent["extra"]["n"], 2);
+        assert_eq!(
+            c.fixtures[0].dest,
+            Path::new("hooks/tests/fixtures/write.json")
+        );
+        let b = &l.suites[0].cases[1];
+        let cmd = b.command.as_ref().unwrap();
+        assert_eq!(cmd.argv, ["sh", "-c", "sh hooks/other.sh"]);
+        assert_eq!(cmd.stdin, Some(StdinSource::Text("{}\n".into())));
+        assert_eq!(b.timeout_secs, Some(20));
+    }
+
+    #[test]
+    fn the_earlier_keys_still_work_as_aliases() {
+        let case = "name: old\ncommand: [python3, x.py]\nargs: [a]\nstdin-file: fixtures/in.txt\nenv: {B: \"2\"}\nexpected:\n  stdout-equals: ok\n  stdout-matches: \"^o\"\n  stdout-not-contains: [bad]\n  files-created: [out.txt]\n";
+        let (l, _d) = load_tests(
+            &[
+                MANIFEST,
+                SKILL_CONFIG,
+                ("skills/s/tests/fixtures/in.txt", "x"),
+                ("skills/s/tests/cases/a.yaml", case),
+            ],
+            "skills/s/tests",
+        );
+        assert!(l.problems.is_empty(), "{:#?}", problems(&l));
+        let cmd = l.suites[0].cases[0].command.clone().unwrap();
+        assert_eq!(cmd.argv, ["python3", "x.py", "a"]);
+        assert!(matches!(cmd.stdin, Some(StdinSource::File(_))));
+        assert_eq!(cmd.env["B"], "2");
+        assert_eq!(l.suites[0].cases[0].checks.len(), 5);
+    }
+
+    #[test]
+    fn conflicts_and_keys_of_the_other_kind_are_errors() {
+        let skill = "name: a\nevent: stop\ncommand: x\ninput:\n  command: y\n  stdin: s\n  fixture: f.json\nstdin: t\n";
+        let (l, _d) = load_tests(
+            &[
+                MANIFEST,
+                SKILL_CONFIG,
+                ("skills/s/tests/cases/a.yaml", skill),
+            ],
+            "skills/s/tests",
+        );
+        let p = problems(&l).join("\n");
+        assert!(l.suites.is_empty());
+        assert!(
+            p.contains("unknown key `event`") && p.contains("belongs to a hook's test case"),
+            "{p}"
+        );
+        assert!(
+            p.contains("give `input.command` or `command`, not both"),
+            "{p}"
+        );
+        assert!(p.contains("give `input.stdin` or `stdin`, not both"), "{p}");
+        assert!(
+            p.contains("`input.fixture` belongs to a hook's test case"),
+            "{p}"
+        );
+
+        let hook = "name: a\nevent: pre-tool-use\ncommand: x\ninput:\n  fixture: fixtures/write.json\n  command: y\n  overides: {}\nstdin-file: fixtures/write.json\n";
+        let (l, _d) = load_tests(
+            &[
+                MANIFEST,
+                HOOK_CONFIG,
+                HOOKS,
+                FIXTURE,
+                ("hooks/tests/cases/a.yaml", hook),
+            ],
+            "hooks/tests",
+        );
+        let p = problems(&l).join("\n");
+        assert!(p.contains("give `event` or `command`, not both"), "{p}");
+        assert!(
+            p.contains("give `input.fixture` or `stdin-file`, not both"),
+            "{p}"
+        );
+        assert!(
+            p.contains("`input.command` belongs to a skill's test case"),
+            "{p}"
+        );
+        assert!(p.contains("did you mean `overrides`?"), "{p}");
+    }
+
+    #[test]
+    fn hook_cases_that_point_nowhere_are_errors() {
+        let cases = [
+            (
+                "a",
+                "name: a\nevent: pre-tool-used\n",
+                "did you mean `pre-tool-use`?",
+            ),
+            (
+                "b",
+                "name: b\nevent: pre-tool-use\nhook-index: 2\n",
+                "has 2 hook groups",
+            ),
+            (
+                "c",
+                "name: c\nhook-index: 0\nexpected: {}\n",
+                "there is no `event`",
+            ),
+            (
+                "d",
+                "name: d\nexpected: {}\n",
+                "no hook to run: set `event`",
+            ),
+            (
+                "e",
+                "name: e\nevent: pre-tool-use\ninput:\n  fixture: fixtures/write.json\n  overrides:\n    toolName.x: 1\n",
+                "`toolName` is a string in the fixture",
+            ),
+            (
+                "f",
+                "name: f\nevent: pre-tool-use\ninput:\n  fixture: fixtures/nope.json\n",
+                "does not exist",
+            ),
+        ];
+        for (name, text, wanted) in cases {
+            let file = format!("hooks/tests/cases/{name}.yaml");
+            let (l, _d) = load_tests(
+                &[MANIFEST, HOOK_CONFIG, HOOKS, FIXTURE, (&file, text)],
+                "hooks/tests",
+            );
+            let p = problems(&l).join("\n");
+            assert!(l.suites.is_empty() && p.contains(wanted), "{name}: {p}");
+        }
+        let (l, _d) = load_tests(
+            &[
+                MANIFEST,
+                HOOK_CONFIG,
+                ("hooks/tests/cases/a.yaml", "name: a\nevent: stop\n"),
+            ],
+            "hooks/tests",
+        );
+        let p = problems(&l).join("\n");
+        assert!(p.contains("hooks/hooks.json is missing"), "{p}");
+        let (l, _d) = load_tests(
+            &[
+                MANIFEST,
+                HOOK_CONFIG,
+                ("hooks/hooks.json", "{\"hooks\": "),
+                ("hooks/tests/cases/a.yaml", "name: a\nevent: stop\n"),
+            ],
+            "hooks/tests",
+        );
+        assert!(l.suites.is_empty());
+        assert!(
+            problems(&l).join("\n").contains("hooks/hooks.json"),
+            "{:?}",
+            problems(&l)
+        );
+    }
+}
