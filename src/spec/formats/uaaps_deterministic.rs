@@ -116,18 +116,7 @@ pub fn load(ctx: &LoadCtx, tests_dir: &Path, package_root: &Path) -> Loaded {
         Kind::Skill
     };
     let config_file = tests_dir.join("test-config.json");
-    let config = match ctx.parse(&config_file, &ctx.shown(&config_file)) {
-        Ok((mut doc, node)) => {
-            let c = read_config(&mut doc, &node, &artifact_rel);
-            let failed = doc.has_errors();
-            out.problems.append(&mut doc.problems);
-            if failed { None } else { c }
-        }
-        Err(mut p) => {
-            out.problems.append(&mut p);
-            None
-        }
-    };
+    let config = read_config_file(ctx, &config_file, &artifact_rel, &mut out.problems);
     let mut ok = config.is_some();
     let hooks = match kind {
         Kind::Hook => HooksFile::read(ctx, &artifact.join("hooks.json")).unwrap_or_else(|mut p| {
@@ -158,15 +147,37 @@ pub fn load(ctx: &LoadCtx, tests_dir: &Path, package_root: &Path) -> Loaded {
         return out;
     }
     let config = config.expect("ok implies a config");
+    out.suites.push(suite(
+        ctx,
+        &config,
+        &config_file,
+        &artifact_rel,
+        package_root,
+        package,
+        cases,
+    ));
+    out
+}
+
+/// The suite of one tests/ folder, `uaaps-tests:<package>/<artifact path>`.
+fn suite(
+    ctx: &LoadCtx,
+    config: &Config,
+    config_file: &Path,
+    artifact_rel: &Path,
+    package_root: &Path,
+    package: crate::spec::model::Package,
+    cases: Vec<Case>,
+) -> Suite {
     let label = artifact_rel.to_string_lossy().replace('\\', "/");
-    out.suites.push(Suite {
+    Suite {
         id: format!(
             "uaaps-tests:{}/{}",
             package_label(&package),
             if label.is_empty() { "tests" } else { &label }
         ),
         format: Format::UaapsTests,
-        source: ctx.shown(&config_file),
+        source: ctx.shown(config_file),
         project_root: package_root.to_path_buf(),
         skill: None,
         description: None,
@@ -181,8 +192,28 @@ pub fn load(ctx: &LoadCtx, tests_dir: &Path, package_root: &Path) -> Loaded {
         package: Some(package),
         cases,
         triggers: Vec::new(),
-    });
-    out
+    }
+}
+
+/// `test-config.json`, or `None` (its problems reported) when it is broken.
+fn read_config_file(
+    ctx: &LoadCtx,
+    file: &Path,
+    artifact_rel: &Path,
+    problems: &mut Vec<crate::diag::Problem>,
+) -> Option<Config> {
+    match ctx.parse(file, &ctx.shown(file)) {
+        Ok((mut doc, node)) => {
+            let c = read_config(&mut doc, &node, artifact_rel);
+            let failed = doc.has_errors();
+            problems.append(&mut doc.problems);
+            if failed { None } else { c }
+        }
+        Err(mut p) => {
+            problems.append(&mut p);
+            None
+        }
+    }
 }
 
 /// Every `cases/*.yaml` of the folder; `ok` turns false on any error.
@@ -657,23 +688,13 @@ fn read_checks(doc: &mut Doc, m: &Map<'_>, artifact_rel: &Path, span: Span) -> V
 }
 
 fn read_expected(doc: &mut Doc, e: &Map<'_>, artifact_rel: &Path, checks: &mut Vec<Check>) {
-    let mut push = |doc: &mut Doc, id: String, kind: &str, config, target, negate, span: Span| {
-        checks.push(Check {
-            id,
-            kind: kind.into(),
-            config,
-            negate,
-            weight: 1.0,
-            target,
-            location: Some(location(doc, span)),
-        })
-    };
-    for (key, kind, negate) in [
-        ("stdout-contains", "contains", false),
-        ("stdout-not-contains", "not_contains", false),
-        ("stderr-contains", "stderr_contains", false),
+    use CheckTarget::{Output, Process};
+    for (key, kind, target) in [
+        ("stdout-contains", "contains", Output),
+        ("stdout-not-contains", "not_contains", Output),
+        ("stderr-contains", "stderr_contains", Process),
         // The spec's: neither stdout nor stderr ("combined output").
-        ("not-contains", "stdio_not_contains", false),
+        ("not-contains", "stdio_not_contains", Process),
     ] {
         for (i, (needle, span)) in e
             .texts(doc, key)
@@ -681,85 +702,107 @@ fn read_expected(doc: &mut Doc, e: &Map<'_>, artifact_rel: &Path, checks: &mut V
             .into_iter()
             .enumerate()
         {
-            let target = match kind {
-                "contains" | "not_contains" => CheckTarget::Output,
-                _ => CheckTarget::Process,
-            };
-            push(
+            let config = json!({ "needle": needle });
+            checks.push(check(
                 doc,
                 index(key, i),
                 kind,
-                json!({ "needle": needle }),
-                target,
-                negate,
+                config,
+                target.clone(),
                 span,
-            );
+            ));
         }
     }
     if let Some(n) = e.opt("stdout-json")
         && doc.map(n, "expected.stdout-json").is_some()
     {
-        push(
+        let config = json!({ "json": n.to_json() });
+        checks.push(check(
             doc,
             "stdout-json".into(),
             "stdout_json",
-            json!({ "json": n.to_json() }),
-            CheckTarget::Process,
-            false,
+            config,
+            Process,
             n.span,
-        );
+        ));
     }
     if let Some(n) = e.opt("stdout-equals")
         && let Some(text) = doc.string(n, "expected.stdout-equals")
     {
-        push(
+        let config = json!({ "text": text });
+        checks.push(check(
             doc,
             "stdout-equals".into(),
             "stdout_equals",
-            json!({ "text": text }),
-            CheckTarget::Process,
-            false,
+            config,
+            Process,
             n.span,
-        );
+        ));
     }
     if let Some(n) = e.opt("stdout-matches")
         && let Some(pattern) = doc.regex(n, "expected.stdout-matches")
     {
-        push(
+        let config = json!({ "pattern": pattern });
+        checks.push(check(
             doc,
             "stdout-matches".into(),
             "regex",
-            json!({ "pattern": pattern }),
-            CheckTarget::Output,
-            false,
+            config,
+            Output,
             n.span,
-        );
+        ));
     }
+    read_files_created(doc, e, artifact_rel, checks);
+}
+
+/// `files-created`: paths from the artifact folder that must exist after the run.
+fn read_files_created(doc: &mut Doc, e: &Map<'_>, artifact_rel: &Path, checks: &mut Vec<Check>) {
     for (i, (written, span)) in e
         .texts(doc, "files-created")
         .unwrap_or_default()
         .into_iter()
         .enumerate()
     {
-        match workspace_path(artifact_rel, &written) {
-            Some(p) => push(
-                doc,
-                index("files-created", i),
-                "file_exists",
-                json!({ "path": p.to_string_lossy() }),
-                CheckTarget::Workspace,
-                false,
+        let Some(p) = workspace_path(artifact_rel, &written) else {
+            let field = index("expected.files-created", i);
+            doc.error(
+                "bad-path",
                 span,
-            ),
-            None => {
-                doc.error(
-                    "bad-path",
-                    span,
-                    &index("expected.files-created", i),
-                    format!("`{written}` leaves the package"),
-                );
-            }
-        }
+                &field,
+                format!("`{written}` leaves the package"),
+            );
+            continue;
+        };
+        let config = json!({ "path": p.to_string_lossy() });
+        let id = index("files-created", i);
+        checks.push(check(
+            doc,
+            id,
+            "file_exists",
+            config,
+            CheckTarget::Workspace,
+            span,
+        ));
+    }
+}
+
+/// One check of an expectation, located where it is written.
+fn check(
+    doc: &Doc,
+    id: String,
+    kind: &str,
+    config: serde_json::Value,
+    target: CheckTarget,
+    span: Span,
+) -> Check {
+    Check {
+        id,
+        kind: kind.into(),
+        config,
+        negate: false,
+        weight: 1.0,
+        target,
+        location: Some(location(doc, span)),
     }
 }
 
