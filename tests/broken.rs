@@ -98,6 +98,19 @@ const EXPECTED: &[(&str, &[&str])] = &[
     ),
     ("uaaps-missing-config", &["missing-file"]),
     (
+        "uaaps-spec-tests",
+        &[
+            "unknown-event",
+            "unknown-key",
+            "out-of-range",
+            "bad-override",
+            "conflict",
+            "no-command-hook",
+            "wrong-type",
+            "bad-path",
+        ],
+    ),
+    (
         "uaaps-tests",
         &[
             "missing-field",

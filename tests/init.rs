@@ -95,6 +95,16 @@ fn a_uaaps_package_gets_its_config_and_a_case_for_its_skill() {
     let case = std::fs::read_to_string(d.path().join("evals/cases/text-tools.yaml")).unwrap();
     assert!(case.contains("target: skill:text-tools"), "{case}");
     assert!(validates(d.path()).contains("uaaps"));
+    // Without a manifest, one is written: it is what makes the folder a package.
+    std::fs::remove_dir_all(d.path().join("evals")).unwrap();
+    std::fs::remove_file(d.path().join("package.agent.json")).unwrap();
+    let out = assay(
+        d.path(),
+        &["init", "skills/text-tools", "--format", "uaaps"],
+    );
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    assert!(d.path().join("package.agent.json").is_file());
+    assert!(validates(d.path()).contains("uaaps"));
     // A skill outside a package's skills/ cannot be a UAAPS case.
     let q = bare_quickstart();
     let out = assay(q.path(), &["init", "--format", "uaaps"]);

@@ -426,6 +426,18 @@ fn starter(
                 ));
             }
             let mut files = Vec::new();
+            // The manifest is what makes a folder a UAAPS package: without one, the evals
+            // written here would not be found.
+            if !root.join("package.agent.json").exists() {
+                let name = root
+                    .file_name()
+                    .map(|n| n.to_string_lossy().to_lowercase())
+                    .unwrap_or_else(|| "package".into());
+                files.push((
+                    root.join("package.agent.json"),
+                    pretty(json!({"name": name, "version": "0.1.0"})),
+                ));
+            }
             // A package's eval config is its own: made when missing, never replaced.
             if !root.join("evals/eval-config.json").exists() {
                 files.push((

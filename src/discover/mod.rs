@@ -61,6 +61,8 @@ struct Found {
     bmad_dirs: BTreeSet<PathBuf>,
     clauditor: BTreeSet<PathBuf>,
     packages: BTreeSet<PathBuf>,
+    /// `evals/eval-config.json` files the user named that are in no UAAPS package.
+    not_packages: BTreeSet<PathBuf>,
     tests_dirs: BTreeSet<PathBuf>,
     yaml: BTreeSet<PathBuf>,
     /// YAML files the user named: Skillet evals, whatever their keys look like.
@@ -218,9 +220,16 @@ fn classify_file(path: &Path, found: &mut Found, explicit: bool) -> bool {
             found.packages.insert(parent);
         }
         "eval-config.json" if parent_name == "evals" => {
-            found
-                .packages
-                .insert(parent.parent().unwrap_or(Path::new("")).to_path_buf());
+            let root = parent.parent().unwrap_or(Path::new(""));
+            // The manifest is the one file a UAAPS package must have; other tools keep an
+            // `evals/eval-config.json` of their own, which a walk leaves alone.
+            if in_package(root) {
+                found.packages.insert(root.to_path_buf());
+            } else if explicit {
+                found.not_packages.insert(path.to_path_buf());
+            } else {
+                return false;
+            }
         }
         "test-config.json" if parent_name == "tests" => {
             found.tests_dirs.insert(parent);
@@ -232,7 +241,7 @@ fn classify_file(path: &Path, found: &mut Found, explicit: bool) -> bool {
             let owner = (parent_name == "cases").then(|| parent.parent()).flatten();
             match owner {
                 // A UAAPS case named on the command line: load its whole package or tests folder.
-                Some(o) if explicit && o.join("eval-config.json").is_file() => {
+                Some(o) if explicit && o.join("eval-config.json").is_file() && in_package(o) => {
                     found.packages.insert(o.parent().unwrap_or(o).to_path_buf());
                 }
                 Some(o) if explicit && o.join("test-config.json").is_file() => {
@@ -249,6 +258,12 @@ fn classify_file(path: &Path, found: &mut Found, explicit: bool) -> bool {
         _ => return false,
     }
     true
+}
+
+/// Whether `dir` is in a UAAPS package: it or a folder above it holds `package.agent.json`.
+fn in_package(dir: &Path) -> bool {
+    dir.ancestors()
+        .any(|a| a.join("package.agent.json").is_file())
 }
 
 /// Turns what the walk found into loading jobs.
@@ -323,6 +338,16 @@ fn plan(ctx: &LoadCtx, scan_root: &Path, found: Found, problems: &mut Vec<Proble
     }
 
     // UAAPS: evals and deterministic tests of packages.
+    for file in &found.not_packages {
+        problems.push(
+            Problem::error(
+                "not-a-package",
+                &ctx.shown(file),
+                "this eval-config.json is in no UAAPS package: there is no package.agent.json beside its evals/ folder or above it",
+            )
+            .help("a UAAPS package needs its manifest, package.agent.json, at its root (the folder holding evals/)"),
+        );
+    }
     let mut package_roots: BTreeSet<PathBuf> = found.packages.clone();
     for root in &found.packages {
         jobs.push(Job::Uaaps { root: root.clone() });
@@ -358,7 +383,7 @@ fn plan(ctx: &LoadCtx, scan_root: &Path, found: Found, problems: &mut Vec<Proble
         p.parent()
             .is_some_and(|d| d.file_name().is_some_and(|n| n == "cases"))
             && p.parent().and_then(Path::parent).is_some_and(|d| {
-                d.join("eval-config.json").exists()
+                (d.join("eval-config.json").exists() && in_package(d))
                     || d.join("test-config.json").exists()
                     || package_roots.iter().any(|r| d.starts_with(r))
             })

@@ -24,6 +24,8 @@ pub enum KeyKind {
     Number,
     /// A path relative to the workspace.
     Path,
+    /// An object, kept as written (the JSON structure of `stdout_json`).
+    Object,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -289,6 +291,18 @@ pub const BUILTIN: &[CheckType] = &[
         keys: NEEDLE,
         target: CheckTarget::Process,
         summary: "standard error contains `needle`",
+    },
+    CheckType {
+        name: "stdio_not_contains",
+        keys: NEEDLE,
+        target: CheckTarget::Process,
+        summary: "neither standard output nor standard error contains `needle`",
+    },
+    CheckType {
+        name: "stdout_json",
+        keys: &[req("json", KeyKind::Object)],
+        target: CheckTarget::Process,
+        summary: "standard output is JSON that holds `json` (a deep partial match)",
     },
 ];
 

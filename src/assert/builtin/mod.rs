@@ -91,6 +91,8 @@ pub const EVALUATORS: &[(&str, Evaluation)] = &[
     ("exit_code", Pure(process::exit_code)),
     ("stdout_equals", Pure(process::stdout_equals)),
     ("stderr_contains", Pure(process::stderr_contains)),
+    ("stdio_not_contains", Pure(process::stdio_not_contains)),
+    ("stdout_json", Pure(process::stdout_json)),
 ];
 
 fn finding(

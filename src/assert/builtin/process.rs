@@ -45,3 +45,85 @@ pub fn stderr_contains(config: &Value, view: &CaseRunView) -> Result<Finding, St
         at.map(|i| excerpt(&view.stderr, i, i + needle.len())),
     )
 }
+
+/// `stdio_not_contains`: neither standard output nor standard error contains `needle` (UAAPS
+/// tests' `not-contains`, which looks at the combined output).
+pub fn stdio_not_contains(config: &Value, view: &CaseRunView) -> Result<Finding, String> {
+    let needle = str_of(config, "needle")?;
+    let ic = ignore_case(config);
+    let hit = [
+        ("standard output", &view.stdout),
+        ("standard error", &view.stderr),
+    ]
+    .into_iter()
+    .find_map(|(name, text)| find(text, needle, ic).map(|i| (name, text, i)));
+    match hit {
+        Some((name, text, i)) => finding(
+            false,
+            format!("{name} contains {needle:?}, which it must not"),
+            Some(excerpt(text, i, i + needle.len())),
+        ),
+        None => finding(
+            true,
+            format!("{needle:?} is in neither standard output nor standard error"),
+            None,
+        ),
+    }
+}
+
+/// `stdout_json`: standard output (surrounding whitespace aside) is one JSON value that holds
+/// `json`: every key of an object is there with a matching value (more keys may be), a list
+/// has as many items and each matches, numbers compare by value, anything else is equal.
+pub fn stdout_json(config: &Value, view: &CaseRunView) -> Result<Finding, String> {
+    let want = config
+        .get("json")
+        .ok_or_else(|| "the check has no `json`".to_string())?;
+    let text = view.stdout.trim();
+    let got: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            return finding(
+                false,
+                format!("standard output is not JSON: {e}"),
+                Some(excerpt(text, 0, 0)),
+            );
+        }
+    };
+    match partial_match(want, &got, "") {
+        Ok(()) => finding(true, "standard output holds the JSON wanted", None),
+        Err(why) => finding(false, why, Some(excerpt(text, 0, 0))),
+    }
+}
+
+/// Whether `got` holds `want` (see [`stdout_json`]); the error says where they first differ.
+pub fn partial_match(want: &Value, got: &Value, at: &str) -> Result<(), String> {
+    let place = if at.is_empty() { "the top" } else { at };
+    match (want, got) {
+        (Value::Object(w), Value::Object(g)) => w.iter().try_for_each(|(k, wv)| {
+            let here = if at.is_empty() {
+                k.clone()
+            } else {
+                format!("{at}.{k}")
+            };
+            match g.get(k) {
+                Some(gv) => partial_match(wv, gv, &here),
+                None => Err(format!(
+                    "`{here}` is missing from the JSON on standard output"
+                )),
+            }
+        }),
+        (Value::Array(w), Value::Array(g)) if w.len() == g.len() => w
+            .iter()
+            .zip(g)
+            .enumerate()
+            .try_for_each(|(i, (wv, gv))| partial_match(wv, gv, &format!("{at}[{i}]"))),
+        (Value::Array(w), Value::Array(g)) => Err(format!(
+            "at {place}: a list of {} items, {} wanted",
+            g.len(),
+            w.len()
+        )),
+        (Value::Number(w), Value::Number(g)) if w.as_f64() == g.as_f64() => Ok(()),
+        (w, g) if w == g => Ok(()),
+        (w, g) => Err(format!("at {place}: {g}, {w} wanted")),
+    }
+}

@@ -419,3 +419,56 @@ fn stderr_contains_honours_ignore_case_as_its_keys_allow() {
     assert!(got(json!({"needle": "disk full", "ignore_case": true})));
     assert!(got(json!({"needle": "disk FULL"})));
 }
+
+#[test]
+fn stdio_not_contains_looks_at_both_streams() {
+    let v = |out: &str, err: &str| CaseRunView {
+        stdout: out.into(),
+        stderr: err.into(),
+        ..CaseRunView::default()
+    };
+    let got = |view: &CaseRunView| {
+        evaluate("stdio_not_contains", &json!({"needle": "ERROR"}), view)
+            .unwrap()
+            .passed
+    };
+    assert!(got(&v("all good", "fine")));
+    assert!(!got(&v("an ERROR here", "")));
+    assert!(!got(&v("", "ERROR: disk")));
+    let f = evaluate(
+        "stdio_not_contains",
+        &json!({"needle": "ERROR"}),
+        &v("", "x ERROR"),
+    );
+    assert!(f.unwrap().message.contains("standard error"));
+}
+
+#[test]
+fn stdout_json_is_a_deep_partial_match() {
+    let out = |s: &str| CaseRunView {
+        stdout: s.into(),
+        ..CaseRunView::default()
+    };
+    let want = json!({"json": {"hookSpecificOutput": {"permissionDecision": "deny"}, "n": 1}});
+    let run = |s: &str| evaluate("stdout_json", &want, &out(s)).unwrap();
+    let deny = r#"{"hookSpecificOutput": {"permissionDecision": "deny", "reason": "x"}, "n": 1.0, "more": []}"#;
+    assert!(run(deny).passed, "{}", run(deny).message);
+    assert!(run(&format!("\n  {deny}\n")).passed);
+    let allow = r#"{"hookSpecificOutput": {"permissionDecision": "allow"}, "n": 1}"#;
+    let f = run(allow);
+    assert!(!f.passed);
+    assert!(
+        f.message.contains("hookSpecificOutput.permissionDecision"),
+        "{}",
+        f.message
+    );
+    assert!(!run(r#"{"n": 1}"#).passed);
+    assert!(!run("").passed);
+    assert!(run("not json").message.contains("not JSON"));
+    assert!(!run("[1, 2]").passed);
+    let lists = json!({"json": {"a": [{"b": 1}, 2]}});
+    let l = |s: &str| evaluate("stdout_json", &lists, &out(s)).unwrap().passed;
+    assert!(l(r#"{"a": [{"b": 1, "c": 0}, 2]}"#));
+    assert!(!l(r#"{"a": [{"b": 1}, 2, 3]}"#));
+    assert!(!l(r#"{"a": [2, {"b": 1}]}"#));
+}

@@ -6,6 +6,7 @@ pub mod clauditor;
 pub mod skillet;
 pub mod uaaps;
 pub mod uaaps_deterministic;
+pub mod uaaps_hooks;
 pub mod uaaps_package;
 
 use std::path::{Path, PathBuf};
