@@ -399,3 +399,59 @@ fn bmad_cases_and_skill_creator_trigger_files_are_found() {
     assert_eq!(s.len(), 1);
     assert_eq!(s[0]["cases"][0]["id"], "E1");
 }
+
+#[test]
+fn an_eval_folder_inside_a_skill_or_a_plugin_pairs_with_that_skill() {
+    let d = tempfile::tempdir().unwrap();
+    let evals = |name: &str| {
+        format!(
+            r#"{{"skill_name": "{name}", "evals": [{{"id": 1, "prompt": "p", "expectations": ["e"]}}]}}"#
+        )
+    };
+    let plugin = evals("refactor");
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            // `<skill>/tests/evals.json`, a bare list: the skill whose folder holds it.
+            (
+                "skills/pith/SKILL.md",
+                "---\nname: pith\ndescription: Compresses.\n---\n",
+            ),
+            (
+                "skills/pith/tests/evals.json",
+                r#"[{"id": "TC01", "prompt": "p", "expectations": ["e"]}]"#,
+            ),
+            // A plugin's evals beside the plugin's skills: found by skill_name from the folder up.
+            (
+                "plugins/refactor/skills/refactor/SKILL.md",
+                "---\nname: refactor\ndescription: Refactors.\n---\n",
+            ),
+            ("plugins/refactor/evals/evals.json", &plugin),
+        ],
+    );
+    let s = suites(d.path(), &[]);
+    let pairs: Vec<(String, String)> = s
+        .iter()
+        .map(|s| {
+            (
+                s["source"].as_str().unwrap().to_string(),
+                s["skill"]["name"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            (
+                "plugins/refactor/evals/evals.json".to_string(),
+                "refactor".to_string()
+            ),
+            (
+                "skills/pith/tests/evals.json".to_string(),
+                "pith".to_string()
+            ),
+        ],
+        "{s:#?}"
+    );
+}

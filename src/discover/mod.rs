@@ -406,16 +406,26 @@ fn plan(ctx: &LoadCtx, scan_root: &Path, found: Found, problems: &mut Vec<Proble
     jobs
 }
 
-/// The skill of an eval folder that no SKILL.md claimed by the runner's order: the one its
-/// file names in `skill_name`, when the project has it (a root-level `evals/evals.json` then
-/// pairs with `skills/<name>/` whatever the checkout folder is called); else the folder's name
-/// (the name of the folder above, for a folder called `evals`).
+/// The skill of an eval folder that no SKILL.md claimed by the runner's order: the skill whose
+/// folder holds it (`<skill>/tests/evals.json`); else the one its file names in `skill_name`,
+/// looked for from the folder up to the project root (a root-level `evals/evals.json` pairs
+/// with `skills/<name>/` whatever the checkout is called, a plugin's `evals/` with the
+/// plugin's `skills/<name>/`); else the folder's name (the name of the folder above, for a
+/// folder called `evals`).
 fn unclaimed_skill(dir: &Path, root: &Path) -> (String, Option<crate::spec::Skill>) {
+    if let Some(skill) = dir.parent().and_then(skill::read) {
+        return (skill.name.clone(), Some(skill));
+    }
     let declared = bmad::declared_skill_name(&bmad::EvalFiles::in_dir(dir));
-    if let Some(name) = &declared
-        && let Some(skill) = skill::find_in_project(root, name)
-    {
-        return (name.clone(), Some(skill));
+    if let Some(name) = &declared {
+        let found = dir
+            .ancestors()
+            .skip(1)
+            .take_while(|a| a.starts_with(root))
+            .find_map(|a| skill::find_in_project(a, name));
+        if let Some(skill) = found {
+            return (name.clone(), Some(skill));
+        }
     }
     let mut name = dir
         .file_name()
