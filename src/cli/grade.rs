@@ -19,7 +19,7 @@ use crate::record::case_run::Kind;
 use crate::run::grade::{self, GradeInput, Graded, JudgeSlot};
 use crate::run::regrade::{self, Recorded};
 use crate::spec::formats::LoadCtx;
-use crate::spec::{Case, CheckTarget, Format, Suite};
+use crate::spec::{Case, CheckTarget, Suite};
 
 pub fn run(ctx: &LoadCtx, args: &GradeArgs, plugins: &crate::plugin::Plugins) -> Outcome {
     let path = ctx.cwd.join(&args.path);
@@ -145,10 +145,11 @@ fn captured(
         }
     };
     if !case.fixtures.is_empty() {
-        if suite.format == Format::Clauditor {
-            tell!("WARNING: --output bypasses the runner; input_files declaration is ignored.");
-        } else {
-            tell!("warning: --output bypasses the runner; the case's fixtures are ignored.");
+        match suite.policies.output_bypass_warning {
+            Some(said) => tell!("{said}"),
+            None => {
+                tell!("warning: --output bypasses the runner; the case's fixtures are ignored.")
+            }
         }
     }
     // A captured output has no transcript, workspace or process: only output checks apply.

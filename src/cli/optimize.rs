@@ -125,7 +125,7 @@ pub fn run(ctx: &LoadCtx, cmd: &OptimizeCommand, plugins: &crate::plugin::Plugin
         &base.defaults.judge,
         &host,
         crate::judge::Limits::from_env(&host),
-        false,
+        &crate::spec::RunnerVars::default(),
     ) {
         Ok(found) => found,
         Err(why) => {

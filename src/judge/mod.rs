@@ -18,8 +18,8 @@ use serde::Serialize;
 pub use provider::{Judge, JudgeError, Limits, ProviderKind};
 
 use crate::host::HostEnv;
-use crate::spec::JudgeConfig;
 use crate::spec::formats::clauditor::provider_for_model;
+use crate::spec::{JudgeConfig, RunnerVars};
 
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-6";
 pub const DEFAULT_OPENAI_MODEL: &str = "gpt-5.4";
@@ -90,37 +90,33 @@ fn env_word<'a>(host: &'a HostEnv, key: &str) -> Option<&'a str> {
 
 /// Picks the judge for a suite, or says why there is none.
 ///
-/// `clauditor` says the suite is a clauditor spec: clauditor's own variables
-/// (`CLAUDITOR_GRADING_PROVIDER`, `CLAUDITOR_TRANSPORT`) are read for it, after `ASSAY_JUDGE`.
+/// `vars` are the suite's format runner's own variables (clauditor's
+/// `CLAUDITOR_GRADING_PROVIDER`, `CLAUDITOR_TRANSPORT`), read after `ASSAY_JUDGE`.
 pub fn select(
     flags: Flags<'_>,
     spec: &JudgeConfig,
     host: &HostEnv,
     limits: Limits,
-    clauditor: bool,
+    vars: &RunnerVars,
 ) -> Result<(Judge, JudgeInfo), String> {
     let flag = flags.judge.map(str::trim).filter(|f| !f.is_empty());
     let env_choice = host.var("ASSAY_JUDGE").map(str::to_string);
     if matches!(flag.or(env_choice.as_deref()), Some("none" | "off")) {
         return Err("judging is turned off (--judge none)".into());
     }
-    let clauditor_provider = clauditor
-        .then(|| env_word(host, "CLAUDITOR_GRADING_PROVIDER"))
-        .flatten();
-    if let Some(p) = clauditor_provider
+    let clauditor_provider = vars.judge_provider.and_then(|v| env_word(host, v));
+    if let (Some(p), Some(var)) = (clauditor_provider, vars.judge_provider)
         && !crate::spec::formats::clauditor::PROVIDERS.contains(&p)
     {
         return Err(format!(
-            "CLAUDITOR_GRADING_PROVIDER must be one of anthropic, openai, auto, not `{p}`"
+            "{var} must be one of anthropic, openai, auto, not `{p}`"
         ));
     }
     // The transport: `--transport` > `CLAUDITOR_TRANSPORT` (clauditor suites) > the spec.
-    let env_transport = clauditor
-        .then(|| env_word(host, "CLAUDITOR_TRANSPORT"))
-        .flatten();
+    let env_transport = vars.judge_transport.and_then(|v| env_word(host, v));
     for (what, t) in [
         ("--transport", flags.transport),
-        ("CLAUDITOR_TRANSPORT", env_transport),
+        (vars.judge_transport.unwrap_or_default(), env_transport),
     ] {
         if let Some(t) = t
             && !TRANSPORTS.contains(&t)
@@ -306,20 +302,34 @@ mod tests {
             &spec,
             &h,
             Limits::default(),
-            false,
+            &RunnerVars::default(),
         )
         .unwrap();
         assert_eq!(
             (i.provider.as_str(), i.model.as_str(), i.chosen_by.as_str()),
             ("anthropic", "claude-haiku-4-5", "flag")
         );
-        let (_, i) = select(Flags::default(), &spec, &h, Limits::default(), false).unwrap();
+        let (_, i) = select(
+            Flags::default(),
+            &spec,
+            &h,
+            Limits::default(),
+            &RunnerVars::default(),
+        )
+        .unwrap();
         assert_eq!(
             (i.provider.as_str(), i.model.as_str(), i.chosen_by.as_str()),
             ("openai", "gpt-5.4-mini", "env")
         );
         let h = host(&[("ANTHROPIC_API_KEY", "a"), ("OPENAI_API_KEY", "o")]);
-        let (_, i) = select(Flags::default(), &spec, &h, Limits::default(), false).unwrap();
+        let (_, i) = select(
+            Flags::default(),
+            &spec,
+            &h,
+            Limits::default(),
+            &RunnerVars::default(),
+        )
+        .unwrap();
         assert_eq!(
             (i.provider.as_str(), i.model.as_str()),
             ("anthropic", "claude-opus-4-1")
@@ -329,7 +339,7 @@ mod tests {
             &JudgeConfig::default(),
             &h,
             Limits::default(),
-            false,
+            &RunnerVars::default(),
         )
         .unwrap();
         assert_eq!(
@@ -341,7 +351,7 @@ mod tests {
             &JudgeConfig::default(),
             &host(&[("OPENAI_API_KEY", "o")]),
             Limits::default(),
-            false,
+            &RunnerVars::default(),
         )
         .unwrap();
         assert_eq!(i.provider, "openai");
@@ -360,7 +370,7 @@ mod tests {
             &uaaps(Some("claude-sonnet"), None),
             &h,
             Limits::default(),
-            false,
+            &RunnerVars::default(),
         )
         .unwrap();
         assert_eq!(
@@ -375,7 +385,7 @@ mod tests {
             &JudgeConfig::default(),
             &h,
             Limits::default(),
-            false,
+            &RunnerVars::default(),
         )
         .unwrap();
         assert_eq!(i.model, "claude-opus-4-1");
@@ -385,7 +395,7 @@ mod tests {
             &uaaps(None, Some("openai")),
             &h,
             Limits::default(),
-            false,
+            &RunnerVars::default(),
         )
         .unwrap();
         assert_eq!(
@@ -397,7 +407,7 @@ mod tests {
             &uaaps(None, Some("anthropic")),
             &h,
             Limits::default(),
-            false,
+            &RunnerVars::default(),
         )
         .unwrap();
         assert_eq!(i.provider, "anthropic");
@@ -407,7 +417,7 @@ mod tests {
             &uaaps(None, Some("openai")),
             &host(&[("ANTHROPIC_API_KEY", "a")]),
             Limits::default(),
-            false,
+            &RunnerVars::default(),
         )
         .unwrap();
         assert_eq!(i.provider, "anthropic");
@@ -422,7 +432,7 @@ mod tests {
                 &JudgeConfig::default(),
                 &h,
                 Limits::default(),
-                false
+                &RunnerVars::default()
             )
             .unwrap()
             .1
@@ -434,7 +444,7 @@ mod tests {
             &JudgeConfig::default(),
             &h,
             Limits::default(),
-            false,
+            &RunnerVars::default(),
         )
         .unwrap_err();
         assert!(err.contains("openai:gtp-5"), "{err}");
@@ -443,10 +453,16 @@ mod tests {
             ..JudgeConfig::default()
         };
         assert_eq!(
-            select(Flags::default(), &spec, &h, Limits::default(), false)
-                .unwrap()
-                .1
-                .provider,
+            select(
+                Flags::default(),
+                &spec,
+                &h,
+                Limits::default(),
+                &RunnerVars::default()
+            )
+            .unwrap()
+            .1
+            .provider,
             "claude-cli"
         );
         assert!(
@@ -455,7 +471,7 @@ mod tests {
                 &JudgeConfig::default(),
                 &host(&[]),
                 Limits::default(),
-                false
+                &RunnerVars::default()
             )
             .unwrap_err()
             .contains("no judge available")
@@ -475,7 +491,12 @@ mod tests {
     }
 
     fn pick(flags: Flags<'_>, spec: &JudgeConfig, h: &HostEnv, clauditor: bool) -> String {
-        match select(flags, spec, h, Limits::default(), clauditor) {
+        let vars = if clauditor {
+            crate::spec::formats::clauditor::POLICIES.vars
+        } else {
+            RunnerVars::default()
+        };
+        match select(flags, spec, h, Limits::default(), &vars) {
             Ok((_, i)) => format!("{} {}", i.provider, i.chosen_by),
             Err(e) => format!("error: {e}"),
         }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::place::finding;
 use crate::diag::Problem;
 use crate::diag::Severity::Warning;
-use crate::spec::{Format, StdinSource, Suite};
+use crate::spec::{StdinSource, Suite};
 
 /// The folders a format keeps fixtures in, for one suite (BMAD `files/` beside evals.json,
 /// clauditor `fixtures/` beside the spec, UAAPS `evals/fixtures/` and `files/`, a UAAPS test
@@ -16,12 +16,12 @@ fn fixture_dirs(suite: &Suite, cwd: &Path) -> Vec<PathBuf> {
     let Some(dir) = cwd.join(&suite.source).parent().map(Path::to_path_buf) else {
         return Vec::new();
     };
-    match suite.format {
-        Format::Bmad => vec![dir.join("files")],
-        Format::Clauditor | Format::UaapsTests => vec![dir.join("fixtures")],
-        Format::Uaaps => vec![dir.join("fixtures"), dir.join("files")],
-        Format::Skillet => Vec::new(),
-    }
+    suite
+        .policies
+        .fixture_dirs
+        .iter()
+        .map(|d| dir.join(d))
+        .collect()
 }
 
 /// Every fixture file no suite uses, across all the suites (a folder several suites share

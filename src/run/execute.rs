@@ -345,7 +345,7 @@ async fn contain(
     {
         // Skillet skips a case whose setup fails (the case could not be set up: nothing of
         // the agent's is measured); elsewhere it is an infrastructure error.
-        let status = if plan.suite.format == crate::spec::Format::Skillet {
+        let status = if plan.suite.policies.failed_setup_skips {
             Status::Skipped
         } else {
             Status::Error

@@ -240,7 +240,7 @@ pub fn judge_for(
         &suite.defaults.judge,
         host,
         limits,
-        suite.format == crate::spec::Format::Clauditor,
+        &suite.policies.vars,
     ) {
         Ok((judge, info)) => JudgeSlot::Ready(std::sync::Arc::new(judge), info),
         Err(why) => JudgeSlot::Unavailable(why),

@@ -448,7 +448,7 @@ pub(super) fn plan<'a>(
                 .or(opts.settings.timeout)
                 .or(s.defaults.timeout_secs)
                 .or(config.run.timeout)
-                .or(s.format.default_timeout_secs())
+                .or(s.policies.default_timeout_secs)
                 .unwrap_or(DEFAULT_TIMEOUT_SECS);
             let needs_judge = !case.judge.is_empty() || judge_mode;
             let judge = needs_judge.then(|| {
@@ -677,14 +677,13 @@ pub(super) fn harness_name(opts: &RunOptions, suite: &Suite, config: &Config) ->
             .map(|v| v.trim().to_string())
             .filter(|v| !v.is_empty())
     };
-    let clauditor = suite.format == crate::spec::Format::Clauditor;
     [
         opts.settings.harness.clone(),
         env("ASSAY_HARNESS"),
         opts.adapter
             .as_ref()
             .map(|_| crate::spec::model::ADAPTER_HARNESS.to_string()),
-        clauditor.then(|| env("CLAUDITOR_HARNESS")).flatten(),
+        suite.policies.vars.harness.and_then(env),
         suite.defaults.harness.clone(),
         config.run.harness.clone(),
     ]
@@ -692,7 +691,7 @@ pub(super) fn harness_name(opts: &RunOptions, suite: &Suite, config: &Config) ->
     .flatten()
     .find(|h| h != "auto")
     .unwrap_or_else(|| {
-        if clauditor {
+        if suite.policies.auto_harness {
             auto_harness(&HostEnv::from_process(), config)
         } else {
             DEFAULT_HARNESS.into()

@@ -26,17 +26,6 @@ pub enum Format {
 }
 
 impl Format {
-    /// The format's own default timeout, in seconds, when neither the case, the suite, the
-    /// command line nor assay.toml sets one (clauditor's runner waits 300 s; UAAPS's
-    /// `eval-config.json` says 120 s).
-    pub fn default_timeout_secs(self) -> Option<u64> {
-        match self {
-            Format::Clauditor => Some(300),
-            Format::Uaaps => Some(crate::spec::formats::uaaps::DEFAULT_TIMEOUT_SECS),
-            _ => None,
-        }
-    }
-
     pub const ALL: [Format; 5] = [
         Format::Bmad,
         Format::Clauditor,
@@ -146,6 +135,65 @@ pub struct Suite {
     pub package: Option<Package>,
     pub cases: Vec<Case>,
     pub triggers: Vec<TriggerCase>,
+    /// What the format's own runner decides, as data: the runner, the judge, lint and the
+    /// command line follow it and never match on the format.
+    pub policies: Policies,
+}
+
+/// The decisions a format's own runner makes that assay follows for its suites, set by the
+/// format's loader.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Policies {
+    /// The timeout, in seconds, when neither the case, the suite, the command line nor
+    /// assay.toml sets one (clauditor's runner waits 300 s; UAAPS's `eval-config.json` says
+    /// 120 s).
+    pub default_timeout_secs: Option<u64>,
+    /// A setup script that fails skips the case, as Skillet does (nothing of the agent's was
+    /// measured); otherwise it is an infrastructure error.
+    pub failed_setup_skips: bool,
+    /// The runner's own environment variables, read after assay's.
+    pub vars: RunnerVars,
+    /// Without a harness named anywhere, take the one this machine can run (clauditor's
+    /// auto transport) rather than assay's default.
+    pub auto_harness: bool,
+    /// The folders beside the suite's file where its fixtures are kept (for lint's
+    /// `unused-fixture`).
+    pub fixture_dirs: &'static [&'static str],
+    /// The whole folder of the suite's file is its evaluation, kept out of the agent's view
+    /// (BMAD's eval folder, UAAPS's `evals/`); otherwise the file alone.
+    pub spec_is_folder: bool,
+    /// What `assay grade --output` says when the case's fixtures cannot apply (clauditor
+    /// prints its own sentence).
+    pub output_bypass_warning: Option<&'static str>,
+}
+
+impl Policies {
+    /// A format that decides none of these: assay's defaults.
+    pub const NONE: Policies = Policies {
+        default_timeout_secs: None,
+        failed_setup_skips: false,
+        vars: RunnerVars {
+            harness: None,
+            judge_provider: None,
+            judge_transport: None,
+        },
+        auto_harness: false,
+        fixture_dirs: &[],
+        spec_is_folder: false,
+        output_bypass_warning: None,
+    };
+}
+
+/// A format runner's environment variables (clauditor's `CLAUDITOR_HARNESS`,
+/// `CLAUDITOR_GRADING_PROVIDER`, `CLAUDITOR_TRANSPORT`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct RunnerVars {
+    /// Names the harness, after `ASSAY_HARNESS`.
+    pub harness: Option<&'static str>,
+    /// Names the judge's provider, after `ASSAY_JUDGE`.
+    pub judge_provider: Option<&'static str>,
+    /// Names how an Anthropic judge is reached, after `--transport`.
+    pub judge_transport: Option<&'static str>,
 }
 
 impl Suite {
@@ -160,12 +208,13 @@ impl Suite {
     /// clauditor spec, a UAAPS `tests/` config and its cases.
     pub fn spec_paths(&self, cwd: &std::path::Path) -> Vec<PathBuf> {
         let source = cwd.join(&self.source);
-        let mut out = vec![match self.format {
-            Format::Bmad | Format::Uaaps => source
+        let mut out = vec![if self.policies.spec_is_folder {
+            source
                 .parent()
                 .map(std::path::Path::to_path_buf)
-                .unwrap_or_else(|| source.clone()),
-            Format::Clauditor | Format::Skillet | Format::UaapsTests => source.clone(),
+                .unwrap_or_else(|| source.clone())
+        } else {
+            source.clone()
         }];
         out.extend(self.cases.iter().map(|c| cwd.join(&c.location.file)));
         out.extend(self.triggers.iter().map(|t| cwd.join(&t.location.file)));

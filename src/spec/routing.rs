@@ -82,6 +82,7 @@ mod tests {
             base_overlay: None,
             package: None,
             triggers: Vec::new(),
+            policies: crate::spec::formats::bmad::POLICIES,
             skill: Some(Skill {
                 name: "brief".into(),
                 path: "brief".into(),

@@ -13,6 +13,24 @@ use crate::spec::reader::{Doc, Map, index};
 use crate::spec::{Loaded, paths};
 use crate::spec::{check_types, value_formats};
 
+/// What clauditor's runner decides: it waits 300 s, reads its own variables after assay's,
+/// picks the harness this machine can run, keeps fixtures in `fixtures/`, and says its own
+/// sentence when `--output` skips the input files.
+pub const POLICIES: crate::spec::model::Policies = crate::spec::model::Policies {
+    default_timeout_secs: Some(300),
+    vars: crate::spec::model::RunnerVars {
+        harness: Some("CLAUDITOR_HARNESS"),
+        judge_provider: Some("CLAUDITOR_GRADING_PROVIDER"),
+        judge_transport: Some("CLAUDITOR_TRANSPORT"),
+    },
+    auto_harness: true,
+    fixture_dirs: &["fixtures"],
+    output_bypass_warning: Some(
+        "WARNING: --output bypasses the runner; input_files declaration is ignored.",
+    ),
+    ..crate::spec::model::Policies::NONE
+};
+
 const TOP_KEYS: &[&str] = &[
     "skill_name",
     "description",
@@ -380,6 +398,7 @@ fn read_spec(
         package: None,
         cases: vec![case],
         triggers,
+        policies: POLICIES,
     })
 }
 

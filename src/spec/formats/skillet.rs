@@ -12,6 +12,12 @@ use crate::spec::node::Node;
 use crate::spec::reader::{Doc, index};
 use crate::spec::{Loaded, skill};
 
+/// What Skillet decides: a case whose setup script fails is skipped (it could not be set up).
+pub const POLICIES: crate::spec::model::Policies = crate::spec::model::Policies {
+    failed_setup_skips: true,
+    ..crate::spec::model::Policies::NONE
+};
+
 const KEYS: &[&str] = &[
     "timestamp",
     "name",
@@ -139,6 +145,7 @@ pub fn load(
             package: None,
             cases,
             triggers: Vec::new(),
+            policies: POLICIES,
         });
     }
     out

@@ -15,6 +15,15 @@ use crate::spec::node::{Node, Span};
 use crate::spec::reader::{Doc, Map, index};
 use crate::spec::{Loaded, paths};
 
+/// What a UAAPS package's eval config decides: 120 s, `evals/` whole is the evaluation, and
+/// fixtures are kept in `evals/fixtures/` and `evals/files/`.
+pub const POLICIES: crate::spec::model::Policies = crate::spec::model::Policies {
+    default_timeout_secs: Some(DEFAULT_TIMEOUT_SECS),
+    fixture_dirs: &["fixtures", "files"],
+    spec_is_folder: true,
+    ..crate::spec::model::Policies::NONE
+};
+
 const CONFIG_KEYS: &[&str] = &["version", "engine", "timeout", "judge", "sandbox", "env"];
 const SANDBOX_KEYS: &[&str] = &["network", "writable-paths"];
 const CASE_KEYS: &[&str] = &[
@@ -149,6 +158,7 @@ pub fn load(ctx: &LoadCtx, root: &Path) -> Loaded {
             package: Some(package),
             cases,
             triggers: Vec::new(),
+            policies: POLICIES,
         });
     }
     out

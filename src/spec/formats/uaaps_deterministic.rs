@@ -21,6 +21,13 @@ use crate::spec::node::{Node, Span, Value};
 use crate::spec::reader::{Doc, Map, index};
 use crate::spec::{Loaded, paths};
 
+/// What a UAAPS `tests/` folder decides: its fixtures are kept in `fixtures/` beside the
+/// config.
+pub const POLICIES: crate::spec::model::Policies = crate::spec::model::Policies {
+    fixture_dirs: &["fixtures"],
+    ..crate::spec::model::Policies::NONE
+};
+
 const CONFIG_KEYS: &[&str] = &["version", "command", "cwd", "timeout", "env"];
 /// A skill's test case: the spec's keys, then assay's aliases.
 const SKILL_CASE_KEYS: &[&str] = &[
@@ -192,6 +199,7 @@ fn suite(
         package: Some(package),
         cases,
         triggers: Vec::new(),
+        policies: POLICIES,
     }
 }
 

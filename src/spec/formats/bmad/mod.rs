@@ -32,6 +32,14 @@ use super::LoadCtx;
 
 pub use triggers::TRIGGER_FILES;
 
+/// What the BMAD runner (and skill-creator) decide: the eval folder whole is the evaluation,
+/// and fixtures are kept in its `files/`.
+pub const POLICIES: crate::spec::model::Policies = crate::spec::model::Policies {
+    fixture_dirs: &["files"],
+    spec_is_folder: true,
+    ..crate::spec::model::Policies::NONE
+};
+
 /// One BMAD eval folder, found by discovery, and the skill it belongs to.
 #[derive(Debug, Clone)]
 pub struct Input {
@@ -160,6 +168,7 @@ fn new_suite(ctx: &LoadCtx, input: &Input) -> Suite {
         package: None,
         cases: Vec::new(),
         triggers: Vec::new(),
+        policies: POLICIES,
     }
 }
 
