@@ -4,6 +4,45 @@
 //! text from suites, agents, scripts and plugins may hold control characters, and those are
 //! shown escaped, never sent, so nothing can erase a line, move the cursor or retitle the
 //! window. JSON for tools is printed with [`crate::text::printable_json`].
+//!
+//! Nothing here writes with std's `print!` family, which panics when the reader has gone
+//! (`assay validate --format json | head -c 10`): `print!`, `println!`, `eprint!` and
+//! `eprintln!` are redefined below for every command file, and write through [`emit`], which
+//! ends a stream quietly on a broken pipe (the exit code stays what it would have been).
+
+/// `print!` through [`emit`]: a reader that went away ends stdout quietly, never a panic.
+macro_rules! print {
+    ($($arg:tt)*) => {
+        $crate::cli::emit($crate::cli::Stream::Stdout, &format!($($arg)*))
+    };
+}
+
+/// `println!` through [`emit`].
+macro_rules! println {
+    () => {
+        $crate::cli::emit($crate::cli::Stream::Stdout, "\n")
+    };
+    ($($arg:tt)*) => {
+        $crate::cli::emit($crate::cli::Stream::Stdout, &format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `eprint!` through [`emit`].
+macro_rules! eprint {
+    ($($arg:tt)*) => {
+        $crate::cli::emit($crate::cli::Stream::Stderr, &format!($($arg)*))
+    };
+}
+
+/// `eprintln!` through [`emit`].
+macro_rules! eprintln {
+    () => {
+        $crate::cli::emit($crate::cli::Stream::Stderr, "\n")
+    };
+    ($($arg:tt)*) => {
+        $crate::cli::emit($crate::cli::Stream::Stderr, &format!("{}\n", format_args!($($arg)*)))
+    };
+}
 
 /// `println!`, control characters shown escaped and no line a workflow command (see
 /// [`crate::text::for_terminal`]).
@@ -611,6 +650,52 @@ pub fn stderr_color() -> bool {
 pub fn print_json(v: &impl serde::Serialize) {
     let text = serde_json::to_string_pretty(v).unwrap_or_default();
     println!("{}", crate::text::printable_json(&text));
+}
+
+/// Where [`emit`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// Set once a stream's reader is gone (or writing to it failed): nothing more is tried there.
+static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static STDERR_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Writes `text` to stdout or stderr through its lock, and flushes it. A reader that closed
+/// early (`| head -c 10`) is a quiet end of that stream, never a panic, and the command's exit
+/// code stays what it would have been; any other failure to write stdout (a full disk) is said
+/// once on stderr.
+pub fn emit(stream: Stream, text: &str) {
+    use std::io::Write;
+    use std::sync::atomic::Ordering;
+    let closed = match stream {
+        Stream::Stdout => &STDOUT_CLOSED,
+        Stream::Stderr => &STDERR_CLOSED,
+    };
+    if closed.load(Ordering::Relaxed) {
+        return;
+    }
+    let written = match stream {
+        Stream::Stdout => {
+            let mut out = std::io::stdout().lock();
+            write!(out, "{text}").and_then(|()| out.flush())
+        }
+        Stream::Stderr => {
+            let mut err = std::io::stderr().lock();
+            write!(err, "{text}").and_then(|()| err.flush())
+        }
+    };
+    if let Err(e) = written {
+        closed.store(true, Ordering::Relaxed);
+        if stream == Stream::Stdout && e.kind() != std::io::ErrorKind::BrokenPipe {
+            emit(
+                Stream::Stderr,
+                &format!("error: cannot write to standard output: {e}\n"),
+            );
+        }
+    }
 }
 
 /// Prints problems to stderr, and a closing line when any is an error.

@@ -142,7 +142,7 @@ fn run_job(ctx: &LoadCtx, job: Job) -> Loaded {
         Job::Bmad(input) => formats::bmad::load(ctx, &input),
         Job::Clauditor { file, root } => formats::clauditor::load(ctx, &file, &root),
         Job::Uaaps { root } => formats::uaaps::load(ctx, &root),
-        Job::UaapsTests { dir, root } => formats::uaaps_deterministic::load(ctx, &dir, &root),
+        Job::UaapsTests { dir, root } => formats::uaaps::deterministic::load(ctx, &dir, &root),
         Job::Skillet {
             files,
             scan_root,

@@ -5,9 +5,6 @@ pub mod checks;
 pub mod clauditor;
 pub mod skillet;
 pub mod uaaps;
-pub mod uaaps_deterministic;
-pub mod uaaps_hooks;
-pub mod uaaps_package;
 
 use std::path::{Path, PathBuf};
 

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use super::uaaps::{claim_name, list_yaml, package_label, read_env, read_manifest, read_name};
-use super::uaaps_hooks::{Hook, HooksFile, payload};
-use super::{LoadCtx, location};
+use super::{claim_name, list_yaml, package_label, read_env, read_manifest, read_name};
+use super::hooks::{Hook, HooksFile, payload};
+use crate::spec::formats::{LoadCtx, location};
 use crate::spec::model::{
     Case, Check, CheckTarget, CommandSpec, Defaults, Fixture, Format, OutputSpec, StdinSource,
     Suite,
@@ -675,7 +675,7 @@ fn read_checks(doc: &mut Doc, m: &Map<'_>, artifact_rel: &Path, span: Span) -> V
         let mut ids: std::collections::HashSet<String> =
             checks.iter().map(|c| c.id.clone()).collect();
         ids.insert("exit-code".to_string());
-        let more = super::checks::read_check_list(doc, n, "checks", &mut ids);
+        let more = crate::spec::formats::checks::read_check_list(doc, n, "checks", &mut ids);
         checks.extend(more);
     }
     if let Some(code) = exit_code {

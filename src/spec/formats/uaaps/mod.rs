@@ -1,5 +1,9 @@
 //! UAAPS agent packages: `package.agent.json`, `evals/eval-config.json` and `evals/cases/*.yaml`.
 
+pub mod deterministic;
+pub mod hooks;
+pub mod package;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -143,7 +147,7 @@ pub fn load(ctx: &LoadCtx, root: &Path) -> Loaded {
             }
         }
     }
-    package.parts = super::uaaps_package::read_parts(ctx, root, &mut out.problems);
+    package.parts = super::uaaps::package::read_parts(ctx, root, &mut out.problems);
     if let (true, Some(defaults)) = (ok, defaults) {
         out.suites.push(Suite {
             id: format!("uaaps:{}", package_label(&package)),

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::LoadCtx;
+use crate::spec::formats::LoadCtx;
 use crate::diag::Problem;
 use crate::spec::model::{PackageAgent, PackageParts};
 use crate::spec::node::{Node, Value};
