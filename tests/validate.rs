@@ -377,3 +377,51 @@ fn a_problem_deep_in_a_long_minified_line_names_its_exact_line_and_column() {
         err.len()
     );
 }
+
+#[test]
+fn json_into_a_reader_that_closes_early_ends_quietly() {
+    // `assay validate … --format json | head -c 10`: the reader goes away while assay is still
+    // writing (the document is far larger than a pipe's buffer), and assay must stop quietly
+    // with the exit code it would have had, not panic on the broken pipe.
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = vec![("assay.toml".to_string(), String::new())];
+    for i in 0..600 {
+        files.push((
+            format!(".claude/commands/skill-{i}.md"),
+            "Say hello.".into(),
+        ));
+        files.push((
+            format!(".claude/commands/skill-{i}.eval.json"),
+            r#"{"assertions": [{"id": "a", "type": "contains", "needle": "hello"}]}"#.into(),
+        ));
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    write_tree(dir.path(), &files);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["validate", ".", "--format", "json"])
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("assay runs");
+    let mut head = [0u8; 10];
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_exact(&mut head)
+        .expect("the first bytes of the JSON");
+    // The read end is closed here, as `head -c 10` closes it.
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(&head[..1], b"{");
+    let err = stderr(&out);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!err.contains("Broken pipe"), "{err}");
+    assert_eq!(code(&out), 0, "{err}");
+}
