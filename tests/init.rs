@@ -29,6 +29,11 @@ fn each_format_writes_a_suite_that_validates_and_runs() {
             "bmad",
         ),
         (
+            "bmad-cases",
+            vec!["evals/greeting/cases.json", "evals/greeting/triggers.json"],
+            "bmad",
+        ),
+        (
             "clauditor",
             vec![".claude/commands/greeting.eval.json"],
             "clauditor",
@@ -55,7 +60,7 @@ fn each_format_writes_a_suite_that_validates_and_runs() {
         }
         let listed = validates(d.path());
         assert!(listed.starts_with(suite), "{format}: {listed}");
-        if format != "bmad" {
+        if !format.starts_with("bmad") {
             // Its checks pass on a first run, through the quickstart's stand-in agent.
             let out = assay(
                 d.path(),
@@ -164,7 +169,7 @@ fn no_skill_or_several_is_bad_input_naming_them() {
 
 #[test]
 fn from_run_turns_a_recorded_case_run_into_a_new_case_of_its_suite() {
-    for format in ["skillet", "bmad"] {
+    for format in ["skillet", "bmad", "bmad-cases"] {
         let d = bare_quickstart();
         let out = assay(d.path(), &["init", "--format", format]);
         assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -187,7 +192,11 @@ fn from_run_turns_a_recorded_case_run_into_a_new_case_of_its_suite() {
             stderr(&out)
         );
         let before = assay(d.path(), &["list", "--json"]);
-        let id = if format == "skillet" { "001" } else { "1" };
+        let id = match format {
+            "skillet" => "001",
+            "bmad-cases" => "E1",
+            _ => "1",
+        };
         let out = assay(d.path(), &["init", "--from-run", "out", "--case", id]);
         assert_eq!(
             code(&out),
@@ -397,4 +406,68 @@ fn a_skill_named_from_outside_its_project_gets_its_suite_in_that_project() {
         "nothing in the folder it ran from"
     );
     validates(&project);
+}
+
+#[test]
+fn a_skill_creator_suite_is_written_in_the_skills_own_folder() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (
+                ".claude/skills/brief/SKILL.md",
+                "---\nname: brief\ndescription: Writes product briefs.\n---\nWrite brief.md.\n",
+            ),
+            (".claude/commands/memo.md", "Write a memo.\n"),
+        ],
+    );
+    let out = assay(
+        d.path(),
+        &["init", ".claude/skills/brief", "--format", "skill-creator"],
+    );
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("a skill-creator suite for `brief`"),
+        "{}",
+        stdout(&out)
+    );
+    let evals = read_json(&d.path().join(".claude/skills/brief/evals/evals.json"));
+    // skill-creator's shape: integer ids, files, expectations.
+    assert_eq!(evals["skill_name"], "brief");
+    assert_eq!(evals["evals"][0]["id"], 1);
+    assert_eq!(evals["evals"][1]["files"], serde_json::json!([]));
+    let triggers = read_json(
+        &d.path()
+            .join(".claude/skills/brief/evals/trigger-evals.json"),
+    );
+    assert_eq!(triggers.as_array().unwrap().len(), 4);
+    // Found where skill-creator keeps it, with the skill and its trigger queries.
+    let out = assay(d.path(), &["list", "--json"]);
+    let listed: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let suite = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["source"] == ".claude/skills/brief/evals/evals.json")
+        .unwrap_or_else(|| panic!("{listed:#}"));
+    assert_eq!(suite["skill"]["name"], "brief");
+    assert_eq!(suite["cases"].as_array().unwrap().len(), 2);
+    assert_eq!(suite["triggers"].as_array().unwrap().len(), 4);
+    // A command file has no folder of its own to keep them in.
+    let out = assay(
+        d.path(),
+        &[
+            "init",
+            ".claude/commands/memo.md",
+            "--format",
+            "skill-creator",
+        ],
+    );
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is a command file"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -6,13 +6,12 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::{Args, ValueEnum};
-use serde_json::json;
+use clap::Args;
 
 use super::{Selection, load, print_problems};
 use crate::exit::Outcome;
 use crate::spec::formats::LoadCtx;
-use crate::spec::{Skill, SkillKind};
+use crate::spec::formats::write::{self, RunSeed};
 
 #[derive(Debug, Args)]
 pub struct InitArgs {
@@ -20,9 +19,10 @@ pub struct InitArgs {
     /// Default: the project's only one, under `.claude/skills`, `.claude/commands`,
     /// `.agents/skills` or `skills`.
     pub skill: Option<PathBuf>,
-    /// The format to write.
-    #[arg(long, value_enum, default_value_t = InitFormat::Clauditor)]
-    pub format: InitFormat,
+    /// The format to write: clauditor, bmad, skill-creator (`<skill>/evals/evals.json`),
+    /// bmad-cases (the current BMAD runner's cases.json), skillet or uaaps.
+    #[arg(long, default_value = "clauditor", value_parser = clap::builder::PossibleValuesParser::new(write::names()))]
+    pub format: String,
     /// Replace files that already exist.
     #[arg(long)]
     pub force: bool,
@@ -36,14 +36,6 @@ pub struct InitArgs {
     /// a reviewer judged in feedback.json, else its first run with the skill).
     #[arg(long, value_name = "ID", requires = "from_run")]
     pub case: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum InitFormat {
-    Bmad,
-    Clauditor,
-    Skillet,
-    Uaaps,
 }
 
 pub fn run(ctx: &LoadCtx, args: &InitArgs) -> Outcome {
@@ -71,17 +63,19 @@ pub fn run(ctx: &LoadCtx, args: &InitArgs) -> Outcome {
     };
     // The skill's own project (its nearest assay.toml, .git, _bmad or .claude), where that
     // project's runner looks; the current folder when nothing marks one.
-    // A UAAPS package's root is the folder holding its `skills/`.
-    let package_root = path
-        .parent()
-        .filter(|p| p.file_name().is_some_and(|n| n == "skills"))
-        .and_then(Path::parent);
-    let root = match (&args.skill, package_root) {
-        (Some(_), Some(package)) if args.format == InitFormat::Uaaps => package.to_path_buf(),
-        (Some(_), _) => crate::discover::project_root(path.parent().unwrap_or(&ctx.cwd), &ctx.cwd),
+    let Some(format) = write::by_name(&args.format) else {
+        tell!("error: `{}` is not a format assay writes", args.format);
+        return Outcome::BadInput;
+    };
+    // A format's own root (a UAAPS package: the folder holding its `skills/`).
+    let root = match (&args.skill, format.own_root(&path)) {
+        (Some(_), Some(own)) => own,
+        (Some(_), None) => {
+            crate::discover::project_root(path.parent().unwrap_or(&ctx.cwd), &ctx.cwd)
+        }
         (None, _) => ctx.cwd.clone(),
     };
-    let files = match starter(&root, &skill, args.format) {
+    let files = match format.starter(&root, &skill) {
         Ok(f) => f,
         Err(why) => {
             tell!("error: {why}");
@@ -149,11 +143,14 @@ pub fn run(ctx: &LoadCtx, args: &InitArgs) -> Outcome {
         .iter()
         .map(|(p, _)| p.clone())
         .filter(|p| !p.ends_with("assay.toml") && !p.ends_with("package.agent.json"))
-        .filter(|p| !p.ends_with("triggers.json"))
-        .map(|p| match args.format {
-            InitFormat::Skillet => p.parent().map(Path::to_path_buf).unwrap_or(p),
-            _ => p,
+        .filter(|p| {
+            !p.file_name().is_some_and(|n| {
+                crate::spec::formats::bmad::TRIGGER_FILES
+                    .iter()
+                    .any(|t| n == *t)
+            })
         })
+        .map(|p| format.suite_path(&p))
         .collect();
     suite_files.dedup();
     let loaded = load(
@@ -183,7 +180,7 @@ pub fn run(ctx: &LoadCtx, args: &InitArgs) -> Outcome {
     let triggers: usize = loaded.suites.iter().map(|s| s.triggers.len()).sum();
     say!(
         "ok: a {} suite for `{}`: {cases} case(s), {triggers} trigger queries; it validates.",
-        format_word(args.format),
+        format.title(),
         skill.name
     );
     say!("next:");
@@ -196,15 +193,6 @@ pub fn run(ctx: &LoadCtx, args: &InitArgs) -> Outcome {
     }
     say!("  - `assay doctor`, then `assay run` (or `assay run --dry-run` to see the plan).");
     Outcome::Success
-}
-
-fn format_word(f: InitFormat) -> &'static str {
-    match f {
-        InitFormat::Bmad => "BMAD",
-        InitFormat::Clauditor => "clauditor",
-        InitFormat::Skillet => "Skillet",
-        InitFormat::Uaaps => "UAAPS",
-    }
 }
 
 /// The project's only skill or command, where agents look for them.
@@ -245,234 +233,6 @@ fn only_skill(root: &Path) -> Result<PathBuf, String> {
                 .join(", ")
         )),
     }
-}
-
-/// What the starter cases ask, from the skill's name and description.
-struct Words {
-    name: String,
-    /// The description, or a sentence made from the name.
-    what: String,
-    /// The name as words (`release-notes` → `release notes`).
-    spoken: String,
-    command: bool,
-}
-
-impl Words {
-    fn of(skill: &Skill) -> Self {
-        let spoken = skill.name.replace(['-', '_'], " ");
-        let what = skill
-            .description
-            .clone()
-            .filter(|d| !d.trim().is_empty())
-            .unwrap_or_else(|| format!("Does the {spoken} task."));
-        Words {
-            name: skill.name.clone(),
-            what,
-            spoken,
-            command: skill.kind == SkillKind::Command,
-        }
-    }
-
-    /// Two prompts that exercise the skill.
-    fn prompts(&self) -> [String; 2] {
-        if self.command {
-            [
-                format!("/{} example input", self.name),
-                format!("/{}", self.name),
-            ]
-        } else {
-            [
-                format!(
-                    "Run headless. Use the {} skill on a small, realistic example and say what you did.",
-                    self.name
-                ),
-                format!(
-                    "Run headless. I need help with {}: pick a sensible default and go ahead.",
-                    self.spoken
-                ),
-            ]
-        }
-    }
-
-    fn should_trigger(&self) -> Vec<String> {
-        vec![
-            format!("Can you help me with {}?", self.spoken),
-            format!(
-                "{} Please do that for this project.",
-                self.what.trim_end_matches('.')
-            ),
-        ]
-    }
-
-    /// Near misses: close to the skill's words, not its job.
-    fn should_not_trigger(&self) -> Vec<String> {
-        vec![
-            format!("What does the word \"{}\" mean, in general?", self.spoken),
-            "What's the capital of Australia?".into(),
-        ]
-    }
-}
-
-/// The files of a starter suite, by path.
-fn starter(
-    root: &Path,
-    skill: &Skill,
-    format: InitFormat,
-) -> Result<Vec<(PathBuf, String)>, String> {
-    let w = Words::of(skill);
-    let [p1, p2] = w.prompts();
-    let pretty = |v: serde_json::Value| serde_json::to_string_pretty(&v).unwrap_or_default() + "\n";
-    // A JSON string is a YAML double-quoted scalar.
-    let y = |s: &str| serde_json::to_string(s).unwrap_or_default();
-    Ok(match format {
-        InitFormat::Bmad => {
-            let dir = root.join("evals").join(&w.name);
-            vec![
-                (
-                    dir.join("evals.json"),
-                    pretty(json!({
-                        "skill_name": w.name,
-                        "evals": [
-                            {"id": "1", "prompt": p1, "expected_output": format!("The agent uses the {} skill and reports what it did.", w.name),
-                             "expectations": [format!("The response shows the {} skill was used for the task", w.name), "The response says what was done, without asking a question back"]},
-                            {"id": "2", "prompt": p2, "expectations": ["The agent makes a reasonable choice and finishes without asking the user"]}
-                        ]
-                    })),
-                ),
-                (
-                    dir.join("triggers.json"),
-                    pretty(serde_json::Value::Array(
-                        w.should_trigger()
-                            .into_iter()
-                            .map(|q| json!({"query": q, "should_trigger": true}))
-                            .chain(
-                                w.should_not_trigger()
-                                    .into_iter()
-                                    .map(|q| json!({"query": q, "should_trigger": false})),
-                            )
-                            .collect(),
-                    )),
-                ),
-            ]
-        }
-        InitFormat::Clauditor => {
-            // Beside the command file, or beside the skill's SKILL.md.
-            let dir = match skill.kind {
-                SkillKind::Command => skill.path.parent().unwrap_or(root).to_path_buf(),
-                SkillKind::Dir => skill.path.clone(),
-            };
-            vec![(
-                dir.join(format!("{}.eval.json", w.name)),
-                pretty(json!({
-                    "skill_name": w.name,
-                    "description": w.what,
-                    "test_args": if w.command { "example input" } else { "" },
-                    "assertions": [
-                        {"id": "answers", "type": "min_length", "length": 1},
-                        {"id": "no_traceback", "type": "not_contains", "needle": "Traceback (most recent call last)"}
-                    ],
-                    "trigger_tests": {
-                        "should_trigger": w.should_trigger(),
-                        "should_not_trigger": w.should_not_trigger()
-                    }
-                })),
-            )]
-        }
-        InitFormat::Skillet => {
-            let dir = root.join("evals").join(&w.name);
-            let stamp = jiff::Timestamp::now()
-                .strftime("%Y-%m-%dT%H:%M:%SZ")
-                .to_string();
-            let case = |prompt: &str, expected: &str| {
-                format!(
-                    "timestamp: {stamp}\nname: {}\nprompt: {}\nexpected: {}\nassertions:\n  - type: not_contains\n    value: \"Traceback (most recent call last)\"\n",
-                    y(&w.name),
-                    y(prompt),
-                    y(expected)
-                )
-            };
-            vec![
-                (
-                    dir.join("001.yaml"),
-                    case(
-                        &p1,
-                        &format!(
-                            "The agent uses the {} skill and reports what it did.",
-                            w.name
-                        ),
-                    ),
-                ),
-                (
-                    dir.join("002.yaml"),
-                    case(
-                        &p2,
-                        "The agent makes a reasonable choice and finishes without asking the user.",
-                    ),
-                ),
-            ]
-        }
-        InitFormat::Uaaps => {
-            if skill.kind != SkillKind::Dir
-                || skill
-                    .path
-                    .parent()
-                    .and_then(Path::file_name)
-                    .is_none_or(|n| n != "skills")
-                || skill.path.parent().and_then(Path::parent) != Some(root)
-            {
-                return Err(format!(
-                    "a UAAPS package keeps its skills in skills/<name>/ at its root; {} is not one (use --format clauditor, bmad or skillet, or move it)",
-                    skill.path.display()
-                ));
-            }
-            let mut files = Vec::new();
-            // The manifest is what makes a folder a UAAPS package: without one, the evals
-            // written here would not be found.
-            if !root.join("package.agent.json").exists() {
-                let name = root
-                    .file_name()
-                    .map(|n| n.to_string_lossy().to_lowercase())
-                    .unwrap_or_else(|| "package".into());
-                files.push((
-                    root.join("package.agent.json"),
-                    pretty(json!({"name": name, "version": "0.1.0"})),
-                ));
-            }
-            // A package's eval config is its own: made when missing, never replaced.
-            if !root.join("evals/eval-config.json").exists() {
-                files.push((
-                    root.join("evals/eval-config.json"),
-                    pretty(json!({"version": 1, "engine": "claude-code", "timeout": 120})),
-                ));
-            }
-            files.extend([
-                (
-                    root.join("evals/cases").join(format!("{}.yaml", w.name)),
-                    format!(
-                        "name: {}\ndescription: {}\ntarget: skill:{}\ninput:\n  prompt: {}\nexpected:\n  not-contains:\n    - \"Traceback (most recent call last)\"\njudge:\n  criteria: {}\n",
-                        y(&w.name),
-                        y(&format!(
-                            "The {} skill does its job on a small example",
-                            w.name
-                        )),
-                        w.name,
-                        y(&p1),
-                        y(&format!(
-                            "The agent used the {} skill for the task and reported what it did, without asking a question back.",
-                            w.name
-                        ))
-                    ),
-                ),
-            ]);
-            if !root.join("package.agent.json").exists() {
-                files.push((
-                    root.join("package.agent.json"),
-                    pretty(json!({"name": w.name, "version": "0.1.0", "description": w.what})),
-                ));
-            }
-            files
-        }
-    })
 }
 
 /// The most of a reviewer's note written into a case (characters).
@@ -583,15 +343,6 @@ fn from_run(ctx: &LoadCtx, run_dir: &Path, case: &str) -> Outcome {
     };
     let review = review_of(&record);
     let bad = review.as_ref().is_some_and(|(v, _)| *v == Review::Bad);
-    // What the reviewer found wrong, as a sentence.
-    let problem = match &review {
-        Some((Review::Bad, note)) if !note.is_empty() => note.clone(),
-        _ => "(the reviewer marked it bad without a note: see the recorded answer)".to_string(),
-    };
-    let good_note = match &review {
-        Some((Review::Good, note)) if !note.is_empty() => format!(" (note: {note})"),
-        _ => String::new(),
-    };
     let output = std::fs::read_to_string(dir.join("output.txt")).unwrap_or_default();
     if output.trim().is_empty() && !bad {
         tell!(
@@ -626,161 +377,22 @@ fn from_run(ctx: &LoadCtx, run_dir: &Path, case: &str) -> Outcome {
         return Outcome::BadInput;
     };
     let source = ctx.cwd.join(&record.suite_source);
-    let y = |s: &str| serde_json::to_string(s).unwrap_or_default();
-    let (path, text) = match suite.format {
-        crate::spec::Format::Skillet => {
-            let next = (1..1000)
-                .map(|n| source.join(format!("{n:03}.yaml")))
-                .find(|p| !p.exists());
-            let Some(path) = next else {
-                tell!("error: {} has no free NNN.yaml name", source.display());
-                return Outcome::BadInput;
-            };
-            let name = source
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let stamp = jiff::Timestamp::now()
-                .strftime("%Y-%m-%dT%H:%M:%SZ")
-                .to_string();
-            let expected = match &review {
-                Some((Review::Bad, _)) => format!(
-                    "An answer without the problem a reviewer found in the answer recorded in {} (case {case}, run {}): {problem}\nThe answer the reviewer marked bad (not to be given again):\n{}",
-                    ctx.shown(&dir).display(),
-                    record.run,
-                    output.trim_end()
-                ),
-                Some((Review::Good, _)) => format!(
-                    "Like this answer, which a reviewer marked good{good_note}, recorded in {} (case {case}, run {}):\n{}",
-                    ctx.shown(&dir).display(),
-                    record.run,
-                    output.trim_end()
-                ),
-                None => format!(
-                    "Like this answer, recorded in {} (case {case}, run {}):\n{}",
-                    ctx.shown(&dir).display(),
-                    record.run,
-                    output.trim_end()
-                ),
-            };
-            let text = format!(
-                "timestamp: {stamp}\nname: {}\nprompt: {}\nexpected: {}\n",
-                y(&name),
-                y(&prompt),
-                y(&expected)
-            );
-            (path, text)
-        }
-        crate::spec::Format::Bmad => {
-            let Ok(mut doc) = std::fs::read_to_string(&source)
-                .map_err(|e| e.to_string())
-                .and_then(|t| {
-                    serde_json::from_str::<serde_json::Value>(&t).map_err(|e| e.to_string())
-                })
-            else {
-                tell!("error: cannot read {} as JSON", source.display());
-                return Outcome::BadInput;
-            };
-            let ids: Vec<String> = doc["evals"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|e| e["id"].as_str().map(str::to_string))
-                .collect();
-            let id = (1..)
-                .map(|n| format!("{case}-from-run-{n}"))
-                .find(|i| !ids.contains(i))
-                .unwrap_or_default();
-            let Some(evals) = doc["evals"].as_array_mut() else {
-                tell!("error: {} has no `evals` list", source.display());
-                return Outcome::BadInput;
-            };
-            evals.push(match &review {
-                Some((Review::Bad, _)) => json!({
-                    "id": id,
-                    "prompt": prompt,
-                    "expected_output": format!(
-                        "Not this answer, which a reviewer marked bad ({problem}):\n{}",
-                        output.trim_end()
-                    ),
-                    "expectations": [format!(
-                        "The response does not have the problem a reviewer found in a recorded answer: {problem}"
-                    )],
-                }),
-                _ => json!({
-                    "id": id,
-                    "prompt": prompt,
-                    "expected_output": if review.is_some() {
-                        format!(
-                            "{}\n\n(A reviewer marked this recorded answer good{good_note}.)",
-                            output.trim_end()
-                        )
-                    } else {
-                        output.trim_end().to_string()
-                    },
-                    "expectations": ["The response gives what expected_output shows, in substance"],
-                }),
-            });
-            (
-                source.clone(),
-                serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n",
-            )
-        }
-        crate::spec::Format::Uaaps => {
-            let cases = source
-                .parent()
-                .map(|p| p.join("cases"))
-                .unwrap_or_else(|| source.clone());
-            let Some((n, path)) = (1..1000)
-                .map(|n| (n, cases.join(format!("{case}-from-run-{n}.yaml"))))
-                .find(|(_, p)| !p.exists())
-            else {
-                tell!("error: {} has no free name for the case", cases.display());
-                return Outcome::BadInput;
-            };
-            let criteria = match &review {
-                Some((Review::Bad, _)) => format!(
-                    "The answer does not have the problem a reviewer found in a recorded answer: {problem}\nThe recorded answer, marked bad (not to be given again):\n{}",
-                    output.trim_end()
-                ),
-                Some((Review::Good, _)) => format!(
-                    "The answer gives, in substance, what this recorded answer gives (a reviewer marked it good{good_note}):\n{}",
-                    output.trim_end()
-                ),
-                None => format!(
-                    "The answer gives, in substance, what this recorded answer gives:\n{}",
-                    output.trim_end()
-                ),
-            };
-            let recorded = match &review {
-                Some((v, _)) => format!(
-                    "Recorded from {}; a reviewer marked it {}",
-                    ctx.shown(&dir).display(),
-                    v.word()
-                ),
-                None => format!("Recorded from {}", ctx.shown(&dir).display()),
-            };
-            let text = format!(
-                "name: {}\ndescription: {}\ninput:\n  prompt: {}\njudge:\n  criteria: {}\n",
-                y(&format!("{case}-from-run-{n}")),
-                y(&recorded),
-                y(&prompt),
-                y(&criteria)
-            );
-            (path, text)
-        }
-        crate::spec::Format::UaapsTests => {
-            tell!(
-                "error: a UAAPS test config's cases are commands, not prompts; add one by hand ({})",
-                ctx.shown(&dir.join("output.txt")).display()
-            );
-            return Outcome::BadInput;
-        }
-        crate::spec::Format::Clauditor => {
-            tell!(
-                "error: a clauditor spec holds one case per skill; add the recorded output to its checks by hand ({})",
-                ctx.shown(&dir.join("output.txt")).display()
-            );
+    let seed = RunSeed {
+        case: case.to_string(),
+        run: record.run,
+        prompt,
+        output,
+        review: review.clone(),
+        recorded_in: ctx.shown(&dir).display().to_string(),
+    };
+    let written = match write::for_suite(suite) {
+        Some(format) => format.case_from_run(&source, &seed),
+        None => Err(format!("assay writes no case into {}", source.display())),
+    };
+    let (path, text) = match written {
+        Ok(w) => w,
+        Err(why) => {
+            tell!("error: {why}");
             return Outcome::BadInput;
         }
     };

@@ -5,6 +5,7 @@ pub mod checks;
 pub mod clauditor;
 pub mod skillet;
 pub mod uaaps;
+pub mod write;
 
 use std::path::{Path, PathBuf};
 

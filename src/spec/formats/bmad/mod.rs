@@ -19,6 +19,7 @@ mod cases;
 mod evals;
 mod fixtures;
 mod triggers;
+pub mod write;
 
 use std::path::PathBuf;
 

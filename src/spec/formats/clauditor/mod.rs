@@ -1,5 +1,7 @@
 //! clauditor format: `<skill>.eval.json` beside `.claude/commands/<skill>.md` or a skill's SKILL.md.
 
+pub mod write;
+
 use std::path::{Path, PathBuf};
 
 use super::{LoadCtx, check_unique, location};

@@ -1,5 +1,7 @@
 //! Skillet format: one YAML file per eval, `<dir>/<name>/NNN.yaml`, nested folders allowed.
 
+pub mod write;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use super::{claim_name, list_yaml, package_label, read_env, read_manifest, read_name};
 use super::hooks::{Hook, HooksFile, payload};
+use super::{claim_name, list_yaml, package_label, read_env, read_manifest, read_name};
 use crate::spec::formats::{LoadCtx, location};
 use crate::spec::model::{
     Case, Check, CheckTarget, CommandSpec, Defaults, Fixture, Format, OutputSpec, StdinSource,

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use serde_json::Value as Json;
 
-use crate::spec::formats::LoadCtx;
 use crate::diag::{Problem, did_you_mean};
+use crate::spec::formats::LoadCtx;
 use crate::spec::model::Fixture;
 use crate::spec::node::{Node, Source, Span, Value};
 use crate::spec::paths;

@@ -1,5 +1,7 @@
 //! UAAPS agent packages: `package.agent.json`, `evals/eval-config.json` and `evals/cases/*.yaml`.
 
+pub mod write;
+
 pub mod deterministic;
 pub mod hooks;
 pub mod package;

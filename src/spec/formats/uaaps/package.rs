@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::spec::formats::LoadCtx;
 use crate::diag::Problem;
+use crate::spec::formats::LoadCtx;
 use crate::spec::model::{PackageAgent, PackageParts};
 use crate::spec::node::{Node, Value};
 use crate::spec::reader::Doc;
