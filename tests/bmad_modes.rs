@@ -287,3 +287,45 @@ fn a_skill_creator_suite_without_expectations_runs() {
         assert_eq!(r["skills_invoked"], json!(["brief"]), "{r:#}");
     }
 }
+
+#[test]
+fn a_case_whose_fixture_is_missing_fails_without_starting_the_agent() {
+    // The runner fails the case, not the file: the other case still runs.
+    let (_d, proj) = project();
+    write_tree(
+        &proj,
+        &[(
+            "evals/brief/cases.json",
+            r#"{"cases": [
+  {"id": "gone", "input": "Write the product brief for Bo.", "rubric": [], "files": ["files/nowhere.md"],
+   "x-assay-checks": [{"type": "file_exists", "path": "brief.md"}]},
+  {"id": "E1", "input": "Write the product brief for Ada.", "rubric": [],
+   "x-assay-checks": [{"type": "file_contains", "path": "brief.md", "needle": "Ada"}]}
+]}"#,
+        )],
+    );
+    let server = model();
+    let out = run(&proj, &server, &judge(), &["--output-dir", "out"]);
+    let said = format!("{}\n{}", stdout(&out), stderr(&out));
+    // A failed case, not an infrastructure error.
+    assert_eq!(code(&out), 1, "{said}");
+    assert!(said.contains("files/nowhere.md"), "{said}");
+    let runs = results(&proj.join("out"));
+    assert_eq!(runs["gone"]["status"], "failed", "{:#}", runs["gone"]);
+    assert!(
+        runs["gone"]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("fixture not found")),
+        "{:#}",
+        runs["gone"]
+    );
+    assert_eq!(runs["E1"]["grade"]["verdict"], "pass", "{:#}", runs["E1"]);
+    let asked_for_bo = server
+        .requests()
+        .iter()
+        .any(|r| r.to_string().contains("product brief for Bo"));
+    assert!(
+        !asked_for_bo,
+        "the agent started for a case that cannot run"
+    );
+}

@@ -269,8 +269,10 @@ fn begin(r: &mut CaseRunResult, plan: &CaseRunPlan<'_>) -> Result<Vec<String>, S
         r.unrecorded
             .push(format!("cannot create {}: {e}", plan.dir.display()));
     }
+    // The case cannot run as written (a BMAD cases.json fixture that is not there): it fails,
+    // as the format's runner fails it, and no agent starts.
     if let Some(why) = &plan.case.unrunnable {
-        r.end(Status::Error, why.clone());
+        r.end(Status::Failed, why.clone());
         return Err(Stop::Finish);
     }
     if plan.case.has_scripts() && !plan.trust {

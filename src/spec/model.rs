@@ -348,8 +348,8 @@ pub struct Case {
     /// Skillet `timestamp`.
     pub created: Option<String>,
     /// Why the case cannot run as written, when its format's runner fails the case rather than
-    /// the file (a BMAD `cases.json` fixture that is not there): every case-run of it ends as
-    /// an error with this reason, and no agent starts.
+    /// the file (a BMAD `cases.json` fixture that is not there): every case-run of it fails
+    /// with this reason, and no agent starts.
     pub unrunnable: Option<String>,
 }
 

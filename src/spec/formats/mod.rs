@@ -13,6 +13,12 @@ use super::model::Location;
 use super::node::Span;
 use super::reader::Doc;
 
+/// assay's own extension keys (`x-assay-checks`, …): in a format whose runner ignores unknown
+/// keys, a typo there would still drop checks in silence, so they stay errors.
+pub fn is_assay_key(key: &str) -> bool {
+    key.starts_with("x-assay")
+}
+
 /// What every loader needs to know about the invocation.
 #[derive(Debug, Clone)]
 pub struct LoadCtx {

@@ -30,6 +30,7 @@ use crate::spec::node::{Node, Span};
 use crate::spec::reader::Doc;
 
 use super::LoadCtx;
+use super::is_assay_key as is_strict;
 
 pub use triggers::TRIGGER_FILES;
 
@@ -79,11 +80,6 @@ enum Reader {
 /// Keys starting with `_` are notes for people (as `_design_notes` is) and are never errors.
 fn is_note(key: &str) -> bool {
     key.starts_with('_')
-}
-
-/// assay's own extension keys: a typo there would drop checks in silence, so they stay errors.
-fn is_strict(key: &str) -> bool {
-    key.starts_with("x-assay")
 }
 
 pub fn load(ctx: &LoadCtx, input: &Input) -> Loaded {
