@@ -2,6 +2,8 @@
 //! may pass on, and what is missing there that stops a run before it starts (exit 3). A leaf:
 //! harnesses, the sandbox's probe and the judge all ask it, and it asks nobody.
 
+pub mod output;
+
 use std::path::{Path, PathBuf};
 
 /// Something missing on the machine that stops a harness from running at all (exit 3).

@@ -3,6 +3,21 @@
 //! Data flows one way: spec → plan → stage → execute → collect → grade → record → report.
 //! This crate holds the host; ARCHITECTURE.md is the map.
 
+/// `eprintln!` that never panics: every module's lines to stderr go through
+/// [`host::output::emit`], so a closed stderr (`assay run 2>&1 | head`) ends them quietly.
+/// (`cli` redefines the print macros the same way for stdout too.)
+macro_rules! eprintln {
+    () => {
+        $crate::host::output::emit($crate::host::output::Stream::Stderr, "\n")
+    };
+    ($($arg:tt)*) => {
+        $crate::host::output::emit(
+            $crate::host::output::Stream::Stderr,
+            &format!("{}\n", format_args!($($arg)*)),
+        )
+    };
+}
+
 pub mod assert;
 pub mod cli;
 pub mod config;
