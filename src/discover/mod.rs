@@ -4,10 +4,7 @@
 //! `.gitignore` excludes. Each found file is taken for exactly one format by its name (and, for
 //! Skillet's free-form YAML names, a look at its top-level keys); loading then runs in parallel.
 
-pub mod bmad;
-mod root;
-
-pub use root::project_root;
+pub use crate::spec::root::project_root;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -15,6 +12,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::diag::{self, Problem};
+use crate::spec::formats::bmad::find as bmad;
 use crate::spec::formats::{self, LoadCtx};
 use crate::spec::{Format, Loaded, paths, skill};
 

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::spec::formats::bmad::TRIGGER_FILES;
+use super::TRIGGER_FILES;
 
 /// The eval files of one folder, by the names the BMAD runner and skill-creator give them.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -143,7 +143,7 @@ fn walkdir(dir: &Path, depth: usize) -> Vec<PathBuf> {
         for e in entries.flatten() {
             let p = e.path();
             if e.file_type().is_ok_and(|t| t.is_dir())
-                && !super::is_skipped_dir(&e.file_name().to_string_lossy())
+                && !crate::spec::paths::is_skipped_dir(&e.file_name().to_string_lossy())
             {
                 out.push(p.clone());
                 if level + 1 < depth {
