@@ -1,8 +1,279 @@
-//! The BMAD runner's discovery order: from a skill to its eval folder.
+//! Finding BMAD (and skill-creator) evals: the eval folders a walk finds, each claimed by a
+//! skill the walk found in the BMAD runner's order (from a skill to its eval folder), the
+//! others paired with a skill by [`unclaimed_skill`]; and the runner's `--skill`/`--evals`.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use super::TRIGGER_FILES;
+use super::{Input, TRIGGER_FILES};
+use crate::diag::Problem;
+use crate::spec::formats::LoadCtx;
+use crate::spec::formats::find::{File, Finder, Found, Job, Scan};
+use crate::spec::root::project_root;
+use crate::spec::{Skill, skill};
+
+/// Folders holding a SKILL.md the walk found.
+const SKILLS: &str = "bmad:skills";
+/// Folders holding eval files the walk found.
+const DIRS: &str = "bmad:dirs";
+
+/// BMAD's (and skill-creator's) evals, as discovery finds them.
+pub struct Bmad;
+
+impl Finder for Bmad {
+    fn reads(&self) -> &'static str {
+        "evals.json/triggers.json (BMAD)"
+    }
+
+    fn claim(&self, file: &File, found: &mut Found) -> bool {
+        match file.name.as_str() {
+            "SKILL.md" => found.add(SKILLS, file.dir.to_path_buf()),
+            // A `cases.json` of another shape is not BMAD's: left alone.
+            "cases.json" if !is_cases_shape(file.path) => return false,
+            n if is_eval_file_name(n) => found.add(DIRS, file.dir.to_path_buf()),
+            _ => return false,
+        }
+        true
+    }
+
+    fn plan(&self, ctx: &LoadCtx, scan: &mut Scan) -> Vec<Job> {
+        let (claimed, mut jobs) = claimed_by_skills(ctx, scan);
+        for dir in scan.found.get(DIRS) {
+            if claimed.contains_key(dir) {
+                continue;
+            }
+            let root = project_root(dir, scan.root);
+            let (name, skill) = unclaimed_skill(dir, &root);
+            jobs.push(job(input(dir.clone(), name, skill, root)));
+        }
+        jobs
+    }
+
+    fn of_skill(&self, skill: &Skill, root: &Path) -> Vec<Job> {
+        evals_dir_for(&skill.path, &skill.name, root, None)
+            .map(|(dir, _)| {
+                job(input(
+                    dir,
+                    skill.name.clone(),
+                    Some(skill.clone()),
+                    root.to_path_buf(),
+                ))
+            })
+            .into_iter()
+            .collect()
+    }
+
+    fn skill_places(&self) -> Option<&'static str> {
+        Some(
+            "<skill>/evals/, <skill>/../../evals/<name>/, <root>/evals/<name>/ and <root>/evals/**/<name>/",
+        )
+    }
+
+    fn of_evals(
+        &self,
+        ctx: &LoadCtx,
+        evals: &Path,
+        skill: Option<&Skill>,
+    ) -> Option<Result<Vec<Job>, Box<Problem>>> {
+        Some(evals_flag_job(ctx, evals, skill).map(|j| vec![j]))
+    }
+}
+
+fn job(input: Input) -> Job {
+    Box::new(move |ctx: &LoadCtx| super::load(ctx, &input))
+}
+
+fn input(dir: PathBuf, skill_name: String, skill: Option<Skill>, project_root: PathBuf) -> Input {
+    let files = EvalFiles::in_dir(&dir);
+    Input {
+        evals_file: files.evals,
+        cases_file: files.cases,
+        triggers_file: files.triggers,
+        dir,
+        skill_name,
+        skill,
+        project_root,
+    }
+}
+
+/// Each skill the walk found claims its eval folder by the runner's order; a folder two skills
+/// claim, or a skill whose name several folders carry, is warned about. The claimed folders
+/// (to the skill that claimed each) and their jobs.
+fn claimed_by_skills(ctx: &LoadCtx, scan: &mut Scan) -> (BTreeMap<PathBuf, PathBuf>, Vec<Job>) {
+    let mut claimed: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
+    let mut jobs = Vec::new();
+    for skill_dir in scan.found.get(SKILLS) {
+        let Some(name) = skill_dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+        else {
+            continue;
+        };
+        let grandparent = skill_dir
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or(scan.root);
+        let root = project_root(skill_dir, grandparent);
+        let Some((dir, others)) =
+            evals_dir_for(skill_dir, &name, &root, Some(scan.found.get(DIRS)))
+        else {
+            continue;
+        };
+        for other in others {
+            scan.problems.push(
+                Problem::warning(
+                    "ambiguous-evals",
+                    &ctx.shown(&other),
+                    format!(
+                        "also named like skill `{name}`; its evals were taken from {}",
+                        ctx.shown(&dir).display()
+                    ),
+                )
+                .help("pass --skill and --evals to choose"),
+            );
+        }
+        if let Some(first) = claimed.get(&dir) {
+            scan.problems.push(Problem::warning(
+                "ambiguous-skill",
+                &ctx.shown(skill_dir),
+                format!(
+                    "{} is already the eval folder of {}",
+                    ctx.shown(&dir).display(),
+                    ctx.shown(first).display()
+                ),
+            ));
+            continue;
+        }
+        claimed.insert(dir.clone(), skill_dir.clone());
+        jobs.push(job(input(dir, name, skill::read(skill_dir), root)));
+    }
+    (claimed, jobs)
+}
+
+/// The skill of an eval folder that no SKILL.md claimed by the runner's order: the skill whose
+/// folder holds it (`<skill>/tests/evals.json`); else the one its file names in `skill_name`,
+/// looked for from the folder up to the project root (a root-level `evals/evals.json` pairs
+/// with `skills/<name>/` whatever the checkout is called, a plugin's `evals/` with the
+/// plugin's `skills/<name>/`); else the folder's name (the name of the folder above, for a
+/// folder called `evals`).
+fn unclaimed_skill(dir: &Path, root: &Path) -> (String, Option<Skill>) {
+    if let Some(skill) = dir.parent().and_then(skill::read) {
+        return (skill.name.clone(), Some(skill));
+    }
+    let declared = declared_skill_name(&EvalFiles::in_dir(dir));
+    if let Some(name) = &declared {
+        let found = dir
+            .ancestors()
+            .skip(1)
+            .take_while(|a| a.starts_with(root))
+            .find_map(|a| skill::find_in_project(a, name));
+        if let Some(skill) = found {
+            return (name.clone(), Some(skill));
+        }
+    }
+    let mut name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if name == "evals"
+        && let Some(p) = dir.parent().and_then(|p| p.file_name())
+    {
+        name = p.to_string_lossy().into_owned();
+    }
+    let skill = skill::find_in_project(root, &name);
+    (name, skill)
+}
+
+/// `--evals` (with `--skill` or without): the runner's explicit entry.
+fn evals_flag_job(ctx: &LoadCtx, evals: &Path, skill: Option<&Skill>) -> Result<Job, Box<Problem>> {
+    let (dir, files) = evals_flag_files(ctx, evals)?;
+    // The skill's name; without --skill, the folder's name (or, for a JSON file of
+    // another name than the runners' own, the file's stem: `brief.json` is skill `brief`).
+    let stem = evals
+        .is_file()
+        .then(|| evals.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .flatten()
+        .filter(|n| !is_eval_file_name(n))
+        .and_then(|n| {
+            Path::new(&n)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+        });
+    let name = skill.map(|s| s.name.clone()).unwrap_or_else(|| {
+        stem.unwrap_or_else(|| {
+            dir.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+    });
+    let root = project_root(&dir, &ctx.cwd);
+    Ok(job(Input {
+        dir,
+        evals_file: files.evals,
+        cases_file: files.cases,
+        triggers_file: files.triggers,
+        skill_name: name,
+        skill: skill.cloned(),
+        project_root: root,
+    }))
+}
+
+/// `--evals`: a folder of eval files, or one JSON file taken by its name (`evals.json`,
+/// `cases.json`, a trigger file) or, under any other name, by its shape.
+fn evals_flag_files(ctx: &LoadCtx, evals: &Path) -> Result<(PathBuf, EvalFiles), Box<Problem>> {
+    if !evals.exists() {
+        return Err(Box::new(Problem::error(
+            "not-found",
+            &ctx.shown(evals),
+            "no such file or folder",
+        )));
+    }
+    if evals.is_dir() {
+        let files = EvalFiles::in_dir(evals);
+        if files.is_empty() {
+            return Err(Box::new(Problem::error(
+                "not-found",
+                &ctx.shown(evals),
+                "no evals.json, cases.json or trigger file (triggers.json, trigger-evals.json, …) here",
+            )));
+        }
+        return Ok((evals.to_path_buf(), files));
+    }
+    let name = evals
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let file = Some(evals.to_path_buf());
+    let files = match name.as_str() {
+        "evals.json" => EvalFiles {
+            evals: file,
+            ..Default::default()
+        },
+        "cases.json" => EvalFiles {
+            cases: file,
+            ..Default::default()
+        },
+        n if TRIGGER_FILES.contains(&n) => EvalFiles {
+            triggers: file,
+            ..Default::default()
+        },
+        // Any other JSON file in one of the runners' shapes, told apart by its content.
+        _ if is_triggers_shape(evals) => EvalFiles {
+            triggers: file,
+            ..Default::default()
+        },
+        _ if is_cases_shape(evals) => EvalFiles {
+            cases: file,
+            ..Default::default()
+        },
+        _ => EvalFiles {
+            evals: file,
+            ..Default::default()
+        },
+    };
+    let dir = evals.parent().unwrap_or(evals).to_path_buf();
+    Ok((dir, files))
+}
 
 /// The eval files of one folder, by the names the BMAD runner and skill-creator give them.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -101,7 +372,7 @@ pub fn evals_dir_for(
     skill: &Path,
     name: &str,
     root: &Path,
-    known: Option<&std::collections::BTreeSet<PathBuf>>,
+    known: Option<&BTreeSet<PathBuf>>,
 ) -> Option<(PathBuf, Vec<PathBuf>)> {
     let ordered = [
         skill.join("evals"),
