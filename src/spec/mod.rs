@@ -9,6 +9,7 @@ pub mod node;
 pub mod paths;
 pub mod pyregex;
 pub mod reader;
+pub mod root;
 pub mod routing;
 pub mod skill;
 pub mod value_formats;

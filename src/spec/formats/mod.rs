@@ -3,6 +3,7 @@
 pub mod bmad;
 pub mod checks;
 pub mod clauditor;
+pub mod find;
 pub mod skillet;
 pub mod uaaps;
 pub mod write;

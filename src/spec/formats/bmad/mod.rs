@@ -17,6 +17,7 @@
 pub mod adapter;
 mod cases;
 mod evals;
+pub mod find;
 mod fixtures;
 mod triggers;
 pub mod write;

@@ -1,5 +1,6 @@
 //! clauditor format: `<skill>.eval.json` beside `.claude/commands/<skill>.md` or a skill's SKILL.md.
 
+pub mod find;
 pub mod write;
 
 use std::path::{Path, PathBuf};

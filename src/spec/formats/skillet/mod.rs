@@ -1,5 +1,6 @@
 //! Skillet format: one YAML file per eval, `<dir>/<name>/NNN.yaml`, nested folders allowed.
 
+pub mod find;
 pub mod write;
 
 use std::collections::BTreeMap;

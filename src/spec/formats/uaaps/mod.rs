@@ -1,5 +1,6 @@
 //! UAAPS agent packages: `package.agent.json`, `evals/eval-config.json` and `evals/cases/*.yaml`.
 
+pub mod find;
 pub mod write;
 
 pub mod deterministic;

@@ -1,4 +1,4 @@
-//! Finding a project's root: what is copied into each workspace.
+//! Finding a project's root: what is copied into each workspace (discovery and `assay init` use it).
 
 use std::path::{Path, PathBuf};
 
