@@ -134,7 +134,9 @@ fn diagnostics_naming_a_hostile_file_are_escaped() {
         d.path(),
         &[(
             &bad,
-            "timestamp: 2026-11-22T00:00:00Z\nname: n\nprompt: \"\u{1b}[2K\"\nexpected: x\nbogus\u{1b}[2K: 1\n",
+            // The hostile unknown key is a warning (Skillet ignores unknown keys); the
+            // unsupported schema version makes it an error that stops everything.
+            "timestamp: 2026-11-22T00:00:00Z\nname: n\nprompt: \"\u{1b}[2K\"\nexpected: x\nbogus\u{1b}[2K: 1\nschema_version: 7\n",
         )],
     );
     for args in [
