@@ -1,7 +1,7 @@
 //! Finding eval files under some paths and loading them all: the generic part. The walk never
 //! enters `.git`, `node_modules`, `target`, virtualenvs, build output or what `.gitignore`
 //! excludes; each file it finds is offered to the formats of
-//! [`spec::formats::find::FINDERS`](crate::spec::formats::find::FINDERS) in order, the first
+//! [`spec::formats::find::FORMATS`](crate::spec::formats::find::FORMATS) in order, the first
 //! to claim it has it, then each format turns what it claimed into loading jobs, which run in
 //! parallel. Which files are a format's, and how, is in that format's folder (`find.rs`).
 
@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use crate::diag::{self, Problem};
 use crate::spec::formats::LoadCtx;
-use crate::spec::formats::find::{self, FINDERS, Found, Job, Scan};
+use crate::spec::formats::find::{self, FORMATS, Found, Job, Scan};
 use crate::spec::{Format, Loaded, paths, skill};
 
 pub use crate::spec::paths::{SKIPPED_DIRS, is_skipped_dir};
@@ -55,7 +55,7 @@ pub fn discover(ctx: &LoadCtx, opts: &Options) -> Loaded {
         opts.paths.iter().map(|p| abs(p)).collect()
     };
     if defaulted {
-        for finder in FINDERS {
+        for finder in FORMATS {
             jobs.extend(finder.home(ctx, &walk_files));
         }
     }
@@ -115,7 +115,7 @@ fn scan_jobs(ctx: &LoadCtx, path: &Path, problems: &mut Vec<Problem>) -> Vec<Job
 
 /// What every format reads, as a list in words.
 fn readable() -> String {
-    let reads: Vec<&str> = FINDERS.iter().map(|f| f.reads()).collect();
+    let reads: Vec<&str> = FORMATS.iter().map(|f| f.reads()).collect();
     match reads.split_last() {
         Some((last, rest)) if !rest.is_empty() => format!("{}, and {last}", rest.join(", ")),
         _ => reads.concat(),
@@ -156,7 +156,7 @@ fn flag_jobs(
 ) -> Result<Vec<Job>, Box<Problem>> {
     let skill = skill_path.map(|p| read_skill(ctx, &p)).transpose()?;
     if let Some(evals) = evals {
-        return FINDERS
+        return FORMATS
             .iter()
             .find_map(|f| f.of_evals(ctx, &evals, skill.as_ref()))
             .unwrap_or_else(|| {
@@ -175,12 +175,12 @@ fn flag_jobs(
         .unwrap_or(&ctx.cwd)
         .to_path_buf();
     let root = project_root(&skill.path, &grandparent);
-    let jobs: Vec<Job> = FINDERS
+    let jobs: Vec<Job> = FORMATS
         .iter()
         .flat_map(|f| f.of_skill(&skill, &root))
         .collect();
     if jobs.is_empty() {
-        let places: Vec<&str> = FINDERS.iter().filter_map(|f| f.skill_places()).collect();
+        let places: Vec<&str> = FORMATS.iter().filter_map(|f| f.skill_places()).collect();
         return Err(Box::new(
             Problem::error(
                 "no-evals",

@@ -1,7 +1,8 @@
-//! How a format is found: which files the walk hands it, and what it loads from them. Each
-//! format's folder implements [`Finder`] (in its `find.rs`) and is listed once in [`FINDERS`];
-//! `discover` walks the paths, offers each file to the formats in the list's order, then asks
-//! each, in the same order, for its loading jobs.
+//! An eval format: how it is found (which files the walk hands it, and what it loads from
+//! them) and the dialects it writes. Each format's folder implements [`EvalFormat`] (in its
+//! `find.rs`) and is listed once in [`FORMATS`]; `discover` walks the paths, offers each file to
+//! the formats in the list's order, then asks each, in the same order, for its loading jobs.
+//! Its reader is the folder's `load`, its policies the `POLICIES` it puts on every suite.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -16,18 +17,21 @@ pub type Job = Box<dyn FnOnce(&LoadCtx) -> Loaded + Send>;
 /// The files under a folder, as discovery walks it (`.gitignore`, skipped folders).
 pub type Walk<'a> = &'a dyn Fn(&Path) -> Vec<PathBuf>;
 
-/// How one format is found.
-pub trait Finder: Sync {
+/// One eval format: found, read and written through this trait.
+pub trait EvalFormat: Sync {
+    /// The dialects of the format `assay init` writes (BMAD: its `evals.json`, skill-creator's,
+    /// its `cases.json`), each in the format's `write.rs`.
+    fn dialects(&self) -> &'static [&'static dyn super::write::Dialect];
     /// What the `unknown-format` help says this format reads ("*.eval.json (clauditor)").
     fn reads(&self) -> &'static str;
     /// Takes a file the walk found (or the user named) for this format, noting it in `found`;
-    /// false when the file is not this format's. The first format in [`FINDERS`] to take a
+    /// false when the file is not this format's. The first format in [`FORMATS`] to take a
     /// file has it.
     fn claim(&self, file: &File, found: &mut Found) -> bool;
     /// What this format took under one scan root, as loading jobs; problems of discovery
     /// (an ambiguous folder, a file that cannot be this format's) go to `scan.problems`.
     fn plan(&self, ctx: &LoadCtx, scan: &mut Scan) -> Vec<Job>;
-    /// Whether a file that a format later in [`FINDERS`] took is really this format's (a
+    /// Whether a file that a format later in [`FORMATS`] took is really this format's (a
     /// UAAPS package's case YAML): the later format leaves it alone ([`Scan::taken_earlier`]).
     fn owns(&self, _file: &Path, _scan: &Scan) -> bool {
         false
@@ -36,7 +40,7 @@ pub trait Finder: Sync {
     fn of_skill(&self, _skill: &Skill, _root: &Path) -> Vec<Job> {
         Vec::new()
     }
-    /// Where [`Finder::of_skill`] looks, for the `no-evals` help; `None` when it is not said.
+    /// Where [`EvalFormat::of_skill`] looks, for the `no-evals` help; `None` when it is not said.
     fn skill_places(&self) -> Option<&'static str> {
         None
     }
@@ -59,7 +63,7 @@ pub trait Finder: Sync {
 
 /// Every format discovery finds, in the order files are offered to them and formats are
 /// planned: UAAPS before Skillet, so a package's case YAML is never taken for Skillet's.
-pub const FINDERS: &[&dyn Finder] = &[
+pub const FORMATS: &[&dyn EvalFormat] = &[
     &super::bmad::find::Bmad,
     &super::clauditor::find::Clauditor,
     &super::uaaps::find::Uaaps,
@@ -120,7 +124,7 @@ pub struct Scan<'a> {
     pub root: &'a Path,
     pub found: Found,
     pub problems: Vec<Problem>,
-    /// How many formats of [`FINDERS`] come before the one planning.
+    /// How many formats of [`FORMATS`] come before the one planning.
     planning: usize,
 }
 
@@ -134,24 +138,24 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// Every format's jobs, in [`FINDERS`]' order.
+    /// Every format's jobs, in [`FORMATS`]' order.
     pub fn plan(&mut self, ctx: &LoadCtx) -> Vec<Job> {
         let mut jobs = Vec::new();
-        for (i, finder) in FINDERS.iter().enumerate() {
+        for (i, finder) in FORMATS.iter().enumerate() {
             self.planning = i;
             jobs.extend(finder.plan(ctx, self));
         }
         jobs
     }
 
-    /// Whether a format before the one planning owns `file` ([`Finder::owns`]).
+    /// Whether a format before the one planning owns `file` ([`EvalFormat::owns`]).
     pub fn taken_earlier(&self, file: &Path) -> bool {
-        FINDERS[..self.planning].iter().any(|f| f.owns(file, self))
+        FORMATS[..self.planning].iter().any(|f| f.owns(file, self))
     }
 }
 
 /// Offers a file to each format in turn; whether one took it.
 pub fn claim(path: &Path, named: bool, found: &mut Found) -> bool {
     let file = File::new(path, named);
-    FINDERS.iter().any(|f| f.claim(&file, found))
+    FORMATS.iter().any(|f| f.claim(&file, found))
 }

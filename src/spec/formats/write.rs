@@ -1,14 +1,16 @@
-//! How a format is written: the starter suite `assay init` writes for a skill, and the case
-//! `assay init --from-run` adds from a recorded case-run. Each format's folder implements
-//! [`EvalFormat`] and is listed in [`FORMATS`]; the command line only picks one by name.
+//! How a dialect is written: the starter suite `assay init` writes for a skill, and the case
+//! `assay init --from-run` adds from a recorded case-run. Each format lists its dialects
+//! ([`EvalFormat::dialects`](super::find::EvalFormat::dialects)), each implementing
+//! [`Dialect`] in the format's `write.rs`; the command line only picks one by name.
 
 use std::path::{Path, PathBuf};
 
+use super::find::FORMATS;
 use crate::record::feedback::Review;
 use crate::spec::{Skill, SkillKind, Suite};
 
-/// One format (or dialect) as `assay init` writes it.
-pub trait EvalFormat: Sync {
+/// One dialect of a format as `assay init` writes it.
+pub trait Dialect: Sync {
     /// The word `assay init --format` takes.
     fn name(&self) -> &'static str;
     /// How people call it ("BMAD", "skill-creator").
@@ -24,7 +26,7 @@ pub trait EvalFormat: Sync {
     fn suite_path(&self, written: &Path) -> PathBuf {
         written.to_path_buf()
     }
-    /// Whether this format writes cases into `suite`'s file (`--from-run`).
+    /// Whether this dialect writes cases into `suite`'s file (`--from-run`).
     fn writes(&self, _suite: &Suite) -> bool {
         false
     }
@@ -35,29 +37,24 @@ pub trait EvalFormat: Sync {
     }
 }
 
-/// Every format assay writes, in the order `assay init --help` lists them.
-pub const FORMATS: &[&dyn EvalFormat] = &[
-    &super::clauditor::write::Clauditor,
-    &super::bmad::write::Bmad,
-    &super::bmad::write::SkillCreator,
-    &super::bmad::write::BmadCases,
-    &super::skillet::write::Skillet,
-    &super::uaaps::write::Uaaps,
-];
+/// Every dialect assay writes, format by format.
+fn dialects() -> impl Iterator<Item = &'static dyn Dialect> {
+    FORMATS.iter().flat_map(|f| f.dialects().iter().copied())
+}
 
-/// The format `assay init --format` names.
-pub fn by_name(name: &str) -> Option<&'static dyn EvalFormat> {
-    FORMATS.iter().copied().find(|f| f.name() == name)
+/// The dialect `assay init --format` names.
+pub fn by_name(name: &str) -> Option<&'static dyn Dialect> {
+    dialects().find(|d| d.name() == name)
 }
 
 /// The names `assay init --format` takes.
 pub fn names() -> Vec<&'static str> {
-    FORMATS.iter().map(|f| f.name()).collect()
+    dialects().map(|d| d.name()).collect()
 }
 
-/// The format that writes cases into `suite`'s file, if one does.
-pub fn for_suite(suite: &Suite) -> Option<&'static dyn EvalFormat> {
-    FORMATS.iter().copied().find(|f| f.writes(suite))
+/// The dialect that writes cases into `suite`'s file, if one does.
+pub fn for_suite(suite: &Suite) -> Option<&'static dyn Dialect> {
+    dialects().find(|d| d.writes(suite))
 }
 
 /// A recorded case-run, as a new case is made from it.

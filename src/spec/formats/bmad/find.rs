@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::{Input, TRIGGER_FILES};
 use crate::diag::Problem;
 use crate::spec::formats::LoadCtx;
-use crate::spec::formats::find::{File, Finder, Found, Job, Scan};
+use crate::spec::formats::find::{EvalFormat, File, Found, Job, Scan};
 use crate::spec::root::project_root;
 use crate::spec::{Skill, skill};
 
@@ -20,7 +20,15 @@ const DIRS: &str = "bmad:dirs";
 /// BMAD's (and skill-creator's) evals, as discovery finds them.
 pub struct Bmad;
 
-impl Finder for Bmad {
+impl EvalFormat for Bmad {
+    fn dialects(&self) -> &'static [&'static dyn crate::spec::formats::write::Dialect] {
+        &[
+            &super::write::Bmad,
+            &super::write::SkillCreator,
+            &super::write::BmadCases,
+        ]
+    }
+
     fn reads(&self) -> &'static str {
         "evals.json/triggers.json (BMAD)"
     }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::spec::formats::write::{EvalFormat, RunSeed, Words, pretty, read_json};
+use crate::spec::formats::write::{Dialect, RunSeed, Words, pretty, read_json};
 use crate::spec::{Format, Skill, SkillKind, Suite};
 
 /// BMAD's `evals/<skill>/evals.json` and `triggers.json`.
@@ -24,7 +24,7 @@ fn is_triggers_only(suite: &Suite) -> bool {
     suite.cases.is_empty() && !suite.triggers.is_empty()
 }
 
-impl EvalFormat for Bmad {
+impl Dialect for Bmad {
     fn name(&self) -> &'static str {
         "bmad"
     }
@@ -109,7 +109,7 @@ fn eval_of(seed: &RunSeed, id: Value) -> Value {
     })
 }
 
-impl EvalFormat for SkillCreator {
+impl Dialect for SkillCreator {
     fn name(&self) -> &'static str {
         "skill-creator"
     }
@@ -144,7 +144,7 @@ impl EvalFormat for SkillCreator {
     }
 }
 
-impl EvalFormat for BmadCases {
+impl Dialect for BmadCases {
     fn name(&self) -> &'static str {
         "bmad-cases"
     }

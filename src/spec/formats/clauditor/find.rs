@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::spec::Skill;
 use crate::spec::formats::LoadCtx;
-use crate::spec::formats::find::{File, Finder, Found, Job, Scan};
+use crate::spec::formats::find::{EvalFormat, File, Found, Job, Scan};
 use crate::spec::root::project_root;
 
 /// The specs the walk found.
@@ -14,7 +14,11 @@ const FILES: &str = "clauditor:files";
 /// clauditor's specs, as discovery finds them.
 pub struct Clauditor;
 
-impl Finder for Clauditor {
+impl EvalFormat for Clauditor {
+    fn dialects(&self) -> &'static [&'static dyn crate::spec::formats::write::Dialect] {
+        &[&super::write::Clauditor]
+    }
+
     fn reads(&self) -> &'static str {
         "*.eval.json (clauditor)"
     }

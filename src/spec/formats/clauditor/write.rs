@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::spec::formats::write::{EvalFormat, Words, pretty};
+use crate::spec::formats::write::{Dialect, Words, pretty};
 use crate::spec::{Skill, SkillKind};
 
 pub struct Clauditor;
 
-impl EvalFormat for Clauditor {
+impl Dialect for Clauditor {
     fn name(&self) -> &'static str {
         "clauditor"
     }

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::spec::formats::LoadCtx;
-use crate::spec::formats::find::{File, Finder, Found, Job, Scan, Walk};
+use crate::spec::formats::find::{EvalFormat, File, Found, Job, Scan, Walk};
 use crate::spec::paths;
 use crate::spec::root::project_root;
 
@@ -17,7 +17,11 @@ const NAMED: &str = "skillet:named";
 /// Skillet's evals, as discovery finds them.
 pub struct Skillet;
 
-impl Finder for Skillet {
+impl EvalFormat for Skillet {
+    fn dialects(&self) -> &'static [&'static dyn crate::spec::formats::write::Dialect] {
+        &[&super::write::Skillet]
+    }
+
     fn reads(&self) -> &'static str {
         "Skillet *.yaml"
     }

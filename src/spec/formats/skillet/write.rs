@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::record::feedback::Review;
-use crate::spec::formats::write::{EvalFormat, RunSeed, Words, now_stamp, yaml_str};
+use crate::spec::formats::write::{Dialect, RunSeed, Words, now_stamp, yaml_str};
 use crate::spec::{Format, Skill, Suite};
 
 pub struct Skillet;
@@ -26,7 +26,7 @@ fn eval_text(name: &str, prompt: &str, expected: &str, assertion: bool) -> Strin
     text
 }
 
-impl EvalFormat for Skillet {
+impl Dialect for Skillet {
     fn name(&self) -> &'static str {
         "skillet"
     }

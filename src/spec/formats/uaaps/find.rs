@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::diag::Problem;
 use crate::spec::formats::LoadCtx;
-use crate::spec::formats::find::{File, Finder, Found, Job, Scan};
+use crate::spec::formats::find::{EvalFormat, File, Found, Job, Scan};
 
 /// Package roots.
 const PACKAGES: &str = "uaaps:packages";
@@ -21,7 +21,11 @@ const ROOTS: &str = "uaaps:roots";
 /// UAAPS packages and their deterministic tests, as discovery finds them.
 pub struct Uaaps;
 
-impl Finder for Uaaps {
+impl EvalFormat for Uaaps {
+    fn dialects(&self) -> &'static [&'static dyn crate::spec::formats::write::Dialect] {
+        &[&super::write::Uaaps]
+    }
+
     fn reads(&self) -> &'static str {
         "UAAPS eval-config.json/test-config.json"
     }

@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use crate::record::feedback::Review;
-use crate::spec::formats::write::{EvalFormat, RunSeed, Words, pretty, yaml_str};
+use crate::spec::formats::write::{Dialect, RunSeed, Words, pretty, yaml_str};
 use crate::spec::{Format, Skill, SkillKind, Suite};
 
 pub struct Uaaps;
 
-impl EvalFormat for Uaaps {
+impl Dialect for Uaaps {
     fn name(&self) -> &'static str {
         "uaaps"
     }
