@@ -5,11 +5,11 @@
 //! blank line between (its own trailing whitespace trimmed), and so does assay. `rubric` is
 //! graded as expectations are: each item PASS or FAIL with evidence, weak ones flagged.
 
-use super::{Id, Input, check_skill_name, fixtures, is_note, is_strict, nothing_to_grade};
+use super::{Id, Input, fixtures, nothing_to_grade};
 use crate::spec::formats::location;
 use crate::spec::model::{Case, Check, CheckTarget, Suite};
 use crate::spec::node::Node;
-use crate::spec::reader::{Doc, Map, index};
+use crate::spec::reader::{Doc, Map};
 
 const TOP_KEYS: &[&str] = &["skill_name", "cases"];
 const CASE_KEYS: &[&str] = &[
@@ -23,23 +23,14 @@ const CASE_KEYS: &[&str] = &[
 ];
 
 pub(super) fn read(doc: &mut Doc, root: &Node, input: &Input, suite: &mut Suite) -> Vec<Id> {
-    let (top, cases) = super::top_list(doc, root, "cases", TOP_KEYS);
-    if let Some(top) = &top {
-        check_skill_name(doc, top, input);
-    }
-    let overlays = super::Overlays::of(input);
-    let mut ids = Vec::new();
-    for (i, node) in cases.unwrap_or_default().iter().enumerate() {
-        let field = index("cases", i);
-        let Some(m) = doc.map(node, &field) else {
-            continue;
-        };
-        m.warn_unknown_keys(doc, "a case", CASE_KEYS, is_note, is_strict);
-        if let Some(case) = read_case(doc, &m, node, input, &mut ids) {
-            suite.cases.push(overlays.apply(case));
-        }
-    }
-    ids
+    let list = super::CaseList {
+        key: "cases",
+        top_keys: TOP_KEYS,
+        item_keys: CASE_KEYS,
+        item: "a case",
+        read: read_case,
+    };
+    super::read_case_list(doc, root, input, suite, &list).1
 }
 
 fn read_case(

@@ -6,11 +6,11 @@
 //! loads with a warning; its instructions call them `assertions`, read as the same list when
 //! it is a list of sentences.
 
-use super::{Id, Input, check_skill_name, fixtures, is_note, is_strict, nothing_to_grade};
+use super::{Id, Input, fixtures, nothing_to_grade};
 use crate::spec::formats::location;
 use crate::spec::model::{Case, Suite};
 use crate::spec::node::{Node, Value};
-use crate::spec::reader::{Doc, Map, index};
+use crate::spec::reader::{Doc, Map};
 
 const TOP_KEYS: &[&str] = &["skill_name", "evals"];
 const EVAL_KEYS: &[&str] = &[
@@ -26,22 +26,16 @@ const EVAL_KEYS: &[&str] = &[
 ];
 
 pub(super) fn read(doc: &mut Doc, root: &Node, input: &Input, suite: &mut Suite) -> Vec<Id> {
-    let (top, evals) = super::top_list(doc, root, "evals", TOP_KEYS);
+    let list = super::CaseList {
+        key: "evals",
+        top_keys: TOP_KEYS,
+        item_keys: EVAL_KEYS,
+        item: "an eval",
+        read: read_eval,
+    };
+    let (top, ids) = super::read_case_list(doc, root, input, suite, &list);
     if let Some(top) = &top {
-        check_skill_name(doc, top, input);
         suite.notes = top.str(doc, "_design_notes");
-    }
-    let overlays = super::Overlays::of(input);
-    let mut ids = Vec::new();
-    for (i, node) in evals.unwrap_or_default().iter().enumerate() {
-        let field = index("evals", i);
-        let Some(m) = doc.map(node, &field) else {
-            continue;
-        };
-        m.warn_unknown_keys(doc, "an eval", EVAL_KEYS, is_note, is_strict);
-        if let Some(case) = read_eval(doc, &m, node, input, &mut ids) {
-            suite.cases.push(overlays.apply(case));
-        }
     }
     ids
 }

@@ -238,6 +238,51 @@ fn top_list<'n>(
     (Some(top), list)
 }
 
+/// How one case file of the folder is laid out: the root's list under `key` (or a bare list),
+/// the keys of the top object and of each item, and how an item reads into a case.
+struct CaseList {
+    key: &'static str,
+    top_keys: &'static [&'static str],
+    item_keys: &'static [&'static str],
+    /// What an item is called in messages ("an eval").
+    item: &'static str,
+    read: fn(
+        &mut Doc,
+        &crate::spec::reader::Map<'_>,
+        &Node,
+        &Input,
+        &mut Vec<Id>,
+    ) -> Option<crate::spec::model::Case>,
+}
+
+/// Reads a case file laid out as `list` into `suite`: the skill name checked, each item's
+/// unknown keys warned about, each case given its overlay. Returns the top object (for the
+/// file's own keys) and the ids read.
+fn read_case_list<'n>(
+    doc: &mut Doc,
+    root: &'n Node,
+    input: &Input,
+    suite: &mut Suite,
+    list: &CaseList,
+) -> (Option<crate::spec::reader::Map<'n>>, Vec<Id>) {
+    let (top, items) = top_list(doc, root, list.key, list.top_keys);
+    if let Some(top) = &top {
+        check_skill_name(doc, top, input);
+    }
+    let overlays = Overlays::of(input);
+    let mut ids = Vec::new();
+    for (i, node) in items.unwrap_or_default().iter().enumerate() {
+        let Some(m) = doc.map(node, &crate::spec::reader::index(list.key, i)) else {
+            continue;
+        };
+        m.warn_unknown_keys(doc, list.item, list.item_keys, is_note, is_strict);
+        if let Some(case) = (list.read)(doc, &m, node, input, &mut ids) {
+            suite.cases.push(overlays.apply(case));
+        }
+    }
+    (top, ids)
+}
+
 /// `skill_name` is documentation for both runners; a name that differs from the skill under
 /// test is said, never refused.
 fn check_skill_name(doc: &mut Doc, top: &crate::spec::reader::Map<'_>, input: &Input) {
