@@ -93,26 +93,6 @@ fn judge() -> JudgeServer {
     JudgeServer::start((0..8).map(|_| says(pass.clone())).collect())
 }
 
-/// `result.json` of every case-run, by its folder name (`run-1`, `baseline-2`, …).
-fn by_folder(run_dir: &Path) -> std::collections::BTreeMap<String, serde_json::Value> {
-    let mut out = std::collections::BTreeMap::new();
-    let mut stack = vec![run_dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.file_name().is_some_and(|n| n == "result.json") {
-                let name = d.file_name().unwrap().to_string_lossy().into_owned();
-                let mut r = read_json(&p);
-                r["dir"] = json!(d.display().to_string());
-                out.insert(name, r);
-            }
-        }
-    }
-    out
-}
-
 #[test]
 fn a_bmad_cases_file_runs_in_baseline_mode() {
     let (_d, proj) = project();
@@ -126,7 +106,7 @@ fn a_bmad_cases_file_runs_in_baseline_mode() {
     let said = format!("{}\n{}", stdout(&out), stderr(&out));
     // The baseline does worse; it is a comparison, never a failure.
     assert_eq!(code(&out), 0, "{said}");
-    let runs = by_folder(&proj.as_path().join("out"));
+    let runs = results_by_folder(&proj.as_path().join("out"));
     let names: Vec<&str> = runs.keys().map(String::as_str).collect();
     assert_eq!(
         names,
@@ -172,7 +152,7 @@ fn a_bmad_cases_file_runs_in_variant_mode_against_the_older_skill() {
     );
     let said = format!("{}\n{}", stdout(&out), stderr(&out));
     assert_eq!(code(&out), 0, "{said}");
-    let runs = by_folder(&proj.as_path().join("out"));
+    let runs = results_by_folder(&proj.as_path().join("out"));
     let names: Vec<&str> = runs.keys().map(String::as_str).collect();
     assert_eq!(
         names,
@@ -237,7 +217,7 @@ fn an_agent_that_edits_a_fixture_fails_its_case_with_the_file_named() {
     let out = run(proj.as_path(), &server, &judge(), &["--output-dir", "out"]);
     let said = format!("{}\n{}", stdout(&out), stderr(&out));
     assert_eq!(code(&out), 1, "{said}");
-    let r = &by_folder(&proj.as_path().join("out"))["run-1"];
+    let r = &results_by_folder(&proj.as_path().join("out"))["run-1"];
     assert_eq!(r["grade"]["verdict"], "fail", "{r:#}");
     let checks = r["checks"].as_array().unwrap();
     let fixture = checks
@@ -280,7 +260,7 @@ fn a_skill_creator_suite_without_expectations_runs() {
     assert_eq!(code(&out), 0, "{said}");
     assert!(said.contains("no expectations"), "{said}");
     assert!(said.contains("unknown key `name`"), "{said}");
-    let runs = by_folder(&proj.as_path().join("out"));
+    let runs = results_by_folder(&proj.as_path().join("out"));
     assert_eq!(runs.len(), 2, "{said}");
     for r in runs.values() {
         assert_eq!(r["status"], "completed", "{r:#}");

@@ -87,7 +87,27 @@ pub fn read_json(path: &Path) -> serde_json::Value {
 
 /// The `result.json` of every case-run in a run folder, keyed by `case`.
 pub fn results(run_dir: &Path) -> std::collections::BTreeMap<String, serde_json::Value> {
-    let mut out = std::collections::BTreeMap::new();
+    case_runs(run_dir)
+        .into_iter()
+        .map(|(_, v)| (v["case"].as_str().unwrap().to_string(), v))
+        .collect()
+}
+
+/// The `result.json` of every case-run in a run folder, keyed by its folder's name (`run-1`,
+/// `baseline-2`, `variant-1`, …), with `dir` set to the folder.
+pub fn results_by_folder(run_dir: &Path) -> std::collections::BTreeMap<String, serde_json::Value> {
+    case_runs(run_dir)
+        .into_iter()
+        .map(|(dir, mut v)| {
+            v["dir"] = serde_json::json!(dir.display().to_string());
+            (dir.file_name().unwrap().to_string_lossy().into_owned(), v)
+        })
+        .collect()
+}
+
+/// Each case-run folder under `run_dir` with its `result.json`.
+fn case_runs(run_dir: &Path) -> Vec<(PathBuf, serde_json::Value)> {
+    let mut out = Vec::new();
     let mut stack = vec![run_dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).unwrap().flatten() {
@@ -97,7 +117,7 @@ pub fn results(run_dir: &Path) -> std::collections::BTreeMap<String, serde_json:
             } else if p.file_name().is_some_and(|n| n == "result.json") {
                 let v = read_json(&p);
                 record_raw(&p, &v);
-                out.insert(v["case"].as_str().unwrap().to_string(), v);
+                out.push((d.clone(), v));
             }
         }
     }
