@@ -103,15 +103,47 @@ pub fn run(ctx: &LoadCtx, args: &InitArgs) -> Outcome {
         }
         return Outcome::BadInput;
     }
+    let loaded = match write_and_validate(ctx, &root, format, &files) {
+        Ok(loaded) => loaded,
+        Err(outcome) => return outcome,
+    };
+    let cases: usize = loaded.suites.iter().map(|s| s.cases.len()).sum();
+    let triggers: usize = loaded.suites.iter().map(|s| s.triggers.len()).sum();
+    say!(
+        "ok: a {} suite for `{}`: {cases} case(s), {triggers} trigger queries; it validates.",
+        format.title(),
+        skill.name
+    );
+    say!("next:");
+    say!("  - edit the prompts so they ask for what the skill really does, with real inputs;");
+    say!(
+        "  - replace the placeholder checks with ones that fail when the skill does its job badly;"
+    );
+    if triggers > 0 {
+        say!("  - make the trigger queries look like what your users type (near misses too);");
+    }
+    say!("  - `assay doctor`, then `assay run` (or `assay run --dry-run` to see the plan).");
+    Outcome::Success
+}
+
+/// Writes a starter's files (never through a symbolic link) and loads them back as `assay
+/// validate` would; what does not validate is undone (files created removed, files `--force`
+/// replaced put back).
+fn write_and_validate(
+    ctx: &LoadCtx,
+    root: &Path,
+    format: &dyn write::Dialect,
+    files: &[(PathBuf, String)],
+) -> Result<crate::spec::Loaded, Outcome> {
     // Never through a symbolic link (a repository can ship one pointing anywhere): neither the
     // file nor any folder on its way below the project may be a link.
-    for (p, _) in &files {
-        if let Some(link) = link_on_the_way(&root, p) {
+    for (p, _) in files {
+        if let Some(link) = link_on_the_way(root, p) {
             tell!(
                 "error: {} is a symbolic link: assay init writes no file through one",
                 ctx.shown(&link).display()
             );
-            return Outcome::BadInput;
+            return Err(Outcome::BadInput);
         }
     }
     // Kept so that a failure puts back what --force replaced.
@@ -125,14 +157,14 @@ pub fn run(ctx: &LoadCtx, args: &InitArgs) -> Outcome {
         .map(|(p, _)| p.clone())
         .filter(|p| !p.exists())
         .collect();
-    for (p, text) in &files {
+    for (p, text) in files {
         if let Err(e) = p
             .parent()
             .map_or(Ok(()), std::fs::create_dir_all)
             .and_then(|()| std::fs::write(p, text))
         {
             tell!("error: cannot write {}: {e}", ctx.shown(p).display());
-            return Outcome::Infrastructure;
+            return Err(Outcome::Infrastructure);
         }
         say!("wrote {}", ctx.shown(p).display());
     }
@@ -174,25 +206,9 @@ pub fn run(ctx: &LoadCtx, args: &InitArgs) -> Outcome {
             }
         }
         tell!("error: the starter suite does not validate (what was written is undone)");
-        return Outcome::Infrastructure;
+        return Err(Outcome::Infrastructure);
     }
-    let cases: usize = loaded.suites.iter().map(|s| s.cases.len()).sum();
-    let triggers: usize = loaded.suites.iter().map(|s| s.triggers.len()).sum();
-    say!(
-        "ok: a {} suite for `{}`: {cases} case(s), {triggers} trigger queries; it validates.",
-        format.title(),
-        skill.name
-    );
-    say!("next:");
-    say!("  - edit the prompts so they ask for what the skill really does, with real inputs;");
-    say!(
-        "  - replace the placeholder checks with ones that fail when the skill does its job badly;"
-    );
-    if triggers > 0 {
-        say!("  - make the trigger queries look like what your users type (near misses too);");
-    }
-    say!("  - `assay doctor`, then `assay run` (or `assay run --dry-run` to see the plan).");
-    Outcome::Success
+    Ok(loaded)
 }
 
 /// The project's only skill or command, where agents look for them.
