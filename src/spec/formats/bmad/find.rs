@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use super::sniff::Sniff;
 use super::{Input, TRIGGER_FILES};
 use crate::diag::Problem;
 use crate::spec::formats::LoadCtx;
@@ -318,36 +319,18 @@ pub fn is_eval_file_name(name: &str) -> bool {
     name == "evals.json" || name == "cases.json" || TRIGGER_FILES.contains(&name)
 }
 
-fn read_json(file: &Path) -> Option<serde_json::Value> {
-    let text = std::fs::read_to_string(file).ok()?;
-    serde_json::from_str(&text).ok()
-}
-
 /// Whether a JSON file given to `--evals` is in the shape of `triggers.json` (a list of
 /// objects with `query`) rather than `evals.json` (an object with `evals`, or a bare list of
 /// evals). A file that does not parse is taken for evals, so the loader reports its error.
 pub fn is_triggers_shape(file: &Path) -> bool {
-    let Some(serde_json::Value::Array(items)) = read_json(file) else {
-        return false;
-    };
-    items
-        .first()
-        .and_then(|v| v.as_object())
-        .is_some_and(|o| o.contains_key("query") || o.contains_key("should_trigger"))
+    Sniff::of(file).is_some_and(|s| s.is_triggers())
 }
 
 /// Whether a file is in the current BMAD runner's cases shape: an object with `cases`, or a
 /// list whose first object has `input` (a `cases.json` of any other shape is not BMAD's and is
 /// left alone).
 pub fn is_cases_shape(file: &Path) -> bool {
-    match read_json(file) {
-        Some(serde_json::Value::Object(o)) => o.contains_key("cases") && !o.contains_key("evals"),
-        Some(serde_json::Value::Array(items)) => items
-            .first()
-            .and_then(|v| v.as_object())
-            .is_some_and(|o| o.contains_key("input")),
-        _ => false,
-    }
+    Sniff::of(file).is_some_and(|s| s.is_cases())
 }
 
 /// The skill an evals or cases file says it is for (`skill_name`), when it says one.
@@ -355,12 +338,7 @@ pub fn declared_skill_name(files: &EvalFiles) -> Option<String> {
     [&files.evals, &files.cases]
         .into_iter()
         .flatten()
-        .find_map(|f| {
-            read_json(f)?
-                .get("skill_name")?
-                .as_str()
-                .map(str::to_string)
-        })
+        .find_map(|f| Sniff::of(f)?.skill_name().map(str::to_string))
         .filter(|n| {
             !n.trim().is_empty()
                 && !n.contains(['/', '\\'])

@@ -19,6 +19,7 @@ mod cases;
 mod evals;
 pub mod find;
 mod fixtures;
+mod sniff;
 mod triggers;
 pub mod write;
 
