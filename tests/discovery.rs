@@ -455,3 +455,38 @@ fn an_eval_folder_inside_a_skill_or_a_plugin_pairs_with_that_skill() {
         "{s:#?}"
     );
 }
+
+#[test]
+fn a_skill_name_that_is_a_path_pairs_with_nothing() {
+    // `skill_name` comes from the suite file: a name that climbs out of `skills/` must not
+    // install whatever SKILL.md it reaches.
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (
+                "secret/SKILL.md",
+                "---\nname: secret\ndescription: Not the skill.\n---\n",
+            ),
+            // `skills/` exists, so `skills/../secret` would resolve.
+            (
+                "skills/other/SKILL.md",
+                "---\nname: other\ndescription: Other.\n---\n",
+            ),
+            (
+                "evals/evals.json",
+                r#"{"skill_name": "../secret", "evals": [{"id": 1, "prompt": "p", "expectations": ["e"]}]}"#,
+            ),
+        ],
+    );
+    let out = assay(d.path(), &["list", "--json"]);
+    let listed: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let suite = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["source"] == "evals/evals.json")
+        .unwrap_or_else(|| panic!("{listed:#}"));
+    assert!(suite["skill"].is_null(), "{suite:#}");
+}
