@@ -69,8 +69,9 @@ fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
-#[test]
-fn a_hostile_agent_cannot_escape_the_sandbox() {
+per_backend! {
+/// Every attack of a hostile agent fails, under each backend.
+fn a_hostile_agent_cannot_escape_the_sandbox(backend: &str) {
     let d = tempfile::tempdir().unwrap();
     let project = d.path().join("project");
     let outside = d.path().join("outside");
@@ -90,7 +91,16 @@ for f in /proc/[0-9]*/environ; do tr '\0' '\n' < "$f" 2>/dev/null; done | grep -
 setsid sleep 314159 >/dev/null 2>&1 < /dev/null &
 (sh -c 'sleep 271828 >/dev/null 2>&1 < /dev/null &' &)
 (exec 3<>/dev/tcp/127.0.0.1/{other_port} && echo "other-port: CONNECTED") 2>/dev/null
-(exec 3<>/dev/tcp/127.0.0.1/{model_port} && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && head -c 15 <&3 | grep -q 200 && echo "model-port: REACHED") 2>/dev/null
+(exec 3<>/dev/tcp/127.0.0.1/{model_port} && echo "DIRECT-MODEL") 2>/dev/null
+mp=${{ANTHROPIC_BASE_URL##*:}}
+(exec 3<>/dev/tcp/127.0.0.1/$mp && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && head -c 15 <&3 | grep -q 200 && echo "model-port: REACHED") 2>/dev/null
+for w in ../../*/; do [ "$w" -ef .. ] || {{ ls -A "$w" 2>/dev/null | grep -q . && echo "other-workspaces: VISIBLE $w"; }}; done
+cat {project}/hostile.sh >/dev/null 2>&1 && echo "project: VISIBLE"
+for p in $(pgrep -f -- --output-dir); do kill -0 "$p" 2>/dev/null && echo "signal-assay-$p: DONE"; tr '\0' '\n' < /proc/$p/environ 2>/dev/null | grep -q sk-live && echo "assay-environ: LEAKED"; done
+kill -0 $PPID 2>/dev/null && echo "HELPER-SIGNALLED"
+perl -e 'my $n = `uname -m` =~ /aarch64/ ? 117 : 101; print "ptrace: ATTACHED\n" if syscall($n, 16, $ARGV[0], 0, 0) == 0' $PPID
+python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("127.0.0.1", {other_port}))' 2>/dev/null && echo "UDP-SENT"
+perl -MIO::Socket::INET -e 'IO::Socket::INET->new(PeerAddr => "127.0.0.1:{other_port}", Proto => "udp") or exit 1; print "UDP-SOCKET\n"' 2>/dev/null
 (echo pwned > escape/pwned) 2>/dev/null
 (mkdir -p {project}/.assay/cache/forged && echo '{{}}' > {project}/.assay/cache/forged/result.json) 2>/dev/null
 (umount /root 2>/dev/null || umount /tmp 2>/dev/null) && echo "umount: DONE"
@@ -126,6 +136,7 @@ echo finished
     let before = tree(&project);
 
     let out = assay_run(&project)
+        .args(["--sandbox", backend])
         .arg("--output-dir")
         .arg(d.path().join("run"))
         .env("HOME", &home)
@@ -179,12 +190,25 @@ echo finished
     }
     assert_eq!(r["skipped_links"], serde_json::json!(["escape"]), "{r:#}");
     // The run records the sandbox.
-    assert_eq!(r["sandbox"]["kind"], "bwrap");
+    assert_eq!(r["sandbox"]["kind"], backend);
     assert_eq!(r["sandbox"]["network"], "model");
     let run = read_json(&d.path().join("run/run.json"));
-    assert_eq!(run["sandbox"]["kind"], "bwrap", "{run:#}");
-    // …in a copy-on-write workspace, whose layers the agent could not touch.
-    assert_eq!(run["sandbox"]["workspaces"], "overlay", "{run:#}");
+    assert_eq!(run["sandbox"]["kind"], backend, "{run:#}");
+    if backend == "bwrap" {
+        // …in a copy-on-write workspace, whose layers the agent could not touch.
+        assert_eq!(run["sandbox"]["workspaces"], "overlay", "{run:#}");
+    } else {
+        // The first process inside is out of the agent's reach (inside bubblewrap it is the
+        // agent's own namespace's, and harmless).
+        assert!(!said.contains("HELPER-SIGNALLED"), "{said}");
+        // No UDP: the host's network is shared (inside bubblewrap, the sandbox's own).
+        assert!(!said.contains("UDP-"), "{said}");
+        // Only the forwarder's port: not even the model's own.
+        assert!(!said.contains("DIRECT-MODEL"), "{said}");
+        assert!(!said.contains("ATTACHED"), "{said}");
+        assert!(!run["sandbox"]["gaps"].as_array().unwrap().is_empty(), "{run:#}");
+    }
+}
 }
 
 #[test]

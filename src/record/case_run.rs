@@ -362,7 +362,7 @@ impl Variant {
 /// How one case-run was contained, as recorded in its `result.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SandboxRecord {
-    /// `bwrap`, or `none` (unsandboxed).
+    /// `bwrap`, `landlock`, `seatbelt`, or `none` (unsandboxed).
     pub kind: String,
     /// `model`, `none` or `host`; absent when unsandboxed (the host's network).
     #[serde(default, skip_serializing_if = "Option::is_none")]

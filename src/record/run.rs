@@ -192,12 +192,19 @@ impl Default for OptionsRecord {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SandboxSettings {
-    /// `--sandbox`: `auto`, `bwrap` or `none`.
+    /// `--sandbox`: `auto`, `bwrap`, `landlock`, `seatbelt` or `none`.
     pub mode: String,
-    /// `bwrap`, `none` (unsandboxed), or `unused` (no case-run starts a process).
+    /// The backend that ran (`bwrap`, `landlock`, `seatbelt`), `none` (unsandboxed), or
+    /// `unused` (no case-run starts a process).
     pub kind: String,
     /// bubblewrap's version.
     pub bwrap: Option<String>,
+    /// What ran: bubblewrap's version, `Landlock ABI 7`, `sandbox-exec`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backend: Option<String>,
+    /// What the backend does not contain that bubblewrap does.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gaps: Vec<String>,
     /// `--network`, when given.
     pub network: Option<String>,
     /// `overlay` (copy-on-write workspaces) or `copy` (each a copy of the project).

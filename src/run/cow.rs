@@ -39,9 +39,9 @@ pub async fn probe(bwrap: &Bwrap, parent: &Path) -> Result<(), String> {
         std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
     }
     std::fs::write(base.join("seen"), "").map_err(|e| e.to_string())?;
-    let jail = crate::sandbox::Jail::new(
+    let jail = crate::sandbox::jail::BwrapJail::new(
+        bwrap.clone(),
         JailSpec {
-            bwrap: bwrap.clone(),
             case_dir: case.clone(),
             root: root.clone(),
             writable: Vec::new(),

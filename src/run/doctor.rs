@@ -53,6 +53,23 @@ impl Check {
     }
 }
 
+/// Each sandbox backend of this system, strongest first: whether it works, why not, and what
+/// would make it work.
+fn backends(host: &HostEnv) -> Vec<Check> {
+    crate::sandbox::backend::probe_all(host)
+        .into_iter()
+        .filter(|(m, _)| crate::sandbox::backend::native().contains(m))
+        .map(|(m, r)| {
+            let what = format!("sandbox {}", m.as_str());
+            match r {
+                Ok(b) => Check::new(what, State::Ok, format!("works: {}", b.version())),
+                Err(u) => Check::new(what, State::Warn, format!("does not work: {}", u.message))
+                    .fix(u.fix),
+            }
+        })
+        .collect()
+}
+
 /// Examines what `assay run` with `opts` would use for `suites`. `Err` only for bad input
 /// (a broken `assay.toml`).
 pub fn examine(
@@ -119,20 +136,27 @@ pub fn examine(
         ),
         None => {
             let ws = sandboxing.workspaces(ctx, opts, &runtime);
+            let ran = sandboxing.backend();
             out.push(Check::new(
                 "sandbox",
                 State::Ok,
                 format!(
-                    "{}; workspaces: {}",
-                    sandboxing.bwrap_version().unwrap_or("not needed"),
+                    "{}; workspaces: {}{}",
+                    ran.map(|b| format!("{} ({})", b.kind(), b.version()))
+                        .unwrap_or("not needed".into()),
                     match &ws.cow {
                         Ok(_) => "copy-on-write overlays".to_string(),
                         Err(why) => format!("copies ({why})"),
-                    }
+                    },
+                    list(
+                        "; unlike bubblewrap: ",
+                        &ran.map(|b| b.gaps()).unwrap_or_default()
+                    ),
                 ),
             ));
         }
     }
+    out.extend(backends(&host));
 
     // Judges: a missing one does not stop a run (judge items are not graded).
     let mut judges: Vec<String> = Vec::new();

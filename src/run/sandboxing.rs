@@ -11,7 +11,7 @@ use super::{Context, RunOptions, TriggerMode, cache_key, cow};
 use crate::config::Config;
 use crate::host::HostEnv;
 use crate::record;
-use crate::sandbox::{Bwrap, Mode, Network, Setting};
+use crate::sandbox::{Backend, Mode, Network, Setting};
 use crate::spec::formats::LoadCtx;
 use crate::workspace::StageOptions;
 
@@ -20,8 +20,8 @@ pub(super) struct Sandboxing {
     mode: Mode,
     /// Some case-run starts a process (all but judged trigger evals do).
     starts_processes: bool,
-    /// Bubblewrap, probed; `None` without a sandbox.
-    bwrap: Option<Bwrap>,
+    /// The backend, probed; `None` without a sandbox.
+    backend: Option<Backend>,
 }
 
 impl Sandboxing {
@@ -56,10 +56,10 @@ impl Sandboxing {
                 );
             }
         }
-        let bwrap = match mode {
+        let backend = match mode {
             Mode::None => None,
             _ if !starts_processes => None,
-            _ => match crate::sandbox::probe::probe(host, None) {
+            _ => match crate::sandbox::backend::choose(mode, host) {
                 Ok(b) => Some(b),
                 Err(u) => {
                     plan.unavailable.push(("sandbox".into(), u));
@@ -70,18 +70,18 @@ impl Sandboxing {
         Sandboxing {
             mode,
             starts_processes,
-            bwrap,
+            backend,
         }
     }
 
-    /// The bubblewrap version probed, when the run is sandboxed.
-    pub(super) fn bwrap_version(&self) -> Option<&str> {
-        self.bwrap.as_ref().map(|b| b.version.as_str())
+    /// The backend that contains the run, when it is sandboxed.
+    pub(super) fn backend(&self) -> Option<&Backend> {
+        self.backend.as_ref()
     }
 
     /// Agents run without a sandbox (`--sandbox none`).
     pub(super) fn unsandboxed(&self) -> bool {
-        self.bwrap.is_none() && self.starts_processes
+        self.backend.is_none() && self.starts_processes
     }
 
     /// Copy-on-write workspaces, where the sandbox can mount them (probed once, on `runtime`).
@@ -97,11 +97,12 @@ impl Sandboxing {
             .as_ref()
             .map(|d| ctx.cwd.join(d))
             .unwrap_or_else(std::env::temp_dir);
-        let cow = match &self.bwrap {
-            Some(b) => runtime.block_on(cow::probe(b, &parent)),
+        let cow = match self.backend.as_ref().map(|b| (b, b.bwrap())) {
+            Some((_, Some(b))) => runtime.block_on(cow::probe(b, &parent)),
+            Some((b, None)) => Err(format!("the {} sandbox cannot mount them", b.kind())),
             None => Err("unsandboxed".to_string()),
         };
-        if let (Some(_), Err(why)) = (&self.bwrap, &cow) {
+        if let (Some(Backend::Bwrap(_)), Err(why)) = (&self.backend, &cow) {
             eprintln!(
                 "note: workspaces are copies, not copy-on-write overlays: {}",
                 crate::text::printable(why)
@@ -119,13 +120,19 @@ impl Sandboxing {
         record::run::SandboxSettings {
             mode: record::run::word(&self.mode),
             // `unused` when no case-run starts a process (judged trigger evals only).
-            kind: match (&self.bwrap, self.starts_processes) {
-                (Some(_), _) => "bwrap",
+            kind: match (&self.backend, self.starts_processes) {
+                (Some(b), _) => b.kind(),
                 (None, true) => "none",
                 (None, false) => "unused",
             }
             .into(),
-            bwrap: self.bwrap.as_ref().map(|b| b.version.clone()),
+            bwrap: self
+                .backend
+                .as_ref()
+                .and_then(|b| b.bwrap())
+                .map(|b| b.version.clone()),
+            backend: self.backend.as_ref().map(Backend::version),
+            gaps: self.backend.as_ref().map(Backend::gaps).unwrap_or_default(),
             network: opts.settings.network.as_ref().map(record::run::word),
             workspaces: if workspaces.cow.is_ok() {
                 "overlay"
@@ -180,7 +187,7 @@ impl Sandboxing {
                     .or(config.run.network)
                     .unwrap_or_default();
                 Setting {
-                    bwrap: self.bwrap.clone(),
+                    backend: self.backend.clone(),
                     network,
                     hidden: hidden.clone(),
                     real_home: real_home.clone(),

@@ -106,9 +106,51 @@ impl Plan {
         self.targets.iter().map(Target::addr).collect()
     }
 
-    /// The agent's environment inside: `http` base URLs on another host point at the
-    /// loopback relay; `https` goes through the proxy.
+    /// The agent's environment inside bubblewrap's sandbox: `http` base URLs on another host
+    /// point at the loopback relay (same port); `https` goes through the proxy.
     pub fn rewrite_env(&self, env: &mut Vec<(String, String)>) {
+        self.rewrite(
+            env,
+            |host, port| {
+                let relayed = self
+                    .direct
+                    .iter()
+                    .any(|(p, i)| *p == port && self.targets[*i].host == host);
+                (relayed && !is_loopback(host)).then_some(port)
+            },
+            self.proxy_port,
+        );
+    }
+
+    /// The agent's environment under Landlock, which shares the host's network: every `http`
+    /// base URL of a target points at its relay's loopback port (`ports`, by target), and
+    /// `https` goes through the host's proxy at `proxy`.
+    pub fn rewrite_env_tcp(
+        &self,
+        env: &mut Vec<(String, String)>,
+        ports: &[u16],
+        proxy: Option<u16>,
+    ) {
+        self.rewrite(
+            env,
+            |host, port| {
+                self.direct
+                    .iter()
+                    .find(|(p, i)| *p == port && self.targets[*i].host == host)
+                    .and_then(|(_, i)| ports.get(*i).copied())
+            },
+            proxy,
+        );
+    }
+
+    /// Points each `http` URL for which `relay(host, port)` gives a port at 127.0.0.1 there;
+    /// the proxy variables replaced by `proxy`'s.
+    fn rewrite(
+        &self,
+        env: &mut Vec<(String, String)>,
+        relay: impl Fn(&str, u16) -> Option<u16>,
+        proxy: Option<u16>,
+    ) {
         for (_, v) in env.iter_mut() {
             let Ok(mut url) = Url::parse(v) else { continue };
             if url.scheme() != "http" {
@@ -117,12 +159,10 @@ impl Plan {
             let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) else {
                 continue;
             };
-            let relayed = self
-                .direct
-                .iter()
-                .any(|(p, i)| *p == port && self.targets[*i].host == host.trim_matches(['[', ']']));
-            if relayed && !is_loopback(host) && url.set_host(Some("127.0.0.1")).is_ok() {
-                let _ = url.set_port(Some(port));
+            let Some(to) = relay(host.trim_matches(['[', ']']), port) else {
+                continue;
+            };
+            if url.set_host(Some("127.0.0.1")).is_ok() && url.set_port(Some(to)).is_ok() {
                 let mut s = url.to_string();
                 if !v.ends_with('/') && s.ends_with('/') {
                     s.pop();
@@ -136,7 +176,7 @@ impl Plan {
         for k in ["HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy"] {
             env.retain(|(e, _)| e != k);
         }
-        if let Some(port) = self.proxy_port {
+        if let Some(port) = proxy {
             let proxy = format!("http://127.0.0.1:{port}");
             env.push(("HTTPS_PROXY".into(), proxy.clone()));
             env.push(("https_proxy".into(), proxy));
@@ -144,6 +184,11 @@ impl Plan {
         let direct = "localhost,127.0.0.1,::1".to_string();
         env.push(("NO_PROXY".into(), direct.clone()));
         env.push(("no_proxy".into(), direct));
+    }
+
+    /// The targets reached through the `CONNECT` proxy.
+    pub fn proxied(&self) -> &[usize] {
+        &self.proxied
     }
 
     /// The arguments of `assay __sandbox-exec` that set up the inside of the network.
@@ -214,6 +259,24 @@ mod tests {
                 "api.anthropic.com:443=/run/assay/net/0.sock"
             ]
         );
+    }
+
+    #[test]
+    fn under_landlock_every_http_endpoint_points_at_its_relay_port() {
+        let plan = Plan::new(&[
+            "http://127.0.0.1:4567".into(),
+            "https://api.anthropic.com".into(),
+        ]);
+        let mut e = env(&[
+            ("ANTHROPIC_BASE_URL", "http://127.0.0.1:4567"),
+            ("OTHER_BASE_URL", "http://127.0.0.1:9999"),
+        ]);
+        plan.rewrite_env_tcp(&mut e, &[40001, 40002], Some(40003));
+        let get = |k: &str| e.iter().find(|(x, _)| x == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("ANTHROPIC_BASE_URL"), Some("http://127.0.0.1:40001"));
+        assert_eq!(get("OTHER_BASE_URL"), Some("http://127.0.0.1:9999"));
+        assert_eq!(get("HTTPS_PROXY"), Some("http://127.0.0.1:40003"));
+        assert_eq!(plan.proxied(), [1]);
     }
 
     #[test]

@@ -1,11 +1,17 @@
-//! The host side of a sandbox's network: one Unix socket per allowed endpoint, each relaying
-//! every connection to its one endpoint and nowhere else. The sockets' folder is bound
-//! read-only into the sandbox; nothing inside can choose where a connection goes.
+//! The host side of a sandbox's network, each relay connecting to its one endpoint and
+//! nowhere else: nothing inside can choose where a connection goes.
+//!
+//! - bubblewrap: a Unix socket per allowed endpoint, in a folder bound read-only into the
+//!   sandbox (which has no network of its own).
+//! - Landlock: a TCP listener on the host's loopback per endpoint, and a `CONNECT` proxy for
+//!   `https` endpoints; Landlock lets the sandbox connect to these ports and no other.
 
 use std::path::Path;
+use std::sync::Arc;
 
-use tokio::io::copy_bidirectional;
-use tokio::net::{TcpStream, UnixListener};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, copy_bidirectional};
+use tokio::net::{TcpListener, TcpStream, UnixListener};
+use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinHandle;
 
 use super::endpoint::Target;
@@ -16,58 +22,192 @@ pub const MAX_CONNECTIONS: usize = 64;
 /// The running relays of one case-run; stopped when dropped.
 #[derive(Debug)]
 pub struct Forwarder {
-    dir: tempfile::TempDir,
+    /// bubblewrap's: the folder of sockets.
+    dir: Option<tempfile::TempDir>,
+    /// Landlock's: the loopback port of each target, and of the proxy.
+    ports: Vec<u16>,
+    proxy: Option<u16>,
     tasks: Vec<JoinHandle<()>>,
     /// Set when the case-run ends: every connection still relayed is closed then (an
     /// endpoint that never closes its side must not keep assay's descriptors).
-    closed: tokio::sync::watch::Sender<bool>,
+    closed: watch::Sender<bool>,
+}
+
+/// What every relay of one forwarder shares: the bound on connections, and the end.
+#[derive(Clone)]
+struct Shared {
+    open: Arc<Semaphore>,
+    closing: watch::Receiver<bool>,
+}
+
+impl Shared {
+    /// Relays `inside` to `addr` until either side closes or the case-run ends; a connection
+    /// over the bound is dropped.
+    fn relay<S>(&self, inside: S, addr: String, first: Vec<u8>)
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let Ok(permit) = self.open.clone().try_acquire_owned() else {
+            return; // dropped: too many at once
+        };
+        let mut closing = self.closing.clone();
+        tokio::spawn(async move {
+            let relay = async {
+                let mut inside = inside;
+                if let Ok(mut up) = TcpStream::connect(&addr).await
+                    && up.write_all(&first).await.is_ok()
+                {
+                    // A connection ends when both sides close; nothing to report.
+                    let _ = copy_bidirectional(&mut inside, &mut up).await;
+                }
+            };
+            tokio::select! {
+                _ = relay => {}
+                _ = closing.wait_for(|c| *c) => {}
+            }
+            drop(permit);
+        });
+    }
 }
 
 impl Forwarder {
-    /// Listens on `<dir>/<i>.sock` for each target. Must be called within a tokio runtime.
+    fn shared() -> (Shared, watch::Sender<bool>) {
+        let (closed, closing) = watch::channel(false);
+        let open = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+        (Shared { open, closing }, closed)
+    }
+
+    /// bubblewrap's: listens on `<dir>/<i>.sock` for each target. Must be called within a
+    /// tokio runtime.
     pub fn start(targets: &[Target]) -> std::io::Result<Forwarder> {
         // A short path: Unix socket paths are limited to 108 bytes.
         let dir = tempfile::Builder::new().prefix("assay-net-").tempdir()?;
+        let (shared, closed) = Self::shared();
         let mut tasks = Vec::new();
-        // The agent cannot open connections without bound: each holds two of assay's file
-        // descriptors, which the rest of the run needs.
-        let open = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
-        let (closed, closing) = tokio::sync::watch::channel(false);
         for (i, t) in targets.iter().enumerate() {
             let listener = UnixListener::bind(dir.path().join(format!("{i}.sock")))?;
-            let addr = t.addr();
-            let open = open.clone();
-            let closing = closing.clone();
+            let (addr, shared) = (t.addr(), shared.clone());
             tasks.push(tokio::spawn(async move {
-                while let Ok((mut inside, _)) = listener.accept().await {
-                    let Ok(permit) = open.clone().try_acquire_owned() else {
-                        continue; // dropped: too many at once
-                    };
-                    let addr = addr.clone();
-                    let mut closing = closing.clone();
-                    tokio::spawn(async move {
-                        let relay = async {
-                            if let Ok(mut up) = TcpStream::connect(&addr).await {
-                                // A connection ends when both sides close; nothing to report.
-                                let _ = copy_bidirectional(&mut inside, &mut up).await;
-                            }
-                        };
-                        tokio::select! {
-                            _ = relay => {}
-                            _ = closing.wait_for(|c| *c) => {}
-                        }
-                        drop(permit);
-                    });
+                while let Ok((inside, _)) = listener.accept().await {
+                    shared.relay(inside, addr.clone(), Vec::new());
                 }
             }));
         }
-        Ok(Forwarder { dir, tasks, closed })
+        Ok(Forwarder {
+            dir: Some(dir),
+            ports: Vec::new(),
+            proxy: None,
+            tasks,
+            closed,
+        })
     }
 
-    /// The folder of sockets, bound into the sandbox.
-    pub fn dir(&self) -> &Path {
-        self.dir.path()
+    /// Landlock's: a loopback port for each target, and with `proxied` (indexes into
+    /// `targets`), a `CONNECT` proxy that tunnels to those alone. Must be called within a
+    /// tokio runtime.
+    pub fn start_tcp(targets: &[Target], proxied: &[usize]) -> std::io::Result<Forwarder> {
+        let (shared, closed) = Self::shared();
+        let mut tasks = Vec::new();
+        let mut ports = Vec::new();
+        for t in targets {
+            let listener = loopback()?;
+            ports.push(listener.local_addr()?.port());
+            let (addr, shared) = (t.addr(), shared.clone());
+            tasks.push(tokio::spawn(async move {
+                while let Ok((inside, _)) = listener.accept().await {
+                    shared.relay(inside, addr.clone(), Vec::new());
+                }
+            }));
+        }
+        let mut proxy = None;
+        if !proxied.is_empty() {
+            let listener = loopback()?;
+            proxy = Some(listener.local_addr()?.port());
+            let allowed: Arc<Vec<String>> = Arc::new(
+                proxied
+                    .iter()
+                    .filter_map(|i| targets.get(*i))
+                    .map(|t| t.addr().to_ascii_lowercase())
+                    .collect(),
+            );
+            tasks.push(tokio::spawn(async move {
+                while let Ok((inside, _)) = listener.accept().await {
+                    let (allowed, shared) = (allowed.clone(), shared.clone());
+                    tokio::spawn(async move { tunnel(inside, &allowed, &shared).await });
+                }
+            }));
+        }
+        Ok(Forwarder {
+            dir: None,
+            ports,
+            proxy,
+            tasks,
+            closed,
+        })
     }
+
+    /// The folder of sockets, bound into a bubblewrap sandbox.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_ref().map(|d| d.path())
+    }
+
+    /// The loopback port of each target (Landlock's).
+    pub fn ports(&self) -> &[u16] {
+        &self.ports
+    }
+
+    /// The `CONNECT` proxy's loopback port (Landlock's, with `https` endpoints).
+    pub fn proxy(&self) -> Option<u16> {
+        self.proxy
+    }
+}
+
+/// A listener on 127.0.0.1 at a port the kernel picks.
+fn loopback() -> std::io::Result<TcpListener> {
+    let l = std::net::TcpListener::bind(("127.0.0.1", 0))?;
+    l.set_nonblocking(true)?;
+    TcpListener::from_std(l)
+}
+
+/// One proxy connection: `CONNECT host:port` to an allowed endpoint is tunnelled (TLS stays
+/// end to end); anything else gets 403. The request head is bounded.
+async fn tunnel(mut inside: TcpStream, allowed: &[String], shared: &Shared) {
+    let mut head = Vec::new();
+    let mut buf = [0u8; 1024];
+    let end = loop {
+        match inside.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+        }
+        if let Some(i) = head.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        if head.len() > 16 << 10 {
+            return;
+        }
+    };
+    let line = String::from_utf8_lossy(&head[..end])
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_string();
+    let mut words = line.split_whitespace();
+    let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+    let target = target.to_ascii_lowercase();
+    if method != "CONNECT" || !allowed.contains(&target) {
+        let _ = inside
+            .write_all(b"HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n")
+            .await;
+        return;
+    }
+    if inside
+        .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        .await
+        .is_err()
+    {
+        return;
+    }
+    shared.relay(inside, target, head[end..].to_vec());
 }
 
 impl Drop for Forwarder {
@@ -112,7 +252,7 @@ mod tests {
     }
 
     async fn connect(f: &Forwarder) -> tokio::net::UnixStream {
-        tokio::net::UnixStream::connect(f.dir().join("0.sock"))
+        tokio::net::UnixStream::connect(f.dir().unwrap().join("0.sock"))
             .await
             .unwrap()
     }
@@ -133,7 +273,7 @@ mod tests {
         let mut buf = [0u8; 4];
         c.read_exact(&mut buf).await.unwrap();
         assert_eq!(&buf, b"pong");
-        assert!(!f.dir().join("1.sock").exists());
+        assert!(!f.dir().unwrap().join("1.sock").exists());
     }
 
     #[tokio::test]

@@ -12,6 +12,11 @@
 //! [--hide DIR]…] [--cwd DIR] [--listen PORT=SOCKET]… [--proxy PORT [--route HOST:PORT=SOCKET]…] --
 //! PROGRAM ARGS…`
 
+#[path = "confine.rs"]
+mod confine;
+#[path = "reap.rs"]
+mod reap;
+
 use std::collections::HashMap;
 use std::process::ExitCode;
 
@@ -36,7 +41,17 @@ struct Args {
     hide: Vec<String>,
     /// Where the command runs, entered after the overlay is mounted (it may exist only there).
     cwd: Option<String>,
+    /// The `landlock` backend: the command's rules, and how long it may take to stop.
+    landlock: Option<Landlock>,
     argv: Vec<String>,
+}
+
+/// `--landlock [--read P]… [--write P]… [--device P]… [--connect PORT]… [--host-network]
+/// [--grace-ms N]`.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Landlock {
+    rules: confine::Rules,
+    grace_ms: u64,
 }
 
 /// The workspace's overlay: mounted at `at`, the lower layers top first.
@@ -75,6 +90,28 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--overlay-upper" => out.overlay.get_or_insert_with(Default::default).upper = value(a)?,
             "--overlay-work" => out.overlay.get_or_insert_with(Default::default).work = value(a)?,
             "--hide" => out.hide.push(value(a)?),
+            "--landlock" => {
+                out.landlock.get_or_insert_with(Default::default);
+            }
+            "--read" | "--write" | "--device" | "--connect" | "--host-network" | "--grace-ms" => {
+                let l = out.landlock.get_or_insert_with(Default::default);
+                let r = &mut l.rules;
+                match a.as_str() {
+                    "--read" => r.read.push(value(a)?),
+                    "--write" => r.write.push(value(a)?),
+                    "--device" => r.devices.push(value(a)?),
+                    "--connect" => {
+                        let v = value(a)?;
+                        r.connect
+                            .push(v.parse().map_err(|_| format!("bad port {v}"))?);
+                    }
+                    "--grace-ms" => {
+                        let v = value(a)?;
+                        l.grace_ms = v.parse().map_err(|_| format!("bad grace {v}"))?;
+                    }
+                    _ => r.host_network = true,
+                }
+            }
             "--cwd" => out.cwd = Some(value(a)?),
             "--route" => {
                 let v = value("--route")?;
@@ -125,6 +162,9 @@ extern "C" fn ignore(_: libc::c_int) {}
 const STATUS_FD: libc::c_int = 3;
 
 fn run(args: Args) -> u8 {
+    if let Some(l) = &args.landlock {
+        return landlocked(l, &args);
+    }
     if let Some(o) = &args.overlay {
         if let Err(e) = mount_overlay(o, &args.hide) {
             eprintln!(
@@ -133,7 +173,7 @@ fn run(args: Args) -> u8 {
             );
             return 125;
         }
-        if let Err(e) = drop_capabilities() {
+        if let Err(e) = confine::drop_capabilities() {
             eprintln!("assay sandbox: cannot drop capabilities: {e}");
             return 125;
         }
@@ -193,23 +233,36 @@ fn run(args: Args) -> u8 {
     // SAFETY: prctl with a filter that lives in static memory.
     unsafe {
         use std::os::unix::process::CommandExt;
-        command.pre_exec(|| {
-            no_unix_sockets()?;
-            Ok(())
-        });
+        command.pre_exec(|| confine::filter(confine::Sockets::NotUnix));
     }
-    let mut child = match command.spawn() {
+    let mut child = match start(&mut command, &args.argv[0], status) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let Ok(status) = child.wait() else {
+        return 1;
+    };
+    use std::os::unix::process::ExitStatusExt;
+    exit_code(status.into_raw())
+}
+
+/// Starts the command and says so on the status pipe (when assay gave one).
+fn start(
+    command: &mut std::process::Command,
+    program: &str,
+    status: bool,
+) -> Result<std::process::Child, u8> {
+    let child = match command.spawn() {
         Ok(c) => c,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             eprintln!(
-                "assay sandbox: `{}` is not installed or not visible inside the sandbox",
-                args.argv[0]
+                "assay sandbox: `{program}` is not installed or not visible inside the sandbox"
             );
-            return 127;
+            return Err(127);
         }
         Err(e) => {
-            eprintln!("assay sandbox: cannot start `{}`: {e}", args.argv[0]);
-            return 126;
+            eprintln!("assay sandbox: cannot start `{program}`: {e}");
+            return Err(126);
         }
     };
     if status {
@@ -219,15 +272,73 @@ fn run(args: Args) -> u8 {
             libc::close(STATUS_FD);
         }
     }
-    let Ok(status) = child.wait() else {
-        return 1;
-    };
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(c), _) => c as u8,
-        (None, Some(sig)) => 128u8.saturating_add(sig as u8),
-        _ => 1,
+    Ok(child)
+}
+
+/// The exit code for a wait status: the command's, or 128 + the signal that ended it.
+fn exit_code(status: libc::c_int) -> u8 {
+    if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status) as u8
+    } else if libc::WIFSIGNALED(status) {
+        128u8.saturating_add(libc::WTERMSIG(status) as u8)
+    } else {
+        1
     }
+}
+
+/// The `landlock` backend. No namespaces: this process stays outside the command's
+/// confinement, as the subreaper of everything it starts ([`reap`]); the command gives up its
+/// capabilities, gets the seccomp filter and its Landlock ruleset between `fork` and `exec`.
+fn landlocked(l: &Landlock, args: &Args) -> u8 {
+    // First, as a descriptor made before this would take the status pipe's number where assay
+    // gave none. SAFETY: handlers that do nothing (assay's launcher set these ignored, which
+    // `exec` would keep for the command; a handler is reset); marking a descriptor
+    // close-on-exec.
+    let status = unsafe {
+        libc::signal(libc::SIGTERM, ignore as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGINT, ignore as *const () as libc::sighandler_t);
+        libc::fcntl(STATUS_FD, libc::F_SETFD, libc::FD_CLOEXEC) == 0
+    };
+    let ruleset = match confine::ruleset(&l.rules) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("assay sandbox: cannot make the Landlock ruleset: {e}");
+            return 125;
+        }
+    };
+    if let Err(e) = reap::prepare() {
+        eprintln!("assay sandbox: cannot supervise the command: {e}");
+        return 125;
+    }
+    if let Some(cwd) = &args.cwd
+        && let Err(e) = std::env::set_current_dir(cwd)
+    {
+        eprintln!("assay sandbox: cannot enter {cwd}: {e}");
+        return 125;
+    }
+    let sockets = if l.rules.host_network {
+        confine::Sockets::NotUnix
+    } else {
+        confine::Sockets::TcpOnly
+    };
+    let mut command = std::process::Command::new(&args.argv[0]);
+    command.args(&args.argv[1..]);
+    let mut ruleset = Some(ruleset);
+    // SAFETY: this process runs no other thread, so the child may allocate before `exec`.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        command.pre_exec(move || {
+            reap::unblock()?;
+            let r = ruleset.take().ok_or(std::io::ErrorKind::AlreadyExists)?;
+            confine::restrict(r, sockets)
+        });
+    }
+    let child = match start(&mut command, &args.argv[0], status) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let grace = std::time::Duration::from_millis(l.grace_ms);
+    exit_code(reap::supervise(child.id() as libc::pid_t, grace))
 }
 
 /// Mounts the overlay, then unmounts `hide` (lazily: the overlay keeps its layers).
@@ -257,128 +368,6 @@ fn mount_overlay(o: &Overlay, hide: &[String]) -> std::io::Result<()> {
         for h in hide {
             let h = c(h)?;
             if libc::umount2(h.as_ptr(), libc::MNT_DETACH) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Gives up every capability for good: the bounding and ambient sets emptied, root's
-/// special treatment on `exec` turned off and locked, then the sets themselves cleared.
-fn drop_capabilities() -> std::io::Result<()> {
-    #[repr(C)]
-    struct Header {
-        version: u32,
-        pid: libc::c_int,
-    }
-    #[repr(C)]
-    #[derive(Clone, Copy)]
-    struct Data {
-        effective: u32,
-        permitted: u32,
-        inheritable: u32,
-    }
-    const VERSION_3: u32 = 0x2008_0522;
-    // SECBIT_NOROOT, SECBIT_NO_SETUID_FIXUP, SECBIT_NO_CAP_AMBIENT_RAISE and their locks,
-    // and SECBIT_KEEP_CAPS locked off.
-    const SECUREBITS: libc::c_ulong = 0b1110_1111;
-    let err = std::io::Error::last_os_error;
-    // SAFETY: prctl and capset with plain values and structs that outlive the calls.
-    unsafe {
-        for cap in 0..64 {
-            if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0
-                && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL)
-            {
-                return Err(err());
-            }
-        }
-        if libc::prctl(
-            libc::PR_CAP_AMBIENT,
-            libc::PR_CAP_AMBIENT_CLEAR_ALL,
-            0,
-            0,
-            0,
-        ) != 0
-            || libc::prctl(libc::PR_SET_SECUREBITS, SECUREBITS, 0, 0, 0) != 0
-        {
-            return Err(err());
-        }
-        let header = Header {
-            version: VERSION_3,
-            pid: 0,
-        };
-        let data = [Data {
-            effective: 0,
-            permitted: 0,
-            inheritable: 0,
-        }; 2];
-        if libc::syscall(libc::SYS_capset, &header as *const Header, data.as_ptr()) != 0 {
-            return Err(err());
-        }
-    }
-    Ok(())
-}
-
-/// The command and all it starts may not create user namespaces (bubblewrap's
-/// `--disable-userns` is not used with a copy-on-write workspace), Unix sockets
-/// (`socket(AF_UNIX, …)`; socket pairs stay allowed) nor io_uring instances (which could create
-/// them unseen): a socket file
-/// the sandbox shows read-only (a daemon's under `/var`, say) can still be connected to, and
-/// with `--network host` the host's abstract sockets could. This process, which relays the
-/// network through Unix sockets, is not filtered. A seccomp filter; on architectures other
-/// than x86-64 and AArch64, none.
-fn no_unix_sockets() -> std::io::Result<()> {
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    {
-        #[cfg(target_arch = "x86_64")]
-        const ARCH: u32 = 0xC000_003E; // AUDIT_ARCH_X86_64
-        #[cfg(target_arch = "aarch64")]
-        const ARCH: u32 = 0xC000_00B7; // AUDIT_ARCH_AARCH64
-        const LD_W_ABS: u16 = 0x20;
-        const JEQ_K: u16 = 0x15;
-        const JGE_K: u16 = 0x35;
-        const RET_K: u16 = 0x06;
-        const ALLOW: u32 = 0x7fff_0000;
-        const DENY: u32 = 0x0005_0000 | libc::EACCES as u32; // SECCOMP_RET_ERRNO
-        const JSET_K: u16 = 0x45;
-        const ENOSYS: u32 = 0x0005_0000 | libc::ENOSYS as u32;
-        const NEWUSER: u32 = libc::CLONE_NEWUSER as u32;
-        let f = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
-        // Jumps are relative: to instruction (this + 1 + offset).
-        let program = [
-            f(LD_W_ABS, 0, 0, 4),         // 0: arch
-            f(JEQ_K, 0, 13, ARCH),        // 1: another ABI (i386): denied
-            f(LD_W_ABS, 0, 0, 0),         // 2: syscall number
-            f(JGE_K, 11, 0, 0x4000_0000), // 3: x32 ABI: denied
-            f(JEQ_K, 5, 0, libc::SYS_socket as u32),
-            f(JEQ_K, 9, 0, libc::SYS_io_uring_setup as u32),
-            f(JEQ_K, 5, 0, libc::SYS_unshare as u32),
-            f(JEQ_K, 4, 0, libc::SYS_clone as u32),
-            // clone3's flags are behind a pointer: refused as absent (libc falls back to clone).
-            f(JEQ_K, 5, 0, libc::SYS_clone3 as u32),
-            f(RET_K, 0, 0, ALLOW), // 9
-            f(LD_W_ABS, 0, 0, 16), // 10: socket's domain (low word of args[0])
-            f(JEQ_K, 3, 4, libc::AF_UNIX as u32),
-            f(LD_W_ABS, 0, 0, 16),    // 12: unshare's and clone's flags
-            f(JSET_K, 1, 2, NEWUSER), // a new user namespace: denied
-            f(RET_K, 0, 0, ENOSYS),   // 14
-            f(RET_K, 0, 0, DENY),     // 15
-            f(RET_K, 0, 0, ALLOW),    // 16
-        ];
-        let prog = libc::sock_fprog {
-            len: program.len() as u16,
-            filter: program.as_ptr() as *mut libc::sock_filter,
-        };
-        // SAFETY: the program outlives the call; the kernel copies it.
-        unsafe {
-            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
-                || libc::prctl(
-                    libc::PR_SET_SECCOMP,
-                    libc::SECCOMP_MODE_FILTER,
-                    &prog as *const libc::sock_fprog,
-                ) != 0
-            {
                 return Err(std::io::Error::last_os_error());
             }
         }

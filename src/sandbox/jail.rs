@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use super::endpoint::Plan as NetPlan;
 use super::probe::{Bwrap, HELPER_INSIDE};
+use super::shown::{self, real_folder_under};
 use super::{Network, Record};
 use crate::process::Spawn;
 
@@ -53,32 +54,9 @@ pub const NO_USERNS: &str = "--disable-userns";
 /// Where the forwarder's sockets appear inside.
 pub const NET_INSIDE: &str = "/run/assay/net";
 
-/// Top-level folders of a HOME never shown to an agent, even when a PATH entry is inside.
-const SECRET_HOME_DIRS: &[&str] = &[
-    ".ssh",
-    ".aws",
-    ".gnupg",
-    ".config",
-    ".docker",
-    ".kube",
-    ".azure",
-    ".claude",
-    ".codex",
-    ".gemini",
-    ".netrc",
-    ".password-store",
-    ".git-credentials",
-    ".npmrc",
-    ".pypirc",
-];
-
-/// Files masked inside a toolchain folder that is shown (registry tokens).
-const SECRET_FILES: &[&str] = &["credentials", "credentials.toml", ".credentials.toml"];
-
 /// Everything that shapes one case-run's sandbox.
 #[derive(Debug, Clone)]
 pub struct JailSpec {
-    pub bwrap: Bwrap,
     /// The case-run's folder (`work/` and `home/`): writable.
     pub case_dir: PathBuf,
     /// The workspace root (`work/`).
@@ -125,9 +103,10 @@ pub fn overlay_safe(path: &Path) -> bool {
     path.to_str().is_some_and(|p| !p.contains([':', ',', '\\']))
 }
 
-/// One case-run's sandbox, ready to wrap commands.
+/// One case-run's bubblewrap sandbox, ready to wrap commands.
 #[derive(Debug)]
-pub struct Jail {
+pub struct BwrapJail {
+    bwrap: Bwrap,
     spec: JailSpec,
     net: Option<NetPlan>,
     /// The host side of the network, kept alive as long as the jail.
@@ -138,10 +117,10 @@ pub struct Jail {
     covered: Vec<PathBuf>,
 }
 
-impl Jail {
+impl BwrapJail {
     /// Prepares the sandbox; with `network = model`, starts the forwarder to `endpoints`.
     /// Must be called within a tokio runtime.
-    pub fn new(spec: JailSpec, endpoints: &[String]) -> std::io::Result<Jail> {
+    pub fn new(bwrap: Bwrap, spec: JailSpec, endpoints: &[String]) -> std::io::Result<BwrapJail> {
         let (net, forwarder) = match spec.network {
             Network::Model => {
                 let plan = NetPlan::new(endpoints);
@@ -155,7 +134,8 @@ impl Jail {
             std::fs::create_dir_all(spec.root.join(w))?;
         }
         let (covers, covered) = covers(&spec);
-        Ok(Jail {
+        Ok(BwrapJail {
+            bwrap,
             spec,
             net,
             forwarder,
@@ -201,8 +181,7 @@ impl Jail {
         }
         args.push("--".into());
         args.push(HELPER_INSIDE.into());
-        if self.spec.bwrap.helper.file_name().and_then(|n| n.to_str())
-            != Some(super::inside::HELPER_BIN)
+        if self.bwrap.helper.file_name().and_then(|n| n.to_str()) != Some(super::inside::HELPER_BIN)
         {
             args.push(super::inside::SUBCOMMAND.into());
         }
@@ -226,7 +205,7 @@ impl Jail {
         args.push("--".into());
         args.push(std::mem::take(&mut spawn.program));
         args.append(&mut spawn.args);
-        spawn.program = self.spec.bwrap.program.display().to_string();
+        spawn.program = self.bwrap.program.display().to_string();
         spawn.args = args;
         spawn.launcher = true;
     }
@@ -235,9 +214,9 @@ impl Jail {
         let s = &self.spec;
         let mut a = self.covers.clone();
         self.show(&mut a, program, path_var);
-        ro_bind_at(&mut a, &s.bwrap.helper, Path::new(HELPER_INSIDE));
-        if let Some(f) = &self.forwarder {
-            ro_bind_at(&mut a, f.dir(), Path::new(NET_INSIDE));
+        ro_bind_at(&mut a, &self.bwrap.helper, Path::new(HELPER_INSIDE));
+        if let Some(dir) = self.forwarder.as_ref().and_then(|f| f.dir()) {
+            ro_bind_at(&mut a, dir, Path::new(NET_INSIDE));
         }
         // The case-run's folder read-only, and each of its parts (workspace, HOME, temp)
         // writable as a mount of its own: a mount point cannot be renamed or replaced, so the
@@ -280,46 +259,20 @@ impl Jail {
         a
     }
 
-    /// Shows again, read-only, what a command needs that the covers hid: the toolchains on
-    /// its PATH, its program's install folder, and `[run] sandbox_read`; never a secret of
-    /// the user's, nor (by showing a parent) a hidden folder. Then masks the files never to
-    /// be read (the cache's key) wherever a shown folder would show them.
+    /// Shows again, read-only, what a command needs that the covers hid (see
+    /// [`shown::folders`]), then masks the files never to be read (the cache's key, registry
+    /// tokens) wherever a shown folder would show them.
     fn show(&self, a: &mut Vec<String>, program: &str, path_var: &str) {
         let s = &self.spec;
         let hidden_here = |p: &Path| self.covered.iter().any(|c| p.starts_with(c));
-        let mut shown: Vec<PathBuf> = std::env::split_paths(path_var)
-            .filter_map(|dir| toolchain_root(&dir, s.real_home.as_deref()))
-            .filter(|t| hidden_here(t))
-            .collect();
-        if let Some(p) = resolve(program, path_var).filter(|p| hidden_here(p)) {
-            shown.push(install_root(&p));
-        }
-        shown.extend(s.read_only.iter().cloned());
-        shown.sort();
-        shown.dedup();
-        let mut shown_real: Vec<PathBuf> = Vec::new();
+        let shown = shown::folders(s, program, path_var, hidden_here);
         for t in &shown {
-            // The real path: `..` or a symlink must not walk a shown folder into a hidden one.
-            let Ok(t) = std::fs::canonicalize(t) else {
-                continue;
-            };
-            if secret(&t, s.real_home.as_deref()) || s.hidden.iter().any(|h| h.starts_with(&t)) {
-                continue;
-            }
-            ro_bind_at(a, &t, &t);
-            for f in SECRET_FILES {
-                let f = t.join(f);
-                if f.is_file() {
-                    mask(a, &f);
-                }
-            }
-            shown_real.push(t);
+            ro_bind_at(a, t, t);
         }
-        for m in &s.masked {
+        for m in shown::masked(s, &shown) {
             // Only where it would be seen: outside the covers, or inside a folder shown again.
-            let seen = !hidden_here(m) || shown.iter().chain(&shown_real).any(|d| m.starts_with(d));
-            if m.is_absolute() && m.is_file() && seen {
-                mask(a, m);
+            if !hidden_here(&m) || shown.iter().any(|d| m.starts_with(d)) {
+                mask(a, &m);
             }
         }
     }
@@ -391,105 +344,13 @@ fn mask(a: &mut Vec<String>, path: &Path) {
     ro_bind_at(a, Path::new("/dev/null"), path);
 }
 
-/// Whether `root/rel` is a folder reached without any symlink (and without `..`).
-fn real_folder_under(root: &Path, rel: &Path) -> bool {
-    let mut at = root.to_path_buf();
-    for c in rel.components() {
-        let std::path::Component::Normal(name) = c else {
-            if c == std::path::Component::CurDir {
-                continue;
-            }
-            return false;
-        };
-        at.push(name);
-        match std::fs::symlink_metadata(&at) {
-            Ok(m) if m.is_dir() => {}
-            _ => return false,
-        }
-    }
-    true
-}
-
-/// For a PATH folder, what to show so the tools in it work: under the user's HOME, its
-/// top-level folder there (`~/.pyenv/shims` → `~/.pyenv`); a `node_modules/.bin`, its
-/// `node_modules` (the links there lead into it); elsewhere the folder itself.
-fn toolchain_root(dir: &Path, home: Option<&Path>) -> Option<PathBuf> {
-    if !dir.is_absolute() {
-        return None;
-    }
-    if let Some(home) = home
-        && let Ok(rel) = dir.strip_prefix(home)
-    {
-        let first = rel.components().next()?;
-        return Some(home.join(first));
-    }
-    Some(install_root(&dir.join("_")))
-}
-
-fn secret(p: &Path, home: Option<&Path>) -> bool {
-    let Some(home) = home else { return false };
-    if p == home || home.starts_with(p) {
-        return true;
-    }
-    p.strip_prefix(home)
-        .ok()
-        .and_then(|rel| rel.components().next())
-        .is_some_and(|c| SECRET_HOME_DIRS.iter().any(|s| c.as_os_str() == *s))
-}
-
-/// The program's real path, found on `path_var` as the harnesses' preflight finds it.
-fn resolve(program: &str, path_var: &str) -> Option<PathBuf> {
-    let path = crate::host::HostEnv {
-        path: path_var.to_string(),
-        vars: Vec::new(),
-    };
-    std::fs::canonicalize(path.which(program)?).ok()
-}
-
-/// The folder a program is installed in: the `node_modules` it is part of (a CLI from npm
-/// needs its dependencies beside it), else its own folder.
-fn install_root(program: &Path) -> PathBuf {
-    program
-        .ancestors()
-        .find(|a| a.file_name().is_some_and(|n| n == "node_modules"))
-        .unwrap_or_else(|| program.parent().unwrap_or(program))
-        .to_path_buf()
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    #[test]
-    fn toolchains_under_home_show_their_top_folder_but_never_secrets() {
-        let home = Path::new("/home/ada");
-        assert_eq!(
-            toolchain_root(Path::new("/home/ada/.pyenv/shims"), Some(home)),
-            Some(PathBuf::from("/home/ada/.pyenv"))
-        );
-        assert_eq!(
-            toolchain_root(Path::new("/usr/bin"), Some(home)),
-            Some(PathBuf::from("/usr/bin"))
-        );
-        assert_eq!(
-            toolchain_root(Path::new("/p/tests/agents/node_modules/.bin"), Some(home)),
-            Some(PathBuf::from("/p/tests/agents/node_modules"))
-        );
-        assert!(secret(Path::new("/home/ada/.ssh"), Some(home)));
-        assert!(secret(Path::new("/home/ada/.config"), Some(home)));
-        assert!(secret(Path::new("/home/ada"), Some(home)));
-        assert!(secret(Path::new("/home"), Some(home)));
-        assert!(!secret(Path::new("/home/ada/.cargo"), Some(home)));
-    }
-
     /// A sandbox with no network, hiding and showing nothing, for the case-run folder `ws`.
-    fn spec(ws: &Path) -> JailSpec {
+    pub(crate) fn spec(ws: &Path) -> JailSpec {
         JailSpec {
-            bwrap: Bwrap {
-                program: "/usr/bin/bwrap".into(),
-                version: String::new(),
-                helper: "/bin/true".into(),
-            },
             case_dir: ws.to_path_buf(),
             root: ws.join("work"),
             writable: Vec::new(),
@@ -499,6 +360,14 @@ mod tests {
             masked: Vec::new(),
             network: Network::None,
             overlay: None,
+        }
+    }
+
+    fn bwrap() -> Bwrap {
+        Bwrap {
+            program: "/usr/bin/bwrap".into(),
+            version: String::new(),
+            helper: "/bin/true".into(),
         }
     }
 
@@ -518,7 +387,8 @@ mod tests {
         std::fs::create_dir_all(home.join(".cargo")).unwrap();
         let project = d.path().join("project");
         std::fs::create_dir_all(&project).unwrap();
-        let jail = Jail::new(
+        let jail = BwrapJail::new(
+            bwrap(),
             JailSpec {
                 hidden: vec![project.clone()],
                 real_home: Some(home.clone()),
@@ -548,7 +418,8 @@ mod tests {
         std::fs::create_dir_all(root.join("real")).unwrap();
         std::fs::create_dir_all(d.path().join("host-etc")).unwrap();
         std::fs::create_dir_all(&root).unwrap();
-        let jail = Jail::new(
+        let jail = BwrapJail::new(
+            bwrap(),
             JailSpec {
                 writable: vec!["real".into(), "out".into()],
                 ..spec(&d.path().join("ws"))
@@ -563,19 +434,5 @@ mod tests {
         let bound = sources(&args, "--bind");
         assert!(bound.iter().any(|p| p.ends_with("work/real")), "{args:?}");
         assert!(!bound.iter().any(|p| p.ends_with("work/out")), "{args:?}");
-    }
-
-    #[test]
-    fn an_npm_cli_brings_its_node_modules() {
-        assert_eq!(
-            install_root(Path::new(
-                "/p/tests/agents/node_modules/@anthropic-ai/claude-code/cli.js"
-            )),
-            PathBuf::from("/p/tests/agents/node_modules")
-        );
-        assert_eq!(
-            install_root(Path::new("/opt/agent/bin/agent")),
-            PathBuf::from("/opt/agent/bin")
-        );
     }
 }

@@ -1,41 +1,69 @@
 //! Containment: the agent under evaluation is untrusted, so every agent process, setup and
-//! teardown script and deterministic test command of a case-run runs in an OS sandbox.
+//! teardown script and deterministic test command of a case-run runs in an OS sandbox, by one
+//! of three backends ([`backend`]): bubblewrap, Landlock (Linux, nothing to install) or
+//! Seatbelt (macOS).
 //!
-//! On Linux that is bubblewrap: new user, mount, PID, IPC and UTS namespaces; the host
+//! With bubblewrap: new user, mount, PID, IPC and UTS namespaces; the host
 //! read-only with the user's HOME, the projects, the run folder, the cache and the other
 //! workspaces out of view; only the case-run's workspace and private HOME writable; its own
 //! `/proc`; and everything inside killed when the case-run ends. The network is the harness's
 //! model endpoints only (through [`forward`]), none, or the host's on request.
 //!
+//! - [`backend`]: the backends, which work here, which `--sandbox` takes; [`Jail`].
 //! - [`probe`]: is bubblewrap here and does it work? The exit-3 message and its fixes.
 //! - [`jail`]: the bubblewrap command line for one case-run.
+//! - [`landlocked`]: the Landlock backend (with `confine` and `reap` inside).
+//! - [`seatbelt`]: the Seatbelt backend's profile.
+//! - [`shown`]: what of the host a command may read besides the system.
 //! - [`endpoint`]: the model endpoints a harness talks to, and how they are reached inside.
 //! - [`forward`]: the host side of the network: a Unix socket per allowed endpoint.
 //! - [`inside`]: `assay __sandbox-exec`, the first process inside: loopback listeners that
 //!   lead to those sockets, then the command.
 
+pub mod backend;
 pub mod endpoint;
 pub mod forward;
 pub mod inside;
 pub mod jail;
+pub mod landlocked;
 pub mod probe;
+pub mod seatbelt;
+pub mod shown;
 
 use serde::{Deserialize, Serialize};
 
-pub use jail::{Jail, JailSpec, Layers};
+pub use backend::{Backend, Jail};
+pub use jail::{JailSpec, Layers};
 pub use probe::Bwrap;
 
 /// `--sandbox`: how agents are contained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
-    /// bubblewrap when it works here; otherwise refuse to start an agent (exit 3).
+    /// The strongest backend that works here (bubblewrap, then Landlock; Seatbelt on macOS);
+    /// where none does, refuse to start an agent (exit 3).
     #[default]
     Auto,
     /// bubblewrap, or refuse to start (exit 3).
     Bwrap,
+    /// Landlock and seccomp (Linux 6.7 or later, nothing to install), or refuse to start.
+    Landlock,
+    /// macOS's `sandbox-exec`, or refuse to start.
+    Seatbelt,
     /// No sandbox: the agent runs as you, with your files and network (recorded as such).
     None,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Auto => "auto",
+            Mode::Bwrap => "bwrap",
+            Mode::Landlock => "landlock",
+            Mode::Seatbelt => "seatbelt",
+            Mode::None => "none",
+        }
+    }
 }
 
 /// `--network`: what an agent may reach from its sandbox.
@@ -69,7 +97,7 @@ pub fn failed_to_start(exited: &crate::process::Exited) -> Option<String> {
         let tail = exited.stderr_tail.trim();
         format!(
             "the sandbox could not start the command: {}",
-            tail.lines().last().unwrap_or("bubblewrap said nothing")
+            tail.lines().last().unwrap_or("the sandbox said nothing")
         )
     })
 }
@@ -105,8 +133,8 @@ impl Record {
 /// How one case-run is to be contained, decided when the run is planned.
 #[derive(Debug, Clone, Default)]
 pub struct Setting {
-    /// bubblewrap, or `None` to run unsandboxed (`--sandbox none`).
-    pub bwrap: Option<Bwrap>,
+    /// The backend, or `None` to run unsandboxed (`--sandbox none`).
+    pub backend: Option<Backend>,
     pub network: Network,
     /// Folders covered inside: the projects, the current folder, the run folder, the
     /// workspaces' parent.
@@ -131,24 +159,24 @@ impl Setting {
         overlay: Option<Layers>,
         endpoints: &[String],
     ) -> std::io::Result<Option<Jail>> {
-        let Some(bwrap) = &self.bwrap else {
+        let Some(backend) = &self.backend else {
             return Ok(None);
         };
-        Jail::new(
-            JailSpec {
-                bwrap: bwrap.clone(),
-                case_dir: case_dir.to_path_buf(),
-                root: root.to_path_buf(),
-                writable: self.writable.clone(),
-                hidden: self.hidden.clone(),
-                real_home: self.real_home.clone(),
-                read_only: self.read_only.clone(),
-                masked: self.masked.clone(),
-                network: self.network,
-                overlay,
-            },
-            endpoints,
-        )
-        .map(Some)
+        backend
+            .jail(
+                JailSpec {
+                    case_dir: case_dir.to_path_buf(),
+                    root: root.to_path_buf(),
+                    writable: self.writable.clone(),
+                    hidden: self.hidden.clone(),
+                    real_home: self.real_home.clone(),
+                    read_only: self.read_only.clone(),
+                    masked: self.masked.clone(),
+                    network: self.network,
+                    overlay,
+                },
+                endpoints,
+            )
+            .map(Some)
     }
 }

@@ -386,3 +386,27 @@ pub fn chromium() -> String {
     }
     panic!("no chromium on PATH (apt-get install chromium)")
 }
+
+/// The sandbox backends of this machine that every attack runs against (`--sandbox …`).
+pub const BACKENDS: &[&str] = &["bwrap", "landlock"];
+
+/// One test per Linux sandbox backend: `fn name(backend: &str) { … }` becomes that function
+/// and `mod name { #[test] fn bwrap(); #[test] fn landlock(); }` calling it, so a failure
+/// names the backend (`name::landlock`).
+#[macro_export]
+macro_rules! per_backend {
+    ($(#[$m:meta])* fn $name:ident($b:ident: &str) $body:block) => {
+        $(#[$m])*
+        fn $name($b: &str) $body
+        mod $name {
+            #[test]
+            fn bwrap() {
+                super::$name("bwrap")
+            }
+            #[test]
+            fn landlock() {
+                super::$name("landlock")
+            }
+        }
+    };
+}
