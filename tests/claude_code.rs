@@ -574,8 +574,9 @@ fn shards_merge_and_diff_names_what_a_changed_model_broke() {
     assert!(text.contains("unchanged: 1"), "{text}");
 }
 
-#[test]
-fn in_the_sandbox_skill_write_and_bash_work_and_nothing_leaves_it() {
+per_backend! {
+/// Claude Code under each backend: its tools work inside, and nothing leaves.
+fn in_the_sandbox_skill_write_and_bash_work_and_nothing_leaves_it(backend: &str) {
     let claude = agent_cli("claude");
     let outside = tempfile::tempdir().unwrap();
     let secret = outside.path().join("secret.txt");
@@ -611,10 +612,10 @@ fn in_the_sandbox_skill_write_and_bash_work_and_nothing_leaves_it() {
             ("evals/greeting/evals.json", GREETING_EVALS),
         ],
     );
-    let out = run_assay(&claude, &server, d.path(), &["--sandbox", "bwrap"]);
+    let out = run_assay(&claude, &server, d.path(), &["--sandbox", backend]);
     assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
     let r = &results(&d.path().join("out"))["ada"];
-    assert_eq!(r["sandbox"]["kind"], "bwrap", "{r:#}");
+    assert_eq!(r["sandbox"]["kind"], backend, "{r:#}");
     assert_eq!(r["sandbox"]["network"], "model");
     assert_eq!(r["tool_calls"]["Skill"], 1, "{r:#}");
     assert_eq!(r["tool_calls"]["Write"], 1, "{r:#}");
@@ -627,7 +628,11 @@ fn in_the_sandbox_skill_write_and_bash_work_and_nothing_leaves_it() {
         failed[0]["output"]
             .as_str()
             .unwrap()
-            .contains("Read-only file system"),
+            .contains(if backend == "bwrap" {
+                "Read-only file system"
+            } else {
+                "Permission denied"
+            }),
         "{r:#}"
     );
     assert!(!Path::new("/usr/assay-pwned").exists());
@@ -656,7 +661,7 @@ fn in_the_sandbox_skill_write_and_bash_work_and_nothing_leaves_it() {
             "--output-dir",
             "offline",
             "--sandbox",
-            "bwrap",
+            backend,
             "--network",
             "none",
             "--timeout",
@@ -665,6 +670,7 @@ fn in_the_sandbox_skill_write_and_bash_work_and_nothing_leaves_it() {
         &claude_env(&claude, &server),
     );
     assert_offline(&out, &d.path().join("offline"), "ada");
+}
 }
 
 #[test]

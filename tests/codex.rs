@@ -173,8 +173,9 @@ fn shell_project(server: &ModelServer, extra: &str) -> tempfile::TempDir {
     d
 }
 
-#[test]
-fn in_the_sandbox_codex_runs_its_shell_and_nothing_leaves_it() {
+per_backend! {
+/// Codex under each backend (its own sandbox off inside assay's).
+fn in_the_sandbox_codex_runs_its_shell_and_nothing_leaves_it(backend: &str) {
     let codex = agent_cli("codex");
     let outside = tempfile::tempdir().unwrap();
     let server = ModelServer::start();
@@ -182,10 +183,10 @@ fn in_the_sandbox_codex_runs_its_shell_and_nothing_leaves_it() {
         &server,
         &format!("; echo pwned > {}/pwned", outside.path().display()),
     );
-    let out = run_assay(&codex, &server, d.path(), &["--sandbox", "bwrap"]);
+    let out = run_assay(&codex, &server, d.path(), &["--sandbox", backend]);
     assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
     let r = &results(&d.path().join("out"))["ada"];
-    assert_eq!(r["sandbox"]["kind"], "bwrap", "{r:#}");
+    assert_eq!(r["sandbox"]["kind"], backend, "{r:#}");
     assert_eq!(r["tool_calls"]["command_execution"], 1, "{r:#}");
     let run = Path::new(r["dir"].as_str().unwrap());
     assert_eq!(
@@ -206,7 +207,7 @@ fn in_the_sandbox_codex_runs_its_shell_and_nothing_leaves_it() {
             "--output-dir",
             "offline",
             "--sandbox",
-            "bwrap",
+            backend,
             "--network",
             "none",
             "--timeout",
@@ -215,6 +216,7 @@ fn in_the_sandbox_codex_runs_its_shell_and_nothing_leaves_it() {
         &codex_env(&codex, &server),
     );
     assert_offline(&out, &d.path().join("offline"), "ada");
+}
 }
 
 #[test]

@@ -211,8 +211,8 @@ echo finished
 }
 }
 
-#[test]
-fn network_none_reaches_nothing_not_even_the_model() {
+per_backend! {
+fn network_none_reaches_nothing_not_even_the_model(backend: &str) {
     let d = tempfile::tempdir().unwrap();
     let (model_port, model_hit) = server();
     write_tree(
@@ -228,7 +228,7 @@ fn network_none_reaches_nothing_not_even_the_model() {
         ],
     );
     let out = assay_run(d.path())
-        .args(["--output-dir", "run"])
+        .args(["--output-dir", "run", "--sandbox", backend])
         .env(
             "ANTHROPIC_BASE_URL",
             format!("http://127.0.0.1:{model_port}"),
@@ -243,9 +243,10 @@ fn network_none_reaches_nothing_not_even_the_model() {
     assert!(!said.contains("REACHED"), "{said}");
     assert!(!model_hit.load(Ordering::SeqCst));
 }
+}
 
-#[test]
-fn writes_outside_uaaps_writable_paths_fail() {
+per_backend! {
+fn writes_outside_uaaps_writable_paths_fail(backend: &str) {
     let d = tempfile::tempdir().unwrap();
     write_tree(
         d.path(),
@@ -275,6 +276,8 @@ fn writes_outside_uaaps_writable_paths_fail() {
         .args([
             "--output-dir",
             "run2",
+            "--sandbox",
+            backend,
             "--harness",
             "command",
             "--judge",
@@ -303,9 +306,10 @@ fn writes_outside_uaaps_writable_paths_fail() {
         .collect();
     assert_eq!(created, ["out/ok.txt"], "{r:#}");
 }
+}
 
-#[test]
-fn a_sandboxed_agent_still_gets_its_grace_period_on_timeout() {
+per_backend! {
+fn a_sandboxed_agent_still_gets_its_grace_period_on_timeout(backend: &str) {
     let d = tempfile::tempdir().unwrap();
     write_tree(
         d.path(),
@@ -322,11 +326,11 @@ fn a_sandboxed_agent_still_gets_its_grace_period_on_timeout() {
         ],
     );
     let out = assay_run(d.path())
-        .args(["--output-dir", "run", "--keep-workspaces"])
+        .args(["--output-dir", "run", "--keep-workspaces", "--sandbox", backend])
         .output()
         .unwrap();
     let r = &results(&d.path().join("run"))["001"];
-    assert_eq!(r["sandbox"]["kind"], "bwrap", "{}", stderr(&out));
+    assert_eq!(r["sandbox"]["kind"], backend, "{}", stderr(&out));
     assert_eq!(r["timed_out"], true, "{r:#}");
     // The agent caught SIGTERM and cleaned up inside the sandbox before it ended.
     let ws = Path::new(r["workspace"].as_str().unwrap());
@@ -336,6 +340,7 @@ fn a_sandboxed_agent_still_gets_its_grace_period_on_timeout() {
         "{r:#}"
     );
     let _ = std::fs::remove_dir_all(ws);
+}
 }
 
 /// A folder for PATH with only the tools these agents use, and no bubblewrap.
@@ -354,7 +359,7 @@ fn path_without_bwrap(d: &Path) -> std::path::PathBuf {
 }
 
 #[test]
-fn without_bubblewrap_auto_refuses_and_none_runs_and_says_so_everywhere() {
+fn without_bubblewrap_auto_takes_landlock_bwrap_refuses_and_none_runs_and_says_so_everywhere() {
     let d = tempfile::tempdir().unwrap();
     let project = d.path().join("p");
     write_tree(
@@ -375,15 +380,54 @@ fn without_bubblewrap_auto_refuses_and_none_runs_and_says_so_everywhere() {
             .output()
             .unwrap()
     };
-    // auto (the default): exit 3, nothing run, the package to install and the opt-out named.
-    let out = run(&["--output-dir", "refused"]);
+    // auto (the default): contained by Landlock, and the run says so and what it lacks.
+    let out = run(&["--output-dir", "auto"]);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("contained by Landlock ABI"), "{err}");
+    assert!(
+        err.contains("bubblewrap (`bwrap`) is not installed"),
+        "{err}"
+    );
+    let run_json = read_json(&project.join("auto/run.json"));
+    assert_eq!(run_json["sandbox"]["kind"], "landlock", "{run_json:#}");
+    assert!(
+        run_json["sandbox"]["gaps"][0]
+            .as_str()
+            .unwrap()
+            .contains("/proc")
+    );
+    assert_eq!(
+        results(&project.join("auto"))["001"]["sandbox"]["kind"],
+        "landlock"
+    );
+
+    // bwrap, asked for by name: exit 3, nothing run, the package to install and the opt-out.
+    let out = run(&["--sandbox", "bwrap", "--output-dir", "refused"]);
     assert_eq!(code(&out), 3, "{}\n{}", stdout(&out), stderr(&out));
     let err = stderr(&out);
-    assert!(err.contains("bubblewrap"), "{err}");
     assert!(err.contains("apt-get install bubblewrap"), "{err}");
     assert!(err.contains("--sandbox none"), "{err}");
     assert!(err.contains("nothing was run"), "{err}");
     assert!(!project.join("refused").exists(), "nothing ran half-way");
+
+    // A kernel without Landlock's network rules (ABI 3) and no bubblewrap: no backend works,
+    // so auto refuses, naming what to install.
+    let out = assay_run(&project)
+        .args(["--output-dir", "none-works"])
+        .env("PATH", &bin)
+        .env("ASSAY_LANDLOCK_ABI", "3")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 3, "{}\n{}", stdout(&out), stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("no sandbox works on this machine"), "{err}");
+    assert!(
+        err.contains("landlock: this kernel's Landlock (ABI 3) cannot limit the network"),
+        "{err}"
+    );
+    assert!(err.contains("apt-get install bubblewrap"), "{err}");
+    assert!(!project.join("none-works").exists(), "nothing ran half-way");
 
     // none: it runs, and the terminal and every report say it was unsandboxed.
     let out = run(&[
@@ -492,8 +536,8 @@ fn a_project_that_turns_the_sandbox_off_is_named_and_the_flag_overrides_it() {
     );
 }
 
-#[test]
-fn an_https_endpoint_is_reached_through_the_proxy_and_nothing_else_is() {
+per_backend! {
+fn an_https_endpoint_is_reached_through_the_proxy_and_nothing_else_is(backend: &str) {
     // The proxy tunnels bytes, whatever they are: a plain server stands in for TLS here.
     let (model_port, model_hit) = server();
     let (other_port, other_hit) = server();
@@ -519,7 +563,7 @@ echo finished
         ),
     );
     let out = assay_run(d.path())
-        .args(["--output-dir", "run"])
+        .args(["--output-dir", "run", "--sandbox", backend])
         .env(
             "ANTHROPIC_BASE_URL",
             format!("https://127.0.0.1:{model_port}"),
@@ -529,7 +573,9 @@ echo finished
     assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
     let r = &results(&d.path().join("run"))["001"];
     let said = support::hostile_output(&d.path().join("run"), &out);
-    assert!(said.contains("proxy: http://127.0.0.1:3128"), "{said}");
+    // bubblewrap's proxy is inside the sandbox, Landlock's on the host's loopback.
+    let proxy = if backend == "bwrap" { "proxy: http://127.0.0.1:3128" } else { "proxy: http://127.0.0.1:" };
+    assert!(said.contains(proxy), "{said}");
     assert!(said.contains("model: HTTP/1.1 200"), "{said}");
     assert!(said.contains("model: TUNNELLED"), "{said}");
     assert!(said.contains("other: HTTP/1.1 403"), "{said}");
@@ -542,6 +588,7 @@ echo finished
         r["sandbox"]["endpoints"],
         serde_json::json!([format!("127.0.0.1:{model_port}")])
     );
+}
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Attacks on the sandbox that worked when they were written: each test asserts the attack
 //! fails. A hostile agent (a bash script through the `command` harness, or a fake agent CLI)
-//! runs under the default sandbox (`--sandbox auto`, `--network model`), as root in CI.
+//! runs under each Linux backend (`--sandbox bwrap` and `--sandbox landlock`, `--network
+//! model`), as root in CI: each test is `name::bwrap` and `name::landlock`.
 
 mod support;
 
@@ -14,9 +15,10 @@ use support::{
 };
 
 /// `assay run . --output-dir <run>` in `project`, with a private HOME and workspaces under `d`.
-fn assay_cmd(d: &Path, project: &Path) -> Command {
+fn assay_cmd(d: &Path, project: &Path, backend: &str) -> Command {
     let mut c = assay_run(project);
-    c.arg("--output-dir")
+    c.args(["--sandbox", backend])
+        .arg("--output-dir")
         .arg(d.join("run"))
         .arg("--workspace-dir")
         .arg(d.join("ws"))
@@ -24,9 +26,9 @@ fn assay_cmd(d: &Path, project: &Path) -> Command {
     c
 }
 
-fn run(d: &Path, project: &Path) -> Output {
+fn run(d: &Path, project: &Path, backend: &str) -> Output {
     std::fs::create_dir_all(d.join("home")).unwrap();
-    assay_cmd(d, project).output().unwrap()
+    assay_cmd(d, project, backend).output().unwrap()
 }
 
 /// Every file under `root` whose content has `needle`.
@@ -49,12 +51,12 @@ fn files_containing(root: &Path, needle: &str) -> Vec<PathBuf> {
     out
 }
 
+per_backend! {
 /// The agent renames its `work/` away and puts a symlink to a host folder in its place (the
 /// case-run's folder is writable, and `work/` is no mount point). assay opens the workspace
 /// root as named, so it walked and copied the host folder: the user's files landed in the
 /// run folder's artifacts, `workspace.json` and the judge's input.
-#[test]
-fn the_workspace_root_swapped_for_a_symlink_is_not_followed() {
+fn the_workspace_root_swapped_for_a_symlink_is_not_followed(backend: &str) {
     let d = tempfile::tempdir().unwrap();
     let secret = d.path().join("secret");
     write_tree(&secret, &[("id_rsa", "TOPSECRET-KEY-41c9\n")]);
@@ -66,9 +68,9 @@ fn the_workspace_root_swapped_for_a_symlink_is_not_followed() {
             secret.display()
         ),
     );
-    let out = run(d.path(), &p);
+    let out = run(d.path(), &p, backend);
     let r = &results(&d.path().join("run"))["001"];
-    assert_eq!(r["sandbox"]["kind"], "bwrap", "{}", stderr(&out));
+    assert_eq!(r["sandbox"]["kind"], backend, "{}", stderr(&out));
     let leaked = files_containing(&d.path().join("run"), "TOPSECRET-KEY-41c9");
     assert!(
         leaked.is_empty(),
@@ -80,12 +82,13 @@ fn the_workspace_root_swapped_for_a_symlink_is_not_followed() {
         "host files listed in the run: {listed:?}"
     );
 }
+}
 
+per_backend! {
 /// A file descriptor assay inherited from whatever started it (a CI runner, an editor, a
 /// shell's `exec 7<dir`) is passed on to the agent; through `/proc/self/fd/N` it reaches the
 /// host's file system past every mount of the sandbox.
-#[test]
-fn file_descriptors_assay_inherited_do_not_reach_the_agent() {
+fn file_descriptors_assay_inherited_do_not_reach_the_agent(backend: &str) {
     let d = tempfile::tempdir().unwrap();
     let outside = d.path().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
@@ -95,7 +98,7 @@ fn file_descriptors_assay_inherited_do_not_reach_the_agent() {
         &p,
         "(echo pwned > /proc/self/fd/7/marker) 2>/dev/null && echo 'fd: WROTE'\necho finished\n",
     );
-    let assay = assay_cmd(d.path(), &p);
+    let assay = assay_cmd(d.path(), &p, backend);
     let out = Command::new("bash")
         .arg("-c")
         .arg("exec 7<\"$1\"; shift; exec \"$@\"")
@@ -113,13 +116,14 @@ fn file_descriptors_assay_inherited_do_not_reach_the_agent() {
     assert!(!outside.join("marker").exists(), "wrote outside: {said}");
     assert!(!said.contains("WROTE"), "{said}");
 }
+}
 
+per_backend! {
 /// A Unix socket in a host folder the sandbox shows (everything but HOME, /tmp, /run, … is
 /// shown read-only) accepts connections from inside: a read-only mount does not stop
 /// `connect`. A Docker, LXD or Nix daemon socket outside /run, an IDE's or an agent's socket,
 /// is that reachable with `--network model` and `--network none` alike.
-#[test]
-fn host_unix_sockets_are_out_of_reach() {
+fn host_unix_sockets_are_out_of_reach(backend: &str) {
     let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let sock = d.path().join("daemon.sock");
     let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
@@ -133,7 +137,7 @@ fn host_unix_sockets_are_out_of_reach() {
             sock.display()
         ),
     );
-    let out = run(work.path(), &p);
+    let out = run(work.path(), &p, backend);
     let said = support::hostile_output(&work.path().join("run"), &out);
     assert!(said.contains("finished"), "{said}");
     assert!(
@@ -143,12 +147,13 @@ fn host_unix_sockets_are_out_of_reach() {
     assert!(!said.contains("CONNECTED"), "{said}");
     assert!(listener.accept().is_err(), "a host socket was reached");
 }
+}
 
+per_backend! {
 /// The agent writes one endless line to stdout: assay reads stdout line by line and keeps the
 /// whole line in memory before it looks at the 64 MiB cap, so its memory grows with the line
 /// (tens of GiB are an out-of-memory kill of assay, or of anything else on the host).
-#[test]
-fn one_endless_stdout_line_does_not_grow_assay_without_bound() {
+fn one_endless_stdout_line_does_not_grow_assay_without_bound(backend: &str) {
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("project");
     project(
@@ -156,7 +161,7 @@ fn one_endless_stdout_line_does_not_grow_assay_without_bound() {
         "head -c 1000000000 /dev/zero | tr '\\0' x\necho\necho finished\n",
     );
     std::fs::create_dir_all(d.path().join("home")).unwrap();
-    let mut child = assay_cmd(d.path(), &p)
+    let mut child = assay_cmd(d.path(), &p, backend)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -173,19 +178,20 @@ fn one_endless_stdout_line_does_not_grow_assay_without_bound() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let r = &results(&d.path().join("run"))["001"];
-    assert_eq!(r["sandbox"]["kind"], "bwrap");
+    assert_eq!(r["sandbox"]["kind"], backend);
     assert!(
         peak_kb < 400 << 10,
         "assay's memory peaked at {} MiB for a 1 GB line",
         peak_kb >> 10
     );
 }
+}
 
+per_backend! {
 /// The agent turns a staged fixture into a sparse file of 1 TiB (instant, no disk used):
 /// assay hashes every fixture to its end after the run, and sat there long after the case's
 /// timeout (hours for the 16 TiB ext4 allows).
-#[test]
-fn a_huge_sparse_fixture_does_not_hang_assay() {
+fn a_huge_sparse_fixture_does_not_hang_assay(backend: &str) {
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("project");
     write_tree(
@@ -210,6 +216,7 @@ fn a_huge_sparse_fixture_does_not_hang_assay() {
     std::fs::create_dir_all(d.path().join("home")).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_assay"))
         .args(["run", ".", "--harness", "command", "--judge", "none"])
+        .args(["--sandbox", backend])
         .args([
             "--command",
             "bash agent.sh",
@@ -244,33 +251,35 @@ fn a_huge_sparse_fixture_does_not_hang_assay() {
     let _ = child.wait();
     assert!(done, "assay still ran {limit:?} after the agent ended");
     let r = &results(&d.path().join("run"))["big"];
-    assert_eq!(r["sandbox"]["kind"], "bwrap");
+    assert_eq!(r["sandbox"]["kind"], backend);
+}
 }
 
+per_backend! {
 /// The agent fails, then says on stderr what assay's first process inside says when it cannot
 /// start a command, and exits as it would (126). assay believed it: the case-run became a
 /// sandbox `error` and the run exited 3 (infrastructure) instead of `failed` and 1.
-#[test]
-fn an_agent_cannot_pass_its_failure_off_as_the_sandboxs() {
+fn an_agent_cannot_pass_its_failure_off_as_the_sandboxs(backend: &str) {
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("project");
     project(
         &p,
         "echo 'assay sandbox: cannot start `claude`: Permission denied' >&2\nexit 126\n",
     );
-    let out = run(d.path(), &p);
+    let out = run(d.path(), &p, backend);
     let r = &results(&d.path().join("run"))["001"];
-    assert_eq!(r["sandbox"]["kind"], "bwrap", "{}", stderr(&out));
+    assert_eq!(r["sandbox"]["kind"], backend, "{}", stderr(&out));
     assert_eq!(r["status"], "completed", "{r:#}");
     assert_eq!(r["grade"]["verdict"], "fail", "{r:#}");
     assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
 }
+}
 
+per_backend! {
 /// A fake Claude Code CLI (an agent under evaluation) fails with terminal control sequences
 /// on stderr: assay printed them raw in the failure's reason, so on a terminal the agent could
 /// erase the `FAIL` line and print `PASS` in its place, set the title, or worse.
-#[test]
-fn agent_text_reaches_the_terminal_without_control_sequences() {
+fn agent_text_reaches_the_terminal_without_control_sequences(backend: &str) {
     let d = tempfile::tempdir().unwrap();
     let bin = d.path().join("bin");
     write_tree(
@@ -286,7 +295,7 @@ fn agent_text_reaches_the_terminal_without_control_sequences() {
     write_tree(&p, &[("evals/hostile/001.yaml", HOSTILE_CASE)]);
     std::fs::create_dir_all(d.path().join("home")).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_assay"))
-        .args(["run", ".", "--output-dir"])
+        .args(["run", ".", "--sandbox", backend, "--output-dir"])
         .arg(d.path().join("run"))
         .arg("--workspace-dir")
         .arg(d.path().join("ws"))
@@ -301,7 +310,7 @@ fn agent_text_reaches_the_terminal_without_control_sequences() {
         .output()
         .unwrap();
     let r = &results(&d.path().join("run"))["001"];
-    assert_eq!(r["sandbox"]["kind"], "bwrap", "{}", stderr(&out));
+    assert_eq!(r["sandbox"]["kind"], backend, "{}", stderr(&out));
     assert_eq!(r["status"], "failed", "{r:#}");
     let shown = format!("{}{}", stdout(&out), stderr(&out));
     assert!(
@@ -309,4 +318,5 @@ fn agent_text_reaches_the_terminal_without_control_sequences() {
         "control sequences from the agent on the terminal: {shown:?}"
     );
     let _ = read_json(&d.path().join("run/run.json"));
+}
 }

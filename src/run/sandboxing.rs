@@ -67,6 +67,15 @@ impl Sandboxing {
                 }
             },
         };
+        if let (Mode::Auto, Some(b @ Backend::Landlock(_))) = (mode, &backend)
+            && let Err(u) = crate::sandbox::backend::probe(Mode::Bwrap, host)
+        {
+            eprintln!(
+                "note: agents are contained by {} rather than bubblewrap ({}); `assay doctor` lists what it does not contain",
+                b.version(),
+                crate::text::printable(&u.message)
+            );
+        }
         Sandboxing {
             mode,
             starts_processes,

@@ -108,7 +108,7 @@ pub fn helper() -> Result<PathBuf, Unavailable> {
 pub fn probe(mode: Mode, host: &HostEnv) -> Result<Backend, Unavailable> {
     match mode {
         Mode::Bwrap => super::probe::probe(host, None).map(Backend::Bwrap),
-        Mode::Landlock => super::landlocked::probe(helper()?).map(Backend::Landlock),
+        Mode::Landlock => super::landlocked::probe(host, helper()?).map(Backend::Landlock),
         Mode::Seatbelt => super::seatbelt::probe().map(Backend::Seatbelt),
         Mode::Auto | Mode::None => Err(Unavailable {
             message: format!("`{}` is not a backend", mode.as_str()),

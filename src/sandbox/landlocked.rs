@@ -21,7 +21,7 @@ use super::forward::Forwarder;
 use super::jail::JailSpec;
 use super::shown::{self, real_folder_under};
 use super::{Network, Record};
-use crate::host::Unavailable;
+use crate::host::{HostEnv, Unavailable};
 use crate::process::Spawn;
 
 /// The Landlock ABI that can limit TCP connects (Linux 6.7).
@@ -83,14 +83,18 @@ const DEVICES: &[&str] = &[
 ];
 
 /// Checks that Landlock can limit the network here (ABI ≥ 4) and that the helper starts.
-pub fn probe(helper: PathBuf) -> Result<Landlock, Unavailable> {
+/// `ASSAY_LANDLOCK_ABI` in `host` lowers the ABI seen (to try the older kernels' paths).
+pub fn probe(host: &HostEnv, helper: PathBuf) -> Result<Landlock, Unavailable> {
     if !cfg!(target_os = "linux") {
         return Err(Unavailable {
             message: "Landlock is a Linux feature".into(),
             fix: String::new(),
         });
     }
-    let abi = abi();
+    let abi = match host.var("ASSAY_LANDLOCK_ABI").and_then(|v| v.parse().ok()) {
+        Some(v) => abi().min(v),
+        None => abi(),
+    };
     if abi == 0 {
         return Err(Unavailable {
             message: "this kernel has no Landlock (Linux 5.13 or later, with `landlock` in the `lsm=` boot list)".into(),
