@@ -35,6 +35,9 @@ fn with_everything_present_the_run_would_start() {
         "✓ harness command",
         "✓ sandbox",
         "bubblewrap 0.",
+        "✓ sandbox bwrap",
+        "✓ sandbox landlock",
+        "works: Landlock ABI",
         "✓ run folder",
         "assay run would start here.",
     ] {
@@ -105,7 +108,7 @@ fn a_missing_login_stops_the_run() {
 }
 
 #[test]
-fn without_bubblewrap_the_run_would_stop_unless_the_sandbox_is_turned_off() {
+fn without_bubblewrap_landlock_contains_the_run_and_without_either_it_would_stop() {
     let d = quickstart();
     // A PATH with a shell and the tools the quickstart's agent script uses, but no bwrap.
     let bin = tempfile::tempdir().unwrap();
@@ -114,12 +117,31 @@ fn without_bubblewrap_the_run_would_stop_unless_the_sandbox_is_turned_off() {
             std::os::unix::fs::symlink(p, bin.path().join(tool)).unwrap();
         }
     }
-    let env = [("PATH", bin.path().display().to_string())];
-    let out = assay_env(d.path(), &["doctor"], &env);
+    let path = ("PATH", bin.path().display().to_string());
+    let out = assay_env(d.path(), &["doctor"], std::slice::from_ref(&path));
+    let text = stdout(&out);
+    assert_eq!(code(&out), 0, "{text}\n{}", stderr(&out));
+    // Which backend runs, what it lacks, and for each backend whether it works and the fix.
+    for want in [
+        "✓ sandbox",
+        "landlock (Landlock ABI",
+        "unlike bubblewrap: no private /proc",
+        "! sandbox bwrap",
+        "bubblewrap (`bwrap`) is not installed",
+        "apt-get install bubblewrap",
+        "✓ sandbox landlock",
+    ] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
+    // A kernel whose Landlock cannot limit the network, and no bubblewrap: no backend works.
+    let old = [path.clone(), ("ASSAY_LANDLOCK_ABI", "3".to_string())];
+    let out = assay_env(d.path(), &["doctor"], &old);
     let text = stdout(&out);
     assert_eq!(code(&out), 3, "{text}\n{}", stderr(&out));
     assert!(text.contains("✗ sandbox"), "{text}");
-    let out = assay_env(d.path(), &["doctor", "--sandbox", "none"], &env);
+    assert!(text.contains("! sandbox landlock"), "{text}");
+    assert!(text.contains("Linux 6.7"), "{text}");
+    let out = assay_env(d.path(), &["doctor", "--sandbox", "none"], &old);
     let text = stdout(&out);
     assert_eq!(code(&out), 0, "{text}\n{}", stderr(&out));
     assert!(

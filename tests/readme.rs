@@ -135,6 +135,9 @@ fn normalized(line: &str) -> String {
         (r"\d{8}T\d{6}Z(-\d+)?", "<stamp>"),
         (r"\(\d+\.\d+s\)", "(<secs>)"),
         (r"bubblewrap \d+(\.\d+)*", "bubblewrap <version>"),
+        (r"Landlock ABI \d+", "Landlock ABI <n>"),
+        // The backend that runs: bubblewrap where it works, else Landlock.
+        (r"^(✓ sandbox +)\w+ \([^)]*\)", "$1<backend>"),
         (r"\S*/assay/cache\.key", "<cache key>"),
         (r"workspaces: .*", "workspaces: <how>"),
     ];
@@ -234,12 +237,21 @@ fn fresh_copy(to: &Path) {
     }
 }
 
-fn run_shown(dir: &Path, bin_dir: &Path, command: &str) -> std::process::Output {
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+/// A folder with a link to every program on this PATH but bubblewrap: a machine without it.
+fn path_without_bwrap(to: &Path) -> String {
+    for dir in std::env::split_paths(&std::env::var("PATH").unwrap_or_default()) {
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let (name, link) = (e.file_name(), to.join(e.file_name()));
+            if name != "bwrap" && !link.exists() && e.path().is_file() {
+                std::os::unix::fs::symlink(e.path(), link).unwrap();
+            }
+        }
+    }
+    to.display().to_string()
+}
+
+fn run_shown(dir: &Path, bin_dir: &Path, path: &str, command: &str) -> std::process::Output {
+    let path = format!("{}:{path}", bin_dir.display());
     Command::new("sh")
         .args(["-c", command])
         .current_dir(dir)
@@ -253,6 +265,24 @@ fn run_shown(dir: &Path, bin_dir: &Path, command: &str) -> std::process::Output 
 
 #[test]
 fn every_command_the_readme_shows_works_on_a_fresh_copy() {
+    readme_commands_work(&std::env::var("PATH").unwrap_or_default());
+}
+
+/// A fresh machine: no bubblewrap on PATH. The same commands work, contained by Landlock.
+#[test]
+fn every_command_the_readme_shows_works_without_bubblewrap() {
+    let bin = tempfile::tempdir().unwrap();
+    let path = path_without_bwrap(bin.path());
+    let out = Command::new("sh")
+        .args(["-c", "command -v bwrap"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "bwrap is still on PATH");
+    readme_commands_work(&path);
+}
+
+fn readme_commands_work(path: &str) {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     let shown = commands(&readme);
     assert!(
@@ -265,7 +295,7 @@ fn every_command_the_readme_shows_works_on_a_fresh_copy() {
     let bin_dir = bin.parent().unwrap();
 
     // Before the plugins are built, the examples say what to do first.
-    let out = run_shown(fresh.path(), bin_dir, "assay validate examples");
+    let out = run_shown(fresh.path(), bin_dir, path, "assay validate examples");
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(
         stderr(&out).contains("no such plugin file or folder (a build output: build it first with `rustup target add wasm32-wasip2` and `cargo build --release --target wasm32-wasip2` in"),
@@ -285,7 +315,7 @@ fn every_command_the_readme_shows_works_on_a_fresh_copy() {
 
     let mut failures = Vec::new();
     for s in &shown {
-        let out = run_shown(fresh.path(), bin_dir, &s.command);
+        let out = run_shown(fresh.path(), bin_dir, path, &s.command);
         if code(&out) != 0 {
             failures.push(format!(
                 "README line {}: `{}` exited {}\n{}{}",

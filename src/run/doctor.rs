@@ -148,10 +148,10 @@ pub fn examine(
                         Ok(_) => "copy-on-write overlays".to_string(),
                         Err(why) => format!("copies ({why})"),
                     },
-                    list(
-                        "; unlike bubblewrap: ",
-                        &ran.map(|b| b.gaps()).unwrap_or_default()
-                    ),
+                    match ran.map(|b| b.gaps()).unwrap_or_default() {
+                        gaps if gaps.is_empty() => String::new(),
+                        gaps => format!("; unlike bubblewrap: {}", gaps.join("; ")),
+                    },
                 ),
             ));
         }
