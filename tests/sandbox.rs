@@ -11,7 +11,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use support::{HOSTILE_CASE, assay_run, code, read_json, results, stderr, stdout, write_tree};
+use support::{
+    HOSTILE_CASE, assay_run, code, process_with_arg, read_json, results, stderr, stdout, write_tree,
+};
 
 /// A TCP server on 127.0.0.1 answering every connection with an HTTP 200; `hit` is set when
 /// anything connects.
@@ -30,23 +32,6 @@ fn server() -> (u16, Arc<AtomicBool>) {
         }
     });
     (port, hit)
-}
-
-/// Whether a process whose command line has `needle` as an argument is alive (not a zombie).
-fn process_with_arg(needle: &str) -> bool {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    dir.flatten().any(|e| {
-        let p = e.path();
-        let cmd = std::fs::read(p.join("cmdline")).unwrap_or_default();
-        let has = cmd.split(|b| *b == 0).any(|a| a == needle.as_bytes());
-        let zombie = std::fs::read_to_string(p.join("stat"))
-            .ok()
-            .and_then(|s| s.rsplit_once(") ").map(|(_, r)| r.starts_with('Z')))
-            .unwrap_or(true);
-        has && !zombie
-    })
 }
 
 /// Every file under `root` with its content, to see that nothing changed.
@@ -82,6 +67,9 @@ fn a_hostile_agent_cannot_escape_the_sandbox(backend: &str) {
     write_tree(&home, &[(".bashrc", "export BASHRC_SECRET=hunter2\n")]);
     let (model_port, model_hit) = server();
     let (other_port, other_hit) = server();
+    // Another case-run's workspace beside this one's (the workspaces' parent is the temp folder).
+    let decoy = tempfile::Builder::new().prefix("assay-ws-").tempdir().unwrap();
+    write_tree(decoy.path(), &[("work/decoy.txt", "DECOY-7\n")]);
     let script = format!(
         r#"
 (echo pwned > {outside}/marker) 2>/dev/null && echo "write-outside: DONE"
@@ -94,7 +82,8 @@ setsid sleep 314159 >/dev/null 2>&1 < /dev/null &
 (exec 3<>/dev/tcp/127.0.0.1/{model_port} && echo "DIRECT-MODEL") 2>/dev/null
 mp=${{ANTHROPIC_BASE_URL##*:}}
 (exec 3<>/dev/tcp/127.0.0.1/$mp && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && head -c 15 <&3 | grep -q 200 && echo "model-port: REACHED") 2>/dev/null
-for w in ../../*/; do [ "$w" -ef .. ] || {{ ls -A "$w" 2>/dev/null | grep -q . && echo "other-workspaces: VISIBLE $w"; }}; done
+cat {decoy}/work/decoy.txt 2>/dev/null | grep -q DECOY && echo "other-workspaces: VISIBLE"
+ls {decoy_parent} >/dev/null 2>&1 && ls {decoy_parent} | grep -q "$(basename {decoy})" && echo "other-workspaces: LISTED"
 cat {project}/hostile.sh >/dev/null 2>&1 && echo "project: VISIBLE"
 for p in $(pgrep -f -- --output-dir); do kill -0 "$p" 2>/dev/null && echo "signal-assay-$p: DONE"; tr '\0' '\n' < /proc/$p/environ 2>/dev/null | grep -q sk-live && echo "assay-environ: LEAKED"; done
 kill -0 $PPID 2>/dev/null && echo "HELPER-SIGNALLED"
@@ -120,6 +109,8 @@ echo finished
         outside = outside.display(),
         project = project.display(),
         home = home.display(),
+        decoy = decoy.path().display(),
+        decoy_parent = std::env::temp_dir().display(),
     );
     write_tree(
         &project,
@@ -166,6 +157,7 @@ echo finished
         "remounted the host writable"
     );
     assert!(!said.contains("LEAKED"), "{said}");
+    assert!(!said.contains("LISTED"), "{said}");
     assert!(!said.contains("CONNECTED"), "{said}");
     assert!(
         !other_hit.load(Ordering::SeqCst),
@@ -381,7 +373,7 @@ fn without_bubblewrap_auto_takes_landlock_bwrap_refuses_and_none_runs_and_says_s
             .unwrap()
     };
     // auto (the default): contained by Landlock, and the run says so and what it lacks.
-    let out = run(&["--output-dir", "auto"]);
+    let out = run(&["--output-dir", "auto", "--reporter", "junit,markdown,html"]);
     assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
     let err = stderr(&out);
     assert!(err.contains("contained by Landlock ABI"), "{err}");

@@ -320,3 +320,102 @@ fn agent_text_reaches_the_terminal_without_control_sequences(backend: &str) {
     let _ = read_json(&d.path().join("run/run.json"));
 }
 }
+
+per_backend! {
+/// assay is killed (-9) while an agent runs, with a `setsid` daemon and a double-forked
+/// process of its own: nothing of the case-run outlives assay (bubblewrap dies with its
+/// parent and takes the PID namespace; Landlock's first process gets its death signal and
+/// kills every process it reaped).
+fn nothing_of_a_case_run_outlives_assay_killed_mid_run(backend: &str) {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("project");
+    let (a, b, c) = match backend {
+        "bwrap" => ("161803", "141421", "173205"),
+        _ => ("161804", "141422", "173206"),
+    };
+    project(
+        &p,
+        &format!(
+            "setsid sleep {a} >/dev/null 2>&1 < /dev/null &\n(sh -c 'sleep {b} >/dev/null 2>&1 < /dev/null &' &)\nexec sleep {c}\n"
+        ),
+    );
+    std::fs::create_dir_all(d.path().join("home")).unwrap();
+    let mut child = assay_cmd(d.path(), &p, backend)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while ![a, b, c].iter().all(|n| support::process_with_arg(n)) {
+        assert!(Instant::now() < deadline, "the agent's processes never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while [a, b, c].iter().any(|n| support::process_with_arg(n)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for n in [a, b, c] {
+        assert!(!support::process_with_arg(n), "`sleep {n}` outlived assay");
+    }
+}
+}
+
+per_backend! {
+/// The same containment for an ordinary user (`nobody`, through `setpriv`), not only root:
+/// a folder and a HOME the user may write and read are out of the agent's reach.
+fn an_ordinary_user_is_contained_too(backend: &str) {
+    let d = tempfile::tempdir().unwrap();
+    let (outside, home, p) = (d.path().join("outside"), d.path().join("home"), d.path().join("project"));
+    write_tree(&home, &[(".netrc", "machine x password NOBODY-SECRET-5\n")]);
+    std::fs::create_dir_all(&outside).unwrap();
+    project(
+        &p,
+        &format!(
+            "id -u\n(echo pwned > {0}/marker) 2>/dev/null && echo 'outside: WROTE'\ngrep -qs NOBODY-SECRET {1}/.netrc && echo 'home: LEAKED'\necho finished\n",
+            outside.display(),
+            home.display()
+        ),
+    );
+    // The user's own folders (the build's binaries are linked below, and keep their owner).
+    let chown = Command::new("chown")
+        .args(["-R", "nobody:nogroup"])
+        .args([d.path(), &outside, &home, &p])
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    // assay and its helper where the user can reach them (the build folder may be under a
+    // HOME only root can enter).
+    let bin = d.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let built = Path::new(env!("CARGO_BIN_EXE_assay"));
+    for name in ["assay", "assay-sandbox-init"] {
+        let from = built.with_file_name(name);
+        if std::fs::hard_link(&from, bin.join(name)).is_err() {
+            std::fs::copy(&from, bin.join(name)).unwrap();
+        }
+    }
+    let assay = assay_cmd(d.path(), &p, backend);
+    let out = Command::new("setpriv")
+        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"])
+        .arg(bin.join("assay"))
+        .args(assay.get_args())
+        .current_dir(&p)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .env("HOME", &home)
+        .env("ASSAY_NO_CACHE", "1")
+        .env("NO_COLOR", "1")
+        .env_remove("ASSAY_SANDBOX")
+        .output()
+        .unwrap();
+    let said = support::hostile_output(&d.path().join("run"), &out);
+    assert!(said.starts_with("65534\n"), "not run as nobody: {said}");
+    assert!(said.contains("finished"), "{said}");
+    assert!(!said.contains("WROTE") && !said.contains("LEAKED"), "{said}");
+    assert!(!outside.join("marker").exists());
+    assert_eq!(results(&d.path().join("run"))["001"]["sandbox"]["kind"], backend);
+}
+}

@@ -42,6 +42,9 @@ pub fn render(r: &Report) -> String {
     if let Some(n) = super::unsandboxed_notice(&r.summary) {
         out.push_str(&format!("::warning title=assay::{}\n", data(&n)));
     }
+    if let Some(n) = super::contained_notice(r) {
+        out.push_str(&format!("::notice title=assay::{}\n", data(&n)));
+    }
     out
 }
 

@@ -255,6 +255,13 @@ pub fn render(r: &Report) -> String {
         secs(r.summary.duration_ms)
     ));
     let unsandboxed = super::unsandboxed_notice(&r.summary);
+    let contained = super::contained_notice(r);
+    let kind = r
+        .config
+        .sandbox
+        .as_ref()
+        .map(|s| s.kind.clone())
+        .unwrap_or_default();
     for (suite, testcases, time) in suites {
         x.push_str(&format!(
             "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{}\">\n",
@@ -268,6 +275,12 @@ pub fn render(r: &Report) -> String {
         if let Some(n) = &unsandboxed {
             x.push_str(&format!(
                 "    <properties><property name=\"assay.sandbox\" value=\"none\"/><property name=\"assay.warning\" value=\"{}\"/></properties>\n",
+                attr(n)
+            ));
+        } else if let Some(n) = &contained {
+            x.push_str(&format!(
+                "    <properties><property name=\"assay.sandbox\" value=\"{}\"/><property name=\"assay.note\" value=\"{}\"/></properties>\n",
+                attr(&kind),
                 attr(n)
             ));
         }

@@ -122,6 +122,9 @@ pub fn render(r: &Report) -> String {
     for w in &r.warnings {
         md.push_str(&format!("\n\n> **Warning:** {}", text(w)));
     }
+    if let Some(n) = super::contained_notice(r) {
+        md.push_str(&format!("\n\n> **Note:** {}", text(&n)));
+    }
     md.push_str("\n\n| | case-run | checks | time | why not |\n|---|---|---|---|---|\n");
     for c in &r.case_runs {
         let passed = c.checks.iter().filter(|k| k.passed).count();

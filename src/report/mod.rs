@@ -76,6 +76,23 @@ pub fn unsandboxed_notice(s: &model::Summary) -> Option<String> {
     })
 }
 
+/// Said in every report of a run contained by a backend weaker than bubblewrap: which one,
+/// and what it does not contain (from `run.json`).
+pub fn contained_notice(r: &Report) -> Option<String> {
+    let s = r.config.sandbox.as_ref()?;
+    (!s.gaps.is_empty()).then(|| {
+        format!(
+            "sandbox: {}{}, not bubblewrap: {}",
+            s.kind,
+            s.backend
+                .as_deref()
+                .map(|b| format!(" ({b})"))
+                .unwrap_or_default(),
+            s.gaps.join("; ")
+        )
+    })
+}
+
 pub fn render(r: &Report, format: Format) -> String {
     match format {
         Format::Json => serde_json::to_string_pretty(r).unwrap_or_default() + "\n",

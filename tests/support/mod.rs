@@ -387,6 +387,23 @@ pub fn chromium() -> String {
     panic!("no chromium on PATH (apt-get install chromium)")
 }
 
+/// Whether a process whose command line has `needle` as an argument is alive (not a zombie).
+pub fn process_with_arg(needle: &str) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    dir.flatten().any(|e| {
+        let p = e.path();
+        let cmd = std::fs::read(p.join("cmdline")).unwrap_or_default();
+        let has = cmd.split(|b| *b == 0).any(|a| a == needle.as_bytes());
+        let zombie = std::fs::read_to_string(p.join("stat"))
+            .ok()
+            .and_then(|s| s.rsplit_once(") ").map(|(_, r)| r.starts_with('Z')))
+            .unwrap_or(true);
+        has && !zombie
+    })
+}
+
 /// The sandbox backends of this machine that every attack runs against (`--sandbox …`).
 pub const BACKENDS: &[&str] = &["bwrap", "landlock"];
 

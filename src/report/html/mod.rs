@@ -238,6 +238,12 @@ pub fn render_against(r: &Report, older: Option<&Report>) -> String {
             e(&n)
         ));
     }
+    if let Some(n) = super::contained_notice(r) {
+        h.push_str(&format!(
+            "<p class=\"unsandboxed\"><strong>Note:</strong> {}</p>",
+            e(&n)
+        ));
+    }
     h.push_str("<table class=\"stats\">");
     for (k, v) in [
         ("passed", s.passed.to_string()),
