@@ -130,14 +130,10 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
     let launcher = spawn.launcher;
     // The launcher's status pipe: (read end, write end), both close-on-exec here.
     let status = if launcher {
-        let mut fds = [0 as libc::c_int; 2];
-        // SAFETY: pipe2 fills the two descriptors.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
-            return Err(SpawnError::Io {
-                program: spawn.program.clone(),
-                source: std::io::Error::last_os_error(),
-            });
-        }
+        let fds = status_pipe().map_err(|source| SpawnError::Io {
+            program: spawn.program.clone(),
+            source,
+        })?;
         // SAFETY: both are fresh descriptors that nothing else owns.
         unsafe {
             Some((
@@ -292,13 +288,38 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
     })
 }
 
+/// A pipe, both ends close-on-exec and non-blocking.
+fn status_pipe() -> std::io::Result<[libc::c_int; 2]> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: pipe2 (pipe and fcntl elsewhere) fills and flags the two descriptors.
+    unsafe {
+        #[cfg(target_os = "linux")]
+        let made = libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) == 0;
+        #[cfg(not(target_os = "linux"))]
+        let made = libc::pipe(fds.as_mut_ptr()) == 0
+            && fds.iter().all(|fd| {
+                libc::fcntl(*fd, libc::F_SETFD, libc::FD_CLOEXEC) == 0
+                    && libc::fcntl(*fd, libc::F_SETFL, libc::O_NONBLOCK) == 0
+            });
+        if !made {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(fds)
+}
+
 /// Marks every descriptor from 3 up close-on-exec. Async-signal-safe: for `pre_exec`.
 fn close_inherited_fds() {
+    #[cfg(target_os = "linux")]
     const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
     // SAFETY: system calls on descriptors only.
     unsafe {
-        if libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) != 0 {
-            // Before Linux 5.11: one by one, up to the descriptor limit.
+        #[cfg(target_os = "linux")]
+        let ranged = libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) == 0;
+        #[cfg(not(target_os = "linux"))]
+        let ranged = false;
+        if !ranged {
+            // Before Linux 5.11, and elsewhere: one by one, up to the descriptor limit.
             let max = match libc::sysconf(libc::_SC_OPEN_MAX) {
                 n if n > 0 => n.min(1 << 20) as libc::c_int,
                 _ => 1024,

@@ -173,7 +173,8 @@ mod tests {
     fn reads_only_regular_files_and_never_blocks_on_a_fifo() {
         let d = tempfile::tempdir().unwrap();
         let fifo = d.path().join("pipe");
-        rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::RWXU).unwrap();
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || tx.send(read_text(&fifo)).unwrap());
         let got = rx.recv_timeout(std::time::Duration::from_secs(5));

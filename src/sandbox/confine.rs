@@ -3,6 +3,8 @@
 //! command to its Landlock ruleset. Built into the small `assay-sandbox-init` too (std, libc
 //! and the `landlock` crate only).
 
+#![cfg_attr(not(target_os = "linux"), allow(dead_code, unused_imports))]
+
 use std::io;
 
 /// Which sockets the command may create.
@@ -15,6 +17,7 @@ pub enum Sockets {
     TcpOnly,
 }
 
+#[cfg(target_os = "linux")]
 /// Gives up every capability for good: the bounding and ambient sets emptied, root's
 /// special treatment on `exec` turned off and locked, then the sets themselves cleared.
 pub fn drop_capabilities() -> io::Result<()> {
@@ -111,9 +114,13 @@ enum Op {
     Ret(u32),
 }
 
+#[cfg(target_os = "linux")]
 const ALLOW: u32 = 0x7fff_0000;
+#[cfg(target_os = "linux")]
 const DENY: u32 = 0x0005_0000 | libc::EACCES as u32; // SECCOMP_RET_ERRNO
+#[cfg(target_os = "linux")]
 const NOSYS: u32 = 0x0005_0000 | libc::ENOSYS as u32;
+#[cfg(target_os = "linux")]
 /// `MSG_FASTOPEN`: a TCP connect carried by `sendto`/`sendmsg`.
 const FASTOPEN: u32 = 0x2000_0000;
 
@@ -122,6 +129,7 @@ const fn arg(n: u32) -> u32 {
     16 + 8 * n
 }
 
+#[cfg(target_os = "linux")]
 /// The filter for the command and all it starts. Refused: user namespaces (`unshare`,
 /// `clone` with `CLONE_NEWUSER`; `clone3`, whose flags are behind a pointer, as absent so libc
 /// falls back to `clone`), io_uring (which could do all this unseen), other ABIs (i386, x32),
@@ -184,6 +192,7 @@ fn program(sockets: Sockets) -> Vec<Op> {
     p
 }
 
+#[cfg(target_os = "linux")]
 /// The program in the kernel's form, its jumps resolved (all forward, as BPF requires).
 fn assemble(ops: &[Op]) -> Result<Vec<libc::sock_filter>, String> {
     let mut at = Vec::new();
@@ -223,6 +232,7 @@ fn assemble(ops: &[Op]) -> Result<Vec<libc::sock_filter>, String> {
     Ok(out)
 }
 
+#[cfg(target_os = "linux")]
 /// Installs the filter (and `no_new_privs`) on this process, for all it runs after. On
 /// architectures other than x86-64 and AArch64, none.
 pub fn filter(sockets: Sockets) -> io::Result<()> {
@@ -265,6 +275,7 @@ pub struct Rules {
     pub host_network: bool,
 }
 
+#[cfg(target_os = "linux")]
 /// The ruleset, made (its folders opened) before `fork`; [`restrict`] enforces it in the
 /// child. A path that does not exist is left out: it is not reachable either.
 pub fn ruleset(rules: &Rules) -> Result<landlock::RulesetCreated, landlock::RulesetError> {
@@ -297,6 +308,7 @@ pub fn ruleset(rules: &Rules) -> Result<landlock::RulesetCreated, landlock::Rule
     Ok(made)
 }
 
+#[cfg(target_os = "linux")]
 /// In the child: every capability given up, the filter, then the ruleset.
 pub fn restrict(ruleset: landlock::RulesetCreated, sockets: Sockets) -> io::Result<()> {
     drop_capabilities()?;
@@ -308,7 +320,7 @@ pub fn restrict(ruleset: landlock::RulesetCreated, sockets: Sockets) -> io::Resu
     Ok(())
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 

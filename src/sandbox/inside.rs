@@ -12,8 +12,11 @@
 //! [--hide DIR]…] [--cwd DIR] [--listen PORT=SOCKET]… [--proxy PORT [--route HOST:PORT=SOCKET]…] --
 //! PROGRAM ARGS…`
 
+#![cfg_attr(not(target_os = "linux"), allow(unused_imports, dead_code))]
+
 #[path = "confine.rs"]
 mod confine;
+#[cfg(target_os = "linux")]
 #[path = "reap.rs"]
 mod reap;
 
@@ -150,17 +153,27 @@ pub fn main(args: &[String]) -> ExitCode {
             return ExitCode::from(125);
         }
     };
-    ExitCode::from(run(args))
+    #[cfg(target_os = "linux")]
+    return ExitCode::from(run(args));
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = args;
+        eprintln!("assay sandbox: the first process inside a sandbox runs on Linux only");
+        ExitCode::from(125)
+    }
 }
 
+#[cfg(target_os = "linux")]
 /// Does nothing: SIGTERM and SIGINT are for the command (it is in the same process group);
 /// this process waits for it to end. A handler, not SIG_IGN, so `exec` resets it for the
 /// command.
 extern "C" fn ignore(_: libc::c_int) {}
 
+#[cfg(target_os = "linux")]
 /// The descriptor assay reads "started" from (see `process::STATUS_FD`).
 const STATUS_FD: libc::c_int = 3;
 
+#[cfg(target_os = "linux")]
 fn run(args: Args) -> u8 {
     if let Some(l) = &args.landlock {
         return landlocked(l, &args);
@@ -246,6 +259,7 @@ fn run(args: Args) -> u8 {
     exit_code(status.into_raw())
 }
 
+#[cfg(target_os = "linux")]
 /// Starts the command and says so on the status pipe (when assay gave one).
 fn start(
     command: &mut std::process::Command,
@@ -275,6 +289,7 @@ fn start(
     Ok(child)
 }
 
+#[cfg(target_os = "linux")]
 /// The exit code for a wait status: the command's, or 128 + the signal that ended it.
 fn exit_code(status: libc::c_int) -> u8 {
     if libc::WIFEXITED(status) {
@@ -286,6 +301,7 @@ fn exit_code(status: libc::c_int) -> u8 {
     }
 }
 
+#[cfg(target_os = "linux")]
 /// The `landlock` backend. No namespaces: this process stays outside the command's
 /// confinement, as the subreaper of everything it starts ([`reap`]); the command gives up its
 /// capabilities, gets the seccomp filter and its Landlock ruleset between `fork` and `exec`.
@@ -341,6 +357,7 @@ fn landlocked(l: &Landlock, args: &Args) -> u8 {
     exit_code(reap::supervise(child.id() as libc::pid_t, grace))
 }
 
+#[cfg(target_os = "linux")]
 /// Mounts the overlay, then unmounts `hide` (lazily: the overlay keeps its layers).
 fn mount_overlay(o: &Overlay, hide: &[String]) -> std::io::Result<()> {
     use std::ffi::CString;

@@ -238,6 +238,8 @@ pub fn whiteout(path: &Path) -> io::Result<()> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
     }
+    // Overlay layers exist only with bubblewrap, on Linux.
+    #[cfg(target_os = "linux")]
     rustix::fs::mknodat(
         rustix::fs::CWD,
         path,
