@@ -238,6 +238,37 @@ fn network_none_reaches_nothing_not_even_the_model(backend: &str) {
 }
 
 per_backend! {
+/// `--network host` is the host's network: any loopback port, name resolution (read under
+/// `/etc`, or `/run` behind a link), while Unix sockets stay refused.
+fn network_host_reaches_the_hosts_loopback(backend: &str) {
+    let d = tempfile::tempdir().unwrap();
+    let (port, hit) = server();
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                &format!(
+                    "[run]\nharness = \"command\"\nnetwork = \"host\"\n[harness.command]\ncommand = [\"bash\", \"-c\", \"(exec 3<>/dev/tcp/127.0.0.1/{port} && echo REACHED) 2>/dev/null; getent hosts localhost >/dev/null && echo RESOLVED; echo finished\"]\n"
+                ),
+            ),
+            ("evals/hostile/001.yaml", HOSTILE_CASE),
+        ],
+    );
+    let out = assay_run(d.path())
+        .args(["--output-dir", "run", "--sandbox", backend])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(&d.path().join("run"))["001"];
+    assert_eq!(r["sandbox"]["network"], "host");
+    let said = r["turns"][0]["final_message"].as_str().unwrap_or_default();
+    assert!(said.contains("REACHED") && said.contains("RESOLVED"), "{said}");
+    assert!(hit.load(Ordering::SeqCst));
+}
+}
+
+per_backend! {
 fn writes_outside_uaaps_writable_paths_fail(backend: &str) {
     let d = tempfile::tempdir().unwrap();
     write_tree(

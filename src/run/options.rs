@@ -92,9 +92,11 @@ pub struct RunSettings {
     /// Where workspaces are made (default: the system temp folder).
     #[arg(long, value_name = "DIR", env = "ASSAY_WORKSPACE_DIR")]
     pub workspace_dir: Option<PathBuf>,
-    /// How agents, setup/teardown scripts and test commands are contained: `auto` uses
-    /// bubblewrap and refuses to start (exit 3) where it does not work; `bwrap` the same;
-    /// `none` runs them unsandboxed, as you (recorded in run.json and every report).
+    /// How agents, setup/teardown scripts and test commands are contained: `auto` takes the
+    /// strongest backend that works here (bubblewrap, else Landlock; Seatbelt on macOS) and
+    /// refuses to start (exit 3) where none does; `bwrap`, `landlock` or `seatbelt` that
+    /// backend or refuse; `none` runs them unsandboxed, as you (recorded in run.json and every
+    /// report).
     /// Default: `[run] sandbox` of assay.toml, else auto.
     #[arg(long, value_enum, env = "ASSAY_SANDBOX")]
     pub sandbox: Option<crate::sandbox::Mode>,
