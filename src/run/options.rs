@@ -72,7 +72,8 @@ pub struct RunSettings {
     /// shards' run folders with `assay report merge`.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<Shard>,
-    /// Only case-runs whose `suite/case` id contains this text (or matches this glob).
+    /// Only case-runs whose `suite/case` id contains this text, or matches this glob (the
+    /// suite with or without its format: `tiny/00*` or `skillet:tiny/00*`).
     #[arg(long)]
     pub filter: Option<String>,
     /// Only cases that evaluate this (UAAPS `target`): skill:<name>, agent:<name> or

@@ -723,14 +723,43 @@ pub(super) fn auto_harness(host: &HostEnv, config: &Config) -> String {
     }
 }
 
+/// Whether `--filter` takes the case `case` of the suite `suite` (`<format>:<name>`): text
+/// contained in `suite/case`, or a glob matching `suite/case` with or without the format
+/// (`'tiny/00*'` and `'skillet:tiny/00*'` alike).
 pub(super) fn matches_filter(filter: &Option<String>, suite: &str, case: &str) -> bool {
     let Some(f) = filter else { return true };
     let id = format!("{suite}/{case}");
     if f.contains(['*', '?', '[']) {
-        globset::Glob::new(f)
-            .map(|g| g.compile_matcher().is_match(&id))
-            .unwrap_or(false)
+        let Ok(glob) = globset::Glob::new(f) else {
+            return false;
+        };
+        let glob = glob.compile_matcher();
+        let bare = suite
+            .split_once(':')
+            .map(|(_, name)| format!("{name}/{case}"));
+        glob.is_match(&id) || bare.is_some_and(|b| glob.is_match(b))
     } else {
         id.contains(f.as_str())
+    }
+}
+
+#[cfg(test)]
+mod filter_tests {
+    use super::matches_filter;
+
+    #[test]
+    fn a_glob_matches_suite_slash_case_with_or_without_the_format() {
+        let f = |s: &str| Some(s.to_string());
+        assert!(matches_filter(&f("tiny/00*"), "skillet:tiny", "001"));
+        assert!(matches_filter(
+            &f("skillet:tiny/00*"),
+            "skillet:tiny",
+            "001"
+        ));
+        assert!(matches_filter(&f("*tiny/00*"), "skillet:tiny", "001"));
+        assert!(!matches_filter(&f("tiny/01*"), "skillet:tiny", "001"));
+        assert!(!matches_filter(&f("other/00*"), "skillet:tiny", "001"));
+        assert!(matches_filter(&f("tiny/0"), "skillet:tiny", "001"));
+        assert!(matches_filter(&None, "skillet:tiny", "001"));
     }
 }
