@@ -532,6 +532,34 @@ fn costly_project(dir: &Path) {
 }
 
 #[test]
+fn live_lines_name_the_run_and_a_trigger_querys_text() {
+    let d = tempfile::tempdir().unwrap();
+    costly_project(d.path());
+    let out = run(
+        d.path(),
+        &[
+            "--harness",
+            "command",
+            "--command",
+            "sh agent.sh",
+            "--judge",
+            "none",
+            "--mode",
+            "all",
+            "--output-dir",
+            "out",
+        ],
+    );
+    let lines = format!("{}{}", stdout(&out), stderr(&out));
+    for run in 1..=3 {
+        let case = format!("clauditor:brief/brief [run {run}/3] (");
+        assert!(lines.contains(&case), "{case}: {lines}");
+    }
+    assert!(lines.contains("\"write a brief\" [run 1/3] ("), "{lines}");
+    assert!(lines.contains("\"sum 2+2\" [run 3/3] ("), "{lines}");
+}
+
+#[test]
 fn dry_run_prints_every_case_run_and_starts_nothing() {
     let d = tempfile::tempdir().unwrap();
     costly_project(d.path());

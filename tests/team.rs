@@ -347,6 +347,15 @@ fn a_baseline_shows_what_the_skill_changes_with_a_p_value() {
     let said = stdout(&out);
     assert_eq!(code(&out), 0, "{said}\n{}", stderr(&out));
     assert!(said.contains("4/4 vs 0/4 passed (+100 points)"), "{said}");
+    // Each live line says which run of which variant it is: the baseline's failures do not
+    // read as a flaky skill.
+    let lines = format!("{said}{}", stderr(&out));
+    for run in 1..=4 {
+        let skill = format!("codenames/codenames [run {run}/4] (");
+        let baseline = format!("codenames/codenames [baseline, run {run}/4] (");
+        assert!(lines.contains(&skill), "{skill}: {lines}");
+        assert!(lines.contains(&baseline), "{baseline}: {lines}");
+    }
     let v = report_json(d.path());
     let b = &v["statistics"]["baselines"][0];
     assert_eq!(b["skill"]["pass_rate"]["passed"], 4);

@@ -105,6 +105,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
             opts.settings.max_runs
         );
     }
+    let mut totals = Totals::new();
     let on_event = |event: RunEvent<'_>| match event {
         RunEvent::Started {
             case_runs,
@@ -115,15 +116,20 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         } => {
             // What the run costs, before any agent starts (stderr: stdout may be the report).
             eprintln!("{}", plan.line(reused));
+            for row in &plan.case_runs {
+                let key = (row.suite.clone(), row.case.clone(), row.variant.word());
+                let n = totals.entry(key).or_default();
+                *n = (*n).max(row.run);
+            }
             progress.start(case_runs, jobs)
         }
         RunEvent::Finished(r) => {
             progress.finished(r.outcome() == CaseOutcome::Passed);
-            say_line(&progress, line(r));
+            say_line(&progress, line(r, &totals));
         }
         RunEvent::Reused(r) => {
             progress.finished(r.outcome == CaseOutcome::Passed);
-            say_line(&progress, reused_line(r));
+            say_line(&progress, reused_line(r, &totals));
         }
     };
     let ran = if adaptive {
@@ -642,17 +648,56 @@ fn mark(outcome: CaseOutcome) -> &'static str {
     }
 }
 
-fn reused_line(r: &run::Reused) -> String {
+/// How many runs of each case and variant the plan holds (for "run 2/3"), by suite, case and
+/// variant.
+type Totals = std::collections::HashMap<(String, String, &'static str), u32>;
+
+/// Which run a line is about, where the case has more than one: ` [baseline, run 2/3]`,
+/// ` [run 1/3]`, ` [baseline]`; nothing for the one run of the skill.
+fn which_run(
+    suite: &str,
+    case: &str,
+    variant: crate::run::Variant,
+    run: u32,
+    totals: &Totals,
+) -> String {
+    let total = totals
+        .get(&(suite.to_string(), case.to_string(), variant.word()))
+        .copied()
+        .unwrap_or(run)
+        .max(run);
+    let mut parts = Vec::new();
+    if variant.is_comparison() {
+        parts.push(variant.word().to_string());
+    }
+    if total > 1 {
+        parts.push(format!("run {run}/{total}"));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" [{}]", parts.join(", "))
+    }
+}
+
+/// A trigger query's text, on one line and shortened, for the line that names its id.
+fn query_text(trigger: Option<&crate::record::case_run::TriggerRecord>) -> String {
+    let Some(t) = trigger else {
+        return String::new();
+    };
+    let one: String = t.query.split_whitespace().collect::<Vec<_>>().join(" ");
+    let short: String = one.chars().take(60).collect();
+    let more = if one.chars().count() > 60 { "…" } else { "" };
+    format!(" \"{short}{more}\"")
+}
+
+fn reused_line(r: &run::Reused, totals: &Totals) -> String {
     let mark = mark(r.outcome);
     format!(
         "{mark} {}/{}{} ({})",
         r.suite,
         r.case,
-        if r.variant.is_comparison() {
-            format!(" [{}]", r.variant.word())
-        } else {
-            String::new()
-        },
+        which_run(&r.suite, &r.case, r.variant, r.run, totals),
         if r.from == "cache" {
             "from the cache"
         } else {
@@ -661,13 +706,16 @@ fn reused_line(r: &run::Reused) -> String {
     )
 }
 
-/// One line per finished case-run.
-fn line(r: &CaseRunResult) -> String {
+/// One line per finished case-run: which case (a trigger query with its text), which variant
+/// and run, how long, how many checks passed and why not.
+fn line(r: &CaseRunResult, totals: &Totals) -> String {
     let mark = mark(r.outcome());
     let mut s = format!(
-        "{mark} {}/{} ({:.1}s)",
+        "{mark} {}/{}{}{} ({:.1}s)",
         r.suite,
         r.case,
+        query_text(r.trigger.as_ref()),
+        which_run(&r.suite, &r.case, r.variant, r.run, totals),
         r.duration_ms as f64 / 1000.0
     );
     if let Some(g) = r.grade.as_ref().filter(|g| g.checks_total > 0) {
