@@ -730,6 +730,58 @@ fn reporter_github_prints_annotations_and_appends_the_step_summary() {
     assert!(d.path().join("out/github-annotations.txt").is_file());
 }
 
+/// The annotations are per case, over its runs, and for the skill alone: a baseline that fails
+/// (as it should: no skill) is no error, and a case failing three runs is one annotation.
+#[test]
+fn github_annotates_each_failing_case_once_and_never_a_baseline() {
+    let d = copy_example("examples/quickstart");
+    let out = assay(
+        d.path(),
+        &[
+            "run",
+            "--reporter",
+            "github",
+            "--baseline",
+            "--runs",
+            "3",
+            "--output-dir",
+            "with",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let printed = stdout(&out);
+    assert!(
+        !printed
+            .lines()
+            .any(|l| l.starts_with("::error") || l.starts_with("::warning")),
+        "the baseline's runs were annotated: {printed}"
+    );
+    // Every case fails every run (the agent ignores the skill): one error per case.
+    let out = assay(
+        d.path(),
+        &[
+            "run",
+            "--reporter",
+            "github",
+            "--baseline",
+            "--runs",
+            "3",
+            "--command",
+            "echo nope",
+        ],
+    );
+    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+    let printed = stdout(&out);
+    let errors: Vec<&str> = printed
+        .lines()
+        .filter(|l| l.starts_with("::error file="))
+        .collect();
+    assert_eq!(errors.len(), 3, "{errors:#?}");
+    for e in &errors {
+        assert!(e.contains("failed (0 of 3 runs passed)"), "{e}");
+    }
+}
+
 #[test]
 fn text_from_a_suite_never_starts_a_workflow_command_in_what_run_prints() {
     let d = copy_example("examples/quickstart");

@@ -1,38 +1,37 @@
-//! GitHub Actions workflow commands: one annotation per case-run that did not pass, at the
-//! case's line in its suite file (`::error file=…,line=…,title=…::…`), which GitHub shows on
-//! the pull request's diff. Every value is escaped as GitHub's toolkit escapes them, so no
-//! text from an agent or a suite can end the command early or start another one
-//! (`::set-output`, `::add-mask`, …).
+//! GitHub Actions workflow commands: one annotation per case (its runs taken together) and per
+//! trigger query that did not pass, at the case's line in its suite file
+//! (`::error file=…,line=…,title=…::…`), which GitHub shows on the pull request's diff. The
+//! comparison arms (`--baseline`, `--variant-path`) are never annotated: they are what the
+//! skill is measured against, not failures of it. Every value is escaped as GitHub's toolkit
+//! escapes them, so no text from an agent or a suite can end the command early or start
+//! another one (`::set-output`, `::add-mask`, …).
 
+use super::aggregate::{CaseStats, TriggerStats};
 use super::model::{CaseRun, Report};
-use crate::record::case_run::{Kind, Outcome};
+use crate::record::case_run::Outcome;
 
 /// At most this many annotations (GitHub shows ten per step and type; the rest are counted).
 const MAX: usize = 50;
 
 pub fn render(r: &Report) -> String {
+    let mut found: Vec<String> = r
+        .statistics
+        .cases
+        .iter()
+        .filter_map(|c| case(r, c))
+        .collect();
+    found.extend(r.statistics.triggers.iter().filter_map(|t| trigger(r, t)));
     let mut out = String::new();
-    let mut shown = 0;
-    let mut left = 0;
-    for c in &r.case_runs {
-        let level = match c.outcome {
-            Outcome::Failed | Outcome::Error | Outcome::Missing => "error",
-            Outcome::NotGraded => "warning",
-            Outcome::Passed | Outcome::Skipped => continue,
-        };
-        if shown == MAX {
-            left += 1;
-            continue;
-        }
-        shown += 1;
-        out.push_str(&annotation(level, c));
+    for a in found.iter().take(MAX) {
+        out.push_str(a);
         out.push('\n');
     }
-    if left > 0 {
+    if found.len() > MAX {
         out.push_str(&format!(
             "::warning title=assay::{}\n",
             data(&format!(
-                "{left} more case-runs did not pass; see the run's summary"
+                "{} more cases did not pass; see the run's summary",
+                found.len() - MAX
             ))
         ));
     }
@@ -48,24 +47,68 @@ pub fn render(r: &Report) -> String {
     out
 }
 
-fn annotation(level: &str, c: &CaseRun) -> String {
-    let what = match c.kind {
-        Kind::Trigger => "trigger query",
-        Kind::Case => "case",
+/// The skill's runs of one case, the first that did not pass first.
+fn runs<'a>(r: &'a Report, suite: &str, case: &str) -> Vec<&'a CaseRun> {
+    let mut runs: Vec<&CaseRun> = r
+        .case_runs
+        .iter()
+        .filter(|c| c.suite == suite && c.case == case && !c.variant.is_comparison())
+        .collect();
+    runs.sort_by_key(|c| (c.outcome == Outcome::Passed, c.run));
+    runs
+}
+
+/// A case that did not pass over its runs: an error (a warning when it was not graded).
+fn case(r: &Report, c: &CaseStats) -> Option<String> {
+    let (level, word) = match c.verdict {
+        "fail" => ("error", "failed"),
+        "error" => ("error", "error"),
+        "none" => ("warning", "not graded"),
+        _ => return None,
     };
-    let title = format!(
-        "assay: {what} {} {} (run {}, {})",
-        c.case,
-        c.outcome.word(),
-        c.run,
-        c.variant.word()
-    );
-    let message = format!(
-        "{}/{}: {}",
-        c.suite,
-        c.case,
-        c.reason.as_deref().unwrap_or(c.outcome.word())
-    );
+    let runs = runs(r, &c.suite, &c.case);
+    let first = runs.first()?;
+    let of = if runs.len() > 1 {
+        format!(" ({} of {} runs passed)", c.pass_rate.passed, runs.len())
+    } else {
+        String::new()
+    };
+    let why = c
+        .reason
+        .clone()
+        .or_else(|| first.reason.clone())
+        .unwrap_or_else(|| word.to_string());
+    Some(annotation(
+        level,
+        first,
+        &format!("assay: case {} {word}{of}", c.case),
+        &format!("{}/{}: {why}", c.suite, c.case),
+    ))
+}
+
+/// A trigger query whose firing rate is on the wrong side of its threshold.
+fn trigger(r: &Report, t: &TriggerStats) -> Option<String> {
+    if t.passed {
+        return None;
+    }
+    let first = *runs(r, &t.suite, &t.id).first()?;
+    let should = if t.should_trigger {
+        "should"
+    } else {
+        "should not"
+    };
+    Some(annotation(
+        "error",
+        first,
+        &format!("assay: trigger query {} failed", t.id),
+        &format!(
+            "{}/{}: \"{}\" {should} fire the skill; it fired in {} of {} runs",
+            t.suite, t.id, t.query, t.fired, t.runs
+        ),
+    ))
+}
+
+fn annotation(level: &str, c: &CaseRun, title: &str, message: &str) -> String {
     let mut props = Vec::new();
     match &c.result.case_at {
         Some(at) => {
@@ -77,8 +120,8 @@ fn annotation(level: &str, c: &CaseRun) -> String {
             property(&c.result.suite_source.to_string_lossy())
         )),
     }
-    props.push(format!("title={}", property(&title)));
-    format!("::{level} {}::{}", props.join(","), data(&message))
+    props.push(format!("title={}", property(title)));
+    format!("::{level} {}::{}", props.join(","), data(message))
 }
 
 /// A message: `%`, CR and LF escaped (GitHub's `escapeData`).
