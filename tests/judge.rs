@@ -257,6 +257,21 @@ fn a_dying_judge_leaves_items_not_graded_and_exits_3() {
         "{r:#}"
     );
     assert_eq!(judge.requests().len(), 2);
+    // The terminal names the case and the cause, on its line and at the end.
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("NOT GRADED") && l.contains("brief/A1"))
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(
+        line.contains("not graded: the judge failed:") && line.contains("503"),
+        "{line}"
+    );
+    let end = said
+        .lines()
+        .find(|l| l.starts_with("error: the judge failed on 1 case-run(s)"))
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(end.contains("brief/A1: ") && end.contains("503"), "{end}");
     // The recorded results survive: the run folder has the case-run.
     assert!(
         Path::new(r["dir"].as_str().unwrap())

@@ -41,8 +41,13 @@ pub fn grade(
     let verdict = if !reasons.is_empty() {
         Verdict::Fail
     } else if judge.items > 0 && judge.passed.is_none() {
-        reasons.push(format!("{} judge item(s) not graded", judge.items));
-        reasons.extend(judge.reasons.iter().cloned());
+        // One reason that says why: it is the one every report shows.
+        let why = judge.reasons.join("; ");
+        reasons.push(if why.is_empty() {
+            format!("{} judge item(s) not graded", judge.items)
+        } else {
+            format!("{} judge item(s) not graded: {why}", judge.items)
+        });
         Verdict::NotGraded
     } else {
         Verdict::Pass
@@ -101,7 +106,10 @@ mod tests {
         };
         let g = grade(true, None, &[], &ungraded);
         assert_eq!(g.verdict, Verdict::NotGraded);
-        assert!(g.reasons[1].contains("no judge"));
+        assert_eq!(
+            g.reasons,
+            ["2 judge item(s) not graded: no judge available"]
+        );
         let failed = JudgeVerdict {
             items: 1,
             passed: Some(false),

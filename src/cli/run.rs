@@ -106,6 +106,8 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         );
     }
     let mut totals = Totals::new();
+    // Which case-runs the judge failed on, and why: named at the end.
+    let mut judge_failures: Vec<String> = Vec::new();
     let on_event = |event: RunEvent<'_>| match event {
         RunEvent::Started {
             case_runs,
@@ -125,6 +127,10 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         }
         RunEvent::Finished(r) => {
             progress.finished(r.outcome() == CaseOutcome::Passed);
+            if let Some(e) = r.judge.as_ref().and_then(|j| j.error.as_ref()) {
+                let which = which_run(&r.suite, &r.case, r.variant, r.run, &totals);
+                judge_failures.push(format!("{}/{}{which}: {e}", r.suite, r.case));
+            }
             say_line(&progress, line(r, &totals));
         }
         RunEvent::Reused(r) => {
@@ -313,8 +319,21 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
             "not graded: judge items (expectations, criteria, rubrics) that no judge graded, and checks on an output that was cut, are never counted as passed".into(),
         );
     }
-    if judge_failed {
+    if judge_failed && judge_failures.is_empty() {
         tell!("error: the judge failed on some case-runs; their judge items are not graded");
+    } else if judge_failed {
+        let shown: Vec<&str> = judge_failures.iter().take(3).map(String::as_str).collect();
+        let more = judge_failures.len().saturating_sub(shown.len());
+        tell!(
+            "error: the judge failed on {} case-run(s), whose judge items are not graded: {}{}",
+            judge_failures.len(),
+            printable(&shown.join("; ")),
+            if more > 0 {
+                format!("; and {more} more (each result.json has its cause)")
+            } else {
+                String::new()
+            }
+        );
     }
     if report.output_cut {
         tell!(
@@ -724,7 +743,7 @@ fn line(r: &CaseRunResult, totals: &Totals) -> String {
     let reason = r
         .grade
         .as_ref()
-        .filter(|g| g.verdict == crate::assert::verdict::Verdict::Fail)
+        .filter(|g| g.verdict != crate::assert::verdict::Verdict::Pass)
         .and_then(|g| g.reasons.first().cloned())
         .or_else(|| r.reason.clone());
     if let Some(reason) = reason {
