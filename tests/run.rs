@@ -557,6 +557,11 @@ fn live_lines_name_the_run_and_a_trigger_querys_text() {
     }
     assert!(lines.contains("\"write a brief\" [run 1/3] ("), "{lines}");
     assert!(lines.contains("\"sum 2+2\" [run 3/3] ("), "{lines}");
+    // The headline counts cases and trigger queries, not case-runs.
+    assert!(
+        lines.contains("3 cases: ") && lines.contains(" · 2 trigger queries: "),
+        "{lines}"
+    );
 }
 
 #[test]

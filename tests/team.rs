@@ -356,6 +356,15 @@ fn a_baseline_shows_what_the_skill_changes_with_a_p_value() {
         assert!(lines.contains(&skill), "{skill}: {lines}");
         assert!(lines.contains(&baseline), "{baseline}: {lines}");
     }
+    // The headline is in cases, the baseline a comparison, not failures of the run.
+    assert!(
+        said.contains("1 case: 1 passed · with the skill 1/1 case vs without 0/1 (+100 points, Fisher p = 1.00)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("8 case-runs: 4 passed · baseline runs: 4 failed"),
+        "{said}"
+    );
     let v = report_json(d.path());
     let b = &v["statistics"]["baselines"][0];
     assert_eq!(b["skill"]["pass_rate"]["passed"], 4);

@@ -242,11 +242,38 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         say(l);
     }
     let reused_from = |from: &str| report.reused.iter().filter(|r| r.from == from).count();
+    // The headline, in cases; then the case-runs as detail, the comparison arms apart (a
+    // baseline's failures are what the skill is measured against, not failures).
+    say(crate::report::headline::headline(&agg));
     let mut tally: std::collections::BTreeMap<&str, usize> = Default::default();
     for r in &rows {
         *tally.entry(r.outcome.word()).or_default() += 1;
     }
-    let mut parts: Vec<String> = tally.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    let tally_of = |compared: bool| {
+        let mut t: std::collections::BTreeMap<&str, usize> = Default::default();
+        for r in rows.iter().filter(|r| r.baseline == compared) {
+            *t.entry(r.outcome.word()).or_default() += 1;
+        }
+        t.iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect::<Vec<_>>()
+    };
+    let mut parts = tally_of(false);
+    let compared = tally_of(true);
+    let mut arms_said = String::new();
+    if !compared.is_empty() {
+        let arms: Vec<&str> = rows
+            .iter()
+            .filter(|r| r.baseline)
+            .map(|r| r.variant.word())
+            .fold(Vec::new(), |mut v, w| {
+                if !v.contains(&w) {
+                    v.push(w);
+                }
+                v
+            });
+        arms_said = format!(" · {} runs: {}", arms.join(" and "), compared.join(", "));
+    }
     for (from, what) in [
         ("cache", "from the cache"),
         (
@@ -264,7 +291,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         }
     }
     say(format!(
-        "{} case-run{}: {}",
+        "{} case-run{}: {}{arms_said}",
         rows.len(),
         if rows.len() == 1 { "" } else { "s" },
         parts.join(", ")

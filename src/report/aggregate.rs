@@ -299,6 +299,9 @@ pub struct BaselineStats {
     pub delta_cost_usd: Option<f64>,
     /// Fisher's exact test (two-sided) on the pass/fail counts of the two arms.
     pub p_value: f64,
+    /// The comparison arm's verdict over its runs, by the same rule as the skill's
+    /// (`pass`, `fail`, `error`, `none`).
+    pub baseline_verdict: &'static str,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -482,7 +485,13 @@ fn arm(rows: &[&Row]) -> Arm {
     }
 }
 
-fn baseline_stats(suite: &str, case: &str, skill: &[&Row], base: &[&Row]) -> BaselineStats {
+fn baseline_stats(
+    suite: &str,
+    case: &str,
+    skill: &[&Row],
+    base: &[&Row],
+    settings: Settings,
+) -> BaselineStats {
     let (a, b) = (arm(skill), arm(base));
     let diff = |x: Option<f64>, y: Option<f64>| Some(x? - y?);
     BaselineStats {
@@ -501,6 +510,11 @@ fn baseline_stats(suite: &str, case: &str, skill: &[&Row], base: &[&Row]) -> Bas
         ),
         skill: a,
         baseline: b,
+        baseline_verdict: if base.is_empty() {
+            "none"
+        } else {
+            case_stats(base, settings).verdict
+        },
     }
 }
 
@@ -532,7 +546,7 @@ pub fn aggregate(rows: &[Row], settings: Settings) -> Aggregates {
         }
         cases.push(case_stats(&main, settings));
         if !base.is_empty() {
-            baselines.push(baseline_stats(&key.0, &key.1, &main, &base));
+            baselines.push(baseline_stats(&key.0, &key.1, &main, &base, settings));
         }
     }
     let mut suite_names: Vec<String> = Vec::new();
@@ -614,7 +628,7 @@ pub fn aggregate(rows: &[Row], settings: Settings) -> Aggregates {
             .filter(|r| compared.contains(&(r.suite.as_str(), r.case.as_str())))
             .collect();
         let base: Vec<&Row> = rows.iter().filter(|r| !r.trigger && r.baseline).collect();
-        baseline_stats("*", "*", &skill, &base)
+        baseline_stats("*", "*", &skill, &base, settings)
     });
     let routing = super::routing::per_skill(&triggers);
     Aggregates {

@@ -5,6 +5,7 @@ pub mod aggregate;
 pub mod audit;
 pub mod diff;
 pub mod github;
+pub mod headline;
 pub mod history;
 pub mod html;
 pub mod junit;
