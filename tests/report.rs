@@ -64,7 +64,9 @@ fn junit_loads_as_xml_with_one_testcase_per_case_run() {
 fn markdown_puts_the_failures_with_their_reasons() {
     let text = report("markdown");
     assert!(
-        text.starts_with("## assay: 1 of 4 case-runs passed (25%)"),
+        text.starts_with(
+            "## assay: 4 cases: 1 passed, 1 failed, 1 with errors, 1 not graded\n\n1 of 4 case-runs passed (25%)"
+        ),
         "{text}"
     );
     insta::assert_snapshot!("report_markdown", text);
@@ -563,7 +565,9 @@ fn the_html_report_is_one_self_contained_file_that_chromium_renders() {
     );
     let dom = String::from_utf8_lossy(&dom.stdout);
     assert!(
-        dom.contains("<h1>assay: 1 of 4 case-runs passed (25%)</h1>"),
+        dom.contains(
+            "<h1>assay: 4 cases: 1 passed, 1 failed, 1 with errors, 1 not graded</h1><p>1 of 4 case-runs passed (25%)</p>"
+        ),
         "{dom}"
     );
     assert_eq!(dom.matches("<section class=\"case\"").count(), 4);

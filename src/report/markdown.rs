@@ -102,8 +102,10 @@ pub fn render(r: &Report) -> String {
             parts.push(format!("{n} {w}"));
         }
     }
+    // The headline in cases; the case-runs (every arm) as detail.
     let mut md = format!(
-        "## assay: {} of {} case-runs passed ({:.0}%)\n\n{}",
+        "## assay: {}\n\n{} of {} case-runs passed ({:.0}%): {}",
+        text(&super::headline::headline(&r.statistics)),
         s.passed,
         s.total,
         s.pass_rate * 100.0,

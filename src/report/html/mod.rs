@@ -222,8 +222,9 @@ pub fn render_against(r: &Report, older: Option<&Report>) -> String {
     let s = &r.summary;
     let mut h = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-Policy\" content=\"{}\"><title>assay report</title><style>{STYLE}</style></head><body>\
-<h1>assay: {} of {} case-runs passed ({:.0}%)</h1>",
+<h1>assay: {}</h1><p>{} of {} case-runs passed ({:.0}%)</p>",
         csp::policy(SCRIPT),
+        e(&super::headline::headline(&r.statistics)),
         s.passed,
         s.total,
         s.pass_rate * 100.0
