@@ -818,3 +818,68 @@ fn text_from_a_suite_never_starts_a_workflow_command_in_what_run_prints() {
         );
     }
 }
+
+/// `report diff` pairs the skill's runs with the skill's and the baseline's with the
+/// baseline's: the same runs again change nothing; a baseline that fails in more runs is never a
+/// regression; a case that passed 2 of 2 runs and now 3 of 3 says so.
+#[test]
+fn diff_pairs_each_arm_with_itself_and_speaks_in_cases() {
+    let d = copy_example("examples/quickstart");
+    let run = |out: &str, runs: &str| {
+        let o = assay(
+            d.path(),
+            &[
+                "run",
+                "--baseline",
+                "--runs",
+                runs,
+                "--no-cache",
+                "--output-dir",
+                out,
+            ],
+        );
+        assert_eq!(code(&o), 0, "{}\n{}", stdout(&o), stderr(&o));
+    };
+    run("r1", "2");
+    run("r2", "2");
+    run("r3", "3");
+    let same = assay(d.path(), &["report", "diff", "r1", "r2"]);
+    let text = stdout(&same);
+    assert_eq!(code(&same), 0, "{text}{}", stderr(&same));
+    assert!(text.contains("pass rate 100% → 100%"), "{text}");
+    assert!(text.contains("unchanged: 6"), "{text}");
+    assert!(!text.contains('✗') && !text.contains('✓'), "{text}");
+
+    let more = assay(d.path(), &["report", "diff", "r1", "r3"]);
+    let text = stdout(&more);
+    assert_eq!(
+        code(&more),
+        0,
+        "a failing baseline run is no regression: {text}"
+    );
+    assert!(
+        text.contains("skillet:greeting/001 run 3: absent → passed"),
+        "{text}"
+    );
+    assert!(
+        text.contains("~ skillet:greeting/001 [baseline, run 3]: absent → failed"),
+        "{text}"
+    );
+    assert!(
+        text.contains("skillet:greeting/001: 2/2 → 3/3 runs passed"),
+        "{text}"
+    );
+    let json = assay(d.path(), &["report", "diff", "r1", "r3", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert!(v["regressed"].as_array().unwrap().is_empty(), "{v:#}");
+    assert!(
+        v["comparisons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["variant"] == "baseline"),
+        "{v:#}"
+    );
+    assert_eq!(v["new"][0]["variant"], "skill", "{v:#}");
+    assert_eq!(v["cases"].as_array().unwrap().len(), 3, "{v:#}");
+}

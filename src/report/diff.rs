@@ -1,11 +1,15 @@
-//! Comparing two runs (the UAAPS `eval diff`): case-runs are paired by suite, case and run
-//! number; each pair's outcome change is a regression (it passed before and does not now), a
-//! fix, or unchanged; case-runs only in one run are new or removed. A new case-run that does
-//! not pass counts as a regression too: CI should not go green by adding a failing case.
+//! Comparing two runs (the UAAPS `eval diff`): case-runs are paired by suite, case, variant
+//! and run number; each pair's outcome change is a regression (it passed before and does not
+//! now), a fix, or unchanged; case-runs only in one run are new or removed. A new case-run that
+//! does not pass counts as a regression too: CI should not go green by adding a failing case.
+//! The comparison arms (baseline, variant) are what the skill is measured against: their
+//! changes are listed apart and never regress the run. Each case whose runs passed changed
+//! count (2/3 → 3/3) says so at the case level.
 
 use serde::Serialize;
 
 use super::model::{Outcome, Report};
+use crate::record::case_run::Variant;
 
 /// One side of a diff: a run folder's report, or a UAAPS report file
 /// ([`super::uaaps::read`]).
@@ -21,6 +25,7 @@ pub struct Entry {
     pub suite: String,
     pub case: String,
     pub run: u32,
+    pub variant: Variant,
     pub outcome: Outcome,
     pub score: Option<f64>,
     pub reason: Option<String>,
@@ -28,22 +33,42 @@ pub struct Entry {
 
 impl From<&Report> for Side {
     fn from(r: &Report) -> Side {
+        let case_runs: Vec<Entry> = r
+            .case_runs
+            .iter()
+            .map(|c| Entry {
+                suite: c.suite.clone(),
+                case: c.case.clone(),
+                run: c.run,
+                variant: c.variant,
+                outcome: c.outcome,
+                score: c.score,
+                reason: c.reason.clone(),
+            })
+            .collect();
         Side {
             name: r.dir.display().to_string(),
-            pass_rate: r.summary.pass_rate,
-            case_runs: r
-                .case_runs
-                .iter()
-                .map(|c| Entry {
-                    suite: c.suite.clone(),
-                    case: c.case.clone(),
-                    run: c.run,
-                    outcome: c.outcome,
-                    score: c.score,
-                    reason: c.reason.clone(),
-                })
-                .collect(),
+            pass_rate: skill_pass_rate(&case_runs),
+            case_runs,
         }
+    }
+}
+
+/// The skill's pass rate over its graded case-runs (the comparison arms and skipped ones left
+/// out).
+fn skill_pass_rate(entries: &[Entry]) -> f64 {
+    let counted: Vec<&Entry> = entries
+        .iter()
+        .filter(|e| !e.variant.is_comparison() && e.outcome != Outcome::Skipped)
+        .collect();
+    let passed = counted
+        .iter()
+        .filter(|e| e.outcome == Outcome::Passed)
+        .count();
+    if counted.is_empty() {
+        0.0
+    } else {
+        passed as f64 / counted.len() as f64
     }
 }
 
@@ -52,6 +77,8 @@ pub struct Change {
     pub suite: String,
     pub case: String,
     pub run: u32,
+    /// `skill`, or the comparison arm: `baseline`, `variant`.
+    pub variant: Variant,
     pub before: Option<Outcome>,
     pub after: Option<Outcome>,
     pub score_before: Option<f64>,
@@ -72,6 +99,22 @@ pub struct Diff {
     pub removed: Vec<Change>,
     /// Same outcome in both, with any score change.
     pub unchanged: Vec<Change>,
+    /// The comparison arms' case-runs whose outcome changed, appeared or went: never a
+    /// regression of the skill.
+    pub comparisons: Vec<Change>,
+    /// Cases of the skill whose count of passing runs changed.
+    pub cases: Vec<CaseChange>,
+}
+
+/// A case whose runs passed changed: `2/3 → 3/3`.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseChange {
+    pub suite: String,
+    pub case: String,
+    pub passed_before: usize,
+    pub runs_before: usize,
+    pub passed_after: usize,
+    pub runs_after: usize,
 }
 
 impl Diff {
@@ -80,8 +123,8 @@ impl Diff {
     }
 }
 
-fn key(c: &Entry) -> (&str, &str, u32) {
-    (&c.suite, &c.case, c.run)
+fn key(c: &Entry) -> (&str, &str, Variant, u32) {
+    (&c.suite, &c.case, c.variant, c.run)
 }
 
 pub fn diff(a: &Side, b: &Side) -> Diff {
@@ -91,6 +134,7 @@ pub fn diff(a: &Side, b: &Side) -> Diff {
             suite: any.suite.clone(),
             case: any.case.clone(),
             run: any.run,
+            variant: any.variant,
             before: x.map(|c| c.outcome),
             after: y.map(|c| c.outcome),
             score_before: x.and_then(|c| c.score),
@@ -108,11 +152,19 @@ pub fn diff(a: &Side, b: &Side) -> Diff {
         new: Vec::new(),
         removed: Vec::new(),
         unchanged: Vec::new(),
+        comparisons: Vec::new(),
+        cases: cases(a, b),
     };
     for y in &b.case_runs {
         let x = a.case_runs.iter().find(|x| key(x) == key(y));
         let c = change(x, Some(y));
         let passes = y.outcome == Outcome::Passed;
+        if y.variant.is_comparison() {
+            if x.map(|x| x.outcome) != Some(y.outcome) {
+                d.comparisons.push(c);
+            }
+            continue;
+        }
         match x.map(|x| x.outcome == Outcome::Passed) {
             None if !passes && y.outcome != Outcome::Skipped => d.regressed.push(c),
             None => d.new.push(c),
@@ -123,10 +175,49 @@ pub fn diff(a: &Side, b: &Side) -> Diff {
     }
     for x in &a.case_runs {
         if !b.case_runs.iter().any(|y| key(x) == key(y)) {
-            d.removed.push(change(Some(x), None));
+            let c = change(Some(x), None);
+            match x.variant.is_comparison() {
+                true => d.comparisons.push(c),
+                false => d.removed.push(c),
+            }
         }
     }
     d
+}
+
+/// The skill's cases whose passing runs changed in count (or in runs made).
+fn cases(a: &Side, b: &Side) -> Vec<CaseChange> {
+    let count = |s: &Side, suite: &str, case: &str| {
+        let runs: Vec<&Entry> = s
+            .case_runs
+            .iter()
+            .filter(|e| e.suite == suite && e.case == case && !e.variant.is_comparison())
+            .filter(|e| e.outcome != Outcome::Skipped)
+            .collect();
+        let passed = runs.iter().filter(|e| e.outcome == Outcome::Passed).count();
+        (passed, runs.len())
+    };
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    let mut out = Vec::new();
+    for e in b.case_runs.iter().filter(|e| !e.variant.is_comparison()) {
+        let k = (e.suite.as_str(), e.case.as_str());
+        if seen.contains(&k) {
+            continue;
+        }
+        seen.push(k);
+        let ((pb, rb), (pa, ra)) = (count(a, k.0, k.1), count(b, k.0, k.1));
+        if rb > 0 && (pb, rb) != (pa, ra) && (rb > 1 || ra > 1) {
+            out.push(CaseChange {
+                suite: k.0.to_string(),
+                case: k.1.to_string(),
+                passed_before: pb,
+                runs_before: rb,
+                passed_after: pa,
+                runs_after: ra,
+            });
+        }
+    }
+    out
 }
 
 fn word(o: Option<Outcome>) -> &'static str {
@@ -152,11 +243,7 @@ pub fn render_text(d: &Diff) -> String {
                 "  {mark} {}/{}{}: {} → {}",
                 c.suite,
                 c.case,
-                if c.run > 1 {
-                    format!(" run {}", c.run)
-                } else {
-                    String::new()
-                },
+                label(c),
                 word(c.before),
                 word(c.after)
             ));
@@ -178,6 +265,33 @@ pub fn render_text(d: &Diff) -> String {
     section("fixed", "✓", &d.fixed);
     section("new", "+", &d.new);
     section("removed", "-", &d.removed);
+    section(
+        "the comparison arms (not the skill's: never a regression)",
+        "~",
+        &d.comparisons,
+    );
+    if !d.cases.is_empty() {
+        s.push_str(&format!(
+            "cases whose runs passed changed ({}):\n",
+            d.cases.len()
+        ));
+        for c in &d.cases {
+            s.push_str(&format!(
+                "  {}/{}: {}/{} → {}/{} runs passed\n",
+                c.suite, c.case, c.passed_before, c.runs_before, c.passed_after, c.runs_after
+            ));
+        }
+    }
     s.push_str(&format!("unchanged: {}\n", d.unchanged.len()));
     s
+}
+
+/// ` [baseline, run 2]`, ` run 2`, or nothing for the skill's first run.
+fn label(c: &Change) -> String {
+    match (c.variant.is_comparison(), c.run > 1) {
+        (true, true) => format!(" [{}, run {}]", c.variant.word(), c.run),
+        (true, false) => format!(" [{}]", c.variant.word()),
+        (false, true) => format!(" run {}", c.run),
+        (false, false) => String::new(),
+    }
 }

@@ -247,6 +247,7 @@ pub fn read(path: &std::path::Path, shown: &str) -> Result<super::diff::Side, St
             suite: format!("uaaps:{package}"),
             case: name.to_string(),
             run: 1,
+            variant: Default::default(),
             outcome,
             score: None,
             reason: c.get("error").and_then(Value::as_str).map(str::to_string),
