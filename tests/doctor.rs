@@ -250,3 +250,50 @@ fn probe_sends_one_request_through_the_real_cli_and_the_judge() {
     assert!(text.contains("✗ probe claude-code"), "{text}");
     assert!(text.contains("fix: log the CLI in"), "{text}");
 }
+
+/// Two suites with judge items: doctor names the judge, why it was chosen, and which suites use
+/// it; one suite that names its own judge model gets a line of its own.
+#[test]
+fn each_judge_is_named_with_its_suites_and_why() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"true\"]\n",
+            ),
+            (
+                "evals/a/evals.json",
+                r#"{"evals": [{"id": "1", "prompt": "p", "expectations": ["e"]}]}"#,
+            ),
+            (
+                "evals/b/evals.json",
+                r#"{"evals": [{"id": "1", "prompt": "p", "expectations": ["e"]}]}"#,
+            ),
+        ],
+    );
+    let env = [("ANTHROPIC_API_KEY", "sk-test".to_string())];
+    let out = assay_env(d.path(), &["doctor"], &env);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 0, "{text}\n{}", stderr(&out));
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("✓ judge"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("anthropic "), "{line}");
+    assert!(
+        line.contains("(chosen by auto: ANTHROPIC_API_KEY is set)"),
+        "{line}"
+    );
+    assert!(
+        line.contains(", for ") && line.contains(":a") && line.contains(":b"),
+        "{line}"
+    );
+    let out = assay_env(d.path(), &["doctor", "--judge", "openai:gpt-judge"], &env);
+    let text = stdout(&out);
+    assert!(
+        text.contains("openai gpt-judge (chosen by --judge), for "),
+        "{text}"
+    );
+}

@@ -53,6 +53,64 @@ impl Check {
     }
 }
 
+/// Each judge the run would use: which, for which suites, and why it was chosen.
+fn judges(plan: &plan::Plan<'_>) -> Vec<Check> {
+    let mut found: Vec<(State, String, Vec<String>)> = Vec::new();
+    for p in &plan.case_runs {
+        let Some(slot) = &p.judge else { continue };
+        let (state, detail) = match slot {
+            JudgeSlot::Ready(_, info) => (
+                State::Ok,
+                format!(
+                    "{} {} ({})",
+                    info.provider,
+                    info.model,
+                    why_judge(&info.chosen_by, &info.provider)
+                ),
+            ),
+            JudgeSlot::Unavailable(why) => (
+                State::Warn,
+                format!("none: {why}; judge items would be not graded"),
+            ),
+        };
+        match found.iter_mut().find(|(_, d, _)| *d == detail) {
+            Some((_, _, suites)) if !suites.contains(&p.suite.id) => {
+                suites.push(p.suite.id.clone())
+            }
+            Some(_) => {}
+            None => found.push((state, detail, vec![p.suite.id.clone()])),
+        }
+    }
+    found
+        .into_iter()
+        .map(|(state, detail, suites)| {
+            let detail = format!("{detail}, for {}", suites.join(", "));
+            Check::new("judge", state, detail).fix(match state {
+                State::Ok => "",
+                _ => "set ANTHROPIC_API_KEY or OPENAI_API_KEY, or pass --judge",
+            })
+        })
+        .collect()
+}
+
+/// Why a judge was chosen, in words.
+fn why_judge(chosen_by: &str, provider: &str) -> String {
+    match chosen_by {
+        "flag" => "chosen by --judge".into(),
+        "env" => "chosen by ASSAY_JUDGE, or the format's own judge variable".into(),
+        "spec" => "chosen by the suite's own judge settings".into(),
+        _ => format!(
+            "chosen by auto: {}",
+            match provider {
+                "anthropic" => "ANTHROPIC_API_KEY is set",
+                "claude-cli" => "`claude` is on PATH",
+                "openai" => "OPENAI_API_KEY is set",
+                _ => "the first with credentials",
+            }
+        ),
+    }
+}
+
 /// Each sandbox backend of this system, strongest first: whether it works, why not, and what
 /// would make it work.
 fn backends(host: &HostEnv) -> Vec<Check> {
@@ -158,30 +216,9 @@ pub fn examine(
     }
     out.extend(backends(&host));
 
-    // Judges: a missing one does not stop a run (judge items are not graded).
-    let mut judges: Vec<String> = Vec::new();
-    for (_, slot) in &plan.judges {
-        let (state, detail) = match slot {
-            JudgeSlot::Ready(_, info) => (
-                State::Ok,
-                format!(
-                    "{} {} (chosen by {})",
-                    info.provider, info.model, info.chosen_by
-                ),
-            ),
-            JudgeSlot::Unavailable(why) => (
-                State::Warn,
-                format!("none: {why}; judge items would be not graded"),
-            ),
-        };
-        if !judges.contains(&detail) {
-            judges.push(detail.clone());
-            out.push(Check::new("judge", state, detail).fix(match state {
-                State::Ok => "",
-                _ => "set ANTHROPIC_API_KEY or OPENAI_API_KEY, or pass --judge",
-            }));
-        }
-    }
+    // Judges, each with the suites that use it and why it was chosen: a missing one does not
+    // stop a run (judge items are not graded).
+    out.extend(judges(&plan));
 
     // Plugins, with what they are granted.
     for p in &opts.plugins.providers {
