@@ -63,11 +63,11 @@ fn stable_cases_stop_early_and_borderline_ones_use_the_budget() {
     let text = stdout(&out);
     assert_eq!(code(&out), 0, "{text}\n{}", stderr(&out));
     assert!(
-        text.contains("adaptive runs: 9 case-runs for 2 case(s) in 5 round(s), against 12 with --runs 6 (saved 3)"),
+        text.contains("adaptive runs: 10 case-runs for 2 case(s) in 5 round(s), against 12 with --runs 6 (saved 2); settled 1 by Wald's sequential test: a pass rate of 0.65 against 0.35, each error at most 10% (threshold 0.5), 1 at the maximum"),
         "{text}"
     );
     assert!(
-        text.contains("clauditor:steady/steady: 3 run(s), 3 passed: pass"),
+        text.contains("clauditor:steady/steady: 4 run(s), 4 passed: pass"),
         "{text}"
     );
     assert!(
@@ -75,10 +75,10 @@ fn stable_cases_stop_early_and_borderline_ones_use_the_budget() {
         "{text}"
     );
     let run = read_json(&d.path().join("out/run.json"));
-    assert_eq!(run["adaptive"]["runs_used"], 9);
+    assert_eq!(run["adaptive"]["runs_used"], 10);
     assert_eq!(run["adaptive"]["confidence"], 0.9);
     let recorded = assay::record::case_run_dirs(&d.path().join("out"));
-    assert_eq!(recorded.len(), 9, "{recorded:?}");
+    assert_eq!(recorded.len(), 10, "{recorded:?}");
 
     // A fixed count and `auto` are the only words; a threshold of 1 is warned about.
     let out = assay(d.path(), &["run", "--runs", "sometimes", "--dry-run"]);

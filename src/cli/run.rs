@@ -306,7 +306,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
             .filter(|c| c.settled == "pass" || c.settled == "fail")
             .count();
         say(format!(
-            "adaptive runs: {} case-runs for {} case(s) in {} round(s), against {} with --runs {} (saved {}); settled {} at {:.0}% confidence against a pass rate of {}, {} at the maximum",
+            "adaptive runs: {} case-runs for {} case(s) in {} round(s), against {} with --runs {} (saved {}); settled {} by {} (threshold {}), {} at the maximum",
             a.runs_used,
             a.cases.len(),
             a.rounds,
@@ -314,7 +314,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
             a.max_runs,
             a.runs_fixed.saturating_sub(a.runs_used),
             settled,
-            a.confidence * 100.0,
+            a.rule,
             a.threshold,
             a.cases.iter().filter(|c| c.settled == "max-runs").count()
         ));

@@ -63,6 +63,9 @@ pub struct RunRecord {
 pub struct AdaptiveRecord {
     pub max_runs: u32,
     pub confidence: f64,
+    /// How a case was settled: the stopping rule and its parameters.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub rule: String,
     /// The pass rate each case's interval had to clear (`--min-pass-rate`).
     pub threshold: f64,
     pub rounds: u32,

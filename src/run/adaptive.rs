@@ -1,7 +1,12 @@
-//! Adaptive repeats (`--runs auto`): each case runs until its verdict is settled — the Wilson
-//! interval of its pass rate, at `--confidence`, lies wholly above `--min-pass-rate` (settled
-//! pass) or wholly below it (settled fail) — or until `--max-runs`. Stable cases stop after a
-//! few runs; only borderline ones spend the budget.
+//! Adaptive repeats (`--runs auto`): each case runs until its verdict is settled by Wald's
+//! sequential probability ratio test, or until `--max-runs`. The test weighs "the case's pass
+//! rate is at least `--min-pass-rate` + δ" against "at most `--min-pass-rate` − δ" (δ = 0.15,
+//! narrowed to stay within 0.01–0.99), with both error rates 1 − `--confidence`: each pass and
+//! each failure moves the log-likelihood ratio, and the case settles when it crosses either
+//! bound. Unlike an interval, which at a threshold of 0.8 cannot clear it within 10 runs even
+//! when all pass, the test settles a case that passes every run in 6 (at 90%), one that fails
+//! its first two in 2; only cases near the threshold spend the budget. At `--max-runs` the
+//! verdict is the pass rate against the threshold, as with a fixed `--runs`.
 //!
 //! It runs in rounds in one run folder: the first round runs every case [`FIRST`] times, each
 //! later round goes on (as `--resume` does) with one more run of each case not yet settled.
@@ -27,15 +32,30 @@ pub enum Standing {
     Open,
 }
 
-/// Whether `passed` of `n` graded runs settle the verdict against `threshold`.
+/// The half-width of the indifference zone around the threshold.
+pub const DELTA: f64 = 0.15;
+
+/// The sequential test's two hypotheses for `threshold`: (bad, good) pass rates.
+pub fn hypotheses(threshold: f64) -> (f64, f64) {
+    let good = (threshold + DELTA).clamp(0.02, 0.99);
+    let bad = (threshold - DELTA).clamp(0.01, good - 0.01);
+    (bad, good)
+}
+
+/// Whether `passed` of `n` graded runs settle the verdict against `threshold` (Wald's
+/// sequential probability ratio test, both error rates `1 - confidence`).
 pub fn standing(passed: u64, n: u64, threshold: f64, confidence: f64) -> Standing {
     if n == 0 {
         return Standing::Open;
     }
-    let (lo, hi) = crate::stats::wilson_at(passed, n, confidence);
-    if lo >= threshold {
+    let (bad, good) = hypotheses(threshold);
+    let failed = (n - passed) as f64;
+    let llr = passed as f64 * (good / bad).ln() + failed * ((1.0 - good) / (1.0 - bad)).ln();
+    let error = (1.0 - confidence).clamp(1e-6, 0.5);
+    let bound = ((1.0 - error) / error).ln();
+    if llr >= bound {
         Standing::Pass
-    } else if hi < threshold {
+    } else if llr <= -bound {
         Standing::Fail
     } else {
         Standing::Open
@@ -143,9 +163,14 @@ pub fn run(
             }
         })
         .collect();
+    let (bad, good) = hypotheses(threshold);
     let record = AdaptiveRecord {
         max_runs: max,
         confidence,
+        rule: format!(
+            "Wald's sequential test: a pass rate of {good:.2} against {bad:.2}, each error at most {:.0}%",
+            (1.0 - confidence) * 100.0
+        ),
         threshold,
         rounds,
         runs_used: cases.iter().map(|c| u64::from(c.runs)).sum(),
@@ -172,14 +197,56 @@ mod tests {
 
     #[test]
     fn stable_cases_settle_in_a_few_runs_and_borderline_ones_do_not() {
-        // At 90%, 3 of 3 clear 0.5; 2 of 2 do not.
-        assert_eq!(standing(2, 2, 0.5, 0.9), Standing::Open);
-        assert_eq!(standing(3, 3, 0.5, 0.9), Standing::Pass);
-        assert_eq!(standing(0, 3, 0.5, 0.9), Standing::Fail);
+        // At 0.5 and 90%: 4 of 4 settle, 3 of 3 do not.
+        assert_eq!(standing(3, 3, 0.5, 0.9), Standing::Open);
+        assert_eq!(standing(4, 4, 0.5, 0.9), Standing::Pass);
+        assert_eq!(standing(0, 4, 0.5, 0.9), Standing::Fail);
         assert_eq!(standing(5, 10, 0.5, 0.9), Standing::Open);
-        // A threshold of 1: a pass is never settled (more runs can only fail it); a failure is.
-        assert_eq!(standing(50, 50, 1.0, 0.9), Standing::Open);
-        assert_eq!(standing(9, 10, 1.0, 0.5), Standing::Fail);
         assert_eq!(standing(0, 0, 0.5, 0.9), Standing::Open);
+        // At 0.8 (where a 90% interval cannot clear the threshold in 10 runs of 10 passes):
+        // 6 passes settle, two failures settle, a failure among passes keeps it open.
+        assert_eq!(standing(5, 5, 0.8, 0.9), Standing::Open);
+        assert_eq!(standing(6, 6, 0.8, 0.9), Standing::Pass);
+        assert_eq!(standing(0, 2, 0.8, 0.9), Standing::Fail);
+        assert_eq!(standing(8, 9, 0.8, 0.9), Standing::Open);
+        // A threshold of 1: one failure settles it; passes need many runs.
+        assert_eq!(standing(0, 1, 1.0, 0.9), Standing::Fail);
+        assert_eq!(standing(10, 10, 1.0, 0.9), Standing::Open);
+    }
+
+    /// Simulated: the test's error rates hold near the stated ones at the hypotheses.
+    #[test]
+    fn the_error_rates_are_near_the_stated_ones() {
+        let (bad, good) = hypotheses(0.8);
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut draw = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut wrong = [0u32; 2];
+        for (i, p) in [good, bad].iter().enumerate() {
+            for _ in 0..2000 {
+                let (mut passed, mut n) = (0, 0);
+                let verdict = loop {
+                    n += 1;
+                    passed += u64::from(draw() < *p);
+                    match standing(passed, n, 0.8, 0.9) {
+                        Standing::Open if n < 200 => continue,
+                        s => break s,
+                    }
+                };
+                let want = if i == 0 {
+                    Standing::Pass
+                } else {
+                    Standing::Fail
+                };
+                wrong[i] += u32::from(verdict != want);
+            }
+        }
+        // Wald's bounds keep each error at or below about 1 - confidence (10%).
+        assert!(wrong[0] < 2000 / 8, "{wrong:?}");
+        assert!(wrong[1] < 2000 / 8, "{wrong:?}");
     }
 }

@@ -28,15 +28,15 @@ pub struct RunSettings {
     #[arg(long, env = "ASSAY_TIMEOUT")]
     pub timeout: Option<u64>,
     /// Runs of each case (over clauditor `variance.n_runs`); statistics are over the runs.
-    /// `auto`: run each case until its pass-rate interval (at --confidence) no longer
-    /// straddles --min-pass-rate, or --max-runs is reached.
+    /// `auto`: run each case until Wald's sequential test settles its verdict against
+    /// --min-pass-rate (each error at most 1 - --confidence), or --max-runs is reached.
     #[arg(long, value_name = "N|auto", env = "ASSAY_RUNS", value_parser = runs)]
     pub runs: Option<Runs>,
     /// With `--runs auto`: the most runs of a case.
     #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_runs: u32,
-    /// With `--runs auto`: the two-sided confidence of the Wilson interval that must clear the
-    /// threshold.
+    /// With `--runs auto`: 1 minus each error rate of the sequential test that settles a
+    /// case.
     #[arg(long, value_name = "LEVEL", default_value_t = 0.9, value_parser = open_fraction)]
     pub confidence: f64,
     /// A case passes when this share of its runs pass (0–1; default 1: every run). A suite's
