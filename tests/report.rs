@@ -883,3 +883,104 @@ fn diff_pairs_each_arm_with_itself_and_speaks_in_cases() {
     assert_eq!(v["new"][0]["variant"], "skill", "{v:#}");
     assert_eq!(v["cases"].as_array().unwrap().len(), 3, "{v:#}");
 }
+
+/// `--reporter skill-creator` writes skill-creator's `benchmark.json` as its schema defines it
+/// (`references/schemas.md`): the field names its viewer reads, exactly.
+#[test]
+fn the_skill_creator_reporter_writes_its_benchmark_json() {
+    let d = copy_example("examples/quickstart");
+    let out = assay(
+        d.path(),
+        &[
+            "run",
+            "--baseline",
+            "--runs",
+            "2",
+            "--reporter",
+            "skill-creator",
+            "--output-dir",
+            "out",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let b = read_json(&d.path().join("out/benchmark.json"));
+    assert_eq!(b["metadata"]["runs_per_configuration"], 2, "{b:#}");
+    assert_eq!(
+        b["metadata"]["evals_run"].as_array().unwrap().len(),
+        3,
+        "{b:#}"
+    );
+    let runs = b["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 12, "{b:#}");
+    for r in runs {
+        let configuration = r["configuration"].as_str().unwrap();
+        assert!(
+            ["with_skill", "without_skill"].contains(&configuration),
+            "{r:#}"
+        );
+        assert!(r["eval_id"].is_u64() && r["eval_name"].is_string(), "{r:#}");
+        assert!(r["run_number"].is_u64(), "{r:#}");
+        for field in [
+            "pass_rate",
+            "passed",
+            "failed",
+            "total",
+            "time_seconds",
+            "tokens",
+            "tool_calls",
+            "errors",
+        ] {
+            assert!(r["result"][field].is_number(), "{field}: {r:#}");
+        }
+        assert!(
+            r.get("pass_rate").is_none(),
+            "pass_rate belongs under result"
+        );
+        for e in r["expectations"].as_array().unwrap() {
+            assert!(
+                e["text"].is_string() && e["passed"].is_boolean() && e["evidence"].is_string(),
+                "{e:#}"
+            );
+        }
+    }
+    let with = &b["run_summary"]["with_skill"];
+    let without = &b["run_summary"]["without_skill"];
+    for arm in [with, without] {
+        for field in ["pass_rate", "time_seconds", "tokens"] {
+            for stat in ["mean", "stddev", "min", "max"] {
+                assert!(arm[field][stat].is_number(), "{field}.{stat}: {b:#}");
+            }
+        }
+    }
+    assert_eq!(with["pass_rate"]["mean"], 1.0, "{b:#}");
+    assert!(
+        without["pass_rate"]["mean"].as_f64().unwrap() < 1.0,
+        "{b:#}"
+    );
+    let delta = b["run_summary"]["delta"]["pass_rate"].as_str().unwrap();
+    assert!(delta.starts_with('+'), "{delta}");
+    // skill-creator's workspace, as its eval viewer reads it: a folder per eval,
+    // configuration and run, with outputs/, grading.json and eval_metadata.json.
+    let ws = d.path().join("out/skill-creator");
+    assert_eq!(read_json(&ws.join("benchmark.json")), b);
+    for eval in 1..=3 {
+        for configuration in ["with_skill", "without_skill"] {
+            for run in 1..=2 {
+                let r = ws.join(format!("eval-{eval}/{configuration}/run-{run}"));
+                assert!(r.join("outputs/output.txt").is_file(), "{}", r.display());
+                let g = read_json(&r.join("grading.json"));
+                assert!(g["summary"]["total"].as_u64().unwrap() > 0, "{g:#}");
+                let m = read_json(&r.join("eval_metadata.json"));
+                assert_eq!(m["eval_id"], eval, "{m:#}");
+                assert!(!m["prompt"].as_str().unwrap().is_empty(), "{m:#}");
+            }
+        }
+    }
+    // Each run's grading.json beside it, in the same schema's shape.
+    let dirs = assay::record::case_run_dirs(&d.path().join("out"));
+    assert_eq!(dirs.len(), 12);
+    for dir in dirs {
+        let g = read_json(&dir.join("grading.json"));
+        assert!(g["summary"]["pass_rate"].is_number(), "{g:#}");
+    }
+}

@@ -25,6 +25,21 @@ pub struct CheckOutcome {
     pub provider: Option<String>,
 }
 
+impl CheckOutcome {
+    /// The check as one of skill-creator's graded expectations: `id (kind)`, and its evidence
+    /// (else its message).
+    pub fn as_expectation(&self) -> ExpectationResult {
+        ExpectationResult {
+            text: format!("{} ({})", self.id, self.kind),
+            passed: self.passed,
+            evidence: self
+                .evidence
+                .clone()
+                .unwrap_or_else(|| self.message.clone()),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {

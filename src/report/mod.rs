@@ -13,6 +13,7 @@ pub mod markdown;
 pub mod merge;
 pub mod model;
 pub mod routing;
+pub mod skill_creator;
 pub mod tables;
 pub mod uaaps;
 
@@ -38,6 +39,9 @@ pub enum Format {
     /// GitHub Actions annotations at each failing case's line (`assay run --reporter github`
     /// also prints them and appends the Markdown summary to `$GITHUB_STEP_SUMMARY`).
     Github,
+    /// skill-creator's `benchmark.json` (with_skill against without_skill), beside each
+    /// case-run's `grading.json`, for its eval viewer.
+    SkillCreator,
 }
 
 impl Format {
@@ -50,6 +54,7 @@ impl Format {
             Format::Uaaps => "uaaps-report.json",
             Format::Html => "report.html",
             Format::Github => "github-annotations.txt",
+            Format::SkillCreator => "benchmark.json",
         }
     }
 }
@@ -102,6 +107,7 @@ pub fn render(r: &Report, format: Format) -> String {
         Format::Uaaps => uaaps::render(r),
         Format::Html => html::render(r),
         Format::Github => github::render(r),
+        Format::SkillCreator => skill_creator::render(r),
     }
 }
 
@@ -112,6 +118,9 @@ pub fn write(r: &Report, format: Format, dir: &Path) -> std::io::Result<Vec<std:
     let path = dir.join(format.file_name());
     crate::record::write_atomic(&path, text.as_bytes())?;
     let mut written = vec![path];
+    if format == Format::SkillCreator {
+        written.extend(skill_creator::write_workspace(r, dir)?);
+    }
     if format == Format::Uaaps {
         // Each package its own report, of its own case-runs.
         let stamp = r.started.as_deref().unwrap_or("run").replace(':', "-");

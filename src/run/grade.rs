@@ -367,17 +367,28 @@ pub fn transcript_text(events: &[Event]) -> String {
     out
 }
 
-/// The grading as JSON: skill-creator's `grading.json` shape (expectations, summary,
-/// eval_feedback) plus the checks, extraction, the rubric, the criteria verdict and the grade.
+/// The grading as JSON: skill-creator's `grading.json` shape (`expectations`: the judge's,
+/// then every check as one; `summary` over them all; `eval_feedback`) plus the checks,
+/// extraction, the rubric, the criteria verdict and the grade.
 pub fn grading_json(
     checks: &[CheckOutcome],
     judge: Option<&JudgeRecord>,
     grade: Option<&Grade>,
 ) -> serde_json::Value {
     let exp = judge.and_then(|j| j.expectations.as_ref());
+    let mut expectations: Vec<record::grading::ExpectationResult> =
+        exp.map(|e| e.expectations.clone()).unwrap_or_default();
+    expectations.extend(checks.iter().map(CheckOutcome::as_expectation));
+    let passed = expectations.iter().filter(|e| e.passed).count();
+    let total = expectations.len();
     serde_json::json!({
-        "expectations": exp.map(|e| &e.expectations),
-        "summary": exp.map(|e| &e.summary),
+        "expectations": expectations,
+        "summary": {
+            "passed": passed,
+            "failed": total - passed,
+            "total": total,
+            "pass_rate": if total == 0 { 0.0 } else { passed as f64 / total as f64 },
+        },
         "eval_feedback": exp.map(|e| &e.eval_feedback),
         "checks": checks,
         "extraction": judge.and_then(|j| j.extraction.as_ref()),
