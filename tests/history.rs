@@ -195,3 +195,50 @@ fn hostile_names_in_the_history_reach_the_terminal_escaped() {
     assert_eq!(text.lines().count(), 2, "{text}");
     assert!(text.contains("c\\n::error::forged  pass █▁"), "{text}");
 }
+
+/// An edit of the eval (a check's needle) between two runs is no regression of the skill and
+/// no flaky check: trend compares only the runs since the edit and says so; audit leaves the
+/// earlier runs of that suite out and says so.
+#[test]
+fn an_eval_edit_breaks_comparability_and_is_said() {
+    let d = project();
+    assert_eq!(code(&run(d.path(), &[], "r1")), 0);
+    let spec = d.path().join(".claude/commands/greeting.eval.json");
+    let text = std::fs::read_to_string(&spec)
+        .unwrap()
+        .replace("Hello, Ada!", "Bye, Ada!");
+    std::fs::write(&spec, text).unwrap();
+    assert_eq!(code(&run(d.path(), &[], "r2")), 1);
+    let out = assay(d.path(), &["report", "trend"]);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 0, "{text}{}", stderr(&out));
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("clauditor:greeting/greeting"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("[eval changed]"), "{line}");
+    assert!(
+        !line.contains("regressed") && !line.contains("worsening"),
+        "{line}"
+    );
+    let out = assay(d.path(), &["report", "audit"]);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 0, "{text}{}", stderr(&out));
+    assert!(
+        text.contains(
+            "left out: clauditor:greeting: 1 earlier run(s), before its eval was last edited"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("\"names_ada\": 50%"), "{text}");
+    let v: Value =
+        serde_json::from_str(&stdout(&assay(d.path(), &["report", "audit", "--json"]))).unwrap();
+    assert!(
+        v["flaky"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i["name"] != "names_ada"),
+        "{v:#}"
+    );
+}

@@ -124,4 +124,9 @@ fn a_saved_change_reruns_only_the_affected_case_and_says_what_broke() {
         second.contains("since the last pass: fixed none; broken clauditor:alpha/alpha#1 (skill)"),
         "{second}"
     );
+    // Passes are not points of the history, as docs/reports.md says.
+    assert!(
+        !d.path().join(".assay/history.jsonl").exists(),
+        "a watch pass appended to the history"
+    );
 }

@@ -419,8 +419,16 @@ pub struct RunArgs {
     /// Append each case's result to this history file (for `assay report trend` and
     /// `audit`). Default: `.assay/history.jsonl` beside `.assay/runs/` when the run folder is
     /// there (the default), none when `--output-dir` puts it elsewhere.
-    #[arg(long, value_name = "FILE", env = "ASSAY_HISTORY")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "ASSAY_HISTORY",
+        conflicts_with = "no_history"
+    )]
     pub history: Option<PathBuf>,
+    /// Append nothing to the history (`assay watch` passes never do).
+    #[arg(long)]
+    pub no_history: bool,
     /// The command harness's program and arguments, split as a shell splits words (quotes
     /// keep spaces; nothing is expanded); `{prompt}` is replaced
     /// by the prompt, otherwise the prompt goes to stdin.

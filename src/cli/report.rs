@@ -183,13 +183,23 @@ fn audit(ctx: &LoadCtx, args: &ReportTrendArgs) -> Outcome {
         return o;
     }
     let mut reports = Vec::new();
+    let mut hashes = Vec::new();
     for run in &runs {
         match read(ctx, std::path::Path::new(run)) {
-            Ok(r) => reports.push(r),
+            Ok(r) => {
+                reports.push(r);
+                hashes.push(
+                    lines
+                        .iter()
+                        .filter(|l| l.run == *run)
+                        .filter_map(|l| Some((l.suite.clone(), l.suite_hash.clone()?)))
+                        .collect(),
+                );
+            }
             Err(_) => tell!("warning: {run} is left out (see above)"),
         }
     }
-    let a = report::audit::audit(&reports);
+    let a = report::audit::audit(&reports, &hashes);
     if args.json {
         super::print_json(&a);
     } else {

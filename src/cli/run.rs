@@ -329,6 +329,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
     // The history, for `assay report trend` and `audit` (not for an interrupted run: its
     // `--resume` appends the whole run).
     if !report.interrupted
+        && !args.no_history
         && let Some(file) = history_file(ctx, args.history.as_deref(), &report.dir)
         && let Err(e) = append_history(ctx, &loaded.suites, &report.dir, &rows, &file)
     {
@@ -949,8 +950,21 @@ fn append_history(
             Some((s.id.clone(), crate::run::cache::content_hash(&k.path)))
         })
         .collect();
+    // Each suite's own files: its spec (and for a folder format, the folder).
+    let suite_hashes: std::collections::BTreeMap<String, String> = suites
+        .iter()
+        .map(|s| {
+            let parts: String = s
+                .spec_paths(&ctx.cwd)
+                .iter()
+                .map(|p| crate::run::cache::content_hash(p))
+                .collect();
+            let hash = blake3::hash(parts.as_bytes()).to_hex()[..16].to_string();
+            (s.id.clone(), hash)
+        })
+        .collect();
     let shown = ctx.shown(dir).display().to_string();
-    let lines = crate::report::history::lines(rows, &run, &shown, &hashes);
+    let lines = crate::report::history::lines(rows, &run, &shown, &hashes, &suite_hashes);
     crate::record::history::append(file, &lines).map_err(|e| e.to_string())
 }
 

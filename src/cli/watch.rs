@@ -74,6 +74,8 @@ pub fn run(ctx: &LoadCtx, args: &WatchArgs, plugins: &crate::plugin::Plugins) ->
         let dir = PathBuf::from(".assay/runs").join(format!("watch-{stamp}-{pass}"));
         let mut run_args = args.run.clone();
         run_args.settings.output_dir = Some(dir.clone());
+        // A pass re-runs what is being edited: it is no point of the history.
+        run_args.no_history = true;
         let outcome = super::run::run(ctx, &run_args, plugins);
         if matches!(
             outcome,

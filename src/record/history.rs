@@ -40,6 +40,10 @@ pub struct HistoryLine {
     pub agent_version: Option<String>,
     /// BLAKE3 of the skill's files (the first 16 hex digits), when the suite has a skill.
     pub skill_hash: Option<String>,
+    /// BLAKE3 of the suite's own files, its eval specs (the first 16 hex digits): an edit of
+    /// the eval breaks comparability (absent in lines written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite_hash: Option<String>,
 }
 
 /// Appends lines to the history file (made with its folder when missing), one `write` per

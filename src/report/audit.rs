@@ -53,6 +53,9 @@ impl Item {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Audit {
     pub runs: Vec<String>,
+    /// Suites whose earlier runs were left out: their eval was edited since (`suite: n run(s)`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
     pub flaky: Vec<Item>,
     pub not_measuring: Vec<Item>,
     /// Every item seen, for tools.
@@ -60,12 +63,28 @@ pub struct Audit {
 }
 
 /// Audits the checks and expectations of these reports (graded case-runs of cases; trigger
-/// evals have none).
-pub fn audit(reports: &[Report]) -> Audit {
+/// evals have none). `suite_hashes[i]` are the suites' content hashes in `reports[i]` (from the
+/// history): a suite's runs from before its eval was last edited are left out, since a check
+/// of the same name may check something else there.
+pub fn audit(reports: &[Report], suite_hashes: &[BTreeMap<String, String>]) -> Audit {
     let mut items: BTreeMap<(String, String, &'static str, String), Item> = BTreeMap::new();
-    for r in reports {
+    let hash = |i: usize, suite: &str| suite_hashes.get(i).and_then(|h| h.get(suite));
+    let latest = |suite: &str| (0..reports.len()).rev().find_map(|i| hash(i, suite));
+    let mut left_out: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, r) in reports.iter().enumerate() {
+        let mut suites: Vec<&str> = r.case_runs.iter().map(|c| c.suite.as_str()).collect();
+        suites.dedup();
+        let edited: Vec<&str> = suites
+            .into_iter()
+            .filter(|s| matches!((hash(i, s), latest(s)), (Some(a), Some(b)) if a != b))
+            .collect();
+        for s in &edited {
+            *left_out.entry(s.to_string()).or_default() += 1;
+        }
         for c in r.case_runs.iter().filter(|c| {
-            c.kind == Kind::Case && matches!(c.outcome, Outcome::Passed | Outcome::Failed)
+            c.kind == Kind::Case
+                && matches!(c.outcome, Outcome::Passed | Outcome::Failed)
+                && !edited.contains(&c.suite.as_str())
         }) {
             let baseline = c.variant.is_comparison();
             let mut note = |kind: &'static str, name: &str, passed: bool| {
@@ -102,6 +121,10 @@ pub fn audit(reports: &[Report]) -> Audit {
             .iter()
             .map(|r| r.dir.display().to_string())
             .collect(),
+        left_out: left_out
+            .into_iter()
+            .map(|(s, n)| format!("{s}: {n} earlier run(s), before its eval was last edited"))
+            .collect(),
         flaky: items.iter().filter(|i| i.flaky()).cloned().collect(),
         not_measuring: items
             .iter()
@@ -120,6 +143,9 @@ pub fn render(a: &Audit) -> String {
         a.runs.len(),
         a.items.len()
     );
+    for l in &a.left_out {
+        out.push_str(&format!("left out: {}\n", crate::text::one_line(l)));
+    }
     out.push_str(&format!(
         "\nflaky (passing in {:.0}–{:.0}% of runs): {}\n",
         FLAKY.0 * 100.0,

@@ -16,6 +16,7 @@ pub fn lines(
     run: &RunRecord,
     run_dir: &str,
     skill_hashes: &BTreeMap<String, String>,
+    suite_hashes: &BTreeMap<String, String>,
 ) -> Vec<HistoryLine> {
     let mut groups: BTreeMap<(String, String, bool, bool), Vec<&Row>> = BTreeMap::new();
     for r in rows {
@@ -62,6 +63,7 @@ pub fn lines(
                 model: rs.first().and_then(|r| r.model.clone()),
                 harness,
                 skill_hash: skill_hashes.get(&suite).cloned(),
+                suite_hash: suite_hashes.get(&suite).cloned(),
                 suite,
                 case,
             }
@@ -176,9 +178,13 @@ pub fn trend(lines: &[HistoryLine], last: usize) -> Trend {
     let cases = by_case
         .into_iter()
         .map(|((suite, case), per_run)| {
+            // An edit of the eval breaks comparability: only the runs since the last edit are
+            // compared (said, not averaged in).
+            let since = eval_edit(&per_run);
             let pass_rates: Vec<Option<f64>> = per_run
                 .iter()
-                .map(|l| l.and_then(|l| l.pass_rate))
+                .enumerate()
+                .map(|(i, l)| l.filter(|_| i >= since).and_then(|l| l.pass_rate))
                 .collect();
             let costs: Vec<Option<f64>> =
                 per_run.iter().map(|l| l.and_then(|l| l.cost_usd)).collect();
@@ -198,7 +204,11 @@ pub fn trend(lines: &[HistoryLine], last: usize) -> Trend {
             if known.iter().filter(|r| **r > 0.0 && **r < 1.0).count() >= 2 {
                 flags.push("flaky");
             }
-            let present: Vec<&HistoryLine> = per_run.iter().flatten().copied().collect();
+            if since > 0 {
+                flags.push("eval changed");
+            }
+            let present: Vec<&HistoryLine> =
+                per_run.iter().skip(since).flatten().copied().collect();
             if let [.., prev, latest] = present.as_slice()
                 && prev.skill_hash != latest.skill_hash
                 && prev.pass_rate != latest.pass_rate
@@ -220,6 +230,31 @@ pub fn trend(lines: &[HistoryLine], last: usize) -> Trend {
         cases,
         unreadable_lines: 0,
     }
+}
+
+/// The first run since the suite's files last changed (0 when they did not, or when an
+/// earlier line does not say): the runs before it measured another eval.
+fn eval_edit(per_run: &[Option<&HistoryLine>]) -> usize {
+    let Some((last, latest)) = per_run
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(i, l)| l.map(|l| (i, l)))
+    else {
+        return 0;
+    };
+    let Some(hash) = &latest.suite_hash else {
+        return 0;
+    };
+    per_run[..last]
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, l)| {
+            l.and_then(|l| l.suite_hash.as_ref())
+                .is_some_and(|h| h != hash)
+        })
+        .map_or(0, |(i, _)| i + 1)
 }
 
 /// A sparkline of values in [0, max]: one block per run, a space where there is none.
