@@ -741,3 +741,37 @@ fn a_target_names_one_thing_of_the_package_never_a_path_out_of_it() {
         assert!(said.contains("target"), "{target}: {said}");
     }
 }
+
+/// A failing `file_contains` shows what the file held where the needle comes closest, not
+/// nothing.
+#[test]
+fn a_failing_file_contains_quotes_the_file() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"sh\", \"-c\", \"printf '# Notes\\\\nVersion 2.3.1 fixes the login bug.\\\\n' > notes.md; echo done\"]\n",
+            ),
+            (
+                "evals/notes/evals.json",
+                r#"{"evals": [{"id": "1", "prompt": "p", "expectations": [],
+                   "x-assay-checks": [{"type": "file_contains", "path": "notes.md", "needle": "Version 2.4.0"}]}]}"#,
+            ),
+        ],
+    );
+    let out = run(d.path(), &["--output-dir", "out", "--judge", "none"]);
+    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+    let r = &results(&d.path().join("out"))["1"];
+    let check = &r["checks"][0];
+    assert_eq!(check["passed"], false, "{r:#}");
+    assert!(
+        check["message"].as_str().unwrap().contains("quoted where it comes closest"),
+        "{check:#}"
+    );
+    assert!(
+        check["evidence"].as_str().unwrap().contains("Version 2.3.1 fixes"),
+        "{check:#}"
+    );
+}

@@ -63,17 +63,27 @@ pub fn file_contains(config: &Value, view: &CaseRunView) -> Result<Finding, Stri
     };
     let needle = str_of(config, "needle")?;
     let at = find(&text, needle, ignore_case(config));
+    // Not there: what the file holds where the needle comes closest (or its start).
+    let evidence = match at {
+        Some(i) => excerpt(&text, i, (i + needle.len()).min(text.len())),
+        None => matching::nearest(&text, needle, ignore_case(config)),
+    };
     finding(
         at.is_some(),
         format!(
-            "{path} {} {needle:?}",
+            "{path} {} {needle:?}{}",
             if at.is_some() {
                 "contains"
             } else {
                 "does not contain"
+            },
+            if at.is_some() {
+                String::new()
+            } else {
+                format!(" ({} bytes; quoted where it comes closest)", text.len())
             }
         ),
-        at.map(|i| excerpt(&text, i, (i + needle.len()).min(text.len()))),
+        Some(evidence),
     )
 }
 

@@ -29,6 +29,39 @@ pub fn excerpt(text: &str, start: usize, end: usize) -> String {
     s
 }
 
+/// Where in `text` a `needle` that is not there comes closest, as an excerpt: the first place
+/// of the longest prefix of it that is there (at least 3 characters; found by halving, so a
+/// long needle costs a few searches), else the text's start.
+pub(super) fn nearest(text: &str, needle: &str, ignore_case: bool) -> String {
+    let ends: Vec<usize> = needle
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain(std::iter::once(needle.len()))
+        .collect();
+    let at = |n: usize| {
+        let prefix = &needle[..ends[n]];
+        find(text, prefix, ignore_case)
+            .filter(|i| text.is_char_boundary(*i) && text.is_char_boundary(i + prefix.len()))
+            .filter(|i| i + prefix.len() <= text.len())
+            .map(|i| (i, i + prefix.len()))
+    };
+    // The longest prefix found lies in [lo, hi): found at lo, not at hi.
+    let (mut lo, mut hi) = (3, ends.len().saturating_sub(1));
+    if lo >= hi || at(lo).is_none() {
+        return excerpt(text, 0, 0);
+    }
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if at(mid).is_some() {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let (from, to) = at(lo).unwrap_or((0, 0));
+    excerpt(text, from, to)
+}
+
 pub(crate) fn regex(pattern: &str) -> Result<Regex, String> {
     crate::spec::pyregex::compile(pattern).map_err(|e| format!("invalid regular expression: {e}"))
 }
@@ -88,4 +121,31 @@ pub(super) fn count_check(
         format!("{n} {what} found, at least {wanted} wanted"),
         (!evidence.is_empty()).then_some(evidence),
     )
+}
+
+#[cfg(test)]
+mod nearest_tests {
+    use super::nearest;
+
+    #[test]
+    fn a_missing_needle_is_quoted_where_it_comes_closest() {
+        let text = format!(
+            "{}\nVersion 2.3.1 fixes the login bug.\n{}",
+            "a".repeat(300),
+            "z".repeat(300)
+        );
+        let near = nearest(&text, "Version 2.4.0", false);
+        assert!(near.contains("Version 2.3.1 fixes"), "{near}");
+        assert!(near.starts_with('…') && near.ends_with('…'), "{near}");
+        // Nothing of it there: the start of the file.
+        let start = nearest(&text, "Changelog", false);
+        assert!(
+            start.starts_with("aaaa") && !start.contains("Version"),
+            "{start}"
+        );
+        assert_eq!(nearest("", "Version", false), "");
+        // Case-insensitive, past characters of other widths.
+        let near = nearest("ÀÉÎ version 2", "VERSION 3", true);
+        assert!(near.contains("version 2"), "{near}");
+    }
 }
