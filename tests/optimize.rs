@@ -82,11 +82,12 @@ fn optimize(
         "anthropic:claude-proposer",
         "--trigger-runs",
         "3",
-        "--iterations",
-        "1",
         "--seed",
         "7",
     ];
+    if !extra.contains(&"--iterations") {
+        args.extend(["--iterations", "1"]);
+    }
     args.extend_from_slice(extra);
     assay_env(dir, &args, &env)
 }
@@ -429,4 +430,35 @@ fn an_optimisation_folder_renders_as_one_html_page_with_hostile_text_inert() {
     assert!(!dom.contains("<script") && !dom.contains("<img"), "{dom}");
     assert!(dom.contains("&lt;img src=x onerror=alert(2)&gt;"), "{dom}");
     assert!(!log.contains("Content Security Policy"), "{log}");
+}
+
+/// The proposer offers a description it offered before (real models do): it is measured from
+/// the cache under its new label, never a fatal "no trigger run said whether the skill fired".
+#[test]
+fn a_candidate_proposed_again_reuses_its_measurement() {
+    let server = ModelServer::start();
+    let d = project();
+    let weak_desc = format!("Writes documents ({WEAK}).");
+    let reply = || JudgeReply::Says(json!({"candidates": [weak_desc.clone()]}).to_string());
+    let proposer = JudgeServer::start(vec![reply(), reply()]);
+    let out = optimize(
+        d.path(),
+        &server,
+        &proposer,
+        &["--iterations", "2", "--output-dir", "opt"],
+    );
+    let (so, se) = (stdout(&out), stderr(&out));
+    assert_eq!(code(&out), 0, "{so}\n{se}");
+    assert!(se.contains("candidate 2.1: train"), "{se}");
+    let rec = read_json(&d.path().join("opt/optimize.json"));
+    let iterations = rec["iterations"].as_array().unwrap();
+    assert_eq!(iterations.len(), 2, "{rec:#}");
+    let (a, b) = (
+        &iterations[0]["candidates"][0],
+        &iterations[1]["candidates"][0],
+    );
+    assert_eq!(
+        a["train"], b["train"],
+        "the same description, the same measurement"
+    );
 }

@@ -767,11 +767,17 @@ fn a_failing_file_contains_quotes_the_file() {
     let check = &r["checks"][0];
     assert_eq!(check["passed"], false, "{r:#}");
     assert!(
-        check["message"].as_str().unwrap().contains("quoted where it comes closest"),
+        check["message"]
+            .as_str()
+            .unwrap()
+            .contains("quoted where it comes closest"),
         "{check:#}"
     );
     assert!(
-        check["evidence"].as_str().unwrap().contains("Version 2.3.1 fixes"),
+        check["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("Version 2.3.1 fixes"),
         "{check:#}"
     );
 }

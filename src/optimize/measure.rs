@@ -82,17 +82,22 @@ pub fn measure(
             None => *failed.entry(r.suite.clone()).or_default() += 1,
         }
     };
-    let mut reused: Vec<PathBuf> = Vec::new();
+    // (this run's suite and query, the reused case-run's folder)
+    let mut reused: Vec<(String, String, PathBuf)> = Vec::new();
     let result = run::run(ctx, &suites, &o, |e| match e {
         RunEvent::Finished(r) => record(r),
-        RunEvent::Reused(r) => reused.push(r.dir.clone()),
+        RunEvent::Reused(r) => reused.push((r.suite.clone(), r.case.clone(), r.dir.clone())),
         RunEvent::Started { .. } => {}
     });
-    for dir in reused {
-        let r: crate::record::case_run::CaseRunRecord = std::fs::read(dir.join("result.json"))
+    for (suite, case, dir) in reused {
+        let mut r: crate::record::case_run::CaseRunRecord = std::fs::read(dir.join("result.json"))
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
             .ok_or_else(|| format!("cannot read the reused result in {}", dir.display()))?;
+        // A description proposed again is measured by the cache, whose record still names the
+        // candidate it was first measured as: it counts for this one.
+        r.suite = suite;
+        r.case = case;
         record(&r);
     }
     match result {
