@@ -14,7 +14,8 @@ use tokio::net::{TcpListener, TcpStream, UnixListener};
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinHandle;
 
-use super::endpoint::Target;
+use super::endpoint::{Plan, Target};
+use super::{Network, Record};
 
 /// Connections one case-run's sandbox may have open to its endpoints at once.
 pub const MAX_CONNECTIONS: usize = 64;
@@ -159,6 +160,52 @@ impl Forwarder {
     /// The `CONNECT` proxy's loopback port (Landlock's, with `https` endpoints).
     pub fn proxy(&self) -> Option<u16> {
         self.proxy
+    }
+}
+
+/// The model network of a backend that shares the host's (Landlock, Seatbelt): the endpoints'
+/// plan and its loopback relays, for `--network model`.
+#[derive(Debug)]
+pub struct LoopbackNet {
+    plan: Plan,
+    forwarder: Forwarder,
+}
+
+impl LoopbackNet {
+    /// The relays to `endpoints` with `--network model`; none otherwise. Must be called within
+    /// a tokio runtime.
+    pub fn start(network: Network, endpoints: &[String]) -> std::io::Result<Option<LoopbackNet>> {
+        if network != Network::Model {
+            return Ok(None);
+        }
+        let plan = Plan::new(endpoints);
+        let forwarder = Forwarder::start_tcp(&plan.targets(), plan.proxied())?;
+        Ok(Some(LoopbackNet { plan, forwarder }))
+    }
+
+    /// The environment inside: model endpoints at the relays' loopback ports.
+    pub fn rewrite_env(&self, env: &mut Vec<(String, String)>) {
+        let f = &self.forwarder;
+        self.plan.rewrite_env_tcp(env, f.ports(), f.proxy());
+    }
+
+    /// The loopback ports the sandbox may connect to: the relays' and the proxy's.
+    pub fn ports(&self) -> Vec<u16> {
+        let f = &self.forwarder;
+        f.ports()
+            .iter()
+            .chain(f.proxy().as_ref())
+            .copied()
+            .collect()
+    }
+
+    /// A case-run's sandbox record of this backend `kind` with `network`.
+    pub fn record(net: Option<&LoopbackNet>, kind: &str, network: Network) -> Record {
+        Record {
+            kind: kind.into(),
+            network: Some(network.as_str().into()),
+            endpoints: net.map(|n| n.plan.describe()).unwrap_or_default(),
+        }
     }
 }
 

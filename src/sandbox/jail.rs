@@ -164,12 +164,7 @@ impl BwrapJail {
     /// Turns `spawn` into the same command run inside the sandbox (its environment already
     /// passed through [`Jail::rewrite_env`]).
     pub fn wrap(&self, spawn: &mut Spawn) {
-        let path_var = spawn
-            .env
-            .iter()
-            .find(|(k, _)| k == "PATH")
-            .map(|(_, v)| v.clone())
-            .unwrap_or_default();
+        let path_var = shown::path_of(spawn);
         let mut args = self.mounts(&spawn.program, &path_var);
         // With an overlay, the working folder may exist only once it is mounted.
         let cwd = spawn.cwd.display().to_string();

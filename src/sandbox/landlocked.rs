@@ -16,8 +16,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::endpoint::Plan as NetPlan;
-use super::forward::Forwarder;
+use super::forward::LoopbackNet;
 use super::jail::JailSpec;
 use super::shown::{self, real_folder_under};
 use super::{Network, Record};
@@ -145,9 +144,8 @@ fn helper_args(helper: &Path) -> Vec<String> {
 pub struct LandlockJail {
     landlock: Landlock,
     spec: JailSpec,
-    net: Option<NetPlan>,
-    /// The host side of the network, kept alive as long as the jail.
-    forwarder: Option<Forwarder>,
+    /// The model network (`--network model`), kept alive as long as the jail.
+    net: Option<LoopbackNet>,
 }
 
 impl LandlockJail {
@@ -158,14 +156,7 @@ impl LandlockJail {
         spec: JailSpec,
         endpoints: &[String],
     ) -> std::io::Result<LandlockJail> {
-        let (net, forwarder) = match spec.network {
-            Network::Model => {
-                let plan = NetPlan::new(endpoints);
-                let fwd = Forwarder::start_tcp(&plan.targets(), plan.proxied())?;
-                (Some(plan), Some(fwd))
-            }
-            Network::None | Network::Host => (None, None),
-        };
+        let net = LoopbackNet::start(spec.network, endpoints)?;
         for w in &spec.writable {
             std::fs::create_dir_all(spec.root.join(w))?;
         }
@@ -173,33 +164,23 @@ impl LandlockJail {
             landlock,
             spec,
             net,
-            forwarder,
         })
     }
 
     pub fn record(&self) -> Record {
-        Record {
-            kind: "landlock".into(),
-            network: Some(self.spec.network.as_str().into()),
-            endpoints: self.net.as_ref().map(|n| n.describe()).unwrap_or_default(),
-        }
+        LoopbackNet::record(self.net.as_ref(), "landlock", self.spec.network)
     }
 
     /// The environment inside: model endpoints at the forwarder's loopback ports.
     pub fn rewrite_env(&self, env: &mut Vec<(String, String)>) {
-        if let (Some(net), Some(f)) = (&self.net, &self.forwarder) {
-            net.rewrite_env_tcp(env, f.ports(), f.proxy());
+        if let Some(net) = &self.net {
+            net.rewrite_env(env);
         }
     }
 
     /// Turns `spawn` into the same command run by the helper, confined.
     pub fn wrap(&self, spawn: &mut Spawn) {
-        let path_var = spawn
-            .env
-            .iter()
-            .find(|(k, _)| k == "PATH")
-            .map(|(_, v)| v.clone())
-            .unwrap_or_default();
+        let path_var = shown::path_of(spawn);
         let mut args = helper_args(&self.landlock.helper);
         args.push("--landlock".into());
         args.extend(self.rules(&spawn.program, &path_var));
@@ -247,10 +228,10 @@ impl LandlockJail {
         for d in DEVICES.iter().map(Path::new).filter(|p| p.exists()) {
             add("--device", d);
         }
-        match (s.network, &self.forwarder) {
+        match (s.network, &self.net) {
             (Network::Host, _) => a.push("--host-network".into()),
-            (_, Some(f)) => {
-                for port in f.ports().iter().chain(f.proxy().as_ref()) {
+            (_, Some(net)) => {
+                for port in net.ports() {
                     a.extend(["--connect".into(), port.to_string()]);
                 }
             }

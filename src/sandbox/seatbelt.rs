@@ -11,8 +11,7 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use super::endpoint::Plan as NetPlan;
-use super::forward::Forwarder;
+use super::forward::LoopbackNet;
 use super::jail::JailSpec;
 use super::landlocked::{allowed_except, writable_parts};
 use super::{Network, Record, shown};
@@ -146,8 +145,8 @@ pub fn profile(reach: &Reach) -> String {
 pub struct SeatbeltJail {
     seatbelt: Seatbelt,
     spec: JailSpec,
-    net: Option<NetPlan>,
-    forwarder: Option<Forwarder>,
+    /// The model network (`--network model`), kept alive as long as the jail.
+    net: Option<LoopbackNet>,
 }
 
 impl SeatbeltJail {
@@ -157,14 +156,7 @@ impl SeatbeltJail {
         spec: JailSpec,
         endpoints: &[String],
     ) -> std::io::Result<SeatbeltJail> {
-        let (net, forwarder) = match spec.network {
-            Network::Model => {
-                let plan = NetPlan::new(endpoints);
-                let fwd = Forwarder::start_tcp(&plan.targets(), plan.proxied())?;
-                (Some(plan), Some(fwd))
-            }
-            Network::None | Network::Host => (None, None),
-        };
+        let net = LoopbackNet::start(spec.network, endpoints)?;
         for w in &spec.writable {
             std::fs::create_dir_all(spec.root.join(w))?;
         }
@@ -172,21 +164,16 @@ impl SeatbeltJail {
             seatbelt,
             spec,
             net,
-            forwarder,
         })
     }
 
     pub fn record(&self) -> Record {
-        Record {
-            kind: "seatbelt".into(),
-            network: Some(self.spec.network.as_str().into()),
-            endpoints: self.net.as_ref().map(|n| n.describe()).unwrap_or_default(),
-        }
+        LoopbackNet::record(self.net.as_ref(), "seatbelt", self.spec.network)
     }
 
     pub fn rewrite_env(&self, env: &mut Vec<(String, String)>) {
-        if let (Some(net), Some(f)) = (&self.net, &self.forwarder) {
-            net.rewrite_env_tcp(env, f.ports(), f.proxy());
+        if let Some(net) = &self.net {
+            net.rewrite_env(env);
         }
     }
 
@@ -202,27 +189,16 @@ impl SeatbeltJail {
             write: writable_parts(s),
             masked: shown::masked(s, &shown),
             connect: self
-                .forwarder
+                .net
                 .as_ref()
-                .map(|f| {
-                    f.ports()
-                        .iter()
-                        .chain(f.proxy().as_ref())
-                        .copied()
-                        .collect()
-                })
+                .map(LoopbackNet::ports)
                 .unwrap_or_default(),
             host_network: s.network == Network::Host,
         }
     }
 
     pub fn wrap(&self, spawn: &mut Spawn) {
-        let path_var = spawn
-            .env
-            .iter()
-            .find(|(k, _)| k == "PATH")
-            .map(|(_, v)| v.clone())
-            .unwrap_or_default();
+        let path_var = shown::path_of(spawn);
         let reach = self.reach(&spawn.program, &path_var);
         let mut args = vec!["-p".to_string(), profile(&reach)];
         args.push(std::mem::take(&mut spawn.program));

@@ -29,6 +29,16 @@ pub const SECRET_HOME_DIRS: &[&str] = &[
 /// Files masked inside a toolchain folder that is shown (registry tokens).
 pub const SECRET_FILES: &[&str] = &["credentials", "credentials.toml", ".credentials.toml"];
 
+/// The `PATH` a command will run with (its environment's), for what its tools need.
+pub fn path_of(spawn: &crate::process::Spawn) -> String {
+    spawn
+        .env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default()
+}
+
 /// The folders shown read-only, real paths: the toolchains on `path_var` and the install
 /// folder of `program` that `hidden` says the sandbox would otherwise hide, and `[run]
 /// sandbox_read`; without any secret of the user's or any parent of a hidden folder.
