@@ -219,6 +219,7 @@ fn loopback() -> std::io::Result<TcpListener> {
 /// One proxy connection: `CONNECT host:port` to an allowed endpoint is tunnelled (TLS stays
 /// end to end); anything else gets 403. The request head is bounded.
 async fn tunnel(mut inside: TcpStream, allowed: &[String], shared: &Shared) {
+    use super::inside::{ESTABLISHED, FORBIDDEN, Head, connect_target, head_end};
     let mut head = Vec::new();
     let mut buf = [0u8; 1024];
     let end = loop {
@@ -226,32 +227,17 @@ async fn tunnel(mut inside: TcpStream, allowed: &[String], shared: &Shared) {
             Ok(0) | Err(_) => return,
             Ok(n) => head.extend_from_slice(&buf[..n]),
         }
-        if let Some(i) = head.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-        if head.len() > 16 << 10 {
-            return;
+        match head_end(&head) {
+            Head::Whole(end) => break end,
+            Head::More => {}
+            Head::TooLong => return,
         }
     };
-    let line = String::from_utf8_lossy(&head[..end])
-        .lines()
-        .next()
-        .unwrap_or("")
-        .to_string();
-    let mut words = line.split_whitespace();
-    let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
-    let target = target.to_ascii_lowercase();
-    if method != "CONNECT" || !allowed.contains(&target) {
-        let _ = inside
-            .write_all(b"HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n")
-            .await;
+    let Some(target) = connect_target(&head[..end]).filter(|t| allowed.contains(t)) else {
+        let _ = inside.write_all(FORBIDDEN).await;
         return;
-    }
-    if inside
-        .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
-        .await
-        .is_err()
-    {
+    };
+    if inside.write_all(ESTABLISHED).await.is_err() {
         return;
     }
     shared.relay(inside, target, head[end..].to_vec());

@@ -410,6 +410,38 @@ fn relay(tcp: TcpStream, up: UnixStream, first: &[u8]) {
     let _ = upstream.join();
 }
 
+/// The most a proxy request's head may be.
+const MAX_HEAD: usize = 16 << 10;
+pub const FORBIDDEN: &[u8] = b"HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n";
+pub const ESTABLISHED: &[u8] = b"HTTP/1.1 200 Connection established\r\n\r\n";
+
+/// How far a proxy request's head has been read.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Head {
+    /// Whole: it ends at this byte.
+    Whole(usize),
+    /// More may come.
+    More,
+    /// Past the bound: the connection is dropped.
+    TooLong,
+}
+
+/// Where a proxy request's head read so far ends.
+pub fn head_end(head: &[u8]) -> Head {
+    match head.windows(4).position(|w| w == b"\r\n\r\n") {
+        Some(i) => Head::Whole(i + 4),
+        None if head.len() > MAX_HEAD => Head::TooLong,
+        None => Head::More,
+    }
+}
+
+/// The `host:port` a `CONNECT` request asks for, lowercased; `None` for any other request.
+pub fn connect_target(head: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(head);
+    let mut words = text.lines().next().unwrap_or("").split_whitespace();
+    (words.next() == Some("CONNECT")).then(|| words.next().unwrap_or("").to_ascii_lowercase())
+}
+
 /// One proxy connection: `CONNECT host:port` to an allowed endpoint is tunnelled; anything
 /// else gets 403.
 fn connect_proxy(mut tcp: TcpStream, routes: &HashMap<String, String>) {
@@ -420,31 +452,22 @@ fn connect_proxy(mut tcp: TcpStream, routes: &HashMap<String, String>) {
             Ok(0) | Err(_) => return,
             Ok(n) => head.extend_from_slice(&buf[..n]),
         }
-        if let Some(i) = head.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-        if head.len() > 16 << 10 {
-            return;
+        match head_end(&head) {
+            Head::Whole(end) => break end,
+            Head::More => {}
+            Head::TooLong => return,
         }
     };
-    let text = String::from_utf8_lossy(&head[..end]).to_string();
-    let mut words = text.lines().next().unwrap_or("").split_whitespace();
-    let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
-    let sock = (method == "CONNECT")
-        .then(|| routes.get(&target.to_ascii_lowercase()))
-        .flatten();
+    let sock = connect_target(&head[..end]).and_then(|t| routes.get(&t));
     let Some(sock) = sock else {
-        let _ = tcp.write_all(b"HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n");
+        let _ = tcp.write_all(FORBIDDEN);
         return;
     };
     let Ok(up) = UnixStream::connect(sock) else {
         let _ = tcp.write_all(b"HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\n\r\n");
         return;
     };
-    if tcp
-        .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
-        .is_err()
-    {
+    if tcp.write_all(ESTABLISHED).is_err() {
         return;
     }
     relay(tcp, up, &head[end..]);
@@ -482,6 +505,21 @@ mod tests {
         assert_eq!(a.argv, ["claude", "-p", "hi"]);
         assert!(parse(&s(&["--listen", "x"])).is_err());
         assert!(parse(&s(&["--"])).is_err());
+    }
+
+    #[test]
+    fn a_request_head_is_bounded_and_only_connect_names_a_target() {
+        assert_eq!(
+            head_end(b"CONNECT a:1 HTTP/1.1\r\n\r\nrest"),
+            Head::Whole(24)
+        );
+        assert_eq!(head_end(b"CONNECT a:1 HTTP/1.1\r\n"), Head::More);
+        assert_eq!(head_end(&vec![b'x'; MAX_HEAD + 1]), Head::TooLong);
+        assert_eq!(
+            connect_target(b"CONNECT API.example:443 HTTP/1.1\r\n\r\n").as_deref(),
+            Some("api.example:443")
+        );
+        assert_eq!(connect_target(b"GET http://x/ HTTP/1.1\r\n\r\n"), None);
     }
 
     #[test]
