@@ -249,53 +249,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
     for r in &rows {
         *tally.entry(r.outcome.word()).or_default() += 1;
     }
-    let tally_of = |compared: bool| {
-        let mut t: std::collections::BTreeMap<&str, usize> = Default::default();
-        for r in rows.iter().filter(|r| r.baseline == compared) {
-            *t.entry(r.outcome.word()).or_default() += 1;
-        }
-        t.iter()
-            .map(|(k, n)| format!("{n} {k}"))
-            .collect::<Vec<_>>()
-    };
-    let mut parts = tally_of(false);
-    let compared = tally_of(true);
-    let mut arms_said = String::new();
-    if !compared.is_empty() {
-        let arms: Vec<&str> = rows
-            .iter()
-            .filter(|r| r.baseline)
-            .map(|r| r.variant.word())
-            .fold(Vec::new(), |mut v, w| {
-                if !v.contains(&w) {
-                    v.push(w);
-                }
-                v
-            });
-        arms_said = format!(" · {} runs: {}", arms.join(" and "), compared.join(", "));
-    }
-    for (from, what) in [
-        ("cache", "from the cache"),
-        (
-            "resume",
-            if adaptive {
-                "kept from earlier rounds"
-            } else {
-                "kept from the resumed run"
-            },
-        ),
-    ] {
-        let n = reused_from(from);
-        if n > 0 {
-            parts.push(format!("{n} {what}"));
-        }
-    }
-    say(format!(
-        "{} case-run{}: {}{arms_said}",
-        rows.len(),
-        if rows.len() == 1 { "" } else { "s" },
-        parts.join(", ")
-    ));
+    say(case_runs_line(&rows, adaptive, reused_from));
     if adaptive
         && let Ok(run) = crate::record::read_run(&report.dir)
         && let Some(a) = &run.adaptive
@@ -693,6 +647,55 @@ fn mark(outcome: CaseOutcome) -> &'static str {
         CaseOutcome::Missing => "MISSING   ",
         CaseOutcome::Skipped => "skipped   ",
     }
+}
+
+/// The case-runs as detail under the headline: the skill's and trigger queries' outcomes,
+/// those reused, then the comparison arms' apart (`12 case-runs: 6 passed · baseline runs: 6
+/// failed`).
+fn case_runs_line(
+    rows: &[aggregate::Row],
+    adaptive: bool,
+    reused_from: impl Fn(&str) -> usize,
+) -> String {
+    let tally_of = |compared: bool| {
+        let mut t: std::collections::BTreeMap<&str, usize> = Default::default();
+        for r in rows.iter().filter(|r| r.baseline == compared) {
+            *t.entry(r.outcome.word()).or_default() += 1;
+        }
+        t.iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect::<Vec<_>>()
+    };
+    let mut parts = tally_of(false);
+    let kept = if adaptive {
+        "kept from earlier rounds"
+    } else {
+        "kept from the resumed run"
+    };
+    for (from, what) in [("cache", "from the cache"), ("resume", kept)] {
+        let n = reused_from(from);
+        if n > 0 {
+            parts.push(format!("{n} {what}"));
+        }
+    }
+    let compared = tally_of(true);
+    let mut arms: Vec<&str> = Vec::new();
+    for w in rows.iter().filter(|r| r.baseline).map(|r| r.variant.word()) {
+        if !arms.contains(&w) {
+            arms.push(w);
+        }
+    }
+    let arms_said = if compared.is_empty() {
+        String::new()
+    } else {
+        format!(" · {} runs: {}", arms.join(" and "), compared.join(", "))
+    };
+    format!(
+        "{} case-run{}: {}{arms_said}",
+        rows.len(),
+        if rows.len() == 1 { "" } else { "s" },
+        parts.join(", ")
+    )
 }
 
 /// How many runs of each case and variant the plan holds (for "run 2/3"), by suite, case and
