@@ -79,6 +79,12 @@ pub fn printable_json(json: &str) -> std::borrow::Cow<'_, str> {
         .into()
 }
 
+/// A text on one line (its whitespace runs, newlines too, one space) and at most `n`
+/// characters: a trigger query where an id would stand.
+pub fn gist(text: &str, n: usize) -> String {
+    shorten(&text.split_whitespace().collect::<Vec<_>>().join(" "), n)
+}
+
 /// At most `n` characters of `text`, with `…` when some were left out.
 pub fn shorten(text: &str, n: usize) -> String {
     match text.char_indices().nth(n) {

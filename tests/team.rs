@@ -101,7 +101,9 @@ fn trigger_evals_observe_the_real_agent_invoking_the_skill() {
         "{said}"
     );
     assert!(
-        said.contains("FAIL trigger-4: fired 0/2 (0%), should trigger"),
+        said.contains(
+            "FAIL trigger-4 \"Summarise the standup for me\": fired 0/2 (0%), should trigger"
+        ),
         "{said}"
     );
     // Every query ran twice through the real CLI, each in its own workspace where the skill was

@@ -112,7 +112,7 @@ fn the_viewer_is_one_file_under_a_strict_policy_that_fetches_nothing() {
     assert!(page.contains("<figcaption>Pass rate per case</figcaption>"));
     // The trajectory: the turn's own time (the events carry none), then each event.
     assert!(
-        page.contains("<h3>Trajectory</h3><p class=\"turns\">turn 1: 5 ms</p><ol class=\"timeline\"><li class=\"ev output\"><pre>Hello, Ada! See https://example.com</pre></li></ol>"),
+        page.contains("<h4>Trajectory</h4><p class=\"turns\">turn 1: 5 ms</p><ol class=\"timeline\"><li class=\"ev output\"><pre>Hello, Ada! See https://example.com</pre></li></ol>"),
         "{page}"
     );
 
@@ -152,8 +152,13 @@ fn filters_from_the_url_hide_the_case_runs_that_do_not_match() {
         assert_eq!(!tag.contains("hidden"), failed, "{tag}");
     }
     assert!(page.contains(">1 of 4 case-runs shown<"), "{page}");
-    // Their rows in the table too.
-    assert!(page.contains("<tr id=\"r1\">") && page.contains("<tr id=\"r0\" hidden=\"\">"));
+    // Their rows in the matrix and their cases' groups too.
+    assert!(
+        page.contains("<tr id=\"m1\" data-runs=\"1\">")
+            && page.contains("<tr id=\"m0\" data-runs=\"0\" hidden=\"\">"),
+        "{page}"
+    );
+    assert!(page.contains("<section class=\"group\" id=\"k0\" data-runs=\"0\" hidden=\"\">"));
 
     // By suite, and by free text.
     let page = dom(&file, "#suite=skillet%3Ahello");
@@ -197,9 +202,9 @@ fn a_case_with_a_baseline_shows_both_outputs_side_by_side() {
     with_baseline(d.path());
     let page = dom(&html(d.path(), &[]), "");
     let at = page
-        .find("<h3>Side by side: with the skill and the baseline</h3>")
+        .find("<h4>Side by side: with the skill and the baseline</h4>")
         .expect("a side-by-side view");
-    let view = &page[at..at + page[at..].find("<h3>Trajectory").unwrap()];
+    let view = &page[at..at + page[at..].find("<h4>Trajectory").unwrap()];
     let skill = view.find("Hello, Ada! See https://example.com").unwrap();
     let base = view.find("Without the skill: hi").unwrap();
     assert!(
@@ -232,7 +237,7 @@ fn against_an_older_run_each_case_run_shows_the_older_output_and_what_changed() 
     let at = page
         .find("<p class=\"changed\">changed: passed → failed</p>")
         .unwrap();
-    let view = &page[at..at + page[at..].find("<h3>Trajectory").unwrap()];
+    let view = &page[at..at + page[at..].find("<h4>Trajectory").unwrap()];
     assert!(
         view.find("Hello, Ada! (older)").unwrap() < view.find("Hello, Ada! See https").unwrap()
     );
@@ -376,4 +381,103 @@ fn hostile_text_from_an_agent_or_a_suite_stays_inert_text() {
             .count(),
         2
     );
+}
+
+/// The row of the matrix whose case link says `name`.
+fn matrix_row<'a>(page: &'a str, name: &str) -> &'a str {
+    let at = page
+        .find(&format!("\">{name}</a></td>"))
+        .unwrap_or_else(|| panic!("no row for {name}: {page}"));
+    let start = page[..at].rfind("<tr ").unwrap();
+    &page[start..at + page[at..].find("</tr>").unwrap()]
+}
+
+/// The group of a case: from its `<section class="group"` to the next group (or the data).
+fn group<'a>(page: &'a str, id: &str) -> &'a str {
+    let at = page
+        .find(&format!("<section class=\"group\" id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no group {id}"));
+    let rest = &page[at + 1..];
+    let end = rest
+        .find("<section class=\"group\"")
+        .or_else(|| rest.find("<script"))
+        .unwrap();
+    &page[at..at + 1 + end]
+}
+
+#[test]
+fn the_matrix_has_a_row_per_case_a_column_per_arm_and_each_case_opens_to_its_files_diffed() {
+    let d = copy_example(FIXTURE);
+    with_baseline(d.path());
+    // Without the skill, the agent wrote another greeting.
+    let base = d.path().join("skillet_hello/001/baseline-run-1");
+    std::fs::create_dir_all(base.join("artifacts")).unwrap();
+    std::fs::write(
+        base.join("artifacts/greeting.txt"),
+        "Hi Ada.\nSee https://example.com\n",
+    )
+    .unwrap();
+    let file = html(d.path(), &[]);
+    let page = dom(&file, "");
+    assert!(
+        page.contains("<table class=\"matrix\"><tbody><tr><th>case</th><th>with the skill</th><th>baseline</th><th>Δ</th></tr>"),
+        "{page}"
+    );
+    // A row per case (four, the baseline's run in its case's row), each cell a rate, its
+    // interval and a mark per run linking to the run.
+    assert_eq!(page.matches("<tr id=\"m").count(), 4, "{page}");
+    let row = matrix_row(&page, "skillet:hello/001");
+    assert!(
+        row.contains(
+            "<td class=\"cell passed\" data-verdict=\"passed\">1/1 · 100% <small>(21%–100%)</small>"
+        ),
+        "{row}"
+    );
+    assert!(
+        row.contains(
+            "<td class=\"cell failed\" data-verdict=\"failed\">0/1 · 0% <small>(0%–79%)</small>"
+        ),
+        "{row}"
+    );
+    assert!(row.contains("title=\"run 1: passed\">✓</a>"), "{row}");
+    assert!(row.contains("title=\"run 1: failed\">✗</a>"), "{row}");
+    assert!(
+        row.contains("<td>+100 points <small>(p = 1.000)</small></td>"),
+        "{row}"
+    );
+    // The case opens (its name links to its group): the files each arm wrote, diffed, then
+    // both of its case-runs.
+    let target = &row[row.find("<a href=\"#k").unwrap() + 10..];
+    let id = &target[..target.find('"').unwrap()];
+    let g = group(&page, id);
+    assert!(
+        g.contains("<h3>Files: the baseline against the skill (run 1)</h3>"),
+        "{g}"
+    );
+    assert!(
+        g.contains("<pre class=\"diff\"><span class=\"del\">-Hi Ada.</span>\n<span class=\"del\">-See https://example.com</span>\n<span class=\"add\">+Hello, Ada! See https://example.com</span>\n</pre>"),
+        "{g}"
+    );
+    assert_eq!(g.matches("<section class=\"case\"").count(), 2, "{g}");
+    // Filters hide a row whose runs are all hidden.
+    let page = dom(&file, "#filter=passed");
+    assert!(
+        !matrix_row(&page, "skillet:hello/001").contains("hidden"),
+        "its skill run passed"
+    );
+    assert!(matrix_row(&page, "clauditor:greeting/greeting").contains("hidden=\"\""));
+
+    // Against an older run: a column of its own, and the files diffed against it.
+    let old = copy_example(FIXTURE);
+    let page = dom(
+        &html(d.path(), &["--against", old.path().to_str().unwrap()]),
+        "",
+    );
+    assert!(page.contains("<th>the older run</th></tr>"), "{page}");
+    let row = matrix_row(&page, "clauditor:greeting/greeting");
+    assert!(
+        row.ends_with("<span class=\"mark failed\" title=\"run 1: failed\">✗</span></span></td>"),
+        "the older run's marks are not links (its runs are not on this page): {row}"
+    );
+    assert!(page.contains("<h3>Files: the older run against this one (run 1)</h3><details class=\"file\" open=\"\"><summary><code>greeting.txt</code></summary><p>the same in both</p></details>"), "{page}");
 }

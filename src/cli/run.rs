@@ -3,9 +3,9 @@
 use super::{RunArgs, load, print_problems};
 use crate::exit::Outcome;
 use crate::record::Outcome as CaseOutcome;
-use crate::report::aggregate;
+use crate::report::aggregate::{self, CaseVerdict};
 use crate::report::tables::{interval, num, pct, signed};
-use crate::run::{self, CaseRunResult, NotStarted, RunEvent, RunOptions};
+use crate::run::{self, CaseRunRecord, NotStarted, RunEvent, RunOptions};
 use crate::spec::formats::LoadCtx;
 use crate::text::printable;
 
@@ -366,8 +366,8 @@ fn summary(
     let mut out = Vec::new();
     // Failures: failing cases (by their verdict over runs), failing trigger queries, errors.
     let mut failing: Vec<String> = Vec::new();
-    for c in agg.cases.iter().filter(|c| c.verdict != "pass") {
-        if c.verdict == "none" {
+    for c in agg.cases.iter().filter(|c| c.verdict != CaseVerdict::Pass) {
+        if c.verdict == CaseVerdict::None {
             continue;
         }
         let r = rows.iter().find(|r| {
@@ -393,12 +393,10 @@ fn summary(
     for t in agg.triggers.iter().filter(|t| !t.passed) {
         let r = rows.iter().find(|r| r.suite == t.suite && r.case == t.id);
         failing.push(format!(
-            "  {}/{}: {} fired in {}/{} runs (should {}trigger, threshold {})\n    {}",
+            "  {}/{}: \"{}\" fired in {}/{} runs (should {}trigger, threshold {})\n    {}",
             t.suite,
             t.id,
-            r.map(|r| r.query.chars().take(60).collect::<String>())
-                .map(|q| format!("\"{q}\""))
-                .unwrap_or_default(),
+            crate::text::gist(&t.query, 60),
             t.fired,
             t.runs,
             if t.should_trigger { "" } else { "not " },
@@ -507,9 +505,10 @@ fn summary(
             let routed = crate::report::routing::shown(agg);
             for t in agg.triggers.iter().filter(|t| t.suite == s.suite) {
                 out.push(format!(
-                    "  {} {}: fired {}/{} ({}), should {}trigger{}",
+                    "  {} {} \"{}\": fired {}/{} ({}), should {}trigger{}",
                     if t.passed { "PASS" } else { "FAIL" },
                     t.id,
+                    crate::text::gist(&t.query, 50),
                     t.fired,
                     t.runs,
                     pct(t.trigger_rate),
@@ -735,10 +734,7 @@ fn query_text(trigger: Option<&crate::record::case_run::TriggerRecord>) -> Strin
     let Some(t) = trigger else {
         return String::new();
     };
-    let one: String = t.query.split_whitespace().collect::<Vec<_>>().join(" ");
-    let short: String = one.chars().take(60).collect();
-    let more = if one.chars().count() > 60 { "…" } else { "" };
-    format!(" \"{short}{more}\"")
+    format!(" \"{}\"", crate::text::gist(&t.query, 60))
 }
 
 fn reused_line(r: &run::Reused, totals: &Totals) -> String {
@@ -758,7 +754,7 @@ fn reused_line(r: &run::Reused, totals: &Totals) -> String {
 
 /// One line per finished case-run: which case (a trigger query with its text), which variant
 /// and run, how long, how many checks passed and why not.
-fn line(r: &CaseRunResult, totals: &Totals) -> String {
+fn line(r: &CaseRunRecord, totals: &Totals) -> String {
     let mark = mark(r.outcome());
     let mut s = format!(
         "{mark} {}/{}{}{} ({:.1}s)",

@@ -312,6 +312,8 @@ pub fn render(rec: &Record, skill_text: Option<&str>) -> String {
             if rec.improved { "improved" } else { "stays" },
             e(&rec.verdict)
         ));
+    } else if rec.stopped.is_some() {
+        h.push_str("<p class=\"verdict stays\">stopped: no verdict (what was measured is below; <code>assay optimize description --resume</code> goes on)</p>");
     } else {
         h.push_str("<p class=\"verdict stays\">in progress: no verdict yet (this page is redrawn after every step)</p>");
     }
@@ -659,7 +661,7 @@ mod tests {
         fresh.planned = None;
         fresh.stopped = Some("the budget".into());
         let page = render(&fresh, None);
-        assert!(page.contains("in progress: no verdict yet"));
+        assert!(page.contains("stopped: no verdict"));
         assert!(page.contains("<strong>Stopped early</strong> by the budget"));
         assert!(page.contains("<td>iterations</td><td>not recorded</td>"));
         assert!(!page.contains("front matter"));

@@ -164,8 +164,29 @@ pub struct Job<'a> {
     pub feedback: Vec<feedback::Note>,
 }
 
-/// Runs the optimisation, telling `say` what it does as it goes.
+/// Runs the optimisation, telling `say` what it does as it goes. When a measurement or the
+/// proposer fails, the last record says it stopped and why (its page too), and the error is
+/// returned.
 pub fn optimize(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Error> {
+    let result = steps(job, say);
+    let Err(Error::Infrastructure(why)) = &result else {
+        return result;
+    };
+    match load(&job.dir) {
+        Ok(mut rec) if rec.verdict.is_empty() => {
+            rec.stopped = Some(format!("an error: {why}"));
+            match save(&job.dir, &rec) {
+                Ok(()) => result,
+                Err(e) => Err(Error::Infrastructure(format!("{why}; {e}"))),
+            }
+        }
+        // Nothing recorded yet (or already decided): the error alone.
+        _ => result,
+    }
+}
+
+/// The optimisation's steps, each recorded as it ends.
+fn steps(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Error> {
     let s = &job.settings;
     let file = description::skill_file(&job.skill.path, job.skill.kind);
     let text = std::fs::read_to_string(&file)
@@ -173,7 +194,11 @@ pub fn optimize(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Er
     let current = crate::spec::skill::front_matter_field(&text, "description").unwrap_or_default();
     let comparisons = (s.iterations * s.holdout_top).max(1);
     let mut rec = match &job.resume {
-        Some(r) => r.clone(),
+        // Going on: what stopped it last time is over.
+        Some(r) => Record {
+            stopped: None,
+            ..r.clone()
+        },
         None => {
             let (train, holdout) = split::stratified(&job.queries, s.train_fraction, s.seed);
             Record {

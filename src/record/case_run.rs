@@ -330,7 +330,7 @@ pub enum TriggerMode {
 }
 
 /// Which version of the skill a case-run has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Variant {
     /// The skill under test.

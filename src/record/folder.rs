@@ -96,13 +96,28 @@ pub fn read_case_runs(
     run: &RunRecord,
 ) -> Result<Vec<(PathBuf, CaseRunRecord)>, ReadError> {
     let mut out = Vec::new();
+    each_case_run(run_dir, run, |rel, record| out.push((rel, record)))?;
+    Ok(out)
+}
+
+/// Each case-run of a run folder, as [`read_case_runs`] lists them, handed to `f` one at a
+/// time (for a reader that keeps only part of each).
+pub fn each_case_run(
+    run_dir: &Path,
+    run: &RunRecord,
+    mut f: impl FnMut(PathBuf, CaseRunRecord),
+) -> Result<(), ReadError> {
     for dir in case_run_dirs(run_dir) {
         let record = read_case_run(&dir)?;
-        let rel = dir.strip_prefix(run_dir).unwrap_or(&dir).to_path_buf();
-        out.push((rel, record));
+        f(
+            dir.strip_prefix(run_dir).unwrap_or(&dir).to_path_buf(),
+            record,
+        );
     }
-    out.extend(missing(run_dir, run));
-    Ok(out)
+    for (rel, record) in missing(run_dir, run) {
+        f(rel, record);
+    }
+    Ok(())
 }
 
 /// A new folder name under `base`: the UTC time (`20261123T101500Z`), with `-2`, `-3`, … when

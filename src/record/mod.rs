@@ -29,7 +29,9 @@ pub mod run;
 pub mod write;
 
 pub use case_run::{CaseRunRecord, Outcome, Status};
-pub use folder::{ReadError, case_run_dirs, missing, read_case_run, read_case_runs, read_run};
+pub use folder::{
+    ReadError, case_run_dirs, each_case_run, missing, read_case_run, read_case_runs, read_run,
+};
 pub use names::{folder_names, slug};
 pub use run::RunRecord;
 pub use write::{Lines, write_atomic, write_json};

@@ -10,6 +10,8 @@ use crate::record::case_run::{Kind, Variant};
 use crate::record::{CaseRunRecord, Outcome, ReadError, RunRecord};
 use crate::stats;
 
+pub use super::verdict::CaseVerdict;
+
 /// The few fields of a `result.json` the statistics need (kept small: a run may have 10,000).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
@@ -199,7 +201,7 @@ pub struct CaseStats {
     /// Some runs passed and some did not.
     pub flaky: bool,
     /// `pass`, `fail`, `error` (only errors) or `none` (nothing graded).
-    pub verdict: &'static str,
+    pub verdict: CaseVerdict,
     pub reason: Option<String>,
 }
 
@@ -301,7 +303,7 @@ pub struct BaselineStats {
     pub p_value: f64,
     /// The comparison arm's verdict over its runs, by the same rule as the skill's
     /// (`pass`, `fail`, `error`, `none`).
-    pub baseline_verdict: &'static str,
+    pub baseline_verdict: CaseVerdict,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -323,7 +325,8 @@ pub struct Aggregates {
 impl Aggregates {
     /// Whether anything failed: a case, or a trigger query.
     pub fn failed(&self) -> bool {
-        self.cases.iter().any(|c| c.verdict == "fail") || self.triggers.iter().any(|t| !t.passed)
+        self.cases.iter().any(|c| c.verdict == CaseVerdict::Fail)
+            || self.triggers.iter().any(|t| !t.passed)
     }
 }
 
@@ -369,18 +372,22 @@ fn case_stats(rows: &[&Row], s: Settings) -> CaseStats {
     let min_stability = rows.iter().find_map(|r| r.min_stability);
     let rate = g.rate();
     let verdict = if n == 0 {
-        "none"
+        CaseVerdict::None
     } else if errors == n {
-        "error"
+        CaseVerdict::Error
     } else {
         let ok = match min_stability {
             // clauditor `variance`: most runs pass, and the runs agree enough.
             Some(ms) => passed * 2 > n && stability >= ms,
             None => rate.rate >= s.min_pass_rate,
         };
-        if ok { "pass" } else { "fail" }
+        if ok {
+            CaseVerdict::Pass
+        } else {
+            CaseVerdict::Fail
+        }
     };
-    let reason = (verdict == "fail").then(|| {
+    let reason = (verdict == CaseVerdict::Fail).then(|| {
         let first = rows
             .iter()
             .find_map(|r| r.reason.clone())
@@ -427,8 +434,14 @@ fn totals(suite: &str, cases: &[&CaseStats], rows: &[&Row]) -> Totals {
     Totals {
         suite: suite.to_string(),
         cases: cases.len(),
-        cases_passed: cases.iter().filter(|c| c.verdict == "pass").count(),
-        cases_failed: cases.iter().filter(|c| c.verdict == "fail").count(),
+        cases_passed: cases
+            .iter()
+            .filter(|c| c.verdict == CaseVerdict::Pass)
+            .count(),
+        cases_failed: cases
+            .iter()
+            .filter(|c| c.verdict == CaseVerdict::Fail)
+            .count(),
         pass_rate: g.rate(),
         pass_at_k: mean(cases.iter().filter_map(|c| c.pass_at_k)),
         pass_hat_k: mean(cases.iter().filter_map(|c| c.pass_hat_k)),
@@ -511,7 +524,7 @@ fn baseline_stats(
         skill: a,
         baseline: b,
         baseline_verdict: if base.is_empty() {
-            "none"
+            CaseVerdict::None
         } else {
             case_stats(base, settings).verdict
         },
@@ -648,24 +661,12 @@ pub fn aggregate(rows: &[Row], settings: Settings) -> Aggregates {
 pub fn rows_of(dir: &std::path::Path) -> Result<Vec<Row>, ReadError> {
     let run = crate::record::read_run(dir)?;
     let mut rows = Vec::new();
-    for case_dir in crate::record::case_run_dirs(dir) {
-        let r = crate::record::read_case_run(&case_dir)?;
+    crate::record::each_case_run(dir, &run, |rel, r| {
         rows.push(Row {
-            dir: case_dir
-                .strip_prefix(dir)
-                .unwrap_or(&case_dir)
-                .to_path_buf(),
+            dir: rel,
             ..Row::of(&r)
-        });
-    }
-    rows.extend(
-        crate::record::missing(dir, &run)
-            .into_iter()
-            .map(|(rel, r)| Row {
-                dir: rel,
-                ..Row::of(&r)
-            }),
-    );
+        })
+    })?;
     Ok(rows)
 }
 
@@ -736,7 +737,7 @@ mod tests {
         assert!((c.pass_hat_k.unwrap() - 0.1).abs() < 1e-12);
         assert!((c.stability - 0.6).abs() < 1e-12);
         assert!(c.flaky);
-        assert_eq!(c.verdict, "fail");
+        assert_eq!(c.verdict, CaseVerdict::Fail);
         assert!(c.reason.as_deref().unwrap().starts_with("3/5 runs passed"));
         assert!(a.failed());
         assert_eq!(a.total.flaky, ["s/c"]);
@@ -748,7 +749,7 @@ mod tests {
                 pass_k: 3,
             },
         );
-        assert_eq!(lenient.cases[0].verdict, "pass");
+        assert_eq!(lenient.cases[0].verdict, CaseVerdict::Pass);
     }
 
     #[test]
@@ -769,10 +770,10 @@ mod tests {
         for r in &mut rows {
             r.min_stability = Some(0.8);
         }
-        assert_eq!(aggregate(&rows, STRICT).cases[0].verdict, "pass");
+        assert_eq!(aggregate(&rows, STRICT).cases[0].verdict, CaseVerdict::Pass);
         rows[3].outcome = Outcome::Failed;
         let a = aggregate(&rows, STRICT);
-        assert_eq!(a.cases[0].verdict, "fail");
+        assert_eq!(a.cases[0].verdict, CaseVerdict::Fail);
         assert!(
             a.cases[0]
                 .reason
@@ -854,7 +855,7 @@ mod tests {
         assert!((b.p_value - 1.0825088e-05).abs() < 1e-9, "{}", b.p_value);
         assert_eq!(a.baseline_total.as_ref().unwrap().p_value, b.p_value);
         // The baseline's failures are not the case's.
-        assert_eq!(a.cases[0].verdict, "pass");
+        assert_eq!(a.cases[0].verdict, CaseVerdict::Pass);
         assert!(!a.failed());
     }
 
@@ -862,8 +863,8 @@ mod tests {
     fn skipped_and_errored_runs() {
         let rows = vec![row("a", 1, Outcome::Skipped), row("b", 1, Outcome::Error)];
         let a = aggregate(&rows, STRICT);
-        assert_eq!(a.cases[0].verdict, "none");
-        assert_eq!(a.cases[1].verdict, "error");
+        assert_eq!(a.cases[0].verdict, CaseVerdict::None);
+        assert_eq!(a.cases[1].verdict, CaseVerdict::Error);
         assert!(!a.failed());
     }
 }

@@ -6,7 +6,7 @@
 //! escapes them, so no text from an agent or a suite can end the command early or start
 //! another one (`::set-output`, `::add-mask`, …).
 
-use super::aggregate::{CaseStats, TriggerStats};
+use super::aggregate::{CaseStats, CaseVerdict, TriggerStats};
 use super::model::{CaseRun, Report};
 use crate::record::case_run::Outcome;
 
@@ -61,10 +61,10 @@ fn runs<'a>(r: &'a Report, suite: &str, case: &str) -> Vec<&'a CaseRun> {
 /// A case that did not pass over its runs: an error (a warning when it was not graded).
 fn case(r: &Report, c: &CaseStats) -> Option<String> {
     let (level, word) = match c.verdict {
-        "fail" => ("error", "failed"),
-        "error" => ("error", "error"),
-        "none" => ("warning", "not graded"),
-        _ => return None,
+        CaseVerdict::Fail => ("error", "failed"),
+        CaseVerdict::Error => ("error", "error"),
+        CaseVerdict::None => ("warning", "not graded"),
+        CaseVerdict::Pass => return None,
     };
     let runs = runs(r, &c.suite, &c.case);
     let first = runs.first()?;
@@ -100,7 +100,11 @@ fn trigger(r: &Report, t: &TriggerStats) -> Option<String> {
     Some(annotation(
         "error",
         first,
-        &format!("assay: trigger query {} failed", t.id),
+        &format!(
+            "assay: trigger query {} \"{}\" failed",
+            t.id,
+            crate::text::gist(&t.query, 50)
+        ),
         &format!(
             "{}/{}: \"{}\" {should} fire the skill; it fired in {} of {} runs",
             t.suite, t.id, t.query, t.fired, t.runs

@@ -2,23 +2,17 @@
 //! queries, and with a comparison, how many cases pass with the skill against without it. The
 //! comparison arms never count in the skill's figures; case-run counts are detail.
 
-use super::aggregate::Aggregates;
+use super::aggregate::{Aggregates, CaseVerdict};
 
 /// `3 cases: 2 passed, 1 failed · 12 trigger queries: 10 passed, 2 failed · with the skill
 /// 2/3 cases vs without 0/3 (+67 points, Fisher p = 0.40)`.
 pub fn headline(agg: &Aggregates) -> String {
     let mut parts = Vec::new();
     if !agg.cases.is_empty() || agg.triggers.is_empty() {
-        let count = |v: &str| agg.cases.iter().filter(|c| c.verdict == v).count();
-        let words = [
-            ("pass", "passed"),
-            ("fail", "failed"),
-            ("error", "with errors"),
-            ("none", "not graded"),
-        ];
-        let said: Vec<String> = words
+        let count = |v: CaseVerdict| agg.cases.iter().filter(|c| c.verdict == v).count();
+        let said: Vec<String> = CaseVerdict::ALL
             .iter()
-            .map(|(v, w)| (count(v), w))
+            .map(|&v| (count(v), v.said()))
             .filter(|(n, _)| *n > 0)
             .map(|(n, w)| format!("{n} {w}"))
             .collect();
@@ -61,13 +55,13 @@ fn comparison(agg: &Aggregates) -> Option<String> {
         .filter(|b| {
             agg.cases
                 .iter()
-                .any(|c| c.suite == b.suite && c.case == b.case && c.verdict == "pass")
+                .any(|c| c.suite == b.suite && c.case == b.case && c.verdict == CaseVerdict::Pass)
         })
         .count() as u64;
     let other = agg
         .baselines
         .iter()
-        .filter(|b| b.baseline_verdict == "pass")
+        .filter(|b| b.baseline_verdict == CaseVerdict::Pass)
         .count() as u64;
     let points = (skill as f64 - other as f64) / n as f64 * 100.0;
     let p = crate::stats::fisher_exact(skill, n - skill, other, n - other);

@@ -1,14 +1,17 @@
-//! JUnit XML: one `<testsuite>` per suite, one `<testcase>` per case-run (or, for a repeated
-//! case, a trigger query or a baseline, one per group of runs). Failures carry the
-//! reason as their message and every failed check in their body; errors are `<error>`;
-//! skipped and not-graded case-runs are `<skipped>` (with why), so CI parsers never count them
-//! as passed.
+//! JUnit XML: one `<testsuite>` per suite, one `<testcase>` per case and per trigger query,
+//! with its verdict over its runs. Repeats and the comparison arms (`--baseline`,
+//! `--variant-path`) are the testcase's properties (`assay.runs`, `assay.pass_rate`,
+//! `assay.baseline.pass_rate`, `assay.delta_pass_rate`, `assay.p_value`, …) and one line per run
+//! in its output: a baseline that fails is never a failure. Failures carry the reason as their
+//! message and the failed checks in their body; errors are `<error>`; skipped and not-graded
+//! cases are `<skipped>` (with why), so CI parsers never count them as passed.
 
 use crate::record::case_run::Kind as RunKind;
 use std::collections::BTreeMap;
 
 use quick_xml::escape::escape;
 
+use super::aggregate::CaseVerdict;
 use super::model::{CaseRun, Outcome, Report};
 
 fn secs(ms: u64) -> String {
@@ -75,15 +78,17 @@ enum Kind {
     Skipped,
 }
 
-/// One testcase for a case's runs, a trigger query's runs, or a baseline's runs.
-fn grouped(r: &Report, c: &CaseRun, runs: &[&CaseRun]) -> (String, Kind) {
-    let st = &r.statistics;
-    let time = secs(runs.iter().map(|c| c.duration_ms).sum());
-    let detail: String = runs
-        .iter()
+/// Each run of a case, the comparison arms' labelled, one line each.
+fn run_lines(runs: &[&CaseRun]) -> String {
+    runs.iter()
         .map(|o| {
+            let arm = if o.variant.is_comparison() {
+                format!("[{}] ", o.variant.word())
+            } else {
+                String::new()
+            };
             format!(
-                "run {}: {}{} ({})\n",
+                "{arm}run {}: {}{} ({})\n",
                 o.run,
                 o.outcome.word(),
                 o.reason
@@ -93,54 +98,117 @@ fn grouped(r: &Report, c: &CaseRun, runs: &[&CaseRun]) -> (String, Kind) {
                 o.dir.display()
             )
         })
-        .collect();
-    let all_errors = runs.iter().all(|o| o.outcome == Outcome::Error);
-    // (name, what the group counts as, with its message).
-    let (name, (kind, message)) = if c.variant.is_comparison() {
-        // The baseline is expected to do worse: what it did is information, not a failure.
-        (
-            format!("{} ({})", c.case, c.variant.word()),
-            (Kind::Passed, String::new()),
-        )
-    } else if c.kind == RunKind::Trigger {
-        let t = st
-            .triggers
-            .iter()
-            .find(|t| t.suite == c.suite && t.id == c.case);
-        let verdict = match t {
-            _ if all_errors => (Kind::Error, "every run ended in error".to_string()),
-            Some(t) if !t.passed => (
-                Kind::Failure,
-                format!(
-                    "fired in {}/{} runs; should {}trigger (threshold {})",
-                    t.fired,
-                    t.runs,
-                    if t.should_trigger { "" } else { "not " },
-                    t.threshold
-                ),
+        .collect()
+}
+
+/// A trigger query's testcase name and verdict.
+fn trigger_verdict(r: &Report, c: &CaseRun, all_errors: bool) -> (String, Kind, String) {
+    let t = r
+        .statistics
+        .triggers
+        .iter()
+        .find(|t| t.suite == c.suite && t.id == c.case);
+    let (kind, message) = match t {
+        _ if all_errors => (Kind::Error, "every run ended in error".to_string()),
+        Some(t) if !t.passed => (
+            Kind::Failure,
+            format!(
+                "fired in {}/{} runs; should {}trigger (threshold {})",
+                t.fired,
+                t.runs,
+                if t.should_trigger { "" } else { "not " },
+                t.threshold
             ),
-            _ => (Kind::Passed, String::new()),
-        };
-        (format!("{} (trigger)", c.case), verdict)
+        ),
+        _ => (Kind::Passed, String::new()),
+    };
+    let query = t
+        .map(|t| format!(": {}", crate::text::gist(&t.query, 60)))
+        .unwrap_or_default();
+    (format!("{} (trigger){query}", c.case), kind, message)
+}
+
+/// A case's pass rate over its runs and what it was compared with, as testcase properties:
+/// information beside the verdict, never a failure.
+fn properties(r: &Report, c: &CaseRun) -> String {
+    let mut props: Vec<(String, String)> = Vec::new();
+    if let Some(s) = r
+        .statistics
+        .cases
+        .iter()
+        .find(|s| s.suite == c.suite && s.case == c.case)
+    {
+        props.push(("assay.runs".into(), s.runs.to_string()));
+        props.push(("assay.passed".into(), s.pass_rate.passed.to_string()));
+        props.push(("assay.pass_rate".into(), format!("{:.2}", s.pass_rate.rate)));
+    }
+    if let Some(b) = r
+        .statistics
+        .baselines
+        .iter()
+        .find(|b| b.suite == c.suite && b.case == c.case)
+    {
+        let arm = format!("assay.{}", b.against);
+        let rate = &b.baseline.pass_rate;
+        props.push((format!("{arm}.runs"), rate.n.to_string()));
+        props.push((format!("{arm}.passed"), rate.passed.to_string()));
+        props.push((format!("{arm}.pass_rate"), format!("{:.2}", rate.rate)));
+        props.push((format!("{arm}.verdict"), b.baseline_verdict.to_string()));
+        props.push((
+            "assay.delta_pass_rate".into(),
+            format!("{:+.2}", b.delta_pass_rate),
+        ));
+        props.push(("assay.p_value".into(), format!("{:.3}", b.p_value)));
+    }
+    if props.is_empty() {
+        return String::new();
+    }
+    let mut x = String::from("      <properties>\n");
+    for (name, value) in props {
+        x.push_str(&format!(
+            "        <property name=\"{}\" value=\"{}\"/>\n",
+            attr(&name),
+            attr(&value)
+        ));
+    }
+    x.push_str("      </properties>\n");
+    x
+}
+
+/// One testcase for a case over its runs (repeats, and the baseline's or variant's runs as
+/// properties and output), or for a trigger query over its runs.
+fn grouped(r: &Report, runs: &[&CaseRun]) -> (String, Kind) {
+    let skill: Vec<&CaseRun> = runs
+        .iter()
+        .copied()
+        .filter(|o| !o.variant.is_comparison())
+        .collect();
+    let c = skill.first().copied().unwrap_or(runs[0]);
+    let time = secs(skill.iter().map(|c| c.duration_ms).sum());
+    let all_errors = skill.iter().all(|o| o.outcome == Outcome::Error);
+    let (name, kind, message) = if c.kind == RunKind::Trigger {
+        trigger_verdict(r, c, all_errors)
     } else {
-        let cs = st
+        let cs = r
+            .statistics
             .cases
             .iter()
             .find(|s| s.suite == c.suite && s.case == c.case);
-        let verdict = match cs.map(|s| (s.verdict, s.reason.clone())) {
+        let (kind, message) = match cs.map(|s| (s.verdict, s.reason.clone())) {
             // Nothing graded (all skipped or not graded): never counted as passed.
-            Some(("none", _)) => (Kind::Skipped, "no run was graded".to_string()),
-            Some(("error", _)) => (Kind::Error, "every run ended in error".to_string()),
-            Some(("fail", why)) => (Kind::Failure, why.unwrap_or_default()),
-            _ => (Kind::Passed, String::new()),
+            Some((CaseVerdict::None, _)) | None => (Kind::Skipped, "no run was graded".to_string()),
+            Some((CaseVerdict::Error, _)) => (Kind::Error, "every run ended in error".to_string()),
+            Some((CaseVerdict::Fail, why)) => (Kind::Failure, why.unwrap_or_default()),
+            Some((CaseVerdict::Pass, _)) => (Kind::Passed, String::new()),
         };
-        (format!("{} ({} runs)", c.case, runs.len()), verdict)
+        (c.case.clone(), kind, message)
     };
     let mut x = format!(
         "    <testcase name=\"{}\" classname=\"{}\" time=\"{time}\">\n",
         attr(&name),
         attr(&c.suite)
     );
+    x.push_str(&properties(r, c));
     match kind {
         Kind::Passed => {}
         Kind::Skipped => x.push_str(&format!(
@@ -151,14 +219,18 @@ fn grouped(r: &Report, c: &CaseRun, runs: &[&CaseRun]) -> (String, Kind) {
             "      <error message=\"{}\" type=\"error\"/>\n",
             attr(&message)
         )),
-        Kind::Failure => x.push_str(&format!(
-            "      <failure message=\"{}\" type=\"failed\"/>\n",
-            attr(&message)
-        )),
+        Kind::Failure => {
+            let first_failed = skill.iter().find(|o| o.outcome == Outcome::Failed);
+            x.push_str(&format!(
+                "      <failure message=\"{}\" type=\"failed\">{}</failure>\n",
+                attr(&message),
+                text(&first_failed.map(|o| failed_checks(o)).unwrap_or_default())
+            ))
+        }
     }
     x.push_str(&format!(
         "      <system-out>{}</system-out>\n    </testcase>\n",
-        text(&detail)
+        text(&run_lines(runs))
     ));
     (x, kind)
 }
@@ -224,18 +296,16 @@ pub fn render(r: &Report) -> String {
     let mut suites = Vec::new();
     for (suite, cases) in by_suite {
         let mut testcases: Vec<(String, Kind)> = Vec::new();
+        let mut seen = std::collections::BTreeSet::new();
         for c in &cases {
-            // Repeated runs, trigger queries and baselines are judged over their runs: one
-            // testcase each, with the verdict the statistics give (see `aggregate`).
-            let runs: Vec<&CaseRun> = cases
-                .iter()
-                .copied()
-                .filter(|o| o.case == c.case && o.variant == c.variant)
-                .collect();
+            if !seen.insert(c.case.as_str()) {
+                continue;
+            }
+            // A case is one testcase over its runs: its repeats, its trigger runs and the
+            // baseline's or variant's runs (see `aggregate` for the verdict).
+            let runs: Vec<&CaseRun> = cases.iter().copied().filter(|o| o.case == c.case).collect();
             if runs.len() > 1 || c.kind == RunKind::Trigger || c.variant.is_comparison() {
-                if std::ptr::eq(runs[0], *c) {
-                    testcases.push(grouped(r, c, &runs));
-                }
+                testcases.push(grouped(r, &runs));
             } else {
                 testcases.push(single(c));
             }

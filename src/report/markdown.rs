@@ -1,20 +1,12 @@
-//! A Markdown summary, for `$GITHUB_STEP_SUMMARY` and pull requests: the totals, a table of
-//! every case-run, then the failures with their reasons and failed checks.
+//! A Markdown summary, for `$GITHUB_STEP_SUMMARY` and pull requests: the headline in cases,
+//! the skill's case-runs as detail, a table of every case and trigger query (its runs passed,
+//! the baseline's or variant's beside them, why not), the statistics, then each failing case
+//! with the first of its failing runs, its failed checks and their evidence.
 
-use super::model::{Outcome, Report};
-use crate::record::case_run::Kind;
+use super::aggregate::CaseVerdict;
+use super::cases::Group;
+use super::model::{CaseRun, Outcome, Report};
 use crate::text::{printable, unify_newlines};
-
-fn icon(o: Outcome) -> &'static str {
-    match o {
-        Outcome::Passed => "✅",
-        Outcome::Failed => "❌",
-        Outcome::NotGraded => "⚪",
-        Outcome::Error => "⚠️",
-        Outcome::Skipped => "⏭️",
-        Outcome::Missing => "❓",
-    }
-}
 
 /// Text from a suite, an agent or a script as inline Markdown that shows exactly that text:
 /// on one line (a table row or list item stays whole), control characters shown escaped,
@@ -67,49 +59,160 @@ fn code(s: &str, in_table: bool) -> String {
     format!("{fence}{pad}{body}{pad}{fence}")
 }
 
-/// What sets a case-run apart in a list: its run, trigger, baseline, cache.
-pub(super) fn tags(c: &super::model::CaseRun) -> String {
-    let mut t = String::new();
-    if c.run > 1 || c.variant.is_comparison() {
-        t.push_str(&format!(" #{}", c.run));
+/// `6 of 12 case-runs passed (50%): 6 passed · 5 failed · 1 not graded · baseline runs: 0 of
+/// 6 passed`: the skill's case-runs as detail under the headline, the comparison arm's apart.
+fn case_runs_line(r: &Report) -> String {
+    let skill: Vec<&CaseRun> = r
+        .case_runs
+        .iter()
+        .filter(|c| !c.variant.is_comparison())
+        .collect();
+    let count = |o: Outcome| skill.iter().filter(|c| c.outcome == o).count();
+    let passed = count(Outcome::Passed);
+    let counted = skill.len() - count(Outcome::Skipped);
+    let mut parts = vec![format!("{passed} passed")];
+    for (o, w) in [
+        (Outcome::Failed, "failed"),
+        (Outcome::NotGraded, "not graded"),
+        (Outcome::Error, "with errors"),
+        (Outcome::Skipped, "skipped"),
+        (Outcome::Missing, "missing"),
+    ] {
+        if count(o) > 0 {
+            parts.push(format!("{} {w}", count(o)));
+        }
     }
-    if c.kind == Kind::Trigger {
-        t.push_str(" (trigger)");
+    let mut line = format!(
+        "{passed} of {} case-runs passed ({:.0}%): {}",
+        skill.len(),
+        if counted == 0 {
+            0.0
+        } else {
+            passed as f64 / counted as f64 * 100.0
+        },
+        parts.join(" · ")
+    );
+    let compared: Vec<&CaseRun> = r
+        .case_runs
+        .iter()
+        .filter(|c| c.variant.is_comparison())
+        .collect();
+    if let Some(first) = compared.first() {
+        line.push_str(&format!(
+            " · {} runs: {} of {} passed",
+            first.variant.word(),
+            compared
+                .iter()
+                .filter(|c| c.outcome == Outcome::Passed)
+                .count(),
+            compared.len()
+        ));
     }
-    if c.variant.is_comparison() {
-        t.push_str(&format!(" ({})", c.variant.word()));
+    line
+}
+
+fn verdict_icon(v: CaseVerdict) -> &'static str {
+    match v {
+        CaseVerdict::Pass => "✅",
+        CaseVerdict::Fail => "❌",
+        CaseVerdict::Error => "⚠️",
+        CaseVerdict::None => "⚪",
     }
-    if c.cached {
-        t.push_str(" (cached)");
+}
+
+/// A case's (or trigger query's) verdict, its runs and why it did not pass; a passing case
+/// with runs not graded says why they were not.
+fn row(r: &Report, g: &Group, compared: bool) -> String {
+    let skill = g.skill(r);
+    let passed = |runs: &[&CaseRun]| {
+        let graded: Vec<_> = runs
+            .iter()
+            .filter(|c| !matches!(c.outcome, Outcome::Skipped | Outcome::NotGraded))
+            .collect();
+        let ok = graded
+            .iter()
+            .filter(|c| c.outcome == Outcome::Passed)
+            .count();
+        if graded.is_empty() {
+            "–".to_string()
+        } else {
+            format!("{ok}/{}", graded.len())
+        }
+    };
+    let (icon, mut why) = if g.trigger {
+        let t = r
+            .statistics
+            .triggers
+            .iter()
+            .find(|t| t.suite == g.suite && t.id == g.case);
+        match t {
+            Some(t) if t.passed => ("✅", String::new()),
+            Some(t) => (
+                "❌",
+                format!(
+                    "fired in {}/{} runs; should {}trigger",
+                    t.fired,
+                    t.runs,
+                    if t.should_trigger { "" } else { "not " }
+                ),
+            ),
+            None => ("⚪", String::new()),
+        }
+    } else {
+        let s = r
+            .statistics
+            .cases
+            .iter()
+            .find(|s| s.suite == g.suite && s.case == g.case);
+        let v = s.map_or(CaseVerdict::None, |s| s.verdict);
+        let why = s.and_then(|s| s.reason.clone()).unwrap_or_default();
+        (verdict_icon(v), why)
+    };
+    if why.is_empty()
+        && let Some(c) = skill.iter().find(|c| c.outcome != Outcome::Passed)
+    {
+        why = format!(
+            "run {}: {}{}",
+            c.run,
+            c.outcome.word(),
+            c.reason
+                .as_deref()
+                .map(|w| format!(": {w}"))
+                .unwrap_or_default()
+        );
     }
-    if c.result.target_exercised == Some(false) {
-        t.push_str(" (target not exercised)");
+    let mean_s = skill.iter().map(|c| c.duration_ms).sum::<u64>() as f64
+        / skill.len().max(1) as f64
+        / 1000.0;
+    let mut cells = vec![
+        icon.to_string(),
+        format!(
+            "{}{}{}",
+            code(&format!("{}/{}", g.suite, g.case), true),
+            text(&super::cases::query(r, g, 60)),
+            if skill.iter().any(|c| c.cached) {
+                " (cached)"
+            } else {
+                ""
+            }
+        ),
+        passed(&skill),
+    ];
+    if compared {
+        cells.push(passed(&g.compared(r)));
     }
-    t
+    cells.push(format!("{mean_s:.1} s"));
+    cells.push(text(&why));
+    format!("| {} |\n", cells.join(" | "))
 }
 
 pub fn render(r: &Report) -> String {
     let s = &r.summary;
-    let mut parts = vec![format!("{} passed", s.passed)];
-    for (n, w) in [
-        (s.failed, "failed"),
-        (s.not_graded, "not graded"),
-        (s.errors, if s.errors == 1 { "error" } else { "errors" }),
-        (s.skipped, "skipped"),
-        (s.missing, "missing"),
-    ] {
-        if n > 0 {
-            parts.push(format!("{n} {w}"));
-        }
-    }
-    // The headline in cases; the case-runs (every arm) as detail.
+    // The headline in cases; the case-runs as detail, the comparison arm's apart.
     let mut md = format!(
-        "## assay: {}\n\n{} of {} case-runs passed ({:.0}%): {}",
+        "## assay: {}\n\n{}",
         text(&super::headline::headline(&r.statistics)),
-        s.passed,
-        s.total,
-        s.pass_rate * 100.0,
-        parts.join(" · ")
+        text(&case_runs_line(r))
     );
     md.push_str(&format!(" · {:.1} s", s.duration_ms as f64 / 1000.0));
     if let Some(c) = s.cost_usd {
@@ -127,19 +230,19 @@ pub fn render(r: &Report) -> String {
     if let Some(n) = super::contained_notice(r) {
         md.push_str(&format!("\n\n> **Note:** {}", text(&n)));
     }
-    md.push_str("\n\n| | case-run | checks | time | why not |\n|---|---|---|---|---|\n");
-    for c in &r.case_runs {
-        let passed = c.checks.iter().filter(|k| k.passed).count();
-        md.push_str(&format!(
-            "| {} | {}{} | {}/{} | {:.1} s | {} |\n",
-            icon(c.outcome),
-            code(&format!("{}/{}", c.suite, c.case), true),
-            tags(c),
-            passed,
-            c.checks.len(),
-            c.duration_ms as f64 / 1000.0,
-            text(c.reason.as_deref().unwrap_or(""))
-        ));
+    let arm = r
+        .case_runs
+        .iter()
+        .find(|c| c.variant.is_comparison())
+        .map(|c| c.variant.word());
+    match arm {
+        Some(a) => md.push_str(&format!(
+            "\n\n| | case | runs passed | {a} | time per run | why not |\n|---|---|---|---|---|---|\n"
+        )),
+        None => md.push_str("\n\n| | case | runs passed | time per run | why not |\n|---|---|---|---|---|\n"),
+    }
+    for g in super::cases::groups(r) {
+        md.push_str(&row(r, &g, arm.is_some()));
     }
     for t in super::tables::tables(&r.statistics) {
         md.push_str(&format!("\n### {}\n\n", text(&t.title)));
@@ -211,27 +314,66 @@ pub fn render(r: &Report) -> String {
             ));
         }
     }
-    let failures: Vec<_> = r
-        .case_runs
-        .iter()
-        .filter(|c| matches!(c.outcome, Outcome::Failed | Outcome::Error))
-        .collect();
-    if !failures.is_empty() {
-        md.push_str("\n### Failures\n");
-        for c in failures {
+    md.push_str(&failures(r));
+    md
+}
+
+/// Each case and trigger query that did not pass, with the first of its runs that did not
+/// (its folder, why, its failed checks). The comparison arms' runs are never failures.
+fn failures(r: &Report) -> String {
+    let mut md = String::new();
+    for g in super::cases::groups(r) {
+        let failed = if g.trigger {
+            r.statistics
+                .triggers
+                .iter()
+                .any(|t| t.suite == g.suite && t.id == g.case && !t.passed)
+        } else {
+            r.statistics.cases.iter().any(|s| {
+                s.suite == g.suite
+                    && s.case == g.case
+                    && matches!(s.verdict, CaseVerdict::Fail | CaseVerdict::Error)
+            })
+        };
+        let skill = g.skill(r);
+        let Some(c) = skill
+            .iter()
+            .find(|c| matches!(c.outcome, Outcome::Failed | Outcome::Error))
+            .filter(|_| failed)
+        else {
+            continue;
+        };
+        if md.is_empty() {
+            md.push_str("\n### Failures\n");
+        }
+        let bad = skill
+            .iter()
+            .filter(|c| matches!(c.outcome, Outcome::Failed | Outcome::Error))
+            .count();
+        let folder = text(&c.dir.display().to_string());
+        md.push_str(&format!(
+            "\n**{}**{} ({}): {}\n",
+            code(&format!("{}/{}", c.suite, c.case), false),
+            text(&super::cases::query(r, &g, 60)),
+            if skill.len() == 1 {
+                folder
+            } else {
+                format!(
+                    "{bad} of {} runs did not pass; the first: {folder}",
+                    skill.len()
+                )
+            },
+            text(c.reason.as_deref().unwrap_or(""))
+        ));
+        for k in c.checks.iter().filter(|k| !k.passed) {
             md.push_str(&format!(
-                "\n**{}** ({}): {}\n",
-                code(&format!("{}/{}", c.suite, c.case), false),
-                text(&c.dir.display().to_string()),
-                text(c.reason.as_deref().unwrap_or(""))
+                "- ✗ {} ({}): {}\n",
+                code(&k.id, false),
+                text(&k.kind),
+                text(&k.message)
             ));
-            for k in c.checks.iter().filter(|k| !k.passed) {
-                md.push_str(&format!(
-                    "- ✗ {} ({}): {}\n",
-                    code(&k.id, false),
-                    text(&k.kind),
-                    text(&k.message)
-                ));
+            if let Some(e) = &k.evidence {
+                md.push_str(&format!("  - evidence: {}\n", text(e)));
             }
         }
     }

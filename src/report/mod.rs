@@ -3,6 +3,7 @@
 
 pub mod aggregate;
 pub mod audit;
+pub mod cases;
 pub mod diff;
 pub mod github;
 pub mod headline;
@@ -16,6 +17,7 @@ pub mod routing;
 pub mod skill_creator;
 pub mod tables;
 pub mod uaaps;
+pub mod verdict;
 
 use std::path::Path;
 

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::execute::{CaseRunPlan, CaseRunResult, Status, Stop};
+use super::execute::{CaseRunPlan, CaseRunRecord, Status, Stop};
 use super::turns::Driven;
 use crate::assert::view::CaseRunView;
 use crate::harness::TurnSummary;
@@ -32,7 +32,7 @@ pub struct Collected {
 /// `output.txt`, `stderr.txt`, `workspace.json`) and builds the view the checks see. Hands the
 /// workspace back for teardown.
 pub async fn collect(
-    r: &mut CaseRunResult,
+    r: &mut CaseRunRecord,
     plan: &CaseRunPlan<'_>,
     staged: Staged,
     driven: Driven,

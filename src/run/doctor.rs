@@ -410,7 +410,7 @@ fn category_fix(category: crate::record::agent::ErrorCategory) -> &'static str {
 }
 
 /// A probe case-run's outcome as a check.
-fn probe_check(r: &super::CaseRunResult) -> Check {
+fn probe_check(r: &super::CaseRunRecord) -> Check {
     let what = format!("probe {}", r.harness);
     let model = r.model.as_deref().unwrap_or("its default model");
     let answer = std::fs::read_to_string(r.dir.join("output.txt"))

@@ -21,7 +21,7 @@ use crate::workspace::{self, StageOptions, Staged};
 /// Setup and teardown scripts get this long each (as in Skillet).
 pub const SCRIPT_TIMEOUT: Duration = Duration::from_secs(30);
 
-pub use crate::record::case_run::{CaseRunRecord as CaseRunResult, Kind, Status};
+pub use crate::record::case_run::{CaseRunRecord, Kind, Status};
 
 pub use crate::record::case_run::FailedToolCall;
 
@@ -88,7 +88,7 @@ pub struct CaseRunPlan<'a> {
     pub redact: &'a super::redact::Redactor,
 }
 
-impl CaseRunResult {
+impl CaseRunRecord {
     /// How the case-run ended, when not as a completed run: its status and why.
     pub(super) fn end(&mut self, status: Status, reason: impl Into<String>) {
         self.status = status;
@@ -96,7 +96,7 @@ impl CaseRunResult {
     }
 
     fn new(plan: &CaseRunPlan<'_>) -> Self {
-        CaseRunResult {
+        CaseRunRecord {
             schema: crate::record::case_run::SCHEMA.into(),
             suite: plan.suite.id.clone(),
             suite_source: plan.suite.source.clone(),
@@ -197,9 +197,9 @@ pub enum Stop {
 
 /// Runs one case-run to its end and records it. Never panics on agent behaviour; every
 /// failure is a status with a reason.
-pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
+pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunRecord {
     let started = Instant::now();
-    let mut result = CaseRunResult::new(&plan);
+    let mut result = CaseRunRecord::new(&plan);
     match stages(&mut result, &plan, started).await {
         Ok(()) | Err(Stop::Finish) => finish(result, started, &plan),
         Err(Stop::Interrupted) => interrupted(result, started, &plan),
@@ -209,7 +209,7 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunResult {
 /// The stages, in order: the prompts, the workspace, its containment, the turns, what they
 /// left, grading, teardown.
 async fn stages(
-    r: &mut CaseRunResult,
+    r: &mut CaseRunRecord,
     plan: &CaseRunPlan<'_>,
     started: Instant,
 ) -> Result<(), Stop> {
@@ -264,7 +264,7 @@ async fn stages(
 
 /// Before any process: the run folder, `--trust` for scripts, the prompts to send
 /// (`prompt.txt`).
-fn begin(r: &mut CaseRunResult, plan: &CaseRunPlan<'_>) -> Result<Vec<String>, Stop> {
+fn begin(r: &mut CaseRunRecord, plan: &CaseRunPlan<'_>) -> Result<Vec<String>, Stop> {
     if let Err(e) = std::fs::create_dir_all(&plan.dir) {
         r.unrecorded
             .push(format!("cannot create {}: {e}", plan.dir.display()));
@@ -292,7 +292,7 @@ fn begin(r: &mut CaseRunResult, plan: &CaseRunPlan<'_>) -> Result<Vec<String>, S
 
 /// The workspace: the project's files, fixtures and the skill (or the baseline's), staged off
 /// the executor.
-async fn stage(r: &mut CaseRunResult, plan: &CaseRunPlan<'_>) -> Result<Staged, Stop> {
+async fn stage(r: &mut CaseRunRecord, plan: &CaseRunPlan<'_>) -> Result<Staged, Stop> {
     let mut suite = workspace::SuiteStage::of(plan.suite);
     if plan.skill.is_some() {
         suite.replaces = suite.skill.take();
@@ -312,7 +312,7 @@ async fn stage(r: &mut CaseRunResult, plan: &CaseRunPlan<'_>) -> Result<Staged, 
 /// The sandbox every process of the case-run runs in, the setup script, and the harness's
 /// preparation of the private HOME.
 async fn contain(
-    r: &mut CaseRunResult,
+    r: &mut CaseRunRecord,
     plan: &CaseRunPlan<'_>,
     staged: &Staged,
 ) -> Result<Contained, Stop> {
@@ -340,7 +340,7 @@ async fn contain(
             j.rewrite_env(&mut env);
             j.record()
         }
-        None => crate::sandbox::Record::unsandboxed(),
+        None => crate::record::case_run::SandboxRecord::unsandboxed(),
     });
     if let Some(script) = &plan.case.setup
         && let Err(why) = run_script("setup", script, &staged.root, &env, jail.as_ref()).await
@@ -373,7 +373,7 @@ async fn contain(
 }
 
 /// How the turns ended, when no turn said: the timeout, or an agent that exited non-zero.
-fn conclude(r: &mut CaseRunResult, plan: &CaseRunPlan<'_>, driven: &Driven) {
+fn conclude(r: &mut CaseRunRecord, plan: &CaseRunPlan<'_>, driven: &Driven) {
     if r.timed_out && r.error.is_none() {
         r.end(
             Status::Failed,
@@ -402,7 +402,7 @@ fn conclude(r: &mut CaseRunResult, plan: &CaseRunPlan<'_>, driven: &Driven) {
 
 /// The grade: a trigger eval's (did the skill fire?), or the checks' and the judge's; then
 /// `grading.json`.
-async fn grade_case_run(r: &mut CaseRunResult, plan: &CaseRunPlan<'_>, collected: Collected) {
+async fn grade_case_run(r: &mut CaseRunRecord, plan: &CaseRunPlan<'_>, collected: Collected) {
     if let Some(t) = r.trigger.as_mut() {
         // A trigger eval: did the skill fire, as the agent's own events show?
         let fired = r.skills_invoked.contains(&t.skill);
@@ -506,7 +506,7 @@ fn trigger_grade(t: &TriggerRecord, failure: Option<&str>, broken: &[String]) ->
 
 /// `--trigger-mode judge`: no agent runs; the judge guesses from the skill's name and
 /// description whether it would fire on the query.
-async fn judge_trigger(result: &mut CaseRunResult, plan: &CaseRunPlan<'_>, t: &TriggerPlan<'_>) {
+async fn judge_trigger(result: &mut CaseRunRecord, plan: &CaseRunPlan<'_>, t: &TriggerPlan<'_>) {
     let Some(slot) = plan.judge.as_ref() else {
         result.end(
             Status::Error,
@@ -549,10 +549,10 @@ async fn judge_trigger(result: &mut CaseRunResult, plan: &CaseRunPlan<'_>, t: &T
 
 /// A case-run stopped by Ctrl-C: recorded as an error, so `--resume` redoes it.
 fn interrupted(
-    mut result: CaseRunResult,
+    mut result: CaseRunRecord,
     started: Instant,
     plan: &CaseRunPlan<'_>,
-) -> CaseRunResult {
+) -> CaseRunRecord {
     result.end(
         Status::Error,
         "interrupted (Ctrl-C, SIGTERM or SIGHUP) before it finished",
@@ -561,7 +561,7 @@ fn interrupted(
     finish(result, started, plan)
 }
 
-fn finish(mut result: CaseRunResult, started: Instant, plan: &CaseRunPlan<'_>) -> CaseRunResult {
+fn finish(mut result: CaseRunRecord, started: Instant, plan: &CaseRunPlan<'_>) -> CaseRunRecord {
     result.duration_ms = started.elapsed().as_millis() as u64;
     if let Some(first) = result.unrecorded.first() {
         // Never a pass read from a folder missing part of what happened.
@@ -599,7 +599,7 @@ fn finish(mut result: CaseRunResult, started: Instant, plan: &CaseRunPlan<'_>) -
     result
 }
 
-impl CaseRunResult {
+impl CaseRunRecord {
     /// Writes a file of the case-run's folder, noting a failure.
     pub(super) fn write(&mut self, path: &Path, bytes: &[u8]) {
         if let Err(e) = std::fs::write(path, bytes) {

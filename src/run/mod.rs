@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-pub use execute::{CaseRunResult, Status};
+pub use execute::{CaseRunRecord, Status};
 pub use grade::JudgeSlot;
 pub use options::{RunOptions, RunSettings};
 pub use plan::{Baseline, Mode, Shard, TriggerMode, Variant};
@@ -71,7 +71,7 @@ pub enum RunEvent<'a> {
         reused: usize,
     },
     /// A case-run finished and is recorded.
-    Finished(&'a CaseRunResult),
+    Finished(&'a CaseRunRecord),
     /// A case-run taken from the cache or kept from the run being resumed.
     Reused(&'a Reused),
 }

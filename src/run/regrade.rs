@@ -27,10 +27,10 @@ pub struct Recorded {
     pub result: CaseRunRecord,
 }
 
-pub use crate::record::ReadError as RegradeError;
+pub use crate::record::ReadError;
 
 /// Every case-run recorded in a run folder, in folder order.
-pub fn read_run(dir: &Path) -> Result<Vec<Recorded>, RegradeError> {
+pub fn read_run(dir: &Path) -> Result<Vec<Recorded>, ReadError> {
     record::read_run(dir)?;
     record::case_run_dirs(dir)
         .into_iter()

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::plan::Planned;
-use super::{CaseRunResult, Context, JudgeSlot, RunOptions, Status, Variant, cache, cache_key};
+use super::{CaseRunRecord, Context, JudgeSlot, RunOptions, Status, Variant, cache, cache_key};
 use crate::record;
 
 /// A case-run not run again: its result is already in the run folder (`--resume`) or came
@@ -104,7 +104,7 @@ fn reused_from(
 }
 
 /// Only case-runs that completed and were fully graded are worth reusing.
-pub(super) fn cacheable(r: &CaseRunResult) -> bool {
+pub(super) fn cacheable(r: &CaseRunRecord) -> bool {
     r.status == Status::Completed
         && r.grade
             .as_ref()

@@ -9,7 +9,7 @@ use futures::StreamExt;
 use super::plan::Planned;
 use super::reuse::cacheable;
 use super::{
-    CaseRunResult, Context, NotStarted, RunEvent, RunOptions, Variant, cache, cache_key, execute,
+    CaseRunRecord, Context, NotStarted, RunEvent, RunOptions, Variant, cache, cache_key, execute,
     redact,
 };
 use crate::assert::check::Checks;
@@ -235,7 +235,7 @@ impl Launch<'_> {
         key: Option<&str>,
         cancel: tokio::sync::watch::Receiver<bool>,
         budget: &Budget,
-    ) -> Option<CaseRunResult> {
+    ) -> Option<CaseRunRecord> {
         let Context {
             suites,
             opts,

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::execute::{CaseRunPlan, CaseRunResult, Status, Stop};
+use super::execute::{CaseRunPlan, CaseRunRecord, Status, Stop};
 use crate::harness::{ErrorCategory, Event, Invocation};
 use crate::process::{self, Exited, Spawn};
 use crate::record::Lines;
@@ -32,7 +32,7 @@ pub struct Driven {
 /// Runs the turns, recording each in `r`; stops at the first that fails. `Err` only when the
 /// run was interrupted.
 pub async fn drive(
-    r: &mut CaseRunResult,
+    r: &mut CaseRunRecord,
     plan: &CaseRunPlan<'_>,
     staged: &Staged,
     contained: &Contained,
@@ -197,7 +197,7 @@ fn spawn_for(
 
 /// A turn's events into the case-run: tool calls counted, skills used, what a plain program
 /// printed; then kept in order.
-fn tally(r: &mut CaseRunResult, driven: &mut Driven, events: Vec<Event>) {
+fn tally(r: &mut CaseRunRecord, driven: &mut Driven, events: Vec<Event>) {
     for e in &events {
         match e {
             Event::ToolCall { name, .. } => *r.tool_calls.entry(name.clone()).or_default() += 1,

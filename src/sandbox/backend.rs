@@ -12,7 +12,7 @@ use super::jail::{BwrapJail, JailSpec};
 use super::landlocked::{Landlock, LandlockJail};
 use super::probe::Bwrap;
 use super::seatbelt::{Seatbelt, SeatbeltJail};
-use super::{Mode, Record};
+use super::{Mode, SandboxRecord};
 use crate::host::{HostEnv, Unavailable};
 use crate::process::Spawn;
 
@@ -164,7 +164,7 @@ pub enum Jail {
 
 impl Jail {
     /// What to record of this sandbox in the case-run's result.
-    pub fn record(&self) -> Record {
+    pub fn record(&self) -> SandboxRecord {
         match self {
             Jail::Bwrap(j) => j.record(),
             Jail::Landlock(j) => j.record(),

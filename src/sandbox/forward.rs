@@ -15,7 +15,7 @@ use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinHandle;
 
 use super::endpoint::{Plan, Target};
-use super::{Network, Record};
+use super::{Network, SandboxRecord};
 
 /// Connections one case-run's sandbox may have open to its endpoints at once.
 pub const MAX_CONNECTIONS: usize = 64;
@@ -200,8 +200,8 @@ impl LoopbackNet {
     }
 
     /// A case-run's sandbox record of this backend `kind` with `network`.
-    pub fn record(net: Option<&LoopbackNet>, kind: &str, network: Network) -> Record {
-        Record {
+    pub fn record(net: Option<&LoopbackNet>, kind: &str, network: Network) -> SandboxRecord {
+        SandboxRecord {
             kind: kind.into(),
             network: Some(network.as_str().into()),
             endpoints: net.map(|n| n.plan.describe()).unwrap_or_default(),

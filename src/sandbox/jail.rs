@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use super::endpoint::Plan as NetPlan;
 use super::probe::{Bwrap, HELPER_INSIDE};
 use super::shown::{self, real_folder_under};
-use super::{Network, Record};
+use super::{Network, SandboxRecord};
 use crate::process::Spawn;
 
 /// What every sandbox is, before what is hidden and shown: its namespaces (the network's is
@@ -145,8 +145,8 @@ impl BwrapJail {
     }
 
     /// What to record of this sandbox in the case-run's result.
-    pub fn record(&self) -> Record {
-        Record {
+    pub fn record(&self) -> SandboxRecord {
+        SandboxRecord {
             kind: "bwrap".into(),
             network: Some(self.spec.network.as_str().into()),
             endpoints: self.net.as_ref().map(|n| n.describe()).unwrap_or_default(),

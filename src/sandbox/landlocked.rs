@@ -19,7 +19,7 @@ use std::process::Command;
 use super::forward::LoopbackNet;
 use super::jail::JailSpec;
 use super::shown::{self, real_folder_under};
-use super::{Network, Record};
+use super::{Network, SandboxRecord};
 use crate::host::{HostEnv, Unavailable};
 use crate::process::Spawn;
 
@@ -167,7 +167,7 @@ impl LandlockJail {
         })
     }
 
-    pub fn record(&self) -> Record {
+    pub fn record(&self) -> SandboxRecord {
         LoopbackNet::record(self.net.as_ref(), "landlock", self.spec.network)
     }
 

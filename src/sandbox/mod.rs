@@ -32,6 +32,8 @@ pub mod shown;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::record::case_run::SandboxRecord;
+
 pub use backend::{Backend, Jail};
 pub use jail::{JailSpec, Layers};
 pub use probe::Bwrap;
@@ -102,9 +104,7 @@ pub fn failed_to_start(exited: &crate::process::Exited) -> Option<String> {
     })
 }
 
-pub use crate::record::case_run::SandboxRecord as Record;
-
-impl Record {
+impl SandboxRecord {
     /// What the sandbox let through, for an agent that could not reach its model.
     pub fn why_unreachable(&self) -> Option<String> {
         match self.network.as_deref()? {
@@ -121,8 +121,8 @@ impl Record {
         }
     }
 
-    pub fn unsandboxed() -> Record {
-        Record {
+    pub fn unsandboxed() -> SandboxRecord {
+        SandboxRecord {
             kind: "none".into(),
             network: None,
             endpoints: Vec::new(),

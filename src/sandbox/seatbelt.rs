@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use super::forward::LoopbackNet;
 use super::jail::JailSpec;
 use super::landlocked::{allowed_except, writable_parts};
-use super::{Network, Record, shown};
+use super::{Network, SandboxRecord, shown};
 use crate::host::Unavailable;
 use crate::process::Spawn;
 
@@ -167,7 +167,7 @@ impl SeatbeltJail {
         })
     }
 
-    pub fn record(&self) -> Record {
+    pub fn record(&self) -> SandboxRecord {
         LoopbackNet::record(self.net.as_ref(), "seatbelt", self.spec.network)
     }
 

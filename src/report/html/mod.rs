@@ -10,6 +10,7 @@
 //! line separators escaped, so nothing in it can end the element.
 
 pub mod csp;
+mod matrix;
 pub mod plots;
 mod timeline;
 
@@ -40,7 +41,9 @@ ol.timeline li::before{content:'';position:absolute;left:-.5em;top:.55em;width:.
 ol.timeline li.skill::before{background:#1a73e8}ol.timeline li.error::before{background:#b3261e}ol.timeline li.tool::before{background:#137333}\
 .result.error b,li.error b{color:#b3261e}fieldset.review{border:1px solid #ddd;border-radius:6px}fieldset.review textarea{width:100%;box-sizing:border-box}\
 figure{margin:1em 0}figcaption{font-weight:600}svg.plot{max-width:100%;height:auto;font-size:12px}svg.plot text{fill:#1d1d1f}svg.plot rect{fill:#8aa4c8}svg.plot .good rect{fill:#7bb77e}svg.plot .bad rect{fill:#e08b84}\
-svg.plot .interval,svg.plot .axis line{stroke:#1d1d1f;fill:none}svg.plot .marker{stroke:#b3261e;stroke-width:2}";
+svg.plot .interval,svg.plot .axis line{stroke:#1d1d1f;fill:none}svg.plot .marker{stroke:#b3261e;stroke-width:2}\
+table.matrix td.cell{white-space:nowrap}.marks{margin-left:.4em;letter-spacing:.15em}.mark{text-decoration:none;font-weight:700}\
+section.group{border-top:3px solid #1d1d1f;margin:2em 0 1em}pre.diff .add{background:#e6ffec;display:block}pre.diff .del{background:#ffebe9;display:block}pre.diff .hunk{color:#6b6b6b}";
 
 /// Text as HTML: escaped, with line ends as an HTML parser reads them and control characters
 /// shown escaped (so the file prints the same on a terminal as it reads in a browser).
@@ -48,7 +51,7 @@ pub(crate) fn e(s: &str) -> String {
     escape(printable(&unify_newlines(s)).as_str()).into_owned()
 }
 
-fn class(o: Outcome) -> &'static str {
+pub(crate) fn class(o: Outcome) -> &'static str {
     match o {
         Outcome::Passed => "passed",
         Outcome::Failed => "failed",
@@ -197,6 +200,147 @@ fn judge(j: &Option<JudgeRecord>) -> String {
     h
 }
 
+/// What each case-run's section is made from: the report, the older one with `--against`
+/// (its case-runs by key) and every case-run's place by key (for its comparison twin).
+struct Page<'a> {
+    r: &'a Report,
+    older: Option<&'a Report>,
+    before: &'a HashMap<Key<'a>, &'a CaseRun>,
+    index: HashMap<Key<'a>, usize>,
+}
+
+impl Page<'_> {
+    fn changed(&self, c: &CaseRun) -> bool {
+        self.before
+            .get(&key(c))
+            .is_some_and(|b| b.outcome != c.outcome)
+    }
+
+    /// A case-run's section: what it was asked, what it did, how it was graded, the review.
+    fn case_run(&self, i: usize) -> String {
+        let c = &self.r.case_runs[i];
+        let mut h = format!(
+            "<section class=\"case\" id=\"c{i}\" tabindex=\"-1\" data-i=\"{i}\" data-outcome=\"{}\" data-suite=\"{}\"{}><h3><span class=\"badge {}\">{}</span> {}/{} ({}run {})</h3>",
+            class(c.outcome),
+            e(&c.suite),
+            if self.changed(c) {
+                " data-changed=\"yes\""
+            } else {
+                ""
+            },
+            class(c.outcome),
+            c.outcome.word(),
+            e(&c.suite),
+            e(&c.case),
+            if c.variant.is_comparison() {
+                format!("{}, ", c.variant.word())
+            } else {
+                String::new()
+            },
+            c.run,
+        );
+        if let Some(why) = &c.reason {
+            h.push_str(&format!("<p class=\"{}\">{}</p>", class(c.outcome), e(why)));
+        }
+        h.push_str(&format!(
+            "<p>{} · {:.1} s · folder <code>{}</code></p><h4>Prompt</h4><pre>{}</pre>",
+            e(&c.harness),
+            c.duration_ms as f64 / 1000.0,
+            e(&c.dir.display().to_string()),
+            e(&c.prompt)
+        ));
+        h.push_str(&self.twin(i, c));
+        h.push_str(&self.against(c));
+        h.push_str("<h4>Trajectory</h4>");
+        h.push_str(&timeline::timeline(c));
+        h.push_str("<h4>Output</h4>");
+        h.push_str(&format!("<pre>{}</pre>", e(&c.output_snippet)));
+        if !c.checks.is_empty() {
+            h.push_str("<h4>Checks</h4>");
+            h.push_str(&checks(c));
+        }
+        h.push_str(&judge(&c.judge));
+        h.push_str(&artifacts(c));
+        h.push_str(&review(self.r, c, i));
+        h.push_str("</section>");
+        h
+    }
+
+    /// The skill's case-run beside its comparison twin (same case and run).
+    fn twin(&self, i: usize, c: &CaseRun) -> String {
+        let (su, ca, ru, base) = key(c);
+        let Some(&j) = self.index.get(&(su, ca, ru, !base)) else {
+            return String::new();
+        };
+        let other = &self.r.case_runs[j];
+        let (skill, base) = match c.variant {
+            Variant::Skill => ((i, c), (j, other)),
+            Variant::Baseline | Variant::Variant => ((j, other), (i, c)),
+        };
+        format!(
+            "<h4>Side by side: with the skill and the {}</h4>{}",
+            base.1.variant.word(),
+            side_by_side(
+                (
+                    &format!("<a href=\"#c{}\">with the skill</a>", skill.0),
+                    skill.1,
+                ),
+                (
+                    &format!("<a href=\"#c{}\">{}</a>", base.0, base.1.variant.word()),
+                    base.1,
+                ),
+            )
+        )
+    }
+
+    /// The case-run beside its own in the older run, with `--against`.
+    fn against(&self, c: &CaseRun) -> String {
+        if self.older.is_none() {
+            return String::new();
+        }
+        let mut h = String::from("<h4>Against the older run</h4>");
+        match self.before.get(&key(c)) {
+            Some(b) => {
+                if b.outcome != c.outcome {
+                    h.push_str(&format!(
+                        "<p class=\"changed\">changed: {} → {}</p>",
+                        b.outcome.word(),
+                        c.outcome.word()
+                    ));
+                } else {
+                    h.push_str(&format!("<p>unchanged: {}</p>", c.outcome.word()));
+                }
+                h.push_str(&side_by_side(("the older run", b), ("this run", c)));
+                h.push_str(&matrix::files_diff(("the older run", b), ("this run", c)));
+            }
+            None => h.push_str("<p>not in the older run</p>"),
+        }
+        h
+    }
+}
+
+/// The files a case-run wrote, each folded.
+fn artifacts(c: &CaseRun) -> String {
+    if c.artifacts.is_empty() {
+        return String::new();
+    }
+    let mut h = String::from("<h4>Files the agent wrote</h4>");
+    for (path, text) in &c.artifacts {
+        match text {
+            Some(t) => h.push_str(&format!(
+                "<details><summary><code>{}</code></summary><pre>{}</pre></details>",
+                e(path),
+                e(t)
+            )),
+            None => h.push_str(&format!(
+                "<p><code>{}</code> (binary or large: see the folder)</p>",
+                e(path)
+            )),
+        }
+    }
+    h
+}
+
 pub fn render(r: &Report) -> String {
     render_against(r, None)
 }
@@ -320,22 +464,7 @@ pub fn render_against(r: &Report, older: Option<&Report>) -> String {
 <span class=\"keys\">keys: <kbd>j</kbd>/<kbd>k</kbd> or <kbd>↓</kbd>/<kbd>↑</kbd> next and previous case-run, <kbd>/</kbd> search</span></div>\
 <pre id=\"feedback-out\" hidden></pre>");
 
-    h.push_str("<table><tr><th>outcome</th><th>case-run</th><th>checks</th><th>time</th><th>why not</th></tr>");
-    for (i, c) in r.case_runs.iter().enumerate() {
-        let passed = c.checks.iter().filter(|k| k.passed).count();
-        h.push_str(&format!(
-            "<tr id=\"r{i}\"><td class=\"badge {}\">{}</td><td><a href=\"#c{i}\">{}/{}</a>{}</td><td>{passed}/{}</td><td>{:.1} s</td><td>{}</td></tr>",
-            class(c.outcome),
-            c.outcome.word(),
-            e(&c.suite),
-            e(&c.case),
-            e(&super::markdown::tags(c)),
-            c.checks.len(),
-            c.duration_ms as f64 / 1000.0,
-            e(c.reason.as_deref().unwrap_or(""))
-        ));
-    }
-    h.push_str("</table>");
+    h.push_str(&matrix::table(r, older));
 
     let plots: Vec<plots::Plot> = plots::pass_rates(&r.statistics)
         .into_iter()
@@ -374,102 +503,23 @@ pub fn render_against(r: &Report, older: Option<&Report>) -> String {
         h.push_str("</table>");
     }
 
-    // Each skill case-run's baseline twin (same case and run), for the side-by-side view.
-    let index: HashMap<Key, usize> = r
-        .case_runs
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (key(c), i))
-        .collect();
-    for (i, c) in r.case_runs.iter().enumerate() {
-        h.push_str(&format!(
-            "<section class=\"case\" id=\"c{i}\" tabindex=\"-1\" data-i=\"{i}\" data-outcome=\"{}\" data-suite=\"{}\"{}><h2><span class=\"badge {}\">{}</span> {}/{}{}{}</h2>",
-            class(c.outcome),
-            e(&c.suite),
-            if changed(c) { " data-changed=\"yes\"" } else { "" },
-            class(c.outcome),
-            c.outcome.word(),
-            e(&c.suite),
-            e(&c.case),
-            if c.run > 1 { format!(" (run {})", c.run) } else { String::new() },
-            if c.variant.is_comparison() { format!(" ({})", c.variant.word()) } else { String::new() }
-        ));
-        if let Some(why) = &c.reason {
-            h.push_str(&format!("<p class=\"{}\">{}</p>", class(c.outcome), e(why)));
+    // Each case's group: its head (verdicts, the files diffed), then its case-runs.
+    let page = Page {
+        r,
+        older,
+        before: &before,
+        index: r
+            .case_runs
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (key(c), i))
+            .collect(),
+    };
+    for (n, g) in matrix::groups(r).iter().enumerate() {
+        h.push_str(&matrix::group_head(r, g, n, older));
+        for &i in &g.runs {
+            h.push_str(&page.case_run(i));
         }
-        h.push_str(&format!(
-            "<p>{} · {:.1} s · folder <code>{}</code></p><h3>Prompt</h3><pre>{}</pre>",
-            e(&c.harness),
-            c.duration_ms as f64 / 1000.0,
-            e(&c.dir.display().to_string()),
-            e(&c.prompt)
-        ));
-        let (su, ca, ru, base) = key(c);
-        if let Some(&j) = index.get(&(su, ca, ru, !base)) {
-            let other = &r.case_runs[j];
-            let (skill, base) = match c.variant {
-                Variant::Skill => ((i, c), (j, other)),
-                Variant::Baseline | Variant::Variant => ((j, other), (i, c)),
-            };
-            h.push_str(&format!(
-                "<h3>Side by side: with the skill and the {}</h3>",
-                base.1.variant.word()
-            ));
-            h.push_str(&side_by_side(
-                (
-                    &format!("<a href=\"#c{}\">with the skill</a>", skill.0),
-                    skill.1,
-                ),
-                (
-                    &format!("<a href=\"#c{}\">{}</a>", base.0, base.1.variant.word()),
-                    base.1,
-                ),
-            ));
-        }
-        if older.is_some() {
-            h.push_str("<h3>Against the older run</h3>");
-            match before.get(&key(c)) {
-                Some(b) => {
-                    if b.outcome != c.outcome {
-                        h.push_str(&format!(
-                            "<p class=\"changed\">changed: {} → {}</p>",
-                            b.outcome.word(),
-                            c.outcome.word()
-                        ));
-                    } else {
-                        h.push_str(&format!("<p>unchanged: {}</p>", c.outcome.word()));
-                    }
-                    h.push_str(&side_by_side(("the older run", b), ("this run", c)));
-                }
-                None => h.push_str("<p>not in the older run</p>"),
-            }
-        }
-        h.push_str("<h3>Trajectory</h3>");
-        h.push_str(&timeline::timeline(c));
-        h.push_str("<h3>Output</h3>");
-        h.push_str(&format!("<pre>{}</pre>", e(&c.output_snippet)));
-        if !c.checks.is_empty() {
-            h.push_str("<h3>Checks</h3>");
-            h.push_str(&checks(c));
-        }
-        h.push_str(&judge(&c.judge));
-        if !c.artifacts.is_empty() {
-            h.push_str("<h3>Files the agent wrote</h3>");
-            for (path, text) in &c.artifacts {
-                match text {
-                    Some(t) => h.push_str(&format!(
-                        "<details><summary><code>{}</code></summary><pre>{}</pre></details>",
-                        e(path),
-                        e(t)
-                    )),
-                    None => h.push_str(&format!(
-                        "<p><code>{}</code> (binary or large: see the folder)</p>",
-                        e(path)
-                    )),
-                }
-            }
-        }
-        h.push_str(&review(r, c, i));
         h.push_str("</section>");
     }
     h.push_str(&format!(

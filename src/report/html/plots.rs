@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 
 use super::e;
-use crate::report::aggregate::Aggregates;
+use crate::record::case_run::Variant;
+use crate::report::aggregate::{Aggregates, CaseVerdict};
 use crate::report::model::CaseRun;
 
 /// One bar.
@@ -34,12 +35,18 @@ const PLOT: f64 = 360.0;
 const ROW: f64 = 22.0;
 const TOP: f64 = 8.0;
 
+/// At most `n` characters of a label, cut in the middle: its start (the suite) and its end
+/// (the case, and which arm: `(baseline)`) both stay, so two rows never read alike.
 fn short(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        s.chars().take(n - 1).collect::<String>() + "…"
+    let count = s.chars().count();
+    if count <= n {
+        return s.to_string();
     }
+    let tail = n / 2;
+    let head = n - tail - 1;
+    let start: String = s.chars().take(head).collect();
+    let end: String = s.chars().skip(count - tail).collect();
+    format!("{start}…{end}")
 }
 
 /// A horizontal bar chart over `[min, max]` (bars start at 0, or at `min` when 0 is outside),
@@ -157,7 +164,7 @@ pub fn pass_rates(a: &Aggregates) -> Option<Plot> {
             value: c.pass_rate.rate,
             interval: Some((c.pass_rate.low, c.pass_rate.high)),
             marker: None,
-            class: good(c.verdict != "fail"),
+            class: good(c.verdict != CaseVerdict::Fail),
             said: format!(
                 "{} of {} ({}; 95% CI {}–{})",
                 c.pass_rate.passed,
@@ -185,7 +192,7 @@ pub fn trigger_rates(a: &Aggregates) -> Option<Plot> {
         .triggers
         .iter()
         .map(|t| Bar {
-            label: format!("{}: {}", t.suite, t.query),
+            label: format!("{}: {}", t.id, crate::text::gist(&t.query, 80)),
             value: t.trigger_rate,
             interval: None,
             marker: Some(t.threshold),
@@ -217,13 +224,13 @@ pub fn trigger_rates(a: &Aggregates) -> Option<Plot> {
 
 /// The mean duration and the mean cost of each case (and variant).
 pub fn costs(case_runs: &[CaseRun]) -> Vec<Plot> {
-    let mut by: BTreeMap<(String, bool), (u64, u64, f64, u64)> = BTreeMap::new();
+    let mut by: BTreeMap<(String, Variant), (u64, u64, f64, u64)> = BTreeMap::new();
     for c in case_runs
         .iter()
         .filter(|c| c.duration_ms > 0 || c.cost_usd.is_some())
     {
         let label = format!("{}/{}", c.suite, c.case);
-        let v = by.entry((label, c.variant.is_comparison())).or_default();
+        let v = by.entry((label, c.variant)).or_default();
         v.0 += 1;
         v.1 += c.duration_ms;
         if let Some(x) = c.cost_usd {
@@ -231,9 +238,9 @@ pub fn costs(case_runs: &[CaseRun]) -> Vec<Plot> {
             v.3 += 1;
         }
     }
-    let label = |(l, base): &(String, bool)| {
-        if *base {
-            format!("{l} (baseline)")
+    let label = |(l, variant): &(String, Variant)| {
+        if variant.is_comparison() {
+            format!("{l} ({})", variant.word())
         } else {
             l.clone()
         }

@@ -29,11 +29,16 @@
     cases.forEach(function (c) {
       var ok = matches(c);
       c.hidden = !ok;
-      var row = document.getElementById("r" + c.getAttribute("data-i"));
-      if (row) row.hidden = !ok;
       if (ok) n += 1;
     });
     shown.textContent = n + " of " + cases.length + " case-runs shown";
+    // A matrix row and a case's group show while any of their case-runs does.
+    Array.prototype.forEach.call(document.querySelectorAll("[data-runs]"), function (el) {
+      el.hidden = !el.getAttribute("data-runs").split(" ").some(function (i) {
+        var c = document.getElementById("c" + i);
+        return c && !c.hidden;
+      });
+    });
   }
 
   function select(el, v) {
