@@ -128,7 +128,7 @@ fn run(dir: &Path, server: &ModelServer, judge: &JudgeServer) -> Output {
 fn steady(text: &str, dir: &Path) -> String {
     let mut s = text.replace(&dir.display().to_string(), "[project]");
     for (pattern, with) in [
-        (r"\d+(\.\d+)? ?(ms|s)\b", "[time]"),
+        (r"[+-]?\d+(\.\d+)? ?(ms|s)\b", "[time]"),
         (r#"time="[0-9.]+""#, r#"time="[time]""#),
         (
             r#""duration_seconds": [0-9.]+"#,

@@ -462,3 +462,31 @@ fn a_candidate_proposed_again_reuses_its_measurement() {
         "the same description, the same measurement"
     );
 }
+
+/// A proposer that answers with prose stops the optimisation: exit 3, and the record and its
+/// page say it stopped, why, and what the proposer answered (never "in progress" forever).
+#[test]
+fn a_stopped_optimisation_says_so_and_what_the_proposer_answered() {
+    let server = ModelServer::start();
+    let d = project();
+    let proposer = JudgeServer::start(vec![JudgeReply::Says(
+        "I would rather not write descriptions today.".into(),
+    )]);
+    let out = optimize(d.path(), &server, &proposer, &["--output-dir", "opt"]);
+    let (so, se) = (stdout(&out), stderr(&out));
+    assert_eq!(code(&out), 3, "{so}\n{se}");
+    let rec = read_json(&d.path().join("opt/optimize.json"));
+    let stopped = rec["stopped"].as_str().unwrap_or_default();
+    assert!(
+        stopped.starts_with("an error: the proposer did not answer with JSON: I would rather not"),
+        "{rec:#}"
+    );
+    assert_eq!(rec["verdict"], "", "no verdict: {rec:#}");
+    let page = std::fs::read_to_string(d.path().join("opt/report.html")).unwrap();
+    assert!(page.contains("stopped: no verdict"), "{page}");
+    assert!(!page.contains("in progress"), "{page}");
+    assert!(
+        page.contains("I would rather not write descriptions today."),
+        "{page}"
+    );
+}

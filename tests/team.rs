@@ -591,8 +591,10 @@ fn repeated_runs_give_statistics_and_gate_the_case() {
         json!(["clauditor:flaky/flaky"])
     );
     let junit = stdout(&assay(d.path(), &["report", "out", "--format", "junit"]));
+    // One testcase for the case, its runs as properties.
+    assert!(junit.contains("testcase name=\"flaky\""), "{junit}");
     assert!(
-        junit.contains("testcase name=\"flaky (4 runs)\""),
+        junit.contains("<property name=\"assay.runs\" value=\"4\"/>"),
         "{junit}"
     );
 
