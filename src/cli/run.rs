@@ -1,11 +1,11 @@
-//! `assay run`: load, plan, execute through the harnesses, record.
+//! `assay run`: load, plan, execute through the harnesses, record; the terminal reporter
+//! (`report::terminal`) shows it, the other reporters are written from the run folder.
 
 use super::{RunArgs, load, print_problems};
 use crate::exit::Outcome;
-use crate::record::Outcome as CaseOutcome;
-use crate::report::aggregate::{self, CaseVerdict};
-use crate::report::tables::{interval, num, pct, signed};
-use crate::run::{self, CaseRunRecord, NotStarted, RunEvent, RunOptions};
+use crate::report::aggregate;
+use crate::report::terminal;
+use crate::run::{self, NotStarted, RunEvent, RunOptions};
 use crate::spec::formats::LoadCtx;
 use crate::text::printable;
 
@@ -25,49 +25,9 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         tell!("error: no eval suites found");
         return Outcome::BadInput;
     }
-    let command = match args.command.as_deref().map(shell_words::split) {
-        None => Vec::new(),
-        Some(Ok(words)) => words,
-        Some(Err(e)) => {
-            tell!("error: --command: {e} (quote it as a shell would)");
-            return Outcome::BadInput;
-        }
-    };
-    let adapter = match &args.adapter {
-        None => None,
-        Some(file) => {
-            match crate::spec::formats::bmad::adapter::read(ctx, &ctx.cwd.join(file), true) {
-                Ok((spec, warnings)) => {
-                    print_problems(&warnings);
-                    Some(spec)
-                }
-                Err(problems) => {
-                    print_problems(&problems);
-                    return Outcome::BadInput;
-                }
-            }
-        }
-    };
-    let opts = RunOptions {
-        adapter,
-        settings: args.settings.from(&ctx.cwd),
-        // 0: `[run] jobs` of assay.toml, else the default from CPUs and memory.
-        jobs: args.jobs.unwrap_or(0),
-        // A second signal: everything is killed; stop at once, as shells report it.
-        on_kill: Some(|signal| std::process::exit(128 + signal)),
-        judge: args.judge.judge.clone(),
-        transport: args.judge.transport.clone(),
-        allow_private_urls: args.checks.allow_private_urls,
-        plugins: plugins.clone(),
-        command,
-        judge_jobs: args.judge_jobs.map(|n| n as usize),
-        baseline: match (&args.variant_path, &args.baseline_skill) {
-            (Some(p), _) => Some(crate::run::Baseline::Variant(ctx.cwd.join(p))),
-            (None, Some(p)) => Some(crate::run::Baseline::Skill(ctx.cwd.join(p))),
-            (None, None) => args.baseline.then_some(crate::run::Baseline::WithoutSkill),
-        },
-        cache: !args.no_cache,
-        runs_for: Default::default(),
+    let opts = match options(ctx, args, plugins) {
+        Ok(o) => o,
+        Err(o) => return o,
     };
     if let Some(ws) = &opts.settings.workspace_dir
         && let Some(s) = loaded
@@ -81,17 +41,11 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         );
     }
     let to_stdout = !args.json;
-    let mut progress = Progress::new(!args.json && stderr_is_terminal());
-    let say_line = |progress: &Progress, text: String| {
-        let text = crate::text::for_terminal(&text);
-        if progress.bar.is_some() {
-            progress.println(&text);
-        } else if to_stdout {
-            println!("{text}")
-        } else {
-            eprintln!("{text}")
-        }
-    };
+    let mut live = crate::report::terminal::Live::new(
+        to_stdout,
+        !args.json && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        super::stderr_color(),
+    );
     if !args.no_canary
         && crate::run::canary::applies(&loaded.suites, &opts)
         && let Some(o) = canary(ctx, &loaded.suites, &opts)
@@ -105,39 +59,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
             opts.settings.max_runs
         );
     }
-    let mut totals = Totals::new();
-    // Which case-runs the judge failed on, and why: named at the end.
-    let mut judge_failures: Vec<String> = Vec::new();
-    let on_event = |event: RunEvent<'_>| match event {
-        RunEvent::Started {
-            case_runs,
-            jobs,
-            plan,
-            reused,
-            ..
-        } => {
-            // What the run costs, before any agent starts (stderr: stdout may be the report).
-            eprintln!("{}", plan.line(reused));
-            for row in &plan.case_runs {
-                let key = (row.suite.clone(), row.case.clone(), row.variant.word());
-                let n = totals.entry(key).or_default();
-                *n = (*n).max(row.run);
-            }
-            progress.start(case_runs, jobs)
-        }
-        RunEvent::Finished(r) => {
-            progress.finished(r.outcome() == CaseOutcome::Passed);
-            if let Some(e) = r.judge.as_ref().and_then(|j| j.error.as_ref()) {
-                let which = which_run(&r.suite, &r.case, r.variant, r.run, &totals);
-                judge_failures.push(format!("{}/{}{which}: {e}", r.suite, r.case));
-            }
-            say_line(&progress, line(r, &totals));
-        }
-        RunEvent::Reused(r) => {
-            progress.finished(r.outcome == CaseOutcome::Passed);
-            say_line(&progress, reused_line(r, &totals));
-        }
-    };
+    let on_event = |event: RunEvent<'_>| live.event(event);
     let ran = if adaptive {
         run::adaptive::run(ctx, &loaded.suites, &opts, on_event)
     } else {
@@ -145,68 +67,12 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
     };
     let report = match ran {
         Ok(r) => r,
-        Err(NotStarted::DryRun(plan)) => return dry_run(&plan, args.json),
-        Err(NotStarted::BadInput(problems)) => {
-            print_problems(&problems);
-            return Outcome::BadInput;
-        }
-        Err(NotStarted::Unavailable(list)) => {
-            for (name, u) in list {
-                tell!("error: harness `{name}`: {}", u.message);
-                if !u.fix.is_empty() {
-                    tell!("  help: {}", u.fix);
-                }
-            }
-            tell!("nothing was run");
-            return Outcome::Infrastructure;
-        }
+        Err(e) => return not_started(e, args.json),
     };
-    // Reports, from the run folder as written.
-    let mut read_back = None;
-    // A report that could not be written, or a run folder that could not be read back:
-    // the run's result is not fully delivered (exit 3).
-    let mut not_delivered = false;
-    if !args.reporter.is_empty() || args.json {
-        match crate::report::read(&report.dir) {
-            Ok(mut r) => {
-                r.dir = ctx.shown(&report.dir);
-                for f in &args.reporter {
-                    match crate::report::write(&r, *f, &report.dir) {
-                        Ok(paths) => {
-                            for p in paths {
-                                tell!("report: {}", ctx.shown(&p).display());
-                            }
-                        }
-                        Err(e) => {
-                            tell!("error: writing the {f:?} report: {e}");
-                            not_delivered = true;
-                        }
-                    }
-                    if *f == crate::report::Format::Github
-                        && let Err(e) = github_step(&r, args.json)
-                    {
-                        tell!("error: the GitHub step summary: {e}");
-                        not_delivered = true;
-                    }
-                }
-                if args.json {
-                    print!(
-                        "{}",
-                        crate::text::printable_json(&crate::report::render(
-                            &r,
-                            crate::report::Format::Json
-                        ))
-                    );
-                }
-                read_back = Some(r);
-            }
-            Err(e) => {
-                tell!("error: reading the run folder for reports: {e}");
-                not_delivered = true;
-            }
-        }
-    }
-    progress.done();
+    // Reports, from the run folder as written. A report that could not be written, or a run
+    // folder that could not be read back: the run's result is not fully delivered (exit 3).
+    let (read_back, mut not_delivered) = write_reports(ctx, args, &report.dir);
+    live.done();
     let say = |line: String| {
         let line = crate::text::for_terminal(&line);
         if to_stdout {
@@ -216,8 +82,8 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         }
     };
     // The whole run as recorded (this invocation's case-runs, and those reused from the cache
-    // or kept from the run being resumed), each read once and kept small.
-    // (Read once: from the reports' read when there was one.)
+    // or kept from the run being resumed), each read once and kept small (from the reports'
+    // read when there was one).
     let (rows, agg) = match read_back {
         Some(r) => (crate::report::model::rows(&r.case_runs), r.statistics),
         None => {
@@ -226,60 +92,34 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
                 not_delivered = true;
                 Vec::new()
             });
-            let agg = aggregate::aggregate(
-                &rows,
-                aggregate::Settings {
-                    min_pass_rate: opts.settings.min_pass_rate,
-                    pass_k: opts.settings.pass_k,
-                },
-            );
+            let settings = aggregate::Settings {
+                min_pass_rate: opts.settings.min_pass_rate,
+                pass_k: opts.settings.pass_k,
+            };
+            let agg = aggregate::aggregate(&rows, settings);
             (rows, agg)
         }
     };
-    for l in summary(&rows, &agg, |d| {
-        ctx.shown(&report.dir.join(d)).display().to_string()
-    }) {
+    let recorded = crate::record::read_run(&report.dir).ok();
+    let end = terminal::summary::End {
+        rows: &rows,
+        agg: &agg,
+        adaptive: recorded
+            .as_ref()
+            .and_then(|r| r.adaptive.as_ref())
+            .filter(|_| adaptive),
+        kept_in_rounds: adaptive,
+        reused: &|from| report.reused.iter().filter(|r| r.from == from).count(),
+        shown: &|d| ctx.shown(&report.dir.join(d)).display().to_string(),
+        folder: ctx.shown(&report.dir).display().to_string(),
+    };
+    for l in end.lines() {
         say(l);
     }
-    let reused_from = |from: &str| report.reused.iter().filter(|r| r.from == from).count();
-    // The headline, in cases; then the case-runs as detail, the comparison arms apart (a
-    // baseline's failures are what the skill is measured against, not failures).
-    say(crate::report::headline::headline(&agg));
     let mut tally: std::collections::BTreeMap<&str, usize> = Default::default();
     for r in &rows {
         *tally.entry(r.outcome.word()).or_default() += 1;
     }
-    say(case_runs_line(&rows, adaptive, reused_from));
-    if adaptive
-        && let Ok(run) = crate::record::read_run(&report.dir)
-        && let Some(a) = &run.adaptive
-    {
-        let settled = a
-            .cases
-            .iter()
-            .filter(|c| c.settled == "pass" || c.settled == "fail")
-            .count();
-        say(format!(
-            "adaptive runs: {} case-runs for {} case(s) in {} round(s), against {} with --runs {} (saved {}); settled {} by {} (threshold {}), {} at the maximum",
-            a.runs_used,
-            a.cases.len(),
-            a.rounds,
-            a.runs_fixed,
-            a.max_runs,
-            a.runs_fixed.saturating_sub(a.runs_used),
-            settled,
-            a.rule,
-            a.threshold,
-            a.cases.iter().filter(|c| c.settled == "max-runs").count()
-        ));
-        for c in &a.cases {
-            say(format!(
-                "  {}/{}: {} run(s), {} passed: {}",
-                c.suite, c.case, c.runs, c.passed, c.settled
-            ));
-        }
-    }
-    say(format!("run folder: {}", ctx.shown(&report.dir).display()));
     // The history, for `assay report trend` and `audit` (not for an interrupted run: its
     // `--resume` appends the whole run).
     if !report.interrupted
@@ -301,20 +141,10 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
             "not graded: judge items (expectations, criteria, rubrics) that no judge graded, and checks on an output that was cut, are never counted as passed".into(),
         );
     }
-    if judge_failed && judge_failures.is_empty() {
-        tell!("error: the judge failed on some case-runs; their judge items are not graded");
-    } else if judge_failed {
-        let shown: Vec<&str> = judge_failures.iter().take(3).map(String::as_str).collect();
-        let more = judge_failures.len().saturating_sub(shown.len());
+    if judge_failed {
         tell!(
-            "error: the judge failed on {} case-run(s), whose judge items are not graded: {}{}",
-            judge_failures.len(),
-            printable(&shown.join("; ")),
-            if more > 0 {
-                format!("; and {more} more (each result.json has its cause)")
-            } else {
-                String::new()
-            }
+            "{}",
+            terminal::summary::judge_failed_line(&live.judge_failures)
         );
     }
     if report.output_cut {
@@ -322,6 +152,139 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
             "error: some agents wrote more output than assay keeps (64 MiB, or 16 MiB in one line); their case-runs are not graded"
         );
     }
+    let incomplete = tally.contains_key("error") || judge_failed || report.output_cut;
+    exit_for(ctx, &report, incomplete || not_delivered, agg.failed())
+}
+
+/// The run's options from its flags: `--command` split as a shell would, a BMAD adapter read
+/// and checked, the baseline or variant; `Err` is the exit when a flag is bad (said).
+fn options(
+    ctx: &LoadCtx,
+    args: &RunArgs,
+    plugins: &crate::plugin::Plugins,
+) -> Result<RunOptions, Outcome> {
+    let command = match args.command.as_deref().map(shell_words::split) {
+        None => Vec::new(),
+        Some(Ok(words)) => words,
+        Some(Err(e)) => {
+            tell!("error: --command: {e} (quote it as a shell would)");
+            return Err(Outcome::BadInput);
+        }
+    };
+    let adapter = match &args.adapter {
+        None => None,
+        Some(file) => {
+            match crate::spec::formats::bmad::adapter::read(ctx, &ctx.cwd.join(file), true) {
+                Ok((spec, warnings)) => {
+                    print_problems(&warnings);
+                    Some(spec)
+                }
+                Err(problems) => {
+                    print_problems(&problems);
+                    return Err(Outcome::BadInput);
+                }
+            }
+        }
+    };
+    Ok(RunOptions {
+        adapter,
+        settings: args.settings.from(&ctx.cwd),
+        // 0: `[run] jobs` of assay.toml, else the default from CPUs and memory.
+        jobs: args.jobs.unwrap_or(0),
+        // A second signal: everything is killed; stop at once, as shells report it.
+        on_kill: Some(|signal| std::process::exit(128 + signal)),
+        judge: args.judge.judge.clone(),
+        transport: args.judge.transport.clone(),
+        allow_private_urls: args.checks.allow_private_urls,
+        plugins: plugins.clone(),
+        command,
+        judge_jobs: args.judge_jobs.map(|n| n as usize),
+        baseline: match (&args.variant_path, &args.baseline_skill) {
+            (Some(p), _) => Some(crate::run::Baseline::Variant(ctx.cwd.join(p))),
+            (None, Some(p)) => Some(crate::run::Baseline::Skill(ctx.cwd.join(p))),
+            (None, None) => args.baseline.then_some(crate::run::Baseline::WithoutSkill),
+        },
+        cache: !args.no_cache,
+        runs_for: Default::default(),
+    })
+}
+
+/// A run that never started: the plan of a dry run, bad input, or a harness missing.
+fn not_started(e: NotStarted, json: bool) -> Outcome {
+    match e {
+        NotStarted::DryRun(plan) => dry_run(&plan, json),
+        NotStarted::BadInput(problems) => {
+            print_problems(&problems);
+            Outcome::BadInput
+        }
+        NotStarted::Unavailable(list) => {
+            for (name, u) in list {
+                tell!("error: harness `{name}`: {}", u.message);
+                if !u.fix.is_empty() {
+                    tell!("  help: {}", u.fix);
+                }
+            }
+            tell!("nothing was run");
+            Outcome::Infrastructure
+        }
+    }
+}
+
+/// The reporters asked for (and `--json`'s report on stdout), from the run folder as read
+/// back: the report read (for the summary), and whether anything was not delivered.
+fn write_reports(
+    ctx: &LoadCtx,
+    args: &RunArgs,
+    dir: &std::path::Path,
+) -> (Option<crate::report::Report>, bool) {
+    let mut not_delivered = false;
+    if args.reporter.is_empty() && !args.json {
+        return (None, false);
+    }
+    let mut r = match crate::report::read(dir) {
+        Ok(r) => r,
+        Err(e) => {
+            tell!("error: reading the run folder for reports: {e}");
+            return (None, true);
+        }
+    };
+    r.dir = ctx.shown(dir);
+    for f in &args.reporter {
+        match crate::report::write(&r, *f, dir) {
+            Ok(paths) => {
+                for p in paths {
+                    tell!("report: {}", ctx.shown(&p).display());
+                }
+            }
+            Err(e) => {
+                tell!("error: writing the {f:?} report: {e}");
+                not_delivered = true;
+            }
+        }
+        if *f == crate::report::Format::Github
+            && let Err(e) = github_step(&r, args.json)
+        {
+            tell!("error: the GitHub step summary: {e}");
+            not_delivered = true;
+        }
+    }
+    if args.json {
+        print!(
+            "{}",
+            crate::text::printable_json(&crate::report::render(&r, crate::report::Format::Json))
+        );
+    }
+    (Some(r), not_delivered)
+}
+
+/// The exit: interrupted or stopped by the budget (and how to finish), not fully recorded or
+/// delivered (3), failed (1), or passed (0).
+fn exit_for(
+    ctx: &LoadCtx,
+    report: &crate::run::RunReport,
+    incomplete: bool,
+    failed: bool,
+) -> Outcome {
     if report.interrupted {
         tell!(
             "interrupted: finish this run with `assay run --resume {}` (and the same selection)",
@@ -347,246 +310,15 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
     } else if let Some(e) = &report.record_error {
         tell!("error: the run was not fully recorded: {e}");
         Outcome::Infrastructure
-    } else if tally.contains_key("error") || judge_failed || report.output_cut || not_delivered {
+    } else if incomplete {
         Outcome::Infrastructure
-    } else if agg.failed() {
+    } else if failed {
         Outcome::Failed
     } else {
         Outcome::Success
     }
 }
 
-/// The end-of-run summary: failures first (each with why and where to look), then the
-/// statistics over repeated runs, trigger evals and baselines, when there are any.
-fn summary(
-    rows: &[aggregate::Row],
-    agg: &aggregate::Aggregates,
-    shown: impl Fn(&std::path::Path) -> String,
-) -> Vec<String> {
-    let mut out = Vec::new();
-    // Failures: failing cases (by their verdict over runs), failing trigger queries, errors.
-    let mut failing: Vec<String> = Vec::new();
-    for c in agg.cases.iter().filter(|c| c.verdict != CaseVerdict::Pass) {
-        if c.verdict == CaseVerdict::None {
-            continue;
-        }
-        let r = rows.iter().find(|r| {
-            r.suite == c.suite
-                && r.case == c.case
-                && !r.baseline
-                && !r.trigger
-                && r.outcome.word() != "passed"
-        });
-        let why = c
-            .reason
-            .clone()
-            .or_else(|| r.and_then(|r| r.reason.clone()))
-            .unwrap_or_default();
-        failing.push(format!(
-            "  {}/{}: {}\n    {}",
-            c.suite,
-            c.case,
-            why.lines().next().unwrap_or(""),
-            r.map(|r| shown(&r.dir)).unwrap_or_default()
-        ));
-    }
-    for t in agg.triggers.iter().filter(|t| !t.passed) {
-        let r = rows.iter().find(|r| r.suite == t.suite && r.case == t.id);
-        failing.push(format!(
-            "  {}/{}: \"{}\" fired in {}/{} runs (should {}trigger, threshold {})\n    {}",
-            t.suite,
-            t.id,
-            crate::text::gist(&t.query, 60),
-            t.fired,
-            t.runs,
-            if t.should_trigger { "" } else { "not " },
-            t.threshold,
-            r.map(|r| shown(&r.dir)).unwrap_or_default()
-        ));
-        for b in crate::report::routing::broken(t) {
-            failing.push(format!("    routing: {b}"));
-        }
-    }
-    if !failing.is_empty() {
-        out.push(String::new());
-        out.push(format!("failures ({}):", failing.len()));
-        out.extend(failing);
-    }
-    // The expectations grader's review of the evals themselves: expectations a run doing
-    // nothing useful would pass. A model wrote it: one line per item, printed escaped.
-    let feedback = aggregate::feedback_by_case(rows);
-    if !feedback.is_empty() {
-        let one_line = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-        out.push(String::new());
-        out.push(format!(
-            "weak expectations flagged by the judge ({} case{}):",
-            feedback.len(),
-            if feedback.len() == 1 { "" } else { "s" }
-        ));
-        for (suite, case, f) in feedback {
-            out.push(format!("  {suite}/{case}:"));
-            for s in &f.suggestions {
-                out.push(format!(
-                    "    - \"{}\": {}",
-                    one_line(&s.assertion),
-                    one_line(&s.reason)
-                ));
-            }
-            if !f.overall.trim().is_empty() {
-                out.push(format!("    overall: {}", one_line(&f.overall)));
-            }
-        }
-    }
-    if agg.cases.iter().any(|c| c.runs > 1) {
-        out.push(String::new());
-        out.push(format!(
-            "statistics over runs (pass@k and pass^k with k = {}):",
-            agg.settings.pass_k
-        ));
-        for c in agg.cases.iter().filter(|c| c.runs > 0) {
-            out.push(format!(
-                "  {}/{}: {}/{} passed, {}, pass@{} {}, pass^{} {}, score {} ± {}, stability {}{}",
-                c.suite,
-                c.case,
-                c.pass_rate.passed,
-                c.runs,
-                interval(&c.pass_rate),
-                c.k,
-                num(c.pass_at_k),
-                c.k,
-                num(c.pass_hat_k),
-                num(c.score_mean),
-                num(c.score_sd),
-                num(Some(c.stability)),
-                if c.flaky { " · flaky" } else { "" }
-            ));
-        }
-        for t in agg.suites.iter().chain(std::iter::once(&agg.total)) {
-            out.push(format!(
-                "  {}: {}/{} cases passed; case-runs {}/{} passed, {}{}",
-                if t.suite == "*" {
-                    "all suites"
-                } else {
-                    &t.suite
-                },
-                t.cases_passed,
-                t.cases,
-                t.pass_rate.passed,
-                t.pass_rate.n,
-                interval(&t.pass_rate),
-                if t.flaky.is_empty() {
-                    String::new()
-                } else {
-                    format!("; flaky: {}", t.flaky.join(", "))
-                }
-            ));
-        }
-    }
-    if !agg.triggers.is_empty() {
-        out.push(String::new());
-        for s in &agg.trigger_suites {
-            out.push(format!(
-                "triggers of {} ({}): {}/{} queries passed, precision {}, recall {}, accuracy {}",
-                s.suite,
-                if s.mode == "judge" {
-                    "estimated by the judge from the name and description, not run"
-                } else {
-                    "observed through the agent"
-                },
-                s.passed,
-                s.queries,
-                num(s.precision),
-                num(s.recall),
-                num(s.accuracy),
-            ));
-            if let Some(w) = &s.warning {
-                out.push(format!("  warning: {w}"));
-            }
-            let routed = crate::report::routing::shown(agg);
-            for t in agg.triggers.iter().filter(|t| t.suite == s.suite) {
-                out.push(format!(
-                    "  {} {} \"{}\": fired {}/{} ({}), should {}trigger{}",
-                    if t.passed { "PASS" } else { "FAIL" },
-                    t.id,
-                    crate::text::gist(&t.query, 50),
-                    t.fired,
-                    t.runs,
-                    pct(t.trigger_rate),
-                    if t.should_trigger { "" } else { "not " },
-                    if routed && t.mode != "judge" {
-                        format!("; reached: {}", crate::report::routing::reached(t))
-                    } else {
-                        String::new()
-                    }
-                ));
-                for b in crate::report::routing::broken(t) {
-                    out.push(format!("    routing: {b}"));
-                }
-            }
-            if let Some(note) = agg
-                .triggers
-                .iter()
-                .find(|t| t.suite == s.suite)
-                .and_then(|t| t.note.clone())
-            {
-                out.push(format!("  note: {note}"));
-            }
-        }
-    }
-    if !agg.routing.is_empty() {
-        out.push(String::new());
-        out.push(
-            "routing across skills (each over the queries that say whether it should fire):".into(),
-        );
-        for s in &agg.routing {
-            out.push(format!(
-                "  {}: precision {}, recall {} over {} queries (tp {}, fp {}, tn {}, fn {}){}",
-                crate::text::one_line(&s.skill),
-                num(s.precision),
-                num(s.recall),
-                s.queries,
-                s.true_positives,
-                s.false_positives,
-                s.true_negatives,
-                s.false_negatives,
-                if s.unlabelled_firings.is_empty() {
-                    String::new()
-                } else {
-                    format!("; also fired on {}", s.unlabelled_firings.join(", "))
-                }
-            ));
-        }
-    }
-    if let Some(first) = agg.baselines.first() {
-        out.push(String::new());
-        out.push(format!(
-            "with the skill against the {} (Fisher's exact test on pass counts):",
-            first.against
-        ));
-        for b in agg.baselines.iter().chain(agg.baseline_total.iter()) {
-            out.push(format!(
-                "  {}: {}/{} vs {}/{} passed ({:+.0} points), duration {}, tokens {}, cost {}, p = {:.4}",
-                if b.case == "*" { "all cases".to_string() } else { format!("{}/{}", b.suite, b.case) },
-                b.skill.pass_rate.passed,
-                b.skill.pass_rate.n,
-                b.baseline.pass_rate.passed,
-                b.baseline.pass_rate.n,
-                b.delta_pass_rate * 100.0,
-                signed(b.delta_duration_ms, 1000.0, " s"),
-                signed(b.delta_tokens, 1.0, ""),
-                b.delta_cost_usd.map(|c| format!("{c:+.4} USD")).unwrap_or_else(|| "–".into()),
-                b.p_value
-            ));
-        }
-    }
-    if !out.is_empty() {
-        out.push(String::new());
-    }
-    out
-}
-
-/// One line for a case-run taken from the cache or kept from the resumed run.
-/// An outcome as the column that starts each case-run's line.
 /// `--dry-run`: the plan, one line per case-run, and nothing else.
 fn dry_run(plan: &crate::run::plan::Preview, json: bool) -> Outcome {
     if json {
@@ -635,263 +367,6 @@ fn dry_run(plan: &crate::run::plan::Preview, json: bool) -> Outcome {
     }
     println!("dry run: nothing was started");
     Outcome::Success
-}
-
-fn mark(outcome: CaseOutcome) -> &'static str {
-    match outcome {
-        CaseOutcome::Passed => "PASS      ",
-        CaseOutcome::Failed => "FAIL      ",
-        CaseOutcome::NotGraded => "NOT GRADED",
-        CaseOutcome::Error => "ERROR     ",
-        CaseOutcome::Missing => "MISSING   ",
-        CaseOutcome::Skipped => "skipped   ",
-    }
-}
-
-/// The case-runs as detail under the headline: the skill's and trigger queries' outcomes,
-/// those reused, then the comparison arms' apart (`12 case-runs: 6 passed · baseline runs: 6
-/// failed`).
-fn case_runs_line(
-    rows: &[aggregate::Row],
-    adaptive: bool,
-    reused_from: impl Fn(&str) -> usize,
-) -> String {
-    let tally_of = |compared: bool| {
-        let mut t: std::collections::BTreeMap<&str, usize> = Default::default();
-        for r in rows.iter().filter(|r| r.baseline == compared) {
-            *t.entry(r.outcome.word()).or_default() += 1;
-        }
-        t.iter()
-            .map(|(k, n)| format!("{n} {k}"))
-            .collect::<Vec<_>>()
-    };
-    let mut parts = tally_of(false);
-    let kept = if adaptive {
-        "kept from earlier rounds"
-    } else {
-        "kept from the resumed run"
-    };
-    for (from, what) in [("cache", "from the cache"), ("resume", kept)] {
-        let n = reused_from(from);
-        if n > 0 {
-            parts.push(format!("{n} {what}"));
-        }
-    }
-    let compared = tally_of(true);
-    let mut arms: Vec<&str> = Vec::new();
-    for w in rows.iter().filter(|r| r.baseline).map(|r| r.variant.word()) {
-        if !arms.contains(&w) {
-            arms.push(w);
-        }
-    }
-    let arms_said = if compared.is_empty() {
-        String::new()
-    } else {
-        format!(" · {} runs: {}", arms.join(" and "), compared.join(", "))
-    };
-    format!(
-        "{} case-run{}: {}{arms_said}",
-        rows.len(),
-        if rows.len() == 1 { "" } else { "s" },
-        parts.join(", ")
-    )
-}
-
-/// How many runs of each case and variant the plan holds (for "run 2/3"), by suite, case and
-/// variant.
-type Totals = std::collections::HashMap<(String, String, &'static str), u32>;
-
-/// Which run a line is about, where the case has more than one: ` [baseline, run 2/3]`,
-/// ` [run 1/3]`, ` [baseline]`; nothing for the one run of the skill.
-fn which_run(
-    suite: &str,
-    case: &str,
-    variant: crate::run::Variant,
-    run: u32,
-    totals: &Totals,
-) -> String {
-    let total = totals
-        .get(&(suite.to_string(), case.to_string(), variant.word()))
-        .copied()
-        .unwrap_or(run)
-        .max(run);
-    let mut parts = Vec::new();
-    if variant.is_comparison() {
-        parts.push(variant.word().to_string());
-    }
-    if total > 1 {
-        parts.push(format!("run {run}/{total}"));
-    }
-    if parts.is_empty() {
-        String::new()
-    } else {
-        format!(" [{}]", parts.join(", "))
-    }
-}
-
-/// A trigger query's text, on one line and shortened, for the line that names its id.
-fn query_text(trigger: Option<&crate::record::case_run::TriggerRecord>) -> String {
-    let Some(t) = trigger else {
-        return String::new();
-    };
-    format!(" \"{}\"", crate::text::gist(&t.query, 60))
-}
-
-fn reused_line(r: &run::Reused, totals: &Totals) -> String {
-    let mark = mark(r.outcome);
-    format!(
-        "{mark} {}/{}{} ({})",
-        r.suite,
-        r.case,
-        which_run(&r.suite, &r.case, r.variant, r.run, totals),
-        if r.from == "cache" {
-            "from the cache"
-        } else {
-            "kept from the resumed run"
-        }
-    )
-}
-
-/// One line per finished case-run: which case (a trigger query with its text), which variant
-/// and run, how long, how many checks passed and why not.
-fn line(r: &CaseRunRecord, totals: &Totals) -> String {
-    let mark = mark(r.outcome());
-    let mut s = format!(
-        "{mark} {}/{}{}{} ({:.1}s)",
-        r.suite,
-        r.case,
-        query_text(r.trigger.as_ref()),
-        which_run(&r.suite, &r.case, r.variant, r.run, totals),
-        r.duration_ms as f64 / 1000.0
-    );
-    if let Some(g) = r.grade.as_ref().filter(|g| g.checks_total > 0) {
-        s.push_str(&format!(" [{}/{} checks]", g.checks_passed, g.checks_total));
-    }
-    let reason = r
-        .grade
-        .as_ref()
-        .filter(|g| g.verdict != crate::assert::verdict::Verdict::Pass)
-        .and_then(|g| g.reasons.first().cloned())
-        .or_else(|| r.reason.clone());
-    if let Some(reason) = reason {
-        s.push_str(&format!(": {}", reason.lines().next().unwrap_or("")));
-    }
-    if r.outcome() != CaseOutcome::Passed
-        && let Some(f) = r.failed_tool_calls.first()
-    {
-        // (The line is made printable where it is printed.)
-        let said: String = f
-            .output
-            .lines()
-            .next()
-            .unwrap_or("")
-            .chars()
-            .take(120)
-            .collect();
-        let name = &f.name;
-        s.push_str(&format!(
-            " ({} failed tool call{}; first {name}: {said})",
-            r.failed_tool_calls.len(),
-            if r.failed_tool_calls.len() == 1 {
-                ""
-            } else {
-                "s"
-            }
-        ));
-    }
-    if let (Some(t), Some(false)) = (&r.target, r.target_exercised) {
-        // A verdict about a target that never ran says little about it.
-        s.push_str(&format!(" [target {t} not exercised]"));
-    }
-    if let Some(ws) = &r.workspace {
-        s.push_str(&format!(" [workspace kept: {}]", ws.display()));
-    }
-    s
-}
-
-fn stderr_is_terminal() -> bool {
-    use std::io::IsTerminal;
-    std::io::stderr().is_terminal()
-}
-
-/// The live progress display on a terminal: done, running and queued case-runs, pass and
-/// fail counts, elapsed time and ETA. Off the terminal (CI logs, pipes) nothing is drawn and
-/// each finished case-run is one plain line.
-struct Progress {
-    enabled: bool,
-    bar: Option<indicatif::ProgressBar>,
-    jobs: usize,
-    passed: usize,
-    failed: usize,
-}
-
-impl Progress {
-    fn new(enabled: bool) -> Self {
-        Progress {
-            enabled,
-            bar: None,
-            jobs: 1,
-            passed: 0,
-            failed: 0,
-        }
-    }
-
-    fn start(&mut self, total: usize, jobs: usize) {
-        if !self.enabled || total == 0 {
-            return;
-        }
-        let color = super::stderr_color();
-        let template = if color {
-            "{elapsed_precise} [{bar:30.green/red}] {pos}/{len} {msg} · ETA {eta}"
-        } else {
-            "{elapsed_precise} [{bar:30}] {pos}/{len} {msg} · ETA {eta}"
-        };
-        let bar = indicatif::ProgressBar::new(total as u64);
-        if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
-            bar.set_style(style.progress_chars("=> "));
-        }
-        bar.enable_steady_tick(std::time::Duration::from_millis(200));
-        self.jobs = jobs;
-        self.bar = Some(bar);
-        self.message();
-    }
-
-    fn message(&self) {
-        if let Some(bar) = &self.bar {
-            let left = bar.length().unwrap_or(0).saturating_sub(bar.position()) as usize;
-            let running = left.min(self.jobs);
-            bar.set_message(format!(
-                "done · {running} running · {} queued · {} passed · {} not passed",
-                left - running,
-                self.passed,
-                self.failed
-            ));
-        }
-    }
-
-    fn finished(&mut self, passed: bool) {
-        if passed {
-            self.passed += 1;
-        } else {
-            self.failed += 1;
-        }
-        if let Some(bar) = &self.bar {
-            bar.inc(1);
-        }
-        self.message();
-    }
-
-    fn println(&self, line: &str) {
-        if let Some(bar) = &self.bar {
-            bar.println(line);
-        }
-    }
-
-    fn done(&mut self) {
-        if let Some(bar) = self.bar.take() {
-            bar.finish_and_clear();
-        }
-    }
 }
 
 /// `--reporter github`: the annotations on standard output, where the Actions runner reads

@@ -16,6 +16,7 @@ pub mod model;
 pub mod routing;
 pub mod skill_creator;
 pub mod tables;
+pub mod terminal;
 pub mod uaaps;
 pub mod verdict;
 
