@@ -24,6 +24,7 @@ pub mod config;
 pub mod diag;
 pub mod discover;
 pub mod exit;
+pub mod grade;
 pub mod harness;
 pub mod host;
 pub mod judge;

@@ -12,12 +12,12 @@ use crate::assert::urls::UrlPolicy;
 use crate::assert::verdict::Verdict;
 use crate::assert::view::CaseRunView;
 use crate::exit::Outcome;
+use crate::grade::regrade::{self, Recorded};
+use crate::grade::{self, GradeInput, Graded, JudgeSlot};
 use crate::host::HostEnv;
 use crate::judge::compare::{self, Comparison, Preference};
 use crate::record::Status;
 use crate::record::case_run::Kind;
-use crate::run::grade::{self, GradeInput, Graded, JudgeSlot};
-use crate::run::regrade::{self, Recorded};
 use crate::spec::formats::LoadCtx;
 use crate::spec::{Case, CheckTarget, Suite};
 

@@ -29,3 +29,12 @@ pub struct FixtureChange {
     /// `modified` or `deleted`.
     pub change: String,
 }
+
+/// The files a run created: absent from the workspace before the agent started.
+pub fn created_by(changes: &[Change]) -> std::collections::BTreeSet<std::path::PathBuf> {
+    changes
+        .iter()
+        .filter(|c| c.kind == ChangeKind::Created)
+        .map(|c| c.path.clone())
+        .collect()
+}

@@ -102,7 +102,7 @@ pub async fn collect(
         exit_code: r.exit_code,
         events: driven.events,
         files: files.into_iter().collect(),
-        created: created_by(&r.artifacts),
+        created: crate::record::changes::created_by(&r.artifacts),
         file_root: Some(staged.tree.clone()),
         cwd: cwd_rel,
         changed_fixtures: r.fixture_changes.iter().map(|f| f.path.clone()).collect(),
@@ -213,15 +213,6 @@ fn collect_output(
 
 /// Output files (clauditor `output_files`) read and checked at most.
 const MAX_OUTPUT_FILES: usize = 200;
-
-/// The files a run created: absent from the workspace before the agent started.
-pub fn created_by(changes: &[Change]) -> std::collections::BTreeSet<PathBuf> {
-    changes
-        .iter()
-        .filter(|c| c.kind == crate::record::changes::ChangeKind::Created)
-        .map(|c| c.path.clone())
-        .collect()
-}
 
 /// Copies created and modified files into the run folder, within a size budget. Nothing is
 /// read through a symlink: a link the agent made stays listed in the artifacts, and neither it

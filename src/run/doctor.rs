@@ -9,7 +9,8 @@ use serde::Serialize;
 
 use super::sandboxing::Sandboxing;
 use super::setup::Setup;
-use super::{NotStarted, RunOptions, cache, cache_key, grade::JudgeSlot, plan, setup};
+use super::{NotStarted, RunOptions, cache, cache_key, plan, setup};
+use crate::grade::JudgeSlot;
 use crate::host::HostEnv;
 use crate::spec::Suite;
 use crate::spec::formats::LoadCtx;

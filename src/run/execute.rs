@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::collect::{self, Collected};
-use super::grade::{self, GradeInput, JudgeSlot};
 use super::plan::{TriggerMode, Variant};
 use super::turns::{self, Contained, Driven};
 use crate::assert::check::Checks;
 use crate::assert::verdict::Grade;
+use crate::grade::{self, GradeInput, JudgeSlot};
 use crate::harness::{AgentError, ErrorCategory, Event, Harness, Usage};
 use crate::process::{self, Spawn};
 use crate::record;
@@ -24,8 +24,6 @@ pub const SCRIPT_TIMEOUT: Duration = Duration::from_secs(30);
 pub use crate::record::case_run::{CaseRunRecord, Kind, Status};
 
 pub use crate::record::case_run::FailedToolCall;
-
-pub use super::collect::created_by;
 
 /// The tool calls among `events` whose result was an error (at most 20, each output cut to
 /// 500 characters).

@@ -9,12 +9,10 @@ pub mod collect;
 pub mod cow;
 pub mod doctor;
 pub mod execute;
-pub mod grade;
 pub mod options;
 pub mod plan;
 
 pub mod redact;
-pub mod regrade;
 pub mod slash;
 pub mod target;
 pub mod turns;
@@ -30,8 +28,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+pub use crate::grade::JudgeSlot;
 pub use execute::{CaseRunRecord, Status};
-pub use grade::JudgeSlot;
 pub use options::{RunOptions, RunSettings};
 pub use plan::{Baseline, Mode, Shard, TriggerMode, Variant};
 pub use reuse::Reused;

@@ -1,6 +1,9 @@
-//! The grade stage for one case-run, shared by `assay run` and `assay grade`: deterministic
+//! Stage 6, grade: a collected case-run becomes a verdict, the same way for `assay run` and
+//! `assay grade` (which re-grades a run folder through [`regrade`]): deterministic
 //! checks first, then extraction (clauditor L2), then the judge's modes; the verdict and
 //! score come from the checks and the thresholds.
+
+pub mod regrade;
 
 use std::path::Path;
 use std::sync::Arc;

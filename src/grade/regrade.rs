@@ -9,8 +9,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::grade::{self, Graded};
 use crate::assert::view::CaseRunView;
+use crate::grade::{self, Graded};
 use crate::harness::Event;
 use crate::record::changes::ChangeKind;
 use crate::record::{self, CaseRunRecord};
@@ -76,7 +76,7 @@ impl Recorded {
             exit_code: r.exit_code,
             events,
             files,
-            created: super::execute::created_by(&r.artifacts),
+            created: crate::record::changes::created_by(&r.artifacts),
             file_root: Some(crate::workspace::layers::Tree::dir(
                 self.dir.join("artifacts"),
             )),
