@@ -10,16 +10,15 @@ use super::{GradeArgs, Selection, load, print_problems};
 use crate::assert::check::Checks;
 use crate::assert::urls::UrlPolicy;
 use crate::assert::verdict::Verdict;
-use crate::assert::view::CaseRunView;
 use crate::exit::Outcome;
 use crate::grade::regrade::{self, Recorded};
-use crate::grade::{self, GradeInput, Graded, JudgeSlot};
+use crate::grade::{self, GradeInput, Graded};
 use crate::host::HostEnv;
-use crate::judge::compare::{self, Comparison, Preference};
+use crate::judge::compare::{Comparison, Preference};
 use crate::record::Status;
 use crate::record::case_run::Kind;
 use crate::spec::formats::LoadCtx;
-use crate::spec::{Case, CheckTarget, Suite};
+use crate::spec::{Case, Suite};
 
 pub fn run(ctx: &LoadCtx, args: &GradeArgs, plugins: &crate::plugin::Plugins) -> Outcome {
     let path = ctx.cwd.join(&args.path);
@@ -77,17 +76,6 @@ fn checks(args: &GradeArgs, plugins: &crate::plugin::Plugins) -> Checks {
 }
 
 /// What a blind comparison is asked about: clauditor's `user_prompt`, else the case's prompt.
-fn request(case: &Case) -> String {
-    case.judge
-        .blind_compare_prompt
-        .clone()
-        .unwrap_or_else(|| case.turns.join("\n\n"))
-}
-
-fn needs_judge(case: &Case) -> bool {
-    !case.judge.is_empty() || !case.extraction.is_empty()
-}
-
 /// `assay grade <spec> --output <file>`.
 fn captured(
     ctx: &LoadCtx,
@@ -152,50 +140,26 @@ fn captured(
             }
         }
     }
-    // A captured output has no transcript, workspace or process: only output checks apply.
-    let mut graded_case = case.clone();
-    let (kept, skipped): (Vec<_>, Vec<_>) = case
-        .checks
-        .iter()
-        .cloned()
-        .partition(|c| c.target == CheckTarget::Output);
-    graded_case.checks = kept;
-
     let host = HostEnv::from_process();
     let mut judges = Vec::new();
-    let slot = (needs_judge(case) || against.is_some())
+    let slot = (grade::captured::needs_judge(case) || against.is_some())
         .then(|| crate::run::judge_for(&mut judges, args.judge.flags(), suite, &host, None));
     let rt = match runtime() {
         Ok(rt) => rt,
         Err(o) => return o,
     };
-    let view = CaseRunView {
-        final_message: output.clone(),
-        stdout: output.clone(),
+    let grade::captured::Captured {
+        graded,
+        skipped,
+        comparison,
+    } = rt.block_on(grade::captured::grade(
+        suite,
+        case,
         output,
-        ..CaseRunView::default()
-    };
-    let (graded, comparison) = rt.block_on(async {
-        let graded = grade::grade(
-            suite,
-            &graded_case,
-            GradeInput {
-                completed: true,
-                reason: None,
-                view,
-                artifacts: Vec::new(),
-                outputs: Vec::new(),
-            },
-            &checks(args, plugins),
-            slot.as_ref(),
-        )
-        .await;
-        let comparison = match &against {
-            Some(b) => Some(compare_with(slot.as_ref(), case, &graded.view.output, b).await),
-            None => None,
-        };
-        (graded, comparison)
-    });
+        against.as_deref(),
+        &checks(args, plugins),
+        slot.as_ref(),
+    ));
 
     if args.json {
         let mut out = json!({
@@ -271,21 +235,6 @@ fn pick_case<'a>(
                 names()
             )),
         },
-    }
-}
-
-async fn compare_with(
-    slot: Option<&JudgeSlot>,
-    case: &Case,
-    a: &str,
-    b: &str,
-) -> Result<Comparison, String> {
-    match slot {
-        Some(JudgeSlot::Ready(judge, _)) => compare::compare(judge, &request(case), a, b)
-            .await
-            .map_err(|e| e.to_string()),
-        Some(JudgeSlot::Unavailable(why)) => Err(format!("not compared: {why}")),
-        None => Err("not compared: no judge was chosen".into()),
     }
 }
 
@@ -515,7 +464,7 @@ fn regrade_run(
     let mut slots = Vec::new();
     for r in &recorded {
         slots.push(find(r).and_then(|(s, c)| {
-            (needs_judge(c) || others.is_some())
+            (grade::captured::needs_judge(c) || others.is_some())
                 .then(|| crate::run::judge_for(&mut judges, args.judge.flags(), s, &host, None))
         }));
     }
@@ -587,7 +536,12 @@ fn regrade_run(
             let c = match pair {
                 Some(o) => {
                     let b = std::fs::read_to_string(o.dir.join("output.txt")).unwrap_or_default();
-                    rt.block_on(compare_with(slot.as_ref(), case, &graded.view.output, &b))
+                    rt.block_on(grade::captured::compare_with(
+                        slot.as_ref(),
+                        case,
+                        &graded.view.output,
+                        &b,
+                    ))
                 }
                 None => Err("not compared: the other run has no such case-run".into()),
             };

@@ -3,6 +3,7 @@
 //! checks first, then extraction (clauditor L2), then the judge's modes; the verdict and
 //! score come from the checks and the thresholds.
 
+pub mod captured;
 pub mod regrade;
 
 use std::path::Path;
