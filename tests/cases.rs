@@ -94,7 +94,7 @@ fn judge() -> JudgeServer {
     JudgeServer::start(replies)
 }
 
-fn run(dir: &Path, server: &ModelServer, judge: &JudgeServer) -> Output {
+fn run(dir: &Path, server: &ModelServer, judge: &JudgeServer, out: &str) -> Output {
     let claude = agent_cli("claude");
     let mut env = claude_env(&claude, server);
     env.retain(|(k, _)| *k != "ASSAY_JUDGE");
@@ -102,6 +102,12 @@ fn run(dir: &Path, server: &ModelServer, judge: &JudgeServer) -> Output {
         ("ASSAY_JUDGE", "anthropic".to_string()),
         ("ASSAY_JUDGE_BASE_URL", judge.url.clone()),
         ("ASSAY_JUDGE_API_KEY", "sk-judge".to_string()),
+        // The cache on, its key outside the project.
+        ("ASSAY_NO_CACHE", "0".to_string()),
+        (
+            "ASSAY_CACHE_KEY",
+            dir.with_extension("cache-key").display().to_string(),
+        ),
     ]);
     let ws = dir.with_extension("workspaces").display().to_string();
     let args = [
@@ -118,7 +124,7 @@ fn run(dir: &Path, server: &ModelServer, judge: &JudgeServer) -> Output {
         "-j",
         "1",
         "--output-dir",
-        "out",
+        out,
         "--no-history",
     ];
     assay_env(dir, &args, &env)
@@ -180,7 +186,7 @@ fn every_output_of_a_compared_repeated_run_speaks_in_cases() {
         ],
     );
     let (server, judge) = (model(), judge());
-    let out = run(d.path(), &server, &judge);
+    let out = run(d.path(), &server, &judge, "out");
     let said = format!("{}\n{}", stdout(&out), stderr(&out));
     // retro fails every run and the standup never fires; the judge failed once: exit 3 (a
     // result not fully graded), never 0.
@@ -266,4 +272,28 @@ fn every_output_of_a_compared_repeated_run_speaks_in_cases() {
 
     let markdown = report(d.path(), "markdown");
     insta::assert_snapshot!("cases_markdown", markdown);
+
+    // The same run again: every case-run comes from the cache, the canary's too; only the one
+    // the judge failed on runs again (a result not fully graded is never cached).
+    let asked = server.requests().len();
+    let again = run(d.path(), &server, &judge, "again");
+    let said = format!("{}\n{}", stdout(&again), stderr(&again));
+    let new = &server.requests()[asked..];
+    assert!(
+        !new.is_empty()
+            && new
+                .iter()
+                .all(|r| r.to_string().contains("notes for the sync meeting")),
+        "{said}"
+    );
+    assert!(
+        said.contains("18 agent runs, 17 already done (cache or --resume)"),
+        "{said}"
+    );
+    assert!(
+        said.contains(
+            "canary: `meeting-notes` fired through claude-code in 2 of 2 run(s), from the cache"
+        ),
+        "{said}"
+    );
 }

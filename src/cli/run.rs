@@ -458,11 +458,16 @@ fn canary(ctx: &LoadCtx, suites: &[crate::spec::Suite], opts: &RunOptions) -> Op
     if failed.is_empty() {
         for c in &list {
             tell!(
-                "canary: `{}` fired through {} in {} of {} run(s)",
+                "canary: `{}` fired through {} in {} of {} run(s){}",
                 c.skill,
                 c.harness,
                 c.fired,
-                c.told
+                c.told,
+                match c.cached {
+                    0 => String::new(),
+                    n if n == c.told => ", from the cache".to_string(),
+                    n => format!(", {n} from the cache"),
+                }
             );
         }
         return None;

@@ -27,6 +27,8 @@ pub struct Canary {
     /// Runs in which the skill fired, and runs that could tell.
     pub fired: u32,
     pub told: u32,
+    /// Runs taken from the cache (no agent ran for them).
+    pub cached: u32,
 }
 
 impl Canary {
@@ -109,12 +111,14 @@ pub fn run(
             harness: String::new(),
             fired: 0,
             told: 0,
+            cached: 0,
         })
         .collect();
-    let mut note = |r: &crate::record::CaseRunRecord| {
+    let mut note = |r: &crate::record::CaseRunRecord, cached: bool| {
         let suite = r.suite.trim_start_matches("canary:");
         if let Some(c) = out.iter_mut().find(|c| c.suite == suite) {
             c.harness = r.harness.clone();
+            c.cached += u32::from(cached);
             if let Some(f) = r.trigger.as_ref().and_then(|t| t.fired) {
                 c.told += 1;
                 c.fired += u32::from(f);
@@ -123,13 +127,13 @@ pub fn run(
     };
     let mut reused = Vec::new();
     super::run(ctx, &canaries, &o, |e| match e {
-        RunEvent::Finished(r) => note(r),
+        RunEvent::Finished(r) => note(r, false),
         RunEvent::Reused(r) => reused.push(r.dir.clone()),
         RunEvent::Started { .. } => {}
     })?;
     for d in reused {
         if let Ok(r) = crate::record::read_case_run(&d) {
-            note(&r);
+            note(&r, true);
         }
     }
     Ok(out)
