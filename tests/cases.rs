@@ -270,6 +270,12 @@ fn every_output_of_a_compared_repeated_run_speaks_in_cases() {
     assert_eq!(sync["baseline"]["verdict"], "FAIL", "{sync:#}");
     insta::assert_snapshot!("cases_uaaps", steady(&text, d.path()));
 
+    let json: Value = serde_json::from_str(&raw_report(d.path(), "json")).unwrap();
+    assert_eq!(
+        json["headline"],
+        "2 cases: 1 passed, 1 failed · 3 trigger queries: 2 passed, 1 failed · with the skill 1/2 cases vs without 0/2 (+50 points, Fisher p = 1.00)"
+    );
+
     let markdown = report(d.path(), "markdown");
     insta::assert_snapshot!("cases_markdown", markdown);
 

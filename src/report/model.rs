@@ -23,6 +23,10 @@ pub struct Report {
     pub started: Option<String>,
     /// `run.json` as recorded: options, harness versions, judges, plugins, projects.
     pub config: RunRecord,
+    /// The run in cases, as every report heads it: `3 cases: 2 passed, 1 failed · 12 trigger
+    /// queries: 10 passed, 2 failed · with the skill 2/3 vs without 0/3 (…)`.
+    pub headline: String,
+    /// The case-runs, every arm's (the cases' verdicts are in `statistics`).
     pub summary: Summary,
     /// Statistics over runs, trigger evals and baselines.
     pub statistics: super::aggregate::Aggregates,
@@ -217,6 +221,7 @@ pub fn read(dir: &Path) -> Result<Report, ReadError> {
     };
     Ok(Report {
         schema: SCHEMA,
+        headline: super::headline::headline(&statistics),
         feedback,
         warnings,
         statistics,
