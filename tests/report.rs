@@ -566,7 +566,7 @@ fn the_html_report_is_one_self_contained_file_that_chromium_renders() {
     let dom = String::from_utf8_lossy(&dom.stdout);
     assert!(
         dom.contains(
-            "<h1>assay: 4 cases: 1 passed, 1 failed, 1 with errors, 1 not graded</h1><p>1 of 4 case-runs passed (25%)</p>"
+            "<h1>assay: 4 cases: 1 passed, 1 failed, 1 with errors, 1 not graded</h1><p>1 of 4 case-runs passed (25%): 1 passed · 1 failed · 1 not graded · 1 with errors</p>"
         ),
         "{dom}"
     );

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::model::{CaseRun, Report};
+use super::model::{CaseRun, Outcome, Report};
 use crate::record::case_run::Kind;
 
 /// A case or a trigger query, with the indexes of its case-runs in the report.
@@ -72,4 +72,56 @@ pub fn query(r: &Report, g: &Group, n: usize) -> String {
         .find(|t| t.suite == g.suite && t.id == g.case)
         .map(|t| format!(" “{}”", crate::text::gist(&t.query, n)))
         .unwrap_or_default()
+}
+
+/// `6 of 12 case-runs passed (50%): 6 passed · 5 failed · 1 not graded · baseline runs: 0 of
+/// 6 passed`: the skill's case-runs as detail under the headline, the comparison arm's apart.
+pub fn detail(r: &Report) -> String {
+    let skill: Vec<&CaseRun> = r
+        .case_runs
+        .iter()
+        .filter(|c| !c.variant.is_comparison())
+        .collect();
+    let count = |o: Outcome| skill.iter().filter(|c| c.outcome == o).count();
+    let passed = count(Outcome::Passed);
+    let counted = skill.len() - count(Outcome::Skipped);
+    let mut parts = vec![format!("{passed} passed")];
+    for (o, w) in [
+        (Outcome::Failed, "failed"),
+        (Outcome::NotGraded, "not graded"),
+        (Outcome::Error, "with errors"),
+        (Outcome::Skipped, "skipped"),
+        (Outcome::Missing, "missing"),
+    ] {
+        if count(o) > 0 {
+            parts.push(format!("{} {w}", count(o)));
+        }
+    }
+    let mut line = format!(
+        "{passed} of {} case-runs passed ({:.0}%): {}",
+        skill.len(),
+        if counted == 0 {
+            0.0
+        } else {
+            passed as f64 / counted as f64 * 100.0
+        },
+        parts.join(" · ")
+    );
+    let compared: Vec<&CaseRun> = r
+        .case_runs
+        .iter()
+        .filter(|c| c.variant.is_comparison())
+        .collect();
+    if let Some(first) = compared.first() {
+        line.push_str(&format!(
+            " · {} runs: {} of {} passed",
+            first.variant.word(),
+            compared
+                .iter()
+                .filter(|c| c.outcome == Outcome::Passed)
+                .count(),
+            compared.len()
+        ));
+    }
+    line
 }

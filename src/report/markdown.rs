@@ -59,58 +59,6 @@ fn code(s: &str, in_table: bool) -> String {
     format!("{fence}{pad}{body}{pad}{fence}")
 }
 
-/// `6 of 12 case-runs passed (50%): 6 passed · 5 failed · 1 not graded · baseline runs: 0 of
-/// 6 passed`: the skill's case-runs as detail under the headline, the comparison arm's apart.
-fn case_runs_line(r: &Report) -> String {
-    let skill: Vec<&CaseRun> = r
-        .case_runs
-        .iter()
-        .filter(|c| !c.variant.is_comparison())
-        .collect();
-    let count = |o: Outcome| skill.iter().filter(|c| c.outcome == o).count();
-    let passed = count(Outcome::Passed);
-    let counted = skill.len() - count(Outcome::Skipped);
-    let mut parts = vec![format!("{passed} passed")];
-    for (o, w) in [
-        (Outcome::Failed, "failed"),
-        (Outcome::NotGraded, "not graded"),
-        (Outcome::Error, "with errors"),
-        (Outcome::Skipped, "skipped"),
-        (Outcome::Missing, "missing"),
-    ] {
-        if count(o) > 0 {
-            parts.push(format!("{} {w}", count(o)));
-        }
-    }
-    let mut line = format!(
-        "{passed} of {} case-runs passed ({:.0}%): {}",
-        skill.len(),
-        if counted == 0 {
-            0.0
-        } else {
-            passed as f64 / counted as f64 * 100.0
-        },
-        parts.join(" · ")
-    );
-    let compared: Vec<&CaseRun> = r
-        .case_runs
-        .iter()
-        .filter(|c| c.variant.is_comparison())
-        .collect();
-    if let Some(first) = compared.first() {
-        line.push_str(&format!(
-            " · {} runs: {} of {} passed",
-            first.variant.word(),
-            compared
-                .iter()
-                .filter(|c| c.outcome == Outcome::Passed)
-                .count(),
-            compared.len()
-        ));
-    }
-    line
-}
-
 fn verdict_icon(v: CaseVerdict) -> &'static str {
     match v {
         CaseVerdict::Pass => "✅",
@@ -212,7 +160,7 @@ pub fn render(r: &Report) -> String {
     let mut md = format!(
         "## assay: {}\n\n{}",
         text(&super::headline::headline(&r.statistics)),
-        text(&case_runs_line(r))
+        text(&super::cases::detail(r))
     );
     md.push_str(&format!(" · {:.1} s", s.duration_ms as f64 / 1000.0));
     if let Some(c) = s.cost_usd {

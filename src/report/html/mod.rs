@@ -366,12 +366,10 @@ pub fn render_against(r: &Report, older: Option<&Report>) -> String {
     let s = &r.summary;
     let mut h = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-Policy\" content=\"{}\"><title>assay report</title><style>{STYLE}</style></head><body>\
-<h1>assay: {}</h1><p>{} of {} case-runs passed ({:.0}%)</p>",
+<h1>assay: {}</h1><p>{}</p>",
         csp::policy(SCRIPT),
         e(&super::headline::headline(&r.statistics)),
-        s.passed,
-        s.total,
-        s.pass_rate * 100.0
+        e(&super::cases::detail(r))
     );
     for n in super::missing_notice(s)
         .into_iter()
@@ -390,12 +388,20 @@ pub fn render_against(r: &Report, older: Option<&Report>) -> String {
         ));
     }
     h.push_str("<table class=\"stats\">");
+    // The skill's case-runs (the comparison arm's are counted in the line above).
+    let skill = |o: Outcome| {
+        r.case_runs
+            .iter()
+            .filter(|c| !c.variant.is_comparison() && c.outcome == o)
+            .count()
+            .to_string()
+    };
     for (k, v) in [
-        ("passed", s.passed.to_string()),
-        ("failed", s.failed.to_string()),
-        ("not graded", s.not_graded.to_string()),
-        ("errors", s.errors.to_string()),
-        ("skipped", s.skipped.to_string()),
+        ("passed", skill(Outcome::Passed)),
+        ("failed", skill(Outcome::Failed)),
+        ("not graded", skill(Outcome::NotGraded)),
+        ("errors", skill(Outcome::Error)),
+        ("skipped", skill(Outcome::Skipped)),
         (
             "time (sum of case-runs)",
             format!("{:.1} s", s.duration_ms as f64 / 1000.0),
