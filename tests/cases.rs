@@ -276,6 +276,16 @@ fn every_output_of_a_compared_repeated_run_speaks_in_cases() {
         "2 cases: 1 passed, 1 failed · 3 trigger queries: 2 passed, 1 failed · with the skill 1/2 cases vs without 0/2 (+50 points, Fisher p = 1.00)"
     );
 
+    // The HTML report: the same headline, the case-runs the skill's, a matrix row per case and
+    // per query (the viewer's own tests drive it in Chromium).
+    let html = raw_report(d.path(), "html");
+    assert!(
+        html.contains("<p>6 of 12 case-runs passed (50%): 6 passed · 5 failed · 1 not graded · baseline runs: 0 of 6 passed</p>"),
+        "{html}"
+    );
+    assert_eq!(html.matches("<tr id=\"m").count(), 5);
+    assert!(html.contains("bmad:meeting-notes/trigger-3 “Summarise the standup for me”</a>"));
+
     let markdown = report(d.path(), "markdown");
     insta::assert_snapshot!("cases_markdown", markdown);
 
