@@ -337,7 +337,16 @@ pub fn deltas(a: &Aggregates) -> Option<Plot> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::case_run::Variant;
+
+    #[test]
+    fn a_long_label_keeps_its_start_and_its_arm() {
+        let skill = short("clauditor:release-notes/release-notes", 30);
+        let base = short("clauditor:release-notes/release-notes (baseline)", 30);
+        assert_eq!(base.chars().count(), 30);
+        assert!(base.starts_with("clauditor:rel") && base.ends_with("(baseline)"), "{base}");
+        assert_ne!(skill, base);
+        assert_eq!(short("short", 30), "short");
+    }
 
     fn parses(svg: &str) -> roxmltree::Document<'_> {
         roxmltree::Document::parse(svg).unwrap_or_else(|e| panic!("{e}: {svg}"))
