@@ -343,7 +343,10 @@ mod tests {
         let skill = short("clauditor:release-notes/release-notes", 30);
         let base = short("clauditor:release-notes/release-notes (baseline)", 30);
         assert_eq!(base.chars().count(), 30);
-        assert!(base.starts_with("clauditor:rel") && base.ends_with("(baseline)"), "{base}");
+        assert!(
+            base.starts_with("clauditor:rel") && base.ends_with("(baseline)"),
+            "{base}"
+        );
         assert_ne!(skill, base);
         assert_eq!(short("short", 30), "short");
     }
