@@ -419,3 +419,75 @@ fn an_ordinary_user_is_contained_too(backend: &str) {
     assert_eq!(results(&d.path().join("run"))["001"]["sandbox"]["kind"], backend);
 }
 }
+
+/// Every file named `name` under `root` (as root sees them), links not followed.
+fn files_named(root: &Path, name: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let Ok(t) = e.file_type() else { continue };
+            if t.is_dir() {
+                stack.push(e.path());
+            } else if e.file_name() == name {
+                out.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+/// Whether `nobody`, logged in as another local user would be (`su`), running
+/// `file -p -c 'id -u'` gets a root shell.
+fn gives_nobody_root(file: &Path) -> bool {
+    let out = Command::new("su")
+        .args(["nobody", "-s", "/bin/sh", "-c"])
+        .arg(format!("'{}' -p -c 'id -u'", file.display()))
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim() == "0"
+}
+
+per_backend! {
+/// The agent is root inside (as CI runs) and its files are root's on the host: it left a
+/// setuid-root copy of bash in its workspace, its HOME and its temp folder, and waited. Any
+/// local user could reach them (the workspace folders were 0755) and run them as root, while
+/// the case-run ran and, with --keep-workspaces, after.
+fn a_setuid_file_the_agent_makes_gives_no_one_on_the_host_root(backend: &str) {
+    let d = tempfile::tempdir().unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    // Everything up to the workspaces' parent is open to other users, as /tmp is.
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let p = d.path().join("project");
+    project(
+        &p,
+        "for f in ./sh-suid \"$HOME/sh-suid\" \"${TMPDIR:-/tmp}/sh-suid\"; do cp /bin/bash \"$f\" && chmod 4755 \"$f\"; done\nsleep 8\necho finished\n",
+    );
+    std::fs::create_dir_all(d.path().join("home")).unwrap();
+    let mut child = assay_cmd(d.path(), &p, backend)
+        .arg("--keep-workspaces")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let ws = d.path().join("ws");
+    let started = Instant::now();
+    let mut found = Vec::new();
+    while found.len() < 3 && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(200));
+        found = files_named(&ws, "sh-suid");
+    }
+    let during: Vec<&PathBuf> = found.iter().filter(|f| gives_nobody_root(f)).collect();
+    child.wait().unwrap();
+    assert!(!found.is_empty(), "the agent made no file");
+    assert!(during.is_empty(), "root for nobody while the case-run ran: {during:?}");
+    // Kept: out of other users' reach, and no set-id bit left.
+    let kept = files_named(&ws, "sh-suid");
+    assert!(!kept.is_empty(), "the workspace was not kept");
+    for f in &kept {
+        assert!(!gives_nobody_root(f), "root for nobody after the run: {}", f.display());
+        let mode = std::fs::symlink_metadata(f).unwrap().permissions().mode();
+        assert_eq!(mode & 0o6000, 0, "{}: mode {mode:o}", f.display());
+    }
+}
+}

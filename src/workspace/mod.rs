@@ -16,6 +16,7 @@ pub mod copy;
 pub mod env;
 pub mod layers;
 pub mod package;
+pub mod set_id;
 pub mod snapshot;
 pub mod writer;
 
@@ -174,6 +175,10 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
         &parent,
         tempfile::Builder::new()
             .prefix("assay-ws-")
+            // Private: what a root agent leaves in it is out of other users' reach.
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(
+                set_id::PRIVATE,
+            ))
             .tempdir_in(&parent),
     )?
     .keep();
@@ -596,6 +601,14 @@ impl Staged {
     /// Keeps the case-run's folder for the user to look at: with an overlay, `work/` is made a
     /// plain copy of what the agent saw and the layers are removed. Returns the folder.
     pub fn keep(&self) -> PathBuf {
+        self.keep_layers();
+        // Kept for the user, maybe shared later: no file of it runs as its owner for others.
+        set_id::clear(&self.dir);
+        self.dir.clone()
+    }
+
+    /// With an overlay, `work/` becomes a plain copy of what the agent saw and the layers go.
+    fn keep_layers(&self) {
         if let Some(o) = &self.overlay {
             match self.tree.materialize(&self.root) {
                 Ok(()) => {
@@ -610,7 +623,6 @@ impl Staged {
                 ),
             }
         }
-        self.dir.clone()
     }
 
     pub fn remove(&self) {
