@@ -536,3 +536,42 @@ fn a_whitespace_needle_is_a_real_check_and_only_the_empty_one_is_refused() {
     assert!(text.contains("assertions[0].needle"), "{text}");
     assert!(text.contains("must not be empty"), "{text}");
 }
+
+/// A case-run whose output was cut at assay's bound (what followed could have failed a
+/// `not_contains`) is never a pass: not when it ran, and not when its folder is re-graded.
+#[test]
+fn a_cut_output_is_never_regraded_into_a_pass() {
+    let d = tempfile::tempdir().unwrap();
+    let spec = r#"{"skill_name": "greeting", "test_args": "Ada",
+      "assertions": [{"id": "no_rm", "type": "not_contains", "needle": "rm -rf /"}]}"#;
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"echo\", \"Hello, Ada!\"]\n",
+            ),
+            (".claude/commands/greeting.md", "Greet.\n"),
+            (".claude/commands/greeting.eval.json", spec),
+        ],
+    );
+    let out = assay(d.path(), &["run", "--output-dir", "out"]);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    // As assay records an output past its bound (the part kept is what the checks see).
+    let dir = d.path().join("out/clauditor_greeting/greeting/run-1");
+    let mut r = read_json(&dir.join("result.json"));
+    r["output_truncated"] = serde_json::json!(true);
+    r["stdout_bytes"] = serde_json::json!(70_000_000u64);
+    std::fs::write(dir.join("result.json"), r.to_string()).unwrap();
+    let out = assay(d.path(), &["grade", "out"]);
+    assert_eq!(code(&out), 3, "{}\n{}", stdout(&out), stderr(&out));
+    let r = read_json(&dir.join("result.json"));
+    assert_eq!(r["grade"]["verdict"], "not-graded", "{r:#}");
+    assert!(
+        r["grade"]["reasons"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("the agent's output was cut (70000000 bytes written"),
+        "{r:#}"
+    );
+}

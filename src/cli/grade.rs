@@ -387,7 +387,7 @@ fn exit_for<'a>(
     let mut broken = false;
     for g in graded {
         failed |= g.grade.verdict == Verdict::Fail;
-        broken |= g.judge.as_ref().is_some_and(|j| j.error.is_some());
+        broken |= g.judge.as_ref().is_some_and(|j| j.error.is_some()) || g.output_cut;
     }
     for c in comparisons {
         broken |= c.is_err();
@@ -513,6 +513,8 @@ fn regrade_run(
                 .iter()
                 .map(|(p, t)| (p.clone(), Some(t.clone())))
                 .collect(),
+            // A cut output stays cut: re-grading never makes it a pass.
+            output_cut: grade::output_cut(&r.result),
         };
         let graded = rt.block_on(grade::grade(suite, case, input, &checks, slot.as_ref()));
         if let Err(e) = r.write(&graded) {

@@ -76,6 +76,7 @@ pub async fn grade(
         view,
         artifacts: Vec::new(),
         outputs: Vec::new(),
+        output_cut: None,
     };
     let graded = super::grade(suite, &graded_case, input, checks, slot).await;
     let comparison = match against {

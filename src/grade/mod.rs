@@ -60,6 +60,21 @@ pub struct GradeInput {
     /// Every output file (clauditor `output_files`, or `output_file`), as collected, path and
     /// text (`None`: it could not be read); the first is the case's output.
     pub outputs: Vec<(String, Option<String>)>,
+    /// Why the checks saw only part of the output (it was cut at assay's bound), when it was:
+    /// such a case-run is never a pass.
+    pub output_cut: Option<String>,
+}
+
+/// Why a recorded case-run's checks saw only part of its output, when they did.
+pub fn output_cut(r: &record::CaseRunRecord) -> Option<String> {
+    r.output_truncated.then(|| {
+        format!(
+            "the agent's output was cut ({} bytes written, {} MiB kept at most, and no line over {} MiB): the checks saw only part of it, so it is not graded as a pass",
+            r.stdout_bytes,
+            crate::process::MAX_STDOUT >> 20,
+            crate::process::MAX_LINE >> 20
+        )
+    })
 }
 
 /// A graded case-run.
@@ -70,6 +85,9 @@ pub struct Graded {
     pub judge: Option<JudgeRecord>,
     pub grade: Grade,
     pub view: CaseRunView,
+    /// The checks saw only part of the output (see [`GradeInput::output_cut`]): the result is
+    /// not fully delivered (exit 3), whatever the verdict.
+    pub output_cut: bool,
 }
 
 /// Grades one case-run.
@@ -122,8 +140,17 @@ pub async fn grade(
         &mut outcomes,
     )
     .await;
-    let grade = verdict::grade(input.completed, input.reason.as_deref(), &outcomes, &judged);
+    let mut grade = verdict::grade(input.completed, input.reason.as_deref(), &outcomes, &judged);
+    let output_cut = input.output_cut.is_some();
+    if let Some(why) = input.output_cut
+        && grade.verdict == verdict::Verdict::Pass
+    {
+        // What was cut could have made a check fail (a `not_contains`, a length limit).
+        grade.verdict = verdict::Verdict::NotGraded;
+        grade.reasons.insert(0, why);
+    }
     Graded {
+        output_cut,
         checks: outcomes,
         judge: record,
         grade,

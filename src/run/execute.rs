@@ -424,6 +424,7 @@ async fn grade_case_run(r: &mut CaseRunRecord, plan: &CaseRunPlan<'_>, collected
                 view: collected.view,
                 artifacts: collected.artifacts,
                 outputs: collected.outputs,
+                output_cut: grade::output_cut(r),
             },
             plan.checks,
             plan.judge.as_ref(),
@@ -432,22 +433,6 @@ async fn grade_case_run(r: &mut CaseRunRecord, plan: &CaseRunPlan<'_>, collected
         r.checks = graded.checks;
         r.judge = graded.judge;
         r.grade = Some(graded.grade);
-        if r.output_truncated
-            && let Some(g) = r.grade.as_mut()
-            && g.verdict == crate::assert::verdict::Verdict::Pass
-        {
-            // What was cut could have made a check fail (a `not_contains`, a length limit).
-            g.verdict = crate::assert::verdict::Verdict::NotGraded;
-            g.reasons.insert(
-                0,
-                format!(
-                    "the agent's output was cut ({} bytes written, {} MiB kept at most, and no line over {} MiB): the checks saw only part of it, so it is not graded as a pass",
-                    r.stdout_bytes,
-                    process::MAX_STDOUT >> 20,
-                    process::MAX_LINE >> 20
-                ),
-            );
-        }
     }
     if let Err(e) = grade::write_grading(&plan.dir, &r.checks, r.judge.as_ref(), r.grade.as_ref()) {
         r.unrecorded.push(format!("cannot write grading.json: {e}"));
