@@ -252,12 +252,30 @@ async fn stages(
     {
         r.teardown_error = Some(why);
     }
-    if plan.keep_workspace || matches!(r.status, Status::Error | Status::Failed) {
-        r.workspace = Some(staged.keep());
-    } else {
-        staged.remove();
-    }
+    let keep = plan.keep_workspace || matches!(r.status, Status::Error | Status::Failed);
+    r.workspace = settle(staged, keep).await;
     Ok(())
+}
+
+/// Keeps the workspace (its folder, returned) or removes it, off the async runtime: a tree of
+/// a hundred thousand files takes seconds to copy or remove, and the other case-runs go on
+/// meanwhile.
+async fn settle(staged: workspace::Staged, keep: bool) -> Option<PathBuf> {
+    let dir = staged.dir.clone();
+    let done = tokio::task::spawn_blocking(move || {
+        if keep {
+            Some(staged.keep())
+        } else {
+            staged.remove();
+            None
+        }
+    })
+    .await;
+    match done {
+        Ok(kept) => kept,
+        // The task panicked: the folder stays where it is, said as kept.
+        Err(_) => keep.then_some(dir),
+    }
 }
 
 /// Before any process: the run folder, `--trust` for scripts, the prompts to send
