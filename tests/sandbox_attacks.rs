@@ -491,3 +491,30 @@ fn a_setuid_file_the_agent_makes_gives_no_one_on_the_host_root(backend: &str) {
     }
 }
 }
+
+per_backend! {
+/// The agent makes a sparse file (2 GiB long, nothing written) and times out, so its workspace
+/// is kept: keeping it copied the file out dense, the holes written as zeros (a `truncate -s 1T`
+/// filled the host's /tmp). The kept copy holds what the agent wrote: nothing.
+fn a_sparse_file_stays_sparse_in_a_kept_workspace(backend: &str) {
+    use std::os::unix::fs::MetadataExt;
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("project");
+    project(&p, "truncate -s 2G sparse.bin\nsleep 30\n");
+    std::fs::create_dir_all(d.path().join("home")).unwrap();
+    // Timed out: a failed case-run's workspace is kept.
+    let out = assay_cmd(d.path(), &p, backend)
+        .args(["--timeout", "2"])
+        .output()
+        .unwrap();
+    let kept = files_named(&d.path().join("ws"), "sparse.bin");
+    assert_eq!(kept.len(), 1, "{kept:?}\n{}", stderr(&out));
+    let meta = std::fs::metadata(&kept[0]).unwrap();
+    assert_eq!(meta.len(), 2 << 30);
+    assert!(
+        meta.blocks() * 512 < 1 << 20,
+        "{} bytes allocated for a file with nothing in it",
+        meta.blocks() * 512
+    );
+}
+}

@@ -209,11 +209,11 @@ fn copy_into_existing_dir(
             Ok(()) => return Ok(std::fs::metadata(dest)?.len()),
             Err(_) => {
                 reflinks.failed();
-                std::fs::copy(src, dest)
+                super::sparse::copy(src, dest)
             }
         }
     } else {
-        std::fs::copy(src, dest)
+        super::sparse::copy(src, dest)
     };
     match copied {
         Ok(n) => Ok(n),
@@ -244,9 +244,9 @@ pub fn copy_file(src: &Path, dest: &Path) -> std::io::Result<u64> {
         std::fs::create_dir_all(parent)?;
     }
     remove_existing(dest)?;
-    match reflink_copy::reflink_or_copy(src, dest)? {
-        Some(n) => Ok(n),
-        None => Ok(std::fs::metadata(dest)?.len()),
+    match reflink_copy::reflink(src, dest) {
+        Ok(()) => Ok(std::fs::metadata(dest)?.len()),
+        Err(_) => super::sparse::copy(src, dest),
     }
 }
 

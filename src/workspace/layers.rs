@@ -298,7 +298,7 @@ fn apply_layer(layer: &Path, to: &Path) -> io::Result<()> {
             std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &dest)?;
         } else if meta.is_file() {
             remove_any(&dest)?;
-            std::fs::copy(entry.path(), &dest)?;
+            super::sparse::copy(entry.path(), &dest)?;
         }
     }
     Ok(())

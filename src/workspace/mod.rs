@@ -18,6 +18,7 @@ pub mod layers;
 pub mod package;
 pub mod set_id;
 pub mod snapshot;
+pub mod sparse;
 pub mod writer;
 
 use std::path::{Path, PathBuf};
