@@ -362,15 +362,11 @@ fn data(r: &Report) -> String {
 }
 
 /// The report, each case-run beside its own in `older` when given (`assay report --against`).
-pub fn render_against(r: &Report, older: Option<&Report>) -> String {
+/// The warnings (case-runs missing, unsandboxed, a feedback file left out) and the sandbox's
+/// note.
+fn notices(r: &Report) -> String {
     let s = &r.summary;
-    let mut h = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-Policy\" content=\"{}\"><title>assay report</title><style>{STYLE}</style></head><body>\
-<h1>assay: {}</h1><p>{}</p>",
-        csp::policy(SCRIPT),
-        e(&super::headline::headline(&r.statistics)),
-        e(&super::cases::detail(r))
-    );
+    let mut h = String::new();
     for n in super::missing_notice(s)
         .into_iter()
         .chain(super::unsandboxed_notice(s))
@@ -387,6 +383,13 @@ pub fn render_against(r: &Report, older: Option<&Report>) -> String {
             e(&n)
         ));
     }
+    h
+}
+
+/// The run's figures: the skill's case-runs by outcome, time, tokens, cost, start, folder.
+fn stats(r: &Report) -> String {
+    let s = &r.summary;
+    let mut h = String::new();
     h.push_str("<table class=\"stats\">");
     // The skill's case-runs (the comparison arm's are counted in the line above).
     let skill = |o: Outcome| {
@@ -421,24 +424,12 @@ pub fn render_against(r: &Report, older: Option<&Report>) -> String {
     }
     h.push_str("</table>");
 
-    // Older case-runs by key, and which changed outcome.
-    let before: HashMap<Key, &CaseRun> = older
-        .map(|o| o.case_runs.iter().map(|c| (key(c), c)).collect())
-        .unwrap_or_default();
-    let changed = |c: &CaseRun| before.get(&key(c)).is_some_and(|b| b.outcome != c.outcome);
-    if let Some(o) = older {
-        let n = r.case_runs.iter().filter(|c| changed(c)).count();
-        h.push_str(&format!(
-            "<p>Against the older run <code>{}</code>: {n} case-run(s) changed outcome, {} not in it.</p>",
-            e(&o.dir.display().to_string()),
-            r.case_runs
-                .iter()
-                .filter(|c| !before.contains_key(&key(c)))
-                .count()
-        ));
-    }
+    h
+}
 
-    // The toolbar the script drives: search, outcome and suite, the feedback download.
+/// The toolbar the script drives: search, outcome and suite, the feedback download.
+fn toolbar(r: &Report, against: bool) -> String {
+    let mut h = String::new();
     let mut suites: Vec<&str> = r.case_runs.iter().map(|c| c.suite.as_str()).collect();
     suites.sort();
     suites.dedup();
@@ -458,7 +449,7 @@ pub fn render_against(r: &Report, older: Option<&Report>) -> String {
             o.word()
         ));
     }
-    if older.is_some() {
+    if against {
         h.push_str("<option value=\"changed\">changed since the older run</option>");
     }
     h.push_str("</select><select id=\"suite\" aria-label=\"suite\"><option value=\"\">every suite</option>");
@@ -470,8 +461,12 @@ pub fn render_against(r: &Report, older: Option<&Report>) -> String {
 <span class=\"keys\">keys: <kbd>j</kbd>/<kbd>k</kbd> or <kbd>↓</kbd>/<kbd>↑</kbd> next and previous case-run, <kbd>/</kbd> search</span></div>\
 <pre id=\"feedback-out\" hidden></pre>");
 
-    h.push_str(&matrix::table(r, older));
+    h
+}
 
+/// The plots (inline SVG) and the statistics' tables.
+fn plots_and_tables(r: &Report) -> String {
+    let mut h = String::new();
     let plots: Vec<plots::Plot> = plots::pass_rates(&r.statistics)
         .into_iter()
         .chain(plots::trigger_rates(&r.statistics))
@@ -508,6 +503,43 @@ pub fn render_against(r: &Report, older: Option<&Report>) -> String {
         }
         h.push_str("</table>");
     }
+
+    h
+}
+
+pub fn render_against(r: &Report, older: Option<&Report>) -> String {
+    let mut h = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-Policy\" content=\"{}\"><title>assay report</title><style>{STYLE}</style></head><body>\
+<h1>assay: {}</h1><p>{}</p>",
+        csp::policy(SCRIPT),
+        e(&super::headline::headline(&r.statistics)),
+        e(&super::cases::detail(r))
+    );
+    h.push_str(&notices(r));
+    h.push_str(&stats(r));
+
+    // Older case-runs by key, and which changed outcome.
+    let before: HashMap<Key, &CaseRun> = older
+        .map(|o| o.case_runs.iter().map(|c| (key(c), c)).collect())
+        .unwrap_or_default();
+    let changed = |c: &CaseRun| before.get(&key(c)).is_some_and(|b| b.outcome != c.outcome);
+    if let Some(o) = older {
+        let n = r.case_runs.iter().filter(|c| changed(c)).count();
+        h.push_str(&format!(
+            "<p>Against the older run <code>{}</code>: {n} case-run(s) changed outcome, {} not in it.</p>",
+            e(&o.dir.display().to_string()),
+            r.case_runs
+                .iter()
+                .filter(|c| !before.contains_key(&key(c)))
+                .count()
+        ));
+    }
+
+    h.push_str(&toolbar(r, older.is_some()));
+
+    h.push_str(&matrix::table(r, older));
+
+    h.push_str(&plots_and_tables(r));
 
     // Each case's group: its head (verdicts, the files diffed), then its case-runs.
     let page = Page {
