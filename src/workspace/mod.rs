@@ -165,24 +165,7 @@ impl SuiteStage {
 }
 
 pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Staged, StageError> {
-    let parent = opts.parent.clone().unwrap_or_else(std::env::temp_dir);
-    io(
-        "create a workspace in",
-        &parent,
-        std::fs::create_dir_all(&parent),
-    )?;
-    let dir = io(
-        "create a workspace in",
-        &parent,
-        tempfile::Builder::new()
-            .prefix("assay-ws-")
-            // Private: what a root agent leaves in it is out of other users' reach.
-            .permissions(std::os::unix::fs::PermissionsExt::from_mode(
-                set_id::PRIVATE,
-            ))
-            .tempdir_in(&parent),
-    )?
-    .keep();
+    let (parent, dir) = private_dir(opts)?;
     let root = dir.join("work");
     let home = dir.join("home");
     io("create", &root, std::fs::create_dir_all(&root))?;
@@ -191,39 +174,7 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
     // Never copy assay's own run folder or the workspaces into a workspace.
     let mut exclude = opts.exclude.clone();
     exclude.push(parent.clone());
-    let (writer, skipped_links, overlay) = match &opts.bases {
-        Some(bases) => {
-            let base = io(
-                "copy the project from",
-                &suite.project_root,
-                bases.get(&suite.project_root, &exclude),
-            )?;
-            let layers = dir.join("layers");
-            let overlay = Overlay {
-                stage: layers.join("stage"),
-                upper: layers.join("upper"),
-                work: layers.join("work"),
-                dir: layers,
-                base: base.clone(),
-            };
-            for d in [&overlay.stage, &overlay.upper, &overlay.work] {
-                io("create", d, std::fs::create_dir_all(d))?;
-            }
-            let writer = Writer::Layered {
-                stage: overlay.stage.clone(),
-                base: base.dir.clone(),
-            };
-            (writer, base.skipped_links.clone(), Some(overlay))
-        }
-        None => {
-            let copied = io(
-                "copy the project from",
-                &suite.project_root,
-                copy::copy_tree_reporting(&suite.project_root, &root, true, &exclude),
-            )?;
-            (Writer::Plain(root.clone()), copied.skipped_links, None)
-        }
-    };
+    let (writer, skipped_links, overlay) = lay_base(suite, opts, &dir, &root, &exclude)?;
     for overlay in [suite.base_overlay.as_ref(), case.overlay.as_ref()]
         .into_iter()
         .flatten()
@@ -256,6 +207,117 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
         remove_skill(suite, &writer)?
     };
 
+    let fixtures = stage_fixtures(case, &writer)?;
+    let agent = agent_dir(case);
+    let cwd = if agent.as_os_str().is_empty() {
+        root.clone()
+    } else {
+        root.join(&agent)
+    };
+    if !writer.is_dir(&agent) {
+        let at = writer.path(&agent);
+        io("create", &at, std::fs::create_dir_all(&at))?;
+    }
+
+    let env = case_env(suite, case, opts, &dir, &home)?;
+    let (tree, before) = match &overlay {
+        Some(o) => (
+            Tree::layered(vec![o.upper.clone(), o.stage.clone(), o.base.dir.clone()]),
+            o.base.snapshot.with_layer(&o.stage),
+        ),
+        None => (Tree::dir(&root), Snapshot::take(&root)),
+    };
+    Ok(Staged {
+        dir,
+        root,
+        tree,
+        overlay,
+        home,
+        cwd,
+        env,
+        fixtures,
+        before,
+        skill_dest,
+        skipped_links,
+    })
+}
+
+/// A new workspace folder under the workspaces' parent (made if missing), private to the
+/// user running assay: the parent and the folder.
+fn private_dir(opts: &StageOptions) -> Result<(PathBuf, PathBuf), StageError> {
+    let parent = opts.parent.clone().unwrap_or_else(std::env::temp_dir);
+    io(
+        "create a workspace in",
+        &parent,
+        std::fs::create_dir_all(&parent),
+    )?;
+    let dir = io(
+        "create a workspace in",
+        &parent,
+        tempfile::Builder::new()
+            .prefix("assay-ws-")
+            // Private: what a root agent leaves in it is out of other users' reach.
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(
+                set_id::PRIVATE,
+            ))
+            .tempdir_in(&parent),
+    )?
+    .keep();
+    Ok((parent, dir))
+}
+
+/// The project under the agent: an overlay's layers over a shared base copy (with `bases`),
+/// else a plain copy in `root`. The writer that stages files into it, the links left out, the
+/// overlay.
+fn lay_base(
+    suite: &SuiteStage,
+    opts: &StageOptions,
+    dir: &Path,
+    root: &Path,
+    exclude: &[PathBuf],
+) -> Result<(Writer, Vec<PathBuf>, Option<Overlay>), StageError> {
+    Ok(match &opts.bases {
+        Some(bases) => {
+            let base = io(
+                "copy the project from",
+                &suite.project_root,
+                bases.get(&suite.project_root, exclude),
+            )?;
+            let layers = dir.join("layers");
+            let overlay = Overlay {
+                stage: layers.join("stage"),
+                upper: layers.join("upper"),
+                work: layers.join("work"),
+                dir: layers,
+                base: base.clone(),
+            };
+            for d in [&overlay.stage, &overlay.upper, &overlay.work] {
+                io("create", d, std::fs::create_dir_all(d))?;
+            }
+            let writer = Writer::Layered {
+                stage: overlay.stage.clone(),
+                base: base.dir.clone(),
+            };
+            (writer, base.skipped_links.clone(), Some(overlay))
+        }
+        None => {
+            let copied = io(
+                "copy the project from",
+                &suite.project_root,
+                copy::copy_tree_reporting(&suite.project_root, root, true, exclude),
+            )?;
+            (
+                Writer::Plain(root.to_path_buf()),
+                copied.skipped_links,
+                None,
+            )
+        }
+    })
+}
+
+/// The case's fixtures copied in (each with its hash and size as staged), and its
+/// `workspace_files` made empty where missing.
+fn stage_fixtures(case: &Case, writer: &Writer) -> Result<Vec<StagedFixture>, StageError> {
     let mut fixtures = Vec::new();
     for f in &case.fixtures {
         let dest = writer.path(&f.dest);
@@ -279,27 +341,28 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
             io("create", &p, std::fs::write(&p, b""))?;
         }
     }
-    let agent = agent_dir(case);
-    let cwd = if agent.as_os_str().is_empty() {
-        root.clone()
-    } else {
-        root.join(&agent)
-    };
-    if !writer.is_dir(&agent) {
-        let at = writer.path(&agent);
-        io("create", &at, std::fs::create_dir_all(&at))?;
-    }
+    Ok(fixtures)
+}
 
+/// The case-run's environment: scrubbed, with its private HOME (credentials copied in) and a
+/// temp folder of its own.
+fn case_env(
+    suite: &SuiteStage,
+    case: &Case,
+    opts: &StageOptions,
+    dir: &Path,
+    home: &Path,
+) -> Result<Vec<(String, String)>, StageError> {
     io(
         "set up the private HOME",
-        &home,
-        env::copy_credentials(opts.real_home.as_deref(), &home),
+        home,
+        env::copy_credentials(opts.real_home.as_deref(), home),
     )?;
     let mut extra: Vec<(String, String)> = suite.env.clone();
     if let Some(cmd) = &case.command {
         extra.extend(cmd.env.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
-    let mut env = env::scrubbed(&opts.host_env, &opts.pass_env, &extra, &home);
+    let mut env = env::scrubbed(&opts.host_env, &opts.pass_env, &extra, home);
     // A temp folder of the case-run's own, beside HOME: case-runs never share temp files,
     // and Codex, which refuses to put its helpers in a HOME under the temp folder (and then
     // cannot start its own sandbox), finds its HOME outside it.
@@ -307,26 +370,7 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
     io("create", &tmp, std::fs::create_dir_all(&tmp))?;
     env.retain(|(k, _)| k != "TMPDIR");
     env.push(("TMPDIR".into(), tmp.display().to_string()));
-    let (tree, before) = match &overlay {
-        Some(o) => (
-            Tree::layered(vec![o.upper.clone(), o.stage.clone(), o.base.dir.clone()]),
-            o.base.snapshot.with_layer(&o.stage),
-        ),
-        None => (Tree::dir(&root), Snapshot::take(&root)),
-    };
-    Ok(Staged {
-        dir,
-        root,
-        tree,
-        overlay,
-        home,
-        cwd,
-        env,
-        fixtures,
-        before,
-        skill_dest,
-        skipped_links,
-    })
+    Ok(env)
 }
 
 /// Where Claude Code reads a project's skills.
