@@ -12,7 +12,7 @@ use crate::assert::urls::UrlPolicy;
 use crate::assert::verdict::Verdict;
 use crate::exit::Outcome;
 use crate::grade::regrade::{self, Recorded};
-use crate::grade::{self, GradeInput, Graded};
+use crate::grade::{self, Graded};
 use crate::host::HostEnv;
 use crate::judge::compare::{Comparison, Preference};
 use crate::record::Status;
@@ -401,6 +401,54 @@ fn exit_for<'a>(
     }
 }
 
+/// The specs as they are now, from where each suite of the run folder was read.
+fn specs_now(ctx: &LoadCtx, dir: &Path, recorded: &[Recorded]) -> Result<super::Loaded, Outcome> {
+    let mut sources: Vec<PathBuf> = recorded
+        .iter()
+        .map(|r| r.result.suite_source.clone())
+        .filter(|p| !p.as_os_str().is_empty())
+        .collect();
+    sources.sort();
+    sources.dedup();
+    if sources.is_empty() {
+        tell!(
+            "error: {}: the run folder does not say where its suites came from",
+            dir.display()
+        );
+        return Err(Outcome::BadInput);
+    }
+    let loaded = load(
+        ctx,
+        &Selection {
+            paths: sources,
+            skill: None,
+            evals: None,
+        },
+    );
+    print_problems(&loaded.problems);
+    if loaded.problems.iter().any(|p| p.is_error()) {
+        return Err(Outcome::BadInput);
+    }
+    Ok(loaded)
+}
+
+/// The blind A/B tally: `this run better in 3, the other in 1, ties 0, not compared 0`.
+fn ab_line(comparisons: &[Result<Comparison, String>]) -> String {
+    let count = |p: Preference| {
+        comparisons
+            .iter()
+            .filter(|c| matches!(c, Ok(c) if c.preferred == p))
+            .count()
+    };
+    format!(
+        "blind A/B: this run better in {}, the other in {}, ties {}, not compared {}",
+        count(Preference::A),
+        count(Preference::B),
+        count(Preference::Tie),
+        comparisons.iter().filter(|c| c.is_err()).count()
+    )
+}
+
 /// `assay grade <run-dir>`.
 fn regrade_run(
     ctx: &LoadCtx,
@@ -425,33 +473,10 @@ fn regrade_run(
         },
         None => None,
     };
-    // The specs as they are now, from where each suite was read.
-    let mut sources: Vec<PathBuf> = recorded
-        .iter()
-        .map(|r| r.result.suite_source.clone())
-        .filter(|p| !p.as_os_str().is_empty())
-        .collect();
-    sources.sort();
-    sources.dedup();
-    if sources.is_empty() {
-        tell!(
-            "error: {}: the run folder does not say where its suites came from",
-            dir.display()
-        );
-        return Outcome::BadInput;
-    }
-    let loaded = load(
-        ctx,
-        &Selection {
-            paths: sources,
-            skill: None,
-            evals: None,
-        },
-    );
-    print_problems(&loaded.problems);
-    if loaded.problems.iter().any(|p| p.is_error()) {
-        return Outcome::BadInput;
-    }
+    let loaded = match specs_now(ctx, dir, &recorded) {
+        Ok(l) => l,
+        Err(o) => return o,
+    };
     let find = |r: &Recorded| {
         if r.result.kind == Kind::Trigger {
             return None;
@@ -501,21 +526,7 @@ fn regrade_run(
             report.push(json!({"suite": r.result.suite, "case": r.result.case, "run": r.result.run, "skipped": format!("status {status}")}));
             continue;
         }
-        let input = GradeInput {
-            completed: r.result.status == Status::Completed,
-            reason: r.result.reason.clone(),
-            view: r.view(case),
-            artifacts: r.artifacts(),
-            // As recorded: the output files that could be read.
-            outputs: r
-                .result
-                .output_files
-                .iter()
-                .map(|(p, t)| (p.clone(), Some(t.clone())))
-                .collect(),
-            // A cut output stays cut: re-grading never makes it a pass.
-            output_cut: grade::output_cut(&r.result),
-        };
+        let input = r.input(case);
         let graded = rt.block_on(grade::grade(suite, case, input, &checks, slot.as_ref()));
         if let Err(e) = r.write(&graded) {
             tell!(
@@ -555,19 +566,7 @@ fn regrade_run(
         graded_all.push(graded);
     }
     if others.is_some() {
-        let count = |p: Preference| {
-            comparisons
-                .iter()
-                .filter(|c| matches!(c, Ok(c) if c.preferred == p))
-                .count()
-        };
-        say!(
-            "blind A/B: this run better in {}, the other in {}, ties {}, not compared {}",
-            count(Preference::A),
-            count(Preference::B),
-            count(Preference::Tie),
-            comparisons.iter().filter(|c| c.is_err()).count()
-        );
+        say!("{}", ab_line(&comparisons));
     }
     if args.json {
         super::print_json(&json!({"run": dir, "case_runs": report}));

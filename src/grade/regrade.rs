@@ -44,6 +44,25 @@ pub fn read_run(dir: &Path) -> Result<Vec<Recorded>, ReadError> {
 }
 
 impl Recorded {
+    /// What the grade stage is given to grade it again: the view rebuilt, the artifacts, the
+    /// output files as recorded, and whether its output was cut (a cut output stays cut:
+    /// re-grading never makes it a pass).
+    pub fn input(&self, case: &Case) -> grade::GradeInput {
+        let r = &self.result;
+        grade::GradeInput {
+            completed: r.status == record::Status::Completed,
+            reason: r.reason.clone(),
+            view: self.view(case),
+            artifacts: self.artifacts(),
+            outputs: r
+                .output_files
+                .iter()
+                .map(|(p, t)| (p.clone(), Some(t.clone())))
+                .collect(),
+            output_cut: grade::output_cut(r),
+        }
+    }
+
     /// The view checks saw, rebuilt from the folder.
     pub fn view(&self, case: &Case) -> CaseRunView {
         let r = &self.result;
