@@ -193,72 +193,8 @@ fn steps(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Error> {
         .map_err(|e| Error::Input(format!("cannot read {}: {e}", file.display())))?;
     let current = crate::spec::skill::front_matter_field(&text, "description").unwrap_or_default();
     let comparisons = (s.iterations * s.holdout_top).max(1);
-    let mut rec = match &job.resume {
-        // Going on: what stopped it last time is over.
-        Some(r) => Record {
-            stopped: None,
-            ..r.clone()
-        },
-        None => {
-            let (train, holdout) = split::stratified(&job.queries, s.train_fraction, s.seed);
-            Record {
-                schema: SCHEMA.into(),
-                skill: job.skill.name.clone(),
-                file: file.clone(),
-                seed: s.seed,
-                train_fraction: s.train_fraction,
-                trigger_runs: job.opts.settings.trigger_runs,
-                threshold: s.threshold,
-                alpha: s.alpha,
-                level: s.alpha / f64::from(comparisons),
-                proposer: job.proposer_name.clone(),
-                train,
-                holdout,
-                start: None,
-                iterations: Vec::new(),
-                best: None,
-                improved: false,
-                verdict: String::new(),
-                cost_usd: 0.0,
-                stopped: None,
-                feedback: Vec::new(),
-                planned: None,
-            }
-        }
-    };
-    if rec.planned.is_none() {
-        rec.planned = Some(Planned {
-            iterations: s.iterations,
-            candidates: s.candidates,
-            holdout_top: s.holdout_top,
-        });
-    }
-    if !job.feedback.is_empty() {
-        rec.feedback = job.feedback.clone();
-    }
-    feedback::sort_out(&mut rec.feedback, &rec.train, &rec.holdout);
-    if !rec.feedback.is_empty() {
-        let used = rec.feedback.iter().filter(|n| n.used).count();
-        let holdout = rec
-            .feedback
-            .iter()
-            .filter(|n| !n.used && rec.holdout.iter().any(|q| q.query.trim() == n.query.trim()))
-            .count();
-        say(format!(
-            "feedback: {used} reviewer note(s) on train queries go to the proposer; {holdout} on holdout queries and {} on other queries are left out",
-            rec.feedback.len() - used - holdout
-        ));
-    }
-    for (half, qs) in [("train", &rec.train), ("holdout", &rec.holdout)] {
-        for kind in [true, false] {
-            if !qs.iter().any(|q| q.should_trigger == kind) {
-                return Err(Error::Input(format!(
-                    "the {half} half has no query that should {}fire: give at least two of each kind",
-                    if kind { "" } else { "not " }
-                )));
-            }
-        }
-    }
+    let mut rec = record(job, &file, comparisons, say);
+    both_kinds(&rec)?;
     say(format!(
         "split (seed {}): {} train and {} holdout queries; {} trigger run(s) each; accept at p < {:.4} (alpha {} over {comparisons} holdout comparison(s))",
         rec.seed,
@@ -270,27 +206,7 @@ fn steps(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Error> {
     ));
     save(&job.dir, &rec)?;
 
-    // The description as it is, on both halves.
-    let start = match rec.start.clone() {
-        Some(m) if m.holdout.is_some() => m,
-        _ => {
-            say(format!(
-                "measuring the current description on train and holdout ({} queries)",
-                rec.train.len() + rec.holdout.len()
-            ));
-            let v = [Variant {
-                label: "optimize:current".into(),
-                skill: job.skill.clone(),
-            }];
-            let train = step(job, &mut rec, &v, Half::Train, "start-train")?.remove(0);
-            let holdout = step(job, &mut rec, &v, Half::Holdout, "start-holdout")?.remove(0);
-            Measured {
-                description: current.clone(),
-                train,
-                holdout: Some(holdout),
-            }
-        }
-    };
+    let start = measure_start(job, &mut rec, &current, say)?;
     say(format!("current: {}", line(&start)));
     let never = |sc: &Score| {
         sc.recall_precision().0 == Some(0.0)
@@ -338,64 +254,37 @@ fn steps(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Error> {
             .filter(|&k| it.candidates[k].train.is_none())
             .collect();
         if !missing.is_empty() {
-            let variants = candidate_variants(job, &text, number, &it, &missing)?;
             say(format!(
                 "iteration {number}: measuring {} candidate(s) on train",
                 missing.len()
             ));
-            let scores = step(
-                job,
-                &mut rec,
-                &variants,
-                Half::Train,
-                &format!("iter-{number}-train"),
-            )?;
-            for (k, sc) in missing.iter().zip(scores) {
-                it.candidates[*k].train = Some(sc);
-            }
+            let on = Candidates {
+                text: &text,
+                number,
+                which: &missing,
+            };
+            on.measure(job, &mut rec, &mut it, Half::Train)?;
             push_iteration(&mut rec, it.clone());
             save(&job.dir, &rec)?;
         }
         // Holdout: the best few on train that beat the current description there.
-        let mut ranked: Vec<usize> = (0..it.candidates.len())
-            .filter(|&k| {
-                it.candidates[k]
-                    .train
-                    .as_ref()
-                    .is_some_and(|t| t.accuracy() > best.train.accuracy())
-            })
-            .collect();
-        ranked.sort_by(|&a, &b| {
-            let acc = |k: usize| it.candidates[k].train.as_ref().map_or(0.0, Score::accuracy);
-            acc(b).total_cmp(&acc(a)).then(
-                it.candidates[a]
-                    .description
-                    .len()
-                    .cmp(&it.candidates[b].description.len()),
-            )
-        });
-        ranked.truncate(s.holdout_top as usize);
+        let ranked = ranked(&it, &best, s.holdout_top);
         let to_measure: Vec<usize> = ranked
             .iter()
             .copied()
             .filter(|&k| it.candidates[k].holdout.is_none())
             .collect();
         if !to_measure.is_empty() {
-            let variants = candidate_variants(job, &text, number, &it, &to_measure)?;
             say(format!(
                 "iteration {number}: measuring the best {} on holdout",
                 to_measure.len()
             ));
-            let scores = step(
-                job,
-                &mut rec,
-                &variants,
-                Half::Holdout,
-                &format!("iter-{number}-holdout"),
-            )?;
-            for (k, sc) in to_measure.iter().zip(scores) {
-                it.candidates[*k].holdout = Some(sc);
-            }
+            let on = Candidates {
+                text: &text,
+                number,
+                which: &to_measure,
+            };
+            on.measure(job, &mut rec, &mut it, Half::Holdout)?;
         }
         let current_holdout = best.holdout.clone().unwrap_or_default();
         for &k in &ranked {
@@ -410,24 +299,7 @@ fn steps(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Error> {
                 candidate_line(c)
             ));
         }
-        it.accepted = ranked
-            .iter()
-            .copied()
-            .filter(|&k| {
-                it.candidates[k]
-                    .comparison
-                    .as_ref()
-                    .is_some_and(|c| c.significant)
-            })
-            .max_by(|&a, &b| {
-                let acc = |k: usize| {
-                    it.candidates[k]
-                        .holdout
-                        .as_ref()
-                        .map_or(0.0, Score::accuracy)
-                };
-                acc(a).total_cmp(&acc(b))
-            });
+        it.accepted = most_significant(&it, &ranked);
         if let Some(k) = it.accepted {
             let c = &it.candidates[k];
             best = Measured {
@@ -454,6 +326,191 @@ fn steps(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Error> {
     rec.best = Some(best);
     save(&job.dir, &rec)?;
     Ok(rec)
+}
+
+/// The record to go on from (`--resume`, what stopped it last time cleared) or a new one
+/// with the split, what the settings plan, and the reviewer notes sorted into used and left
+/// out (said).
+fn record(job: &Job<'_>, file: &Path, comparisons: u32, say: &mut dyn FnMut(String)) -> Record {
+    let s = &job.settings;
+    let mut rec = match &job.resume {
+        // Going on: what stopped it last time is over.
+        Some(r) => Record {
+            stopped: None,
+            ..r.clone()
+        },
+        None => {
+            let (train, holdout) = split::stratified(&job.queries, s.train_fraction, s.seed);
+            Record {
+                schema: SCHEMA.into(),
+                skill: job.skill.name.clone(),
+                file: file.to_path_buf(),
+                seed: s.seed,
+                train_fraction: s.train_fraction,
+                trigger_runs: job.opts.settings.trigger_runs,
+                threshold: s.threshold,
+                alpha: s.alpha,
+                level: s.alpha / f64::from(comparisons),
+                proposer: job.proposer_name.clone(),
+                train,
+                holdout,
+                start: None,
+                iterations: Vec::new(),
+                best: None,
+                improved: false,
+                verdict: String::new(),
+                cost_usd: 0.0,
+                stopped: None,
+                feedback: Vec::new(),
+                planned: None,
+            }
+        }
+    };
+    if rec.planned.is_none() {
+        rec.planned = Some(Planned {
+            iterations: s.iterations,
+            candidates: s.candidates,
+            holdout_top: s.holdout_top,
+        });
+    }
+    if !job.feedback.is_empty() {
+        rec.feedback = job.feedback.clone();
+    }
+    feedback::sort_out(&mut rec.feedback, &rec.train, &rec.holdout);
+    if !rec.feedback.is_empty() {
+        let used = rec.feedback.iter().filter(|n| n.used).count();
+        let holdout = rec
+            .feedback
+            .iter()
+            .filter(|n| !n.used && rec.holdout.iter().any(|q| q.query.trim() == n.query.trim()))
+            .count();
+        say(format!(
+            "feedback: {used} reviewer note(s) on train queries go to the proposer; {holdout} on holdout queries and {} on other queries are left out",
+            rec.feedback.len() - used - holdout
+        ));
+    }
+    rec
+}
+
+/// Each half has queries of both kinds, or the optimisation cannot measure anything.
+fn both_kinds(rec: &Record) -> Result<(), Error> {
+    for (half, qs) in [("train", &rec.train), ("holdout", &rec.holdout)] {
+        for kind in [true, false] {
+            if !qs.iter().any(|q| q.should_trigger == kind) {
+                return Err(Error::Input(format!(
+                    "the {half} half has no query that should {}fire: give at least two of each kind",
+                    if kind { "" } else { "not " }
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The description as it is, on both halves (taken from the record when it is there).
+fn measure_start(
+    job: &Job<'_>,
+    rec: &mut Record,
+    current: &str,
+    say: &mut dyn FnMut(String),
+) -> Result<Measured, Error> {
+    Ok(match rec.start.clone() {
+        Some(m) if m.holdout.is_some() => m,
+        _ => {
+            say(format!(
+                "measuring the current description on train and holdout ({} queries)",
+                rec.train.len() + rec.holdout.len()
+            ));
+            let v = [Variant {
+                label: "optimize:current".into(),
+                skill: job.skill.clone(),
+            }];
+            let train = step(job, rec, &v, Half::Train, "start-train")?.remove(0);
+            let holdout = step(job, rec, &v, Half::Holdout, "start-holdout")?.remove(0);
+            Measured {
+                description: current.to_string(),
+                train,
+                holdout: Some(holdout),
+            }
+        }
+    })
+}
+
+/// The candidates that beat the description on train, best first (the shorter of two
+/// equals), at most `top` of them.
+fn ranked(it: &Iteration, best: &Measured, top: u32) -> Vec<usize> {
+    let acc = |k: usize| it.candidates[k].train.as_ref().map_or(0.0, Score::accuracy);
+    let mut ranked: Vec<usize> = (0..it.candidates.len())
+        .filter(|&k| {
+            it.candidates[k]
+                .train
+                .as_ref()
+                .is_some_and(|t| t.accuracy() > best.train.accuracy())
+        })
+        .collect();
+    ranked.sort_by(|&a, &b| {
+        acc(b).total_cmp(&acc(a)).then(
+            it.candidates[a]
+                .description
+                .len()
+                .cmp(&it.candidates[b].description.len()),
+        )
+    });
+    ranked.truncate(top as usize);
+    ranked
+}
+
+/// Of the ranked candidates whose holdout gain is significant, the one most accurate there.
+fn most_significant(it: &Iteration, ranked: &[usize]) -> Option<usize> {
+    let acc = |k: usize| {
+        it.candidates[k]
+            .holdout
+            .as_ref()
+            .map_or(0.0, Score::accuracy)
+    };
+    ranked
+        .iter()
+        .copied()
+        .filter(|&k| {
+            it.candidates[k]
+                .comparison
+                .as_ref()
+                .is_some_and(|c| c.significant)
+        })
+        .max_by(|&a, &b| acc(a).total_cmp(&acc(b)))
+}
+
+/// Some candidates of an iteration, to measure on one half.
+struct Candidates<'a> {
+    text: &'a str,
+    number: u32,
+    which: &'a [usize],
+}
+
+impl Candidates<'_> {
+    /// Measures them on `half` (each a copy of the skill with its description) and records
+    /// each one's score in the iteration.
+    fn measure(
+        &self,
+        job: &Job<'_>,
+        rec: &mut Record,
+        it: &mut Iteration,
+        half: Half,
+    ) -> Result<(), Error> {
+        let variants = candidate_variants(job, self.text, self.number, it, self.which)?;
+        let name = match half {
+            Half::Train => format!("iter-{}-train", self.number),
+            Half::Holdout => format!("iter-{}-holdout", self.number),
+        };
+        let scores = step(job, rec, &variants, half, &name)?;
+        for (k, sc) in self.which.iter().zip(scores) {
+            match half {
+                Half::Train => it.candidates[*k].train = Some(sc),
+                Half::Holdout => it.candidates[*k].holdout = Some(sc),
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The closing sentence, with the figures.
