@@ -72,13 +72,7 @@ fn model() -> ModelServer {
 
 fn run(dir: &Path, server: &ModelServer, judge: &JudgeServer, args: &[&str]) -> Output {
     let claude = agent_cli("claude");
-    let mut env = claude_env(&claude, server);
-    env.retain(|(k, _)| *k != "ASSAY_JUDGE");
-    env.extend([
-        ("ASSAY_JUDGE", "anthropic".to_string()),
-        ("ASSAY_JUDGE_BASE_URL", judge.url.clone()),
-        ("ASSAY_JUDGE_API_KEY", "sk-judge".to_string()),
-    ]);
+    let env = claude_judged_env(&claude, server, &judge.url);
     let mut all = vec!["run", "--harness", "claude-code", "--runs", "2"];
     all.extend(["--workspace-dir", "workspaces"]);
     all.extend_from_slice(args);

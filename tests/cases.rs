@@ -96,12 +96,8 @@ fn judge() -> JudgeServer {
 
 fn run(dir: &Path, server: &ModelServer, judge: &JudgeServer, out: &str) -> Output {
     let claude = agent_cli("claude");
-    let mut env = claude_env(&claude, server);
-    env.retain(|(k, _)| *k != "ASSAY_JUDGE");
+    let mut env = claude_judged_env(&claude, server, &judge.url);
     env.extend([
-        ("ASSAY_JUDGE", "anthropic".to_string()),
-        ("ASSAY_JUDGE_BASE_URL", judge.url.clone()),
-        ("ASSAY_JUDGE_API_KEY", "sk-judge".to_string()),
         // The cache on, its key outside the project.
         ("ASSAY_NO_CACHE", "0".to_string()),
         (

@@ -322,6 +322,19 @@ pub struct Aggregates {
     pub routing: Vec<super::routing::SkillRouting>,
 }
 
+impl TriggerStats {
+    /// How a query's firing missed: `fired in 0/2 runs; should trigger (threshold 0.5)`.
+    pub fn shortfall(&self) -> String {
+        format!(
+            "fired in {}/{} runs; should {}trigger (threshold {})",
+            self.fired,
+            self.runs,
+            if self.should_trigger { "" } else { "not " },
+            self.threshold
+        )
+    }
+}
+
 impl Aggregates {
     /// Whether anything failed: a case, or a trigger query.
     pub fn failed(&self) -> bool {

@@ -110,16 +110,7 @@ fn trigger_verdict(r: &Report, c: &CaseRun, all_errors: bool) -> (String, Kind, 
         .find(|t| t.suite == c.suite && t.id == c.case);
     let (kind, message) = match t {
         _ if all_errors => (Kind::Error, "every run ended in error".to_string()),
-        Some(t) if !t.passed => (
-            Kind::Failure,
-            format!(
-                "fired in {}/{} runs; should {}trigger (threshold {})",
-                t.fired,
-                t.runs,
-                if t.should_trigger { "" } else { "not " },
-                t.threshold
-            ),
-        ),
+        Some(t) if !t.passed => (Kind::Failure, t.shortfall()),
         _ => (Kind::Passed, String::new()),
     };
     let query = t

@@ -232,13 +232,7 @@ fn trigger_case(r: &Report, mine: &[&CaseRun]) -> Value {
             },
         );
         if verdict != "PASS" {
-            case["error"] = json!(format!(
-                "fired in {}/{} runs; should {}trigger (threshold {})",
-                t.fired,
-                t.runs,
-                if t.should_trigger { "" } else { "not " },
-                t.threshold
-            ));
+            case["error"] = json!(t.shortfall());
         }
     } else if errors {
         case["error"] = json!(mine[0].reason.clone().unwrap_or_default());

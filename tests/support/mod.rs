@@ -173,6 +173,22 @@ pub fn claude_env(
     ]
 }
 
+/// [`claude_env`], with the judge an Anthropic one at `judge_url` (the scripted judge server).
+pub fn claude_judged_env(
+    claude: &Path,
+    server: &model_server::ModelServer,
+    judge_url: &str,
+) -> Vec<(&'static str, String)> {
+    let mut env = claude_env(claude, server);
+    env.retain(|(k, _)| *k != "ASSAY_JUDGE");
+    env.extend([
+        ("ASSAY_JUDGE", "anthropic".to_string()),
+        ("ASSAY_JUDGE_BASE_URL", judge_url.to_string()),
+        ("ASSAY_JUDGE_API_KEY", "sk-judge".to_string()),
+    ]);
+    env
+}
+
 /// The environment that points the real Codex CLI at a scripted server.
 pub fn codex_env(codex: &Path, server: &model_server::ModelServer) -> Vec<(&'static str, String)> {
     vec![
