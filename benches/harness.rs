@@ -110,6 +110,7 @@ fn main() {
         truncated: false,
         stderr_tail: String::new(),
         started: None,
+        stopped_by: None,
     };
     // Warm up, then medians of 30 passes over every stream.
     for _ in 0..3 {

@@ -47,7 +47,37 @@ pub struct Spawn {
     /// as descriptor 3 ([`STATUS_FD`]), where the first process inside says that the command
     /// started; see [`Exited::started`].
     pub launcher: bool,
+    /// stdout is one end of a socket pair rather than a pipe: a pipe can be opened again
+    /// through `/proc/<pid>/fd/1` by anything the process starts (a tool call writing lines
+    /// into an agent's transcript), a socket cannot.
+    pub sealed_stdout: bool,
+    /// `cgroup.procs` files the process joins before it runs (a case-run's control groups).
+    pub join: Vec<PathBuf>,
+    /// Resource limits (`RLIMIT_*`, value) set on the process before it runs.
+    pub rlimits: Vec<(i32, u64)>,
+    /// Asked every second, off the async runtime, while the process runs: a reason stops it
+    /// as a timeout would ([`Exited::stopped_by`]).
+    pub watch: Option<Watch>,
 }
+
+/// A check made every second while a process runs (say, how much disk its case-run took).
+#[derive(Clone)]
+pub struct Watch(std::sync::Arc<dyn Fn() -> Option<String> + Send + Sync>);
+
+impl Watch {
+    pub fn new(check: impl Fn() -> Option<String> + Send + Sync + 'static) -> Watch {
+        Watch(std::sync::Arc::new(check))
+    }
+}
+
+impl std::fmt::Debug for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Watch")
+    }
+}
+
+/// How often a [`Watch`] is asked.
+const WATCH_EVERY: Duration = Duration::from_secs(1);
 
 impl Spawn {
     pub fn new(program: impl Into<String>, cwd: impl Into<PathBuf>) -> Self {
@@ -63,6 +93,10 @@ impl Spawn {
             stderr_tail: 16 << 10,
             cancel: None,
             launcher: false,
+            sealed_stdout: false,
+            join: Vec::new(),
+            rlimits: Vec::new(),
+            watch: None,
         }
     }
 }
@@ -84,6 +118,8 @@ pub struct Exited {
     /// For a launcher: whether the command inside started (said on [`STATUS_FD`], which the
     /// command never has, so nothing it prints can fake it). `None` for other programs.
     pub started: Option<bool>,
+    /// Why a [`Watch`] stopped the process, when one did.
+    pub stopped_by: Option<String>,
 }
 
 /// The descriptor a launcher's first process inside reports on.
@@ -91,7 +127,7 @@ pub const STATUS_FD: i32 = 3;
 
 impl Exited {
     pub fn success(&self) -> bool {
-        self.code == Some(0) && !self.timed_out
+        self.code == Some(0) && !self.timed_out && self.stopped_by.is_none()
     }
 }
 
@@ -121,19 +157,32 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
         } else {
             Stdio::null()
         })
-        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    let io_error = |source| SpawnError::Io {
+        program: spawn.program.clone(),
+        source,
+    };
+    let sealed = if spawn.sealed_stdout {
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair().map_err(io_error)?;
+        theirs
+            .shutdown(std::net::Shutdown::Read)
+            .map_err(io_error)?;
+        ours.shutdown(std::net::Shutdown::Write).map_err(io_error)?;
+        ours.set_nonblocking(true).map_err(io_error)?;
+        cmd.stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs)));
+        Some(tokio::net::UnixStream::from_std(ours).map_err(io_error)?)
+    } else {
+        cmd.stdout(Stdio::piped());
+        None
+    };
     // A session of its own (and so a process group of its own, for stopping it and all it
     // started): without a controlling terminal, nothing it runs can open assay's terminal
     // (`/dev/tty`) to read it or push keystrokes into it (TIOCSTI).
     let launcher = spawn.launcher;
     // The launcher's status pipe: (read end, write end), both close-on-exec here.
     let status = if launcher {
-        let fds = status_pipe().map_err(|source| SpawnError::Io {
-            program: spawn.program.clone(),
-            source,
-        })?;
+        let fds = status_pipe().map_err(io_error)?;
         // SAFETY: both are fresh descriptors that nothing else owns.
         unsafe {
             Some((
@@ -145,6 +194,8 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
         None
     };
     let status_w = status.as_ref().map(|(_, w)| w.as_raw_fd());
+    let join = cstrings(&spawn.join).map_err(io_error)?;
+    let rlimits = spawn.rlimits.clone();
     // SAFETY: setsid, fcntl, dup2 and signal are async-signal-safe and touch no memory of
     // this process.
     unsafe {
@@ -153,6 +204,18 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
             // Nothing but stdin, stdout and stderr crosses: a descriptor assay inherited (a
             // folder, a pipe, a socket of whatever started it) would reach past any sandbox.
             close_inherited_fds();
+            for procs in &join {
+                join_group(procs)?;
+            }
+            for (resource, value) in &rlimits {
+                let limit = libc::rlimit {
+                    rlim_cur: *value,
+                    rlim_max: *value,
+                };
+                if libc::setrlimit(*resource as _, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
             if let Some(w) = status_w {
                 if w == STATUS_FD {
                     libc::fcntl(w, libc::F_SETFD, 0);
@@ -166,6 +229,8 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
         });
     }
     let spawned = cmd.spawn();
+    // The command holds the child's end of a sealed stdout until it goes.
+    drop(cmd);
     // Only the launcher keeps the write end: the pipe says only what it says.
     let status_r = status.map(|(r, _w)| r);
     let mut child = spawned.map_err(|source| match source.kind() {
@@ -192,7 +257,10 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
     let tail_len = spawn.stderr_tail;
     let stderr_task = tokio::spawn(async move { read_tail(stderr, tail_len).await });
 
-    let stdout = child.stdout.take().expect("stdout is piped");
+    let stdout: Box<dyn tokio::io::AsyncRead + Unpin + Send> = match sealed {
+        Some(s) => Box::new(s),
+        None => Box::new(child.stdout.take().expect("stdout is piped")),
+    };
     let mut reader = BufReader::new(stdout);
     let mut line = Vec::new();
     let mut stdout_bytes = 0u64;
@@ -202,6 +270,8 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
     let mut timed_out = false;
     let mut interrupted = false;
     let mut cancel = spawn.cancel.clone();
+    let mut watched = spawn.watch.clone().map(watching);
+    let mut stopped_by = None;
     // Inside a line longer than MAX_LINE: its rest is read in pieces and dropped.
     let mut skipping = false;
     loop {
@@ -213,6 +283,10 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
             r = read => r,
             _ = cancelled(&mut cancel) => {
                 interrupted = true;
+                break;
+            }
+            why = said(&mut watched) => {
+                stopped_by = Some(why);
                 break;
             }
         };
@@ -240,7 +314,7 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
         }
     }
 
-    let status = if timed_out || interrupted {
+    let status = if timed_out || interrupted || stopped_by.is_some() {
         stop_group(pgid, &mut child, spawn.grace).await
     } else {
         // stdout closed: the process is ending; it still answers to the deadline.
@@ -285,6 +359,7 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
         truncated,
         stderr_tail,
         started: command_started,
+        stopped_by,
     })
 }
 
@@ -342,6 +417,64 @@ async fn cancelled(cancel: &mut Option<tokio::sync::watch::Receiver<bool>>) {
         }
         None => std::future::pending().await,
     }
+}
+
+/// Asks `watch` every [`WATCH_EVERY`] on a blocking thread; the first reason it gives comes
+/// out of the receiver. The task ends when the receiver goes.
+fn watching(watch: Watch) -> tokio::sync::oneshot::Receiver<String> {
+    let (mut tx, rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(WATCH_EVERY) => {}
+                _ = tx.closed() => return,
+            }
+            let w = watch.clone();
+            if let Ok(Some(why)) = tokio::task::spawn_blocking(move || (w.0)()).await {
+                let _ = tx.send(why);
+                return;
+            }
+        }
+    });
+    rx
+}
+
+/// The reason a watch gave, or never.
+async fn said(watched: &mut Option<tokio::sync::oneshot::Receiver<String>>) -> String {
+    match watched {
+        Some(rx) => match rx.await {
+            Ok(why) => why,
+            Err(_) => std::future::pending().await,
+        },
+        None => std::future::pending().await,
+    }
+}
+
+/// Paths as C strings, made before `fork` (the child may not allocate).
+fn cstrings(paths: &[PathBuf]) -> std::io::Result<Vec<std::ffi::CString>> {
+    use std::os::unix::ffi::OsStrExt;
+    paths
+        .iter()
+        .map(|p| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other))
+        .collect()
+}
+
+/// In the child before `exec`: joins a control group by writing `0` (itself) to its
+/// `cgroup.procs`. Async-signal-safe: open, write, close.
+fn join_group(procs: &std::ffi::CStr) -> std::io::Result<()> {
+    // SAFETY: a NUL-terminated path and a one-byte buffer that outlive the calls.
+    unsafe {
+        let fd = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let wrote = libc::write(fd, b"0".as_ptr().cast(), 1);
+        libc::close(fd);
+        if wrote != 1 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 /// Process groups alive now, so a second Ctrl-C can kill them all at once.
@@ -436,6 +569,21 @@ mod tests {
         assert_eq!(e.code, Some(3));
         assert_eq!(e.stderr_tail, "ps\n");
         assert!(!e.timed_out);
+    }
+
+    #[tokio::test]
+    async fn a_sealed_stdout_cannot_be_opened_again_by_what_the_process_starts() {
+        // A child of the process writes into its parent's stdout through /proc.
+        let script = "echo first; sh -c 'echo forged > /proc/$PPID/fd/1' 2>/dev/null; echo last";
+        let mut s = sh(script);
+        let mut lines = Vec::new();
+        run(&s, |l| lines.push(l.to_string())).await.unwrap();
+        assert_eq!(lines, ["first", "forged", "last"], "a pipe can be reopened");
+        s.sealed_stdout = true;
+        let mut lines = Vec::new();
+        let e = run(&s, |l| lines.push(l.to_string())).await.unwrap();
+        assert_eq!(lines, ["first", "last"]);
+        assert!(e.success());
     }
 
     #[tokio::test]

@@ -59,6 +59,7 @@ fn exit(code: Option<i32>, timed_out: bool, stderr_tail: &str) -> Exited {
         truncated: false,
         stderr_tail: stderr_tail.into(),
         started: None,
+        stopped_by: None,
     }
 }
 

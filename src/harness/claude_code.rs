@@ -498,6 +498,7 @@ mod tests {
             truncated: false,
             stderr_tail: String::new(),
             started: None,
+            stopped_by: None,
         }
     }
 

@@ -66,6 +66,9 @@ impl Harness for CommandHarness {
         })
     }
 
+    fn sealed_stdout(&self) -> bool {
+        false
+    }
     fn parser(&self, _inv: &Invocation<'_>) -> Box<dyn StreamParser> {
         Box::new(OutputParser::default())
     }

@@ -91,6 +91,13 @@ pub trait Harness: Send + Sync {
     }
     /// A fresh parser for one invocation's output.
     fn parser(&self, inv: &Invocation<'_>) -> Box<dyn StreamParser>;
+    /// Whether the agent's stdout is a transcript (tool calls, skills) that its own tools must
+    /// not be able to write into: then it is a socket, which `/proc/<pid>/fd/1` cannot reopen
+    /// (see [`crate::process::Spawn::sealed_stdout`]). A plain program's output is only what it
+    /// prints, and a socket would break its `> /dev/stdout`.
+    fn sealed_stdout(&self) -> bool {
+        true
+    }
 }
 
 /// Turns one invocation's stdout, line by line, into events, then a summary.

@@ -92,7 +92,8 @@ pub async fn drive(
                 break;
             }
         };
-        let spawn = spawn_for(line, plan, staged, contained, deadline);
+        let mut spawn = spawn_for(line, plan, staged, contained, deadline);
+        spawn.sealed_stdout = plan.harness.sealed_stdout();
         let mut parser = plan.harness.parser(&inv);
         let mut events: Vec<Event> = Vec::new();
         let exited = process::run(&spawn, |l| {

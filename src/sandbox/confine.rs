@@ -15,6 +15,9 @@ pub enum Sockets {
     /// TCP over IPv4 and IPv6 only: no UDP, no raw, netlink or Unix sockets (Landlock limits
     /// where TCP connects; nothing else of the host's network is shared).
     TcpOnly,
+    /// Any: the first process inside itself, which reaches the host's side of the network
+    /// through Unix sockets.
+    Any,
 }
 
 #[cfg(target_os = "linux")]
@@ -97,6 +100,7 @@ enum To {
     Socket,
     Stream,
     NewUser,
+    Ptrace,
     Send(u32),
 }
 
@@ -124,6 +128,10 @@ const NOSYS: u32 = 0x0005_0000 | libc::ENOSYS as u32;
 /// `MSG_FASTOPEN`: a TCP connect carried by `sendto`/`sendmsg`.
 const FASTOPEN: u32 = 0x2000_0000;
 
+/// `PTRACE_ATTACH` and `PTRACE_SEIZE`: tracing a process that did not ask for it.
+const PTRACE_ATTACH: u32 = 16;
+const PTRACE_SEIZE: u32 = 0x4206;
+
 /// `seccomp_data`: `nr` at 0, `arch` at 4, the low word of argument N at 16 + 8N.
 const fn arg(n: u32) -> u32 {
     16 + 8 * n
@@ -132,9 +140,12 @@ const fn arg(n: u32) -> u32 {
 #[cfg(target_os = "linux")]
 /// The filter for the command and all it starts. Refused: user namespaces (`unshare`,
 /// `clone` with `CLONE_NEWUSER`; `clone3`, whose flags are behind a pointer, as absent so libc
-/// falls back to `clone`), io_uring (which could do all this unseen), other ABIs (i386, x32),
-/// and the sockets `sockets` does not allow; socket pairs stay allowed. With `TcpOnly`, also a
-/// TCP connect hidden in `sendto`/`sendmsg` (`MSG_FASTOPEN`).
+/// falls back to `clone`) and entering any namespace (`setns`), io_uring (which could do all
+/// this unseen), other ABIs (i386, x32), another process's memory and descriptors (`ptrace`
+/// attaching to a process that did not ask with `PTRACE_TRACEME`, so a debugger still runs its
+/// own child; `process_vm_readv`/`writev`, `pidfd_getfd`), and the sockets `sockets` does not
+/// allow; socket pairs stay allowed. With `TcpOnly`, also a TCP connect hidden in
+/// `sendto`/`sendmsg` (`MSG_FASTOPEN`).
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 fn program(sockets: Sockets) -> Vec<Op> {
     #[cfg(target_arch = "x86_64")]
@@ -154,6 +165,11 @@ fn program(sockets: Sockets) -> Vec<Op> {
         Eq(nr(libc::SYS_unshare), NewUser, Next),
         Eq(nr(libc::SYS_clone), NewUser, Next),
         Eq(nr(libc::SYS_clone3), NoSys, Next),
+        Eq(nr(libc::SYS_setns), Deny, Next),
+        Eq(nr(libc::SYS_ptrace), Ptrace, Next),
+        Eq(nr(libc::SYS_process_vm_readv), Deny, Next),
+        Eq(nr(libc::SYS_process_vm_writev), Deny, Next),
+        Eq(nr(libc::SYS_pidfd_getfd), Deny, Next),
     ];
     if sockets == Sockets::TcpOnly {
         p.extend([
@@ -165,6 +181,7 @@ fn program(sockets: Sockets) -> Vec<Op> {
     p.extend([Ret(ALLOW), Label(Socket), Load(arg(0))]);
     match sockets {
         Sockets::NotUnix => p.extend([Eq(libc::AF_UNIX as u32, Deny, Allow)]),
+        Sockets::Any => p.extend([Ret(ALLOW)]),
         Sockets::TcpOnly => p.extend([
             Eq(libc::AF_INET as u32, Stream, Next),
             Eq(libc::AF_INET6 as u32, Stream, Deny),
@@ -176,6 +193,12 @@ fn program(sockets: Sockets) -> Vec<Op> {
     }
     p.extend([Label(NewUser), Load(arg(0))]);
     p.extend([Set(libc::CLONE_NEWUSER as u32, Deny, Allow)]);
+    p.extend([
+        Label(Ptrace),
+        Load(arg(0)),
+        Eq(PTRACE_ATTACH, Deny, Next),
+        Eq(PTRACE_SEIZE, Deny, Allow),
+    ]);
     if sockets == Sockets::TcpOnly {
         for n in [2, 3] {
             p.extend([Label(Send(n)), Load(arg(n)), Set(FASTOPEN, Deny, Allow)]);
@@ -261,6 +284,48 @@ pub fn filter(sockets: Sockets) -> io::Result<()> {
     Ok(())
 }
 
+#[cfg(target_os = "linux")]
+/// The first process inside, before it starts anything: no one without a capability may
+/// ptrace it, read or write its memory or take its descriptors (not dumpable), and it is under
+/// the filter too, Unix sockets apart (it reaches the host's side of the network through them).
+pub fn seal_self() -> io::Result<()> {
+    // SAFETY: prctl with plain values.
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    filter(Sockets::Any)
+}
+
+#[cfg(target_os = "linux")]
+/// With bubblewrap (whose mounts decide what is writable): a Landlock ruleset that lets the
+/// command read everything and write wherever the mounts let it, except `/proc` and `/sys`, so
+/// no process can write another's memory through `/proc/<pid>/mem`. `None` where the kernel has
+/// no Landlock (the mounts and the filter still hold; `doctor` says which).
+pub fn proc_guard() -> Option<landlock::RulesetCreated> {
+    let write = std::fs::read_dir("/")
+        .ok()?
+        .flatten()
+        .filter(|e| !matches!(e.file_name().to_str(), Some("proc" | "sys")))
+        .map(|e| e.path().display().to_string())
+        .collect();
+    let rules = Rules {
+        read: vec!["/".into()],
+        write,
+        host_network: true,
+        ..Rules::default()
+    };
+    ruleset(&rules).ok()
+}
+
+#[cfg(target_os = "linux")]
+/// In the child, after [`filter`]: the [`proc_guard`] ruleset, as far as this kernel enforces it.
+pub fn guard(ruleset: landlock::RulesetCreated) -> io::Result<()> {
+    ruleset
+        .restrict_self()
+        .map(|_| ())
+        .map_err(io::Error::other)
+}
+
 /// What a command confined by Landlock may reach.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Rules {
@@ -326,7 +391,7 @@ mod tests {
 
     #[test]
     fn every_jump_of_both_programs_resolves_forward() {
-        for s in [Sockets::NotUnix, Sockets::TcpOnly] {
+        for s in [Sockets::NotUnix, Sockets::TcpOnly, Sockets::Any] {
             let p = assemble(&program(s)).unwrap();
             assert!(p.len() < 64, "{}", p.len());
             assert_eq!(p.last().unwrap().code, 0x06);

@@ -204,22 +204,52 @@ fn run(args: Args) -> u8 {
         // The command never holds the status pipe.
         libc::fcntl(STATUS_FD, libc::F_SETFD, libc::FD_CLOEXEC) == 0
     };
+    if let Err(e) = confine::seal_self() {
+        eprintln!("assay sandbox: cannot seal the first process inside: {e}");
+        return 125;
+    }
+    // Bound before the command starts, so it never finds a port closed; served after, so the
+    // command is forked from a process with no other thread.
+    let listeners = listen(&args);
+    let mut command = std::process::Command::new(&args.argv[0]);
+    command.args(&args.argv[1..]);
+    let mut guard = confine::proc_guard();
+    // SAFETY: prctl with a filter that lives in static memory, and the ruleset's syscall;
+    // this process runs no other thread yet.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        command.pre_exec(move || {
+            confine::filter(confine::Sockets::NotUnix)?;
+            guard.take().map_or(Ok(()), confine::guard)
+        });
+    }
+    let mut child = match start(&mut command, &args.argv[0], status) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    listeners.serve(&args.routes);
+    let Ok(status) = child.wait() else {
+        return 1;
+    };
+    use std::os::unix::process::ExitStatusExt;
+    exit_code(status.into_raw())
+}
+
+/// The sandbox's side of the network, bound and not yet served.
+struct Listeners {
+    /// Loopback listeners, each leading to one host socket.
+    relays: Vec<(TcpListener, String)>,
+    /// The `CONNECT` proxy's listener.
+    proxy: Option<TcpListener>,
+}
+
+/// Binds `--listen` ports (IPv4 and, where there is one, IPv6 loopback) and the `--proxy` port.
+fn listen(args: &Args) -> Listeners {
+    let mut relays = Vec::new();
     for (port, sock) in &args.listen {
         for host in ["127.0.0.1", "[::1]"] {
             match TcpListener::bind(format!("{host}:{port}")) {
-                Ok(l) => {
-                    let sock = sock.clone();
-                    std::thread::spawn(move || {
-                        for tcp in l.incoming().flatten() {
-                            let sock = sock.clone();
-                            std::thread::spawn(move || {
-                                if let Ok(up) = UnixStream::connect(&sock) {
-                                    relay(tcp, up, &[]);
-                                }
-                            });
-                        }
-                    });
-                }
+                Ok(l) => relays.push((l, sock.clone())),
                 Err(e) if host == "127.0.0.1" => {
                     eprintln!("assay sandbox: cannot listen on 127.0.0.1:{port}: {e}")
                 }
@@ -227,36 +257,39 @@ fn run(args: Args) -> u8 {
             }
         }
     }
-    if let Some(port) = args.proxy {
-        match TcpListener::bind(("127.0.0.1", port)) {
-            Ok(l) => {
-                let routes = std::sync::Arc::new(args.routes.clone());
-                std::thread::spawn(move || {
-                    for tcp in l.incoming().flatten() {
-                        let routes = routes.clone();
-                        std::thread::spawn(move || connect_proxy(tcp, &routes));
-                    }
-                });
-            }
-            Err(e) => eprintln!("assay sandbox: cannot listen on 127.0.0.1:{port}: {e}"),
+    let proxy = args.proxy.and_then(|port| {
+        TcpListener::bind(("127.0.0.1", port))
+            .inspect_err(|e| eprintln!("assay sandbox: cannot listen on 127.0.0.1:{port}: {e}"))
+            .ok()
+    });
+    Listeners { relays, proxy }
+}
+
+impl Listeners {
+    /// Serves every listener on threads of its own, a thread per connection.
+    fn serve(self, routes: &HashMap<String, String>) {
+        for (l, sock) in self.relays {
+            std::thread::spawn(move || {
+                for tcp in l.incoming().flatten() {
+                    let sock = sock.clone();
+                    std::thread::spawn(move || {
+                        if let Ok(up) = UnixStream::connect(&sock) {
+                            relay(tcp, up, &[]);
+                        }
+                    });
+                }
+            });
+        }
+        if let Some(l) = self.proxy {
+            let routes = std::sync::Arc::new(routes.clone());
+            std::thread::spawn(move || {
+                for tcp in l.incoming().flatten() {
+                    let routes = routes.clone();
+                    std::thread::spawn(move || connect_proxy(tcp, &routes));
+                }
+            });
         }
     }
-    let mut command = std::process::Command::new(&args.argv[0]);
-    command.args(&args.argv[1..]);
-    // SAFETY: prctl with a filter that lives in static memory.
-    unsafe {
-        use std::os::unix::process::CommandExt;
-        command.pre_exec(|| confine::filter(confine::Sockets::NotUnix));
-    }
-    let mut child = match start(&mut command, &args.argv[0], status) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
-    let Ok(status) = child.wait() else {
-        return 1;
-    };
-    use std::os::unix::process::ExitStatusExt;
-    exit_code(status.into_raw())
 }
 
 #[cfg(target_os = "linux")]
@@ -324,6 +357,10 @@ fn landlocked(l: &Landlock, args: &Args) -> u8 {
     };
     if let Err(e) = reap::prepare() {
         eprintln!("assay sandbox: cannot supervise the command: {e}");
+        return 125;
+    }
+    if let Err(e) = confine::seal_self() {
+        eprintln!("assay sandbox: cannot seal the first process inside: {e}");
         return 125;
     }
     if let Some(cwd) = &args.cwd

@@ -21,11 +21,13 @@
 //!   lead to those sockets, then the command.
 
 pub mod backend;
+pub mod cgroup;
 pub mod endpoint;
 pub mod forward;
 pub mod inside;
 pub mod jail;
 pub mod landlocked;
+pub mod limits;
 pub mod probe;
 pub mod seatbelt;
 pub mod shown;

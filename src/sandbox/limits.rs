@@ -1,0 +1,342 @@
+//! Per case-run limits on memory, processes and disk: what a runaway or hostile agent may take
+//! of the machine. The defaults protect a 2-core, 8 GiB CI machine running two case-runs at
+//! once; `--limit-memory`, `--limit-pids`, `--limit-disk` and `[run.limits]` change them.
+//!
+//! How each holds depends on the machine ([`Enforcement`], said by `doctor` and run.json):
+//! - memory and processes: a control group per case-run ([`super::cgroup`]) where assay may
+//!   make one (root, or a delegated subtree); else a bound per process (`RLIMIT_DATA`,
+//!   `RLIMIT_NPROC`, which root is exempt from).
+//! - disk: the case-run's folder (workspace, HOME, temp) measured every second and the
+//!   case-run stopped past the bound; no file larger than it (`RLIMIT_FSIZE`); with
+//!   bubblewrap, the sandbox's own `/tmp`, `/dev/shm`, `/run` and `/var/tmp` are that size.
+//!
+//! A case-run past a limit ends as an error naming the limit and the figure.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::cgroup::{self, Controller, Group, Parent};
+use crate::process::{Spawn, Watch};
+
+pub const DEFAULT_MEMORY: u64 = 3 << 30;
+pub const DEFAULT_PIDS: u64 = 1024;
+pub const DEFAULT_DISK: u64 = 4 << 30;
+
+/// A limit as given: a figure, or `none`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cap {
+    At(u64),
+    Unlimited,
+}
+
+impl Cap {
+    fn figure(self) -> Option<u64> {
+        match self {
+            Cap::At(n) => Some(n),
+            Cap::Unlimited => None,
+        }
+    }
+}
+
+/// `4GiB`, `512 MiB`, `2G`, `1000000` (bytes), or `none`.
+pub fn size(s: &str) -> Result<Cap, String> {
+    if s.trim().eq_ignore_ascii_case("none") {
+        return Ok(Cap::Unlimited);
+    }
+    let b: bytesize::ByteSize = s
+        .trim()
+        .parse()
+        .map_err(|e| format!("`{s}` is not a size (say 4GiB, 512MiB, or none): {e}"))?;
+    match b.as_u64() {
+        0 => Err("a limit of 0 would stop everything: give a size, or none".into()),
+        n => Ok(Cap::At(n)),
+    }
+}
+
+/// A number of processes, or `none`.
+pub fn count(s: &str) -> Result<Cap, String> {
+    if s.trim().eq_ignore_ascii_case("none") {
+        return Ok(Cap::Unlimited);
+    }
+    match s.trim().parse::<u64>() {
+        Ok(0) | Err(_) => Err(format!(
+            "`{s}` is not a number of processes (say 512, or none)"
+        )),
+        Ok(n) => Ok(Cap::At(n)),
+    }
+}
+
+/// `[run.limits]` of assay.toml: `memory = "4GiB"`, `pids = 512`, `disk = "none"`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsConfig {
+    pub memory: Option<String>,
+    pub pids: Option<toml::Value>,
+    pub disk: Option<String>,
+}
+
+/// The limits a run's case-runs get, resolved: `None` is no limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    pub memory: Option<u64>,
+    pub pids: Option<u64>,
+    pub disk: Option<u64>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            memory: Some(DEFAULT_MEMORY),
+            pids: Some(DEFAULT_PIDS),
+            disk: Some(DEFAULT_DISK),
+        }
+    }
+}
+
+impl Limits {
+    /// The flags over `[run.limits]` over the defaults; `Err` names the bad setting.
+    pub fn resolve(
+        flags: [Option<Cap>; 3],
+        config: Option<&LimitsConfig>,
+    ) -> Result<Limits, String> {
+        let c = config.cloned().unwrap_or_default();
+        let pick = |flag: Option<Cap>, set: Option<Result<Cap, String>>, default: u64| {
+            let from = |r: Result<Cap, String>| r.map_err(|e| format!("[run.limits]: {e}"));
+            Ok::<_, String>(match (flag, set) {
+                (Some(f), _) => f.figure(),
+                (None, Some(s)) => from(s)?.figure(),
+                (None, None) => Some(default),
+            })
+        };
+        let pids = c.pids.map(|v| match v {
+            toml::Value::Integer(n) => count(&n.to_string()),
+            toml::Value::String(s) => count(&s),
+            other => Err(format!("pids = {other}: give a number or \"none\"")),
+        });
+        Ok(Limits {
+            memory: pick(flags[0], c.memory.as_deref().map(size), DEFAULT_MEMORY)?,
+            pids: pick(flags[1], pids, DEFAULT_PIDS)?,
+            disk: pick(flags[2], c.disk.as_deref().map(size), DEFAULT_DISK)?,
+        })
+    }
+}
+
+/// How each limit holds on this machine, worked out once per run.
+#[derive(Debug, Clone, Default)]
+pub struct Enforcement {
+    pub limits: Limits,
+    memory: Option<Parent>,
+    pids: Option<Parent>,
+}
+
+/// One limit as run.json and `doctor` say it: the figure and how it holds here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LimitRecord {
+    pub limit: Option<u64>,
+    pub how: String,
+}
+
+impl Enforcement {
+    /// Finds where this machine lets assay put case-runs' control groups.
+    pub fn probe(limits: Limits) -> Enforcement {
+        let linux = cfg!(target_os = "linux");
+        Enforcement {
+            limits,
+            memory: (linux && limits.memory.is_some())
+                .then(|| cgroup::parent_for(Controller::Memory))
+                .flatten(),
+            pids: (linux && limits.pids.is_some())
+                .then(|| cgroup::parent_for(Controller::Pids))
+                .flatten(),
+        }
+    }
+
+    /// Each limit, its figure and how it holds here (`memory`, `pids`, `disk`).
+    pub fn describe(&self) -> Vec<(&'static str, LimitRecord)> {
+        let by_group = |p: &Option<Parent>, c: &str, fallback: &str| match p {
+            Some(p) => format!(
+                "a control group per case-run (cgroup {}, {c} controller, under {})",
+                if p.version == cgroup::Version::V1 {
+                    "v1"
+                } else {
+                    "v2"
+                },
+                p.dir.display()
+            ),
+            None => fallback.to_string(),
+        };
+        let l = self.limits;
+        vec![
+            ("memory", LimitRecord {
+                limit: l.memory,
+                how: by_group(&self.memory, "memory", "per process only (RLIMIT_DATA): assay may not make a control group here (run as root, or in a delegated cgroup v2 subtree)"),
+            }),
+            ("pids", LimitRecord {
+                limit: l.pids,
+                how: by_group(&self.pids, "pids", "per user only (RLIMIT_NPROC, which does not bind root): assay may not make a control group here"),
+            }),
+            ("disk", LimitRecord {
+                limit: l.disk,
+                how: "the case-run's folder measured every second, stopped past the limit; no file larger (RLIMIT_FSIZE); bubblewrap's /tmp, /dev/shm, /run, /var/tmp that size".into(),
+            }),
+        ]
+    }
+
+    /// One case-run's bounds, its folder `case_dir` measured as it starts.
+    pub fn bounds(&self, case_dir: &Path) -> std::io::Result<Bounds> {
+        let l = self.limits;
+        let mut groups = Vec::new();
+        if let (Some(p), Some(n)) = (&self.memory, l.memory) {
+            groups.push((Controller::Memory, p, n));
+        }
+        if let (Some(p), Some(n)) = (&self.pids, l.pids) {
+            groups.push((Controller::Pids, p, n));
+        }
+        let group = (!groups.is_empty())
+            .then(|| Group::make(&groups))
+            .transpose()?;
+        let disk = l.disk.map(|limit| {
+            let dir = case_dir.to_path_buf();
+            let base = usage(&dir);
+            Disk { dir, base, limit }
+        });
+        Ok(Bounds {
+            limits: l,
+            group,
+            disk,
+        })
+    }
+}
+
+/// How much of the disk a case-run's folder takes, in bytes allocated (a sparse file's holes
+/// take none), links not followed.
+pub fn usage(dir: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let mut total = 0u64;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let Ok(m) = e.metadata() else { continue };
+            total = total.saturating_add(m.blocks().saturating_mul(512));
+            if m.is_dir() {
+                stack.push(e.path());
+            }
+        }
+    }
+    total
+}
+
+/// The disk bound of one case-run.
+#[derive(Debug, Clone)]
+struct Disk {
+    dir: PathBuf,
+    base: u64,
+    limit: u64,
+}
+
+/// One case-run's bounds: its control group (if any) and its disk bound, put on every process
+/// the case-run's sandbox runs.
+#[derive(Debug)]
+pub struct Bounds {
+    limits: Limits,
+    group: Option<Group>,
+    disk: Option<Disk>,
+}
+
+impl Bounds {
+    /// Puts `spawn` in the case-run's group, with the per-process limits where there is no
+    /// group, and its folder watched.
+    pub fn apply(&self, spawn: &mut Spawn) {
+        let l = self.limits;
+        let grouped = |c| self.group.as_ref().is_some_and(|g| g.has(c));
+        if let Some(g) = &self.group {
+            spawn.join = g.procs();
+        }
+        if let Some(n) = l.memory.filter(|_| !grouped(Controller::Memory)) {
+            spawn.rlimits.push((libc::RLIMIT_DATA as i32, n));
+        }
+        if let Some(n) = l.pids.filter(|_| !grouped(Controller::Pids)) {
+            spawn.rlimits.push((libc::RLIMIT_NPROC as i32, n));
+        }
+        if let Some(d) = self.disk.clone() {
+            spawn.rlimits.push((libc::RLIMIT_FSIZE as i32, d.limit));
+            spawn.watch = Some(Watch::new(move || {
+                let used = usage(&d.dir).saturating_sub(d.base);
+                (used > d.limit).then(|| {
+                    format!(
+                        "the case-run went past its disk limit ({}): {} written",
+                        shown(d.limit),
+                        shown(used)
+                    )
+                })
+            }));
+        }
+    }
+
+    /// Why the case-run was stopped by a memory or process limit, if it was.
+    pub fn hit(&self) -> Option<String> {
+        let g = self.group.as_ref()?;
+        let l = self.limits;
+        let killed = g.hits(Controller::Memory);
+        if killed > 0 {
+            return Some(format!(
+                "the case-run went past its memory limit ({}): the kernel killed {killed} process{}",
+                shown(l.memory.unwrap_or(0)),
+                if killed == 1 { "" } else { "es" }
+            ));
+        }
+        let refused = g.hits(Controller::Pids);
+        (refused > 0).then(|| {
+            format!(
+                "the case-run went past its process limit ({}): {refused} fork{} refused",
+                l.pids.unwrap_or(0),
+                if refused == 1 { "" } else { "s" }
+            )
+        })
+    }
+}
+
+/// `4 GiB`.
+pub fn shown(n: u64) -> String {
+    bytesize::ByteSize::b(n).display().iec().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_counts_parse_or_say_why() {
+        assert_eq!(size("4GiB"), Ok(Cap::At(4 << 30)));
+        assert_eq!(size("512 MiB"), Ok(Cap::At(512 << 20)));
+        assert_eq!(size("none"), Ok(Cap::Unlimited));
+        assert!(size("0").is_err());
+        assert!(size("lots").unwrap_err().contains("`lots` is not a size"));
+        assert_eq!(count("512"), Ok(Cap::At(512)));
+        assert!(count("-1").is_err());
+    }
+
+    #[test]
+    fn flags_win_over_the_config_which_wins_over_the_defaults() {
+        let c = LimitsConfig {
+            memory: Some("1GiB".into()),
+            pids: Some(toml::Value::Integer(64)),
+            disk: Some("none".into()),
+        };
+        let l = Limits::resolve([None, Some(Cap::At(10)), None], Some(&c)).unwrap();
+        assert_eq!(l.memory, Some(1 << 30));
+        assert_eq!(l.pids, Some(10));
+        assert_eq!(l.disk, None);
+        assert_eq!(Limits::resolve([None; 3], None).unwrap(), Limits::default());
+        let bad = LimitsConfig {
+            memory: Some("much".into()),
+            ..LimitsConfig::default()
+        };
+        assert!(
+            Limits::resolve([None; 3], Some(&bad))
+                .unwrap_err()
+                .starts_with("[run.limits]")
+        );
+    }
+}
