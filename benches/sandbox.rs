@@ -1,10 +1,10 @@
 //! The sandbox's cost per case-run: the same 200 case-runs of `true` on a tiny project, at
 //! `-j 1`, unsandboxed, then under each Linux backend (bubblewrap, Landlock) with no network
 //! and with the model forwarder (one loopback endpoint); and, for scale, a bare `bwrap … true`
-//! against `true`.
+//! against `true`; and the per case-run limits (control groups, the disk watch) on against off.
 //!
 //! Run with `cargo bench --bench sandbox` (needs bubblewrap and Landlock ABI 4). The goals:
-//! at most 10 ms added per case-run by bubblewrap, 3 ms by Landlock; figures are kept in
+//! at most 10 ms added per case-run by bubblewrap, 3 ms by Landlock, 2 ms by the limits; figures are kept in
 //! docs/benchmarks.md.
 
 use std::process::Command;
@@ -87,6 +87,33 @@ fn main() {
         }
         added.push((backend, worst));
     }
+    // The limits (a control group per case-run, the disk measured): defaults against none.
+    let unlimited = [
+        "--limit-memory",
+        "none",
+        "--limit-pids",
+        "none",
+        "--limit-disk",
+        "none",
+    ];
+    let mut limits_cost = Vec::new();
+    for backend in ["bwrap", "landlock"] {
+        let mut with = vec!["--sandbox", backend, "--network", "none"];
+        let limited = run(&root, &tmp.path().join(format!("{backend}-limited")), &with);
+        with.extend(unlimited);
+        let free = run(
+            &root,
+            &tmp.path().join(format!("{backend}-unlimited")),
+            &with,
+        );
+        let cost = per(limited) - per(free);
+        println!(
+            "  {backend}, limits on vs off:  {:.2} vs {:.2} ms each ({cost:+.2} ms)",
+            per(limited),
+            per(free)
+        );
+        limits_cost.push((backend, cost));
+    }
     let bare = spawn_loop("true", &[]);
     // The same namespaces and host view as a case-run's sandbox, without its covers.
     let mut args: Vec<&str> = assay::sandbox::jail::BASE.to_vec();
@@ -107,6 +134,12 @@ fn main() {
         println!(
             "{backend} adds {worst:.2} ms per case-run (goal <= {goal} ms: {})",
             if worst <= goal { "met" } else { "NOT met" }
+        );
+    }
+    for (backend, cost) in limits_cost {
+        println!(
+            "the limits add {cost:.2} ms per case-run under {backend} (goal <= 2 ms: {})",
+            if cost <= 2.0 { "met" } else { "NOT met" }
         );
     }
 }

@@ -126,6 +126,9 @@ pub struct RunConfig {
         deserialize_with = "positive_cost"
     )]
     pub max_cost: Option<f64>,
+    /// Per case-run limits (`[run.limits]`: `memory`, `pids`, `disk`); the `--limit-*` flags win.
+    #[serde(default, skip_serializing)]
+    pub limits: crate::sandbox::limits::LimitsConfig,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]

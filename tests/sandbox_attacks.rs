@@ -635,3 +635,166 @@ fn a_tool_call_cannot_write_into_the_agents_transcript(backend: &str) {
     assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
 }
 }
+
+/// The case-run's error (its `result.json`'s `error.message` or `error` text), as recorded.
+fn recorded_error(run: &Path) -> (String, String) {
+    let r = &results(run)["001"];
+    (
+        r["error"]["category"].as_str().unwrap_or("").to_string(),
+        r["error"]["message"].as_str().unwrap_or("").to_string(),
+    )
+}
+
+per_backend! {
+/// A fork bomb: 5,000 processes started on the host (`ulimit -u` does not bind root). With
+/// `--limit-pids 64` the case-run's processes stop at 64 and it ends as an error saying so.
+fn a_fork_bomb_stops_at_the_process_limit(backend: &str) {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("project");
+    project(
+        &p,
+        "read -r prompt\nif [ \"$prompt\" = calm ]; then echo finished; exit 0; fi\nfor i in $(seq 300); do sleep 30 2>/dev/null & done 2>/dev/null\necho finished\n",
+    );
+    // A second case that stays within its limits: it goes on and passes.
+    std::fs::write(
+        p.join("evals/hostile/002.yaml"),
+        HOSTILE_CASE.replace("prompt: go", "prompt: calm").replace("name: hostile", "name: calm"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(d.path().join("home")).unwrap();
+    let out = assay_cmd(d.path(), &p, backend)
+        .args(["--limit-pids", "64", "--timeout", "20"])
+        .output()
+        .unwrap();
+    let (category, message) = recorded_error(&d.path().join("run"));
+    assert_eq!(category, "limit", "{message}\n{}", stderr(&out));
+    assert!(message.contains("process limit (64)"), "{message}");
+    assert_eq!(results(&d.path().join("run"))["002"]["grade"]["verdict"], "pass");
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+}
+}
+
+per_backend! {
+/// 4 GiB allocated and touched went to the host's memory. With `--limit-memory 256MiB` the
+/// kernel kills the process past it and the case-run ends as an error naming the limit.
+fn memory_past_the_limit_ends_the_case_run_as_an_error(backend: &str) {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("project");
+    project(
+        &p,
+        "/usr/bin/python3 -c \"x = b'a' * (1 << 30); print(len(x))\"\necho finished\n",
+    );
+    std::fs::create_dir_all(d.path().join("home")).unwrap();
+    let out = assay_cmd(d.path(), &p, backend)
+        .args(["--limit-memory", "256MiB", "--timeout", "60"])
+        .output()
+        .unwrap();
+    let (category, message) = recorded_error(&d.path().join("run"));
+    assert_eq!(category, "limit", "{message}\n{}", stderr(&out));
+    assert!(message.contains("memory limit (256 MiB)"), "{message}");
+}
+}
+
+per_backend! {
+/// 1 GiB written into the workspace landed in the host's temp folder, 512 MiB in /tmp went to
+/// a tmpfs of half the machine's memory. With `--limit-disk 64MiB` no file grows past 64 MiB,
+/// the sandbox's /tmp is 64 MiB, and many smaller files stop the case-run within a second.
+fn disk_past_the_limit_ends_the_case_run_as_an_error(backend: &str) {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("project");
+    project(
+        &p,
+        "dd if=/dev/zero of=big.bin bs=1M count=1024 2>/dev/null; ls -s big.bin\n\
+         dd if=/dev/zero of=/tmp/big.bin bs=1M count=512 2>/dev/null; ls -s /tmp/big.bin\n\
+         for i in $(seq 40); do head -c 16M /dev/zero > part-$i.bin; sleep 0.2; done\necho finished\n",
+    );
+    std::fs::create_dir_all(d.path().join("home")).unwrap();
+    let out = assay_cmd(d.path(), &p, backend)
+        .args(["--limit-disk", "64MiB", "--timeout", "60"])
+        .output()
+        .unwrap();
+    let said = support::hostile_output(&d.path().join("run"), &out);
+    let (category, message) = recorded_error(&d.path().join("run"));
+    assert_eq!(category, "limit", "{message}\n{said}\n{}", stderr(&out));
+    assert!(message.contains("disk limit (64 MiB)"), "{message}");
+    assert!(!said.contains("finished"), "{said}");
+    // No file past the limit: `ls -s` in KiB.
+    for l in said.lines().filter(|l| l.contains("big.bin")) {
+        let kib: u64 = l.split_whitespace().next().unwrap().parse().unwrap();
+        assert!(kib <= 64 << 10, "{l}");
+    }
+}
+}
+
+per_backend! {
+/// A file nested past the longest path the system takes (24 folders of 250 characters; 5,000
+/// folders deep in the attack) was missing from `artifacts/` and `workspace.json`, and
+/// nothing said so: a `not file_exists`-style check could pass on a workspace read in part.
+/// Now the case-run records what could not be read and is not graded as a pass.
+fn a_workspace_too_deep_to_read_is_marked_and_never_a_pass(backend: &str) {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("project");
+    project(
+        &p,
+        "d=$(printf 'd%.0s' $(seq 250))\nfor i in $(seq 24); do mkdir $d && cd $d || break; done\necho hidden > deep.txt\necho finished\n",
+    );
+    let out = run(d.path(), &p, backend);
+    let r = &results(&d.path().join("run"))["001"];
+    let unread = r["workspace_unread"].as_array().cloned().unwrap_or_default();
+    assert!(!unread.is_empty(), "nothing marked: {r:#}\n{}", stderr(&out));
+    assert_ne!(r["grade"]["verdict"], "pass", "{r:#}");
+    assert!(
+        r["reason"].as_str().unwrap_or("").contains("could not be read whole")
+            || serde_json::to_string(r).unwrap().contains("could not be read whole"),
+        "{r:#}"
+    );
+}
+}
+
+/// Bytes allocated under `root`, links not followed.
+fn allocated(root: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let mut total = 0;
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let m = e.metadata().unwrap();
+            total += m.blocks() * 512;
+            if m.is_dir() {
+                stack.push(e.path());
+            }
+        }
+    }
+    total
+}
+
+per_backend! {
+/// A plain program printing 200 MB: its stdout was stored four times (`output.txt`,
+/// `raw.jsonl`, `result.json`, `transcript.jsonl`: 274 MB per case-run for 1 GB), and the HTML
+/// report embedded all of it. Now it is stored once (the 64 MiB kept of it) and a report reads
+/// a bounded part of each case-run.
+fn a_huge_stdout_is_stored_once_and_reports_stay_bounded(backend: &str) {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("project");
+    project(
+        &p,
+        "yes 'padding padding padding padding padding padding padding padding' | head -c 200000000\necho finished\n",
+    );
+    let out = run(d.path(), &p, backend);
+    let run_dir = d.path().join("run");
+    let r = &results(&run_dir)["001"];
+    assert_eq!(r["output_truncated"], true, "{}", stderr(&out));
+    assert_ne!(r["grade"]["verdict"], "pass");
+    let stored = allocated(&run_dir);
+    assert!(stored < 70 << 20, "{} MB stored", stored >> 20);
+    let html = Command::new(env!("CARGO_BIN_EXE_assay"))
+        .arg("report")
+        .arg(&run_dir)
+        .args(["--format", "html"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&html), 0, "{}", stderr(&html));
+    let page = html.stdout.len();
+    assert!(page < 8 << 20, "the report is {} MB", page >> 20);
+}
+}

@@ -67,6 +67,15 @@ pub struct GradeInput {
 
 /// Why a recorded case-run's checks saw only part of its output, when they did.
 pub fn output_cut(r: &record::CaseRunRecord) -> Option<String> {
+    if let Some(first) = r.workspace_unread.first() {
+        return Some(format!(
+            "the workspace could not be read whole ({first}{}): the checks saw only part of it, so it is not graded as a pass",
+            match r.workspace_unread.len() {
+                1 => String::new(),
+                n => format!(", and {} more", n - 1),
+            }
+        ));
+    }
     r.output_truncated.then(|| {
         format!(
             "the agent's output was cut ({} bytes written, {} MiB kept at most, and no line over {} MiB): the checks saw only part of it, so it is not graded as a pass",

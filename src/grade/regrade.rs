@@ -67,10 +67,16 @@ impl Recorded {
     pub fn view(&self, case: &Case) -> CaseRunView {
         let r = &self.result;
         let read = |name: &str| std::fs::read_to_string(self.dir.join(name)).unwrap_or_default();
-        let events: Vec<Event> = read("transcript.jsonl")
+        let mut events: Vec<Event> = read("transcript.jsonl")
             .lines()
             .filter_map(|l| serde_json::from_str(l).ok())
             .collect();
+        let output = read("output.txt");
+        // A plain program's stdout kept once, as its output: its lines are the output events.
+        let kept_once = r.stdout_in.is_some();
+        if kept_once {
+            events.extend(output.lines().map(|l| Event::Output { text: l.into() }));
+        }
         let stdout: String = events
             .iter()
             .filter_map(|e| match e {
@@ -85,11 +91,14 @@ impl Recorded {
                 .into_iter()
                 .collect();
         CaseRunView {
-            output: read("output.txt"),
-            final_message: turns
-                .last()
-                .and_then(|t| t.final_message.clone())
-                .unwrap_or_default(),
+            final_message: match kept_once {
+                true => output.clone(),
+                false => turns
+                    .last()
+                    .and_then(|t| t.final_message.clone())
+                    .unwrap_or_default(),
+            },
+            output,
             stdout,
             stderr: read("stderr.txt"),
             exit_code: r.exit_code,

@@ -17,6 +17,8 @@ pub enum ErrorCategory {
     Network,
     /// assay's timeout stopped the run.
     Timeout,
+    /// A limit of the case-run (memory, processes, disk) stopped it.
+    Limit,
     /// The agent stopped to ask the user something (one turn ending in a question).
     InteractiveHang,
     /// Background tasks were launched and not awaited.

@@ -156,6 +156,16 @@ pub struct CaseRunRecord {
     /// passes on part of an output, so such a case-run is not graded as a pass.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub output_truncated: bool,
+    /// Parts of the workspace that could not be read when it was collected (a folder nested
+    /// past the longest path the system takes, one the agent made unreadable): its files are
+    /// missing from the artifacts and `workspace.json`, so the case-run is not graded as a pass.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workspace_unread: Vec<String>,
+    /// Where a plain program's stdout is kept when it is the case's output too: `output.txt`,
+    /// stored once (no `raw.jsonl`, no output events in `transcript.jsonl`, and the turns'
+    /// final message cut at 64 KiB). Absent: `transcript.jsonl` holds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdout_in: Option<String>,
     pub teardown_error: Option<String>,
     /// Every check's outcome.
     pub checks: Vec<CheckOutcome>,
@@ -370,6 +380,17 @@ pub struct SandboxRecord {
     /// The endpoints the agent could reach, with `model`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub endpoints: Vec<String>,
+    /// The case-run's limits (bytes, processes; absent: none), when sandboxed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<LimitsRecord>,
+}
+
+/// A case-run's limits as recorded: `null` is no limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LimitsRecord {
+    pub memory: Option<u64>,
+    pub pids: Option<u64>,
+    pub disk: Option<u64>,
 }
 
 impl CaseRunRecord {

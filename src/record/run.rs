@@ -212,6 +212,18 @@ pub struct SandboxSettings {
     pub network: Option<String>,
     /// `overlay` (copy-on-write workspaces) or `copy` (each a copy of the project).
     pub workspaces: String,
+    /// Each case-run's limits (`memory`, `pids`, `disk`), as `--limit-*` and the first
+    /// project's `[run.limits]` set them, and how each holds on this machine. Each
+    /// `result.json` records its own case-run's figures.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub limits: BTreeMap<String, LimitHeld>,
+}
+
+/// One limit of a run: its figure (`null`: none) and how this machine enforces it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LimitHeld {
+    pub limit: Option<u64>,
+    pub how: String,
 }
 
 /// A case-run the run planned, and the folder its record goes to.

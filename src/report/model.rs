@@ -149,6 +149,61 @@ pub fn rows(case_runs: &[CaseRun]) -> Vec<super::aggregate::Row> {
         .collect()
 }
 
+/// The most of one case-run's transcript a report reads (and so embeds).
+const MAX_TRANSCRIPT: u64 = 2 << 20;
+/// The most of one case-run's prompt a report reads.
+const MAX_PROMPT: u64 = 256 << 10;
+
+/// The first `max` bytes of a file (a character cut at the end is dropped), and whether there
+/// was more; empty when it cannot be read.
+fn read_prefix(path: &Path, max: u64) -> (String, bool) {
+    use std::io::Read;
+    let Ok(f) = std::fs::File::open(path) else {
+        return (String::new(), false);
+    };
+    let mut bytes = Vec::new();
+    if f.take(max + 1).read_to_end(&mut bytes).is_err() {
+        return (String::new(), false);
+    }
+    let cut = bytes.len() as u64 > max;
+    bytes.truncate(max as usize);
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let valid = e.utf8_error().valid_up_to();
+            let mut b = e.into_bytes();
+            b.truncate(valid);
+            String::from_utf8(b).unwrap_or_default()
+        }
+    };
+    (text, cut)
+}
+
+/// A transcript's events as read (at most [`MAX_TRANSCRIPT`] of it); a cut one ends with an
+/// event saying where the whole is.
+fn transcript((text, cut): (String, bool), rel: &Path) -> Vec<serde_json::Value> {
+    let mut lines: Vec<&str> = text.lines().collect();
+    if cut {
+        // The last line read is likely partial.
+        lines.pop();
+    }
+    let mut events: Vec<serde_json::Value> = lines
+        .iter()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    if cut {
+        events.push(serde_json::json!({
+            "type": "output",
+            "text": format!(
+                "[assay: the transcript is longer than a report shows ({} MiB); the whole is {}/transcript.jsonl]",
+                MAX_TRANSCRIPT >> 20,
+                rel.display()
+            ),
+        }));
+    }
+    events
+}
+
 /// Reads a run folder. Case-runs still running (no `result.json` yet) are not in it; a folder
 /// left by an interrupted run reads like any other, its unrecorded case-runs `missing`.
 pub fn read(dir: &Path) -> Result<Report, ReadError> {
@@ -156,14 +211,11 @@ pub fn read(dir: &Path) -> Result<Report, ReadError> {
     let mut case_runs = Vec::new();
     for (rel, r) in crate::record::read_case_runs(dir, &config)? {
         let case_dir = dir.join(&rel);
-        let read = |name: &str| std::fs::read_to_string(case_dir.join(name)).unwrap_or_default();
+        let read = |name: &str, max: u64| read_prefix(&case_dir.join(name), max);
         case_runs.push(CaseRun {
-            prompt: read("prompt.txt"),
-            output_snippet: crate::text::shorten(&read("output.txt"), 2000),
-            transcript: read("transcript.jsonl")
-                .lines()
-                .filter_map(|l| serde_json::from_str(l).ok())
-                .collect(),
+            prompt: read("prompt.txt", MAX_PROMPT).0,
+            output_snippet: crate::text::shorten(&read("output.txt", 8 << 10).0, 2000),
+            transcript: transcript(read("transcript.jsonl", MAX_TRANSCRIPT), &rel),
             artifacts: r
                 .artifacts
                 .iter()

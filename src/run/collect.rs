@@ -28,6 +28,10 @@ pub struct Collected {
     pub outputs: Vec<(String, Option<String>)>,
 }
 
+/// The most of a plain program's final message `result.json` keeps when its stdout is kept
+/// whole in `output.txt` (`stdout_in`).
+const FINAL_MESSAGE_KEPT: usize = 64 << 10;
+
 /// Collects the workspace and the output into `r` (artifacts, fixture changes, output files,
 /// `output.txt`, `stderr.txt`, `workspace.json`) and builds the view the checks see. Hands the
 /// workspace back for teardown.
@@ -83,6 +87,24 @@ pub async fn collect(
     r.write(&plan.dir.join("stderr.txt"), stderr_tail.as_bytes());
     r.artifacts = changes;
     r.fixture_changes = fixture_changes;
+    r.workspace_unread = after.unread().to_vec();
+    let final_message = r
+        .turns
+        .last()
+        .and_then(|t| t.final_message.clone())
+        .unwrap_or_default();
+    if r.stdout_in.is_some() {
+        // Kept whole once, in output.txt (the view below has it); result.json keeps the start.
+        for m in r.turns.iter_mut().filter_map(|t| t.final_message.as_mut()) {
+            if m.len() > FINAL_MESSAGE_KEPT {
+                let end = (0..=FINAL_MESSAGE_KEPT)
+                    .rev()
+                    .find(|i| m.is_char_boundary(*i))
+                    .unwrap_or(0);
+                m.truncate(end);
+            }
+        }
+    }
     let files = after.paths();
     if let Err(e) = record::write_json(&plan.dir.join("workspace.json"), &files) {
         r.unrecorded
@@ -92,11 +114,7 @@ pub async fn collect(
     // The deterministic checks run against the live workspace.
     let view = CaseRunView {
         output,
-        final_message: r
-            .turns
-            .last()
-            .and_then(|t| t.final_message.clone())
-            .unwrap_or_default(),
+        final_message,
         stdout: driven.stdout_text,
         stderr: r.stderr_tail.clone(),
         exit_code: r.exit_code,

@@ -51,6 +51,7 @@ pub async fn probe(bwrap: &Bwrap, parent: &Path) -> Result<(), String> {
             masked: Vec::new(),
             network: Network::None,
             overlay: Some(layers.clone()),
+            tmpfs_size: None,
         },
         &[],
     )

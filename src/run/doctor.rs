@@ -112,6 +112,38 @@ fn why_judge(chosen_by: &str, provider: &str) -> String {
     }
 }
 
+/// Each limit of a case-run, its figure and how it holds here: a warning where only a bound
+/// per process does (no control group), or where there is none.
+fn limits(sandboxing: &Sandboxing, setup: &Setup, opts: &RunOptions) -> Vec<Check> {
+    let config = setup
+        .configs
+        .values()
+        .next()
+        .map(|c| c.run.limits)
+        .unwrap_or_default();
+    sandboxing
+        .limits(opts, &config)
+        .into_iter()
+        .map(|(name, held)| {
+            let (state, figure) = match held.limit {
+                Some(n) if name == "pids" => (State::Ok, n.to_string()),
+                Some(n) => (State::Ok, crate::sandbox::limits::shown(n)),
+                None => (State::Warn, "none".to_string()),
+            };
+            let state = if held.how.starts_with("per ") {
+                State::Warn
+            } else {
+                state
+            };
+            Check::new(
+                format!("limit {name}"),
+                state,
+                format!("{figure}: {}", held.how),
+            )
+        })
+        .collect()
+}
+
 /// Each sandbox backend of this system, strongest first: whether it works, why not, and what
 /// would make it work.
 fn backends(host: &HostEnv) -> Vec<Check> {
@@ -215,6 +247,7 @@ pub fn examine(
             ));
         }
     }
+    out.extend(limits(&sandboxing, &setup, opts));
     out.extend(backends(&host));
 
     // Judges, each with the suites that use it and why it was chosen: a missing one does not

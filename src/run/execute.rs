@@ -181,6 +181,8 @@ impl CaseRunRecord {
             unrecorded: Vec::new(),
             stdout_bytes: 0,
             output_truncated: false,
+            workspace_unread: Vec::new(),
+            stdout_in: None,
         }
     }
 }
@@ -721,6 +723,9 @@ async fn run_script(
     }
     match process::run(&s, |_| {}).await {
         Ok(e) if let Some(why) = jail.and_then(|_| crate::sandbox::failed_to_start(&e)) => Err(why),
+        Ok(e) if let Some(why) = e.stopped_by.clone().or_else(|| jail?.limit_hit()) => {
+            Err(format!("the {what} script: {why}"))
+        }
         Ok(e) if e.timed_out => Err(format!(
             "the {what} script timed out after {} s",
             SCRIPT_TIMEOUT.as_secs()

@@ -163,7 +163,14 @@ pub fn run(
     };
     let sandboxes = sandboxing.settings(ctx, &run);
     let workspaces = sandboxing.workspaces(ctx, opts, &runtime);
-    let mut run_json = run_record::start(&run, sandboxing.record(opts, &workspaces))?;
+    let first_limits = setup
+        .configs
+        .values()
+        .next()
+        .map(|c| c.run.limits)
+        .unwrap_or_default();
+    let sandbox_record = sandboxing.record(opts, &workspaces, &first_limits);
+    let mut run_json = run_record::start(&run, sandbox_record)?;
 
     // What every case-run shares; what is already done (kept results of a resumed run, then
     // cache hits) is not run again.
@@ -194,6 +201,15 @@ pub fn run(
         cache_secret: cache_secret.as_ref(),
     };
     let ran = schedule::schedule(&runtime, &launch, &to_run, &mut on_event);
+    let left = crate::workspace::cleanup::finish(CLEANUP_WAIT);
+    if !left.is_empty() {
+        eprintln!(
+            "note: {} workspace(s) still being removed after {} s, left for the system's temp cleanup: {}",
+            left.len(),
+            CLEANUP_WAIT.as_secs(),
+            crate::text::printable(&left[0].display().to_string())
+        );
+    }
     Ok(run_json.finish(dir, ran, reused, sandboxing.unsandboxed()))
 }
 
@@ -253,3 +269,6 @@ pub fn judge_for(
     judges.push((key, slot.clone()));
     slot
 }
+
+/// How long a run waits at its end for finished workspaces still being removed.
+const CLEANUP_WAIT: std::time::Duration = std::time::Duration::from_secs(60);

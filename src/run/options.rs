@@ -118,6 +118,18 @@ pub struct RunSettings {
     /// Pass this host environment variable to agents too (repeatable).
     #[arg(long, value_name = "NAME")]
     pub pass_env: Vec<String>,
+    /// The most memory a sandboxed case-run may use, all its processes together (`4GiB`,
+    /// `512MiB`, or `none`). Default: `[run.limits] memory` of assay.toml, else 3 GiB.
+    #[arg(long, value_name = "SIZE", env = "ASSAY_LIMIT_MEMORY", value_parser = crate::sandbox::limits::size)]
+    pub limit_memory: Option<crate::sandbox::limits::Cap>,
+    /// The most processes a sandboxed case-run may have at once (or `none`). Default:
+    /// `[run.limits] pids`, else 1024.
+    #[arg(long, value_name = "N", env = "ASSAY_LIMIT_PIDS", value_parser = crate::sandbox::limits::count)]
+    pub limit_pids: Option<crate::sandbox::limits::Cap>,
+    /// The most disk a sandboxed case-run may write (workspace, HOME, temp; or `none`).
+    /// Default: `[run.limits] disk`, else 4 GiB.
+    #[arg(long, value_name = "SIZE", env = "ASSAY_LIMIT_DISK", value_parser = crate::sandbox::limits::size)]
+    pub limit_disk: Option<crate::sandbox::limits::Cap>,
 }
 
 impl RunSettings {

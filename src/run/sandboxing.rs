@@ -11,6 +11,7 @@ use super::{Context, RunOptions, TriggerMode, cache_key, cow};
 use crate::config::Config;
 use crate::host::HostEnv;
 use crate::record;
+use crate::sandbox::limits::{Enforcement, Limits};
 use crate::sandbox::{Backend, Mode, Network, Setting};
 use crate::spec::formats::LoadCtx;
 use crate::workspace::StageOptions;
@@ -22,6 +23,8 @@ pub(super) struct Sandboxing {
     starts_processes: bool,
     /// The backend, probed; `None` without a sandbox.
     backend: Option<Backend>,
+    /// Where this machine lets assay enforce the case-runs' limits.
+    enforcement: Enforcement,
 }
 
 impl Sandboxing {
@@ -76,10 +79,15 @@ impl Sandboxing {
                 crate::text::printable(&u.message)
             );
         }
+        let enforcement = match backend {
+            Some(_) => Enforcement::probe(),
+            None => Enforcement::default(),
+        };
         Sandboxing {
             mode,
             starts_processes,
             backend,
+            enforcement,
         }
     }
 
@@ -120,11 +128,27 @@ impl Sandboxing {
         Workspaces { parent, cow }
     }
 
+    /// Each limit of a case-run (given `[run.limits]`) and how it holds here; none when
+    /// unsandboxed.
+    pub(super) fn limits(
+        &self,
+        opts: &RunOptions,
+        config: &crate::sandbox::limits::LimitsConfig,
+    ) -> Vec<(&'static str, record::run::LimitHeld)> {
+        match &self.backend {
+            Some(_) => self
+                .enforcement
+                .describe(Limits::resolve(flags(opts), config)),
+            None => Vec::new(),
+        }
+    }
+
     /// The sandbox as run.json records it.
     pub(super) fn record(
         &self,
         opts: &RunOptions,
         workspaces: &Workspaces,
+        limits: &crate::sandbox::limits::LimitsConfig,
     ) -> record::run::SandboxSettings {
         record::run::SandboxSettings {
             mode: record::run::word(&self.mode),
@@ -149,6 +173,11 @@ impl Sandboxing {
                 "copy"
             }
             .into(),
+            limits: self
+                .limits(opts, limits)
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
         }
     }
 
@@ -177,6 +206,7 @@ impl Sandboxing {
         let real_home = std::env::var_os("HOME").map(PathBuf::from);
         // The cache's key, wherever a shown toolchain folder (`~/.local`) holds it.
         let masked: Vec<PathBuf> = cache_key::path().into_iter().collect();
+        let flags = flags(opts);
         suites
             .iter()
             .map(|s| {
@@ -213,10 +243,18 @@ impl Sandboxing {
                         .as_ref()
                         .map(|b| b.writable_paths.iter().map(PathBuf::from).collect())
                         .unwrap_or_default(),
+                    limits: Limits::resolve(flags, &config.run.limits),
+                    enforcement: self.enforcement.clone(),
                 }
             })
             .collect()
     }
+}
+
+/// The `--limit-*` flags: memory, pids, disk.
+fn flags(opts: &RunOptions) -> [Option<crate::sandbox::limits::Cap>; 3] {
+    let l = &opts.settings;
+    [l.limit_memory, l.limit_pids, l.limit_disk]
 }
 
 /// Where the case-runs' workspaces are made, and how.

@@ -39,9 +39,17 @@ pub async fn drive(
     sent: &[String],
 ) -> Result<Driven, Stop> {
     let deadline = Instant::now() + plan.timeout;
-    let mut raw = Lines::create(&plan.dir.join("raw.jsonl"))
+    // A plain program's stdout that is also the case's output is stored once, as output.txt.
+    let plain = stdout_is_output(plan, sent);
+    if plain {
+        r.stdout_in = Some(OUTPUT_FILE.into());
+    }
+    let mut raw = (!plain)
+        .then(|| Lines::create(&plan.dir.join("raw.jsonl")))
+        .transpose()
         .inspect_err(|e| r.unrecorded.push(format!("cannot create raw.jsonl: {e}")))
-        .ok();
+        .ok()
+        .flatten();
     let mut transcript = Lines::create(&plan.dir.join("transcript.jsonl"))
         .inspect_err(|e| {
             r.unrecorded
@@ -102,7 +110,10 @@ pub async fn drive(
             }
             let evs = parser.line(l);
             if let Some(t) = transcript.as_mut() {
-                for e in &evs {
+                for e in evs
+                    .iter()
+                    .filter(|e| !plain || !matches!(e, Event::Output { .. }))
+                {
                     t.json(e);
                 }
             }
@@ -145,6 +156,16 @@ pub async fn drive(
         if exited.interrupted {
             return Err(Stop::Interrupted);
         }
+        let limit = exited.stopped_by.clone();
+        if let Some(why) = limit.or_else(|| jail.and_then(|j| j.limit_hit())) {
+            r.end(Status::Error, why.clone());
+            r.error = Some(crate::harness::AgentError {
+                category: ErrorCategory::Limit,
+                message: why,
+            });
+            driven.last_exit = Some(exited);
+            break;
+        }
         driven.last_exit = Some(exited);
         if let Some(mut err) = error {
             if err.category == ErrorCategory::Network
@@ -163,6 +184,21 @@ pub async fn drive(
     r.unrecorded
         .extend(raw.iter().chain(transcript.iter()).filter_map(Lines::error));
     Ok(driven)
+}
+
+/// Where a plain program's stdout is kept when it is the output (see [`stdout_is_output`]).
+pub const OUTPUT_FILE: &str = "output.txt";
+
+/// Whether the case-run's stdout is a plain program's and is its output as well: one turn
+/// whose output is the final message or stdout, which for such a program are all of stdout.
+fn stdout_is_output(plan: &CaseRunPlan<'_>, sent: &[String]) -> bool {
+    use crate::spec::OutputSpec;
+    !plan.harness.sealed_stdout()
+        && (sent.len() <= 1 || plan.case.command.is_some())
+        && matches!(
+            plan.case.output,
+            OutputSpec::FinalMessage | OutputSpec::Stdout
+        )
 }
 
 /// The process for one turn: the harness's command line, in the agent's environment (the

@@ -81,11 +81,15 @@ impl Backend {
     }
 
     /// One case-run's sandbox. Must be called within a tokio runtime (the forwarder).
-    pub fn jail(&self, spec: JailSpec, endpoints: &[String]) -> std::io::Result<Jail> {
+    pub fn jail(&self, spec: JailSpec, endpoints: &[String]) -> std::io::Result<Confined> {
         Ok(match self {
-            Backend::Bwrap(b) => Jail::Bwrap(BwrapJail::new(b.clone(), spec, endpoints)?),
-            Backend::Landlock(l) => Jail::Landlock(LandlockJail::new(l.clone(), spec, endpoints)?),
-            Backend::Seatbelt(s) => Jail::Seatbelt(SeatbeltJail::new(s.clone(), spec, endpoints)?),
+            Backend::Bwrap(b) => Confined::Bwrap(BwrapJail::new(b.clone(), spec, endpoints)?),
+            Backend::Landlock(l) => {
+                Confined::Landlock(LandlockJail::new(l.clone(), spec, endpoints)?)
+            }
+            Backend::Seatbelt(s) => {
+                Confined::Seatbelt(SeatbeltJail::new(s.clone(), spec, endpoints)?)
+            }
         })
     }
 }
@@ -154,41 +158,63 @@ pub fn native() -> &'static [Mode] {
     }
 }
 
-/// One case-run's sandbox, ready to wrap each command it runs.
+/// One case-run's sandbox, ready to wrap each command it runs: its backend's confinement and
+/// its limits.
 #[derive(Debug)]
-pub enum Jail {
+pub struct Jail {
+    confined: Confined,
+    bounds: Option<super::limits::Bounds>,
+}
+
+/// One case-run's confinement by its backend.
+#[derive(Debug)]
+pub enum Confined {
     Bwrap(BwrapJail),
     Landlock(LandlockJail),
     Seatbelt(SeatbeltJail),
 }
 
 impl Jail {
+    pub fn new(confined: Confined, bounds: Option<super::limits::Bounds>) -> Jail {
+        Jail { confined, bounds }
+    }
+
     /// What to record of this sandbox in the case-run's result.
     pub fn record(&self) -> SandboxRecord {
-        match self {
-            Jail::Bwrap(j) => j.record(),
-            Jail::Landlock(j) => j.record(),
-            Jail::Seatbelt(j) => j.record(),
-        }
+        let mut r = match &self.confined {
+            Confined::Bwrap(j) => j.record(),
+            Confined::Landlock(j) => j.record(),
+            Confined::Seatbelt(j) => j.record(),
+        };
+        r.limits = self.bounds.as_ref().map(|b| b.record());
+        r
     }
 
     /// The environment of everything run in this sandbox: model endpoints as reached from
     /// inside.
     pub fn rewrite_env(&self, env: &mut Vec<(String, String)>) {
-        match self {
-            Jail::Bwrap(j) => j.rewrite_env(env),
-            Jail::Landlock(j) => j.rewrite_env(env),
-            Jail::Seatbelt(j) => j.rewrite_env(env),
+        match &self.confined {
+            Confined::Bwrap(j) => j.rewrite_env(env),
+            Confined::Landlock(j) => j.rewrite_env(env),
+            Confined::Seatbelt(j) => j.rewrite_env(env),
         }
     }
 
     /// Turns `spawn` into the same command run inside the sandbox (its environment already
-    /// passed through [`Jail::rewrite_env`]).
+    /// passed through [`Jail::rewrite_env`]), within the case-run's limits.
     pub fn wrap(&self, spawn: &mut Spawn) {
-        match self {
-            Jail::Bwrap(j) => j.wrap(spawn),
-            Jail::Landlock(j) => j.wrap(spawn),
-            Jail::Seatbelt(j) => j.wrap(spawn),
+        match &self.confined {
+            Confined::Bwrap(j) => j.wrap(spawn),
+            Confined::Landlock(j) => j.wrap(spawn),
+            Confined::Seatbelt(j) => j.wrap(spawn),
         }
+        if let Some(b) = &self.bounds {
+            b.apply(spawn);
+        }
+    }
+
+    /// Why a memory or process limit stopped the case-run, if one did.
+    pub fn limit_hit(&self) -> Option<String> {
+        self.bounds.as_ref()?.hit()
     }
 }

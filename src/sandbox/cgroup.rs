@@ -46,9 +46,29 @@ pub struct Parent {
 pub fn parent_for(c: Controller) -> Option<Parent> {
     let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
     let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    candidates(c, &cgroups, &mounts)
+    let parent = candidates(c, &cgroups, &mounts)
         .into_iter()
-        .find(|p| try_make(p, c))
+        .find(|p| try_make(p, c))?;
+    remove_stale(&parent.dir);
+    Some(parent)
+}
+
+/// Removes the empty groups earlier runs left in `dir` (an assay that ended before its last
+/// group's processes had): `assay-<pid>-<n>` of a process that is gone.
+fn remove_stale(dir: &Path) {
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("assay-"))
+            .and_then(|n| n.split('-').next())
+        else {
+            continue;
+        };
+        if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir(e.path());
+        }
+    }
 }
 
 /// The folders a group for `c` could go in, best first.
@@ -194,18 +214,28 @@ fn count(file: &Path, key: &str) -> u64 {
 
 impl Drop for Group {
     /// Removes the groups once their processes are gone (the sandbox ended them; v2 kills any
-    /// left first).
+    /// left first). A group whose last processes are still exiting is removed by a thread of
+    /// its own, so the case-run does not wait.
     fn drop(&mut self) {
-        for (dir, v, _) in &self.dirs {
-            if *v == Version::V2 {
+        let mut busy = Vec::new();
+        for (dir, v, _) in self.dirs.drain(..) {
+            if v == Version::V2 {
                 let _ = std::fs::write(dir.join("cgroup.kill"), "1");
             }
-            for _ in 0..50 {
-                if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(10));
+            if std::fs::remove_dir(&dir).is_err() && dir.exists() {
+                busy.push(dir);
             }
+        }
+        if !busy.is_empty() {
+            std::thread::spawn(move || {
+                for _ in 0..500 {
+                    busy.retain(|d| std::fs::remove_dir(d).is_err() && d.exists());
+                    if busy.is_empty() {
+                        return;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+            });
         }
     }
 }

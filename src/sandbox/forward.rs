@@ -205,6 +205,7 @@ impl LoopbackNet {
             kind: kind.into(),
             network: Some(network.as_str().into()),
             endpoints: net.map(|n| n.plan.describe()).unwrap_or_default(),
+            limits: None,
         }
     }
 }

@@ -74,6 +74,9 @@ pub struct JailSpec {
     pub network: Network,
     /// A copy-on-write workspace: its layers, mounted over `root` inside.
     pub overlay: Option<Layers>,
+    /// The size of the sandbox's own `/tmp`, `/dev/shm`, `/run` and `/var/tmp` (the disk
+    /// limit); `None`: the kernel's default (half the memory).
+    pub tmpfs_size: Option<u64>,
 }
 
 /// The layers of a copy-on-write workspace (see `workspace::layers`).
@@ -150,6 +153,7 @@ impl BwrapJail {
             kind: "bwrap".into(),
             network: Some(self.spec.network.as_str().into()),
             endpoints: self.net.as_ref().map(|n| n.describe()).unwrap_or_default(),
+            limits: None,
         }
     }
 
@@ -301,6 +305,9 @@ fn covers(spec: &JailSpec) -> (Vec<String>, Vec<PathBuf>) {
         // Only real folders can be covered; a symlink (`/var/run -> /run`) follows its target.
         match std::fs::symlink_metadata(&h) {
             Ok(m) if m.is_dir() => {
+                if let Some(n) = spec.tmpfs_size {
+                    a.extend(["--size".into(), n.to_string()]);
+                }
                 a.extend(["--tmpfs".into(), h.display().to_string()]);
                 covered.push(h);
             }
@@ -355,6 +362,7 @@ pub(crate) mod tests {
             masked: Vec::new(),
             network: Network::None,
             overlay: None,
+            tmpfs_size: None,
         }
     }
 

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cgroup::{self, Controller, Group, Parent};
 use crate::process::{Spawn, Watch};
+use crate::record::run::LimitHeld;
 
 pub const DEFAULT_MEMORY: u64 = 3 << 30;
 pub const DEFAULT_PIDS: u64 = 1024;
@@ -67,13 +68,46 @@ pub fn count(s: &str) -> Result<Cap, String> {
     }
 }
 
-/// `[run.limits]` of assay.toml: `memory = "4GiB"`, `pids = 512`, `disk = "none"`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// `[run.limits]` of assay.toml: `memory = "4GiB"`, `pids = 512`, `disk = "none"` (a size in
+/// bytes may be a number too).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LimitsConfig {
-    pub memory: Option<String>,
-    pub pids: Option<toml::Value>,
-    pub disk: Option<String>,
+    #[serde(default, deserialize_with = "de_size")]
+    pub memory: Option<Cap>,
+    #[serde(default, deserialize_with = "de_count")]
+    pub pids: Option<Cap>,
+    #[serde(default, deserialize_with = "de_size")]
+    pub disk: Option<Cap>,
+}
+
+/// A setting written as a number or a word.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Given {
+    Number(u64),
+    Word(String),
+}
+
+impl Given {
+    fn text(self) -> String {
+        match self {
+            Given::Number(n) => n.to_string(),
+            Given::Word(w) => w,
+        }
+    }
+}
+
+fn de_size<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Cap>, D::Error> {
+    size(&Given::deserialize(d)?.text())
+        .map(Some)
+        .map_err(serde::de::Error::custom)
+}
+
+fn de_count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Cap>, D::Error> {
+    count(&Given::deserialize(d)?.text())
+        .map(Some)
+        .map_err(serde::de::Error::custom)
 }
 
 /// The limits a run's case-runs get, resolved: `None` is no limit.
@@ -95,65 +129,42 @@ impl Default for Limits {
 }
 
 impl Limits {
-    /// The flags over `[run.limits]` over the defaults; `Err` names the bad setting.
-    pub fn resolve(
-        flags: [Option<Cap>; 3],
-        config: Option<&LimitsConfig>,
-    ) -> Result<Limits, String> {
-        let c = config.cloned().unwrap_or_default();
-        let pick = |flag: Option<Cap>, set: Option<Result<Cap, String>>, default: u64| {
-            let from = |r: Result<Cap, String>| r.map_err(|e| format!("[run.limits]: {e}"));
-            Ok::<_, String>(match (flag, set) {
-                (Some(f), _) => f.figure(),
-                (None, Some(s)) => from(s)?.figure(),
-                (None, None) => Some(default),
-            })
+    /// The flags (memory, pids, disk) over `[run.limits]` over the defaults.
+    pub fn resolve(flags: [Option<Cap>; 3], config: &LimitsConfig) -> Limits {
+        let pick = |flag: Option<Cap>, set: Option<Cap>, default: u64| {
+            flag.or(set).map_or(Some(default), Cap::figure)
         };
-        let pids = c.pids.map(|v| match v {
-            toml::Value::Integer(n) => count(&n.to_string()),
-            toml::Value::String(s) => count(&s),
-            other => Err(format!("pids = {other}: give a number or \"none\"")),
-        });
-        Ok(Limits {
-            memory: pick(flags[0], c.memory.as_deref().map(size), DEFAULT_MEMORY)?,
-            pids: pick(flags[1], pids, DEFAULT_PIDS)?,
-            disk: pick(flags[2], c.disk.as_deref().map(size), DEFAULT_DISK)?,
-        })
+        Limits {
+            memory: pick(flags[0], config.memory, DEFAULT_MEMORY),
+            pids: pick(flags[1], config.pids, DEFAULT_PIDS),
+            disk: pick(flags[2], config.disk, DEFAULT_DISK),
+        }
     }
 }
 
 /// How each limit holds on this machine, worked out once per run.
 #[derive(Debug, Clone, Default)]
 pub struct Enforcement {
-    pub limits: Limits,
     memory: Option<Parent>,
     pids: Option<Parent>,
 }
 
-/// One limit as run.json and `doctor` say it: the figure and how it holds here.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LimitRecord {
-    pub limit: Option<u64>,
-    pub how: String,
-}
-
 impl Enforcement {
     /// Finds where this machine lets assay put case-runs' control groups.
-    pub fn probe(limits: Limits) -> Enforcement {
+    pub fn probe() -> Enforcement {
         let linux = cfg!(target_os = "linux");
         Enforcement {
-            limits,
-            memory: (linux && limits.memory.is_some())
+            memory: linux
                 .then(|| cgroup::parent_for(Controller::Memory))
                 .flatten(),
-            pids: (linux && limits.pids.is_some())
+            pids: linux
                 .then(|| cgroup::parent_for(Controller::Pids))
                 .flatten(),
         }
     }
 
     /// Each limit, its figure and how it holds here (`memory`, `pids`, `disk`).
-    pub fn describe(&self) -> Vec<(&'static str, LimitRecord)> {
+    pub fn describe(&self, l: Limits) -> Vec<(&'static str, LimitHeld)> {
         let by_group = |p: &Option<Parent>, c: &str, fallback: &str| match p {
             Some(p) => format!(
                 "a control group per case-run (cgroup {}, {c} controller, under {})",
@@ -166,17 +177,16 @@ impl Enforcement {
             ),
             None => fallback.to_string(),
         };
-        let l = self.limits;
         vec![
-            ("memory", LimitRecord {
+            ("memory", LimitHeld {
                 limit: l.memory,
                 how: by_group(&self.memory, "memory", "per process only (RLIMIT_DATA): assay may not make a control group here (run as root, or in a delegated cgroup v2 subtree)"),
             }),
-            ("pids", LimitRecord {
+            ("pids", LimitHeld {
                 limit: l.pids,
                 how: by_group(&self.pids, "pids", "per user only (RLIMIT_NPROC, which does not bind root): assay may not make a control group here"),
             }),
-            ("disk", LimitRecord {
+            ("disk", LimitHeld {
                 limit: l.disk,
                 how: "the case-run's folder measured every second, stopped past the limit; no file larger (RLIMIT_FSIZE); bubblewrap's /tmp, /dev/shm, /run, /var/tmp that size".into(),
             }),
@@ -184,8 +194,7 @@ impl Enforcement {
     }
 
     /// One case-run's bounds, its folder `case_dir` measured as it starts.
-    pub fn bounds(&self, case_dir: &Path) -> std::io::Result<Bounds> {
-        let l = self.limits;
+    pub fn bounds(&self, l: Limits, case_dir: &Path) -> std::io::Result<Bounds> {
         let mut groups = Vec::new();
         if let (Some(p), Some(n)) = (&self.memory, l.memory) {
             groups.push((Controller::Memory, p, n));
@@ -274,6 +283,16 @@ impl Bounds {
         }
     }
 
+    /// The limits, as the case-run's result records them.
+    pub fn record(&self) -> crate::record::case_run::LimitsRecord {
+        let l = self.limits;
+        crate::record::case_run::LimitsRecord {
+            memory: l.memory,
+            pids: l.pids,
+            disk: l.disk,
+        }
+    }
+
     /// Why the case-run was stopped by a memory or process limit, if it was.
     pub fn hit(&self) -> Option<String> {
         let g = self.group.as_ref()?;
@@ -297,8 +316,13 @@ impl Bounds {
     }
 }
 
-/// `4 GiB`.
+/// `4 GiB`, `256 MiB`, `1.5 GiB`: whole units where the figure is one.
 pub fn shown(n: u64) -> String {
+    for (unit, name) in [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")] {
+        if n >= unit && n.is_multiple_of(unit) {
+            return format!("{} {name}", n / unit);
+        }
+    }
     bytesize::ByteSize::b(n).display().iec().to_string()
 }
 
@@ -314,29 +338,25 @@ mod tests {
         assert!(size("0").is_err());
         assert!(size("lots").unwrap_err().contains("`lots` is not a size"));
         assert_eq!(count("512"), Ok(Cap::At(512)));
+        assert_eq!(shown(256 << 20), "256 MiB");
+        assert_eq!(shown(3 << 30), "3 GiB");
+        assert_eq!(shown((3 << 30) / 2), "1536 MiB");
+        assert_eq!(shown(1000), "1000 B");
         assert!(count("-1").is_err());
     }
 
     #[test]
     fn flags_win_over_the_config_which_wins_over_the_defaults() {
-        let c = LimitsConfig {
-            memory: Some("1GiB".into()),
-            pids: Some(toml::Value::Integer(64)),
-            disk: Some("none".into()),
-        };
-        let l = Limits::resolve([None, Some(Cap::At(10)), None], Some(&c)).unwrap();
+        let c: LimitsConfig =
+            toml::from_str("memory = \"1GiB\"\npids = 64\ndisk = \"none\"\n").unwrap();
+        let l = Limits::resolve([None, Some(Cap::At(10)), None], &c);
         assert_eq!(l.memory, Some(1 << 30));
         assert_eq!(l.pids, Some(10));
         assert_eq!(l.disk, None);
-        assert_eq!(Limits::resolve([None; 3], None).unwrap(), Limits::default());
-        let bad = LimitsConfig {
-            memory: Some("much".into()),
-            ..LimitsConfig::default()
-        };
-        assert!(
-            Limits::resolve([None; 3], Some(&bad))
-                .unwrap_err()
-                .starts_with("[run.limits]")
-        );
+        let none = LimitsConfig::default();
+        assert_eq!(Limits::resolve([None; 3], &none), Limits::default());
+        let bad = toml::from_str::<LimitsConfig>("memory = \"much\"\n").unwrap_err();
+        assert!(bad.to_string().contains("`much` is not a size"), "{bad}");
+        assert!(toml::from_str::<LimitsConfig>("cpu = 2\n").is_err());
     }
 }

@@ -128,6 +128,7 @@ impl SandboxRecord {
             kind: "none".into(),
             network: None,
             endpoints: Vec::new(),
+            limits: None,
         }
     }
 }
@@ -149,6 +150,9 @@ pub struct Setting {
     pub masked: Vec<std::path::PathBuf>,
     /// Workspace folders that alone are writable (UAAPS `writable-paths`); empty: all.
     pub writable: Vec<std::path::PathBuf>,
+    /// The case-run's limits, and where this machine lets assay enforce them.
+    pub limits: limits::Limits,
+    pub enforcement: limits::Enforcement,
 }
 
 impl Setting {
@@ -164,21 +168,22 @@ impl Setting {
         let Some(backend) = &self.backend else {
             return Ok(None);
         };
-        backend
-            .jail(
-                JailSpec {
-                    case_dir: case_dir.to_path_buf(),
-                    root: root.to_path_buf(),
-                    writable: self.writable.clone(),
-                    hidden: self.hidden.clone(),
-                    real_home: self.real_home.clone(),
-                    read_only: self.read_only.clone(),
-                    masked: self.masked.clone(),
-                    network: self.network,
-                    overlay,
-                },
-                endpoints,
-            )
-            .map(Some)
+        let confined = backend.jail(
+            JailSpec {
+                case_dir: case_dir.to_path_buf(),
+                root: root.to_path_buf(),
+                writable: self.writable.clone(),
+                hidden: self.hidden.clone(),
+                real_home: self.real_home.clone(),
+                read_only: self.read_only.clone(),
+                masked: self.masked.clone(),
+                network: self.network,
+                overlay,
+                tmpfs_size: self.limits.disk,
+            },
+            endpoints,
+        )?;
+        let bounds = self.enforcement.bounds(self.limits, case_dir)?;
+        Ok(Some(Jail::new(confined, Some(bounds))))
     }
 }

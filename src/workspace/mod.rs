@@ -11,6 +11,7 @@
 //! stage and the base, and the host reads it through [`layers::Tree`].
 
 pub mod base;
+pub mod cleanup;
 pub mod confined;
 pub mod copy;
 pub mod env;
@@ -670,9 +671,9 @@ impl Staged {
         }
     }
 
+    /// Removes the workspace in the background ([`cleanup`]): the case-run does not wait.
     pub fn remove(&self) {
-        // A workspace left behind is disk space in a folder of assay's own, never a result.
-        let _ = std::fs::remove_dir_all(&self.dir);
+        cleanup::later(self.dir.clone());
     }
 }
 

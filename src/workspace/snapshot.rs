@@ -10,6 +10,20 @@ use std::time::SystemTime;
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     files: BTreeMap<PathBuf, Entry>,
+    /// What the walk could not read (a path past the system's longest, a folder without
+    /// read permission), said once each, at most [`MAX_UNREAD`].
+    unread: Vec<String>,
+}
+
+/// The most unread places a snapshot names.
+const MAX_UNREAD: usize = 10;
+
+/// Notes a place the walk could not read.
+fn note_unread(unread: &mut Vec<String>, root: &Path, e: &ignore::Error) {
+    if unread.len() < MAX_UNREAD {
+        let text = e.to_string().replace(&format!("{}/", root.display()), "");
+        unread.push(crate::text::shorten(&text, 300));
+    }
 }
 
 /// One file's or symlink's size and modification time.
@@ -36,15 +50,23 @@ pub use crate::record::changes::{Change, ChangeKind};
 impl Snapshot {
     pub fn take(root: &Path) -> Snapshot {
         let mut files = BTreeMap::new();
+        let mut unread = Vec::new();
         // A workspace swapped for a symlink is empty, never the folder it points at.
         if std::fs::symlink_metadata(root).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Snapshot { files };
+            return Snapshot { files, unread };
         }
         let walker = ignore::WalkBuilder::new(root)
             .standard_filters(false)
             .follow_links(false)
             .build();
-        for entry in walker.flatten() {
+        for entry in walker {
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) => {
+                    note_unread(&mut unread, root, &e);
+                    continue;
+                }
+            };
             let Some(t) = entry.file_type() else { continue };
             if !(t.is_file() || t.is_symlink()) || entry.depth() == 0 {
                 continue;
@@ -60,7 +82,7 @@ impl Snapshot {
                 .to_path_buf();
             files.insert(rel, Entry::of(&meta));
         }
-        Snapshot { files }
+        Snapshot { files, unread }
     }
 
     /// This snapshot with an overlay layer applied on top, as overlayfs shows it (see
@@ -68,11 +90,19 @@ impl Snapshot {
     /// and symlinks replace. Reads only the layer: the cost is that of its entries.
     pub fn with_layer(&self, layer: &Path) -> Snapshot {
         let mut files = self.files.clone();
+        let mut unread = self.unread.clone();
         let walker = ignore::WalkBuilder::new(layer)
             .standard_filters(false)
             .follow_links(false)
             .build();
-        for entry in walker.flatten() {
+        for entry in walker {
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) => {
+                    note_unread(&mut unread, layer, &e);
+                    continue;
+                }
+            };
             if entry.depth() == 0 {
                 continue;
             }
@@ -94,7 +124,12 @@ impl Snapshot {
                 files.insert(rel, Entry::of(&meta));
             }
         }
-        Snapshot { files }
+        Snapshot { files, unread }
+    }
+
+    /// What the walk could not read.
+    pub fn unread(&self) -> &[String] {
+        &self.unread
     }
 
     /// Every regular file's path, relative to the root (symlinks are not files).
