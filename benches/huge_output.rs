@@ -5,7 +5,6 @@
 //! stored per case-run, at most 150 MB of assay's peak memory; figures are kept in
 //! docs/benchmarks.md.
 
-use std::path::Path;
 use std::process::Command;
 
 /// The largest resident set of any child waited for so far, in MiB.
@@ -14,22 +13,6 @@ fn children_peak_mib() -> u64 {
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
     unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut u) };
     u.ru_maxrss as u64 >> 10
-}
-
-fn allocated(root: &Path) -> u64 {
-    use std::os::unix::fs::MetadataExt;
-    let mut total = 0;
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let m = e.metadata().unwrap();
-            total += m.blocks() * 512;
-            if m.is_dir() {
-                stack.push(e.path());
-            }
-        }
-    }
-    total
 }
 
 fn main() {
@@ -68,7 +51,7 @@ fn main() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let stored = allocated(&out) >> 20;
+    let stored = assay::sandbox::limits::usage(&out) >> 20;
     let html = Command::new(env!("CARGO_BIN_EXE_assay"))
         .arg("report")
         .arg(&out)

@@ -163,19 +163,7 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
         program: spawn.program.clone(),
         source,
     };
-    let sealed = if spawn.sealed_stdout {
-        let (ours, theirs) = std::os::unix::net::UnixStream::pair().map_err(io_error)?;
-        theirs
-            .shutdown(std::net::Shutdown::Read)
-            .map_err(io_error)?;
-        ours.shutdown(std::net::Shutdown::Write).map_err(io_error)?;
-        ours.set_nonblocking(true).map_err(io_error)?;
-        cmd.stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs)));
-        Some(tokio::net::UnixStream::from_std(ours).map_err(io_error)?)
-    } else {
-        cmd.stdout(Stdio::piped());
-        None
-    };
+    let sealed = stdout_for(&mut cmd, spawn.sealed_stdout).map_err(io_error)?;
     // A session of its own (and so a process group of its own, for stopping it and all it
     // started): without a controlling terminal, nothing it runs can open assay's terminal
     // (`/dev/tty`) to read it or push keystrokes into it (TIOCSTI).
@@ -194,40 +182,7 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
         None
     };
     let status_w = status.as_ref().map(|(_, w)| w.as_raw_fd());
-    let join = cstrings(&spawn.join).map_err(io_error)?;
-    let rlimits = spawn.rlimits.clone();
-    // SAFETY: setsid, fcntl, dup2 and signal are async-signal-safe and touch no memory of
-    // this process.
-    unsafe {
-        cmd.pre_exec(move || {
-            rustix::process::setsid()?;
-            // Nothing but stdin, stdout and stderr crosses: a descriptor assay inherited (a
-            // folder, a pipe, a socket of whatever started it) would reach past any sandbox.
-            close_inherited_fds();
-            for procs in &join {
-                join_group(procs)?;
-            }
-            for (resource, value) in &rlimits {
-                let limit = libc::rlimit {
-                    rlim_cur: *value,
-                    rlim_max: *value,
-                };
-                if libc::setrlimit(*resource as _, &limit) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            if let Some(w) = status_w {
-                if w == STATUS_FD {
-                    libc::fcntl(w, libc::F_SETFD, 0);
-                } else if libc::dup2(w, STATUS_FD) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                libc::signal(libc::SIGTERM, libc::SIG_IGN);
-                libc::signal(libc::SIGINT, libc::SIG_IGN);
-            }
-            Ok(())
-        });
-    }
+    before_exec(&mut cmd, spawn, status_w).map_err(io_error)?;
     let spawned = cmd.spawn();
     // The command holds the child's end of a sealed stdout until it goes.
     drop(cmd);
@@ -261,59 +216,24 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
         Some(s) => Box::new(s),
         None => Box::new(child.stdout.take().expect("stdout is piped")),
     };
-    let mut reader = BufReader::new(stdout);
-    let mut line = Vec::new();
-    let mut stdout_bytes = 0u64;
-    let mut truncated = false;
     let deadline = tokio::time::Instant::now() + spawn.timeout;
-
-    let mut timed_out = false;
-    let mut interrupted = false;
     let mut cancel = spawn.cancel.clone();
-    let mut watched = spawn.watch.clone().map(watching);
-    let mut stopped_by = None;
-    // Inside a line longer than MAX_LINE: its rest is read in pieces and dropped.
-    let mut skipping = false;
-    loop {
-        line.clear();
-        // One line at most MAX_LINE bytes in memory, however long the agent makes it.
-        let mut bounded = (&mut reader).take(MAX_LINE as u64);
-        let read = tokio::time::timeout_at(deadline, bounded.read_until(b'\n', &mut line));
-        let read = tokio::select! {
-            r = read => r,
-            _ = cancelled(&mut cancel) => {
-                interrupted = true;
-                break;
-            }
-            why = said(&mut watched) => {
-                stopped_by = Some(why);
-                break;
-            }
-        };
-        match read {
-            Err(_) => {
-                timed_out = true;
-                break;
-            }
-            Ok(Ok(0)) | Ok(Err(_)) => break,
-            Ok(Ok(n)) => {
-                stdout_bytes += n as u64;
-                let ends = line.last() == Some(&b'\n');
-                if skipping || (!ends && n >= MAX_LINE) {
-                    truncated = true;
-                    skipping = !ends;
-                    continue;
-                }
-                if stdout_bytes as usize > spawn.max_stdout {
-                    truncated = true;
-                    continue;
-                }
-                let text = String::from_utf8_lossy(&line);
-                on_line(text.trim_end_matches(['\n', '\r']));
-            }
-        }
-    }
-
+    let read = read_stdout(
+        BufReader::new(stdout),
+        spawn,
+        deadline,
+        &mut cancel,
+        &mut on_line,
+    )
+    .await;
+    let (mut timed_out, mut interrupted) = (
+        read.ended == Ended::TimedOut,
+        read.ended == Ended::Interrupted,
+    );
+    let stopped_by = match read.ended {
+        Ended::Stopped(why) => Some(why),
+        _ => None,
+    };
     let status = if timed_out || interrupted || stopped_by.is_some() {
         stop_group(pgid, &mut child, spawn.grace).await
     } else {
@@ -355,12 +275,139 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
         timed_out,
         interrupted,
         duration: started.elapsed(),
-        stdout_bytes,
-        truncated,
+        stdout_bytes: read.stdout_bytes,
+        truncated: read.truncated,
         stderr_tail,
         started: command_started,
         stopped_by,
     })
+}
+
+/// How reading a process's stdout ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Ended {
+    /// stdout closed.
+    Closed,
+    TimedOut,
+    Interrupted,
+    /// A [`Watch`] said why.
+    Stopped(String),
+}
+
+/// What reading stdout came to.
+struct StdoutRead {
+    stdout_bytes: u64,
+    truncated: bool,
+    ended: Ended,
+}
+
+/// Reads stdout line by line until it closes, the deadline passes, the run is interrupted or
+/// the watch stops it; each line (within [`MAX_LINE`] and `max_stdout`) goes to `on_line`.
+async fn read_stdout(
+    mut reader: BufReader<Box<dyn tokio::io::AsyncRead + Unpin + Send>>,
+    spawn: &Spawn,
+    deadline: tokio::time::Instant,
+    cancel: &mut Option<tokio::sync::watch::Receiver<bool>>,
+    on_line: &mut impl FnMut(&str),
+) -> StdoutRead {
+    let mut out = StdoutRead {
+        stdout_bytes: 0,
+        truncated: false,
+        ended: Ended::Closed,
+    };
+    let mut line = Vec::new();
+    let mut watched = spawn.watch.clone().map(watching);
+    // Inside a line longer than MAX_LINE: its rest is read in pieces and dropped.
+    let mut skipping = false;
+    loop {
+        line.clear();
+        // One line at most MAX_LINE bytes in memory, however long the agent makes it.
+        let mut bounded = (&mut reader).take(MAX_LINE as u64);
+        let read = tokio::time::timeout_at(deadline, bounded.read_until(b'\n', &mut line));
+        let read = tokio::select! {
+            r = read => r,
+            _ = cancelled(cancel) => return StdoutRead { ended: Ended::Interrupted, ..out },
+            why = said(&mut watched) => return StdoutRead { ended: Ended::Stopped(why), ..out },
+        };
+        let n = match read {
+            Err(_) => {
+                return StdoutRead {
+                    ended: Ended::TimedOut,
+                    ..out
+                };
+            }
+            Ok(Ok(0)) | Ok(Err(_)) => return out,
+            Ok(Ok(n)) => n,
+        };
+        out.stdout_bytes += n as u64;
+        let ends = line.last() == Some(&b'\n');
+        if skipping || (!ends && n >= MAX_LINE) {
+            out.truncated = true;
+            skipping = !ends;
+            continue;
+        }
+        if out.stdout_bytes as usize > spawn.max_stdout {
+            out.truncated = true;
+            continue;
+        }
+        let text = String::from_utf8_lossy(&line);
+        on_line(text.trim_end_matches(['\n', '\r']));
+    }
+}
+
+/// stdout for `cmd`: a pipe, or (sealed) one end of a socket pair, whose other end is returned.
+fn stdout_for(cmd: &mut Command, sealed: bool) -> std::io::Result<Option<tokio::net::UnixStream>> {
+    if !sealed {
+        cmd.stdout(Stdio::piped());
+        return Ok(None);
+    }
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
+    theirs.shutdown(std::net::Shutdown::Read)?;
+    ours.shutdown(std::net::Shutdown::Write)?;
+    ours.set_nonblocking(true)?;
+    cmd.stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs)));
+    tokio::net::UnixStream::from_std(ours).map(Some)
+}
+
+/// What the child does between `fork` and `exec`: a session of its own, no inherited
+/// descriptor, the control groups joined and the limits set; for a launcher, its status pipe
+/// at [`STATUS_FD`] and SIGTERM and SIGINT ignored.
+fn before_exec(cmd: &mut Command, spawn: &Spawn, status_w: Option<i32>) -> std::io::Result<()> {
+    let join = cstrings(&spawn.join)?;
+    let rlimits = spawn.rlimits.clone();
+    // SAFETY: setsid, fcntl, dup2, open, write, close, setrlimit and signal are
+    // async-signal-safe and touch no memory of this process but what was made before `fork`.
+    unsafe {
+        cmd.pre_exec(move || {
+            rustix::process::setsid()?;
+            // Nothing but stdin, stdout and stderr crosses: a descriptor assay inherited (a
+            // folder, a pipe, a socket of whatever started it) would reach past any sandbox.
+            close_inherited_fds();
+            for procs in &join {
+                join_group(procs)?;
+            }
+            for (resource, value) in &rlimits {
+                let limit = libc::rlimit {
+                    rlim_cur: *value,
+                    rlim_max: *value,
+                };
+                if libc::setrlimit(*resource as _, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            if let Some(w) = status_w {
+                if w == STATUS_FD {
+                    libc::fcntl(w, libc::F_SETFD, 0);
+                } else if libc::dup2(w, STATUS_FD) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                libc::signal(libc::SIGTERM, libc::SIG_IGN);
+                libc::signal(libc::SIGINT, libc::SIG_IGN);
+            }
+            Ok(())
+        });
+    }
+    Ok(())
 }
 
 /// A pipe, both ends close-on-exec and non-blocking.

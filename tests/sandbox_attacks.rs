@@ -751,23 +751,6 @@ fn a_workspace_too_deep_to_read_is_marked_and_never_a_pass(backend: &str) {
 }
 }
 
-/// Bytes allocated under `root`, links not followed.
-fn allocated(root: &Path) -> u64 {
-    use std::os::unix::fs::MetadataExt;
-    let mut total = 0;
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let m = e.metadata().unwrap();
-            total += m.blocks() * 512;
-            if m.is_dir() {
-                stack.push(e.path());
-            }
-        }
-    }
-    total
-}
-
 per_backend! {
 /// A plain program printing 200 MB: its stdout was stored four times (`output.txt`,
 /// `raw.jsonl`, `result.json`, `transcript.jsonl`: 274 MB per case-run for 1 GB), and the HTML
@@ -785,7 +768,7 @@ fn a_huge_stdout_is_stored_once_and_reports_stay_bounded(backend: &str) {
     let r = &results(&run_dir)["001"];
     assert_eq!(r["output_truncated"], true, "{}", stderr(&out));
     assert_ne!(r["grade"]["verdict"], "pass");
-    let stored = allocated(&run_dir);
+    let stored = assay::sandbox::limits::usage(&run_dir);
     assert!(stored < 70 << 20, "{} MB stored", stored >> 20);
     let html = Command::new(env!("CARGO_BIN_EXE_assay"))
         .arg("report")

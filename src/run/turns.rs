@@ -41,21 +41,7 @@ pub async fn drive(
     let deadline = Instant::now() + plan.timeout;
     // A plain program's stdout that is also the case's output is stored once, as output.txt.
     let plain = stdout_is_output(plan, sent);
-    if plain {
-        r.stdout_in = Some(OUTPUT_FILE.into());
-    }
-    let mut raw = (!plain)
-        .then(|| Lines::create(&plan.dir.join("raw.jsonl")))
-        .transpose()
-        .inspect_err(|e| r.unrecorded.push(format!("cannot create raw.jsonl: {e}")))
-        .ok()
-        .flatten();
-    let mut transcript = Lines::create(&plan.dir.join("transcript.jsonl"))
-        .inspect_err(|e| {
-            r.unrecorded
-                .push(format!("cannot create transcript.jsonl: {e}"))
-        })
-        .ok();
+    let (mut raw, mut transcript) = open_records(r, plan, plain);
     // A prompt expanded to name the skill already carries its body (a command's, filled in;
     // Codex injects a `$skill`'s SKILL.md): clauditor's system prompt derived from that same
     // body is not sent twice.
@@ -156,13 +142,7 @@ pub async fn drive(
         if exited.interrupted {
             return Err(Stop::Interrupted);
         }
-        let limit = exited.stopped_by.clone();
-        if let Some(why) = limit.or_else(|| jail.and_then(|j| j.limit_hit())) {
-            r.end(Status::Error, why.clone());
-            r.error = Some(crate::harness::AgentError {
-                category: ErrorCategory::Limit,
-                message: why,
-            });
+        if past_limit(r, &exited, jail) {
             driven.last_exit = Some(exited);
             break;
         }
@@ -184,6 +164,44 @@ pub async fn drive(
     r.unrecorded
         .extend(raw.iter().chain(transcript.iter()).filter_map(Lines::error));
     Ok(driven)
+}
+
+/// `raw.jsonl` (none for a plain program whose stdout is its output) and `transcript.jsonl`,
+/// created; a file that cannot be is said in `r.unrecorded`.
+fn open_records(
+    r: &mut CaseRunRecord,
+    plan: &CaseRunPlan<'_>,
+    plain: bool,
+) -> (Option<Lines>, Option<Lines>) {
+    let mut open = |name: &str| {
+        Lines::create(&plan.dir.join(name))
+            .inspect_err(|e| r.unrecorded.push(format!("cannot create {name}: {e}")))
+            .ok()
+    };
+    let raw = if plain { None } else { open("raw.jsonl") };
+    let transcript = open("transcript.jsonl");
+    if plain {
+        r.stdout_in = Some(OUTPUT_FILE.into());
+    }
+    (raw, transcript)
+}
+
+/// Whether a limit of the case-run stopped it (the disk watch, or the kernel's memory or
+/// process bound): then it is an error naming the limit.
+fn past_limit(r: &mut CaseRunRecord, exited: &Exited, jail: Option<&crate::sandbox::Jail>) -> bool {
+    let Some(why) = exited
+        .stopped_by
+        .clone()
+        .or_else(|| jail.and_then(|j| j.limit_hit()))
+    else {
+        return false;
+    };
+    r.end(Status::Error, why.clone());
+    r.error = Some(crate::harness::AgentError {
+        category: ErrorCategory::Limit,
+        message: why,
+    });
+    true
 }
 
 /// Where a plain program's stdout is kept when it is the output (see [`stdout_is_output`]).

@@ -21,8 +21,9 @@ const MAX_UNREAD: usize = 10;
 /// Notes a place the walk could not read.
 fn note_unread(unread: &mut Vec<String>, root: &Path, e: &ignore::Error) {
     if unread.len() < MAX_UNREAD {
+        // A path the agent named: no control character reaches a terminal or a report.
         let text = e.to_string().replace(&format!("{}/", root.display()), "");
-        unread.push(crate::text::shorten(&text, 300));
+        unread.push(crate::text::shorten(&crate::text::printable(&text), 300));
     }
 }
 
