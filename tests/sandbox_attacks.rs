@@ -781,3 +781,67 @@ fn a_huge_stdout_is_stored_once_and_reports_stay_bounded(backend: &str) {
     assert!(page < 8 << 20, "the report is {} MB", page >> 20);
 }
 }
+
+#[test]
+/// Each project's `[run.limits]` sets its case-runs' limits, a flag wins over it, and the
+/// record says them: each `result.json` the figures, `run.json` each limit and how it holds,
+/// `assay doctor` a line per limit. A bad figure is refused before anything runs, naming the
+/// file and the cause (exit 2).
+fn limits_come_from_the_project_and_the_flags_and_are_recorded() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("project");
+    project(&p, "echo finished\n");
+    let toml = std::fs::read_to_string(p.join("assay.toml")).unwrap();
+    std::fs::write(
+        p.join("assay.toml"),
+        format!("{toml}[run.limits]\nmemory = \"512MiB\"\npids = 200\ndisk = \"none\"\n"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(d.path().join("home")).unwrap();
+    let out = assay_cmd(d.path(), &p, "bwrap")
+        .args(["--limit-pids", "300"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let run_dir = d.path().join("run");
+    let limits = &results(&run_dir)["001"]["sandbox"]["limits"];
+    assert_eq!(limits["memory"], 512 << 20, "{limits}");
+    assert_eq!(limits["pids"], 300);
+    assert!(limits["disk"].is_null(), "{limits}");
+    let held = &read_json(&run_dir.join("run.json"))["sandbox"]["limits"];
+    assert_eq!(held["pids"]["limit"], 300, "{held}");
+    for name in ["memory", "pids", "disk"] {
+        assert!(
+            !held[name]["how"].as_str().unwrap_or("").is_empty(),
+            "{held}"
+        );
+    }
+    let doctor = Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["doctor", "--sandbox", "bwrap"])
+        .current_dir(&p)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let said = stdout(&doctor);
+    assert!(
+        said.contains("limit memory") && said.contains("512 MiB"),
+        "{said}"
+    );
+    assert!(
+        said.contains("limit disk") && said.contains("none"),
+        "{said}"
+    );
+
+    std::fs::write(
+        p.join("assay.toml"),
+        format!("{toml}[run.limits]\nmemory = \"lots\"\n"),
+    )
+    .unwrap();
+    let out = assay_cmd(d.path(), &p, "bwrap").output().unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(
+        said.contains("assay.toml") && said.contains("`lots` is not a size"),
+        "{said}"
+    );
+}
