@@ -823,14 +823,18 @@ fn limits_come_from_the_project_and_the_flags_and_are_recorded() {
         .output()
         .unwrap();
     let said = stdout(&doctor);
+    let line = |name: &str| {
+        said.lines()
+            .find(|l| l.contains(&format!("limit {name}")))
+            .unwrap_or_else(|| panic!("no line for {name}: {said}"))
+            .to_string()
+    };
     assert!(
-        said.contains("limit memory") && said.contains("512 MiB"),
+        line("memory").contains("512 MiB: a control group"),
         "{said}"
     );
-    assert!(
-        said.contains("limit disk") && said.contains("none"),
-        "{said}"
-    );
+    assert!(line("pids").contains("200: "), "{said}");
+    assert!(line("disk").contains("none: "), "{said}");
 
     std::fs::write(
         p.join("assay.toml"),

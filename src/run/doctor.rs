@@ -115,14 +115,8 @@ fn why_judge(chosen_by: &str, provider: &str) -> String {
 /// Each limit of a case-run, its figure and how it holds here: a warning where only a bound
 /// per process does (no control group), or where there is none.
 fn limits(sandboxing: &Sandboxing, setup: &Setup, opts: &RunOptions) -> Vec<Check> {
-    let config = setup
-        .configs
-        .values()
-        .next()
-        .map(|c| c.run.limits)
-        .unwrap_or_default();
     sandboxing
-        .limits(opts, &config)
+        .limits(opts, &setup.limits_config())
         .into_iter()
         .map(|(name, held)| {
             let (state, figure) = match held.limit {

@@ -163,13 +163,7 @@ pub fn run(
     };
     let sandboxes = sandboxing.settings(ctx, &run);
     let workspaces = sandboxing.workspaces(ctx, opts, &runtime);
-    let first_limits = setup
-        .configs
-        .values()
-        .next()
-        .map(|c| c.run.limits)
-        .unwrap_or_default();
-    let sandbox_record = sandboxing.record(opts, &workspaces, &first_limits);
+    let sandbox_record = sandboxing.record(opts, &workspaces, &setup.limits_config());
     let mut run_json = run_record::start(&run, sandbox_record)?;
 
     // What every case-run shares; what is already done (kept results of a resumed run, then

@@ -101,6 +101,16 @@ impl Setup {
         }
     }
 
+    /// `[run.limits]` of the first project, for what a run records and `doctor` says of its
+    /// limits (each project's case-runs take their own).
+    pub(super) fn limits_config(&self) -> crate::sandbox::limits::LimitsConfig {
+        self.configs
+            .values()
+            .next()
+            .map(|c| c.run.limits)
+            .unwrap_or_default()
+    }
+
     /// The spending limit: `--max-cost`, else the lowest `[run] max_cost` of the projects.
     pub(super) fn max_cost(&self, opts: &RunOptions) -> Option<f64> {
         opts.settings.max_cost.or_else(|| {
