@@ -575,3 +575,125 @@ fn a_cut_output_is_never_regraded_into_a_pass() {
         "{r:#}"
     );
 }
+
+/// A project of `files` files whose agent (the `command` harness) writes `made.txt` and
+/// removes `gone.txt`, and two Skillet cases whose checks look at project files and at what
+/// the agent changed.
+fn files_project(dir: &Path, files: usize) {
+    let case = |name: &str| {
+        format!(
+            "timestamp: 2026-11-26T00:00:00Z\nname: {name}\nprompt: go\nexpected: x\nassertions:\n  - type: contains\n    value: done\nx-assay-checks:\n  - {{type: file_exists, path: src/f7.txt}}\n  - {{type: file_exists, path: made.txt}}\n  - {{type: file_exists, path: gone.txt, negate: true}}\n"
+        )
+    };
+    let mut tree: Vec<(String, String)> = vec![
+        (
+            "assay.toml".into(),
+            "[run]\nharness = \"command\"\nsandbox = \"none\"\n[harness.command]\ncommand = [\"bash\", \"agent.sh\"]\n".into(),
+        ),
+        ("agent.sh".into(), "echo new > made.txt\nrm gone.txt\necho done\n".into()),
+        ("gone.txt".into(), "x".into()),
+        ("evals/files/001.yaml".into(), case("one")),
+        ("evals/files/002.yaml".into(), case("two")),
+    ];
+    tree.extend((0..files).map(|i| (format!("src/f{i}.txt"), format!("{i}"))));
+    let tree: Vec<(&str, &str)> = tree.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    write_tree(dir, &tree);
+}
+
+/// Every case-run's `workspace.json` in `run`: small, and naming no untouched project file.
+fn assert_records_only_changes(run: &Path) {
+    let mut seen = 0;
+    for r in results(run).values() {
+        let ws = Path::new(r["dir"].as_str().unwrap()).join("workspace.json");
+        let text = std::fs::read_to_string(&ws).unwrap();
+        assert!(
+            text.len() < 1024,
+            "{} is {} bytes",
+            ws.display(),
+            text.len()
+        );
+        assert!(!text.contains("src/f7.txt"), "{text}");
+        assert!(
+            text.contains("made.txt") && text.contains("gone.txt"),
+            "{text}"
+        );
+        seen += 1;
+    }
+    assert_eq!(seen, 2);
+}
+
+/// `assay grade <run>` passes every case-run again: the project files the checks name are
+/// read from the run folder's one listing of the project (run folders are kept in `.assay/`,
+/// which is never copied into a workspace).
+fn assert_regrades(dir: &Path, run: &str) {
+    let listings: Vec<_> = std::fs::read_dir(dir.join(run).join("project-files"))
+        .unwrap()
+        .collect();
+    assert_eq!(listings.len(), 1, "one listing of the project in {run}");
+    let out = assay(dir, &["grade", run]);
+    assert_eq!(code(&out), 0, "{run}: {}\n{}", stdout(&out), stderr(&out));
+}
+
+#[test]
+fn a_run_records_what_changed_once_over_the_projects_listing_and_regrades_from_it() {
+    let d = tempfile::tempdir().unwrap();
+    files_project(d.path(), 300);
+    let out = assay(d.path(), &["run", "--output-dir", ".assay/whole"]);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    assert_records_only_changes(&d.path().join(".assay/whole"));
+    assert_regrades(d.path(), ".assay/whole");
+    // A listing altered after the run: re-grading cannot see the project's files, so no
+    // case-run is a pass (the negated check would otherwise pass on a file list without them).
+    let listings = d.path().join(".assay/whole/project-files");
+    let listing = std::fs::read_dir(&listings)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let kept = std::fs::read(&listing).unwrap();
+    std::fs::write(&listing, "[]").unwrap();
+    let out = assay(d.path(), &["grade", ".assay/whole"]);
+    assert_eq!(code(&out), 3, "{}\n{}", stdout(&out), stderr(&out));
+    assert!(!stdout(&out).contains("PASS"), "{}", stdout(&out));
+    std::fs::write(&listing, kept).unwrap();
+
+    // Shards merged: the listing comes along.
+    for (name, filter) in [(".assay/s1", "*/001"), (".assay/s2", "*/002")] {
+        let out = assay(d.path(), &["run", "--output-dir", name, "--filter", filter]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    let out = assay(
+        d.path(),
+        &[
+            "report",
+            "merge",
+            ".assay/s1",
+            ".assay/s2",
+            "--output-dir",
+            ".assay/all",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_regrades(d.path(), ".assay/all");
+
+    // Through the cache: a restored case-run brings its listing into the new run folder.
+    let key = tempfile::tempdir().unwrap();
+    for name in [".assay/c1", ".assay/c2"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_assay"))
+            .args(["run", "--output-dir", name])
+            .current_dir(d.path())
+            .env_remove("ASSAY_NO_CACHE")
+            .env("ASSAY_CACHE_KEY", key.path().join("cache.key"))
+            .env("XDG_DATA_HOME", key.path().join("data"))
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    let restored = results(&d.path().join(".assay/c2"));
+    assert!(
+        restored.values().all(|r| r["cached"].is_object()),
+        "{restored:#?}"
+    );
+    assert_regrades(d.path(), ".assay/c2");
+}

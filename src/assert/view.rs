@@ -20,7 +20,7 @@ pub struct CaseRunView {
     pub exit_code: Option<i32>,
     pub events: Vec<Event>,
     /// Files in the workspace after the run, relative to its root.
-    pub files: BTreeSet<PathBuf>,
+    pub files: crate::record::files::FileList,
     /// Files the run created (absent before it), relative to the workspace root.
     pub created: BTreeSet<PathBuf>,
     /// Where file contents can be read: the live workspace, or the run's artifacts.

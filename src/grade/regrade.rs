@@ -6,7 +6,6 @@
 //! the agent created or changed); the contents of files it left untouched are not kept, so a
 //! check reading one is "not evaluated" on re-grade.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::assert::view::CaseRunView;
@@ -23,6 +22,8 @@ const MAX_ARTIFACT_TEXT: u64 = 16 << 20;
 #[derive(Debug, Clone)]
 pub struct Recorded {
     pub dir: PathBuf,
+    /// The run folder it is in.
+    pub run_dir: PathBuf,
     /// `result.json` as recorded.
     pub result: CaseRunRecord,
 }
@@ -32,12 +33,14 @@ pub use crate::record::ReadError;
 /// Every case-run recorded in a run folder, in folder order.
 pub fn read_run(dir: &Path) -> Result<Vec<Recorded>, ReadError> {
     record::read_run(dir)?;
+    let dir_of_run = dir;
     record::case_run_dirs(dir)
         .into_iter()
         .map(|dir| {
             Ok(Recorded {
                 result: record::read_case_run(&dir)?,
                 dir,
+                run_dir: dir_of_run.to_path_buf(),
             })
         })
         .collect()
@@ -49,22 +52,29 @@ impl Recorded {
     /// re-grading never makes it a pass).
     pub fn input(&self, case: &Case) -> grade::GradeInput {
         let r = &self.result;
+        let (view, unlisted) = self.view_of(case);
         grade::GradeInput {
             completed: r.status == record::Status::Completed,
             reason: r.reason.clone(),
-            view: self.view(case),
+            view,
             artifacts: self.artifacts(),
             outputs: r
                 .output_files
                 .iter()
                 .map(|(p, t)| (p.clone(), Some(t.clone())))
                 .collect(),
-            output_cut: grade::output_cut(r),
+            output_cut: grade::output_cut(r).or(unlisted),
         }
     }
 
     /// The view checks saw, rebuilt from the folder.
     pub fn view(&self, case: &Case) -> CaseRunView {
+        self.view_of(case).0
+    }
+
+    /// The view, and why its file list lacks the project's files when it does (a case-run so
+    /// seen is never graded as a pass).
+    fn view_of(&self, case: &Case) -> (CaseRunView, Option<String>) {
         let r = &self.result;
         let read = |name: &str| std::fs::read_to_string(self.dir.join(name)).unwrap_or_default();
         let mut events: Vec<Event> = read("transcript.jsonl")
@@ -85,12 +95,16 @@ impl Recorded {
             })
             .collect();
         let turns = &r.turns;
-        let files: BTreeSet<PathBuf> =
-            serde_json::from_str::<Vec<PathBuf>>(&read("workspace.json"))
-                .unwrap_or_default()
-                .into_iter()
-                .collect();
-        CaseRunView {
+        let (files, unlisted) = match record::files::read(&self.dir, &self.run_dir) {
+            Ok(files) => (files, None),
+            Err(e) => (
+                Default::default(),
+                Some(format!(
+                    "the workspace's files cannot be listed again ({e}): the checks saw only part of them, so it is not graded as a pass"
+                )),
+            ),
+        };
+        let view = CaseRunView {
             final_message: match kept_once {
                 true => output.clone(),
                 false => turns
@@ -117,7 +131,8 @@ impl Recorded {
             cost_usd: r.cost_usd,
             duration_ms: r.duration_ms,
             permission_denials: turns.iter().map(|t| t.permission_denials.len()).sum(),
-        }
+        };
+        (view, unlisted)
     }
 
     /// Created or changed files and their text, from the artifacts, for the judge.
@@ -187,6 +202,7 @@ mod tests {
                 ],
                 ..CaseRunRecord::default()
             },
+            run_dir: d.path().join("run"),
             dir,
         };
         assert_eq!(r.artifacts(), [("ok.md".to_string(), "fine".to_string())]);

@@ -5,12 +5,14 @@
 //!
 //! ```text
 //! <run>/run.json                          RunRecord: options, versions, the plan, totals
+//! <run>/project-files/<blake3>.json       a project's files, once per run (see [`files`])
 //! <run>/<suite>/<case>/run-<k>/prompt.txt the prompt (turns separated when several)
 //!                              raw.jsonl   the agent's stdout, line by line, as it arrived
 //!                              transcript.jsonl  normalized events
 //!                              stderr.txt  the bounded stderr tail
 //!                              output.txt  what counts as the case's output
 //!                              artifacts/  copies of files the agent created or modified
+//!                              workspace.json  the files after the run: a project listing and changes
 //!                              result.json CaseRunRecord (written last, atomically)
 //! ```
 //!
@@ -21,6 +23,7 @@ pub mod agent;
 pub mod case_run;
 pub mod changes;
 pub mod feedback;
+pub mod files;
 pub mod folder;
 pub mod grading;
 pub mod history;

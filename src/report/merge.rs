@@ -77,6 +77,11 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<usize, MergeError> {
     for (rel, from) in &plan {
         copy_tree(&from.join(rel), &out.join(rel))?;
     }
+    // The project listings the case-runs' `workspace.json` name (named by their content).
+    let listings = crate::record::files::LISTINGS;
+    for r in runs.iter().filter(|r| r.join(listings).is_dir()) {
+        copy_tree(&r.join(listings), &out.join(listings))?;
+    }
     let first = records.first().cloned().unwrap_or_default();
     let mut merged = RunRecord {
         schema: crate::record::run::SCHEMA.into(),

@@ -302,7 +302,13 @@ fn verified(entry: &Path, key: &str, secret: &[u8; 32]) -> Option<blake3::Hash> 
 /// or wrong (edited, or made with another secret), or that holds a symlink, is a miss: nothing
 /// is copied and the case-run runs again. The copy is checked again before it becomes `dest`,
 /// so an entry changed while it is copied is a miss too.
-pub fn restore(cache: &Path, key: &str, dest: &Path, secret: &[u8; 32]) -> Option<CaseRunRecord> {
+pub fn restore(
+    cache: &Path,
+    key: &str,
+    dest: &Path,
+    run_dir: &Path,
+    secret: &[u8; 32],
+) -> Option<CaseRunRecord> {
     let from = cache.join(key);
     let expected = verified(&from, key, secret)?;
     let parent = dest.parent()?;
@@ -316,6 +322,7 @@ pub fn restore(cache: &Path, key: &str, dest: &Path, secret: &[u8; 32]) -> Optio
         return None;
     }
     std::fs::remove_file(tmp.path().join(MAC_FILE)).ok()?;
+    carry_listing(tmp.path(), cache, run_dir).ok()?;
     let mut result = crate::record::read_case_run(tmp.path()).ok()?;
     result.cached = Some(Cached {
         key: key.to_string(),
@@ -331,13 +338,41 @@ pub fn restore(cache: &Path, key: &str, dest: &Path, secret: &[u8; 32]) -> Optio
     Some(result)
 }
 
+/// Copies the project listing the case-run in `case_run` names (see
+/// [`crate::record::files`]) from the folder `from` to the folder `to` (the run folder and the
+/// cache, either way), unless `to` has it. A listing that is missing, or whose content is not
+/// what its name says, is an error: the case-run's file listing would be incomplete.
+fn carry_listing(case_run: &Path, from: &Path, to: &Path) -> std::io::Result<()> {
+    use crate::record::files;
+    let Some(hash) = files::project_of(case_run) else {
+        return Ok(());
+    };
+    if files::read_listing(to, &hash).is_some() {
+        return Ok(());
+    }
+    let bytes = files::read_listing(from, &hash).ok_or_else(|| {
+        std::io::Error::other(format!(
+            "the project listing {} is missing or altered",
+            files::listing_path(from, &hash).display()
+        ))
+    })?;
+    crate::record::write_atomic(&files::listing_path(to, &hash), &bytes)
+}
+
 /// Stores a finished case-run's folder under its key (replacing any older entry whole), with
 /// its MAC written last into the temporary folder that is then moved into place, so no entry
 /// is ever seen half-written. A case-run holding a symlink is not stored.
-pub fn store(cache: &Path, key: &str, case_run: &Path, secret: &[u8; 32]) -> std::io::Result<()> {
+pub fn store(
+    cache: &Path,
+    key: &str,
+    case_run: &Path,
+    run_dir: &Path,
+    secret: &[u8; 32],
+) -> std::io::Result<()> {
     // Refused before anything is copied (copying would keep or drop a symlink, not refuse it).
     entry_files(case_run, Path::new(""), &mut Vec::new())?;
     std::fs::create_dir_all(cache)?;
+    carry_listing(case_run, run_dir, cache)?;
     let tmp = tempfile::Builder::new().prefix(".tmp-").tempdir_in(cache)?;
     crate::workspace::copy::copy_tree(case_run, tmp.path(), false)?;
     let sum = mac(tmp.path(), key, secret)?;
@@ -376,14 +411,19 @@ mod tests {
             &serde_json::json!({"suite": "s", "case": "c", "status": "completed", "grade": {"verdict": "fail"}, "dir": run}),
         )
         .unwrap();
+        let listing = crate::record::files::Listing::of(&["a.md".into()].into());
+        listing.keep(&d.path().join("run")).unwrap();
+        let files: crate::record::files::FileList = [PathBuf::from("a.md")].into_iter().collect();
+        crate::record::write_json(&run.join("workspace.json"), &files.record(&listing.hash))
+            .unwrap();
         let cache = d.path().join("cache");
-        store(&cache, "k1", &run, &SECRET).unwrap();
+        store(&cache, "k1", &run, &d.path().join("run"), &SECRET).unwrap();
         (d, run, cache)
     }
 
     fn restore_into(d: &tempfile::TempDir, cache: &Path) -> (PathBuf, Option<CaseRunRecord>) {
         let dest = d.path().join("run2/s/c/run-1");
-        let r = restore(cache, "k1", &dest, &SECRET);
+        let r = restore(cache, "k1", &dest, &d.path().join("run2"), &SECRET);
         (dest.clone(), r)
     }
 
@@ -420,6 +460,9 @@ mod tests {
             std::fs::read_to_string(dest.join("outputs/notes.md")).unwrap(),
             "notes"
         );
+        // The project listing its workspace.json names comes with it.
+        let files = crate::record::files::read(&dest, &d.path().join("run2")).unwrap();
+        assert!(files.contains(Path::new("a.md")), "{files:?}");
         assert!(!dest.join(MAC_FILE).exists(), "the MAC stays in the cache");
         let written: Value =
             serde_json::from_str(&std::fs::read_to_string(dest.join("result.json")).unwrap())
@@ -431,15 +474,50 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, ["run-1"]);
-        assert!(restore(&cache, "k1", &d.path().join("run3/run-1"), &SECRET).is_some());
-        assert!(restore(&cache, "k2", &d.path().join("x/run-1"), &SECRET).is_none());
+        assert!(
+            restore(
+                &cache,
+                "k1",
+                &d.path().join("run3/run-1"),
+                &d.path().join("run3"),
+                &SECRET
+            )
+            .is_some()
+        );
+        assert!(
+            restore(
+                &cache,
+                "k2",
+                &d.path().join("x/run-1"),
+                &d.path().join("x"),
+                &SECRET
+            )
+            .is_none()
+        );
         // Storing again replaces the entry whole.
-        store(&cache, "k1", &run, &SECRET).unwrap();
-        let entries: Vec<_> = std::fs::read_dir(&cache)
+        store(&cache, "k1", &run, &d.path().join("run"), &SECRET).unwrap();
+        let mut entries: Vec<_> = std::fs::read_dir(&cache)
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
-        assert_eq!(entries, ["k1"]);
+        entries.sort();
+        assert_eq!(entries, ["k1", crate::record::files::LISTINGS]);
+    }
+
+    #[test]
+    fn an_entry_whose_project_listing_is_gone_or_altered_is_a_miss() {
+        let (d, _, cache) = stored();
+        let listings = cache.join(crate::record::files::LISTINGS);
+        let path = std::fs::read_dir(&listings)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        std::fs::write(&path, r#"["a.md","forged.md"]"#).unwrap();
+        assert_miss(&d, &cache);
+        std::fs::remove_file(&path).unwrap();
+        assert_miss(&d, &cache);
     }
 
     #[test]
@@ -490,11 +568,11 @@ mod tests {
     #[test]
     fn an_entry_made_with_another_secret_or_for_another_key_is_a_miss() {
         let (d, run, cache) = stored();
-        store(&cache, "k1", &run, &[8; 32]).unwrap();
+        store(&cache, "k1", &run, &d.path().join("run"), &[8; 32]).unwrap();
         assert_miss(&d, &cache);
         // An entry moved from another key.
         std::fs::remove_dir_all(cache.join("k1")).unwrap();
-        store(&cache, "k0", &run, &SECRET).unwrap();
+        store(&cache, "k0", &run, &d.path().join("run"), &SECRET).unwrap();
         std::fs::rename(cache.join("k0"), cache.join("k1")).unwrap();
         assert_miss(&d, &cache);
     }
@@ -519,20 +597,25 @@ mod tests {
         assert_miss(&d, &cache);
         // A MAC file that is a symlink to a right MAC.
         std::fs::remove_dir_all(&entry).unwrap();
-        store(&cache, "k1", &run, &SECRET).unwrap();
+        store(&cache, "k1", &run, &d.path().join("run"), &SECRET).unwrap();
         std::fs::rename(entry.join(MAC_FILE), d.path().join("mac")).unwrap();
         std::os::unix::fs::symlink(d.path().join("mac"), entry.join(MAC_FILE)).unwrap();
         assert_miss(&d, &cache);
         // A case-run holding a symlink is refused.
         std::os::unix::fs::symlink(&secret_file, run.join("link")).unwrap();
-        let e = store(&cache, "k2", &run, &SECRET).unwrap_err();
+        let e = store(&cache, "k2", &run, &d.path().join("run"), &SECRET).unwrap_err();
         assert!(e.to_string().contains("symlink"), "{e}");
         assert!(!cache.join("k2").exists());
-        let left: Vec<_> = std::fs::read_dir(&cache)
+        let mut left: Vec<_> = std::fs::read_dir(&cache)
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
-        assert_eq!(left, ["k1"], "no temporary folder is left");
+        left.sort();
+        assert_eq!(
+            left,
+            ["k1", crate::record::files::LISTINGS],
+            "no temporary folder is left"
+        );
     }
 
     #[test]
@@ -542,6 +625,6 @@ mod tests {
         std::fs::write(d.path().join("cache"), "").unwrap();
         let run = d.path().join("run");
         std::fs::create_dir_all(&run).unwrap();
-        assert!(store(&d.path().join("cache"), "k1", &run, &SECRET).is_err());
+        assert!(store(&d.path().join("cache"), "k1", &run, &run, &SECRET).is_err());
     }
 }

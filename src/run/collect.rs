@@ -10,6 +10,7 @@ use super::turns::Driven;
 use crate::assert::view::CaseRunView;
 use crate::harness::TurnSummary;
 use crate::record;
+use crate::record::files::FileList;
 use crate::spec::{Case, OutputSpec};
 use crate::workspace::Staged;
 use crate::workspace::layers::Tree;
@@ -105,11 +106,8 @@ pub async fn collect(
             }
         }
     }
-    let files = after.paths();
-    if let Err(e) = record::write_json(&plan.dir.join("workspace.json"), &files) {
-        r.unrecorded
-            .push(format!("cannot write workspace.json: {e}"));
-    }
+    let files = after.files();
+    record_files(r, plan, &after, &files);
 
     // The deterministic checks run against the live workspace.
     let view = CaseRunView {
@@ -119,7 +117,7 @@ pub async fn collect(
         stderr: r.stderr_tail.clone(),
         exit_code: r.exit_code,
         events: driven.events,
-        files: files.into_iter().collect(),
+        files,
         created: crate::record::changes::created_by(&r.artifacts),
         file_root: Some(staged.tree.clone()),
         cwd: cwd_rel,
@@ -155,6 +153,22 @@ pub async fn collect(
             outputs,
         },
     ))
+}
+
+/// Writes `workspace.json` (the case-run's changes over its project's listing) and the
+/// listing, once per run folder.
+fn record_files(r: &mut CaseRunRecord, plan: &CaseRunPlan<'_>, after: &Snapshot, files: &FileList) {
+    let listing = after.listing();
+    if let Err(e) = listing.keep(&plan.run_dir) {
+        let path = record::files::listing_path(&plan.run_dir, &listing.hash);
+        r.unrecorded
+            .push(format!("cannot write {}: {e}", path.display()));
+    }
+    let recorded = files.record(&listing.hash);
+    if let Err(e) = record::write_json(&plan.dir.join("workspace.json"), &recorded) {
+        r.unrecorded
+            .push(format!("cannot write workspace.json: {e}"));
+    }
 }
 
 /// What counts as the output: the final message, stdout, one file, or files by glob (the
@@ -195,8 +209,8 @@ fn collect_output(
             let set = set.build().ok()?;
             // The regular files under the working folder (never through a symlink).
             let mut found: Vec<PathBuf> = files_now
-                .paths()
-                .into_iter()
+                .files()
+                .iter()
                 .filter_map(|p| p.strip_prefix(cwd_rel).ok().map(Path::to_path_buf))
                 .filter(|p| set.is_match(p))
                 .collect();

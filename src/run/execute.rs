@@ -80,6 +80,8 @@ pub struct CaseRunPlan<'a> {
     /// How the case-run's processes are contained.
     pub sandbox: crate::sandbox::Setting,
     pub dir: PathBuf,
+    /// The run folder `dir` is in (its project listings are kept there once each).
+    pub run_dir: PathBuf,
     pub judge: Option<JudgeSlot>,
     pub checks: &'a Checks,
     /// Secrets out of everything recorded (see [`super::redact`]).

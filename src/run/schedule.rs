@@ -284,6 +284,7 @@ impl Launch<'_> {
             stage,
             sandbox: self.sandboxes[si].clone(),
             dir: case_dir.clone(),
+            run_dir: dir.to_path_buf(),
             judge: p.judge.clone(),
             checks: self.checks,
             redact: self.redactor,
@@ -291,7 +292,13 @@ impl Launch<'_> {
         .await;
         if let (Some(k), Some(secret)) = (key, self.cache_secret)
             && cacheable(&r)
-            && let Err(e) = cache::store(&cache::root(&p.suite.project_root), k, &case_dir, secret)
+            && let Err(e) = cache::store(
+                &cache::root(&p.suite.project_root),
+                k,
+                &case_dir,
+                dir,
+                secret,
+            )
         {
             eprintln!(
                 "{}",

@@ -640,7 +640,7 @@ impl Staged {
     pub fn snapshot_now(&self) -> Snapshot {
         match &self.overlay {
             Some(o) => self.before.with_layer(&o.upper),
-            None => Snapshot::take(&self.root),
+            None => self.before.retake(&self.root),
         }
     }
 

@@ -1,18 +1,50 @@
 //! What the agent changed: the workspace's files before and after a run.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
+
+use crate::record::files::{FileList, Listing};
 
 /// Size and modification time of every file and symlink under a root, by relative path.
 /// Nothing is followed: a symlink is an entry of its own (its size the length of its target's
 /// text), never the file or folder it points at.
+///
+/// A snapshot is a shared base (the project's files, read once per run) with entries over it:
+/// every case-run's workspace starts from the same base, so what a case-run costs to snapshot,
+/// compare and record is what it changed, whatever the size of the project.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
-    files: BTreeMap<PathBuf, Entry>,
+    base: Arc<Base>,
+    /// Entries over the base: an entry replaces the base's; `None` removes it.
+    over: BTreeMap<PathBuf, Option<Entry>>,
     /// What the walk could not read (a path past the system's longest, a folder without
     /// read permission), said once each, at most [`MAX_UNREAD`].
     unread: Vec<String>,
+}
+
+/// The entries every snapshot over them shares, with their regular files' listing.
+#[derive(Debug, Default)]
+struct Base {
+    entries: BTreeMap<PathBuf, Entry>,
+    files: Arc<BTreeSet<PathBuf>>,
+    listing: OnceLock<Listing>,
+}
+
+impl Base {
+    fn new(entries: BTreeMap<PathBuf, Entry>) -> Base {
+        let files = entries
+            .iter()
+            .filter(|(_, e)| !e.symlink)
+            .map(|(p, _)| p.clone())
+            .collect();
+        Base {
+            entries,
+            files: Arc::new(files),
+            listing: OnceLock::new(),
+        }
+    }
 }
 
 /// The most unread places a snapshot names.
@@ -48,50 +80,127 @@ impl Entry {
 
 pub use crate::record::changes::{Change, ChangeKind};
 
-impl Snapshot {
-    pub fn take(root: &Path) -> Snapshot {
-        let mut files = BTreeMap::new();
-        let mut unread = Vec::new();
-        // A workspace swapped for a symlink is empty, never the folder it points at.
-        if std::fs::symlink_metadata(root).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Snapshot { files, unread };
-        }
-        let walker = ignore::WalkBuilder::new(root)
-            .standard_filters(false)
-            .follow_links(false)
-            .build();
-        for entry in walker {
-            let entry = match entry {
-                Ok(e) => e,
-                Err(e) => {
-                    note_unread(&mut unread, root, &e);
-                    continue;
-                }
-            };
-            let Some(t) = entry.file_type() else { continue };
-            if !(t.is_file() || t.is_symlink()) || entry.depth() == 0 {
+/// Every file and symlink under `root` (none when `root` itself is a symlink), by relative
+/// path, and what could not be read.
+fn walk(root: &Path) -> (BTreeMap<PathBuf, Entry>, Vec<String>) {
+    let mut files = BTreeMap::new();
+    let mut unread = Vec::new();
+    // A workspace swapped for a symlink is empty, never the folder it points at.
+    if std::fs::symlink_metadata(root).is_ok_and(|m| m.file_type().is_symlink()) {
+        return (files, unread);
+    }
+    let walker = ignore::WalkBuilder::new(root)
+        .standard_filters(false)
+        .follow_links(false)
+        .build();
+    for entry in walker {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                note_unread(&mut unread, root, &e);
                 continue;
             }
-            // Of the entry itself: the walk does not follow links.
-            let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
-                continue;
-            };
-            let rel = entry
-                .path()
-                .strip_prefix(root)
-                .unwrap_or(entry.path())
-                .to_path_buf();
-            files.insert(rel, Entry::of(&meta));
+        };
+        let Some(t) = entry.file_type() else { continue };
+        if !(t.is_file() || t.is_symlink()) || entry.depth() == 0 {
+            continue;
         }
-        Snapshot { files, unread }
+        // Of the entry itself: the walk does not follow links.
+        let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+            continue;
+        };
+        let rel = entry
+            .path()
+            .strip_prefix(root)
+            .unwrap_or(entry.path())
+            .to_path_buf();
+        files.insert(rel, Entry::of(&meta));
+    }
+    (files, unread)
+}
+
+impl Snapshot {
+    pub fn take(root: &Path) -> Snapshot {
+        let (files, unread) = walk(root);
+        Snapshot {
+            base: Arc::new(Base::new(files)),
+            over: BTreeMap::new(),
+            unread,
+        }
+    }
+
+    /// `root` now, over this snapshot's base: what differs from it is all that is kept apart.
+    /// (A walk of the whole tree: for a workspace that is a plain copy.)
+    pub fn retake(&self, root: &Path) -> Snapshot {
+        let (files, unread) = walk(root);
+        let mut over: BTreeMap<PathBuf, Option<Entry>> = self
+            .base
+            .entries
+            .keys()
+            .filter(|p| !files.contains_key(*p))
+            .map(|p| (p.clone(), None))
+            .collect();
+        for (p, e) in files {
+            if self.base.entries.get(&p) != Some(&e) {
+                over.insert(p, Some(e));
+            }
+        }
+        Snapshot {
+            base: self.base.clone(),
+            over,
+            unread,
+        }
+    }
+
+    /// The entry at `rel`, if there is one.
+    fn get(&self, rel: &Path) -> Option<&Entry> {
+        match self.over.get(rel) {
+            Some(over) => over.as_ref(),
+            None => self.base.entries.get(rel),
+        }
+    }
+
+    /// Sets the entry at `rel` (`None`: removes it).
+    fn set(&mut self, rel: PathBuf, entry: Option<Entry>) {
+        if entry.is_none() && !self.base.entries.contains_key(&rel) {
+            self.over.remove(&rel);
+        } else {
+            self.over.insert(rel, entry);
+        }
+    }
+
+    /// Removes every entry under the folder `rel` (paths order by component, so they follow
+    /// it): the cost is that of what is removed.
+    fn remove_under(&mut self, rel: &Path) {
+        let under = |p: &&PathBuf| p.as_path() != rel;
+        let within = |p: &&PathBuf| p.starts_with(rel);
+        let mut gone: Vec<PathBuf> = self
+            .base
+            .entries
+            .range(rel.to_path_buf()..)
+            .map(|(p, _)| p)
+            .take_while(within)
+            .filter(under)
+            .cloned()
+            .collect();
+        gone.extend(
+            self.over
+                .range(rel.to_path_buf()..)
+                .map(|(p, _)| p)
+                .take_while(within)
+                .filter(under)
+                .cloned(),
+        );
+        for p in gone {
+            self.set(p, None);
+        }
     }
 
     /// This snapshot with an overlay layer applied on top, as overlayfs shows it (see
     /// [`super::layers`]): whiteouts remove, opaque folders hide what was below them, files
     /// and symlinks replace. Reads only the layer: the cost is that of its entries.
     pub fn with_layer(&self, layer: &Path) -> Snapshot {
-        let mut files = self.files.clone();
-        let mut unread = self.unread.clone();
+        let mut out = self.clone();
         let walker = ignore::WalkBuilder::new(layer)
             .standard_filters(false)
             .follow_links(false)
@@ -100,7 +209,7 @@ impl Snapshot {
             let entry = match entry {
                 Ok(e) => e,
                 Err(e) => {
-                    note_unread(&mut unread, layer, &e);
+                    note_unread(&mut out.unread, layer, &e);
                     continue;
                 }
             };
@@ -117,15 +226,13 @@ impl Snapshot {
                 .to_path_buf();
             let whiteout = super::layers::is_whiteout(&meta);
             if whiteout || !meta.is_dir() || super::layers::is_opaque(entry.path()) {
-                remove_under(&mut files, &rel);
+                out.remove_under(&rel);
             }
+            let kept = !whiteout && (meta.is_file() || meta.file_type().is_symlink());
             // A folder hides a file or symlink of its name below.
-            files.remove(&rel);
-            if !whiteout && (meta.is_file() || meta.file_type().is_symlink()) {
-                files.insert(rel, Entry::of(&meta));
-            }
+            out.set(rel, kept.then(|| Entry::of(&meta)));
         }
-        Snapshot { files, unread }
+        out
     }
 
     /// What the walk could not read.
@@ -133,62 +240,67 @@ impl Snapshot {
         &self.unread
     }
 
-    /// Every regular file's path, relative to the root (symlinks are not files).
-    pub fn paths(&self) -> Vec<PathBuf> {
-        self.files
-            .iter()
-            .filter(|(_, e)| !e.symlink)
-            .map(|(p, _)| p.clone())
-            .collect()
+    /// Every regular file (symlinks are not files), relative to the root: the base's listing,
+    /// shared, with this snapshot's own changes.
+    pub fn files(&self) -> FileList {
+        let is_file = |e: &Option<Entry>| e.is_some_and(|e| !e.symlink);
+        let added = self.over.iter().filter(|(_, e)| is_file(e));
+        let removed = self.over.iter().filter(|(_, e)| !is_file(e));
+        FileList::new(
+            self.base.files.clone(),
+            added.map(|(p, _)| p.clone()),
+            removed.map(|(p, _)| p.clone()),
+        )
     }
 
-    /// Files created, modified (size or time changed) and deleted since `self`.
+    /// The base's listing as the run folder keeps it, made once per base.
+    pub fn listing(&self) -> &Listing {
+        self.base
+            .listing
+            .get_or_init(|| Listing::of(&self.base.files))
+    }
+
+    /// Every entry, in path order.
+    fn entries(&self) -> BTreeMap<&PathBuf, &Entry> {
+        let base = self
+            .base
+            .entries
+            .iter()
+            .filter(|(p, _)| !self.over.contains_key(*p));
+        let over = self.over.iter().filter_map(|(p, e)| Some((p, e.as_ref()?)));
+        base.chain(over).collect()
+    }
+
+    /// Files created, modified (size or time changed) and deleted since `self`. Over the same
+    /// base, only the entries either snapshot has over it are compared.
     pub fn changes(&self, after: &Snapshot) -> Vec<Change> {
-        let mut out = Vec::new();
-        for (path, e) in &after.files {
-            match self.files.get(path) {
-                None => out.push(Change {
-                    path: path.clone(),
-                    kind: ChangeKind::Created,
-                    size: e.size,
-                    symlink: e.symlink,
-                }),
-                Some(before) if before != e => out.push(Change {
-                    path: path.clone(),
-                    kind: ChangeKind::Modified,
-                    size: e.size,
-                    symlink: e.symlink,
-                }),
-                _ => {}
-            }
-        }
-        for (path, e) in &self.files {
-            if !after.files.contains_key(path) {
-                out.push(Change {
-                    path: path.clone(),
-                    kind: ChangeKind::Deleted,
-                    size: e.size,
-                    symlink: e.symlink,
-                });
-            }
-        }
-        out.sort_by(|a, b| a.path.cmp(&b.path));
-        out
+        let paths: BTreeSet<&PathBuf> = if Arc::ptr_eq(&self.base, &after.base) {
+            self.over.keys().chain(after.over.keys()).collect()
+        } else {
+            let (before, now) = (self.entries(), after.entries());
+            before.into_keys().chain(now.into_keys()).collect()
+        };
+        paths
+            .into_iter()
+            .filter_map(|p| change(p, self.get(p), after.get(p)))
+            .collect()
     }
 }
 
-/// Removes every entry under the folder `rel` (paths order by component, so they follow it).
-fn remove_under(files: &mut BTreeMap<PathBuf, Entry>, rel: &Path) {
-    let under: Vec<PathBuf> = files
-        .range(rel.to_path_buf()..)
-        .map(|(p, _)| p)
-        .take_while(|p| p.starts_with(rel))
-        .filter(|p| p.as_path() != rel)
-        .cloned()
-        .collect();
-    for p in under {
-        files.remove(&p);
-    }
+/// What became of `path`, when anything did.
+fn change(path: &Path, before: Option<&Entry>, after: Option<&Entry>) -> Option<Change> {
+    let (kind, e) = match (before, after) {
+        (None, Some(e)) => (ChangeKind::Created, e),
+        (Some(b), Some(e)) if b != e => (ChangeKind::Modified, e),
+        (Some(b), None) => (ChangeKind::Deleted, b),
+        _ => return None,
+    };
+    Some(Change {
+        path: path.to_path_buf(),
+        kind,
+        size: e.size,
+        symlink: e.symlink,
+    })
 }
 
 /// The BLAKE3 hash of a file, hex, or `None` when it cannot be read. A symlink at `path` is
@@ -239,6 +351,21 @@ mod tests {
         std::fs::create_dir(d.path().join("new")).unwrap();
         std::fs::write(d.path().join("new/file"), "333").unwrap();
         let changes = before.changes(&Snapshot::take(d.path()));
+        // Over the same base (a copied workspace read again), the same changes, and the
+        // files listed are the base's with them.
+        let again = before.retake(d.path());
+        assert_eq!(before.changes(&again), changes);
+        let files: Vec<_> = again
+            .files()
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        assert_eq!(files, ["edit", "keep", "new/file"]);
+        assert_eq!(
+            again.listing().hash,
+            before.listing().hash,
+            "one listing, shared"
+        );
         let kinds: Vec<_> = changes
             .iter()
             .map(|c| (c.path.to_string_lossy().into_owned(), c.kind.clone()))
@@ -278,8 +405,8 @@ mod tests {
         std::fs::write(top.join("f"), "a file over a folder").unwrap();
         let after = before.with_layer(&top);
         let listed: Vec<_> = after
-            .files
-            .keys()
+            .entries()
+            .into_keys()
             .map(|p| p.display().to_string())
             .collect();
         assert_eq!(listed, ["a-b", "b/new", "f", "keep"]);
@@ -323,7 +450,7 @@ mod tests {
             changes[1].size,
             d.path().join("secret").as_os_str().len() as u64
         );
-        assert!(after.paths().is_empty());
+        assert!(after.files().is_empty());
         // The hash is of the link, not of the secret.
         let link = hash_file(&ws.join("out.txt")).unwrap();
         std::fs::write(ws.join("copy"), "SECRET").unwrap();
