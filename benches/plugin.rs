@@ -79,7 +79,7 @@ fn main() {
     let mut output = "lorem ipsum dolor sit amet ".repeat(100_000 / 27);
     output.push_str("NEEDLE");
     let view = Arc::new(CaseRunView {
-        output,
+        output: output.into(),
         ..CaseRunView::default()
     });
     let mut checks = Checks::builtin(Default::default());

@@ -317,9 +317,9 @@ fn assay_verdict(
     }
     let case = &loaded.suites[0].cases[0];
     let view = Arc::new(CaseRunView {
-        output: output.to_string(),
-        final_message: output.to_string(),
-        stdout: output.to_string(),
+        output: output.into(),
+        final_message: output.into(),
+        stdout: output.into(),
         ..CaseRunView::default()
     });
     let outcome = Checks::builtin(UrlPolicy::default()).run(&case.checks, &view);

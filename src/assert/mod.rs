@@ -9,6 +9,7 @@ pub mod builtin;
 pub mod check;
 pub mod fields;
 pub mod formats;
+pub mod shared_text;
 pub mod urls;
 pub mod verdict;
 pub mod view;

@@ -327,7 +327,7 @@ mod tests {
 
     fn view(output: String) -> Arc<CaseRunView> {
         Arc::new(CaseRunView {
-            output,
+            output: output.into(),
             ..CaseRunView::default()
         })
     }

@@ -3,6 +3,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use super::shared_text::SharedText;
 use crate::harness::Event;
 
 /// The most of one file a check reads.
@@ -13,9 +14,9 @@ const MAX_FILE_BYTES: u64 = 64 << 20;
 #[derive(Debug, Clone, Default)]
 pub struct CaseRunView {
     /// What counts as the case's output (final message, stdout, or the output file).
-    pub output: String,
-    pub final_message: String,
-    pub stdout: String,
+    pub output: SharedText,
+    pub final_message: SharedText,
+    pub stdout: SharedText,
     pub stderr: String,
     pub exit_code: Option<i32>,
     pub events: Vec<Event>,

@@ -64,6 +64,7 @@ pub async fn grade(
         .cloned()
         .partition(|c| c.target == CheckTarget::Output);
     graded_case.checks = kept;
+    let output: crate::assert::shared_text::SharedText = output.into();
     let view = CaseRunView {
         final_message: output.clone(),
         stdout: output.clone(),

@@ -191,7 +191,7 @@ fn each_output_file(
     for (path, text) in outputs {
         let results: Vec<CheckOutcome> = match text {
             Some(text) => {
-                Arc::make_mut(&mut per_file).output = text.clone();
+                Arc::make_mut(&mut per_file).output = text.as_str().into();
                 registry.run(&checks, &per_file)
             }
             None => checks
@@ -287,7 +287,7 @@ async fn judge_case(
             })
             .collect()
     } else {
-        view.output.clone()
+        view.output.to_string()
     };
     let evidence = Evidence {
         turns: case.turns.clone(),

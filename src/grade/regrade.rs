@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::assert::shared_text::SharedText;
 use crate::assert::view::CaseRunView;
 use crate::grade::{self, Graded};
 use crate::harness::Event;
@@ -77,23 +78,24 @@ impl Recorded {
     fn view_of(&self, case: &Case) -> (CaseRunView, Option<String>) {
         let r = &self.result;
         let read = |name: &str| std::fs::read_to_string(self.dir.join(name)).unwrap_or_default();
-        let mut events: Vec<Event> = read("transcript.jsonl")
+        let events: Vec<Event> = read("transcript.jsonl")
             .lines()
             .filter_map(|l| serde_json::from_str(l).ok())
             .collect();
-        let output = read("output.txt");
-        // A plain program's stdout kept once, as its output: its lines are the output events.
+        let output = SharedText::from(read("output.txt"));
+        // A plain program's stdout kept once, as its output (and its final message).
         let kept_once = r.stdout_in.is_some();
-        if kept_once {
-            events.extend(output.lines().map(|l| Event::Output { text: l.into() }));
-        }
-        let stdout: String = events
-            .iter()
-            .filter_map(|e| match e {
-                Event::Output { text } => Some(format!("{text}\n")),
-                _ => None,
-            })
-            .collect();
+        let stdout = match kept_once {
+            true => output.clone(),
+            false => events
+                .iter()
+                .filter_map(|e| match e {
+                    Event::Output { text } => Some(format!("{text}\n")),
+                    _ => None,
+                })
+                .collect::<String>()
+                .into(),
+        };
         let turns = &r.turns;
         let (files, unlisted) = match record::files::read(&self.dir, &self.run_dir) {
             Ok(files) => (files, None),
@@ -109,8 +111,9 @@ impl Recorded {
                 true => output.clone(),
                 false => turns
                     .last()
-                    .and_then(|t| t.final_message.clone())
-                    .unwrap_or_default(),
+                    .and_then(|t| t.final_message.as_deref())
+                    .unwrap_or_default()
+                    .into(),
             },
             output,
             stdout,

@@ -238,8 +238,8 @@ impl Echo {
         let text = skill[..end].to_string();
         Echo {
             view: Arc::new(CaseRunView {
-                output: text.clone(),
-                final_message: text,
+                output: text.as_str().into(),
+                final_message: text.into(),
                 ..CaseRunView::default()
             }),
             seen: HashMap::new(),

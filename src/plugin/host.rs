@@ -116,13 +116,13 @@ macro_rules! case_run_host {
 
             impl case_run_bindings::HostRun for HostState {
                 fn output(&mut self, r: Resource<CaseRun>) -> String {
-                    self.run(&r).output.clone()
+                    self.run(&r).output.to_string()
                 }
                 fn final_message(&mut self, r: Resource<CaseRun>) -> String {
-                    self.run(&r).final_message.clone()
+                    self.run(&r).final_message.to_string()
                 }
                 fn stdout(&mut self, r: Resource<CaseRun>) -> String {
-                    self.run(&r).stdout.clone()
+                    self.run(&r).stdout.to_string()
                 }
                 fn stderr(&mut self, r: Resource<CaseRun>) -> String {
                     self.run(&r).stderr.clone()

@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use super::execute::{CaseRunPlan, CaseRunRecord, Status, Stop};
 use super::turns::Driven;
+use crate::assert::shared_text::SharedText;
 use crate::assert::view::CaseRunView;
-use crate::harness::TurnSummary;
 use crate::record;
 use crate::record::files::FileList;
 use crate::spec::{Case, OutputSpec};
@@ -68,13 +68,13 @@ pub async fn collect(
         .map(Path::to_path_buf)
         .unwrap_or_default();
     let mut outputs: Vec<(String, Option<String>)> = Vec::new();
+    let (final_message, stdout) = texts(r, driven.stdout_text);
     let output = collect_output(
         plan.case,
         &staged.tree,
         &cwd_rel,
         &after,
-        &r.turns,
-        &driven.stdout_text,
+        (&final_message, &stdout),
         &mut outputs,
     );
     // Recorded: the output files that could be read, with their text.
@@ -89,23 +89,6 @@ pub async fn collect(
     r.artifacts = changes;
     r.fixture_changes = fixture_changes;
     r.workspace_unread = after.unread().to_vec();
-    let final_message = r
-        .turns
-        .last()
-        .and_then(|t| t.final_message.clone())
-        .unwrap_or_default();
-    if r.stdout_in.is_some() {
-        // Kept whole once, in output.txt (the view below has it); result.json keeps the start.
-        for m in r.turns.iter_mut().filter_map(|t| t.final_message.as_mut()) {
-            if m.len() > FINAL_MESSAGE_KEPT {
-                let end = (0..=FINAL_MESSAGE_KEPT)
-                    .rev()
-                    .find(|i| m.is_char_boundary(*i))
-                    .unwrap_or(0);
-                m.truncate(end);
-            }
-        }
-    }
     let files = after.files();
     record_files(r, plan, &after, &files);
 
@@ -113,7 +96,7 @@ pub async fn collect(
     let view = CaseRunView {
         output,
         final_message,
-        stdout: driven.stdout_text,
+        stdout,
         stderr: r.stderr_tail.clone(),
         exit_code: r.exit_code,
         events: driven.events,
@@ -171,6 +154,26 @@ fn record_files(r: &mut CaseRunRecord, plan: &CaseRunPlan<'_>, after: &Snapshot,
     }
 }
 
+/// The final message and stdout as checks see them. A plain program's stdout kept once
+/// (`stdout_in`) is both, shared; `result.json` keeps the start of it.
+fn texts(r: &mut CaseRunRecord, stdout: String) -> (SharedText, SharedText) {
+    let last = r.turns.last_mut().and_then(|t| t.final_message.as_mut());
+    if r.stdout_in.is_none() {
+        let final_message = last.map(|m| m.as_str()).unwrap_or_default().into();
+        return (final_message, stdout.into());
+    }
+    let Some(m) = last else {
+        return Default::default();
+    };
+    let end = (0..=FINAL_MESSAGE_KEPT.min(m.len()))
+        .rev()
+        .find(|i| m.is_char_boundary(*i))
+        .unwrap_or(0);
+    let kept = m[..end].to_string();
+    let whole = SharedText::from(std::mem::replace(m, kept));
+    (whole.clone(), whole)
+}
+
 /// What counts as the output: the final message, stdout, one file, or files by glob (the
 /// first match is the output, as in clauditor). Files are read under the workspace `root`
 /// without following any symlink (the agent may point one at any file of the host): an output
@@ -180,10 +183,9 @@ fn collect_output(
     tree: &Tree,
     cwd_rel: &Path,
     files_now: &Snapshot,
-    turns: &[TurnSummary],
-    stdout: &str,
+    (final_message, stdout): (&SharedText, &SharedText),
     outputs: &mut Vec<(String, Option<String>)>,
-) -> Option<String> {
+) -> Option<SharedText> {
     // As much as captured stdout may hold.
     const MAX_OUTPUT_FILE_BYTES: u64 = 64 << 20;
     // Folded lexically: nothing on the way is a symlink, so this is where it really is.
@@ -192,12 +194,12 @@ fn collect_output(
         tree.read_to_string(&rel, MAX_OUTPUT_FILE_BYTES).ok()
     };
     match &case.output {
-        OutputSpec::FinalMessage => turns.last().and_then(|s| s.final_message.clone()),
-        OutputSpec::Stdout => Some(stdout.to_string()),
+        OutputSpec::FinalMessage => Some(final_message.clone()),
+        OutputSpec::Stdout => Some(stdout.clone()),
         OutputSpec::File { path } => {
             let text = read(Path::new(path))?;
             outputs.push((path.clone(), Some(text.clone())));
-            Some(text)
+            Some(text.into())
         }
         OutputSpec::Files { globs } => {
             let mut set = globset::GlobSetBuilder::new();
@@ -238,7 +240,9 @@ fn collect_output(
                     None,
                 ));
             }
-            outputs.first().and_then(|(_, t)| t.clone())
+            outputs
+                .first()
+                .and_then(|(_, t)| Some(t.as_deref()?.into()))
         }
     }
 }

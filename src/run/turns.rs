@@ -94,16 +94,17 @@ pub async fn drive(
             if let Some(r) = raw.as_mut() {
                 r.raw(l);
             }
-            let evs = parser.line(l);
-            if let Some(t) = transcript.as_mut() {
-                for e in evs
-                    .iter()
-                    .filter(|e| !plain || !matches!(e, Event::Output { .. }))
-                {
-                    t.json(e);
+            // A plain program's output lines are kept once, as its final message.
+            let evs = parser
+                .line(l)
+                .into_iter()
+                .filter(|e| !plain || !matches!(e, Event::Output { .. }));
+            for e in evs {
+                if let Some(t) = transcript.as_mut() {
+                    t.json(&e);
                 }
+                events.push(e);
             }
-            events.extend(evs);
         })
         .await;
         let exited = match exited {
@@ -126,7 +127,7 @@ pub async fn drive(
         }
         events.extend(late);
         let summary = parser.finish(&exited);
-        tally(r, &mut driven, events);
+        tally(r, &mut driven, events, plain);
         r.usage.add(&summary.usage);
         if let Some(c) = summary.cost_usd {
             *r.cost_usd.get_or_insert(0.0) += c;
@@ -251,15 +252,15 @@ fn spawn_for(
 }
 
 /// A turn's events into the case-run: tool calls counted, skills used, what a plain program
-/// printed; then kept in order.
-fn tally(r: &mut CaseRunRecord, driven: &mut Driven, events: Vec<Event>) {
+/// printed (unless `plain`: its stdout is its final message); then kept in order.
+fn tally(r: &mut CaseRunRecord, driven: &mut Driven, events: Vec<Event>, plain: bool) {
     for e in &events {
         match e {
             Event::ToolCall { name, .. } => *r.tool_calls.entry(name.clone()).or_default() += 1,
             Event::SkillInvoked { name } if !r.skills_invoked.contains(name) => {
                 r.skills_invoked.push(name.clone())
             }
-            Event::Output { text } => {
+            Event::Output { text } if !plain => {
                 driven.stdout_text.push_str(text);
                 driven.stdout_text.push('\n');
             }

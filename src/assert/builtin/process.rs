@@ -52,8 +52,8 @@ pub fn stdio_not_contains(config: &Value, view: &CaseRunView) -> Result<Finding,
     let needle = str_of(config, "needle")?;
     let ic = ignore_case(config);
     let hit = [
-        ("standard output", &view.stdout),
-        ("standard error", &view.stderr),
+        ("standard output", view.stdout.as_str()),
+        ("standard error", view.stderr.as_str()),
     ]
     .into_iter()
     .find_map(|(name, text)| find(text, needle, ic).map(|i| (name, text, i)));

@@ -34,7 +34,7 @@ fn every_built_in_type_has_exactly_one_evaluator() {
 
 fn view(output: &str) -> CaseRunView {
     CaseRunView {
-        output: output.to_string(),
+        output: output.into(),
         ..CaseRunView::default()
     }
 }
