@@ -51,7 +51,8 @@ pub struct Spawn {
     /// through `/proc/<pid>/fd/1` by anything the process starts (a tool call writing lines
     /// into an agent's transcript), a socket cannot.
     pub sealed_stdout: bool,
-    /// `cgroup.procs` files the process joins before it runs (a case-run's control groups).
+    /// Files the process writes `0` into before it runs, to join a case-run's control groups
+    /// (`tasks` under cgroup v1, `cgroup.procs` under v2).
     pub join: Vec<PathBuf>,
     /// Resource limits (`RLIMIT_*`, value) set on the process before it runs.
     pub rlimits: Vec<(i32, u64)>,
@@ -506,8 +507,8 @@ fn cstrings(paths: &[PathBuf]) -> std::io::Result<Vec<std::ffi::CString>> {
         .collect()
 }
 
-/// In the child before `exec`: joins a control group by writing `0` (itself) to its
-/// `cgroup.procs`. Async-signal-safe: open, write, close.
+/// In the child before `exec` (one thread): joins a control group by writing `0` (itself)
+/// to its `tasks` or `cgroup.procs`. Async-signal-safe: open, write, close.
 fn join_group(procs: &std::ffi::CStr) -> std::io::Result<()> {
     // SAFETY: a NUL-terminated path and a one-byte buffer that outlive the calls.
     unsafe {

@@ -177,11 +177,19 @@ impl Group {
         self.dirs.iter().any(|(_, _, cs)| cs.contains(&c))
     }
 
-    /// The `cgroup.procs` files a process writes `0` into to join (see `process::Spawn`).
+    /// The files a process writes `0` into to join (see `process::Spawn`), between fork and
+    /// exec, single-threaded. Under cgroup v1 that is `tasks`: moving the current thread is
+    /// done without the kernel's global threadgroup lock, whose taking waits for an RCU grace
+    /// period (up to 10 ms here) where moving a whole process through `cgroup.procs` would.
     pub fn procs(&self) -> Vec<PathBuf> {
         self.dirs
             .iter()
-            .map(|(d, _, _)| d.join("cgroup.procs"))
+            .map(|(d, v, _)| {
+                d.join(match v {
+                    Version::V1 => "tasks",
+                    Version::V2 => "cgroup.procs",
+                })
+            })
             .collect()
     }
 
