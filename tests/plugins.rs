@@ -836,3 +836,69 @@ fn an_event_a_harness_plugin_got_wrong_is_said_in_the_transcript_never_dropped()
     );
     assert!(errors[0].contains("teleported"), "{}", errors[0]);
 }
+
+/// A project whose agent (the hostile plugin's `faulty` harness) runs each case's prompt with
+/// `sh -c`: a calm case, one whose parser chatters on stderr, one whose parser panics and one
+/// whose parser loops (the plugin's calls get 300 ms).
+fn faulty_project() -> tempfile::TempDir {
+    let wasm = wasm_plugins().join("hostile.wasm");
+    let d = tempfile::tempdir().unwrap();
+    let case = |name: &str, prompt: &str| {
+        format!(
+            "timestamp: 2026-11-26T00:00:00Z\nname: {name}\nprompt: \"{prompt}\"\nexpected: x\nassertions:\n  - type: contains\n    value: hello\n"
+        )
+    };
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", &toml_plugin(&wasm, "timeout_ms = 300")),
+            ("evals/f/1.yaml", &case("calm", "echo hello")),
+            (
+                "evals/f/2.yaml",
+                &case("chatty", "echo chatter; echo hello"),
+            ),
+            ("evals/f/3.yaml", &case("panicky", "echo panic; echo hello")),
+            ("evals/f/4.yaml", &case("loopy", "echo loop; echo hello")),
+        ],
+    );
+    d
+}
+
+#[test]
+fn a_harness_plugin_that_chatters_panics_or_loops_fails_alone_as_the_plugins_error() {
+    let d = faulty_project();
+    let out = assay(
+        d.path(),
+        &[
+            "run",
+            "--harness",
+            "faulty",
+            "--output-dir",
+            "out",
+            "--workspace-dir",
+            "ws",
+        ],
+    );
+    let said = format!("{}\n{}", stdout(&out), stderr(&out));
+    // Not a crash of assay (101), and not the skill failing (1): the plugin's faults are errors.
+    assert_eq!(code(&out), 3, "{said}");
+    assert!(!said.contains("Cannot start a runtime"), "{said}");
+    let runs = results(&d.path().join("out"));
+    assert_eq!(runs.len(), 4, "every case-run recorded: {said}");
+    // By file: 1 calm, 2 chatty, 3 panicky, 4 loopy.
+    for name in ["1", "2"] {
+        let r = &runs[name];
+        assert_eq!(
+            r["grade"]["verdict"], "pass",
+            "stderr chatter is harmless: {r:#}"
+        );
+    }
+    for (name, why) in [("3", "the parser cannot read"), ("4", "300 ms")] {
+        let r = &runs[name];
+        assert_eq!(r["status"], "error", "{r:#}");
+        assert_eq!(r["error"]["category"], "plugin", "{r:#}");
+        let reason = r["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains("hostile"), "names the plugin: {r:#}");
+        assert!(reason.contains(why), "says why: {r:#}");
+    }
+}

@@ -8,6 +8,7 @@ use wasmtime::Store;
 
 use super::host::HostState;
 use super::loaded::{HarnessInfo, LoadedPlugin};
+use super::sync_call::outside_async;
 use super::wit::{GuestParser, HarnessCall};
 use crate::harness::{
     AgentError, CommandLine, ErrorCategory, Event, Harness, HarnessSettings, HostEnv, Invocation,
@@ -133,25 +134,25 @@ impl Harness for PluginHarness {
     fn parser(&self, inv: &Invocation<'_>) -> Box<dyn StreamParser> {
         let call = self.call(inv);
         let mut store = self.plugin.store();
-        let made = self.plugin.instantiate(&mut store).and_then(|inst| {
-            self.plugin
-                .exports()
-                .parser(&mut store, &inst, &self.info.name, &call)
+        let made = outside_async(|| {
+            self.plugin.instantiate(&mut store).and_then(|inst| {
+                self.plugin
+                    .exports()
+                    .parser(&mut store, &inst, &self.info.name, &call)
+            })
         });
+        let mut parser = PluginParser {
+            plugin: self.plugin.clone(),
+            store,
+            guest: None,
+            failure: None,
+        };
         match made {
-            Ok(guest) => Box::new(PluginParser {
-                plugin: self.plugin.clone(),
-                store,
-                guest: Some(guest),
-                failure: None,
-            }),
-            Err(e) => Box::new(PluginParser {
-                plugin: self.plugin.clone(),
-                store,
-                guest: None,
-                failure: Some(self.plugin.classify(&e).to_string()),
-            }),
+            Ok(Ok(guest)) => parser.guest = Some(guest),
+            Ok(Err(e)) => parser.failure = Some(parser.why(&e)),
+            Err(why) => parser.failure = Some(why),
         }
+        Box::new(parser)
     }
 }
 
@@ -168,6 +169,34 @@ impl PluginParser {
     fn arm(&mut self) {
         self.plugin.arm(&mut self.store);
     }
+
+    /// What stopped a call, with the end of what the plugin wrote to stderr (a panic's
+    /// message, say).
+    fn why(&self, e: &wasmtime::Error) -> String {
+        let stopped = self.plugin.classify(e).to_string();
+        let all = self.store.data().stderr.contents();
+        let said = String::from_utf8_lossy(&all);
+        let lines: Vec<&str> = said
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.contains("RUST_BACKTRACE"))
+            .collect();
+        let tail = lines[lines.len().saturating_sub(3)..].join(" / ");
+        match tail.is_empty() {
+            true => stopped,
+            false => format!(
+                "{stopped}; stderr: {}",
+                crate::text::shorten(&crate::text::printable(&tail), 500)
+            ),
+        }
+    }
+
+    /// A fault of the plugin, as the case-run records it: assay's side, named as the plugin's.
+    fn fault(&self, why: &str) -> AgentError {
+        AgentError {
+            category: ErrorCategory::Plugin,
+            message: format!("the harness plugin {} failed: {why}", self.plugin.name),
+        }
+    }
 }
 
 impl StreamParser for PluginParser {
@@ -179,7 +208,12 @@ impl StreamParser for PluginParser {
         let Some(guest) = &self.guest else {
             return Vec::new();
         };
-        match guest.feed(&mut self.store, line) {
+        let fed = match outside_async(|| guest.feed(&mut self.store, line)) {
+            Ok(Ok(events)) => Ok(events),
+            Ok(Err(e)) => Err(self.why(&e)),
+            Err(why) => Err(why),
+        };
+        match fed {
             // An event the plugin got wrong is said in the transcript, never dropped unseen.
             Ok(events) => events
                 .iter()
@@ -193,36 +227,34 @@ impl StreamParser for PluginParser {
                     })
                 })
                 .collect(),
-            Err(e) => {
-                let why = self.plugin.classify(&e).to_string();
-                self.failure = Some(why.clone());
+            Err(why) => {
+                let fault = self.fault(&why);
+                self.failure = Some(why);
                 vec![Event::Error {
-                    message: why,
-                    category: Some(ErrorCategory::Crash),
+                    message: fault.message,
+                    category: Some(fault.category),
                 }]
             }
         }
     }
 
     fn finish(&mut self, exit: &Exited) -> TurnSummary {
-        let crashed = |why: String| TurnSummary {
-            error: Some(AgentError {
-                category: ErrorCategory::Crash,
-                message: format!("the harness plugin failed: {why}"),
-            }),
+        let failed = |p: &Self, why: &str| TurnSummary {
+            error: Some(p.fault(why)),
             ..TurnSummary::default()
         };
         if let Some(why) = self.failure.clone() {
-            return crashed(why);
+            return failed(self, &why);
         }
         self.arm();
         let Some(guest) = &self.guest else {
-            return crashed("no parser".into());
+            return failed(self, "no parser");
         };
-        match guest.finish(&mut self.store, exit) {
-            Ok(json) => serde_json::from_str(&json)
-                .unwrap_or_else(|e| crashed(format!("its summary is not valid: {e}"))),
-            Err(e) => crashed(self.plugin.classify(&e).to_string()),
+        match outside_async(|| guest.finish(&mut self.store, exit)) {
+            Ok(Ok(json)) => serde_json::from_str(&json)
+                .unwrap_or_else(|e| failed(self, &format!("its summary is not valid: {e}"))),
+            Ok(Err(e)) => failed(self, &self.why(&e)),
+            Err(why) => failed(self, &why),
         }
     }
 }
@@ -231,7 +263,7 @@ impl Drop for PluginParser {
     fn drop(&mut self) {
         if let Some(guest) = self.guest.take() {
             // The store goes with the parser: a resource the plugin cannot drop leaks nothing.
-            let _ = guest.resource().resource_drop(&mut self.store);
+            let _ = outside_async(|| guest.resource().resource_drop(&mut self.store));
         }
     }
 }

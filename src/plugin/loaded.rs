@@ -200,7 +200,10 @@ impl LoadedPlugin {
         };
         self.arm(&mut store);
         let before = store.data().stderr.contents().len();
-        let result = f(&mut store, &inst, self);
+        let result = match super::sync_call::outside_async(|| f(&mut store, &inst, self)) {
+            Ok(r) => r.map_err(|e| self.classify(&e)),
+            Err(why) => Err(CallError::Failed(why)),
+        };
         let all = store.data().stderr.contents();
         let log = String::from_utf8_lossy(&all[before.min(all.len())..]).into_owned();
         let reusable = result.is_ok() && all.len() < STDERR_CAP / 2;
@@ -210,7 +213,7 @@ impl LoadedPlugin {
         {
             warm.push((store, inst));
         }
-        (result.map_err(|e| self.classify(&e)), log)
+        (result, log)
     }
 
     /// A fresh deadline for the next call.

@@ -14,6 +14,7 @@ pub mod host;
 pub mod loaded;
 pub mod native;
 pub mod provides;
+pub mod sync_call;
 pub mod wit;
 
 use std::path::{Path, PathBuf};

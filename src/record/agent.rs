@@ -25,6 +25,9 @@ pub enum ErrorCategory {
     BackgroundTasks,
     /// The agent process failed without a reason it reported.
     Crash,
+    /// The harness plugin reading the agent failed (trapped, ran past its time or memory):
+    /// assay's side, not the agent's.
+    Plugin,
     /// The agent reported an error of another kind.
     Agent,
 }

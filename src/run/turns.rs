@@ -154,7 +154,12 @@ pub async fn drive(
             {
                 err.message = format!("{} ({why})", err.message);
             }
-            r.end(Status::Failed, err.message.clone());
+            // A harness plugin's fault is assay's side: an error, never the skill failing.
+            let status = match err.category {
+                ErrorCategory::Plugin => Status::Error,
+                _ => Status::Failed,
+            };
+            r.end(status, err.message.clone());
             r.error = Some(err);
             break;
         }

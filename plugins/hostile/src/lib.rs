@@ -1,6 +1,7 @@
 //! Check types that misbehave on purpose, for assay's hostile-plugin tests, and two that
-//! behave (`echo`, `stderr`) for the host's own tests; and a harness (`refusing`) that never
-//! makes a command.
+//! behave (`echo`, `stderr`) for the host's own tests; and harnesses that misbehave: one
+//! (`refusing`) never makes a command, one (`garbled`) sends events no host can read, and one
+//! (`faulty`) writes to stderr, panics or loops when the agent prints the word for it.
 
 use assay_plugin::{
     Assertion, CommandLine, Exit, Harness, Invocation, Parser, Plugin, Run, Value, Verdict, json,
@@ -11,6 +12,64 @@ struct Refusing;
 
 /// A harness whose parser sends an event no host can read, for every line.
 struct Garbled;
+
+/// A harness running `sh -c <prompt>` whose parser, on a line the agent printed, writes to
+/// stderr (`chatter`), panics (`panic`) or never returns (`loop`); other lines are the agent's
+/// message. Its `command` writes to stderr every time.
+struct Faulty;
+
+impl Harness for Faulty {
+    fn name(&self) -> &str {
+        "faulty"
+    }
+
+    fn summary(&self) -> &str {
+        "chatters on stderr, panics or loops on a word"
+    }
+
+    fn program(&self) -> &str {
+        "sh"
+    }
+
+    fn command(&self, inv: &Invocation) -> Result<CommandLine, String> {
+        eprintln!("making the command for turn {}", inv.turn);
+        Ok(CommandLine {
+            program: "sh".into(),
+            args: vec!["-c".into(), inv.prompt.clone()],
+            env: Vec::new(),
+            stdin: None,
+        })
+    }
+
+    fn parser(&self, _inv: &Invocation) -> Box<dyn Parser> {
+        Box::new(Fragile(String::new()))
+    }
+}
+
+struct Fragile(String);
+
+impl Parser for Fragile {
+    fn feed(&mut self, line: &str) -> Vec<Value> {
+        match line.trim() {
+            "chatter" => eprintln!("the parser read: {line}"),
+            "panic" => panic!("the parser cannot read {line:?}"),
+            "loop" => {
+                let mut n: u64 = 0;
+                loop {
+                    n = std::hint::black_box(n.wrapping_add(1));
+                }
+            }
+            _ => {}
+        }
+        self.0.push_str(line);
+        self.0.push('\n');
+        Vec::new()
+    }
+
+    fn finish(&mut self, _exit: &Exit) -> Value {
+        json!({"final_message": self.0})
+    }
+}
 
 impl Harness for Garbled {
     fn name(&self) -> &str {
@@ -179,7 +238,7 @@ fn plugin() -> Plugin {
     ] {
         p = p.assertion(Kind(k));
     }
-    p.harness(Refusing).harness(Garbled)
+    p.harness(Refusing).harness(Garbled).harness(Faulty)
 }
 
 assay_plugin::export!(plugin);
