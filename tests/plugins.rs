@@ -902,3 +902,135 @@ fn a_harness_plugin_that_chatters_panics_or_loops_fails_alone_as_the_plugins_err
         assert!(reason.contains(why), "says why: {r:#}");
     }
 }
+
+/// A project run through the hostile plugin's `acme` harness, whose program `acme-agent` is
+/// the script `agent` installed into `bin` (put on PATH): on `--version` it tries to leave
+/// marks on the host (its working folder, HOME, `/tmp`) and prints a version.
+fn acme_project(bin: &Path, mark: &str) -> tempfile::TempDir {
+    let wasm = wasm_plugins().join("hostile.wasm");
+    let d = tempfile::tempdir().unwrap();
+    let agent = format!(
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then\n  touch ./{mark} \"$HOME/{mark}\" /tmp/{mark}\n  echo 'acme-agent 1.4.2'\n  exit 0\nfi\necho \"hello from acme: $1\"\n"
+    );
+    std::fs::create_dir_all(bin).unwrap();
+    std::fs::write(bin.join("acme-agent"), agent).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        bin.join("acme-agent"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                &format!("[run]\nharness = \"acme\"\n\n{}", toml_plugin(&wasm, "")),
+            ),
+            (
+                "evals/a/1.yaml",
+                "timestamp: 2026-11-26T00:00:00Z\nname: one\nprompt: go\nexpected: x\nassertions:\n  - type: contains\n    value: hello\n",
+            ),
+        ],
+    );
+    d
+}
+
+/// `assay <args>` in `dir` with `bin` first on PATH and HOME at `home`.
+fn assay_with_path(dir: &Path, bin: &Path, home: &Path, args: &[&str]) -> std::process::Output {
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    assay_env(
+        dir,
+        args,
+        &[("PATH", path), ("HOME", home.display().to_string())],
+    )
+}
+
+#[test]
+fn a_harness_program_asked_its_version_runs_in_the_sandbox_and_cannot_touch_the_host() {
+    let tools = tempfile::tempdir().unwrap();
+    let (bin, home) = (tools.path().join("bin"), tools.path().join("home"));
+    std::fs::create_dir_all(&home).unwrap();
+    let mark = format!("assay-acme-mark-{}", std::process::id());
+    let d = acme_project(&bin, &mark);
+    let marks = || {
+        [
+            home.join(&mark),
+            std::env::temp_dir().join(&mark),
+            Path::new("/tmp").join(&mark),
+            d.path().join(&mark),
+        ]
+        .into_iter()
+        .filter(|p| p.exists())
+        .collect::<Vec<_>>()
+    };
+    let out = assay_with_path(d.path(), &bin, &home, &["doctor"]);
+    assert!(
+        marks().is_empty(),
+        "doctor ran it on the host: {:?}",
+        marks()
+    );
+    assert!(
+        stdout(&out).contains("acme-agent 1.4.2"),
+        "{}",
+        stdout(&out)
+    );
+    let mut versions = Vec::new();
+    for run in ["r1", "r2"] {
+        let out = assay_with_path(
+            d.path(),
+            &bin,
+            &home,
+            &["run", "--harness", "acme", "--output-dir", run],
+        );
+        assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+        assert!(marks().is_empty(), "run ran it on the host: {:?}", marks());
+        versions.push(read_json(&d.path().join(run).join("run.json"))["harnesses"]["acme"].clone());
+    }
+    assert_eq!(versions[0], "acme-agent 1.4.2");
+    assert_eq!(versions[0], versions[1], "the same version each run");
+}
+
+#[test]
+fn a_harness_program_the_sandbox_cannot_see_stops_the_run_before_any_case_runs() {
+    let d = tempfile::tempdir().unwrap();
+    // The agent installed in a folder on PATH that holds the project: the sandbox never shows
+    // a folder holding the project, so the agent cannot be found inside it.
+    let bin = d.path().join("acme");
+    let mark = format!("assay-acme-inside-{}", std::process::id());
+    let made = acme_project(&bin, &mark);
+    let proj = bin.join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    for e in std::fs::read_dir(made.path()).unwrap().flatten() {
+        std::fs::rename(e.path(), proj.join(e.file_name())).unwrap();
+    }
+    let home = d.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let out = assay_with_path(
+        &proj,
+        &bin,
+        &home,
+        &["run", "--harness", "acme", "--output-dir", "out"],
+    );
+    let said = format!("{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(code(&out), 3, "{said}");
+    assert!(
+        said.contains("cannot be started inside the sandbox"),
+        "{said}"
+    );
+    assert!(said.contains("acme-agent"), "{said}");
+    assert!(
+        !proj.join("out").join("run.json").exists(),
+        "nothing ran: {said}"
+    );
+    let out = assay_with_path(&proj, &bin, &home, &["doctor"]);
+    let said = format!("{}\n{}", stdout(&out), stderr(&out));
+    assert!(
+        said.contains("cannot be started inside the sandbox"),
+        "{said}"
+    );
+}

@@ -180,7 +180,10 @@ pub fn examine(
 
     // Each harness: its CLI and login (the preflight), and its version.
     let runtime = super::schedule::runtime()?;
-    let versions = runtime.block_on(super::run_record::harness_versions(&plan.harnesses));
+    let probe = sandboxing.version_probe(ctx, &setup, opts);
+    let versions = runtime.block_on(super::run_record::harness_versions(&plan.harnesses, &probe));
+    plan.unavailable.extend(versions.missing);
+    let versions = versions.text;
     let mut seen = Vec::new();
     for (_, h) in &plan.harnesses {
         let name = h.name().to_string();

@@ -149,7 +149,13 @@ pub fn run(
     // Everything checked: the run folder, each suite's sandbox, and run.json before any
     // case-run starts.
     let runtime = schedule::runtime()?;
-    let versions = runtime.block_on(run_record::harness_versions(&plan.harnesses));
+    let probe = sandboxing.version_probe(ctx, &setup, opts);
+    let versions = runtime.block_on(run_record::harness_versions(&plan.harnesses, &probe));
+    // A harness whose program the sandbox cannot start: every case-run would fail on it.
+    if !versions.missing.is_empty() {
+        return Err(NotStarted::Unavailable(versions.missing));
+    }
+    let versions = versions.text;
     let dir = setup::run_dir(ctx, opts);
     let run = Context {
         suites,

@@ -181,32 +181,106 @@ fn config_record(c: &Config) -> serde_json::Value {
     v
 }
 
-/// Each harness CLI's `--version`, for the record (10 s at most each).
+/// Where harness programs are run for their version (see
+/// [`super::sandboxing::Sandboxing::version_probe`]).
+pub(super) struct VersionProbe {
+    /// The sandbox; `None` when the run has none (`--sandbox none`).
+    pub setting: Option<crate::sandbox::Setting>,
+    /// Where the scratch folder is made.
+    pub parent: std::path::PathBuf,
+}
+
+/// Each harness CLI's version, and the harnesses whose program cannot be started where
+/// their agents will run.
+#[derive(Default)]
+pub(super) struct Versions {
+    pub text: BTreeMap<String, String>,
+    pub missing: Vec<(String, crate::harness::Unavailable)>,
+}
+
+/// Each harness CLI's `--version` (10 s at most each), run as its agents will be: in the
+/// sandbox (no network, in a scratch folder with a HOME of its own), never on the host
+/// beside the user's files. A program the sandbox cannot start is said in `missing`.
 pub(super) async fn harness_versions(
     harnesses: &[(String, Box<dyn Harness>)],
-) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
+    probe: &VersionProbe,
+) -> Versions {
+    let mut out = Versions::default();
     for (_, h) in harnesses {
         let Some((program, args)) = h.version_command() else {
             continue;
         };
-        if out.contains_key(h.name()) {
+        if out.text.contains_key(h.name()) {
             continue;
         }
-        let mut spawn = process::Spawn::new(program, std::env::temp_dir());
-        spawn.args = args;
-        spawn.env = std::env::vars()
-            .filter(|(k, _)| k == "PATH" || k == "HOME")
-            .collect();
-        spawn.timeout = Duration::from_secs(10);
-        let mut text = String::new();
-        let _ = process::run(&spawn, |l| {
-            if text.is_empty() {
-                text = l.trim().to_string();
+        match version_of(&program, args, probe).await {
+            Ok(text) => {
+                out.text.insert(h.name().to_string(), text);
             }
-        })
-        .await;
-        out.insert(h.name().to_string(), text);
+            Err(why) => out.missing.push((
+                h.name().to_string(),
+                crate::harness::Unavailable {
+                    message: format!(
+                        "`{program}` (the {} harness's program) cannot be started inside the sandbox: {why}",
+                        h.name()
+                    ),
+                    fix: "install it where the sandbox shows it (a system folder such as /usr/local/bin, or a folder outside the project, the current folder and HOME, which the sandbox hides), or name it by such a path".into(),
+                },
+            )),
+        }
+        if !out.text.contains_key(h.name()) {
+            out.text.insert(h.name().to_string(), String::new());
+        }
     }
     out
+}
+
+/// The first line `program args` prints, run where the probe says; `Err` when the sandbox
+/// could not start it.
+async fn version_of(
+    program: &str,
+    args: Vec<String>,
+    probe: &VersionProbe,
+) -> Result<String, String> {
+    let scratch = std::fs::create_dir_all(&probe.parent)
+        .and_then(|_| {
+            tempfile::Builder::new()
+                .prefix("assay-version-")
+                .tempdir_in(&probe.parent)
+        })
+        .map_err(|e| format!("no scratch folder in {}: {e}", probe.parent.display()))?;
+    let (work, home) = (scratch.path().join("work"), scratch.path().join("home"));
+    for d in [&work, &home] {
+        std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
+    }
+    let mut spawn = process::Spawn::new(program.to_string(), &work);
+    spawn.args = args;
+    spawn.env = std::env::vars().filter(|(k, _)| k == "PATH").collect();
+    spawn.env.push(("HOME".into(), home.display().to_string()));
+    spawn.timeout = Duration::from_secs(10);
+    let jail = match &probe.setting {
+        Some(s) => s
+            .jail(scratch.path(), &work, None, &[])
+            .map_err(|e| format!("the sandbox could not be made: {e}"))?,
+        None => None,
+    };
+    if let Some(j) = &jail {
+        j.wrap(&mut spawn);
+    }
+    let mut text = String::new();
+    let exited = process::run(&spawn, |l| {
+        if text.is_empty() {
+            text = l.trim().to_string();
+        }
+    })
+    .await
+    .map_err(|e| e.to_string())?;
+    if let Some(why) = crate::sandbox::failed_to_start(&exited) {
+        return Err(why);
+    }
+    if exited.code == Some(127) && jail.is_some() {
+        let said = exited.stderr_tail.trim().lines().last().unwrap_or("");
+        return Err(crate::text::printable(said));
+    }
+    Ok(text)
 }

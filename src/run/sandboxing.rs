@@ -101,6 +101,34 @@ impl Sandboxing {
         self.backend.is_none() && self.starts_processes
     }
 
+    /// Where a harness's program is run for its version: in the run's sandbox (no network,
+    /// the projects, the current folder and HOME hidden, the default limits), in a scratch
+    /// folder under the workspaces' parent; `None` for the sandbox when the run has none.
+    pub(super) fn version_probe(
+        &self,
+        ctx: &LoadCtx,
+        setup: &Setup,
+        opts: &RunOptions,
+    ) -> super::run_record::VersionProbe {
+        let parent = workspace_parent(ctx, opts);
+        let setting = self.backend.clone().map(|backend| {
+            let mut hidden: Vec<PathBuf> = setup.configs.keys().cloned().collect();
+            hidden.push(ctx.cwd.clone());
+            hidden.push(parent.clone());
+            Setting {
+                backend: Some(backend),
+                network: Network::None,
+                hidden,
+                real_home: std::env::var_os("HOME").map(PathBuf::from),
+                masked: cache_key::path().into_iter().collect(),
+                limits: Limits::resolve(flags(opts), &Default::default()),
+                enforcement: self.enforcement.clone(),
+                ..Setting::default()
+            }
+        });
+        super::run_record::VersionProbe { setting, parent }
+    }
+
     /// Copy-on-write workspaces, where the sandbox can mount them (probed once, on `runtime`).
     pub(super) fn workspaces(
         &self,
@@ -108,12 +136,7 @@ impl Sandboxing {
         opts: &RunOptions,
         runtime: &tokio::runtime::Runtime,
     ) -> Workspaces {
-        let parent = opts
-            .settings
-            .workspace_dir
-            .as_ref()
-            .map(|d| ctx.cwd.join(d))
-            .unwrap_or_else(std::env::temp_dir);
+        let parent = workspace_parent(ctx, opts);
         let cow = match self.backend.as_ref().map(|b| (b, b.bwrap())) {
             Some((_, Some(b))) => runtime.block_on(cow::probe(b, &parent)),
             Some((b, None)) => Err(format!("the {} sandbox cannot mount them", b.kind())),
@@ -249,6 +272,15 @@ impl Sandboxing {
             })
             .collect()
     }
+}
+
+/// Where workspaces are made: `--workspace-dir`, else the system's temp folder.
+fn workspace_parent(ctx: &LoadCtx, opts: &RunOptions) -> PathBuf {
+    opts.settings
+        .workspace_dir
+        .as_ref()
+        .map(|d| ctx.cwd.join(d))
+        .unwrap_or_else(std::env::temp_dir)
 }
 
 /// The `--limit-*` flags: memory, pids, disk.

@@ -46,6 +46,36 @@ impl Harness for Faulty {
     }
 }
 
+/// An in-house agent's harness: `acme-agent <prompt>`, found on PATH, its stdout the message.
+struct Acme;
+
+impl Harness for Acme {
+    fn name(&self) -> &str {
+        "acme"
+    }
+
+    fn summary(&self) -> &str {
+        "runs acme-agent from PATH"
+    }
+
+    fn program(&self) -> &str {
+        "acme-agent"
+    }
+
+    fn command(&self, inv: &Invocation) -> Result<CommandLine, String> {
+        Ok(CommandLine {
+            program: "acme-agent".into(),
+            args: vec![inv.prompt.clone()],
+            env: Vec::new(),
+            stdin: None,
+        })
+    }
+
+    fn parser(&self, _inv: &Invocation) -> Box<dyn Parser> {
+        Box::new(Fragile(String::new()))
+    }
+}
+
 struct Fragile(String);
 
 impl Parser for Fragile {
@@ -238,7 +268,10 @@ fn plugin() -> Plugin {
     ] {
         p = p.assertion(Kind(k));
     }
-    p.harness(Refusing).harness(Garbled).harness(Faulty)
+    p.harness(Refusing)
+        .harness(Garbled)
+        .harness(Faulty)
+        .harness(Acme)
 }
 
 assay_plugin::export!(plugin);
