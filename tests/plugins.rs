@@ -1034,3 +1034,45 @@ fn a_harness_program_the_sandbox_cannot_see_stops_the_run_before_any_case_runs()
         "{said}"
     );
 }
+
+#[test]
+fn a_trigger_canary_whose_runs_cannot_tell_stops_the_run() {
+    let wasm = wasm_plugins().join("hostile.wasm");
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                &format!(
+                    "[run]\nharness = \"refusing\"\n\n{}",
+                    toml_plugin(&wasm, "")
+                ),
+            ),
+            (
+                ".claude/skills/brief/SKILL.md",
+                "---\nname: brief\ndescription: Writes briefs.\n---\nWrite a brief.\n",
+            ),
+            (
+                ".claude/skills/brief/evals/evals.json",
+                r#"{"evals": [{"id": "one", "prompt": "Write a brief.", "expectations": ["It is brief."]}]}"#,
+            ),
+            (
+                ".claude/skills/brief/evals/triggers.json",
+                r#"[{"query": "write me a brief", "should_trigger": true}]"#,
+            ),
+        ],
+    );
+    let out = assay(d.path(), &["run", "--output-dir", "out"]);
+    let said = format!("{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(code(&out), 3, "{said}");
+    assert!(
+        said.contains("the trigger canary could not tell whether `brief` fires"),
+        "{said}"
+    );
+    assert!(said.contains("no command today"), "{said}");
+    assert!(
+        !d.path().join("out/run.json").exists(),
+        "nothing else ran: {said}"
+    );
+}

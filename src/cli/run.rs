@@ -454,7 +454,10 @@ fn canary(ctx: &LoadCtx, suites: &[crate::spec::Suite], opts: &RunOptions) -> Op
         }
     };
     let list = canary::run(ctx, suites, opts, dir.path().join("run")).ok()?;
-    let failed: Vec<&canary::Canary> = list.iter().filter(|c| c.failed()).collect();
+    let failed: Vec<&canary::Canary> = list
+        .iter()
+        .filter(|c| c.failed() || c.undecided())
+        .collect();
     if failed.is_empty() {
         for c in &list {
             tell!(
@@ -474,13 +477,21 @@ fn canary(ctx: &LoadCtx, suites: &[crate::spec::Suite], opts: &RunOptions) -> Op
     }
     let kept = dir.keep();
     for c in failed {
-        tell!(
-            "error: the trigger canary failed: `{}` did not fire on {:?} in {} run(s) through {}: the skill is not installed where the agent looks, or assay cannot see it fire, so every trigger rate this run reported would be wrong",
-            c.skill,
-            canary::query(&c.skill),
-            c.told,
-            c.harness
-        );
+        match &c.unrun {
+            Some(why) if c.undecided() => tell!(
+                "error: the trigger canary could not tell whether `{}` fires through {}: its runs ended before the agent answered: {}",
+                c.skill,
+                c.harness,
+                crate::text::printable(why)
+            ),
+            _ => tell!(
+                "error: the trigger canary failed: `{}` did not fire on {:?} in {} run(s) through {}: the skill is not installed where the agent looks, or assay cannot see it fire, so every trigger rate this run reported would be wrong",
+                c.skill,
+                canary::query(&c.skill),
+                c.told,
+                c.harness
+            ),
+        }
     }
     tell!("  the canary's run folder: {}", kept.join("run").display());
     tell!(

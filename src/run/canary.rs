@@ -29,6 +29,8 @@ pub struct Canary {
     pub told: u32,
     /// Runs taken from the cache (no agent ran for them).
     pub cached: u32,
+    /// Why a run could not tell (it ended in error before the agent answered), the first.
+    pub unrun: Option<String>,
 }
 
 impl Canary {
@@ -36,6 +38,12 @@ impl Canary {
     /// broken.
     pub fn failed(&self) -> bool {
         self.told > 0 && self.fired == 0
+    }
+
+    /// No run could tell, for a reason the runs gave (the agent could not start, say): the
+    /// trigger evals would end the same way, so the run stops rather than report nothing.
+    pub fn undecided(&self) -> bool {
+        self.told == 0 && self.unrun.is_some()
     }
 }
 
@@ -112,6 +120,7 @@ pub fn run(
             fired: 0,
             told: 0,
             cached: 0,
+            unrun: None,
         })
         .collect();
     let mut note = |r: &crate::record::CaseRunRecord, cached: bool| {
@@ -119,9 +128,16 @@ pub fn run(
         if let Some(c) = out.iter_mut().find(|c| c.suite == suite) {
             c.harness = r.harness.clone();
             c.cached += u32::from(cached);
-            if let Some(f) = r.trigger.as_ref().and_then(|t| t.fired) {
-                c.told += 1;
-                c.fired += u32::from(f);
+            match r.trigger.as_ref().and_then(|t| t.fired) {
+                Some(f) => {
+                    c.told += 1;
+                    c.fired += u32::from(f);
+                }
+                None if c.unrun.is_none() => {
+                    let status = crate::record::run::word(&r.status);
+                    c.unrun = Some(r.reason.clone().unwrap_or(status));
+                }
+                None => {}
             }
         }
     };

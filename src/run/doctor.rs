@@ -181,7 +181,10 @@ pub fn examine(
     // Each harness: its CLI and login (the preflight), and its version.
     let runtime = super::schedule::runtime()?;
     let probe = sandboxing.version_probe(ctx, &setup, opts);
-    let versions = runtime.block_on(super::run_record::harness_versions(&plan.harnesses, &probe));
+    let versions = runtime.block_on(super::run_record::harness_versions(
+        plan.harnesses.iter().map(|(_, h)| h.as_ref()),
+        &probe,
+    ));
     plan.unavailable.extend(versions.missing);
     let versions = versions.text;
     let mut seen = Vec::new();

@@ -149,8 +149,18 @@ pub fn run(
     // Everything checked: the run folder, each suite's sandbox, and run.json before any
     // case-run starts.
     let runtime = schedule::runtime()?;
+    // The harnesses some case-run starts an agent with (a judged trigger eval starts none).
+    let agents = plan.harnesses.iter().enumerate().filter(|(i, _)| {
+        plan.case_runs.iter().any(|p| {
+            p.harness == *i
+                && !(p.trigger.is_some() && opts.settings.trigger_mode == TriggerMode::Judge)
+        })
+    });
     let probe = sandboxing.version_probe(ctx, &setup, opts);
-    let versions = runtime.block_on(run_record::harness_versions(&plan.harnesses, &probe));
+    let versions = runtime.block_on(run_record::harness_versions(
+        agents.map(|(_, (_, h))| h.as_ref()),
+        &probe,
+    ));
     // A harness whose program the sandbox cannot start: every case-run would fail on it.
     if !versions.missing.is_empty() {
         return Err(NotStarted::Unavailable(versions.missing));

@@ -202,11 +202,11 @@ pub(super) struct Versions {
 /// sandbox (no network, in a scratch folder with a HOME of its own), never on the host
 /// beside the user's files. A program the sandbox cannot start is said in `missing`.
 pub(super) async fn harness_versions(
-    harnesses: &[(String, Box<dyn Harness>)],
+    harnesses: impl IntoIterator<Item = &dyn Harness>,
     probe: &VersionProbe,
 ) -> Versions {
     let mut out = Versions::default();
-    for (_, h) in harnesses {
+    for h in harnesses {
         let Some((program, args)) = h.version_command() else {
             continue;
         };
