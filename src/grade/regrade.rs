@@ -7,6 +7,7 @@
 //! check reading one is "not evaluated" on re-grade.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::assert::shared_text::SharedText;
 use crate::assert::view::CaseRunView;
@@ -23,8 +24,8 @@ const MAX_ARTIFACT_TEXT: u64 = 16 << 20;
 #[derive(Debug, Clone)]
 pub struct Recorded {
     pub dir: PathBuf,
-    /// The run folder it is in.
-    pub run_dir: PathBuf,
+    /// The project listings of the run folder it is in (shared by its case-runs).
+    pub listings: Arc<record::files::Listings>,
     /// `result.json` as recorded.
     pub result: CaseRunRecord,
 }
@@ -34,14 +35,14 @@ pub use crate::record::ReadError;
 /// Every case-run recorded in a run folder, in folder order.
 pub fn read_run(dir: &Path) -> Result<Vec<Recorded>, ReadError> {
     record::read_run(dir)?;
-    let dir_of_run = dir;
+    let listings = Arc::new(record::files::Listings::new(dir));
     record::case_run_dirs(dir)
         .into_iter()
         .map(|dir| {
             Ok(Recorded {
                 result: record::read_case_run(&dir)?,
                 dir,
-                run_dir: dir_of_run.to_path_buf(),
+                listings: listings.clone(),
             })
         })
         .collect()
@@ -97,7 +98,7 @@ impl Recorded {
                 .into(),
         };
         let turns = &r.turns;
-        let (files, unlisted) = match record::files::read(&self.dir, &self.run_dir) {
+        let (files, unlisted) = match record::files::read(&self.dir, &self.listings) {
             Ok(files) => (files, None),
             Err(e) => (
                 Default::default(),
@@ -205,7 +206,7 @@ mod tests {
                 ],
                 ..CaseRunRecord::default()
             },
-            run_dir: d.path().join("run"),
+            listings: Arc::new(record::files::Listings::new(&d.path().join("run"))),
             dir,
         };
         assert_eq!(r.artifacts(), [("ok.md".to_string(), "fine".to_string())]);

@@ -3,7 +3,7 @@
 //! and each case-run's `workspace.json` says which listing it starts from and what the case-run
 //! added to it and removed from it: the record grows with what changed, not with the project.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -149,11 +149,49 @@ pub fn read_listing(dir: &Path, hash: &str) -> Option<Vec<u8>> {
     (blake3::hash(&bytes).to_hex().as_str() == hash).then_some(bytes)
 }
 
-/// The files recorded for the case-run in `case_dir` of the run folder `run_dir`: its
-/// `workspace.json` (this shape, or the list of every file older versions wrote) over its
-/// project's listing. A listing that is missing, or not what its name says, is an error: the
-/// list would lack the project's files (and a check that a file is gone would pass on it).
-pub fn read(case_dir: &Path, run_dir: &Path) -> Result<FileList, String> {
+/// A run folder's project listings, each read, checked and parsed once however many
+/// case-runs name it.
+#[derive(Debug)]
+pub struct Listings {
+    run_dir: PathBuf,
+    read: std::sync::Mutex<HashMap<String, Read>>,
+}
+
+/// A listing as read: its files, or why it cannot be used.
+type Read = Result<Arc<BTreeSet<PathBuf>>, String>;
+
+impl Listings {
+    pub fn new(run_dir: &Path) -> Listings {
+        Listings {
+            run_dir: run_dir.to_path_buf(),
+            read: Default::default(),
+        }
+    }
+
+    /// The listing of hash `hash`; an error when it is missing or not what its name says.
+    fn get(&self, hash: &str) -> Result<Arc<BTreeSet<PathBuf>>, String> {
+        let mut read = self.read.lock().unwrap_or_else(|p| p.into_inner());
+        read.entry(hash.to_string())
+            .or_insert_with(|| {
+                read_listing(&self.run_dir, hash)
+                    .and_then(|b| serde_json::from_slice(&b).ok())
+                    .map(Arc::new)
+                    .ok_or_else(|| {
+                        format!(
+                            "the project's file listing {} is missing or altered",
+                            listing_path(&self.run_dir, hash).display()
+                        )
+                    })
+            })
+            .clone()
+    }
+}
+
+/// The files recorded for the case-run in `case_dir`: its `workspace.json` (this shape, or the
+/// list of every file older versions wrote) over its project's listing from `listings`. A
+/// listing that is missing, or not what its name says, is an error: the list would lack the
+/// project's files (and a check that a file is gone would pass on it).
+pub fn read(case_dir: &Path, listings: &Listings) -> Result<FileList, String> {
     // None when the case-run ended before its workspace was read.
     let Ok(text) = std::fs::read_to_string(case_dir.join("workspace.json")) else {
         return Ok(FileList::default());
@@ -167,18 +205,11 @@ pub fn read(case_dir: &Path, run_dir: &Path) -> Result<FileList, String> {
     let Ok(r) = serde_json::from_str::<WorkspaceRecord>(&text) else {
         return Err("its workspace.json is not a file listing".into());
     };
-    let base: BTreeSet<PathBuf> = match r.project.as_str() {
-        "" => BTreeSet::new(),
-        hash => read_listing(run_dir, hash)
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .ok_or_else(|| {
-                format!(
-                    "the project's file listing {} is missing or altered",
-                    listing_path(run_dir, hash).display()
-                )
-            })?,
+    let base = match r.project.as_str() {
+        "" => Arc::default(),
+        hash => listings.get(hash)?,
     };
-    Ok(FileList::new(Arc::new(base), r.added, r.removed))
+    Ok(FileList::new(base, r.added, r.removed))
 }
 
 /// The listing hash a case-run's `workspace.json` names, if any.
@@ -226,14 +257,18 @@ mod tests {
         listing.keep(run).unwrap();
         let l = FileList::new(Arc::new(set(&["a", "b"])), set(&["n"]), set(&["a"]));
         super::super::write_json(&case.join("workspace.json"), &l.record(&listing.hash)).unwrap();
-        let back: Vec<_> = read(&case, run).unwrap().iter().cloned().collect();
+        let back: Vec<_> = read(&case, &Listings::new(run))
+            .unwrap()
+            .iter()
+            .cloned()
+            .collect();
         assert_eq!(back, [PathBuf::from("b"), "n".into()]);
         assert_eq!(project_of(&case), Some(listing.hash.clone()));
         // A listing edited after the fact is not read as the project's.
         std::fs::write(listing_path(run, &listing.hash), r#"["a","b","forged"]"#).unwrap();
-        let e = read(&case, run).unwrap_err();
+        let e = read(&case, &Listings::new(run)).unwrap_err();
         assert!(e.contains("missing or altered"), "{e}");
         std::fs::write(case.join("workspace.json"), r#"["x", "y"]"#).unwrap();
-        assert_eq!(read(&case, run).unwrap().len(), 2);
+        assert_eq!(read(&case, &Listings::new(run)).unwrap().len(), 2);
     }
 }

@@ -461,7 +461,11 @@ mod tests {
             "notes"
         );
         // The project listing its workspace.json names comes with it.
-        let files = crate::record::files::read(&dest, &d.path().join("run2")).unwrap();
+        let files = crate::record::files::read(
+            &dest,
+            &crate::record::files::Listings::new(&d.path().join("run2")),
+        )
+        .unwrap();
         assert!(files.contains(Path::new("a.md")), "{files:?}");
         assert!(!dest.join(MAC_FILE).exists(), "the MAC stays in the cache");
         let written: Value =

@@ -270,7 +270,8 @@ async fn version_of(
     let mut text = String::new();
     let exited = process::run(&spawn, |l| {
         if text.is_empty() {
-            text = l.trim().to_string();
+            // The program's own words: bounded before run.json and doctor show them.
+            text = crate::text::shorten(l.trim(), 200);
         }
     })
     .await

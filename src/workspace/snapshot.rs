@@ -80,6 +80,37 @@ impl Entry {
 
 pub use crate::record::changes::{Change, ChangeKind};
 
+/// Calls `f` with every entry under `root` (not `root` itself): its path relative to `root`,
+/// its full path and its own metadata (links are not followed). What cannot be read is noted
+/// in `unread`.
+fn each_entry(
+    root: &Path,
+    unread: &mut Vec<String>,
+    mut f: impl FnMut(PathBuf, &Path, &std::fs::Metadata),
+) {
+    let walker = ignore::WalkBuilder::new(root)
+        .standard_filters(false)
+        .follow_links(false)
+        .build();
+    for entry in walker {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                note_unread(unread, root, &e);
+                continue;
+            }
+        };
+        if entry.depth() == 0 {
+            continue;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+            continue;
+        };
+        let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
+        f(rel.to_path_buf(), entry.path(), &meta);
+    }
+}
+
 /// Every file and symlink under `root` (none when `root` itself is a symlink), by relative
 /// path, and what could not be read.
 fn walk(root: &Path) -> (BTreeMap<PathBuf, Entry>, Vec<String>) {
@@ -89,33 +120,11 @@ fn walk(root: &Path) -> (BTreeMap<PathBuf, Entry>, Vec<String>) {
     if std::fs::symlink_metadata(root).is_ok_and(|m| m.file_type().is_symlink()) {
         return (files, unread);
     }
-    let walker = ignore::WalkBuilder::new(root)
-        .standard_filters(false)
-        .follow_links(false)
-        .build();
-    for entry in walker {
-        let entry = match entry {
-            Ok(e) => e,
-            Err(e) => {
-                note_unread(&mut unread, root, &e);
-                continue;
-            }
-        };
-        let Some(t) = entry.file_type() else { continue };
-        if !(t.is_file() || t.is_symlink()) || entry.depth() == 0 {
-            continue;
+    each_entry(root, &mut unread, |rel, _, meta| {
+        if meta.is_file() || meta.file_type().is_symlink() {
+            files.insert(rel, Entry::of(meta));
         }
-        // Of the entry itself: the walk does not follow links.
-        let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
-            continue;
-        };
-        let rel = entry
-            .path()
-            .strip_prefix(root)
-            .unwrap_or(entry.path())
-            .to_path_buf();
-        files.insert(rel, Entry::of(&meta));
-    }
+    });
     (files, unread)
 }
 
@@ -201,37 +210,17 @@ impl Snapshot {
     /// and symlinks replace. Reads only the layer: the cost is that of its entries.
     pub fn with_layer(&self, layer: &Path) -> Snapshot {
         let mut out = self.clone();
-        let walker = ignore::WalkBuilder::new(layer)
-            .standard_filters(false)
-            .follow_links(false)
-            .build();
-        for entry in walker {
-            let entry = match entry {
-                Ok(e) => e,
-                Err(e) => {
-                    note_unread(&mut out.unread, layer, &e);
-                    continue;
-                }
-            };
-            if entry.depth() == 0 {
-                continue;
-            }
-            let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
-                continue;
-            };
-            let rel = entry
-                .path()
-                .strip_prefix(layer)
-                .unwrap_or(entry.path())
-                .to_path_buf();
-            let whiteout = super::layers::is_whiteout(&meta);
-            if whiteout || !meta.is_dir() || super::layers::is_opaque(entry.path()) {
+        let mut unread = std::mem::take(&mut out.unread);
+        each_entry(layer, &mut unread, |rel, path, meta| {
+            let whiteout = super::layers::is_whiteout(meta);
+            if whiteout || !meta.is_dir() || super::layers::is_opaque(path) {
                 out.remove_under(&rel);
             }
             let kept = !whiteout && (meta.is_file() || meta.file_type().is_symlink());
             // A folder hides a file or symlink of its name below.
-            out.set(rel, kept.then(|| Entry::of(&meta)));
-        }
+            out.set(rel, kept.then(|| Entry::of(meta)));
+        });
+        out.unread = unread;
         out
     }
 
