@@ -381,6 +381,24 @@ fn inspect_lists_types_grants_and_needs() {
     assert_eq!(v["harnesses"][0]["name"], "gemini-cli");
     assert_eq!(v["harnesses"][0]["program"], "gemini");
     assert_eq!(v["wit"], "0.2.0");
+    // The text says as much: the program, where skills go, the login and the endpoint.
+    let out = assay(
+        &repo(),
+        &[
+            "plugin",
+            "inspect",
+            dir.join("claude_code.wasm").to_str().unwrap(),
+        ],
+    );
+    let text = stdout(&out);
+    for want in [
+        "program `claude`",
+        "engines claude-code",
+        "ANTHROPIC_BASE_URL",
+        "env only if it reads variables",
+    ] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
     // A plugin built against WIT 0.1.0 (the gemini-cli adapter as it was) still loads, and is
     // described as 0.1.0 with what assay assumes for it.
     let old = repo().join("tests/fixtures/plugins/wit-0.1.0/gemini_cli.wasm");

@@ -114,7 +114,7 @@ fn wasi_needs(imports: &[String]) -> Vec<(String, &'static str)> {
             {
                 "network (no connection is allowed without one)"
             } else if i.starts_with("wasi:cli/environment") {
-                "env (it sees no variables without one)"
+                "env only if it reads variables (Rust's standard library imports this in every program; it sees none without a grant)"
             } else {
                 return None;
             };
@@ -218,13 +218,14 @@ fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs) -> Outcome {
             .iter()
             .map(|f| (f.name.as_str(), f.summary.as_str())),
     );
-    section(
-        "harnesses",
-        provider
-            .harnesses()
-            .iter()
-            .map(|h| (h.name.as_str(), h.summary.as_str())),
-    );
+    let harnesses = provider.harnesses();
+    if !harnesses.is_empty() {
+        say!("  harnesses:");
+    }
+    for h in harnesses {
+        say!("    {:<20} {}", h.name, h.summary);
+        say!("    {:<20} {}", "", harness_details(h));
+    }
     say!(
         "  grants{}:",
         if declared.is_some() {
@@ -264,6 +265,35 @@ fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs) -> Outcome {
         }
     }
     Outcome::Success
+}
+
+/// A harness's program, where its agent reads skills, its login and its endpoints, on a line.
+fn harness_details(h: &crate::plugin::provides::HarnessInfo) -> String {
+    let engines = match h.engines.is_empty() {
+        true => "none named: skills go to .claude/skills and .agents/skills".to_string(),
+        false => format!("engines {}", h.engines.join(", ")),
+    };
+    let login = h
+        .login
+        .as_ref()
+        .map(|l| {
+            format!(
+                "; login: {}",
+                l.vars
+                    .iter()
+                    .chain(&l.files)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            )
+        })
+        .unwrap_or_default();
+    let endpoints: Vec<&str> = h.endpoints.iter().map(|(v, _)| v.as_str()).collect();
+    let endpoints = match endpoints.is_empty() {
+        true => String::new(),
+        false => format!("; model endpoint from {}", endpoints.join(", ")),
+    };
+    format!("program `{}`; {engines}{login}{endpoints}", h.program)
 }
 
 fn section<'a>(title: &str, items: impl Iterator<Item = (&'a str, &'a str)>) {
