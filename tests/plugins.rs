@@ -360,7 +360,7 @@ fn inspect_lists_types_grants_and_needs() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let text = stdout(&out);
     for want in [
-        "sandboxed WebAssembly component, assay:plugin@0.2.0",
+        "sandboxed WebAssembly component, assay:plugin@0.3.0",
         "md-headings",
         "md-front-matter",
         "none declared: deny-by-default",
@@ -380,7 +380,7 @@ fn inspect_lists_types_grants_and_needs() {
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(v["harnesses"][0]["name"], "gemini-cli");
     assert_eq!(v["harnesses"][0]["program"], "gemini");
-    assert_eq!(v["wit"], "0.2.0");
+    assert_eq!(v["wit"], "0.3.0");
     // The text says as much: the program, where skills go, the login and the endpoint.
     let out = assay(
         &repo(),
@@ -418,6 +418,32 @@ fn inspect_lists_types_grants_and_needs() {
     assert_eq!(v["harnesses"][0]["name"], "gemini-cli");
     assert_eq!(v["harnesses"][0]["engines"], json!([]));
     assert_eq!(v["harnesses"][0]["login"], Value::Null);
+    // A 0.2.0 plugin still loads: its version asked with `--version`, no folders or kinds.
+    let old = repo().join("tests/fixtures/plugins/wit-0.2.0/gemini_cli.wasm");
+    let out = assay(
+        &repo(),
+        &["plugin", "inspect", "--json", old.to_str().unwrap()],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["wit"], "0.2.0");
+    let h = &v["harnesses"][0];
+    assert_eq!(h["version_args"], json!(["--version"]));
+    assert_eq!(h["skill_folders"], json!([]));
+    assert_eq!(h["error_kinds"], json!([]));
+    // 0.3.0 says where its agent reads skills, how to ask its version, its own errors.
+    let out = assay(
+        &repo(),
+        &["plugin", "inspect", dir.join("acme.wasm").to_str().unwrap()],
+    );
+    let text = stdout(&out);
+    for want in [
+        "program `acme-agent` (version from `acme-agent version`)",
+        "skills go to .acme/skills",
+        "own errors: quota (as rate-limit)",
+    ] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
     // 0.2.0 says where its agent reads skills, how it logs in and what it talks to.
     let out = assay(
         &repo(),
@@ -569,6 +595,16 @@ fn plugin_new_writes_templates_that_build_offline_and_pass_their_tests() {
         let out = assay(d.path(), &["plugin", "inspect", wasm.to_str().unwrap()]);
         assert_eq!(code(&out), 0, "{}", stderr(&out));
         assert!(stdout(&out).contains(name), "{}", stdout(&out));
+    }
+    // The harness scaffold targets the current WIT and says what its agent needs said.
+    let agent = target.join("wasm32-wasip2/release/my_agent.wasm");
+    let out = assay(d.path(), &["plugin", "inspect", agent.to_str().unwrap()]);
+    for want in [
+        "assay:plugin@0.3.0",
+        "skills go to .my-agent/skills",
+        "own errors: quota (as rate-limit)",
+    ] {
+        assert!(stdout(&out).contains(want), "{want}: {}", stdout(&out));
     }
     // The new check type works in a suite.
     let wasm = target.join("wasm32-wasip2/release/word_check.wasm");
@@ -1093,4 +1129,164 @@ fn a_trigger_canary_whose_runs_cannot_tell_stops_the_run() {
         !d.path().join("out/run.json").exists(),
         "nothing else ran: {said}"
     );
+}
+
+/// The acme example (`plugins/acme`): its agent `acme-agent` installed in `bin`, and its
+/// example project (the skill in `.acme/skills/greeter`, where the agent reads it) copied to
+/// a fresh folder, loading `wasm` (the example's adapter, or its fault drills).
+fn acme_example(bin: &Path, wasm: &str) -> tempfile::TempDir {
+    let example = repo().join("plugins/acme");
+    std::fs::create_dir_all(bin).unwrap();
+    std::fs::copy(example.join("agent/acme-agent"), bin.join("acme-agent")).unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let cp = std::process::Command::new("cp")
+        .args(["-R", "."])
+        .arg(d.path())
+        .current_dir(example.join("example"))
+        .status()
+        .unwrap();
+    assert!(cp.success());
+    let toml = std::fs::read_to_string(d.path().join("assay.toml")).unwrap();
+    let wasm = wasm_plugins().join(wasm);
+    let toml = toml.replace(
+        "../../target/wasm32-wasip2/release/acme.wasm",
+        &wasm.display().to_string(),
+    );
+    write_tree(d.path(), &[("assay.toml", &toml)]);
+    d
+}
+
+#[test]
+fn the_in_house_agent_example_runs_end_to_end_through_the_sandbox() {
+    let tools = tempfile::tempdir().unwrap();
+    let (bin, home) = (tools.path().join("bin"), tools.path().join("home"));
+    std::fs::create_dir_all(&home).unwrap();
+    let d = acme_example(&bin, "acme.wasm");
+    let out = assay_with_path(d.path(), &bin, &home, &["run", "--output-dir", "out"]);
+    let said = format!("{}\n{}", stdout(&out), stderr(&out));
+    // The crash and the quota are the agent's failures: exit 1, not an error of assay's.
+    assert_eq!(code(&out), 1, "{said}");
+    let run = read_json(&d.path().join("out/run.json"));
+    assert_eq!(
+        run["harnesses"]["acme"], "acme-agent 1.4.2",
+        "asked with `version`"
+    );
+    let runs = results(&d.path().join("out"));
+    let card = &runs["card"];
+    assert_ne!(card["sandbox"]["kind"], "none", "{card:#}");
+    assert_eq!(card["grade"]["verdict"], "pass", "{card:#}");
+    assert_eq!(card["skills_invoked"], json!(["greeter"]), "{card:#}");
+    let artifacts: Vec<&str> = card["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["path"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        artifacts,
+        ["cards/ada.txt"],
+        "the installed skill is no artifact"
+    );
+    let crash = &runs["crash"];
+    assert_eq!(crash["status"], "failed", "{crash:#}");
+    assert_eq!(crash["error"]["category"], "crash", "{crash:#}");
+    assert!(
+        crash["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("segmentation fault"),
+        "{crash:#}"
+    );
+    // Its own error kind: kept as the kind, counted as declared, the summary kept whole.
+    let quota = &runs["quota"];
+    assert_eq!(quota["error"]["category"], "rate-limit", "{quota:#}");
+    assert_eq!(quota["error"]["kind"], "quota", "{quota:#}");
+    assert!(
+        quota["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("quota: "),
+        "{quota:#}"
+    );
+    assert!(
+        quota["turns"][0]["session_id"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("acme-")),
+        "{quota:#}"
+    );
+    // The trigger pair: fired 3 of 3, and 0 of 3.
+    let fired = |id: &str| {
+        results_by_folder(&d.path().join("out/bmad_greeter").join(id))
+            .values()
+            .filter(|r| r["trigger"]["fired"] == true)
+            .count()
+    };
+    assert_eq!((fired("trigger-1"), fired("trigger-2")), (3, 0), "{said}");
+
+    // A baseline: the skill is gone from `.acme/skills`, where the project keeps it.
+    let out = assay_with_path(
+        d.path(),
+        &bin,
+        &home,
+        &[
+            "run",
+            "--baseline",
+            "--mode",
+            "artifacts",
+            "--output-dir",
+            "base",
+        ],
+    );
+    let said = format!("{}\n{}", stdout(&out), stderr(&out));
+    let card_dir = d.path().join("base/bmad_greeter/card");
+    assert!(card_dir.is_dir(), "{said}");
+    let base = results_by_folder(&card_dir);
+    let base = base
+        .iter()
+        .find(|(k, _)| k.starts_with("baseline"))
+        .map(|(_, v)| v)
+        .unwrap_or_else(|| panic!("no baseline run: {said}"));
+    assert_eq!(base["skills_invoked"], json!([]), "{base:#}");
+    assert_eq!(base["artifacts"], json!([]), "{base:#}");
+}
+
+#[test]
+fn the_in_house_agent_examples_adapter_failing_is_its_own_error_and_the_run_goes_on() {
+    let tools = tempfile::tempdir().unwrap();
+    let (bin, home) = (tools.path().join("bin"), tools.path().join("home"));
+    std::fs::create_dir_all(&home).unwrap();
+    let d = acme_example(&bin, "acme_drills.wasm");
+    let cases = json!({"skill_name": "greeter", "evals": [
+        {"id": "calm", "prompt": "Please write a greeting card for Ada.",
+         "x-assay-checks": [{"type": "file_exists", "path": "cards/ada.txt"}]},
+        {"id": "chatter", "prompt": "Please write a greeting card for Ada. drill:chatter",
+         "x-assay-checks": [{"type": "file_exists", "path": "cards/ada.txt"}]},
+        {"id": "panic", "prompt": "Please write a greeting card for Ada. drill:panic",
+         "x-assay-checks": [{"type": "file_exists", "path": "cards/ada.txt"}]},
+        {"id": "loop", "prompt": "Please write a greeting card for Ada. drill:loop",
+         "x-assay-checks": [{"type": "file_exists", "path": "cards/ada.txt"}]},
+    ]});
+    std::fs::write(d.path().join("evals/greeter/evals.json"), cases.to_string()).unwrap();
+    let out = assay_with_path(
+        d.path(),
+        &bin,
+        &home,
+        &["run", "--mode", "artifacts", "--output-dir", "out"],
+    );
+    let said = format!("{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(code(&out), 3, "the plugin's faults are errors: {said}");
+    assert!(!said.contains("thread 'main' panicked"), "{said}");
+    let runs = results(&d.path().join("out"));
+    assert_eq!(runs.len(), 4, "every case-run recorded: {said}");
+    for id in ["calm", "chatter"] {
+        assert_eq!(runs[id]["grade"]["verdict"], "pass", "{:#}", runs[id]);
+    }
+    for (id, why) in [("panic", "cannot read"), ("loop", "ms limit")] {
+        let r = &runs[id];
+        assert_eq!(r["status"], "error", "{r:#}");
+        assert_eq!(r["error"]["category"], "plugin", "{r:#}");
+        let reason = r["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains("acme_drills"), "names the plugin: {r:#}");
+        assert!(reason.contains(why), "says why: {r:#}");
+    }
 }

@@ -21,7 +21,7 @@ pub fn run(ctx: &LoadCtx, cmd: &PluginCommand) -> Outcome {
 // the published package, so the crate reaches it by these names).
 const SDK_LIB: &str = include_str!("templates/sdk-lib.rs.in");
 const SDK_MANIFEST: &str = include_str!("templates/sdk-manifest.toml.in");
-const WIT: &str = include_str!("../../wit/0.2.0/plugin.wit");
+const WIT: &str = include_str!("../../wit/0.3.0/plugin.wit");
 const TEMPLATE_ASSERTION: &str = include_str!("templates/assertion.rs");
 const TEMPLATE_FORMAT: &str = include_str!("templates/format.rs");
 const TEMPLATE_HARNESS: &str = include_str!("templates/harness.rs");
@@ -267,11 +267,33 @@ fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs) -> Outcome {
     Outcome::Success
 }
 
-/// A harness's program, where its agent reads skills, its login and its endpoints, on a line.
+/// A harness's program and how its version is asked, where its agent reads skills, its
+/// login, its endpoints and its own error kinds, on a line.
 fn harness_details(h: &crate::plugin::provides::HarnessInfo) -> String {
-    let engines = match h.engines.is_empty() {
-        true => "none named: skills go to .claude/skills and .agents/skills".to_string(),
-        false => format!("engines {}", h.engines.join(", ")),
+    let folders = h.skill_folders.join(", ");
+    let engines = match (h.engines.is_empty(), h.skill_folders.is_empty()) {
+        (true, true) => "none named: skills go to .claude/skills and .agents/skills".to_string(),
+        (true, false) => format!("skills go to {folders}"),
+        (false, true) => format!("engines {}", h.engines.join(", ")),
+        (false, false) => format!(
+            "engines {}; skills also go to {folders}",
+            h.engines.join(", ")
+        ),
+    };
+    let version = match &h.version_args {
+        Some(args) => format!("version from `{} {}`", h.program, args.join(" ")),
+        None => "no version flag".to_string(),
+    };
+    let kinds = match h.error_kinds.is_empty() {
+        true => String::new(),
+        false => format!(
+            "; own errors: {}",
+            h.error_kinds
+                .iter()
+                .map(|k| format!("{} (as {})", k.name, k.counts_as))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     };
     let login = h
         .login
@@ -293,7 +315,10 @@ fn harness_details(h: &crate::plugin::provides::HarnessInfo) -> String {
         true => String::new(),
         false => format!("; model endpoint from {}", endpoints.join(", ")),
     };
-    format!("program `{}`; {engines}{login}{endpoints}", h.program)
+    format!(
+        "program `{}` ({version}); {engines}{login}{endpoints}{kinds}",
+        h.program
+    )
 }
 
 fn section<'a>(title: &str, items: impl Iterator<Item = (&'a str, &'a str)>) {

@@ -199,6 +199,7 @@ fn plain_exit_error(exit: &Exited) -> Option<AgentError> {
         return Some(AgentError {
             category: ErrorCategory::Timeout,
             message: "stopped by the timeout before the runtime finished".into(),
+            kind: None,
         });
     }
     match exit.code {
@@ -211,6 +212,7 @@ fn plain_exit_error(exit: &Exited) -> Option<AgentError> {
                     .unwrap_or_else(|| "by signal".into()),
                 exit.stderr_tail.trim()
             ),
+            kind: None,
         }),
     }
 }

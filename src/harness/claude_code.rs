@@ -120,8 +120,8 @@ impl Harness for ClaudeCode {
         e
     }
 
-    fn version_command(&self) -> Option<(String, Vec<String>)> {
-        Some((self.program.clone(), vec!["--version".into()]))
+    fn version_command(&self) -> Option<super::VersionCommand> {
+        Some(super::VersionCommand::dashed(&self.program))
     }
 
     fn parser(&self, inv: &Invocation<'_>) -> Box<dyn StreamParser> {
@@ -357,6 +357,7 @@ impl StreamParser for ClaudeParser {
                         exit.stderr_tail.trim()
                     )
                 },
+                kind: None,
             });
             return s;
         };
@@ -387,11 +388,13 @@ impl StreamParser for ClaudeParser {
             s.error = Some(AgentError {
                 category: classify(r),
                 message: text_of(r.get("result").unwrap_or(&Value::Null)),
+                kind: None,
             });
         } else if exit.timed_out {
             s.error = Some(AgentError {
                 category: ErrorCategory::Timeout,
                 message: "stopped by the timeout".into(),
+                kind: None,
             });
         } else if !self.background.is_empty() && !self.awaited && !self.sync_tasks {
             s.error = Some(AgentError {
@@ -400,11 +403,13 @@ impl StreamParser for ClaudeParser {
                     "{} background task(s) were launched and never awaited; set sync_tasks to evaluate them",
                     self.background.len()
                 ),
+                kind: None,
             });
         } else if self.allow_hang_heuristic && self.looks_interactive(&s) {
             s.error = Some(AgentError {
                 category: ErrorCategory::InteractiveHang,
                 message: "the agent stopped after one turn to ask the user something".into(),
+                kind: None,
             });
         }
         s

@@ -175,8 +175,8 @@ impl Harness for Codex {
         false
     }
 
-    fn version_command(&self) -> Option<(String, Vec<String>)> {
-        Some((self.program.clone(), vec!["--version".into()]))
+    fn version_command(&self) -> Option<super::VersionCommand> {
+        Some(super::VersionCommand::dashed(&self.program))
     }
 
     fn parser(&self, _inv: &Invocation<'_>) -> Box<dyn StreamParser> {
@@ -369,11 +369,13 @@ impl StreamParser for CodexParser {
             Some(AgentError {
                 category: ErrorCategory::Timeout,
                 message: "stopped by the timeout".into(),
+                kind: None,
             })
         } else if let Some(m) = &self.failure {
             Some(AgentError {
                 category: classify(m),
                 message: m.clone(),
+                kind: None,
             })
         } else if exit.code != Some(0) {
             Some(AgentError {
@@ -384,6 +386,7 @@ impl StreamParser for CodexParser {
                         .map_or("a signal".to_string(), |c| format!("code {c}")),
                     exit.stderr_tail.trim()
                 ),
+                kind: None,
             })
         } else {
             None

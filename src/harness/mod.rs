@@ -51,6 +51,25 @@ pub struct CommandLine {
     pub stdin: Option<Vec<u8>>,
 }
 
+/// How to ask a harness's program for its version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionCommand {
+    pub program: String,
+    /// The arguments that make it print its version on its first line; none: it has no such
+    /// flag (it is only looked up, inside the sandbox, and no version is recorded).
+    pub args: Option<Vec<String>>,
+}
+
+impl VersionCommand {
+    /// `<program> --version`, as the agent CLIs assay knows ask it.
+    pub fn dashed(program: &str) -> Self {
+        VersionCommand {
+            program: program.to_string(),
+            args: Some(vec!["--version".into()]),
+        }
+    }
+}
+
 /// A harness adapter.
 pub trait Harness: Send + Sync {
     fn name(&self) -> &str;
@@ -80,13 +99,21 @@ pub trait Harness: Send + Sync {
     fn engines(&self) -> &'static [crate::workspace::Engine] {
         &[crate::workspace::Engine::ClaudeCode]
     }
+    /// Folders (relative to the workspace) the agent reads skills from beyond its engines'
+    /// (a harness plugin's own, say `.acme/skills`): skills are installed there too, and
+    /// removed from there for a baseline.
+    fn skill_folders(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Whether the agent expands a `/<command>` prompt itself (Claude Code). When it does not,
     /// assay expands a prompt naming the skill under test first ([`crate::run::slash`]).
     fn slash_commands(&self) -> bool {
         true
     }
-    /// The program and arguments that print the harness's version, for the run's record.
-    fn version_command(&self) -> Option<(String, Vec<String>)> {
+    /// The program that runs the agent and how to ask its version, for the run's record and
+    /// to check, inside the sandbox, that it is there. None: nothing is asked (a plain
+    /// program, which may be anything the suite names).
+    fn version_command(&self) -> Option<VersionCommand> {
         None
     }
     /// A fresh parser for one invocation's output.

@@ -12,7 +12,7 @@ use super::sync_call::outside_async;
 use super::wit::{GuestParser, HarnessCall};
 use crate::harness::{
     AgentError, CommandLine, ErrorCategory, Event, Harness, HarnessSettings, HostEnv, Invocation,
-    StreamParser, TurnSummary, Unavailable,
+    StreamParser, TurnSummary, Unavailable, VersionCommand,
 };
 use crate::process::Exited;
 use crate::workspace::Engine;
@@ -89,14 +89,24 @@ impl Harness for PluginHarness {
 
     /// The engines the plugin names; none named (and every 0.1.0 plugin): an agent assay does
     /// not know, so the skill (and a package's parts) go where Claude Code and Codex look
-    /// (`.agents/skills` is also read by Gemini CLI).
+    /// (`.agents/skills` is also read by Gemini CLI), unless it names skill folders of its own
+    /// (WIT 0.3.0): then none.
     fn engines(&self) -> &'static [Engine] {
         let has = |n: &str| self.info.engines.iter().any(|e| e == n);
         match (has("claude-code"), has("codex")) {
             (true, false) => &[Engine::ClaudeCode],
             (false, true) => &[Engine::Codex],
+            (false, false) if !self.info.skill_folders.is_empty() => &[],
             _ => &[Engine::ClaudeCode, Engine::Codex],
         }
+    }
+
+    fn skill_folders(&self) -> Vec<String> {
+        self.info
+            .skill_folders
+            .iter()
+            .map(|f| f.trim_end_matches('/').to_string())
+            .collect()
     }
 
     fn slash_commands(&self) -> bool {
@@ -127,8 +137,11 @@ impl Harness for PluginHarness {
         urls
     }
 
-    fn version_command(&self) -> Option<(String, Vec<String>)> {
-        Some((self.info.program.clone(), vec!["--version".into()]))
+    fn version_command(&self) -> Option<VersionCommand> {
+        Some(VersionCommand {
+            program: self.info.program.clone(),
+            args: self.info.version_args.clone(),
+        })
     }
 
     fn parser(&self, inv: &Invocation<'_>) -> Box<dyn StreamParser> {
@@ -143,6 +156,7 @@ impl Harness for PluginHarness {
         });
         let mut parser = PluginParser {
             plugin: self.plugin.clone(),
+            kinds: self.info.error_kinds.clone(),
             store,
             guest: None,
             failure: None,
@@ -158,6 +172,8 @@ impl Harness for PluginHarness {
 
 struct PluginParser {
     plugin: Arc<LoadedPlugin>,
+    /// The agent's own error kinds, as the plugin declared them.
+    kinds: Vec<super::provides::ErrorKind>,
     store: Store<HostState>,
     guest: Option<Box<dyn GuestParser>>,
     /// Why the plugin stopped working; later lines are ignored and the turn fails.
@@ -195,6 +211,7 @@ impl PluginParser {
         AgentError {
             category: ErrorCategory::Plugin,
             message: format!("the harness plugin {} failed: {why}", self.plugin.name),
+            kind: None,
         }
     }
 }
@@ -218,7 +235,7 @@ impl StreamParser for PluginParser {
             Ok(events) => events
                 .iter()
                 .map(|e| {
-                    serde_json::from_str(e).unwrap_or_else(|err| Event::Error {
+                    super::summary::event(e, &self.kinds).unwrap_or_else(|err| Event::Error {
                         message: format!(
                             "the harness plugin sent an event assay cannot read ({err}): {}",
                             crate::text::shorten(e, 200)
@@ -251,7 +268,7 @@ impl StreamParser for PluginParser {
             return failed(self, "no parser");
         };
         match outside_async(|| guest.finish(&mut self.store, exit)) {
-            Ok(Ok(json)) => serde_json::from_str(&json)
+            Ok(Ok(json)) => super::summary::summary(&json, &self.kinds)
                 .unwrap_or_else(|e| failed(self, &format!("its summary is not valid: {e}"))),
             Ok(Err(e)) => failed(self, &self.why(&e)),
             Err(why) => failed(self, &why),

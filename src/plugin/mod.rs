@@ -14,6 +14,7 @@ pub mod host;
 pub mod loaded;
 pub mod native;
 pub mod provides;
+pub mod summary;
 pub mod sync_call;
 pub mod wit;
 
@@ -255,11 +256,29 @@ impl Plugins {
             }
         }
         errors.extend(plugins.clashes());
+        errors.extend(plugins.bad_harnesses());
         if errors.is_empty() {
             Ok(plugins)
         } else {
             Err(errors)
         }
+    }
+
+    /// Harness descriptions assay refuses (a skill folder outside the workspace, an error kind
+    /// badly named or counting as nothing).
+    fn bad_harnesses(&self) -> Vec<LoadError> {
+        self.providers
+            .iter()
+            .flat_map(|p| {
+                p.harnesses()
+                    .iter()
+                    .flat_map(|h| h.problems())
+                    .map(|message| LoadError {
+                        origin: p.name().to_string(),
+                        message,
+                    })
+            })
+            .collect()
     }
 
     /// Names provided twice, or shadowing a built-in.

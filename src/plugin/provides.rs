@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+use crate::harness::ErrorCategory;
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckTypeInfo {
     pub name: String,
@@ -17,8 +19,9 @@ pub struct FormatInfo {
     pub example: String,
 }
 
-/// A harness a plugin provides. The fields after `program` came with WIT 0.2.0; a 0.1.0
-/// plugin gets what assay assumed for an agent it does not know ([`HarnessInfo::assumed`]).
+/// A harness a plugin provides. The fields after `program` came with WIT 0.2.0 (engines to
+/// endpoints) and 0.3.0 (skill folders to error kinds); an older plugin gets what assay
+/// assumed for an agent it does not know ([`HarnessInfo::assumed`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HarnessInfo {
     pub name: String,
@@ -32,6 +35,28 @@ pub struct HarnessInfo {
     pub login: Option<Login>,
     /// (variable, default URL) of each model endpoint.
     pub endpoints: Vec<(String, String)>,
+    /// Folders (relative to the workspace) the agent reads skills from, beyond its engines'.
+    pub skill_folders: Vec<String>,
+    /// The arguments that make the program print its version; none: it has no such flag.
+    pub version_args: Option<Vec<String>>,
+    /// The agent's own error kinds, each counted as one of assay's categories.
+    pub error_kinds: Vec<ErrorKind>,
+}
+
+/// An error kind of an agent's own (WIT 0.3.0), counted as one of assay's categories.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ErrorKind {
+    pub name: String,
+    pub summary: String,
+    /// The category's name (`rate-limit`, …), checked when the plugin loads.
+    pub counts_as: String,
+}
+
+impl ErrorKind {
+    /// The category it counts as (`agent` for a name that is none: refused at load).
+    pub fn category(&self) -> ErrorCategory {
+        ErrorCategory::named(&self.counts_as).unwrap_or(ErrorCategory::Agent)
+    }
 }
 
 /// A login: any one of the variables set, or any one of the files (below HOME) present.
@@ -45,7 +70,7 @@ pub struct Login {
 impl HarnessInfo {
     /// A harness described only by name, summary and program (WIT 0.1.0): installed for both
     /// engines, slash commands left to the agent, no login checked, endpoints from its
-    /// `*_BASE_URL` variables.
+    /// `*_BASE_URL` variables, its version asked with `--version`, no error kinds of its own.
     pub fn assumed(name: String, summary: String, program: String) -> Self {
         HarnessInfo {
             name,
@@ -55,8 +80,68 @@ impl HarnessInfo {
             slash_commands: true,
             login: None,
             endpoints: Vec::new(),
+            skill_folders: Vec::new(),
+            version_args: Some(vec!["--version".into()]),
+            error_kinds: Vec::new(),
         }
     }
+
+    /// What is wrong with the description, each said for `assay` to refuse the plugin: a skill
+    /// folder that could leave the workspace, an error kind that is badly named, shadows a
+    /// category or counts as none.
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for f in &self.skill_folders {
+            if !relative_folder(f) {
+                out.push(format!(
+                    "the {} harness's skill folder `{}` is not a plain relative folder (no `/` at the start, no `.` or `..` part, no `\\`)",
+                    self.name,
+                    crate::text::printable(f)
+                ));
+            }
+        }
+        for k in &self.error_kinds {
+            let name = crate::text::printable(&k.name);
+            if !plain_name(&k.name) {
+                out.push(format!(
+                    "the {} harness's error kind `{name}` is not a name of lowercase letters, digits and `-`",
+                    self.name
+                ));
+            } else if ErrorCategory::named(&k.name).is_some() {
+                out.push(format!(
+                    "the {} harness's error kind `{name}` is assay's own category",
+                    self.name
+                ));
+            }
+            if ErrorCategory::named(&k.counts_as).is_none() {
+                out.push(format!(
+                    "the {} harness's error kind `{name}` counts as `{}`, which is none of assay's categories ({})",
+                    self.name,
+                    crate::text::printable(&k.counts_as),
+                    ErrorCategory::NAMES.join(", ")
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// A folder below the workspace: relative, each part a plain name.
+fn relative_folder(f: &str) -> bool {
+    !f.is_empty()
+        && f.len() <= 200
+        && !f.contains('\\')
+        && !f.contains('\0')
+        && f.trim_end_matches('/')
+            .split('/')
+            .all(|p| !p.is_empty() && p != "." && p != "..")
+}
+
+fn plain_name(n: &str) -> bool {
+    !n.is_empty()
+        && n.len() <= 64
+        && n.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
 /// What a plugin's check concluded, before negation.
@@ -65,4 +150,57 @@ pub struct Verdict {
     pub passed: bool,
     pub message: String,
     pub evidence: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(folders: &[&str], kinds: &[(&str, &str)]) -> HarnessInfo {
+        HarnessInfo {
+            skill_folders: folders.iter().map(|f| f.to_string()).collect(),
+            error_kinds: kinds
+                .iter()
+                .map(|(n, c)| ErrorKind {
+                    name: n.to_string(),
+                    summary: String::new(),
+                    counts_as: c.to_string(),
+                })
+                .collect(),
+            ..HarnessInfo::assumed("acme".into(), String::new(), "acme-agent".into())
+        }
+    }
+
+    #[test]
+    fn skill_folders_stay_in_the_workspace_and_kinds_count_as_a_category() {
+        let fine = with(
+            &[".acme/skills", "tools/skills/"],
+            &[("quota", "rate-limit")],
+        );
+        assert_eq!(fine.problems(), Vec::<String>::new());
+        for bad in [
+            "/etc",
+            "../up",
+            "a/../../b",
+            ".",
+            "a//b",
+            "",
+            "a\\b",
+            "a\0b",
+        ] {
+            assert_eq!(with(&[bad], &[]).problems().len(), 1, "{bad:?}");
+        }
+        for (kind, counts) in [
+            ("Quota", "agent"),
+            ("crash", "agent"),
+            ("quota", "nothing"),
+            ("", "agent"),
+        ] {
+            assert_eq!(
+                with(&[], &[(kind, counts)]).problems().len(),
+                1,
+                "{kind} as {counts}"
+            );
+        }
+    }
 }

@@ -32,6 +32,28 @@ pub enum ErrorCategory {
     Agent,
 }
 
+impl ErrorCategory {
+    /// Every category's name, as records and plugins spell them.
+    pub const NAMES: [&'static str; 11] = [
+        "auth",
+        "rate-limit",
+        "server",
+        "network",
+        "timeout",
+        "limit",
+        "interactive-hang",
+        "background-tasks",
+        "crash",
+        "plugin",
+        "agent",
+    ];
+
+    /// The category of this name, if it is one.
+    pub fn named(name: &str) -> Option<ErrorCategory> {
+        serde_json::from_value(serde_json::Value::String(name.to_string())).ok()
+    }
+}
+
 /// Tokens, as the model API counted them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -74,4 +96,22 @@ pub struct TurnSummary {
 pub struct AgentError {
     pub category: ErrorCategory,
     pub message: String,
+    /// The agent's own name for the error, when it is none of assay's categories (a harness
+    /// plugin's error kind): `category` is what it counts as.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ErrorCategory;
+
+    #[test]
+    fn every_category_is_named_as_it_is_written() {
+        for name in ErrorCategory::NAMES {
+            let c = ErrorCategory::named(name).unwrap();
+            assert_eq!(serde_json::to_value(c).unwrap(), name);
+        }
+        assert_eq!(ErrorCategory::named("quota"), None);
+    }
 }

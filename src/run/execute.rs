@@ -130,7 +130,7 @@ impl CaseRunRecord {
                         format!(
                             "{} is a slash command; it was installed as the skill {}/{}/SKILL.md for this trigger eval",
                             s.path.display(),
-                            plan.harness.engines().first().map_or(crate::workspace::CLAUDE_SKILLS, |e| e.skill_root()),
+                            skill_folder(plan.harness),
                             s.name
                         )
                     }),
@@ -402,6 +402,7 @@ fn conclude(r: &mut CaseRunRecord, plan: &CaseRunPlan<'_>, driven: &Driven) {
         r.error = Some(AgentError {
             category: ErrorCategory::Timeout,
             message: format!("stopped after {:?}", plan.timeout),
+            kind: None,
         });
     }
     if plan.case.command.is_none()
@@ -747,5 +748,18 @@ fn describe_exit(code: Option<i32>) -> String {
     match code {
         Some(c) => format!("exited with code {c}"),
         None => "was stopped by a signal".into(),
+    }
+}
+
+/// The first folder the harness's agent reads skills from (where a trigger eval's note says
+/// a slash command was installed as a skill).
+fn skill_folder(harness: &dyn crate::harness::Harness) -> String {
+    match harness.engines().first() {
+        Some(e) => e.skill_root().to_string(),
+        None => harness
+            .skill_folders()
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| crate::workspace::CLAUDE_SKILLS.to_string()),
     }
 }

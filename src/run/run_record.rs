@@ -207,7 +207,7 @@ pub(super) async fn harness_versions(
 ) -> Versions {
     let mut out = Versions::default();
     for h in harnesses {
-        let Some((program, args)) = h.version_command() else {
+        let Some(crate::harness::VersionCommand { program, args }) = h.version_command() else {
             continue;
         };
         if out.text.contains_key(h.name()) {
@@ -236,12 +236,24 @@ pub(super) async fn harness_versions(
 }
 
 /// The first line `program args` prints, run where the probe says; `Err` when the sandbox
-/// could not start it.
+/// could not start it. With no arguments (a program without a version flag) it is only
+/// looked up on the sandbox's PATH, by the shell, and nothing is recorded.
 async fn version_of(
     program: &str,
-    args: Vec<String>,
+    args: Option<Vec<String>>,
     probe: &VersionProbe,
 ) -> Result<String, String> {
+    let (program, args, lookup) = match args {
+        Some(args) => (program.to_string(), args, false),
+        None if probe.setting.is_none() => return Ok(String::new()),
+        None => (
+            "/bin/sh".to_string(),
+            ["-c", "command -v \"$1\"", "sh", program]
+                .map(String::from)
+                .to_vec(),
+            true,
+        ),
+    };
     let scratch = std::fs::create_dir_all(&probe.parent)
         .and_then(|_| {
             tempfile::Builder::new()
@@ -253,7 +265,7 @@ async fn version_of(
     for d in [&work, &home] {
         std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
     }
-    let mut spawn = process::Spawn::new(program.to_string(), &work);
+    let mut spawn = process::Spawn::new(program.clone(), &work);
     spawn.args = args;
     spawn.env = std::env::vars().filter(|(k, _)| k == "PATH").collect();
     spawn.env.push(("HOME".into(), home.display().to_string()));
@@ -278,6 +290,12 @@ async fn version_of(
     .map_err(|e| e.to_string())?;
     if let Some(why) = crate::sandbox::failed_to_start(&exited) {
         return Err(why);
+    }
+    if lookup {
+        return match exited.code {
+            Some(0) => Ok(String::new()),
+            _ => Err("not found on the sandbox's PATH".into()),
+        };
     }
     if exited.code == Some(127) && jail.is_some() {
         let said = exited.stderr_tail.trim().lines().last().unwrap_or("");

@@ -307,6 +307,7 @@ impl Workspaces {
             install_skill: true,
             command_as_skill: false,
             engines: Vec::new(),
+            skill_folders: Vec::new(),
             // The run folder, and every suite's specs: the agent never sees its own grading.
             exclude: std::iter::once(run.dir.to_path_buf())
                 .chain(run.suites.iter().flat_map(|s| s.spec_paths(&ctx.cwd)))

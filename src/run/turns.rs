@@ -159,7 +159,11 @@ pub async fn drive(
                 ErrorCategory::Plugin => Status::Error,
                 _ => Status::Failed,
             };
-            r.end(status, err.message.clone());
+            let reason = match &err.kind {
+                Some(kind) => format!("{kind}: {}", err.message),
+                None => err.message.clone(),
+            };
+            r.end(status, reason);
             r.error = Some(err);
             break;
         }
@@ -206,6 +210,7 @@ fn past_limit(r: &mut CaseRunRecord, exited: &Exited, jail: Option<&crate::sandb
     r.error = Some(crate::harness::AgentError {
         category: ErrorCategory::Limit,
         message: why,
+        kind: None,
     });
     true
 }

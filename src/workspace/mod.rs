@@ -125,8 +125,12 @@ pub struct StageOptions {
     pub exclude: Vec<PathBuf>,
     /// The conventions the agent follows (the harness's [`crate::harness::Harness::engines`]):
     /// the skill under test, and a package's parts, are installed where each reads them.
-    /// Empty: Claude Code's.
+    /// Empty (and no `skill_folders`): Claude Code's.
     pub engines: Vec<Engine>,
+    /// Folders the agent reads skills from beyond its engines' (the harness's
+    /// [`crate::harness::Harness::skill_folders`]): the skill is installed there too, and
+    /// removed from there for a baseline.
+    pub skill_folders: Vec<String>,
     /// Copy-on-write: the run's shared project copies. `None`: each workspace is a copy.
     pub bases: Option<Arc<base::Bases>>,
     /// Other skills installed beside the skill under test (`--with-skills`), in every
@@ -187,25 +191,23 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
         )?;
     }
     if let Some(old) = &suite.replaces {
-        remove_copies(old, &suite.project_root, &writer)?;
+        remove_copies(old, &suite.project_root, &writer, &opts.skill_folders)?;
     }
-    let engines = if opts.engines.is_empty() {
-        vec![Engine::ClaudeCode]
-    } else {
-        opts.engines.clone()
+    let engines = match opts.engines.is_empty() && opts.skill_folders.is_empty() {
+        true => vec![Engine::ClaudeCode],
+        false => opts.engines.clone(),
     };
-    let mut roots: Vec<&'static str> = engines.iter().map(|e| e.skill_root()).collect();
-    roots.dedup();
+    let roots = skill_roots(&engines, &opts.skill_folders);
     install_siblings(suite, &opts.siblings, &writer, &exclude, &roots)?;
     let skill_dest = if opts.install_skill && opts.command_as_skill {
         install_command_as_skill(suite, &writer, &exclude, &roots)?
     } else if opts.install_skill {
         if let (None, Some(pkg)) = (&suite.skill, &suite.package) {
-            package::install(pkg, &writer, &home, &engines, &exclude)?;
+            package::install(pkg, &writer, &home, &engines, &roots, &exclude)?;
         }
         install_skill(suite, &writer, &exclude, &roots)?
     } else {
-        remove_skill(suite, &writer)?
+        remove_skill(suite, &writer, &opts.skill_folders)?
     };
 
     let fixtures = stage_fixtures(case, &writer)?;
@@ -381,6 +383,18 @@ pub const AGENT_SKILLS: &str = ".agents/skills";
 /// Where Claude Code reads a project's slash commands (no other engine has them).
 const CLAUDE_COMMANDS: &str = ".claude/commands";
 
+/// Every folder the agent reads skills from: its engines', then its own, each once.
+fn skill_roots(engines: &[Engine], own: &[String]) -> Vec<String> {
+    let mut roots: Vec<String> = Vec::new();
+    let all = engines.iter().map(|e| e.skill_root().to_string());
+    for r in all.chain(own.iter().cloned()) {
+        if !roots.contains(&r) {
+            roots.push(r);
+        }
+    }
+    roots
+}
+
 /// Where a skill lives in a workspace for an agent reading skills from `root`.
 fn skill_path(root: &str, kind: SkillKind, name: &str) -> PathBuf {
     match kind {
@@ -396,7 +410,7 @@ fn install_skill(
     suite: &SuiteStage,
     writer: &Writer,
     exclude: &[PathBuf],
-    roots: &[&'static str],
+    roots: &[String],
 ) -> Result<Option<PathBuf>, StageError> {
     if let Some(skill) = &suite.skill {
         let mut first = None;
@@ -428,7 +442,7 @@ fn install_siblings(
     siblings: &[Skill],
     writer: &Writer,
     exclude: &[PathBuf],
-    roots: &[&'static str],
+    roots: &[String],
 ) -> Result<(), StageError> {
     let own: Vec<&str> = [suite.skill.as_ref(), suite.replaces.as_ref()]
         .into_iter()
@@ -517,7 +531,7 @@ fn install_command_as_skill(
     suite: &SuiteStage,
     writer: &Writer,
     exclude: &[PathBuf],
-    roots: &[&'static str],
+    roots: &[String],
 ) -> Result<Option<PathBuf>, StageError> {
     let Some(skill) = suite
         .skill
@@ -526,7 +540,7 @@ fn install_command_as_skill(
     else {
         return install_skill(suite, writer, exclude, roots);
     };
-    remove_skill(suite, writer)?;
+    remove_skill(suite, writer, &[])?;
     let text = io(
         "read the command",
         &skill.path,
@@ -568,19 +582,30 @@ fn install_command_as_skill(
 }
 
 /// For a baseline: the skill under test must not be there.
-fn remove_skill(suite: &SuiteStage, writer: &Writer) -> Result<Option<PathBuf>, StageError> {
+fn remove_skill(
+    suite: &SuiteStage,
+    writer: &Writer,
+    own: &[String],
+) -> Result<Option<PathBuf>, StageError> {
     if let Some(skill) = &suite.skill {
-        remove_copies(skill, &suite.project_root, writer)?;
+        remove_copies(skill, &suite.project_root, writer, own)?;
     }
     Ok(None)
 }
 
-/// Removes a skill from a workspace: where assay installs it, and its own copy from the
-/// project (`skills/foo/`, `.agents/skills/foo/`, …), never the workspace itself.
-fn remove_copies(skill: &Skill, project_root: &Path, writer: &Writer) -> Result<(), StageError> {
+/// Removes a skill from a workspace: where assay installs it (any engine's folder and the
+/// harness's `own`), and its own copy from the project (`skills/foo/`, `.agents/skills/foo/`,
+/// …), never the workspace itself.
+fn remove_copies(
+    skill: &Skill,
+    project_root: &Path,
+    writer: &Writer,
+    own: &[String],
+) -> Result<(), StageError> {
     // Wherever any engine reads it, whichever harness runs.
     let mut paths: Vec<PathBuf> = [CLAUDE_SKILLS, AGENT_SKILLS]
-        .iter()
+        .into_iter()
+        .chain(own.iter().map(String::as_str))
         .map(|root| skill_path(root, skill.kind, &skill.name))
         .collect();
     paths.dedup();

@@ -42,25 +42,27 @@ impl Engine {
 /// Where the Codex harness keeps its private home, inside the case-run's HOME.
 pub const CODEX_HOME: &str = ".codex";
 
-/// Installs a package's skills, commands, hooks, agents, rules, MCP servers and AGENTS.md
-/// for each engine; never what `exclude` names.
+/// Installs a package's skills in each of `roots` (the engines' skill folders and the
+/// harness's own), and its commands, hooks, agents, rules, MCP servers and AGENTS.md for each
+/// engine; never what `exclude` names.
 pub fn install(
     pkg: &Package,
     writer: &Writer,
     home: &Path,
     engines: &[Engine],
+    roots: &[String],
     exclude: &[PathBuf],
 ) -> Result<(), StageError> {
+    let src = pkg.root.join("skills");
+    for root in roots.iter().filter(|_| src.is_dir()) {
+        let to = writer.path(Path::new(root));
+        io(
+            "install the package's",
+            &src,
+            copy::copy_tree_except(&src, &to, false, exclude),
+        )?;
+    }
     for engine in engines {
-        let src = pkg.root.join("skills");
-        if src.is_dir() {
-            let to = writer.path(Path::new(engine.skill_root()));
-            io(
-                "install the package's",
-                &src,
-                copy::copy_tree_except(&src, &to, false, exclude),
-            )?;
-        }
         match engine {
             Engine::ClaudeCode => claude_code(pkg, writer, exclude)?,
             Engine::Codex => codex(pkg, &home.join(CODEX_HOME))?,

@@ -1,6 +1,6 @@
 //! Write assay plugins in Rust: check types, formats and harness adapters, built as one
 //! WebAssembly component (`cargo build --release --target wasm32-wasip2`) against assay's WIT
-//! interface (`assay:plugin@0.2.0`).
+//! interface (`assay:plugin@0.3.0`).
 //!
 //! Implement [`Assertion`], [`Format`] or [`Harness`] for your types, list them in a
 //! [`Plugin`], and export it:
@@ -45,7 +45,9 @@ use bindings::assay::plugin::case_run;
 use bindings::assay::plugin::types;
 use bindings::exports::assay::plugin::{assertion, format, harness};
 
-pub use bindings::exports::assay::plugin::harness::{CommandLine, Exit, Invocation, Login};
+pub use bindings::exports::assay::plugin::harness::{
+    CommandLine, ErrorKind, Exit, Invocation, Login,
+};
 
 impl Exit {
     /// An exit with this code (none: killed by a signal), as a parser's tests need one.
@@ -265,9 +267,10 @@ pub enum Event {
     },
 }
 
-/// Why a turn failed, as assay categorises it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
+/// Why a turn failed, as assay categorises it; or a kind of the agent's own, which the
+/// harness declares in [`Harness::error_kinds`] with the category it counts as (one it does
+/// not declare counts as `agent`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ErrorCategory {
     Auth,
     RateLimit,
@@ -277,7 +280,112 @@ pub enum ErrorCategory {
     InteractiveHang,
     BackgroundTasks,
     Crash,
+    /// The adapter's own fault (it cannot read this agent's output, say): an error of
+    /// assay's side, never the skill failing.
+    Plugin,
     Agent,
+    /// A kind of the agent's own, by its name (`quota`).
+    Own(String),
+}
+
+impl ErrorCategory {
+    /// The name assay reads.
+    pub fn as_str(&self) -> &str {
+        match self {
+            ErrorCategory::Auth => "auth",
+            ErrorCategory::RateLimit => "rate-limit",
+            ErrorCategory::Server => "server",
+            ErrorCategory::Network => "network",
+            ErrorCategory::Timeout => "timeout",
+            ErrorCategory::InteractiveHang => "interactive-hang",
+            ErrorCategory::BackgroundTasks => "background-tasks",
+            ErrorCategory::Crash => "crash",
+            ErrorCategory::Plugin => "plugin",
+            ErrorCategory::Agent => "agent",
+            ErrorCategory::Own(name) => name,
+        }
+    }
+}
+
+impl serde::Serialize for ErrorCategory {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// Why a turn failed: what [`Summary::error`] holds.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TurnError {
+    pub category: ErrorCategory,
+    pub message: String,
+}
+
+impl TurnError {
+    pub fn new(category: ErrorCategory, message: impl Into<String>) -> Self {
+        TurnError {
+            category,
+            message: message.into(),
+        }
+    }
+
+    /// How the process ended, as the built-in harnesses say it when the agent reported
+    /// nothing: stopped by the timeout, or `<agent> exited with <code>: <the end of stderr>`
+    /// (a crash); none for exit 0.
+    pub fn from_exit(agent: &str, exit: &Exit) -> Option<TurnError> {
+        if exit.timed_out {
+            return Some(TurnError::new(
+                ErrorCategory::Timeout,
+                "stopped by the timeout",
+            ));
+        }
+        let code = match exit.code {
+            Some(0) => return None,
+            Some(c) => c.to_string(),
+            None => "a signal".to_string(),
+        };
+        let tail: Vec<&str> = exit.stderr_tail.trim().lines().rev().take(3).collect();
+        Some(TurnError::new(
+            ErrorCategory::Crash,
+            format!("{agent} exited with {code}: {}", tail.join(" / ")),
+        ))
+    }
+}
+
+/// Tokens, as the model API counted them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Tokens {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+}
+
+/// What one turn came to: what [`Parser::finish`] returns (`summary.into()`), built typed so
+/// that assay can always read it. Every field may stay empty.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Summary {
+    /// The session to resume on the next turn.
+    pub session_id: Option<String>,
+    pub model: Option<String>,
+    /// The agent's last message to the user.
+    pub final_message: Option<String>,
+    /// Why the turn failed, when it did not just give a wrong answer.
+    pub error: Option<TurnError>,
+    /// Model round trips, as the agent counted them.
+    pub num_turns: Option<u64>,
+    pub cost_usd: Option<f64>,
+    pub usage: Tokens,
+    /// The turn's wall time as the agent measured it (else [`Exit::duration_ms`]).
+    pub duration_ms: Option<u64>,
+    /// Tool calls the agent's own permission system refused.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub permission_denials: Vec<Value>,
+}
+
+impl From<Summary> for Value {
+    fn from(s: Summary) -> Value {
+        serde_json::to_value(s).unwrap_or(Value::Null)
+    }
 }
 
 impl From<Event> for Value {
@@ -301,7 +409,8 @@ pub trait Format: Send + Sync {
 pub trait Parser {
     /// Normalized events from one line of stdout (see docs/plugins.md for their shape).
     fn feed(&mut self, line: &str) -> Vec<Value>;
-    /// The turn's summary once the process exited.
+    /// The turn's summary once the process exited: a [`Summary`], `.into()` (the JSON shape
+    /// docs/plugins.md gives).
     fn finish(&mut self, exit: &Exit) -> Value;
 }
 
@@ -329,6 +438,33 @@ pub trait Harness: Send + Sync {
     /// Each model endpoint as (variable, default URL), for `--network model`.
     fn endpoints(&self) -> Vec<(String, String)> {
         Vec::new()
+    }
+    /// Folders, relative to the workspace, the agent reads skills from (say `.acme/skills`):
+    /// the skill under test goes there, and is removed from there for a baseline. Empty:
+    /// where [`Harness::engines`] read them; named with no engine: only there.
+    fn skill_folders(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// The arguments that make [`Harness::program`] print its version on its first line
+    /// (run inside assay's sandbox before any case-run, recorded, and part of the cache key).
+    /// None: it has no such flag, and is only looked up.
+    fn version_args(&self) -> Option<Vec<String>> {
+        Some(vec!["--version".into()])
+    }
+    /// The agent's own error kinds, each with the category of assay's it counts as: an
+    /// [`ErrorCategory::Own`] naming one is recorded as that kind.
+    fn error_kinds(&self) -> Vec<ErrorKind> {
+        Vec::new()
+    }
+}
+
+impl ErrorKind {
+    pub fn new(name: &str, summary: &str, counts_as: ErrorCategory) -> Self {
+        ErrorKind {
+            name: name.to_string(),
+            summary: summary.to_string(),
+            counts_as: counts_as.as_str().to_string(),
+        }
     }
 }
 
@@ -483,6 +619,9 @@ impl harness::Guest for Exports {
                 slash_commands: h.slash_commands(),
                 login: h.login(),
                 endpoints: h.endpoints(),
+                skill_folders: h.skill_folders(),
+                version_args: h.version_args(),
+                error_kinds: h.error_kinds(),
             })
             .collect()
     }
@@ -513,7 +652,7 @@ impl harness::GuestParser for ParserResource {
         match self.0.borrow_mut().as_mut() {
             Some(p) => p.finish(&exit).to_string(),
             None => {
-                json!({"error": {"category": "crash", "message": "unknown harness"}}).to_string()
+                json!({"error": {"category": "plugin", "message": "this plugin has no such harness"}}).to_string()
             }
         }
     }

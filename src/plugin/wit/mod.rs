@@ -8,6 +8,7 @@
 
 pub mod since_v0_1_0;
 pub mod since_v0_2_0;
+pub mod since_v0_3_0;
 
 use wasmtime::Store;
 use wasmtime::component::{Instance, InstancePre, Resource, ResourceAny};
@@ -18,20 +19,21 @@ use crate::harness::{CommandLine, Invocation};
 use crate::process::Exited;
 
 /// The version new plugins target (the SDK's and `assay plugin new`'s).
-pub use since_v0_2_0 as current;
+pub use since_v0_3_0 as current;
 
 /// The WIT versions this host loads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WitVersion {
     V0_1_0,
     V0_2_0,
+    V0_3_0,
 }
 
 /// The version [`current`] implements: what new plugins target.
-pub const CURRENT: WitVersion = WitVersion::V0_2_0;
+pub const CURRENT: WitVersion = WitVersion::V0_3_0;
 
 /// Every version, newest first: a component is taken as the first whose exports it has.
-pub const ALL: [WitVersion; 2] = [WitVersion::V0_2_0, WitVersion::V0_1_0];
+pub const ALL: [WitVersion; 3] = [WitVersion::V0_3_0, WitVersion::V0_2_0, WitVersion::V0_1_0];
 
 impl WitVersion {
     /// The package version, as `wit/<version>/` and the plugin's imports name it.
@@ -39,6 +41,7 @@ impl WitVersion {
         match self {
             WitVersion::V0_1_0 => "0.1.0",
             WitVersion::V0_2_0 => "0.2.0",
+            WitVersion::V0_3_0 => "0.3.0",
         }
     }
 
@@ -47,6 +50,7 @@ impl WitVersion {
         match self {
             WitVersion::V0_1_0 => since_v0_1_0::exports(pre),
             WitVersion::V0_2_0 => since_v0_2_0::exports(pre),
+            WitVersion::V0_3_0 => since_v0_3_0::exports(pre),
         }
     }
 }
@@ -60,7 +64,8 @@ pub fn exports(pre: &InstancePre<HostState>) -> Option<Box<dyn Exports>> {
 /// instantiate.
 pub fn add_to_linker(linker: &mut wasmtime::component::Linker<HostState>) -> wasmtime::Result<()> {
     since_v0_1_0::add_to_linker(linker)?;
-    since_v0_2_0::add_to_linker(linker)
+    since_v0_2_0::add_to_linker(linker)?;
+    since_v0_3_0::add_to_linker(linker)
 }
 
 type S<'a> = &'a mut Store<HostState>;

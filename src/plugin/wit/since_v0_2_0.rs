@@ -1,8 +1,10 @@
-//! WIT `assay:plugin@0.2.0` (`wit/0.2.0/plugin.wit`), the current version: its generated
-//! bindings, the host functions its plugins call, and its exports in the host's [`Exports`].
+//! WIT `assay:plugin@0.2.0` (`wit/0.2.0/plugin.wit`), frozen: its generated bindings, the
+//! host functions its plugins call, and its exports in the host's [`Exports`].
 //! It adds to 0.1.0's harness interface what the built-in adapters use: sub-agent, settings,
 //! sandbox and root in the invocation; engines, slash commands, login and endpoints in the
-//! harness's description; the whole exit (with its wall time) in `finish`.
+//! harness's description; the whole exit (with its wall time) in `finish`. A 0.2.0 harness's
+//! skills go where its engines read them, its version is asked with `--version`, and it has
+//! no error kinds of its own (as before 0.3.0).
 
 use wasmtime::Store;
 use wasmtime::component::{Instance, Resource, ResourceAny};
@@ -63,6 +65,7 @@ fn info(h: harness::HarnessInfo) -> HarnessInfo {
             fix: l.fix,
         }),
         endpoints: h.endpoints,
+        ..HarnessInfo::assumed(String::new(), String::new(), String::new())
     }
 }
 
