@@ -1047,6 +1047,17 @@ fn a_harness_program_asked_its_version_runs_in_the_sandbox_and_cannot_touch_the_
     }
     assert_eq!(versions[0], "acme-agent 1.4.2");
     assert_eq!(versions[0], versions[1], "the same version each run");
+    // A harness that says its program has no version flag: it is never run for one.
+    let out = assay_with_path(
+        d.path(),
+        &bin,
+        &home,
+        &["run", "--harness", "acme-unversioned", "--output-dir", "r3"],
+    );
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    assert!(marks().is_empty(), "run asked it anyway: {:?}", marks());
+    let run = read_json(&d.path().join("r3/run.json"));
+    assert_eq!(run["harnesses"]["acme-unversioned"], "");
 }
 
 #[test]
@@ -1087,6 +1098,23 @@ fn a_harness_program_the_sandbox_cannot_see_stops_the_run_before_any_case_runs()
         said.contains("cannot be started inside the sandbox"),
         "{said}"
     );
+    // One with no version flag is looked up inside the sandbox all the same.
+    let out = assay_with_path(
+        &proj,
+        &bin,
+        &home,
+        &[
+            "run",
+            "--harness",
+            "acme-unversioned",
+            "--output-dir",
+            "out",
+        ],
+    );
+    let said = format!("{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(code(&out), 3, "{said}");
+    assert!(said.contains("not found on the sandbox's PATH"), "{said}");
+    assert!(!proj.join("out").join("run.json").exists(), "{said}");
 }
 
 #[test]

@@ -76,6 +76,36 @@ impl Harness for Acme {
     }
 }
 
+/// The same agent, declared as having no version flag (WIT 0.3.0): never run for a version,
+/// only looked up inside the sandbox.
+struct AcmeUnversioned;
+
+impl Harness for AcmeUnversioned {
+    fn name(&self) -> &str {
+        "acme-unversioned"
+    }
+
+    fn summary(&self) -> &str {
+        "runs acme-agent from PATH; it has no version flag"
+    }
+
+    fn program(&self) -> &str {
+        Acme.program()
+    }
+
+    fn command(&self, inv: &Invocation) -> Result<CommandLine, String> {
+        Acme.command(inv)
+    }
+
+    fn parser(&self, inv: &Invocation) -> Box<dyn Parser> {
+        Acme.parser(inv)
+    }
+
+    fn version_args(&self) -> Option<Vec<String>> {
+        None
+    }
+}
+
 struct Fragile(String);
 
 impl Parser for Fragile {
@@ -272,6 +302,7 @@ fn plugin() -> Plugin {
         .harness(Garbled)
         .harness(Faulty)
         .harness(Acme)
+        .harness(AcmeUnversioned)
 }
 
 assay_plugin::export!(plugin);
