@@ -1318,3 +1318,60 @@ fn the_in_house_agent_examples_adapter_failing_is_its_own_error_and_the_run_goes
         assert!(reason.contains(why), "says why: {r:#}");
     }
 }
+
+#[test]
+fn a_harness_plugin_whose_skill_folders_leave_the_workspace_is_refused_before_anything_runs() {
+    let wasm = wasm_plugins().join("escaping.wasm");
+    let d = tempfile::tempdir().unwrap();
+    let proj = d.path().join("a/b");
+    write_tree(
+        &proj,
+        &[
+            ("assay.toml", &toml_plugin(&wasm, "")),
+            (
+                ".claude/skills/greeter/SKILL.md",
+                "---\nname: greeter\ndescription: Writes greeting cards\n---\nGreet.\n",
+            ),
+            (
+                "evals/greeter/evals.json",
+                r#"{"skill_name": "greeter", "evals": [{"id": "one", "prompt": "echo hi",
+                    "x-assay-checks": [{"type": "contains", "value": "hi"}]}]}"#,
+            ),
+        ],
+    );
+    for args in [
+        vec!["run", "--harness", "escaping", "--output-dir", "out"],
+        vec![
+            "run",
+            "--harness",
+            "escaping",
+            "--baseline",
+            "--output-dir",
+            "out",
+        ],
+    ] {
+        let out = assay(&proj, &args);
+        let said = format!("{}\n{}", stdout(&out), stderr(&out));
+        assert_eq!(code(&out), 2, "{said}");
+        for want in [
+            "skill folder `../../escaped` is not a plain relative folder",
+            "skill folder `/tmp/escaped`",
+            "error kind `crash` is assay's own category",
+            "error kind `oom` counts as `limit`",
+        ] {
+            assert!(said.contains(want), "{want}: {said}");
+        }
+        assert!(!proj.join("out/run.json").exists(), "{said}");
+    }
+    // Nothing was installed where the folders point, from any workspace.
+    assert!(!d.path().join("escaped").exists());
+    assert!(!Path::new("/tmp/escaped/greeter").exists());
+    // `plugin inspect` shows the plugin, and says what a run refuses it for.
+    let out = assay(&proj, &["plugin", "inspect", wasm.to_str().unwrap()]);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("refused by `assay run` (exit 2)"),
+        "{}",
+        stdout(&out)
+    );
+}

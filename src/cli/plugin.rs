@@ -187,6 +187,16 @@ fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs) -> Outcome {
     let provider = Provider::Wasm(plugin.clone());
     let imports = plugin.wasi_imports();
     let needs = wasi_needs(&imports);
+    // What a run would refuse it for (it loads here, to be looked at).
+    let problems: Vec<String> = provider
+        .harnesses()
+        .iter()
+        .flat_map(|h| h.problems())
+        .collect();
+    let outcome = match problems.is_empty() {
+        true => Outcome::Success,
+        false => Outcome::BadInput,
+    };
     if args.json {
         let mut v = provider.record();
         v["check_types"] = json!(provider.check_types());
@@ -195,8 +205,9 @@ fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs) -> Outcome {
         v["imports"] = json!(imports);
         v["grants"] = json!(grants);
         v["grants_declared"] = json!(declared.is_some());
+        v["problems"] = json!(problems);
         super::print_json(&v);
-        return Outcome::Success;
+        return outcome;
     }
     say!("{}  {}", provider.name(), ctx.shown(&path).display());
     say!(
@@ -225,6 +236,12 @@ fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs) -> Outcome {
     for h in harnesses {
         say!("    {:<20} {}", h.name, h.summary);
         say!("    {:<20} {}", "", harness_details(h));
+    }
+    if !problems.is_empty() {
+        say!("  refused by `assay run` (exit 2):");
+        for p in &problems {
+            say!("    {p}");
+        }
     }
     say!(
         "  grants{}:",
@@ -264,7 +281,7 @@ fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs) -> Outcome {
             say!("    {i}: grant {need}");
         }
     }
-    Outcome::Success
+    outcome
 }
 
 /// A harness's program and how its version is asked, where its agent reads skills, its

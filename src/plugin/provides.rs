@@ -91,17 +91,39 @@ impl HarnessInfo {
     /// category or counts as none.
     pub fn problems(&self) -> Vec<String> {
         let mut out = Vec::new();
+        let counts = [
+            ("skill folders", self.skill_folders.len(), MAX_SKILL_FOLDERS),
+            ("error kinds", self.error_kinds.len(), MAX_ERROR_KINDS),
+            (
+                "version arguments",
+                self.version_args.as_ref().map_or(0, Vec::len),
+                MAX_VERSION_ARGS,
+            ),
+        ];
+        for (what, n, max) in counts.into_iter().filter(|(_, n, max)| n > max) {
+            out.push(format!(
+                "the {} harness names {n} {what}, more than the {max} assay takes",
+                self.name
+            ));
+        }
+        let args = self.version_args.iter().flatten();
+        if args.clone().any(|a| a.len() > 200 || a.contains('\0')) {
+            out.push(format!(
+                "the {} harness's version arguments are not plain short words",
+                self.name
+            ));
+        }
         for f in &self.skill_folders {
             if !relative_folder(f) {
                 out.push(format!(
                     "the {} harness's skill folder `{}` is not a plain relative folder (no `/` at the start, no `.` or `..` part, no `\\`)",
                     self.name,
-                    crate::text::printable(f)
+                    crate::text::shorten(&crate::text::printable(f), 100)
                 ));
             }
         }
         for k in &self.error_kinds {
-            let name = crate::text::printable(&k.name);
+            let name = crate::text::shorten(&crate::text::printable(&k.name), 64);
             if !plain_name(&k.name) {
                 out.push(format!(
                     "the {} harness's error kind `{name}` is not a name of lowercase letters, digits and `-`",
@@ -113,18 +135,30 @@ impl HarnessInfo {
                     self.name
                 ));
             }
-            if ErrorCategory::named(&k.counts_as).is_none() {
+            let counted = ErrorCategory::named(&k.counts_as);
+            if counted.is_none() || counted == Some(ErrorCategory::Limit) {
                 out.push(format!(
-                    "the {} harness's error kind `{name}` counts as `{}`, which is none of assay's categories ({})",
+                    "the {} harness's error kind `{name}` counts as `{}`, which is none of the categories a harness may name ({})",
                     self.name,
-                    crate::text::printable(&k.counts_as),
-                    ErrorCategory::NAMES.join(", ")
+                    crate::text::shorten(&crate::text::printable(&k.counts_as), 64),
+                    ErrorCategory::NAMES
+                        .iter()
+                        .filter(|n| **n != "limit")
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ));
             }
         }
         out
     }
 }
+
+/// At most this many skill folders, error kinds and version arguments per harness: each
+/// folder is a copy of the skill (and its siblings) per case-run.
+const MAX_SKILL_FOLDERS: usize = 8;
+const MAX_ERROR_KINDS: usize = 32;
+const MAX_VERSION_ARGS: usize = 8;
 
 /// A folder below the workspace: relative, each part a plain name.
 fn relative_folder(f: &str) -> bool {
@@ -194,6 +228,7 @@ mod tests {
             ("Quota", "agent"),
             ("crash", "agent"),
             ("quota", "nothing"),
+            ("quota", "limit"),
             ("", "agent"),
         ] {
             assert_eq!(

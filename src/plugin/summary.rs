@@ -11,11 +11,13 @@ use crate::harness::{ErrorCategory, Event, TurnSummary};
 /// A turn's summary, its error's own kind kept.
 pub fn summary(json: &str, kinds: &[ErrorKind]) -> Result<TurnSummary, serde_json::Error> {
     let mut v: Value = serde_json::from_str(json)?;
-    if let Some(err) = v.get_mut("error").and_then(Value::as_object_mut)
-        && let Some((category, kind)) = err.get("category").and_then(|c| own(c, kinds))
-    {
-        err.insert("category".into(), category);
-        err.insert("kind".into(), Value::String(kind));
+    if let Some(err) = v.get_mut("error").and_then(Value::as_object_mut) {
+        // The kind is assay's to set, from the category: never the plugin's own text.
+        err.remove("kind");
+        if let Some((category, kind)) = err.get("category").and_then(|c| own(c, kinds)) {
+            err.insert("category".into(), category);
+            err.insert("kind".into(), Value::String(kind));
+        }
     }
     serde_json::from_value(v)
 }
@@ -84,8 +86,12 @@ mod tests {
             (err.category, err.kind.as_deref()),
             (ErrorCategory::Agent, Some("melted"))
         );
-        // One of assay's own is as it was.
-        let s = summary(r#"{"error":{"category":"crash","message":"x"}}"#, &quota()).unwrap();
+        // One of assay's own is as it was; a kind the plugin sets itself is not taken.
+        let s = summary(
+            r#"{"error":{"category":"crash","message":"x","kind":"\u001b[2Jforged"}}"#,
+            &quota(),
+        )
+        .unwrap();
         assert_eq!(s.error.unwrap().kind, None);
     }
 

@@ -106,8 +106,23 @@ pub struct AgentError {
 mod tests {
     use super::ErrorCategory;
 
+    /// Every variant, by a match the compiler holds complete: a new category must be named.
+    fn each(c: ErrorCategory) -> usize {
+        use ErrorCategory::*;
+        match c {
+            Auth | RateLimit | Server | Network | Timeout | Limit | InteractiveHang
+            | BackgroundTasks | Crash | Plugin | Agent => 1,
+        }
+    }
+
     #[test]
     fn every_category_is_named_as_it_is_written() {
+        let named: usize = ErrorCategory::NAMES
+            .iter()
+            .filter_map(|n| ErrorCategory::named(n))
+            .map(each)
+            .sum();
+        assert_eq!(named, 11, "NAMES lists every category once");
         for name in ErrorCategory::NAMES {
             let c = ErrorCategory::named(name).unwrap();
             assert_eq!(serde_json::to_value(c).unwrap(), name);

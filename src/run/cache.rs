@@ -104,8 +104,26 @@ impl Digests {
             .or_insert_with(|| hash_tree(path))
     }
 
-    /// The digest of what a `command` harness runs (its `command:` key), empty for others.
-    pub fn program(&mut self, harness_key: &str, project: &Path) -> String {
+    /// The digest of what a `command` harness runs (its `command:` key), and of the program of
+    /// a harness that has no version to key the cache by (a plugin's without a version flag:
+    /// a changed agent is a miss); empty for others.
+    pub fn program(
+        &mut self,
+        harness: (&str, &dyn crate::harness::Harness),
+        project: &Path,
+    ) -> String {
+        let (harness_key, h) = harness;
+        if let Some(crate::harness::VersionCommand {
+            program,
+            args: None,
+        }) = h.version_command()
+        {
+            return self
+                .programs
+                .entry((program.clone(), project.to_path_buf()))
+                .or_insert_with(|| program_digest(&[&program], project))
+                .clone();
+        }
         let Some(argv) = harness_key.strip_prefix("command:") else {
             return String::new();
         };

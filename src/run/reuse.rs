@@ -159,7 +159,7 @@ impl KeyParts<'_, '_> {
                     harness_key,
                     h.name(),
                     versions.get(h.name()).cloned().unwrap_or_default(),
-                    digests.program(harness_key, &p.suite.project_root)
+                    digests.program((harness_key, h.as_ref()), &p.suite.project_root)
                 ),
                 model: p.model.as_deref(),
                 timeout_secs: p.timeout.as_secs(),

@@ -236,24 +236,57 @@ pub(super) async fn harness_versions(
 }
 
 /// The first line `program args` prints, run where the probe says; `Err` when the sandbox
-/// could not start it. With no arguments (a program without a version flag) it is only
-/// looked up on the sandbox's PATH, by the shell, and nothing is recorded.
+/// could not start it. Without a sandbox only `--version` is run (on the host): other
+/// arguments are a plugin's own choice, never run outside the sandbox. With no arguments (a
+/// program without a version flag) it is only looked up, and nothing is recorded.
 async fn version_of(
     program: &str,
     args: Option<Vec<String>>,
     probe: &VersionProbe,
 ) -> Result<String, String> {
-    let (program, args, lookup) = match args {
-        Some(args) => (program.to_string(), args, false),
-        None if probe.setting.is_none() => return Ok(String::new()),
-        None => (
-            "/bin/sh".to_string(),
-            ["-c", "command -v \"$1\"", "sh", program]
-                .map(String::from)
-                .to_vec(),
-            true,
-        ),
-    };
+    let sandboxed = probe.setting.is_some();
+    match args {
+        Some(args) if sandboxed || args == ["--version"] => {
+            let (exited, text) = probed(program, args, probe.setting.clone(), probe).await?;
+            if exited.code == Some(127) && sandboxed {
+                let said = exited.stderr_tail.trim().lines().last().unwrap_or("");
+                return Err(crate::text::printable(said));
+            }
+            Ok(text)
+        }
+        None if sandboxed => looked_up(program, probe).await,
+        _ => Ok(String::new()),
+    }
+}
+
+/// Whether the sandbox, showing what it shows a case-run of `program`, finds it on its PATH
+/// as an executable file (the shell's `command -v`, the name passed as an argument).
+async fn looked_up(program: &str, probe: &VersionProbe) -> Result<String, String> {
+    let mut setting = probe.setting.clone();
+    let path_var = std::env::var("PATH").unwrap_or_default();
+    if let (Some(s), Some(root)) = (
+        setting.as_mut(),
+        crate::sandbox::shown::program_root(program, &path_var),
+    ) {
+        s.read_only.push(root);
+    }
+    let check = r#"p=$(command -v -- "$1") && [ -f "$p" ] && [ -x "$p" ]"#;
+    let args = ["-c", check, "sh", program].map(String::from).to_vec();
+    let (exited, _) = probed("/bin/sh", args, setting, probe).await?;
+    match exited.code {
+        Some(0) => Ok(String::new()),
+        _ => Err("not found on the sandbox's PATH".into()),
+    }
+}
+
+/// Runs `program args` in a scratch folder with a HOME of its own, in `setting`'s sandbox
+/// (none: on the host), for 10 s at most: how it ended, and its first line (bounded).
+async fn probed(
+    program: &str,
+    args: Vec<String>,
+    setting: Option<crate::sandbox::Setting>,
+    probe: &VersionProbe,
+) -> Result<(process::Exited, String), String> {
     let scratch = std::fs::create_dir_all(&probe.parent)
         .and_then(|_| {
             tempfile::Builder::new()
@@ -265,12 +298,12 @@ async fn version_of(
     for d in [&work, &home] {
         std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
     }
-    let mut spawn = process::Spawn::new(program.clone(), &work);
+    let mut spawn = process::Spawn::new(program.to_string(), &work);
     spawn.args = args;
     spawn.env = std::env::vars().filter(|(k, _)| k == "PATH").collect();
     spawn.env.push(("HOME".into(), home.display().to_string()));
     spawn.timeout = Duration::from_secs(10);
-    let jail = match &probe.setting {
+    let jail = match &setting {
         Some(s) => s
             .jail(scratch.path(), &work, None, &[])
             .map_err(|e| format!("the sandbox could not be made: {e}"))?,
@@ -291,15 +324,5 @@ async fn version_of(
     if let Some(why) = crate::sandbox::failed_to_start(&exited) {
         return Err(why);
     }
-    if lookup {
-        return match exited.code {
-            Some(0) => Ok(String::new()),
-            _ => Err("not found on the sandbox's PATH".into()),
-        };
-    }
-    if exited.code == Some(127) && jail.is_some() {
-        let said = exited.stderr_tail.trim().lines().last().unwrap_or("");
-        return Err(crate::text::printable(said));
-    }
-    Ok(text)
+    Ok((exited, text))
 }

@@ -141,6 +141,11 @@ fn resolve(program: &str, path_var: &str) -> Option<PathBuf> {
     std::fs::canonicalize(path.which(program)?).ok()
 }
 
+/// The folder the sandbox shows for `program` found on `path_var` (its [`install_root`]).
+pub fn program_root(program: &str, path_var: &str) -> Option<PathBuf> {
+    resolve(program, path_var).map(|p| install_root(&p))
+}
+
 /// The folder a program is installed in: the `node_modules` it is part of (a CLI from npm
 /// needs its dependencies beside it), else its own folder.
 pub fn install_root(program: &Path) -> PathBuf {

@@ -603,9 +603,9 @@ fn remove_copies(
     own: &[String],
 ) -> Result<(), StageError> {
     // Wherever any engine reads it, whichever harness runs.
-    let mut paths: Vec<PathBuf> = [CLAUDE_SKILLS, AGENT_SKILLS]
-        .into_iter()
-        .chain(own.iter().map(String::as_str))
+    let roots = skill_roots(&[Engine::ClaudeCode, Engine::Codex], own);
+    let mut paths: Vec<PathBuf> = roots
+        .iter()
         .map(|root| skill_path(root, skill.kind, &skill.name))
         .collect();
     paths.dedup();

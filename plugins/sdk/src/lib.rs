@@ -271,6 +271,7 @@ pub enum Event {
 /// harness declares in [`Harness::error_kinds`] with the category it counts as (one it does
 /// not declare counts as `agent`).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ErrorCategory {
     Auth,
     RateLimit,
@@ -343,7 +344,8 @@ impl TurnError {
             Some(c) => c.to_string(),
             None => "a signal".to_string(),
         };
-        let tail: Vec<&str> = exit.stderr_tail.trim().lines().rev().take(3).collect();
+        let lines: Vec<&str> = exit.stderr_tail.trim().lines().collect();
+        let tail = &lines[lines.len().saturating_sub(3)..];
         Some(TurnError::new(
             ErrorCategory::Crash,
             format!("{agent} exited with {code}: {}", tail.join(" / ")),
