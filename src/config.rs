@@ -140,6 +140,17 @@ pub struct HarnessConfigs {
     pub claude_code: ClaudeCodeConfig,
     #[serde(default)]
     pub codex: CodexConfig,
+    #[serde(default)]
+    pub acp: AcpConfig,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AcpConfig {
+    /// The agent's program and arguments that make it speak ACP on stdio
+    /// (`["copilot", "--acp"]`).
+    #[serde(default)]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]

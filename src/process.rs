@@ -59,6 +59,9 @@ pub struct Spawn {
     /// Asked every second, off the async runtime, while the process runs: a reason stops it
     /// as a timeout would ([`Exited::stopped_by`]).
     pub watch: Option<Watch>,
+    /// Programs it starts besides itself (the ACP client's agent): a sandbox shows their
+    /// folders as it shows the program's.
+    pub shows: Vec<String>,
 }
 
 /// A check made every second while a process runs (say, how much disk its case-run took).
@@ -98,7 +101,15 @@ impl Spawn {
             join: Vec::new(),
             rlimits: Vec::new(),
             watch: None,
+            shows: Vec::new(),
         }
+    }
+
+    /// The program and those it starts, as a sandbox shows them.
+    pub fn programs(&self) -> Vec<String> {
+        std::iter::once(self.program.clone())
+            .chain(self.shows.iter().cloned())
+            .collect()
     }
 }
 

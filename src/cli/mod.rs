@@ -429,7 +429,7 @@ pub struct RunArgs {
     /// Append nothing to the history (`assay watch` passes never do).
     #[arg(long)]
     pub no_history: bool,
-    /// The command harness's program and arguments, split as a shell splits words (quotes
+    /// The command (or acp) harness's program and arguments, split as a shell splits words (quotes
     /// keep spaces; nothing is expanded); `{prompt}` is replaced
     /// by the prompt, otherwise the prompt goes to stdin.
     #[arg(long)]
@@ -448,6 +448,17 @@ pub fn main() -> ExitCode {
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
         return crate::sandbox::inside::main(&rest);
+    }
+    // The ACP client, run inside a case-run's sandbox as an ACP agent's parent.
+    if argv
+        .get(1)
+        .is_some_and(|a| a == crate::harness::acp::bridge::SUBCOMMAND)
+    {
+        let rest: Vec<String> = argv[2..]
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        return crate::harness::acp::bridge::main(&rest);
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,

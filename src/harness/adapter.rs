@@ -105,6 +105,7 @@ impl Harness for Adapter {
             env: Vec::new(),
             // Without a placeholder the prompt goes to stdin, as with the command harness.
             stdin: (!templated).then(|| inv.prompt.as_bytes().to_vec()),
+            shows: Vec::new(),
         })
     }
 

@@ -105,6 +105,7 @@ impl Harness for ClaudeCode {
             args,
             env,
             stdin: None,
+            shows: Vec::new(),
         })
     }
 

@@ -147,6 +147,7 @@ impl Harness for Codex {
             args,
             env: Vec::new(),
             stdin: Some(prompt.into_bytes()),
+            shows: Vec::new(),
         })
     }
 

@@ -63,6 +63,7 @@ impl Harness for CommandHarness {
             args: argv.collect(),
             env: Vec::new(),
             stdin: (!templated).then(|| inv.prompt.as_bytes().to_vec()),
+            shows: Vec::new(),
         })
     }
 

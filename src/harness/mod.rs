@@ -4,6 +4,7 @@
 //! processes, limits and isolation. Built-in adapters and WebAssembly harness plugins
 //! implement the same [`Harness`] trait.
 
+pub mod acp;
 pub mod adapter;
 pub mod claude_code;
 pub mod codex;
@@ -49,6 +50,9 @@ pub struct CommandLine {
     /// Variables the harness needs on top of the scrubbed environment.
     pub env: Vec<(String, String)>,
     pub stdin: Option<Vec<u8>>,
+    /// Programs the command starts besides its own (the ACP client's agent): the sandbox
+    /// shows their folders as it shows the program's.
+    pub shows: Vec<String>,
 }
 
 /// How to ask a harness's program for its version.
@@ -164,6 +168,7 @@ type Make = fn(&HarnessSettings) -> Box<dyn Harness>;
 /// The built-in harnesses, by name: the one list assay knows them from (plugins add theirs
 /// beside these, never under these names).
 const BUILTINS: &[(&str, Make)] = &[
+    ("acp", |s| Box::new(acp::AcpHarness::new(s))),
     ("claude-code", |s| Box::new(claude_code::ClaudeCode::new(s))),
     ("codex", |s| Box::new(codex::Codex::new(s))),
     ("command", |s| Box::new(command::CommandHarness::new(s))),
@@ -200,6 +205,8 @@ pub struct HarnessSettings {
     /// The `command` harness's program and arguments; `{prompt}` is replaced by the prompt,
     /// and without it the prompt goes to stdin.
     pub command: Vec<String>,
+    /// The `acp` harness's agent command (`[harness.acp] command`, or `--command`).
+    pub acp_command: Vec<String>,
 }
 
 impl HarnessSettings {

@@ -289,6 +289,7 @@ macro_rules! harness_exports {
                     args: c.args,
                     env: c.env,
                     stdin: c.stdin.map(String::into_bytes),
+                    shows: Vec::new(),
                 }))
         }
 

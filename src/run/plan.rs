@@ -356,6 +356,11 @@ pub(super) fn plan<'a>(
             } else {
                 opts.command.clone()
             },
+            acp_command: if opts.command.is_empty() {
+                config.harness.acp.command.clone()
+            } else {
+                opts.command.clone()
+            },
         };
         let mut work: Vec<(&Case, Option<&TriggerCase>)> = Vec::new();
         if opts.settings.mode.artifacts() {
@@ -390,8 +395,9 @@ pub(super) fn plan<'a>(
                     // (and goes into the cache key).
                     Some(h) => (
                         format!(
-                            "{name}:{}\u{1}{:?}\u{1}{}",
+                            "{name}:{}\u{1}{}\u{1}{:?}\u{1}{}",
                             settings.command.join("\u{0}"),
+                            settings.acp_command.join("\u{0}"),
                             (
                                 &settings.permission_mode,
                                 &settings.claude_bin,

@@ -241,6 +241,7 @@ fn spawn_for(
 ) -> Spawn {
     let mut spawn = Spawn::new(line.program, &staged.cwd);
     spawn.args = line.args;
+    spawn.shows = line.shows;
     spawn.env = contained.agent_env.clone();
     for (k, v) in line.env {
         spawn.env.retain(|(e, _)| *e != k);

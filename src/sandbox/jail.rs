@@ -169,7 +169,7 @@ impl BwrapJail {
     /// passed through [`Jail::rewrite_env`]).
     pub fn wrap(&self, spawn: &mut Spawn) {
         let path_var = shown::path_of(spawn);
-        let mut args = self.mounts(&spawn.program, &path_var);
+        let mut args = self.mounts(&spawn.programs(), &path_var);
         // With an overlay, the working folder may exist only once it is mounted.
         let cwd = spawn.cwd.display().to_string();
         if self.spec.overlay.is_none() {
@@ -209,10 +209,10 @@ impl BwrapJail {
         spawn.launcher = true;
     }
 
-    fn mounts(&self, program: &str, path_var: &str) -> Vec<String> {
+    fn mounts(&self, programs: &[String], path_var: &str) -> Vec<String> {
         let s = &self.spec;
         let mut a = self.covers.clone();
-        self.show(&mut a, program, path_var);
+        self.show(&mut a, programs, path_var);
         ro_bind_at(&mut a, &self.bwrap.helper, Path::new(HELPER_INSIDE));
         if let Some(dir) = self.forwarder.as_ref().and_then(|f| f.dir()) {
             ro_bind_at(&mut a, dir, Path::new(NET_INSIDE));
@@ -261,10 +261,10 @@ impl BwrapJail {
     /// Shows again, read-only, what a command needs that the covers hid (see
     /// [`shown::folders`]), then masks the files never to be read (the cache's key, registry
     /// tokens) wherever a shown folder would show them.
-    fn show(&self, a: &mut Vec<String>, program: &str, path_var: &str) {
+    fn show(&self, a: &mut Vec<String>, programs: &[String], path_var: &str) {
         let s = &self.spec;
         let hidden_here = |p: &Path| self.covered.iter().any(|c| p.starts_with(c));
-        let shown = shown::folders(s, program, path_var, hidden_here);
+        let shown = shown::folders(s, programs, path_var, hidden_here);
         for t in &shown {
             ro_bind_at(a, t, t);
         }
@@ -405,7 +405,7 @@ pub(crate) mod tests {
             &[],
         )
         .unwrap();
-        let args = jail.mounts("true", "/usr/bin");
+        let args = jail.mounts(&["true".to_string()], "/usr/bin");
         let shown = sources(&args, "--ro-bind");
         let cargo = std::fs::canonicalize(home.join(".cargo")).unwrap();
         assert!(shown.iter().any(|p| Path::new(p) == cargo), "{args:?}");
@@ -433,7 +433,7 @@ pub(crate) mod tests {
         // After the jail made `out`, something in the case-run swapped it for a link.
         std::fs::remove_dir(root.join("out")).unwrap();
         std::os::unix::fs::symlink(d.path().join("host-etc"), root.join("out")).unwrap();
-        let args = jail.mounts("true", "/usr/bin");
+        let args = jail.mounts(&["true".to_string()], "/usr/bin");
         let bound = sources(&args, "--bind");
         assert!(bound.iter().any(|p| p.ends_with("work/real")), "{args:?}");
         assert!(!bound.iter().any(|p| p.ends_with("work/out")), "{args:?}");

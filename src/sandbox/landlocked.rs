@@ -183,7 +183,7 @@ impl LandlockJail {
         let path_var = shown::path_of(spawn);
         let mut args = helper_args(&self.landlock.helper);
         args.push("--landlock".into());
-        args.extend(self.rules(&spawn.program, &path_var));
+        args.extend(self.rules(&spawn.programs(), &path_var));
         // The helper kills what is left a little before assay kills it.
         let grace = spawn.grace.saturating_sub(spawn.grace / 5);
         args.extend(["--grace-ms".into(), grace.as_millis().to_string()]);
@@ -196,7 +196,7 @@ impl LandlockJail {
     }
 
     /// The helper's `--read`, `--write`, `--device`, `--connect` and `--host-network`.
-    fn rules(&self, program: &str, path_var: &str) -> Vec<String> {
+    fn rules(&self, programs: &[String], path_var: &str) -> Vec<String> {
         let s = &self.spec;
         let mut a = Vec::new();
         let mut add = |flag: &str, p: &Path| {
@@ -214,7 +214,7 @@ impl LandlockJail {
             add("--read", &dir); // name resolution may live under /run
         }
         // Everything outside the system is hidden, so everything the PATH needs is shown.
-        let shown = shown::folders(s, program, path_var, |_| true);
+        let shown = shown::folders(s, programs, path_var, |_| true);
         let masked = shown::masked(s, &shown);
         for dir in &shown {
             for p in allowed_except(dir, &masked) {

@@ -178,9 +178,9 @@ impl SeatbeltJail {
     }
 
     /// What `program` may reach in this case-run.
-    pub fn reach(&self, program: &str, path_var: &str) -> Reach {
+    pub fn reach(&self, programs: &[String], path_var: &str) -> Reach {
         let s = &self.spec;
-        let shown = shown::folders(s, program, path_var, |_| true);
+        let shown = shown::folders(s, programs, path_var, |_| true);
         let mut read: Vec<PathBuf> = SYSTEM.iter().map(PathBuf::from).collect();
         read.extend(shown.iter().flat_map(|d| allowed_except(d, &[])));
         read.push(s.case_dir.clone());
@@ -199,7 +199,7 @@ impl SeatbeltJail {
 
     pub fn wrap(&self, spawn: &mut Spawn) {
         let path_var = shown::path_of(spawn);
-        let reach = self.reach(&spawn.program, &path_var);
+        let reach = self.reach(&spawn.programs(), &path_var);
         let mut args = vec!["-p".to_string(), profile(&reach)];
         args.push(std::mem::take(&mut spawn.program));
         args.append(&mut spawn.args);

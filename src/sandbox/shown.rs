@@ -44,7 +44,7 @@ pub fn path_of(spawn: &crate::process::Spawn) -> String {
 /// sandbox_read`; without any secret of the user's or any parent of a hidden folder.
 pub fn folders(
     s: &JailSpec,
-    program: &str,
+    programs: &[String],
     path_var: &str,
     hidden: impl Fn(&Path) -> bool,
 ) -> Vec<PathBuf> {
@@ -52,7 +52,11 @@ pub fn folders(
         .filter_map(|dir| toolchain_root(&dir, s.real_home.as_deref()))
         .filter(|t| hidden(t))
         .collect();
-    if let Some(p) = resolve(program, path_var).filter(|p| hidden(p)) {
+    for p in programs
+        .iter()
+        .filter_map(|p| resolve(p, path_var))
+        .filter(|p| hidden(p))
+    {
         shown.push(install_root(&p));
     }
     shown.extend(s.read_only.iter().cloned());

@@ -1,0 +1,260 @@
+//! The ACP client, run by assay inside the case-run's sandbox as the agent's parent
+//! (`assay __acp-client [--resume <session>] -- <agent> <args>…`, the prompt on stdin): it
+//! starts the agent, speaks the Agent Client Protocol to it (through the
+//! `agent-client-protocol` crate), and prints one JSON object per line for the harness's
+//! parser ([`super::read`]): each message the agent sent, as `{"agent": …}`, and its own
+//! steps, as `{"bridge": "session" | "permission" | "stop" | "error" | "cancelled", …}`.
+//!
+//! - One session per case-run: `session/new` with the workspace as `cwd` on the first turn,
+//!   `session/load` of the session on later ones (each turn is a process, as for every
+//!   harness); an agent that cannot load a session cannot run later turns.
+//! - Permission requests are allowed (the sandbox is the boundary), each printed.
+//! - No file-system or terminal capability is offered: the agent works in its workspace
+//!   itself.
+//! - On SIGTERM (assay's timeout) it sends `session/cancel` and waits for the turn's end
+//!   until assay kills the process group.
+//! - The agent's stdout is a socket, not a pipe, and this process is not dumpable, so
+//!   nothing the agent runs can write into what it prints.
+
+use std::process::ExitCode;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    CancelNotification, ContentBlock, Implementation, InitializeRequest, LoadSessionRequest,
+    NewSessionRequest, PermissionOptionKind, PromptRequest, RequestPermissionOutcome,
+    RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome, SessionId,
+    SessionNotification, TextContent,
+};
+use agent_client_protocol::{Agent, ByteStreams, Client};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+
+/// The hidden subcommand that runs it.
+pub const SUBCOMMAND: &str = "__acp-client";
+
+/// The longest line taken from the agent (a longer one ends the session as an error).
+const MAX_LINE: usize = 16 << 20;
+
+struct Args {
+    resume: Option<String>,
+    argv: Vec<String>,
+}
+
+fn parse(args: &[String]) -> Result<Args, String> {
+    let mut resume = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--resume" => resume = Some(it.next().ok_or("--resume SESSION")?.clone()),
+            "--" => {
+                let argv: Vec<String> = it.cloned().collect();
+                if argv.is_empty() {
+                    return Err("no agent command after --".into());
+                }
+                return Ok(Args { resume, argv });
+            }
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    Err("usage: assay __acp-client [--resume SESSION] -- AGENT [ARGS]…".into())
+}
+
+/// One line of what this process prints.
+fn say(v: Value) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    // A closed stdout (assay gone) leaves nothing to tell.
+    if writeln!(out, "{v}").and_then(|_| out.flush()).is_err() {
+        std::process::exit(1);
+    }
+}
+
+pub fn main(args: &[String]) -> ExitCode {
+    let args = match parse(args) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("assay {SUBCOMMAND}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    // Nothing the agent starts may read or write this process's memory or descriptors.
+    // SAFETY: prctl with PR_SET_DUMPABLE takes no pointers.
+    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            say(json!({"bridge": "error", "message": format!("no runtime: {e}")}));
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(session(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            say(json!({"bridge": "error", "message": message}));
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn session(args: Args) -> Result<(), String> {
+    let mut prompt = String::new();
+    tokio::io::stdin()
+        .read_to_string(&mut prompt)
+        .await
+        .map_err(|e| format!("cannot read the prompt: {e}"))?;
+    let (mine, theirs) = std::os::unix::net::UnixStream::pair()
+        .map_err(|e| format!("cannot make the agent's stdout: {e}"))?;
+    let mut child = tokio::process::Command::new(&args.argv[0])
+        .args(&args.argv[1..])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::from(std::os::fd::OwnedFd::from(
+            theirs,
+        )))
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", args.argv[0]))?;
+    let stdin = child.stdin.take().ok_or("the agent has no stdin")?;
+    mine.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let stdout = tokio::net::UnixStream::from_std(mine).map_err(|e| e.to_string())?;
+    let incoming = tee(stdout);
+    let transport = ByteStreams::new(stdin.compat_write(), incoming.compat());
+    let cwd = std::env::current_dir().map_err(|e| format!("no working folder: {e}"))?;
+    let result = Client
+        .v1()
+        .name("assay")
+        .on_receive_notification(
+            async move |_n: SessionNotification, _cx| Ok(()),
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |req: RequestPermissionRequest, responder, _cx| {
+                responder.respond(allow(&req))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(transport, async |cx: ConnectionTo<Agent>| {
+            turn(&cx, cwd, args.resume, prompt).await
+        })
+        .await;
+    result.map_err(|e| e.to_string())
+}
+
+/// The agent's stdout, each line printed as `{"agent": …}` before the client reads it.
+fn tee(stdout: tokio::net::UnixStream) -> tokio::io::DuplexStream {
+    let (mut feed, incoming) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let mut lines = tokio::io::BufReader::new(stdout.take(u64::MAX));
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match (&mut lines)
+                .take(MAX_LINE as u64)
+                .read_line(&mut line)
+                .await
+            {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let text = line.trim_end();
+            let v = serde_json::from_str::<Value>(text)
+                .unwrap_or_else(|_| Value::String(crate::text::shorten(text, 4096)));
+            say(json!({"agent": v}));
+            if feed
+                .write_all(format!("{text}\n").as_bytes())
+                .await
+                .is_err()
+            {
+                break;
+            }
+        }
+    });
+    incoming
+}
+
+/// One turn: initialize, a session made or loaded, the prompt; cancelled on SIGTERM.
+async fn turn(
+    cx: &ConnectionTo<Agent>,
+    cwd: std::path::PathBuf,
+    resume: Option<String>,
+    prompt: String,
+) -> Result<(), agent_client_protocol::Error> {
+    let init = cx
+        .send_request(
+            InitializeRequest::new(ProtocolVersion::V1)
+                .client_info(Implementation::new("assay", env!("CARGO_PKG_VERSION"))),
+        )
+        .block_task()
+        .await?;
+    let agent = init
+        .agent_info
+        .as_ref()
+        .map(|i| format!("{} {}", i.name, i.version));
+    let sid = match resume {
+        Some(s) if init.agent_capabilities.load_session => {
+            let sid = SessionId::new(s);
+            cx.send_request(LoadSessionRequest::new(sid.clone(), cwd))
+                .block_task()
+                .await?;
+            sid
+        }
+        Some(_) => {
+            return Err(agent_client_protocol::Error::invalid_request().data(
+                "the agent cannot load a session (no loadSession capability): later turns cannot resume it",
+            ));
+        }
+        None => {
+            cx.send_request(NewSessionRequest::new(cwd))
+                .block_task()
+                .await?
+                .session_id
+        }
+    };
+    say(json!({"bridge": "session", "session_id": sid.to_string(), "agent": agent}));
+    let cancel = {
+        let (cx, sid) = (cx.clone(), sid.clone());
+        async move {
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok()?;
+            term.recv().await;
+            say(json!({"bridge": "cancelled"}));
+            cx.send_notification(CancelNotification::new(sid)).ok()
+        }
+    };
+    cx.spawn(async move {
+        cancel.await;
+        Ok(())
+    })?;
+    let text = ContentBlock::Text(TextContent::new(prompt));
+    let done = cx
+        .send_request(PromptRequest::new(sid, vec![text]))
+        .block_task()
+        .await?;
+    say(json!({"bridge": "stop", "stop_reason": done.stop_reason}));
+    Ok(())
+}
+
+/// Allow, once if the agent offers it (the sandbox is the boundary), printed as answered.
+fn allow(req: &RequestPermissionRequest) -> RequestPermissionResponse {
+    let pick = [
+        PermissionOptionKind::AllowOnce,
+        PermissionOptionKind::AllowAlways,
+    ]
+    .iter()
+    .find_map(|k| req.options.iter().find(|o| o.kind == *k));
+    say(json!({
+        "bridge": "permission",
+        "tool_call_id": req.tool_call.tool_call_id.to_string(),
+        "option": pick.map(|o| o.option_id.to_string()),
+    }));
+    RequestPermissionResponse::new(match pick {
+        Some(o) => {
+            RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(o.option_id.clone()))
+        }
+        None => RequestPermissionOutcome::Cancelled,
+    })
+}

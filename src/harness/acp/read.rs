@@ -1,0 +1,511 @@
+//! One turn of an ACP agent, as the bridge prints it ([`super::bridge`]): the agent's own
+//! JSON-RPC messages, each as `{"agent": …}`, and the bridge's, `{"bridge": …}`, turned
+//! into the normalized events and the turn's summary.
+//!
+//! | ACP (`session/update`) | event |
+//! |---|---|
+//! | `agent_message_chunk` (joined until something else comes) | `message` |
+//! | `agent_thought_chunk` (joined) | `reasoning` |
+//! | `tool_call` | `tool_call` (name: the agent's tool name from `_meta`, else `kind`) |
+//! | `tool_call_update` ending `completed` or `failed` | `tool_result` |
+//! | a tool call loading a skill (each engine words it its own way) | `skill_invoked` |
+//! | `usage_update` with a cost in USD | the turn's cost |
+//!
+//! Updates before the bridge says the session is ready (a loaded session's replayed
+//! history) are not this turn's and are left out.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::harness::{AgentError, ErrorCategory, Event, StreamParser, TurnSummary};
+use crate::process::Exited;
+
+/// The longest tool output kept in a `tool_result` event.
+const MAX_TOOL_OUTPUT: usize = 64 << 10;
+
+#[derive(Default)]
+pub struct AcpParser {
+    /// The bridge said the session is ready: what comes after is this turn's.
+    started: bool,
+    session: Option<String>,
+    text: String,
+    thought: String,
+    last_message: Option<String>,
+    tools: HashMap<String, Tool>,
+    stop: Option<String>,
+    failure: Option<String>,
+    cost: Option<f64>,
+}
+
+/// What is known of one tool call so far.
+#[derive(Default)]
+struct Tool {
+    name: String,
+    title: String,
+    input: Value,
+    skill_said: bool,
+    result_said: bool,
+}
+
+impl StreamParser for AcpParser {
+    fn line(&mut self, line: &str) -> Vec<Event> {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            return Vec::new();
+        };
+        if let Some(what) = v.get("bridge").and_then(Value::as_str) {
+            return self.bridge(what, &v);
+        }
+        match v.get("agent") {
+            Some(msg) if self.started => self.agent(msg),
+            _ => Vec::new(),
+        }
+    }
+
+    fn after_exit(&mut self, _exit: &Exited) -> Vec<Event> {
+        self.flush()
+    }
+
+    fn finish(&mut self, exit: &Exited) -> TurnSummary {
+        TurnSummary {
+            session_id: self.session.clone(),
+            final_message: self.last_message.clone(),
+            error: self.error(exit),
+            cost_usd: self.cost,
+            duration_ms: Some(exit.duration.as_millis() as u64),
+            ..TurnSummary::default()
+        }
+    }
+}
+
+impl AcpParser {
+    fn bridge(&mut self, what: &str, v: &Value) -> Vec<Event> {
+        let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+        match what {
+            "session" => {
+                self.started = true;
+                self.session = text("session_id");
+                vec![Event::SessionStarted {
+                    session_id: self.session.clone().unwrap_or_default(),
+                    model: text("agent"),
+                    tools: Vec::new(),
+                    skills: Vec::new(),
+                }]
+            }
+            "stop" => {
+                self.stop = text("stop_reason");
+                self.flush()
+            }
+            "error" => {
+                self.failure = text("message");
+                self.flush()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn agent(&mut self, msg: &Value) -> Vec<Event> {
+        if msg.get("method").and_then(Value::as_str) != Some("session/update") {
+            return Vec::new();
+        }
+        let Some(u) = msg.pointer("/params/update") else {
+            return Vec::new();
+        };
+        let chunk = || {
+            u.pointer("/content/text")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+        };
+        match u.get("sessionUpdate").and_then(Value::as_str) {
+            Some("agent_message_chunk") => {
+                let out = flush_into(&mut self.thought, |t| Event::Reasoning { text: t });
+                self.text.push_str(chunk());
+                out
+            }
+            Some("agent_thought_chunk") => {
+                let out = self.flush_message();
+                self.thought.push_str(chunk());
+                out
+            }
+            Some("tool_call") | Some("tool_call_update") => {
+                let mut out = self.flush();
+                out.extend(self.tool(u));
+                out
+            }
+            Some("usage_update") => {
+                if u.pointer("/cost/currency").and_then(Value::as_str) == Some("USD") {
+                    self.cost = u.pointer("/cost/amount").and_then(Value::as_f64);
+                }
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// A tool call or an update of one: the call when first seen, a skill it loads, and its
+    /// result once it has ended.
+    fn tool(&mut self, u: &Value) -> Vec<Event> {
+        let Some(id) = u.get("toolCallId").and_then(Value::as_str) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let first = !self.tools.contains_key(id);
+        let t = self.tools.entry(id.to_string()).or_default();
+        if let Some(name) = tool_name(u) {
+            t.name = name;
+        }
+        if let Some(title) = u.get("title").and_then(Value::as_str) {
+            t.title = title.to_string();
+        }
+        if let Some(input) = u.get("rawInput").filter(|i| !i.is_null()) {
+            t.input = input.clone();
+        }
+        if first {
+            out.push(Event::ToolCall {
+                id: id.to_string(),
+                name: t.name.clone(),
+                input: t.input.clone(),
+            });
+        }
+        if !t.skill_said
+            && let Some(skill) = skill_loaded(&t.name, &t.title, &t.input)
+        {
+            t.skill_said = true;
+            out.push(Event::SkillInvoked { name: skill });
+        }
+        let status = u.get("status").and_then(Value::as_str);
+        if !t.result_said && matches!(status, Some("completed") | Some("failed")) {
+            t.result_said = true;
+            out.push(Event::ToolResult {
+                id: id.to_string(),
+                output: crate::text::cut_bytes(content_text(u), MAX_TOOL_OUTPUT),
+                is_error: status == Some("failed"),
+            });
+        }
+        out
+    }
+
+    fn flush_message(&mut self) -> Vec<Event> {
+        let text = std::mem::take(&mut self.text);
+        if text.is_empty() {
+            return Vec::new();
+        }
+        self.last_message = Some(text.clone());
+        vec![Event::Message { text }]
+    }
+
+    /// The message and reasoning gathered so far, as events.
+    fn flush(&mut self) -> Vec<Event> {
+        let mut out = flush_into(&mut self.thought, |t| Event::Reasoning { text: t });
+        out.extend(self.flush_message());
+        out
+    }
+
+    /// Why the turn failed: the bridge's error, a stop short of the turn's end, the timeout,
+    /// or the agent gone before it answered.
+    fn error(&self, exit: &Exited) -> Option<AgentError> {
+        let error = |category, message: String| {
+            Some(AgentError {
+                category,
+                message,
+                kind: None,
+            })
+        };
+        if exit.timed_out {
+            return error(ErrorCategory::Timeout, "stopped by the timeout".into());
+        }
+        if let Some(why) = &self.failure {
+            // The agent gone mid-session: a crash, said with the end of its stderr.
+            if why.contains("transport closed") || why.contains("transport_closed") {
+                return error(
+                    ErrorCategory::Crash,
+                    format!(
+                        "the ACP agent ended before finishing its turn: {}",
+                        crate::text::shorten(exit.stderr_tail.trim(), 500)
+                    ),
+                );
+            }
+            let why = crate::text::shorten(&crate::text::printable(why), 500);
+            return error(classify(&why), format!("the ACP agent failed: {why}"));
+        }
+        match self.stop.as_deref() {
+            Some("end_turn") => None,
+            Some("cancelled") => error(ErrorCategory::Timeout, "the turn was cancelled".into()),
+            Some(other) => error(
+                ErrorCategory::Agent,
+                format!("the agent stopped before the end of its turn: {other}"),
+            ),
+            None => error(
+                ErrorCategory::Crash,
+                format!(
+                    "the ACP agent ended without finishing its turn ({}): {}",
+                    exit.code
+                        .map_or("killed by a signal".into(), |c| format!("exit {c}")),
+                    crate::text::shorten(exit.stderr_tail.trim(), 500)
+                ),
+            ),
+        }
+    }
+}
+
+fn flush_into(buf: &mut String, make: impl Fn(String) -> Event) -> Vec<Event> {
+    match buf.is_empty() {
+        true => Vec::new(),
+        false => vec![make(std::mem::take(buf))],
+    }
+}
+
+/// The agent's own name for a tool (Claude's adapter and Qwen Code put it in `_meta`), else
+/// ACP's kind (`read`, `edit`, `execute`, …).
+fn tool_name(u: &Value) -> Option<String> {
+    [
+        "/_meta/claudeCode/toolName",
+        "/_meta/toolName",
+        "/name",
+        "/kind",
+    ]
+    .iter()
+    .find_map(|p| u.pointer(p).and_then(Value::as_str))
+    .map(|s| crate::text::shorten(&crate::text::printable(s), 200))
+}
+
+/// The skill a tool call loads, as each engine says it: a tool named `skill` with the skill
+/// in its input (`skill` or `name`), or a title such as `Using skill: x` (Copilot),
+/// `Loaded skill: x` (OpenCode) or `Load skill: x` (Claude's adapter).
+fn skill_loaded(name: &str, title: &str, input: &Value) -> Option<String> {
+    let by_name = name.eq_ignore_ascii_case("skill").then(|| {
+        ["skill", "name"]
+            .iter()
+            .find_map(|k| input.get(*k).and_then(Value::as_str))
+    });
+    let by_title = || {
+        let lower = title.to_ascii_lowercase();
+        ["using skill:", "loaded skill:", "load skill:", "use skill:"]
+            .iter()
+            .find_map(|p| lower.find(p).map(|at| &title[at + p.len()..]))
+    };
+    let found = by_name.flatten().or_else(by_title)?;
+    let skill = found
+        .trim()
+        .trim_matches(|c| c == '"' || c == '\'' || c == '`');
+    (!skill.is_empty()).then(|| crate::text::shorten(&crate::text::printable(skill), 200))
+}
+
+/// The text of a tool call's content (text blocks; a diff as its path).
+fn content_text(u: &Value) -> String {
+    let Some(items) = u.get("content").and_then(Value::as_array) else {
+        return match u.get("rawOutput") {
+            Some(Value::String(s)) => s.clone(),
+            Some(v) if !v.is_null() => v.to_string(),
+            _ => String::new(),
+        };
+    };
+    items
+        .iter()
+        .filter_map(|c| match c.get("type").and_then(Value::as_str) {
+            Some("content") => c
+                .pointer("/content/text")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            Some("diff") => c
+                .get("path")
+                .and_then(Value::as_str)
+                .map(|p| format!("(diff of {p})")),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// An ACP error's category, from its words (agents report the model API's failures so).
+fn classify(why: &str) -> ErrorCategory {
+    let lower = why.to_ascii_lowercase();
+    if lower.contains("auth")
+        || lower.contains("401")
+        || lower.contains("403")
+        || lower.contains("api key")
+    {
+        ErrorCategory::Auth
+    } else if lower.contains("429") || lower.contains("rate limit") || lower.contains("quota") {
+        ErrorCategory::RateLimit
+    } else if crate::harness::unreachable(&lower) {
+        ErrorCategory::Network
+    } else if lower.contains("overloaded") || lower.contains(" 50") {
+        ErrorCategory::Server
+    } else {
+        ErrorCategory::Agent
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn update(u: Value) -> String {
+        json_line(
+            serde_json::json!({"agent": {"jsonrpc": "2.0", "method": "session/update",
+            "params": {"sessionId": "s", "update": u}}}),
+        )
+    }
+
+    fn json_line(v: Value) -> String {
+        v.to_string()
+    }
+
+    fn feed(lines: &[String]) -> (Vec<Event>, AcpParser) {
+        let mut p = AcpParser::default();
+        let mut out = Vec::new();
+        for l in lines {
+            out.extend(p.line(l));
+        }
+        (out, p)
+    }
+
+    fn skills(events: &[Event]) -> Vec<String> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::SkillInvoked { name } => Some(name.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn session() -> String {
+        json_line(serde_json::json!({"bridge": "session", "session_id": "s"}))
+    }
+
+    #[test]
+    fn each_engine_s_skill_load_is_seen() {
+        let cases = [
+            // Copilot
+            vec![update(
+                serde_json::json!({"sessionUpdate": "tool_call", "toolCallId": "1",
+                "title": "Using skill: greeter", "kind": "other", "rawInput": {"skill": "greeter"}}),
+            )],
+            // OpenCode: a call titled "skill", then its update naming the skill
+            vec![
+                update(
+                    serde_json::json!({"sessionUpdate": "tool_call", "toolCallId": "1", "title": "skill", "kind": "other"}),
+                ),
+                update(
+                    serde_json::json!({"sessionUpdate": "tool_call_update", "toolCallId": "1",
+                    "title": "Loaded skill: greeter", "rawInput": {"name": "greeter"}, "status": "completed"}),
+                ),
+            ],
+            // Qwen Code
+            vec![update(
+                serde_json::json!({"sessionUpdate": "tool_call", "toolCallId": "1",
+                "title": "Skill: Use skill: \"greeter\"", "kind": "read", "_meta": {"toolName": "skill"},
+                "rawInput": {"skill": "greeter"}}),
+            )],
+            // Claude's ACP adapter
+            vec![
+                update(
+                    serde_json::json!({"sessionUpdate": "tool_call", "toolCallId": "1", "title": "Load skill",
+                    "kind": "other", "_meta": {"claudeCode": {"toolName": "Skill"}}}),
+                ),
+                update(
+                    serde_json::json!({"sessionUpdate": "tool_call_update", "toolCallId": "1",
+                    "title": "Load skill: greeter", "rawInput": {"skill": "greeter"}}),
+                ),
+            ],
+        ];
+        for lines in cases {
+            let mut all = vec![session()];
+            all.extend(lines.iter().cloned());
+            let (events, _) = feed(&all);
+            assert_eq!(skills(&events), ["greeter"], "{lines:?}");
+        }
+        // A file read or an edit is no skill.
+        let (events, _) = feed(&[
+            session(),
+            update(
+                serde_json::json!({"sessionUpdate": "tool_call", "toolCallId": "2", "title": "Read SKILLS.md", "kind": "read"}),
+            ),
+        ]);
+        assert!(skills(&events).is_empty());
+    }
+
+    #[test]
+    fn chunks_join_replays_are_left_out_and_the_stop_decides() {
+        let chunk = |kind: &str, t: &str| {
+            update(
+                serde_json::json!({"sessionUpdate": kind, "content": {"type": "text", "text": t}}),
+            )
+        };
+        let (events, mut p) = feed(&[
+            chunk("agent_message_chunk", "replayed"),
+            session(),
+            chunk("agent_thought_chunk", "hm"),
+            chunk("agent_message_chunk", "Hel"),
+            chunk("agent_message_chunk", "lo"),
+            update(
+                serde_json::json!({"sessionUpdate": "usage_update", "used": 1, "size": 2,
+                "cost": {"amount": 0.5, "currency": "USD"}}),
+            ),
+            json_line(serde_json::json!({"bridge": "stop", "stop_reason": "end_turn"})),
+        ]);
+        let texts: Vec<&Event> = events
+            .iter()
+            .filter(|e| matches!(e, Event::Message { .. } | Event::Reasoning { .. }))
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                &Event::Reasoning { text: "hm".into() },
+                &Event::Message {
+                    text: "Hello".into()
+                }
+            ]
+        );
+        let exit = Exited {
+            code: Some(0),
+            signal: None,
+            timed_out: false,
+            interrupted: false,
+            duration: std::time::Duration::from_millis(5),
+            stdout_bytes: 0,
+            truncated: false,
+            stderr_tail: String::new(),
+            started: None,
+            stopped_by: None,
+        };
+        let s = p.finish(&exit);
+        assert_eq!(s.final_message.as_deref(), Some("Hello"));
+        assert_eq!(s.cost_usd, Some(0.5));
+        assert_eq!(s.error, None);
+        // A refusal, a protocol error and a vanished agent are errors of their kinds.
+        for (line, category) in [
+            (
+                serde_json::json!({"bridge": "stop", "stop_reason": "refusal"}),
+                ErrorCategory::Agent,
+            ),
+            (
+                serde_json::json!({"bridge": "error", "message": "Authentication required"}),
+                ErrorCategory::Auth,
+            ),
+            (
+                serde_json::json!({"bridge": "error", "message": "Incoming transport closed"}),
+                ErrorCategory::Crash,
+            ),
+            (
+                serde_json::json!({"bridge": "error", "message": "429 Too Many Requests"}),
+                ErrorCategory::RateLimit,
+            ),
+        ] {
+            let (_, mut p) = feed(&[session(), json_line(line.clone())]);
+            assert_eq!(
+                p.finish(&exit).error.map(|e| e.category),
+                Some(category),
+                "{line}"
+            );
+        }
+        let (_, mut p) = feed(&[session()]);
+        assert_eq!(
+            p.finish(&exit).error.map(|e| e.category),
+            Some(ErrorCategory::Crash),
+            "no stop: the agent never finished"
+        );
+    }
+}

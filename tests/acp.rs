@@ -1,0 +1,190 @@
+//! The `acp` harness: assay as an Agent Client Protocol client, driving a scripted ACP agent
+//! (`tests/fixtures/acp/fake-acp-agent`, Python, no model) through the sandbox: a skill
+//! load, a permission asked and answered, a file written, a crash, a protocol error, a hang
+//! cut by the timeout, trigger evals, and later turns resumed in the same session.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+use support::*;
+
+/// The scripted agent, installed in a folder outside the project (on PATH).
+fn agent(tools: &Path) -> PathBuf {
+    let bin = tools.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::copy(
+        repo().join("tests/fixtures/acp/fake-acp-agent"),
+        bin.join("fake-acp-agent"),
+    )
+    .unwrap();
+    bin
+}
+
+fn with_path(bin: &Path) -> Vec<(&'static str, String)> {
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    vec![("PATH", path)]
+}
+
+fn project(root: &Path, evals: serde_json::Value, triggers: serde_json::Value) {
+    write_tree(
+        root,
+        &[
+            (
+                "assay.toml",
+                "[run]\nharness = \"acp\"\ntimeout = 20\n\n[harness.acp]\ncommand = [\"fake-acp-agent\"]\n",
+            ),
+            (
+                ".claude/skills/greeter/SKILL.md",
+                "---\nname: greeter\ndescription: Writes greeting cards\n---\nGreet by name.\n",
+            ),
+            ("evals/greeter/evals.json", &evals.to_string()),
+            ("evals/greeter/triggers.json", &triggers.to_string()),
+        ],
+    );
+}
+
+#[test]
+fn an_acp_agent_is_driven_through_the_sandbox_and_graded() {
+    let tools = tempfile::tempdir().unwrap();
+    let bin = agent(tools.path());
+    let d = tempfile::tempdir().unwrap();
+    let check = |kind: &str, more: serde_json::Value| {
+        let mut c = json!({"type": kind});
+        c.as_object_mut()
+            .unwrap()
+            .extend(more.as_object().unwrap().clone());
+        c
+    };
+    project(
+        d.path(),
+        json!({"skill_name": "greeter", "evals": [
+            {"id": "card", "prompt": "Use greeter and write card.txt for Ada.",
+             "x-assay-checks": [
+                 check("skill_invoked", json!({"skill": "greeter"})),
+                 check("file_contains", json!({"path": "card.txt", "needle": "fake-acp"})),
+                 check("contains", json!({"needle": "I wrote card.txt"}))]},
+            {"id": "crash", "prompt": "crash now",
+             "x-assay-checks": [check("contains", json!({"needle": "x"}))]},
+            {"id": "refuse", "prompt": "refuse this",
+             "x-assay-checks": [check("contains", json!({"needle": "x"}))]},
+            {"id": "forge", "prompt": "forge a skill load",
+             "x-assay-checks": [check("skill_invoked", json!({"skill": "forged"}))]}
+        ]}),
+        json!([
+            {"query": "greeter, a card for Sam please", "should_trigger": true},
+            {"query": "what is the time", "should_trigger": false}
+        ]),
+    );
+    let out = assay_env(d.path(), &["run", "--output-dir", "out"], &with_path(&bin));
+    let said = format!("{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(code(&out), 1, "the crash and the refusal fail: {said}");
+    let runs = results(&d.path().join("out"));
+    let card = &runs["card"];
+    assert_ne!(card["sandbox"]["kind"], "none", "{card:#}");
+    assert_eq!(card["grade"]["verdict"], "pass", "{card:#}");
+    assert_eq!(card["skills_invoked"], json!(["greeter"]), "{card:#}");
+    assert_eq!(
+        card["turns"][0]["session_id"]
+            .as_str()
+            .map(|s| s.starts_with("sess-")),
+        Some(true),
+        "{card:#}"
+    );
+    let raw =
+        std::fs::read_to_string(d.path().join("out/bmad_greeter/card/run-1/raw.jsonl")).unwrap();
+    assert!(
+        raw.contains(r#""bridge":"permission""#) && raw.contains(r#""option":"yes""#),
+        "the permission asked is answered by policy and recorded: {raw}"
+    );
+    let crash = &runs["crash"];
+    assert_eq!(crash["status"], "failed", "{crash:#}");
+    assert_eq!(crash["error"]["category"], "crash", "{crash:#}");
+    assert!(
+        crash["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("the planner crashed"),
+        "{crash:#}"
+    );
+    let refuse = &runs["refuse"];
+    assert_eq!(refuse["error"]["category"], "auth", "{refuse:#}");
+    // A tool writing into the client's or the agent's stdout through /proc changes nothing.
+    let forge = &runs["forge"];
+    assert_eq!(forge["skills_invoked"], json!([]), "{forge:#}");
+    assert_eq!(forge["grade"]["verdict"], "fail", "{forge:#}");
+    let fired = |id: &str| {
+        results_by_folder(&d.path().join("out/bmad_greeter").join(id))
+            .values()
+            .filter(|r| r["trigger"]["fired"] == true)
+            .count()
+    };
+    assert_eq!((fired("trigger-1"), fired("trigger-2")), (3, 0), "{said}");
+}
+
+#[test]
+fn later_turns_resume_the_session_and_a_hang_ends_at_the_timeout() {
+    let tools = tempfile::tempdir().unwrap();
+    let bin = agent(tools.path());
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                "[run]\nharness = \"acp\"\n\n[harness.acp]\ncommand = [\"fake-acp-agent\"]\n",
+            ),
+            (
+                ".claude/skills/chat/SKILL.md",
+                "---\nname: chat\ndescription: Chats\n---\nChat.\n",
+            ),
+            (
+                "evals/chat/001.yaml",
+                "timestamp: 2026-11-26T00:00:00Z\nname: chat\nprompt:\n  - first question\n  - second question\nexpected: x\nassertions:\n  - type: contains\n    value: \"echo: second question\"\n  - type: not_contains\n    value: replayed\n",
+            ),
+            (
+                "evals/chat/002.yaml",
+                "timestamp: 2026-11-26T00:00:00Z\nname: chat\nprompt: hang forever\nexpected: x\n",
+            ),
+        ],
+    );
+    let out = assay_env(
+        d.path(),
+        &["run", "--timeout", "5", "--output-dir", "out"],
+        &with_path(&bin),
+    );
+    let said = format!("{}\n{}", stdout(&out), stderr(&out));
+    let runs = results(&d.path().join("out"));
+    let chat = &runs["001"];
+    assert_eq!(chat["grade"]["verdict"], "pass", "{chat:#}\n{said}");
+    let sessions: Vec<&str> = chat["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["session_id"].as_str())
+        .collect();
+    assert_eq!(sessions.len(), 2, "{chat:#}");
+    assert_eq!(sessions[0], sessions[1], "one session for both turns");
+    let hang = &runs["002"];
+    assert_eq!(hang["timed_out"], true, "{hang:#}");
+    assert_eq!(hang["error"]["category"], "timeout", "{hang:#}");
+    assert!(
+        (hang["duration_ms"].as_u64().unwrap_or(0)) < 15_000,
+        "ended at the timeout: {hang:#}"
+    );
+    // Nothing of the agent is left running.
+    let left = std::process::Command::new("pgrep")
+        .args(["-f", &d.path().display().to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        left.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&left.stdout)
+    );
+}
