@@ -188,3 +188,104 @@ fn later_turns_resume_the_session_and_a_hang_ends_at_the_timeout() {
         String::from_utf8_lossy(&left.stdout)
     );
 }
+
+/// The model server's endpoint for an OpenAI-compatible agent, and PATH with the pinned CLIs.
+fn openai_env(
+    cli: &Path,
+    server: &support::model_server::ModelServer,
+) -> Vec<(&'static str, String)> {
+    let mut env = with_path(cli.parent().unwrap());
+    env.push(("OPENAI_BASE_URL", format!("{}/v1", server.url)));
+    env.push(("OPENAI_API_KEY", "sk-test".into()));
+    env
+}
+
+#[test]
+fn qwen_code_over_acp_loads_the_skill_writes_a_file_and_runs_a_command() {
+    use support::model_server::{ModelServer, text, tool};
+    let qwen = agent_cli("qwen");
+    let server = ModelServer::start();
+    server.script_each(
+        "card for Ada",
+        None,
+        vec![
+            tool("skill", json!({"skill": "greeter"})),
+            tool(
+                "write_file",
+                json!({"file_path": "{cwd}/card.txt", "content": "Hello, Ada!"}),
+            ),
+            tool(
+                "run_shell_command",
+                json!({"command": "echo ran > ran.txt"}),
+            ),
+            text("The card is written."),
+        ],
+    );
+    // Trigger evals (and the canary): the skill where the query asks for it, none elsewhere.
+    for when in ["card for Sam", "Use the greeter skill"] {
+        server.script_each(
+            when,
+            None,
+            vec![tool("skill", json!({"skill": "greeter"})), text("ok")],
+        );
+    }
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                "[run]\nharness = \"qwen-code\"\ntimeout = 120\n",
+            ),
+            (
+                ".claude/skills/greeter/SKILL.md",
+                "---\nname: greeter\ndescription: Writes greeting cards\n---\nWrite the card to card.txt.\n",
+            ),
+            (
+                "evals/greeter/evals.json",
+                &json!({"skill_name": "greeter", "evals": [
+                    {"id": "card", "prompt": "Write a greeting card for Ada.",
+                     "x-assay-checks": [
+                         {"type": "skill_invoked", "skill": "greeter"},
+                         {"type": "file_contains", "path": "card.txt", "needle": "Ada"},
+                         {"type": "file_exists", "path": "ran.txt"}]}]})
+                .to_string(),
+            ),
+            (
+                "evals/greeter/triggers.json",
+                &json!([
+                    {"query": "Write a greeting card for Sam", "should_trigger": true},
+                    {"query": "What is the capital of France?", "should_trigger": false}
+                ])
+                .to_string(),
+            ),
+        ],
+    );
+    let out = assay_env(
+        d.path(),
+        &["run", "--model", "gpt-test", "--output-dir", "out"],
+        &openai_env(&qwen, &server),
+    );
+    let said = format!("{}\n{}", stdout(&out), stderr(&out));
+    let runs = results(&d.path().join("out"));
+    let card = &runs["card"];
+    assert_eq!(card["grade"]["verdict"], "pass", "{card:#}\n{said}");
+    assert_eq!(card["skills_invoked"], json!(["greeter"]), "{card:#}");
+    assert_eq!(code(&out), 0, "{said}");
+    let run = read_json(&d.path().join("out/run.json"));
+    assert_eq!(run["harnesses"]["qwen-code"], "0.24.4", "{run:#}");
+    assert!(
+        server
+            .requests()
+            .iter()
+            .any(|r| r["model"] == "gpt-test" && r.to_string().contains("greeter")),
+        "the model was offered the skill"
+    );
+    let fired = |id: &str| {
+        results_by_folder(&d.path().join("out/bmad_greeter").join(id))
+            .values()
+            .filter(|r| r["trigger"]["fired"] == true)
+            .count()
+    };
+    assert_eq!((fired("trigger-1"), fired("trigger-2")), (3, 0), "{said}");
+}

@@ -3,7 +3,9 @@
 //! It speaks the Anthropic Messages API (`POST /v1/messages`, SSE streaming) for Claude
 //! Code, and the OpenAI Responses API (`POST /v1/responses`, SSE) for Codex, whose shell tool
 //! is a `function_call` named `exec_command`, and the Gemini API
-//! (`POST /v1beta/models/<model>:streamGenerateContent`, SSE) for Gemini CLI. Each test scripts replies by the text of the latest user message: text, tool calls
+//! (`POST /v1beta/models/<model>:streamGenerateContent`, SSE) for Gemini CLI, and the OpenAI
+//! Chat Completions API (`POST /v1/chat/completions`, SSE or whole, tool calls as
+//! `tool_calls`) for the agents that take an OpenAI-compatible endpoint (Qwen Code, …). Each test scripts replies by the text of the latest user message: text, tool calls
 //! (`{cwd}` in a tool input becomes the agent's working directory, read from the request),
 //! HTTP errors and hangs. Every request is recorded for assertions.
 
@@ -77,6 +79,7 @@ impl ModelServer {
         let app = Router::new()
             .route("/v1/messages", post(messages))
             .route("/v1/responses", post(responses))
+            .route("/v1/chat/completions", post(chat))
             .route("/v1beta/models/{*call}", post(gemini))
             .with_state(shared.clone());
         ModelServer {
@@ -484,5 +487,106 @@ async fn gemini(
     Response::builder()
         .header("content-type", "text/event-stream")
         .body(Body::from(format!("data: {chunk}\r\n\r\n")))
+        .unwrap()
+}
+
+/// The workspace path in a request (agents name their working folder in their system
+/// prompt, each in its own words): the first absolute path through an `assay-ws-` folder.
+fn any_cwd(body: &str) -> String {
+    let Some(at) = body.find("/assay-ws-") else {
+        return String::new();
+    };
+    let start = body[..at]
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || "/._-".contains(c)))
+        .map_or(0, |i| i + 1);
+    let end = body[at..]
+        .find(|c: char| !(c.is_ascii_alphanumeric() || "/._-".contains(c)))
+        .map_or(body.len(), |i| at + i);
+    body[start..end].trim_end_matches(['/', '.']).to_string()
+}
+
+/// An OpenAI Chat Completions request: the reply by the latest user text (and the
+/// conversation's own step, so each conversation gets its whole script), streamed as
+/// `chat.completion.chunk`s when asked.
+async fn chat(State(shared): State<Arc<Shared>>, body: String) -> Response {
+    let req: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    shared.requests.lock().unwrap().push(req.clone());
+    let step = req["messages"]
+        .as_array()
+        .map(|m| m.iter().filter(|m| m["role"] == "assistant").count());
+    let reply = next_reply(&shared, &user_texts(&req), step, &body);
+    let id = {
+        let mut n = shared.ids.lock().unwrap();
+        *n += 1;
+        *n
+    };
+    let model = req["model"].as_str().unwrap_or("gpt-test").to_string();
+    let (delta, finish) = match reply {
+        Reply::Hang => {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            return Response::new(Body::empty());
+        }
+        Reply::Error { status, message } => {
+            return Response::builder()
+                .status(StatusCode::from_u16(status).unwrap())
+                .header("content-type", "application/json")
+                .body(Body::from(
+                    json!({"error": {"message": message, "type": "server_error", "code": status}})
+                        .to_string(),
+                ))
+                .unwrap();
+        }
+        Reply::Text(t) => (json!({"role": "assistant", "content": t}), "stop"),
+        Reply::Tool { name, input } => {
+            let input = fill(&input, &any_cwd(&body));
+            let call = json!({"index": 0, "id": format!("call_{id}"), "type": "function",
+                "function": {"name": name, "arguments": input.to_string()}});
+            (
+                json!({"role": "assistant", "content": null, "tool_calls": [call]}),
+                "tool_calls",
+            )
+        }
+    };
+    let usage = json!({"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120});
+    let head = json!({"id": format!("chatcmpl-{id}"), "created": 1_764_000_000, "model": model});
+    if !req["stream"].as_bool().unwrap_or(false) {
+        let mut message = delta.clone();
+        if let Some(calls) = message["tool_calls"].as_array_mut() {
+            for c in calls {
+                c.as_object_mut().map(|o| o.remove("index"));
+            }
+        }
+        let mut whole = head.clone();
+        whole["object"] = json!("chat.completion");
+        whole["choices"] = json!([{"index": 0, "message": message, "finish_reason": finish}]);
+        whole["usage"] = usage;
+        return Response::builder()
+            .header("content-type", "application/json")
+            .body(Body::from(whole.to_string()))
+            .unwrap();
+    }
+    let chunk = |choices: Value, usage: Value| {
+        let mut c = head.clone();
+        c["object"] = json!("chat.completion.chunk");
+        c["choices"] = choices;
+        if !usage.is_null() {
+            c["usage"] = usage;
+        }
+        format!("data: {c}\n\n")
+    };
+    let mut out = chunk(
+        json!([{"index": 0, "delta": delta, "finish_reason": null}]),
+        Value::Null,
+    );
+    out.push_str(&chunk(
+        json!([{"index": 0, "delta": {}, "finish_reason": finish}]),
+        Value::Null,
+    ));
+    out.push_str(&chunk(json!([]), usage));
+    out.push_str("data: [DONE]\n\n");
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .header("cache-control", "no-cache")
+        .body(Body::from(out))
         .unwrap()
 }

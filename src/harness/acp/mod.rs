@@ -4,6 +4,7 @@
 //! parent and prints the session, which [`read`] turns into events.
 
 pub mod bridge;
+pub mod presets;
 mod read;
 
 use super::{
@@ -13,19 +14,34 @@ use super::{
 
 pub struct AcpHarness {
     argv: Vec<String>,
+    /// The engine, when it is one assay knows ([`presets`]); none: any agent.
+    preset: Option<&'static presets::Preset>,
 }
 
 impl AcpHarness {
     pub fn new(settings: &HarnessSettings) -> Self {
         AcpHarness {
             argv: settings.acp_command.clone(),
+            preset: None,
+        }
+    }
+
+    /// A known engine through ACP.
+    pub fn preset(preset: &'static presets::Preset) -> Self {
+        let argv = std::iter::once(preset.program)
+            .chain(preset.args.iter().copied())
+            .map(str::to_string)
+            .collect();
+        AcpHarness {
+            argv,
+            preset: Some(preset),
         }
     }
 }
 
 impl Harness for AcpHarness {
     fn name(&self) -> &str {
-        "acp"
+        self.preset.map_or("acp", |p| p.name)
     }
 
     fn preflight(&self, env: &HostEnv) -> Result<(), Unavailable> {
@@ -39,6 +55,18 @@ impl Harness for AcpHarness {
             return Err(Unavailable {
                 message: format!("`{program}` (the acp harness's agent) is not on PATH"),
                 fix: format!("install `{program}`, or give its full path"),
+            });
+        }
+        if let Some(p) = self.preset
+            && !p.login.iter().any(|v| env.var(v).is_some())
+        {
+            return Err(Unavailable {
+                message: format!(
+                    "the {} harness has no login: none of {} is set",
+                    p.name,
+                    p.login.join(", ")
+                ),
+                fix: p.login_fix.into(),
             });
         }
         bridge_program().map(|_| ()).map_err(|e| Unavailable {
@@ -55,6 +83,9 @@ impl Harness for AcpHarness {
         }
         args.push("--".into());
         args.extend(self.argv.iter().cloned());
+        if let (Some(flag), Some(model)) = (self.preset.and_then(|p| p.model_flag), inv.model) {
+            args.extend([flag.to_string(), model.to_string()]);
+        }
         Ok(CommandLine {
             program: bridge_program().map_err(|e| e.to_string())?,
             args,
@@ -65,12 +96,33 @@ impl Harness for AcpHarness {
     }
 
     /// An agent assay does not know: the skill (and a package's parts) go where Claude Code
-    /// and Codex look (`.agents/skills` is the Agent Skills standard's, read by most).
+    /// and Codex look (`.agents/skills` is the Agent Skills standard's, read by most); a
+    /// preset's go where its engine reads them.
     fn engines(&self) -> &'static [crate::workspace::Engine] {
-        &[
-            crate::workspace::Engine::ClaudeCode,
-            crate::workspace::Engine::Codex,
-        ]
+        match self.preset {
+            Some(_) => &[],
+            None => &[
+                crate::workspace::Engine::ClaudeCode,
+                crate::workspace::Engine::Codex,
+            ],
+        }
+    }
+
+    fn skill_folders(&self) -> Vec<String> {
+        self.preset
+            .map(|p| p.skill_folders.iter().map(|f| f.to_string()).collect())
+            .unwrap_or_default()
+    }
+
+    fn prepare(
+        &self,
+        home: &std::path::Path,
+        env: &mut Vec<(String, String)>,
+    ) -> std::io::Result<()> {
+        match self.preset {
+            Some(p) => (p.prepare)(home, env),
+            None => Ok(()),
+        }
     }
 
     /// An ACP agent may offer slash commands, or not: assay expands them first.
@@ -78,12 +130,15 @@ impl Harness for AcpHarness {
         false
     }
 
-    /// ACP has no version flag: the agent is looked up inside the sandbox, and the cache
-    /// keyed by its program's content (its `initialize` answer names it in the transcript).
+    /// A preset's engine is asked its version; ACP has no version flag of its own, so any
+    /// other agent is looked up inside the sandbox and the cache keyed by its program's
+    /// content (its `initialize` answer names it in the transcript).
     fn version_command(&self) -> Option<VersionCommand> {
         self.argv.first().map(|p| VersionCommand {
             program: p.clone(),
-            args: None,
+            args: self
+                .preset
+                .map(|p| p.version_args.iter().map(|a| a.to_string()).collect()),
         })
     }
 

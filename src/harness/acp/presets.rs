@@ -1,0 +1,59 @@
+//! Agent CLIs run through the `acp` harness, each a preset: the command line that makes it an
+//! ACP agent on stdio, its login and model endpoint variables, where it reads skills, and the
+//! private settings written into the case-run's HOME before it starts. How a skill load shows
+//! in its events is read by [`super::read`] for every engine alike.
+
+use std::path::Path;
+
+/// One engine driven over ACP.
+pub struct Preset {
+    /// The harness's name (`--harness qwen-code`).
+    pub name: &'static str,
+    /// The program, found on PATH.
+    pub program: &'static str,
+    /// The arguments that make it speak ACP on stdio, headless and allowed to act.
+    pub args: &'static [&'static str],
+    /// The flag that picks a model (`--model`), when the run names one.
+    pub model_flag: Option<&'static str>,
+    /// The arguments that make it print its version.
+    pub version_args: &'static [&'static str],
+    /// Any one of these set is a login.
+    pub login: &'static [&'static str],
+    /// What to tell the user when there is none.
+    pub login_fix: &'static str,
+    /// Where it reads a project's skills (relative to the workspace).
+    pub skill_folders: &'static [&'static str],
+    /// Its settings, written into the private HOME.
+    pub prepare: fn(home: &Path, env: &mut Vec<(String, String)>) -> std::io::Result<()>,
+}
+
+/// Qwen Code (`@qwen-code/qwen-code`): `qwen --acp`, an OpenAI-compatible endpoint from
+/// `OPENAI_BASE_URL`/`OPENAI_API_KEY`/`OPENAI_MODEL`, skills in `.qwen/skills` (and
+/// `.agents/skills`); a skill load is its `skill` tool.
+pub const QWEN_CODE: Preset = Preset {
+    name: "qwen-code",
+    program: "qwen",
+    args: &["--acp"],
+    model_flag: Some("--model"),
+    version_args: &["--version"],
+    login: &["OPENAI_API_KEY"],
+    login_fix: "set OPENAI_API_KEY (and OPENAI_BASE_URL for an endpoint other than OpenAI's)",
+    skill_folders: &[".qwen/skills"],
+    prepare: qwen_settings,
+};
+
+/// `~/.qwen/settings.json`: OpenAI-compatible auth without a prompt, tools approved (the
+/// sandbox is the boundary), no usage statistics, no auto-update, no side requests.
+fn qwen_settings(home: &Path, _env: &mut Vec<(String, String)>) -> std::io::Result<()> {
+    let dir = home.join(".qwen");
+    std::fs::create_dir_all(&dir)?;
+    let settings = serde_json::json!({
+        "security": {"auth": {"selectedType": "openai"}},
+        "tools": {"approvalMode": "yolo"},
+        "privacy": {"usageStatisticsEnabled": false},
+        "general": {"enableAutoUpdate": false},
+        "ui": {"enableFollowupSuggestions": false},
+        "memory": {"enableManagedAutoMemory": false},
+    });
+    std::fs::write(dir.join("settings.json"), settings.to_string())
+}
