@@ -5,6 +5,9 @@
 
 use std::path::Path;
 
+/// Writes an engine's settings into the case-run's private HOME (and may add variables).
+pub type Prepare = fn(home: &Path, env: &mut Vec<(String, String)>) -> std::io::Result<()>;
+
 /// One engine driven over ACP.
 pub struct Preset {
     /// The harness's name (`--harness qwen-code`).
@@ -24,7 +27,7 @@ pub struct Preset {
     /// Where it reads a project's skills (relative to the workspace).
     pub skill_folders: &'static [&'static str],
     /// Its settings, written into the private HOME.
-    pub prepare: fn(home: &Path, env: &mut Vec<(String, String)>) -> std::io::Result<()>,
+    pub prepare: Prepare,
 }
 
 /// Qwen Code (`@qwen-code/qwen-code`): `qwen --acp`, an OpenAI-compatible endpoint from
