@@ -289,3 +289,104 @@ fn qwen_code_over_acp_loads_the_skill_writes_a_file_and_runs_a_command() {
     };
     assert_eq!((fired("trigger-1"), fired("trigger-2")), (3, 0), "{said}");
 }
+
+#[test]
+fn copilot_over_acp_loads_the_skill_writes_a_file_and_runs_a_command() {
+    use support::model_server::{ModelServer, text, tool};
+    let copilot = agent_cli("copilot");
+    let server = ModelServer::start();
+    server.script_each(
+        "card for Ada",
+        None,
+        vec![
+            tool("skill", json!({"skill": "greeter"})),
+            tool(
+                "bash",
+                json!({"command": "printf 'Hello, Ada!\\n' > card.txt", "description": "write the card"}),
+            ),
+            tool(
+                "bash",
+                json!({"command": "echo ran > ran.txt", "description": "mark"}),
+            ),
+            text("The card is written."),
+        ],
+    );
+    for when in ["card for Sam", "Use the greeter skill"] {
+        server.script_each(
+            when,
+            None,
+            vec![tool("skill", json!({"skill": "greeter"})), text("ok")],
+        );
+    }
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                "[run]\nharness = \"copilot\"\ntimeout = 120\n",
+            ),
+            (
+                ".claude/skills/greeter/SKILL.md",
+                "---\nname: greeter\ndescription: Writes greeting cards\n---\nWrite the card to card.txt.\n",
+            ),
+            (
+                "evals/greeter/evals.json",
+                &json!({"skill_name": "greeter", "evals": [
+                    {"id": "card", "prompt": "Write a greeting card for Ada.",
+                     "x-assay-checks": [
+                         {"type": "skill_invoked", "skill": "greeter"},
+                         {"type": "file_contains", "path": "card.txt", "needle": "Ada"},
+                         {"type": "file_exists", "path": "ran.txt"}]}]})
+                .to_string(),
+            ),
+            (
+                "evals/greeter/triggers.json",
+                &json!([
+                    {"query": "Write a greeting card for Sam", "should_trigger": true},
+                    {"query": "What is the capital of France?", "should_trigger": false}
+                ])
+                .to_string(),
+            ),
+        ],
+    );
+    let mut env = with_path(copilot.parent().unwrap());
+    env.push(("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", server.url)));
+    env.push(("COPILOT_PROVIDER_API_KEY", "sk-test".into()));
+    env.push(("COPILOT_PROVIDER_TYPE", "openai".into()));
+    let out = assay_env(
+        d.path(),
+        &["run", "--model", "gpt-test", "--output-dir", "out"],
+        &env,
+    );
+    let said = format!("{}\n{}", stdout(&out), stderr(&out));
+    let tools: Vec<String> = server
+        .requests()
+        .iter()
+        .flat_map(|r| r["tools"].as_array().cloned().unwrap_or_default())
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+        .collect();
+    let runs = results(&d.path().join("out"));
+    let card = &runs["card"];
+    assert_eq!(
+        card["grade"]["verdict"], "pass",
+        "{card:#}\n{said}\ntools offered: {tools:?}"
+    );
+    assert_eq!(card["skills_invoked"], json!(["greeter"]), "{card:#}");
+    assert_eq!(code(&out), 0, "{said}");
+    let run = read_json(&d.path().join("out/run.json"));
+    assert!(
+        run["harnesses"]["copilot"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("1.0.102"),
+        "{run:#}"
+    );
+    let fired = |id: &str| {
+        results_by_folder(&d.path().join("out/bmad_greeter").join(id))
+            .values()
+            .filter(|r| r["trigger"]["fired"] == true)
+            .count()
+    };
+    assert_eq!((fired("trigger-1"), fired("trigger-2")), (3, 0), "{said}");
+}

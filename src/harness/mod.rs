@@ -172,6 +172,9 @@ const BUILTINS: &[(&str, Make)] = &[
     ("claude-code", |s| Box::new(claude_code::ClaudeCode::new(s))),
     ("codex", |s| Box::new(codex::Codex::new(s))),
     ("command", |s| Box::new(command::CommandHarness::new(s))),
+    ("copilot", |_| {
+        Box::new(acp::AcpHarness::preset(&acp::presets::COPILOT))
+    }),
     ("qwen-code", |_| {
         Box::new(acp::AcpHarness::preset(&acp::presets::QWEN_CODE))
     }),

@@ -30,6 +30,38 @@ pub struct Preset {
     pub prepare: Prepare,
 }
 
+/// GitHub Copilot CLI (`@github/copilot`): `copilot --acp --allow-all-tools`, a model of your
+/// own from `COPILOT_PROVIDER_BASE_URL` (and `COPILOT_PROVIDER_API_KEY`, `COPILOT_PROVIDER_TYPE`,
+/// `COPILOT_MODEL`; offline: no GitHub login, telemetry or update), or a GitHub login from
+/// `COPILOT_GITHUB_TOKEN`; skills in `.github/skills` (and `.claude/skills`, `.agents/skills`);
+/// a skill load is its `skill` tool, titled `Using skill: <name>`.
+pub const COPILOT: Preset = Preset {
+    name: "copilot",
+    program: "copilot",
+    args: &["--acp", "--allow-all-tools"],
+    model_flag: Some("--model"),
+    version_args: &["--version"],
+    login: &["COPILOT_PROVIDER_BASE_URL", "COPILOT_GITHUB_TOKEN"],
+    login_fix: "set COPILOT_PROVIDER_BASE_URL (and COPILOT_PROVIDER_API_KEY) for a model of your own, or COPILOT_GITHUB_TOKEN for a Copilot subscription",
+    skill_folders: &[".github/skills"],
+    prepare: copilot_settings,
+};
+
+/// With a model of one's own, Copilot runs offline: no GitHub login, telemetry, web tools
+/// or auto-update.
+fn copilot_settings(_home: &Path, env: &mut Vec<(String, String)>) -> std::io::Result<()> {
+    let byok = env.iter().any(|(k, _)| k == "COPILOT_PROVIDER_BASE_URL");
+    let mut set = |k: &str, v: &str| {
+        env.retain(|(e, _)| e != k);
+        env.push((k.to_string(), v.to_string()));
+    };
+    if byok {
+        set("COPILOT_OFFLINE", "true");
+    }
+    set("COPILOT_AUTO_UPDATE", "false");
+    Ok(())
+}
+
 /// Qwen Code (`@qwen-code/qwen-code`): `qwen --acp`, an OpenAI-compatible endpoint from
 /// `OPENAI_BASE_URL`/`OPENAI_API_KEY`/`OPENAI_MODEL`, skills in `.qwen/skills` (and
 /// `.agents/skills`); a skill load is its `skill` tool.
