@@ -89,7 +89,9 @@ pub const AUTH: &[&str] = &[
     "GOOGLE_GEMINI_BASE_URL",
     "COPILOT_PROVIDER_BASE_URL",
     "COPILOT_PROVIDER_API_KEY",
-    "COPILOT_PROVIDER_TYPE",
-    "COPILOT_MODEL",
     "COPILOT_GITHUB_TOKEN",
 ];
+
+/// The harnesses' settings that are no secrets (a provider's kind, a model's name), passed
+/// when set and never redacted.
+pub const SETTINGS: &[&str] = &["COPILOT_PROVIDER_TYPE", "COPILOT_MODEL", "OPENAI_MODEL"];

@@ -1243,12 +1243,7 @@ fn the_in_house_agent_example_runs_end_to_end_through_the_sandbox() {
         "{quota:#}"
     );
     // The trigger pair: fired 3 of 3, and 0 of 3.
-    let fired = |id: &str| {
-        results_by_folder(&d.path().join("out/bmad_greeter").join(id))
-            .values()
-            .filter(|r| r["trigger"]["fired"] == true)
-            .count()
-    };
+    let fired = |id: &str| fired(&d.path().join("out/bmad_greeter"), id);
     assert_eq!((fired("trigger-1"), fired("trigger-2")), (3, 0), "{said}");
 
     // A baseline: the skill is gone from `.acme/skills`, where the project keeps it.

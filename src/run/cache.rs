@@ -113,6 +113,21 @@ impl Digests {
         project: &Path,
     ) -> String {
         let (harness_key, h) = harness;
+        // The generic acp harness: its whole command line (`python3 agent.py`), as a
+        // command harness's.
+        if let Some(argv) = harness_key
+            .strip_prefix("acp:")
+            .and_then(|k| k.split('\u{1}').nth(1))
+            .filter(|a| !a.is_empty())
+        {
+            return self
+                .programs
+                .entry((format!("acp\u{0}{argv}"), project.to_path_buf()))
+                .or_insert_with(|| {
+                    program_digest(&argv.split('\u{0}').collect::<Vec<_>>(), project)
+                })
+                .clone();
+        }
         if let Some(crate::harness::VersionCommand {
             program,
             args: None,

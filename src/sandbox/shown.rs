@@ -19,6 +19,8 @@ pub const SECRET_HOME_DIRS: &[&str] = &[
     ".claude",
     ".codex",
     ".gemini",
+    ".copilot",
+    ".qwen",
     ".netrc",
     ".password-store",
     ".git-credentials",

@@ -50,7 +50,10 @@ pub fn scrubbed(
     let mut env: Vec<(String, String)> = host
         .iter()
         .filter(|(k, _)| {
-            ALLOWED.contains(&k.as_str()) || AUTH.contains(&k.as_str()) || pass.contains(k)
+            ALLOWED.contains(&k.as_str())
+                || AUTH.contains(&k.as_str())
+                || crate::host::SETTINGS.contains(&k.as_str())
+                || pass.contains(k)
         })
         .cloned()
         .collect();

@@ -105,6 +105,14 @@ pub fn results_by_folder(run_dir: &Path) -> std::collections::BTreeMap<String, s
         .collect()
 }
 
+/// How many runs of a trigger query (`<run_dir>/<suite>/<id>/run-*`) saw the skill fire.
+pub fn fired(suite_dir: &Path, id: &str) -> usize {
+    results_by_folder(&suite_dir.join(id))
+        .values()
+        .filter(|r| r["trigger"]["fired"] == true)
+        .count()
+}
+
 /// Each case-run folder under `run_dir` with its `result.json`.
 fn case_runs(run_dir: &Path) -> Vec<(PathBuf, serde_json::Value)> {
     let mut out = Vec::new();

@@ -34,8 +34,13 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 /// The hidden subcommand that runs it.
 pub const SUBCOMMAND: &str = "__acp-client";
 
-/// The longest line taken from the agent (a longer one ends the session as an error).
-const MAX_LINE: usize = 16 << 20;
+/// The longest line taken from the agent: a longer one ends the session as an error (well
+/// under what assay reads of the client's own lines, `process::MAX_LINE`, so every line the
+/// client acted on is also recorded).
+const MAX_LINE: usize = 4 << 20;
+
+/// The longest session id taken from the agent (it is passed back on the next turn).
+const MAX_SESSION_ID: usize = 256;
 
 struct Args {
     resume: Option<String>,
@@ -80,8 +85,12 @@ pub fn main(args: &[String]) -> ExitCode {
         }
     };
     // Nothing the agent starts may read or write this process's memory or descriptors.
+    #[cfg(target_os = "linux")]
     // SAFETY: prctl with PR_SET_DUMPABLE takes no pointers.
-    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+        say(json!({"bridge": "error", "message": "cannot make the ACP client undumpable"}));
+        return ExitCode::from(1);
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -124,7 +133,7 @@ async fn session(args: Args) -> Result<(), String> {
     let incoming = tee(stdout);
     let transport = ByteStreams::new(stdin.compat_write(), incoming.compat());
     let cwd = std::env::current_dir().map_err(|e| format!("no working folder: {e}"))?;
-    let result = Client
+    let conversation = Client
         .v1()
         .name("assay")
         .on_receive_notification(
@@ -139,28 +148,56 @@ async fn session(args: Args) -> Result<(), String> {
         )
         .connect_with(transport, async |cx: ConnectionTo<Agent>| {
             turn(&cx, cwd, args.resume, prompt).await
-        })
-        .await;
-    result.map_err(|e| e.to_string())
+        });
+    tokio::pin!(conversation);
+    // The agent gone while something it started holds its stdout open: the turn ends with
+    // it (after a moment for its last lines), not at assay's timeout.
+    let result = tokio::select! {
+        r = &mut conversation => r.map_err(|e| e.to_string()),
+        exited = child.wait() => {
+            let grace = tokio::time::timeout(std::time::Duration::from_secs(2), &mut conversation);
+            match grace.await {
+                Ok(r) => r.map_err(|e| e.to_string()),
+                Err(_) => Err(format!(
+                    "Incoming transport closed: the agent exited ({}) before finishing its turn",
+                    exited.map_or_else(|e| e.to_string(), |s| s.to_string())
+                )),
+            }
+        }
+    };
+    result
 }
 
 /// The agent's stdout, each line printed as `{"agent": …}` before the client reads it.
 fn tee(stdout: tokio::net::UnixStream) -> tokio::io::DuplexStream {
     let (mut feed, incoming) = tokio::io::duplex(1 << 16);
     tokio::spawn(async move {
-        let mut lines = tokio::io::BufReader::new(stdout.take(u64::MAX));
-        let mut line = String::new();
+        let mut lines = tokio::io::BufReader::new(stdout);
+        let mut line = Vec::new();
         loop {
             line.clear();
-            match (&mut lines)
-                .take(MAX_LINE as u64)
-                .read_line(&mut line)
-                .await
-            {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
+            let read = (&mut lines)
+                .take(MAX_LINE as u64 + 1)
+                .read_until(b'\n', &mut line)
+                .await;
+            let why = match read {
+                Ok(0) => break,
+                Err(e) => Some(format!("cannot read the agent's output: {e}")),
+                Ok(_) if line.len() > MAX_LINE => Some(format!(
+                    "the agent printed a line longer than {} MiB",
+                    MAX_LINE >> 20
+                )),
+                Ok(_) => std::str::from_utf8(&line)
+                    .err()
+                    .map(|_| "the agent printed a line that is not UTF-8".to_string()),
+            };
+            if let Some(why) = why {
+                // Said, and the agent's output ends here: the turn fails, never half-read.
+                say(json!({"bridge": "error", "message": why}));
+                break;
             }
-            let text = line.trim_end();
+            let text = String::from_utf8_lossy(&line);
+            let text = text.trim_end();
             let v = serde_json::from_str::<Value>(text)
                 .unwrap_or_else(|_| Value::String(crate::text::shorten(text, 4096)));
             say(json!({"agent": v}));
@@ -214,7 +251,12 @@ async fn turn(
                 .session_id
         }
     };
-    say(json!({"bridge": "session", "session_id": sid.to_string(), "agent": agent}));
+    let id = sid.to_string();
+    if id.len() > MAX_SESSION_ID || id.chars().any(char::is_control) {
+        return Err(agent_client_protocol::Error::invalid_request()
+            .data("the agent's session id is not a short printable name"));
+    }
+    say(json!({"bridge": "session", "session_id": id, "agent": agent}));
     let cancel = {
         let (cx, sid) = (cx.clone(), sid.clone());
         async move {
@@ -238,11 +280,14 @@ async fn turn(
     Ok(())
 }
 
-/// Allow, once if the agent offers it (the sandbox is the boundary), printed as answered.
+/// Allow, once if the agent offers it (the sandbox is the boundary), else reject (never
+/// "cancelled", which would end the turn); printed as answered.
 fn allow(req: &RequestPermissionRequest) -> RequestPermissionResponse {
     let pick = [
         PermissionOptionKind::AllowOnce,
         PermissionOptionKind::AllowAlways,
+        PermissionOptionKind::RejectOnce,
+        PermissionOptionKind::RejectAlways,
     ]
     .iter()
     .find_map(|k| req.options.iter().find(|o| o.kind == *k));
@@ -250,6 +295,7 @@ fn allow(req: &RequestPermissionRequest) -> RequestPermissionResponse {
         "bridge": "permission",
         "tool_call_id": req.tool_call.tool_call_id.to_string(),
         "option": pick.map(|o| o.option_id.to_string()),
+        "kind": pick.map(|o| serde_json::to_value(o.kind).unwrap_or(Value::Null)),
     }));
     RequestPermissionResponse::new(match pick {
         Some(o) => {

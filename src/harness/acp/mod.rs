@@ -51,6 +51,13 @@ impl Harness for AcpHarness {
                 fix: "set `command = [\"agent\", \"--acp\"]` under [harness.acp] in assay.toml, or pass --command".into(),
             });
         };
+        // A relative path would name one file on the host and another in the workspace.
+        if program.contains('/') && !program.starts_with('/') {
+            return Err(Unavailable {
+                message: format!("`{program}` (the acp harness's agent) is a relative path"),
+                fix: "name the agent by its absolute path, or by a name found on PATH".into(),
+            });
+        }
         if env.which(program).is_none() {
             return Err(Unavailable {
                 message: format!("`{program}` (the acp harness's agent) is not on PATH"),

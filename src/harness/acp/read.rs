@@ -21,13 +21,19 @@ use serde_json::Value;
 use crate::harness::{AgentError, ErrorCategory, Event, StreamParser, TurnSummary};
 use crate::process::Exited;
 
-/// The longest tool output kept in a `tool_result` event.
+/// The longest tool output kept in a `tool_result` event, and tool input in a `tool_call`.
 const MAX_TOOL_OUTPUT: usize = 64 << 10;
+/// The longest message or reasoning kept (the agent's; the rest is cut).
+const MAX_TEXT: usize = 1 << 20;
+/// The most tool calls followed in one turn; later ones are left out.
+const MAX_TOOLS: usize = 10_000;
 
 #[derive(Default)]
 pub struct AcpParser {
     /// The bridge said the session is ready: what comes after is this turn's.
     started: bool,
+    /// The bridge said the turn stopped: nothing after it is this turn's.
+    stopped: bool,
     session: Option<String>,
     text: String,
     thought: String,
@@ -35,7 +41,10 @@ pub struct AcpParser {
     tools: HashMap<String, Tool>,
     stop: Option<String>,
     failure: Option<String>,
+    /// The session's cost so far, as the agent last said it (a running total).
     cost: Option<f64>,
+    /// Its cost when this turn began (after a loaded session's replay).
+    cost_before: Option<f64>,
 }
 
 /// What is known of one tool call so far.
@@ -57,7 +66,12 @@ impl StreamParser for AcpParser {
             return self.bridge(what, &v);
         }
         match v.get("agent") {
-            Some(msg) if self.started => self.agent(msg),
+            Some(msg) if self.started && !self.stopped => self.agent(msg),
+            // A replay's running cost, for this turn's to be told from it.
+            Some(msg) if !self.started => {
+                self.track_cost(msg);
+                Vec::new()
+            }
             _ => Vec::new(),
         }
     }
@@ -71,7 +85,9 @@ impl StreamParser for AcpParser {
             session_id: self.session.clone(),
             final_message: self.last_message.clone(),
             error: self.error(exit),
-            cost_usd: self.cost,
+            cost_usd: self
+                .cost
+                .map(|c| (c - self.cost_before.unwrap_or(0.0)).max(0.0)),
             duration_ms: Some(exit.duration.as_millis() as u64),
             ..TurnSummary::default()
         }
@@ -84,16 +100,18 @@ impl AcpParser {
         match what {
             "session" => {
                 self.started = true;
+                self.cost_before = self.cost;
                 self.session = text("session_id");
                 vec![Event::SessionStarted {
                     session_id: self.session.clone().unwrap_or_default(),
-                    model: text("agent"),
+                    model: None,
                     tools: Vec::new(),
                     skills: Vec::new(),
                 }]
             }
             "stop" => {
                 self.stop = text("stop_reason");
+                self.stopped = true;
                 self.flush()
             }
             "error" => {
@@ -111,6 +129,11 @@ impl AcpParser {
         let Some(u) = msg.pointer("/params/update") else {
             return Vec::new();
         };
+        // Another session's update is not this turn's.
+        let sid = msg.pointer("/params/sessionId").and_then(Value::as_str);
+        if sid.is_some() && sid != self.session.as_deref() {
+            return Vec::new();
+        }
         let chunk = || {
             u.pointer("/content/text")
                 .and_then(Value::as_str)
@@ -119,12 +142,12 @@ impl AcpParser {
         match u.get("sessionUpdate").and_then(Value::as_str) {
             Some("agent_message_chunk") => {
                 let out = flush_into(&mut self.thought, |t| Event::Reasoning { text: t });
-                self.text.push_str(chunk());
+                push_bounded(&mut self.text, chunk());
                 out
             }
             Some("agent_thought_chunk") => {
                 let out = self.flush_message();
-                self.thought.push_str(chunk());
+                push_bounded(&mut self.thought, chunk());
                 out
             }
             Some("tool_call") | Some("tool_call_update") => {
@@ -133,12 +156,24 @@ impl AcpParser {
                 out
             }
             Some("usage_update") => {
-                if u.pointer("/cost/currency").and_then(Value::as_str) == Some("USD") {
-                    self.cost = u.pointer("/cost/amount").and_then(Value::as_f64);
-                }
+                self.track_cost(msg);
                 Vec::new()
             }
             _ => Vec::new(),
+        }
+    }
+
+    /// The session's running cost from a `usage_update` (in USD; ACP's `cost` is the total).
+    fn track_cost(&mut self, msg: &Value) {
+        let Some(u) = msg.pointer("/params/update") else {
+            return;
+        };
+        if u.get("sessionUpdate").and_then(Value::as_str) == Some("usage_update")
+            && u.pointer("/cost/currency").and_then(Value::as_str) == Some("USD")
+            && let Some(amount) = u.pointer("/cost/amount").and_then(Value::as_f64)
+            && amount.is_finite()
+        {
+            self.cost = Some(amount);
         }
     }
 
@@ -148,8 +183,13 @@ impl AcpParser {
         let Some(id) = u.get("toolCallId").and_then(Value::as_str) else {
             return Vec::new();
         };
+        let id = crate::text::shorten(&crate::text::printable(id), 200);
+        let id = id.as_str();
         let mut out = Vec::new();
         let first = !self.tools.contains_key(id);
+        if first && self.tools.len() >= MAX_TOOLS {
+            return Vec::new();
+        }
         let t = self.tools.entry(id.to_string()).or_default();
         if let Some(name) = tool_name(u) {
             t.name = name;
@@ -158,7 +198,7 @@ impl AcpParser {
             t.title = title.to_string();
         }
         if let Some(input) = u.get("rawInput").filter(|i| !i.is_null()) {
-            t.input = input.clone();
+            t.input = bounded(input);
         }
         if first {
             out.push(Event::ToolCall {
@@ -230,7 +270,10 @@ impl AcpParser {
         }
         match self.stop.as_deref() {
             Some("end_turn") => None,
-            Some("cancelled") => error(ErrorCategory::Timeout, "the turn was cancelled".into()),
+            Some("cancelled") => error(
+                ErrorCategory::Agent,
+                "the agent cancelled its turn before assay's timeout".into(),
+            ),
             Some(other) => error(
                 ErrorCategory::Agent,
                 format!("the agent stopped before the end of its turn: {other}"),
@@ -245,6 +288,25 @@ impl AcpParser {
                 ),
             ),
         }
+    }
+}
+
+/// Appends the agent's text, up to [`MAX_TEXT`].
+fn push_bounded(buf: &mut String, text: &str) {
+    if buf.len() < MAX_TEXT {
+        buf.push_str(text);
+        if buf.len() > MAX_TEXT {
+            *buf = crate::text::cut_bytes(std::mem::take(buf), MAX_TEXT);
+        }
+    }
+}
+
+/// A tool's input as kept: itself, or, past [`MAX_TOOL_OUTPUT`] as JSON, its text cut.
+fn bounded(input: &Value) -> Value {
+    let text = input.to_string();
+    match text.len() > MAX_TOOL_OUTPUT {
+        true => serde_json::json!({"cut": crate::text::cut_bytes(text, MAX_TOOL_OUTPUT)}),
+        false => input.clone(),
     }
 }
 
@@ -320,17 +382,28 @@ fn content_text(u: &Value) -> String {
 /// An ACP error's category, from its words (agents report the model API's failures so).
 fn classify(why: &str) -> ErrorCategory {
     let lower = why.to_ascii_lowercase();
-    if lower.contains("auth")
-        || lower.contains("401")
-        || lower.contains("403")
-        || lower.contains("api key")
-    {
+    let any = |words: &[&str]| words.iter().any(|w| lower.contains(w));
+    if any(&[
+        "authenticat",
+        "unauthorized",
+        "401",
+        "403",
+        "api key",
+        "login",
+    ]) {
         ErrorCategory::Auth
-    } else if lower.contains("429") || lower.contains("rate limit") || lower.contains("quota") {
+    } else if any(&["429", "rate limit", "quota"]) {
         ErrorCategory::RateLimit
     } else if crate::harness::unreachable(&lower) {
         ErrorCategory::Network
-    } else if lower.contains("overloaded") || lower.contains(" 50") {
+    } else if any(&[
+        "overloaded",
+        "500",
+        "502",
+        "503",
+        "529",
+        "internal server error",
+    ]) {
         ErrorCategory::Server
     } else {
         ErrorCategory::Agent
@@ -506,6 +579,33 @@ mod tests {
             p.finish(&exit).error.map(|e| e.category),
             Some(ErrorCategory::Crash),
             "no stop: the agent never finished"
+        );
+        // The cost is the session's running total: a turn's is its rise. Another session's
+        // updates, and anything after the stop, are not this turn's.
+        let usage = |amount: f64| {
+            update(
+                serde_json::json!({"sessionUpdate": "usage_update", "used": 1, "size": 2,
+                "cost": {"amount": amount, "currency": "USD"}}),
+            )
+        };
+        let other = json_line(
+            serde_json::json!({"agent": {"jsonrpc": "2.0", "method": "session/update",
+            "params": {"sessionId": "other", "update": {"sessionUpdate": "agent_message_chunk",
+            "content": {"type": "text", "text": "not mine"}}}}}),
+        );
+        let (events, mut p) = feed(&[
+            usage(0.5),
+            session(),
+            other,
+            usage(0.75),
+            json_line(serde_json::json!({"bridge": "stop", "stop_reason": "end_turn"})),
+            chunk("agent_message_chunk", "after the stop"),
+        ]);
+        let s = p.finish(&exit);
+        assert_eq!(s.cost_usd, Some(0.25));
+        assert!(
+            !events.iter().any(|e| matches!(e, Event::Message { .. })),
+            "{events:?}"
         );
     }
 }
