@@ -187,53 +187,40 @@ fn later_turns_resume_the_session_and_a_hang_ends_at_the_timeout() {
     }
 }
 
-/// The model server's endpoint for an OpenAI-compatible agent, and PATH with the pinned CLIs.
-fn openai_env(
-    cli: &Path,
-    server: &support::model_server::ModelServer,
-) -> Vec<(&'static str, String)> {
-    let mut env = with_path(cli.parent().unwrap());
-    env.push(("OPENAI_BASE_URL", format!("{}/v1", server.url)));
-    env.push(("OPENAI_API_KEY", "sk-test".into()));
-    env
+/// One engine end to end against the model server: the model loads the skill, writes the card
+/// with `write` and runs `mark` (that engine's tool calls), and answers the trigger pair (and
+/// the canary); the run must pass, record the engine's version, and fire 3/3 and 0/3.
+struct EngineRun<'a> {
+    harness: &'a str,
+    env: Vec<(&'static str, String)>,
+    write: support::model_server::Reply,
+    mark: support::model_server::Reply,
+    version: &'a str,
 }
 
-#[test]
-fn qwen_code_over_acp_loads_the_skill_writes_a_file_and_runs_a_command() {
-    use support::model_server::{ModelServer, text, tool};
-    let qwen = agent_cli("qwen");
-    let server = ModelServer::start();
+fn engine_end_to_end(server: &support::model_server::ModelServer, e: EngineRun<'_>) {
+    use support::model_server::{text, tool};
+    let skill = || tool("skill", json!({"skill": "greeter"}));
     server.script_each(
         "card for Ada",
         None,
-        vec![
-            tool("skill", json!({"skill": "greeter"})),
-            tool(
-                "write_file",
-                json!({"file_path": "{cwd}/card.txt", "content": "Hello, Ada!"}),
-            ),
-            tool(
-                "run_shell_command",
-                json!({"command": "echo ran > ran.txt"}),
-            ),
-            text("The card is written."),
-        ],
+        vec![skill(), e.write, e.mark, text("The card is written.")],
     );
     // Trigger evals (and the canary): the skill where the query asks for it, none elsewhere.
     for when in ["card for Sam", "Use the greeter skill"] {
-        server.script_each(
-            when,
-            None,
-            vec![tool("skill", json!({"skill": "greeter"})), text("ok")],
-        );
+        server.script_each(when, None, vec![skill(), text("ok")]);
     }
     let d = tempfile::tempdir().unwrap();
+    let checks = json!([
+        {"type": "skill_invoked", "skill": "greeter"},
+        {"type": "file_contains", "path": "card.txt", "needle": "Ada"},
+        {"type": "file_exists", "path": "ran.txt"}]);
     write_tree(
         d.path(),
         &[
             (
                 "assay.toml",
-                "[run]\nharness = \"qwen-code\"\ntimeout = 120\n",
+                &format!("[run]\nharness = \"{}\"\ntimeout = 120\n", e.harness),
             ),
             (
                 ".claude/skills/greeter/SKILL.md",
@@ -242,11 +229,7 @@ fn qwen_code_over_acp_loads_the_skill_writes_a_file_and_runs_a_command() {
             (
                 "evals/greeter/evals.json",
                 &json!({"skill_name": "greeter", "evals": [
-                    {"id": "card", "prompt": "Write a greeting card for Ada.",
-                     "x-assay-checks": [
-                         {"type": "skill_invoked", "skill": "greeter"},
-                         {"type": "file_contains", "path": "card.txt", "needle": "Ada"},
-                         {"type": "file_exists", "path": "ran.txt"}]}]})
+                    {"id": "card", "prompt": "Write a greeting card for Ada.", "x-assay-checks": checks}]})
                 .to_string(),
             ),
             (
@@ -262,95 +245,7 @@ fn qwen_code_over_acp_loads_the_skill_writes_a_file_and_runs_a_command() {
     let out = assay_env(
         d.path(),
         &["run", "--model", "gpt-test", "--output-dir", "out"],
-        &openai_env(&qwen, &server),
-    );
-    let said = format!("{}\n{}", stdout(&out), stderr(&out));
-    let runs = results(&d.path().join("out"));
-    let card = &runs["card"];
-    assert_eq!(card["grade"]["verdict"], "pass", "{card:#}\n{said}");
-    assert_eq!(card["skills_invoked"], json!(["greeter"]), "{card:#}");
-    assert_eq!(code(&out), 0, "{said}");
-    let run = read_json(&d.path().join("out/run.json"));
-    assert_eq!(run["harnesses"]["qwen-code"], "0.24.4", "{run:#}");
-    assert!(
-        server
-            .requests()
-            .iter()
-            .any(|r| r["model"] == "gpt-test" && r.to_string().contains("greeter")),
-        "the model was offered the skill"
-    );
-    let fired = |id: &str| fired(&d.path().join("out/bmad_greeter"), id);
-    assert_eq!((fired("trigger-1"), fired("trigger-2")), (3, 0), "{said}");
-}
-
-#[test]
-fn copilot_over_acp_loads_the_skill_writes_a_file_and_runs_a_command() {
-    use support::model_server::{ModelServer, text, tool};
-    let copilot = agent_cli("copilot");
-    let server = ModelServer::start();
-    server.script_each(
-        "card for Ada",
-        None,
-        vec![
-            tool("skill", json!({"skill": "greeter"})),
-            tool(
-                "bash",
-                json!({"command": "printf 'Hello, Ada!\\n' > card.txt", "description": "write the card"}),
-            ),
-            tool(
-                "bash",
-                json!({"command": "echo ran > ran.txt", "description": "mark"}),
-            ),
-            text("The card is written."),
-        ],
-    );
-    for when in ["card for Sam", "Use the greeter skill"] {
-        server.script_each(
-            when,
-            None,
-            vec![tool("skill", json!({"skill": "greeter"})), text("ok")],
-        );
-    }
-    let d = tempfile::tempdir().unwrap();
-    write_tree(
-        d.path(),
-        &[
-            (
-                "assay.toml",
-                "[run]\nharness = \"copilot\"\ntimeout = 120\n",
-            ),
-            (
-                ".claude/skills/greeter/SKILL.md",
-                "---\nname: greeter\ndescription: Writes greeting cards\n---\nWrite the card to card.txt.\n",
-            ),
-            (
-                "evals/greeter/evals.json",
-                &json!({"skill_name": "greeter", "evals": [
-                    {"id": "card", "prompt": "Write a greeting card for Ada.",
-                     "x-assay-checks": [
-                         {"type": "skill_invoked", "skill": "greeter"},
-                         {"type": "file_contains", "path": "card.txt", "needle": "Ada"},
-                         {"type": "file_exists", "path": "ran.txt"}]}]})
-                .to_string(),
-            ),
-            (
-                "evals/greeter/triggers.json",
-                &json!([
-                    {"query": "Write a greeting card for Sam", "should_trigger": true},
-                    {"query": "What is the capital of France?", "should_trigger": false}
-                ])
-                .to_string(),
-            ),
-        ],
-    );
-    let mut env = with_path(copilot.parent().unwrap());
-    env.push(("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", server.url)));
-    env.push(("COPILOT_PROVIDER_API_KEY", "sk-test".into()));
-    env.push(("COPILOT_PROVIDER_TYPE", "openai".into()));
-    let out = assay_env(
-        d.path(),
-        &["run", "--model", "gpt-test", "--output-dir", "out"],
-        &env,
+        &e.env,
     );
     let said = format!("{}\n{}", stdout(&out), stderr(&out));
     let tools: Vec<String> = server
@@ -368,13 +263,57 @@ fn copilot_over_acp_loads_the_skill_writes_a_file_and_runs_a_command() {
     assert_eq!(card["skills_invoked"], json!(["greeter"]), "{card:#}");
     assert_eq!(code(&out), 0, "{said}");
     let run = read_json(&d.path().join("out/run.json"));
-    assert!(
-        run["harnesses"]["copilot"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("1.0.102"),
-        "{run:#}"
-    );
+    let version = run["harnesses"][e.harness].as_str().unwrap_or_default();
+    assert!(version.contains(e.version), "{run:#}");
     let fired = |id: &str| fired(&d.path().join("out/bmad_greeter"), id);
     assert_eq!((fired("trigger-1"), fired("trigger-2")), (3, 0), "{said}");
+}
+
+#[test]
+fn qwen_code_over_acp_loads_the_skill_writes_a_file_and_runs_a_command() {
+    use support::model_server::{ModelServer, tool};
+    let qwen = agent_cli("qwen");
+    let server = ModelServer::start();
+    let mut env = with_path(qwen.parent().unwrap());
+    env.push(("OPENAI_BASE_URL", format!("{}/v1", server.url)));
+    env.push(("OPENAI_API_KEY", "sk-test".into()));
+    engine_end_to_end(
+        &server,
+        EngineRun {
+            harness: "qwen-code",
+            env,
+            write: tool(
+                "write_file",
+                json!({"file_path": "{cwd}/card.txt", "content": "Hello, Ada!"}),
+            ),
+            mark: tool(
+                "run_shell_command",
+                json!({"command": "echo ran > ran.txt"}),
+            ),
+            version: "0.24.4",
+        },
+    );
+}
+
+#[test]
+fn copilot_over_acp_loads_the_skill_writes_a_file_and_runs_a_command() {
+    use support::model_server::{ModelServer, tool};
+    let copilot = agent_cli("copilot");
+    let server = ModelServer::start();
+    let mut env = with_path(copilot.parent().unwrap());
+    env.push(("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", server.url)));
+    env.push(("COPILOT_PROVIDER_API_KEY", "sk-test".into()));
+    env.push(("COPILOT_PROVIDER_TYPE", "openai".into()));
+    let bash = |command: &str| tool("bash", json!({"command": command, "description": "a step"}));
+    engine_end_to_end(
+        &server,
+        EngineRun {
+            harness: "copilot",
+            env,
+            // Copilot has no file-writing tool of its own but its shell.
+            write: bash("printf 'Hello, Ada!\\n' > card.txt"),
+            mark: bash("echo ran > ran.txt"),
+            version: "1.0.102",
+        },
+    );
 }
