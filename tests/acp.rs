@@ -192,6 +192,8 @@ fn later_turns_resume_the_session_and_a_hang_ends_at_the_timeout() {
 /// the canary); the run must pass, record the engine's version, and fire 3/3 and 0/3.
 struct EngineRun<'a> {
     harness: &'a str,
+    /// The engine's skill tool (`skill`, Claude's `Skill`).
+    skill_tool: &'a str,
     env: Vec<(&'static str, String)>,
     write: support::model_server::Reply,
     mark: support::model_server::Reply,
@@ -200,7 +202,7 @@ struct EngineRun<'a> {
 
 fn engine_end_to_end(server: &support::model_server::ModelServer, e: EngineRun<'_>) {
     use support::model_server::{text, tool};
-    let skill = || tool("skill", json!({"skill": "greeter"}));
+    let skill = || tool(e.skill_tool, json!({"skill": "greeter"}));
     server.script_each(
         "card for Ada",
         None,
@@ -281,6 +283,7 @@ fn qwen_code_over_acp_loads_the_skill_writes_a_file_and_runs_a_command() {
         &server,
         EngineRun {
             harness: "qwen-code",
+            skill_tool: "skill",
             env,
             write: tool(
                 "write_file",
@@ -309,6 +312,7 @@ fn copilot_over_acp_loads_the_skill_writes_a_file_and_runs_a_command() {
         &server,
         EngineRun {
             harness: "copilot",
+            skill_tool: "skill",
             env,
             // Copilot has no file-writing tool of its own but its shell.
             write: bash("printf 'Hello, Ada!\\n' > card.txt"),
@@ -316,4 +320,116 @@ fn copilot_over_acp_loads_the_skill_writes_a_file_and_runs_a_command() {
             version: "1.0.102",
         },
     );
+}
+
+#[test]
+fn claude_code_over_acp_loads_the_skill_writes_a_file_and_runs_a_command() {
+    use support::model_server::{ModelServer, tool};
+    let adapter = agent_cli("claude-agent-acp");
+    let server = ModelServer::start();
+    let mut env = with_path(adapter.parent().unwrap());
+    env.push(("ANTHROPIC_BASE_URL", server.url.clone()));
+    env.push(("ANTHROPIC_API_KEY", "sk-assay-test".into()));
+    env.push(("CLAUDE_CODE_MAX_RETRIES", "0".into()));
+    engine_end_to_end(
+        &server,
+        EngineRun {
+            harness: "claude-code-acp",
+            skill_tool: "Skill",
+            env,
+            write: tool(
+                "Write",
+                json!({"file_path": "{cwd}/card.txt", "content": "Hello, Ada!"}),
+            ),
+            mark: tool("Bash", json!({"command": "echo ran > ran.txt"})),
+            version: "0.101.0",
+        },
+    );
+}
+
+#[test]
+fn claude_code_and_claude_code_over_acp_give_the_same_verdicts_and_tool_calls() {
+    use support::model_server::{ModelServer, text, tool};
+    let claude = agent_cli("claude");
+    let adapter = agent_cli("claude-agent-acp");
+    let server = ModelServer::start();
+    server.script_each(
+        "card for Ada",
+        None,
+        vec![
+            tool("Skill", json!({"skill": "greeter"})),
+            tool(
+                "Write",
+                json!({"file_path": "{cwd}/card.txt", "content": "Hello, Ada!"}),
+            ),
+            tool("Bash", json!({"command": "echo ran > ran.txt"})),
+            text("The card is written."),
+        ],
+    );
+    server.script_each(
+        "card for Bob",
+        None,
+        vec![
+            tool("Bash", json!({"command": "echo Bob > bob.txt"})),
+            text("done"),
+        ],
+    );
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            (
+                ".claude/skills/greeter/SKILL.md",
+                "---\nname: greeter\ndescription: Writes greeting cards\n---\nWrite the card.\n",
+            ),
+            (
+                "evals/greeter/evals.json",
+                &json!({"skill_name": "greeter", "evals": [
+                    {"id": "ada", "prompt": "Write a greeting card for Ada.", "x-assay-checks": [
+                        {"type": "skill_invoked", "skill": "greeter"},
+                        {"type": "file_contains", "path": "card.txt", "needle": "Ada"}]},
+                    {"id": "bob", "prompt": "Write a greeting card for Bob.", "x-assay-checks": [
+                        {"type": "skill_invoked", "skill": "greeter"},
+                        {"type": "file_exists", "path": "bob.txt"}]}]})
+                .to_string(),
+            ),
+        ],
+    );
+    let mut env = claude_env(&claude, &server);
+    env.extend(with_path(adapter.parent().unwrap()));
+    let mut seen = Vec::new();
+    for harness in ["claude-code", "claude-code-acp"] {
+        let out_dir = format!("out-{harness}");
+        let out = assay_env(
+            d.path(),
+            &[
+                "run",
+                "--harness",
+                harness,
+                "--mode",
+                "artifacts",
+                "--output-dir",
+                &out_dir,
+            ],
+            &env,
+        );
+        let said = format!("{}\n{}", stdout(&out), stderr(&out));
+        let runs = results(&d.path().join(&out_dir));
+        let view: Vec<_> = ["ada", "bob"]
+            .iter()
+            .map(|id| {
+                let r = &runs[*id];
+                (
+                    r["grade"]["verdict"].clone(),
+                    r["tool_calls"].clone(),
+                    r["skills_invoked"].clone(),
+                )
+            })
+            .collect();
+        assert_eq!(code(&out), 1, "bob fails its skill check: {said}");
+        seen.push((harness, view));
+    }
+    assert_eq!(seen[0].1, seen[1].1, "{seen:#?}");
+    assert_eq!(seen[0].1[0].0, "pass");
+    assert_eq!(seen[0].1[1].0, "fail");
 }

@@ -170,6 +170,9 @@ type Make = fn(&HarnessSettings) -> Box<dyn Harness>;
 const BUILTINS: &[(&str, Make)] = &[
     ("acp", |s| Box::new(acp::AcpHarness::new(s))),
     ("claude-code", |s| Box::new(claude_code::ClaudeCode::new(s))),
+    ("claude-code-acp", |_| {
+        Box::new(acp::AcpHarness::preset(&acp::presets::CLAUDE_CODE_ACP))
+    }),
     ("codex", |s| Box::new(codex::Codex::new(s))),
     ("command", |s| Box::new(command::CommandHarness::new(s))),
     ("copilot", |_| {

@@ -62,6 +62,45 @@ fn copilot_settings(_home: &Path, env: &mut Vec<(String, String)>) -> std::io::R
     Ok(())
 }
 
+/// Claude's ACP adapter (`@agentclientprotocol/claude-agent-acp`, bundling Claude Code through the
+/// Claude Agent SDK): `claude-agent-acp`, `ANTHROPIC_API_KEY` (or `ANTHROPIC_AUTH_TOKEN`,
+/// `CLAUDE_CODE_OAUTH_TOKEN`) and `ANTHROPIC_BASE_URL`, skills in `.claude/skills`; a skill load
+/// is Claude's `Skill` tool. A cross-check of the built-in `claude-code` harness.
+pub const CLAUDE_CODE_ACP: Preset = Preset {
+    name: "claude-code-acp",
+    program: "claude-agent-acp",
+    args: &[],
+    model_flag: None,
+    version_args: &["--version"],
+    login: &[
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+    ],
+    login_fix: "set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, CLAUDE_CODE_OAUTH_TOKEN)",
+    skill_folders: &[".claude/skills"],
+    prepare: claude_settings,
+};
+
+/// `~/.claude/settings.json` with permissions bypassed (the sandbox is the boundary; as root
+/// Claude Code takes that only with `IS_SANDBOX=1`), and no traffic but the model's.
+fn claude_settings(home: &Path, env: &mut Vec<(String, String)>) -> std::io::Result<()> {
+    let dir = home.join(".claude");
+    std::fs::create_dir_all(&dir)?;
+    let settings = serde_json::json!({"permissions": {"defaultMode": "bypassPermissions"}});
+    std::fs::write(dir.join("settings.json"), settings.to_string())?;
+    let mut set = |k: &str, v: &str| {
+        env.retain(|(e, _)| e != k);
+        env.push((k.to_string(), v.to_string()));
+    };
+    set("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+    set("DISABLE_AUTOUPDATER", "1");
+    if crate::host::running_as_root() {
+        set("IS_SANDBOX", "1");
+    }
+    Ok(())
+}
+
 /// Qwen Code (`@qwen-code/qwen-code`): `qwen --acp`, an OpenAI-compatible endpoint from
 /// `OPENAI_BASE_URL`/`OPENAI_API_KEY`/`OPENAI_MODEL`, skills in `.qwen/skills` (and
 /// `.agents/skills`); a skill load is its `skill` tool.
