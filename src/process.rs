@@ -230,9 +230,12 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
     };
     let deadline = tokio::time::Instant::now() + spawn.timeout;
     let mut cancel = spawn.cancel.clone();
-    let read = read_stdout(
-        BufReader::new(stdout),
-        spawn,
+    let mut reader = BufReader::new(stdout);
+    let mut read = StdoutRead::default();
+    read_stdout(
+        &mut reader,
+        &mut read,
+        (spawn, false),
         deadline,
         &mut cancel,
         &mut on_line,
@@ -247,7 +250,24 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
         _ => None,
     };
     let status = if timed_out || interrupted || stopped_by.is_some() {
-        stop_group(pgid, &mut child, spawn.grace).await
+        // What it says while it stops (how an ACP client's cancelled turn ended) is kept,
+        // within the grace period and a second more for what is still buffered.
+        let until = tokio::time::Instant::now() + spawn.grace + Duration::from_secs(1);
+        let (mut stopping, mut no_cancel) = (StdoutRead::default(), None);
+        let (status, ()) = tokio::join!(
+            stop_group(pgid, &mut child, spawn.grace),
+            read_stdout(
+                &mut reader,
+                &mut stopping,
+                (spawn, true),
+                until,
+                &mut no_cancel,
+                &mut on_line
+            )
+        );
+        read.stdout_bytes += stopping.stdout_bytes;
+        read.truncated |= stopping.truncated;
+        status
     } else {
         // stdout closed: the process is ending; it still answers to the deadline.
         let wait = tokio::time::timeout_at(deadline, child.wait());
@@ -296,9 +316,10 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
 }
 
 /// How reading a process's stdout ended.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq, Eq)]
 enum Ended {
     /// stdout closed.
+    #[default]
     Closed,
     TimedOut,
     Interrupted,
@@ -307,48 +328,48 @@ enum Ended {
 }
 
 /// What reading stdout came to.
+#[derive(Default)]
 struct StdoutRead {
     stdout_bytes: u64,
     truncated: bool,
     ended: Ended,
 }
 
-/// Reads stdout line by line until it closes, the deadline passes, the run is interrupted or
-/// the watch stops it; each line (within [`MAX_LINE`] and `max_stdout`) goes to `on_line`.
+/// Reads stdout line by line into `out` until it closes, the deadline passes, the run is
+/// interrupted or the watch stops it; each line (within [`MAX_LINE`] and `max_stdout`) goes
+/// to `on_line`. `stopping`: the process is already being stopped (no watch).
 async fn read_stdout(
-    mut reader: BufReader<Box<dyn tokio::io::AsyncRead + Unpin + Send>>,
-    spawn: &Spawn,
+    reader: &mut BufReader<Box<dyn tokio::io::AsyncRead + Unpin + Send>>,
+    out: &mut StdoutRead,
+    (spawn, stopping): (&Spawn, bool),
     deadline: tokio::time::Instant,
     cancel: &mut Option<tokio::sync::watch::Receiver<bool>>,
     on_line: &mut impl FnMut(&str),
-) -> StdoutRead {
-    let mut out = StdoutRead {
-        stdout_bytes: 0,
-        truncated: false,
-        ended: Ended::Closed,
-    };
+) {
     let mut line = Vec::new();
-    let mut watched = spawn.watch.clone().map(watching);
+    let mut watched = spawn.watch.clone().filter(|_| !stopping).map(watching);
     // Inside a line longer than MAX_LINE: its rest is read in pieces and dropped.
     let mut skipping = false;
     loop {
         line.clear();
         // One line at most MAX_LINE bytes in memory, however long the agent makes it.
-        let mut bounded = (&mut reader).take(MAX_LINE as u64);
+        let mut bounded = (&mut *reader).take(MAX_LINE as u64);
         let read = tokio::time::timeout_at(deadline, bounded.read_until(b'\n', &mut line));
         let read = tokio::select! {
-            r = read => r,
-            _ = cancelled(cancel) => return StdoutRead { ended: Ended::Interrupted, ..out },
-            why = said(&mut watched) => return StdoutRead { ended: Ended::Stopped(why), ..out },
+            r = read => Ok(r),
+            _ = cancelled(cancel) => Err(Ended::Interrupted),
+            why = said(&mut watched) => Err(Ended::Stopped(why)),
+        };
+        let read = match read {
+            Ok(r) => r.map_err(|_| Ended::TimedOut),
+            Err(ended) => Err(ended),
         };
         let n = match read {
-            Err(_) => {
-                return StdoutRead {
-                    ended: Ended::TimedOut,
-                    ..out
-                };
+            Err(ended) => {
+                out.ended = ended;
+                return;
             }
-            Ok(Ok(0)) | Ok(Err(_)) => return out,
+            Ok(Ok(0)) | Ok(Err(_)) => return,
             Ok(Ok(n)) => n,
         };
         out.stdout_bytes += n as u64;

@@ -192,8 +192,9 @@ fn later_turns_resume_the_session_and_a_hang_ends_at_the_timeout() {
 /// the canary); the run must pass, record the engine's version, and fire 3/3 and 0/3.
 struct EngineRun<'a> {
     harness: &'a str,
-    /// The engine's skill tool (`skill`, Claude's `Skill`).
-    skill_tool: &'a str,
+    /// The engine's skill tool (`skill`, Claude's `Skill`) and the key naming the skill in
+    /// its input (`skill`, OpenCode's `name`).
+    skill_tool: (&'a str, &'a str),
     env: Vec<(&'static str, String)>,
     write: support::model_server::Reply,
     mark: support::model_server::Reply,
@@ -202,7 +203,7 @@ struct EngineRun<'a> {
 
 fn engine_end_to_end(server: &support::model_server::ModelServer, e: EngineRun<'_>) {
     use support::model_server::{text, tool};
-    let skill = || tool(e.skill_tool, json!({"skill": "greeter"}));
+    let skill = || tool(e.skill_tool.0, json!({e.skill_tool.1: "greeter"}));
     server.script_each(
         "card for Ada",
         None,
@@ -283,7 +284,7 @@ fn qwen_code_over_acp_loads_the_skill_writes_a_file_and_runs_a_command() {
         &server,
         EngineRun {
             harness: "qwen-code",
-            skill_tool: "skill",
+            skill_tool: ("skill", "skill"),
             env,
             write: tool(
                 "write_file",
@@ -294,6 +295,34 @@ fn qwen_code_over_acp_loads_the_skill_writes_a_file_and_runs_a_command() {
                 json!({"command": "echo ran > ran.txt"}),
             ),
             version: "0.24.4",
+        },
+    );
+}
+
+#[test]
+fn opencode_over_acp_loads_the_skill_writes_a_file_and_runs_a_command() {
+    use support::model_server::{ModelServer, tool};
+    let opencode = agent_cli("opencode");
+    let server = ModelServer::start();
+    let mut env = with_path(opencode.parent().unwrap());
+    env.push(("OPENAI_BASE_URL", format!("{}/v1", server.url)));
+    env.push(("OPENAI_API_KEY", "sk-test".into()));
+    engine_end_to_end(
+        &server,
+        EngineRun {
+            harness: "opencode",
+            skill_tool: ("skill", "name"),
+            env,
+            // With a GPT-named model, OpenCode writes files by patch.
+            write: tool(
+                "apply_patch",
+                json!({"patchText": "*** Begin Patch\n*** Add File: card.txt\n+Hello, Ada!\n*** End Patch"}),
+            ),
+            mark: tool(
+                "bash",
+                json!({"command": "echo ran > ran.txt", "description": "a step"}),
+            ),
+            version: "1.18.33",
         },
     );
 }
@@ -312,7 +341,7 @@ fn copilot_over_acp_loads_the_skill_writes_a_file_and_runs_a_command() {
         &server,
         EngineRun {
             harness: "copilot",
-            skill_tool: "skill",
+            skill_tool: ("skill", "skill"),
             env,
             // Copilot has no file-writing tool of its own but its shell.
             write: bash("printf 'Hello, Ada!\\n' > card.txt"),
@@ -335,7 +364,7 @@ fn claude_code_over_acp_loads_the_skill_writes_a_file_and_runs_a_command() {
         &server,
         EngineRun {
             harness: "claude-code-acp",
-            skill_tool: "Skill",
+            skill_tool: ("Skill", "skill"),
             env,
             write: tool(
                 "Write",
@@ -432,4 +461,110 @@ fn claude_code_and_claude_code_over_acp_give_the_same_verdicts_and_tool_calls() 
     assert_eq!(seen[0].1, seen[1].1, "{seen:#?}");
     assert_eq!(seen[0].1[0].0, "pass");
     assert_eq!(seen[0].1[1].0, "fail");
+}
+
+/// A real engine (OpenCode) keeps one session over a case's turns: the second turn's request
+/// carries the first's conversation. A turn hung on the model ends at the timeout with
+/// nothing of the agent left running.
+#[test]
+fn opencode_keeps_one_session_over_turns_and_a_hang_ends_at_the_timeout() {
+    use support::model_server::{ModelServer, Reply, text};
+    let opencode = agent_cli("opencode");
+    let server = ModelServer::start();
+    server.script_each("first question", None, vec![text("one")]);
+    let second = text("echo: second question");
+    server.script_each("second question", None, vec![second.clone(), second]);
+    server.script_each("hang forever", None, vec![Reply::Hang]);
+    let mut env = with_path(opencode.parent().unwrap());
+    env.push(("OPENAI_BASE_URL", format!("{}/v1", server.url)));
+    env.push(("OPENAI_API_KEY", "sk-test".into()));
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", "[run]\nharness = \"opencode\"\n"),
+            (
+                ".claude/skills/chat/SKILL.md",
+                "---\nname: chat\ndescription: Chats\n---\nChat.\n",
+            ),
+            (
+                "evals/chat/001.yaml",
+                "timestamp: 2026-11-26T00:00:00Z\nname: chat\nprompt:\n  - first question\n  - second question\nexpected: x\nassertions:\n  - type: contains\n    value: \"echo: second question\"\n",
+            ),
+            (
+                "evals/chat/002.yaml",
+                "timestamp: 2026-11-26T00:00:00Z\nname: chat\nprompt: hang forever\nexpected: x\n",
+            ),
+        ],
+    );
+    let out = assay_env(
+        d.path(),
+        &[
+            "run",
+            "--timeout",
+            "20",
+            "--model",
+            "m1",
+            "--output-dir",
+            "out",
+        ],
+        &env,
+    );
+    let said = format!("{}\n{}", stdout(&out), stderr(&out));
+    let runs = results(&d.path().join("out"));
+    let chat = &runs["001"];
+    assert_eq!(chat["grade"]["verdict"], "pass", "{chat:#}\n{said}");
+    let sessions: Vec<&str> = chat["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["session_id"].as_str())
+        .collect();
+    assert_eq!(sessions.len(), 2, "{chat:#}");
+    assert_eq!(sessions[0], sessions[1], "one session for both turns");
+    let continued = server.requests().iter().any(|r| {
+        let m = r["messages"].to_string();
+        m.contains("second question") && m.contains("first question") && m.contains("one")
+    });
+    assert!(continued, "the second turn carries the first");
+    let hang = &runs["002"];
+    assert_eq!(hang["timed_out"], true, "{hang:#}");
+    assert_eq!(hang["error"]["category"], "timeout", "{hang:#}");
+    assert!(
+        hang["duration_ms"].as_u64().unwrap_or(0) < 35_000,
+        "ended at the timeout: {hang:#}"
+    );
+    // The agent heard the cancel before any signal, and ended its turn as cancelled.
+    let raw = std::fs::read_to_string(d.path().join("out/skillet_chat/002/run-1/raw.jsonl"))
+        .unwrap_or_default();
+    assert!(raw.contains(r#"{"bridge":"cancelled"}"#), "{raw}");
+    assert!(
+        raw.contains(r#""stopReason":"cancelled""#),
+        "the turn ended by the cancel: {raw}"
+    );
+    // No process pointed at this test's model server is left.
+    let marker = format!("OPENAI_BASE_URL={}/v1", server.url);
+    assert_eq!(processes_with_env(&marker), Vec::<String>::new());
+}
+
+/// The processes (pid and command line) whose environment holds `needle`.
+fn processes_with_env(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let pid = entry.file_name().to_string_lossy().to_string();
+        if !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if environ.split(|b| *b == 0).any(|v| v == needle.as_bytes()) {
+            let cmd = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            found.push(format!(
+                "{pid}: {}",
+                String::from_utf8_lossy(&cmd).replace('\0', " ")
+            ));
+        }
+    }
+    found
 }

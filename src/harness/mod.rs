@@ -178,6 +178,9 @@ const BUILTINS: &[(&str, Make)] = &[
     ("copilot", |_| {
         Box::new(acp::AcpHarness::preset(&acp::presets::COPILOT))
     }),
+    ("opencode", |_| {
+        Box::new(acp::AcpHarness::preset(&acp::presets::OPENCODE))
+    }),
     ("qwen-code", |_| {
         Box::new(acp::AcpHarness::preset(&acp::presets::QWEN_CODE))
     }),

@@ -75,7 +75,7 @@ pub fn agent_cli(name: &str) -> PathBuf {
         return p;
     }
     // Never a silent pass: a test that cannot run its agent fails, saying what to install.
-    panic!("{name} CLI not installed: run `npm ci --prefix tests/agents`")
+    panic!("{name} CLI not installed: run `npm install --prefix tests/agents` (or scripts/test)")
 }
 
 pub fn read_json(path: &Path) -> serde_json::Value {

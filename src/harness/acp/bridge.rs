@@ -118,15 +118,30 @@ async fn session(args: Args) -> Result<(), String> {
         .map_err(|e| format!("cannot read the prompt: {e}"))?;
     let (mine, theirs) = std::os::unix::net::UnixStream::pair()
         .map_err(|e| format!("cannot make the agent's stdout: {e}"))?;
-    let mut child = tokio::process::Command::new(&args.argv[0])
+    let mut command = tokio::process::Command::new(&args.argv[0]);
+    command
         .args(&args.argv[1..])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::from(std::os::fd::OwnedFd::from(
             theirs,
         )))
         .kill_on_drop(true)
+        .process_group(0);
+    #[cfg(target_os = "linux")]
+    // SAFETY: the closure runs in the child before exec and only calls prctl.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = command
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", args.argv[0]))?;
+    let _group = AgentGroup(child.id());
+    tokio::spawn(stop_after_cancel(child.id()));
     let stdin = child.stdin.take().ok_or("the agent has no stdin")?;
     mine.set_nonblocking(true).map_err(|e| e.to_string())?;
     let stdout = tokio::net::UnixStream::from_std(mine).map_err(|e| e.to_string())?;
@@ -166,6 +181,40 @@ async fn session(args: Args) -> Result<(), String> {
         }
     };
     result
+}
+
+/// How long the agent has to end its turn after `session/cancel` before its process group
+/// is killed (well inside assay's grace period, so the client can still say how it ended).
+const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// The agent's process group, of its own so that assay's SIGTERM reaches the client first
+/// and the agent hears `session/cancel` before any signal; killed, with all the agent left
+/// running, when the client ends.
+struct AgentGroup(Option<u32>);
+
+impl Drop for AgentGroup {
+    fn drop(&mut self) {
+        kill_group(self.0);
+    }
+}
+
+fn kill_group(pid: Option<u32>) {
+    if let Some(pid) = pid.and_then(|p| rustix::process::Pid::from_raw(p as i32)) {
+        // Already gone is what is wanted.
+        rustix::process::kill_process_group(pid, rustix::process::Signal::KILL).ok();
+    }
+}
+
+/// On SIGTERM (the turn's cancel is sent by [`turn`]): the agent's group killed once the
+/// cancel's grace has passed, whether or not the turn ended.
+async fn stop_after_cancel(agent: Option<u32>) {
+    let Ok(mut term) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+    else {
+        return;
+    };
+    term.recv().await;
+    tokio::time::sleep(CANCEL_GRACE).await;
+    kill_group(agent);
 }
 
 /// The agent's stdout, each line printed as `{"agent": …}` before the client reads it.

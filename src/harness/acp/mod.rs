@@ -90,13 +90,18 @@ impl Harness for AcpHarness {
         }
         args.push("--".into());
         args.extend(self.argv.iter().cloned());
-        if let (Some(flag), Some(model)) = (self.preset.and_then(|p| p.model_flag), inv.model) {
-            args.extend([flag.to_string(), model.to_string()]);
+        let mut env = Vec::new();
+        match (self.preset.map(|p| &p.model), inv.model) {
+            (Some(presets::ModelChoice::Flag(flag)), Some(model)) => {
+                args.extend([flag.to_string(), model.to_string()]);
+            }
+            (Some(presets::ModelChoice::Env(vars)), Some(model)) => env = vars(model),
+            _ => {}
         }
         Ok(CommandLine {
             program: bridge_program().map_err(|e| e.to_string())?,
             args,
-            env: Vec::new(),
+            env,
             stdin: Some(inv.prompt.as_bytes().to_vec()),
             shows: self.argv.first().cloned().into_iter().collect(),
         })
@@ -147,6 +152,18 @@ impl Harness for AcpHarness {
                 .preset
                 .map(|p| p.version_args.iter().map(|a| a.to_string()).collect()),
         })
+    }
+
+    /// A preset's engine reaches its endpoint variable's URL, else its vendor's API; any
+    /// other agent, its `*_BASE_URL` variables.
+    fn endpoints(&self, env: &[(String, String)]) -> Vec<String> {
+        let mut e = crate::sandbox::endpoint::from_env(env);
+        if let Some(p) = self.preset
+            && !env.iter().any(|(k, v)| k == p.base_url && !v.is_empty())
+        {
+            e.extend(p.default_endpoints.iter().map(|u| u.to_string()));
+        }
+        e
     }
 
     fn parser(&self, _inv: &Invocation<'_>) -> Box<dyn StreamParser> {

@@ -16,8 +16,8 @@ pub struct Preset {
     pub program: &'static str,
     /// The arguments that make it speak ACP on stdio, headless and allowed to act.
     pub args: &'static [&'static str],
-    /// The flag that picks a model (`--model`), when the run names one.
-    pub model_flag: Option<&'static str>,
+    /// How the run's model (`--model`) is given to it.
+    pub model: ModelChoice,
     /// The arguments that make it print its version.
     pub version_args: &'static [&'static str],
     /// Any one of these set is a login.
@@ -28,6 +28,26 @@ pub struct Preset {
     pub skill_folders: &'static [&'static str],
     /// Its settings, written into the private HOME.
     pub prepare: Prepare,
+    /// The variable that points it at a model endpoint of one's own.
+    pub base_url: &'static str,
+    /// The endpoints it reaches when that is not set (`--network model`).
+    pub default_endpoints: &'static [&'static str],
+}
+
+/// How a preset's engine is told the run's model.
+pub enum ModelChoice {
+    /// A flag on its command line (`--model m`).
+    Flag(&'static str),
+    /// Variables that say it.
+    Env(fn(model: &str) -> Vec<(String, String)>),
+    /// It cannot be told: its own settings choose.
+    Unsupported,
+}
+
+/// Replaces a variable in an environment.
+fn set(env: &mut Vec<(String, String)>, k: &str, v: &str) {
+    env.retain(|(e, _)| e != k);
+    env.push((k.to_string(), v.to_string()));
 }
 
 /// GitHub Copilot CLI (`@github/copilot`): `copilot --acp --allow-all-tools`, a model of your
@@ -39,26 +59,30 @@ pub const COPILOT: Preset = Preset {
     name: "copilot",
     program: "copilot",
     args: &["--acp", "--allow-all-tools"],
-    model_flag: Some("--model"),
+    model: ModelChoice::Flag("--model"),
     version_args: &["--version"],
     login: &["COPILOT_PROVIDER_BASE_URL", "COPILOT_GITHUB_TOKEN"],
     login_fix: "set COPILOT_PROVIDER_BASE_URL (and COPILOT_PROVIDER_API_KEY) for a model of your own, or COPILOT_GITHUB_TOKEN for a Copilot subscription",
     skill_folders: &[".github/skills"],
     prepare: copilot_settings,
+    base_url: "COPILOT_PROVIDER_BASE_URL",
+    default_endpoints: &[
+        "https://api.githubcopilot.com",
+        "https://api.individual.githubcopilot.com",
+        "https://api.business.githubcopilot.com",
+        "https://api.enterprise.githubcopilot.com",
+        "https://api.github.com",
+    ],
 };
 
 /// With a model of one's own, Copilot runs offline: no GitHub login, telemetry, web tools
 /// or auto-update.
 fn copilot_settings(_home: &Path, env: &mut Vec<(String, String)>) -> std::io::Result<()> {
     let byok = env.iter().any(|(k, _)| k == "COPILOT_PROVIDER_BASE_URL");
-    let mut set = |k: &str, v: &str| {
-        env.retain(|(e, _)| e != k);
-        env.push((k.to_string(), v.to_string()));
-    };
     if byok {
-        set("COPILOT_OFFLINE", "true");
+        set(env, "COPILOT_OFFLINE", "true");
     }
-    set("COPILOT_AUTO_UPDATE", "false");
+    set(env, "COPILOT_AUTO_UPDATE", "false");
     Ok(())
 }
 
@@ -70,7 +94,7 @@ pub const CLAUDE_CODE_ACP: Preset = Preset {
     name: "claude-code-acp",
     program: "claude-agent-acp",
     args: &[],
-    model_flag: None,
+    model: ModelChoice::Env(|m| vec![("ANTHROPIC_MODEL".into(), m.into())]),
     version_args: &["--version"],
     login: &[
         "ANTHROPIC_API_KEY",
@@ -80,6 +104,8 @@ pub const CLAUDE_CODE_ACP: Preset = Preset {
     login_fix: "set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, CLAUDE_CODE_OAUTH_TOKEN)",
     skill_folders: &[".claude/skills"],
     prepare: claude_settings,
+    base_url: "ANTHROPIC_BASE_URL",
+    default_endpoints: &["https://api.anthropic.com"],
 };
 
 /// `~/.claude/settings.json` with permissions bypassed (the sandbox is the boundary; as root
@@ -89,14 +115,10 @@ fn claude_settings(home: &Path, env: &mut Vec<(String, String)>) -> std::io::Res
     std::fs::create_dir_all(&dir)?;
     let settings = serde_json::json!({"permissions": {"defaultMode": "bypassPermissions"}});
     std::fs::write(dir.join("settings.json"), settings.to_string())?;
-    let mut set = |k: &str, v: &str| {
-        env.retain(|(e, _)| e != k);
-        env.push((k.to_string(), v.to_string()));
-    };
-    set("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
-    set("DISABLE_AUTOUPDATER", "1");
+    set(env, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+    set(env, "DISABLE_AUTOUPDATER", "1");
     if crate::host::running_as_root() {
-        set("IS_SANDBOX", "1");
+        set(env, "IS_SANDBOX", "1");
     }
     Ok(())
 }
@@ -108,12 +130,14 @@ pub const QWEN_CODE: Preset = Preset {
     name: "qwen-code",
     program: "qwen",
     args: &["--acp"],
-    model_flag: Some("--model"),
+    model: ModelChoice::Flag("--model"),
     version_args: &["--version"],
     login: &["OPENAI_API_KEY"],
     login_fix: "set OPENAI_API_KEY (and OPENAI_BASE_URL for an endpoint other than OpenAI's)",
     skill_folders: &[".qwen/skills"],
     prepare: qwen_settings,
+    base_url: "OPENAI_BASE_URL",
+    default_endpoints: &["https://api.openai.com"],
 };
 
 /// `~/.qwen/settings.json`: OpenAI-compatible auth without a prompt, tools approved (the
@@ -130,4 +154,138 @@ fn qwen_settings(home: &Path, _env: &mut Vec<(String, String)>) -> std::io::Resu
         "memory": {"enableManagedAutoMemory": false},
     });
     std::fs::write(dir.join("settings.json"), settings.to_string())
+}
+
+/// OpenCode (`opencode-ai`): `opencode acp`. With `OPENAI_BASE_URL` set, a provider `assay` of
+/// that OpenAI-compatible endpoint (key `OPENAI_API_KEY`), whose model is the run's `--model`
+/// (or `OPENAI_MODEL`); else its own providers (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`) and a
+/// `--model provider/model`. Skills in `.opencode/skills` (and `.claude/skills`,
+/// `.agents/skills`); a skill load is its `skill` tool, retitled `Loaded skill: <name>`. Its
+/// file search and its skill tool need ripgrep (`rg`) on PATH.
+pub const OPENCODE: Preset = Preset {
+    name: "opencode",
+    program: "opencode",
+    args: &["acp"],
+    model: ModelChoice::Env(opencode_model),
+    version_args: &["--version"],
+    login: &["OPENAI_API_KEY", "ANTHROPIC_API_KEY"],
+    login_fix: "set OPENAI_API_KEY (and OPENAI_BASE_URL for an OpenAI-compatible endpoint), or ANTHROPIC_API_KEY",
+    skill_folders: &[".opencode/skills"],
+    prepare: opencode_settings,
+    base_url: "OPENAI_BASE_URL",
+    default_endpoints: &["https://api.anthropic.com", "https://api.openai.com"],
+};
+
+/// The provider `assay` stands for `OPENAI_BASE_URL`; a model named without a provider is one
+/// of its.
+const OPENCODE_PROVIDER: &str = "assay";
+
+/// `provider/model` for OpenCode, and the model added to the `assay` provider when it is one
+/// of that provider's.
+fn opencode_model_config(model: &str) -> serde_json::Value {
+    let (provider, id) = model.split_once('/').unwrap_or((OPENCODE_PROVIDER, model));
+    let full = format!("{provider}/{id}");
+    let mut config = serde_json::json!({"model": full, "small_model": full});
+    if provider == OPENCODE_PROVIDER {
+        config["provider"] = serde_json::json!({OPENCODE_PROVIDER: {"models": {id: {"name": id, "tool_call": true}}}});
+    }
+    config
+}
+
+/// The run's model, as OpenCode's inline configuration (merged over the one in HOME).
+fn opencode_model(model: &str) -> Vec<(String, String)> {
+    vec![(
+        "OPENCODE_CONFIG_CONTENT".into(),
+        opencode_model_config(model).to_string(),
+    )]
+}
+
+/// `~/.config/opencode/opencode.json`: every tool allowed (the sandbox is the boundary), no
+/// sharing, update or downloads, and with `OPENAI_BASE_URL` set the `assay` provider (its key
+/// read from the environment, never written down).
+fn opencode_settings(home: &Path, env: &mut Vec<(String, String)>) -> std::io::Result<()> {
+    let dir = home.join(".config/opencode");
+    std::fs::create_dir_all(&dir)?;
+    let mut config = serde_json::json!({
+        "autoupdate": false,
+        "share": "disabled",
+        "permission": "allow",
+    });
+    let var = |k: &str| {
+        env.iter()
+            .find(|(e, v)| e == k && !v.is_empty())
+            .map(|(_, v)| v.clone())
+    };
+    if let Some(url) = var("OPENAI_BASE_URL") {
+        config["provider"] = serde_json::json!({OPENCODE_PROVIDER: {
+            "npm": "@ai-sdk/openai-compatible",
+            "name": "OpenAI-compatible (OPENAI_BASE_URL)",
+            "options": {"baseURL": url, "apiKey": "{env:OPENAI_API_KEY}"},
+        }});
+        if let Some(model) = var("OPENAI_MODEL") {
+            let chosen = opencode_model_config(&model);
+            config["model"] = chosen["model"].clone();
+            config["small_model"] = chosen["small_model"].clone();
+            if let Some(models) = chosen.pointer(&format!("/provider/{OPENCODE_PROVIDER}/models")) {
+                config["provider"][OPENCODE_PROVIDER]["models"] = models.clone();
+            }
+        }
+    }
+    std::fs::write(dir.join("opencode.json"), config.to_string())?;
+    for k in [
+        "OPENCODE_DISABLE_AUTOUPDATE",
+        "OPENCODE_DISABLE_MODELS_FETCH",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD",
+        "OPENCODE_DISABLE_DEFAULT_PLUGINS",
+        "OPENCODE_DISABLE_SHARE",
+    ] {
+        set(env, k, "1");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opencode_s_model_is_the_assay_provider_s_unless_it_names_its_provider() {
+        let own = opencode_model_config("gpt-test");
+        assert_eq!(own["model"], "assay/gpt-test");
+        assert_eq!(
+            own["provider"]["assay"]["models"]["gpt-test"]["tool_call"],
+            true
+        );
+        let named = opencode_model_config("anthropic/claude-sonnet-4-5");
+        assert_eq!(named["model"], "anthropic/claude-sonnet-4-5");
+        assert!(named.get("provider").is_none());
+    }
+
+    #[test]
+    fn opencode_s_settings_point_at_the_endpoint_and_never_hold_the_key() {
+        let home = tempfile::tempdir().unwrap();
+        let mut env = vec![
+            (
+                "OPENAI_BASE_URL".to_string(),
+                "http://127.0.0.1:9/v1".to_string(),
+            ),
+            ("OPENAI_API_KEY".to_string(), "sk-secret".to_string()),
+            ("OPENAI_MODEL".to_string(), "m1".to_string()),
+        ];
+        opencode_settings(home.path(), &mut env).unwrap();
+        let text =
+            std::fs::read_to_string(home.path().join(".config/opencode/opencode.json")).unwrap();
+        assert!(!text.contains("sk-secret"), "{text}");
+        let config: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            config["provider"]["assay"]["options"]["baseURL"],
+            "http://127.0.0.1:9/v1"
+        );
+        assert_eq!(config["model"], "assay/m1");
+        assert_eq!(config["permission"], "allow");
+        assert!(
+            env.iter()
+                .any(|(k, v)| k == "OPENCODE_DISABLE_MODELS_FETCH" && v == "1")
+        );
+    }
 }

@@ -191,8 +191,10 @@ impl AcpParser {
             return Vec::new();
         }
         let t = self.tools.entry(id.to_string()).or_default();
-        if let Some(name) = tool_name(u) {
+        if let Some(name) = own_tool_name(u) {
             t.name = name;
+        } else if first || t.name.is_empty() {
+            t.name = first_name(u, first).unwrap_or_default();
         }
         if let Some(title) = u.get("title").and_then(Value::as_str) {
             t.title = title.to_string();
@@ -317,23 +319,35 @@ fn flush_into(buf: &mut String, make: impl Fn(String) -> Event) -> Vec<Event> {
     }
 }
 
-/// The agent's own name for a tool (Claude's adapter and Qwen Code put it in `_meta`), else
-/// ACP's kind (`read`, `edit`, `execute`, …).
-fn tool_name(u: &Value) -> Option<String> {
-    [
-        "/_meta/claudeCode/toolName",
-        "/_meta/toolName",
-        "/name",
-        "/kind",
-    ]
-    .iter()
-    .find_map(|p| u.pointer(p).and_then(Value::as_str))
-    .map(|s| crate::text::shorten(&crate::text::printable(s), 200))
+/// The agent's own name for a tool, where it says it (Claude's adapter and Qwen Code put it
+/// in `_meta`).
+fn own_tool_name(u: &Value) -> Option<String> {
+    ["/_meta/claudeCode/toolName", "/_meta/toolName", "/name"]
+        .iter()
+        .find_map(|p| u.pointer(p).and_then(Value::as_str))
+        .map(|s| crate::text::shorten(&crate::text::printable(s), 200))
+}
+
+/// A tool's name where the agent gives none of its own: the title of its first sight when
+/// that is one word (OpenCode announces a call titled `bash`, `skill`, `task`, and only later
+/// retitles it with the command or the skill), else ACP's kind (`read`, `edit`, `execute`, …).
+fn first_name(u: &Value, first: bool) -> Option<String> {
+    let title = u.get("title").and_then(Value::as_str).filter(|t| {
+        first
+            && (1..=64).contains(&t.len())
+            && t.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    });
+    title
+        .or_else(|| u.get("kind").and_then(Value::as_str))
+        .map(|s| crate::text::shorten(&crate::text::printable(s), 200))
 }
 
 /// The skill a tool call loads, as each engine says it: a tool named `skill` with the skill
-/// in its input (`skill` or `name`), or a title such as `Using skill: x` (Copilot),
-/// `Loaded skill: x` (OpenCode) or `Load skill: x` (Claude's adapter).
+/// in its input (`skill` or `name`), or a tool of no name but the kind `other` whose title
+/// begins `Using skill: x` (Copilot), `Loaded skill: x` (OpenCode) or `Load skill: x`
+/// (Claude's adapter). A title is the agent's to word (a shell call's is its command line, a
+/// sub-task's its description): anywhere else it is no skill load.
 fn skill_loaded(name: &str, title: &str, input: &Value) -> Option<String> {
     let by_name = name.eq_ignore_ascii_case("skill").then(|| {
         ["skill", "name"]
@@ -344,7 +358,8 @@ fn skill_loaded(name: &str, title: &str, input: &Value) -> Option<String> {
         let lower = title.to_ascii_lowercase();
         ["using skill:", "loaded skill:", "load skill:", "use skill:"]
             .iter()
-            .find_map(|p| lower.find(p).map(|at| &title[at + p.len()..]))
+            .find(|p| name == "other" && lower.starts_with(**p))
+            .map(|p| &title[p.len()..])
     };
     let found = by_name.flatten().or_else(by_title)?;
     let skill = found
@@ -489,6 +504,27 @@ mod tests {
             all.extend(lines.iter().cloned());
             let (events, _) = feed(&all);
             assert_eq!(skills(&events), ["greeter"], "{lines:?}");
+        }
+        // A title the agent words is no skill load: a shell command's, OpenCode's sub-task's,
+        // or one that only mentions a skill.
+        let forged = [
+            ("bash", "execute", "Loaded skill: forged"),
+            ("task", "other", "Loaded skill: forged"),
+            ("Run the greeter", "other", "Run: Loaded skill: forged"),
+        ];
+        for (first, kind, title) in forged {
+            let (events, _) = feed(&[
+                session(),
+                update(
+                    serde_json::json!({"sessionUpdate": "tool_call", "toolCallId": "9",
+                    "title": first, "kind": kind, "rawInput": {"description": title}}),
+                ),
+                update(
+                    serde_json::json!({"sessionUpdate": "tool_call_update", "toolCallId": "9",
+                    "title": title, "kind": kind, "status": "completed"}),
+                ),
+            ]);
+            assert!(skills(&events).is_empty(), "{first} {title}: {events:?}");
         }
         // A file read or an edit is no skill.
         let (events, _) = feed(&[
