@@ -568,3 +568,129 @@ fn processes_with_env(needle: &str) -> Vec<String> {
     }
     found
 }
+
+/// A stdio MCP server offering one tool (newline-delimited JSON-RPC); a call of it leaves a
+/// mark in the working folder.
+const MCP_SERVER: &str = r#"
+import sys, json
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except Exception:
+        continue
+    if m.get("id") is None:
+        continue
+    meth = m.get("method")
+    if meth == "initialize":
+        r = {"protocolVersion": m.get("params", {}).get("protocolVersion", "2025-06-18"),
+             "capabilities": {"tools": {}}, "serverInfo": {"name": "pkgecho", "version": "1"}}
+    elif meth == "tools/list":
+        r = {"tools": [{"name": "pkg_echo_tool", "description": "Echoes for the package test.",
+                        "inputSchema": {"type": "object", "properties": {}}}]}
+    elif meth == "tools/call":
+        open("mcp-called.txt", "w").write("called\n")
+        r = {"content": [{"type": "text", "text": "echoed"}]}
+    else:
+        r = {}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}) + "\n")
+    sys.stdout.flush()
+"#;
+
+/// A UAAPS package whose `engine` is `copilot` (reserved by the spec until it ran headless)
+/// runs on Copilot CLI over ACP with no `--harness`, and with `--harness opencode` on OpenCode;
+/// the package's MCP server reaches each (Copilot in its settings, OpenCode in ACP's
+/// `session/new`) and its tool is called.
+#[test]
+fn a_uaaps_package_for_copilot_runs_on_it_and_on_opencode_with_its_mcp_server() {
+    use support::model_server::{ModelServer, text, tool};
+    let (copilot, opencode) = (agent_cli("copilot"), agent_cli("opencode"));
+    let server = ModelServer::start();
+    let d = tempfile::tempdir().unwrap();
+    let servers =
+        json!({"mcpServers": {"pkgecho": {"command": "python3", "args": ["-c", MCP_SERVER]}}});
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (
+                "package.agent.json",
+                r#"{"name": "@t/kit", "version": "1.0.0"}"#,
+            ),
+            (
+                "skills/lint/SKILL.md",
+                "---\nname: lint\ndescription: Lints files.\n---\nLint.\n",
+            ),
+            ("mcp/servers.json", &servers.to_string()),
+            (
+                "evals/eval-config.json",
+                r#"{"version": 1, "engine": "copilot"}"#,
+            ),
+            (
+                "evals/cases/create.yaml",
+                "name: create\ninput:\n  prompt: create the files\nexpected:\n  files-created: [out/new.txt, mcp-called.txt]\njudge:\n  criteria: It creates.\n",
+            ),
+        ],
+    );
+    let steps = |mcp_tool: &str| {
+        vec![
+            tool(mcp_tool, json!({})),
+            tool(
+                "bash",
+                json!({"command": "mkdir -p out && echo x > out/new.txt", "description": "a step"}),
+            ),
+            text("Created."),
+        ]
+    };
+    // Each names an MCP tool its own way; each is told apart by a tool only it offers.
+    server.script_each(
+        "create the files",
+        Some("read_bash"),
+        steps("pkgecho-pkg_echo_tool"),
+    );
+    server.script_each(
+        "create the files",
+        Some("todowrite"),
+        steps("pkgecho_pkg_echo_tool"),
+    );
+    let mut env = with_path(copilot.parent().unwrap());
+    env[0].1 = format!("{}:{}", opencode.parent().unwrap().display(), env[0].1);
+    env.push(("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", server.url)));
+    env.push(("COPILOT_PROVIDER_API_KEY", "sk-test".into()));
+    env.push(("COPILOT_PROVIDER_TYPE", "openai".into()));
+    env.push(("OPENAI_BASE_URL", format!("{}/v1", server.url)));
+    env.push(("OPENAI_API_KEY", "sk-test".into()));
+    for (harness, out) in [(None, "out-copilot"), (Some("opencode"), "out-opencode")] {
+        let mut args = vec![
+            "run",
+            "--judge",
+            "none",
+            "--model",
+            "gpt-test",
+            "--output-dir",
+            out,
+        ];
+        if let Some(h) = harness {
+            args.extend(["--harness", h]);
+        }
+        let ran = assay_env(d.path(), &args, &env);
+        let said = format!("{}\n{}", stdout(&ran), stderr(&ran));
+        let runs = results(&d.path().join(out));
+        let create = runs
+            .iter()
+            .find(|(k, _)| k.ends_with("create"))
+            .map(|(_, v)| v)
+            .unwrap_or_else(|| panic!("no create: {said}"));
+        // Both files made: the agent's, and the MCP tool's (the judge is off).
+        assert_eq!(
+            (
+                &create["grade"]["checks_passed"],
+                &create["grade"]["checks_total"]
+            ),
+            (&json!(2), &json!(2)),
+            "{harness:?}: {create:#}\n{said}"
+        );
+        let run = read_json(&d.path().join(out).join("run.json"));
+        let name = harness.unwrap_or("copilot");
+        assert!(run["harnesses"][name].is_string(), "{run:#}");
+    }
+}

@@ -66,6 +66,8 @@ fn exit(code: Option<i32>, timed_out: bool, stderr_tail: &str) -> Exited {
 /// The invocations the adapters tell apart in parsing: a sub-agent or not, background tasks
 /// forced synchronous or not, the hang heuristic on or off.
 fn invocations<'a>(cwd: &'a Path) -> Vec<Invocation<'a>> {
+    static NO_SERVERS: std::collections::BTreeMap<String, serde_json::Value> =
+        std::collections::BTreeMap::new();
     let base = Invocation {
         prompt: "greeting card for Ada",
         turn: 0,
@@ -78,6 +80,7 @@ fn invocations<'a>(cwd: &'a Path) -> Vec<Invocation<'a>> {
         allow_hang_heuristic: true,
         agent: None,
         sandboxed: false,
+        mcp_servers: &NO_SERVERS,
     };
     vec![
         base.clone(),

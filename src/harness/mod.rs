@@ -40,6 +40,10 @@ pub struct Invocation<'a> {
     pub agent: Option<&'a str>,
     /// The agent runs in assay's sandbox: its own sandbox is redundant there (and can fail).
     pub sandboxed: bool,
+    /// The package's MCP servers (UAAPS `mcp/servers.json`: `command`, `args`, `env`, or
+    /// `url`), for an agent told them per session (ACP's `session/new`); empty without a
+    /// package, and for a baseline.
+    pub mcp_servers: &'a std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 /// The command a harness wants run; the host adds the scrubbed environment and limits.

@@ -78,6 +78,7 @@ pub async fn drive(
                 .filter(|t| t.kind == crate::spec::TargetKind::Agent && plan.stage.install_skill)
                 .map(|t| t.name.as_str()),
             sandboxed: jail.is_some(),
+            mcp_servers: package_mcp_servers(plan),
         };
         let line = match plan.harness.command(&inv) {
             Ok(line) => line,
@@ -279,4 +280,17 @@ fn tally(r: &mut CaseRunRecord, driven: &mut Driven, events: Vec<Event>, plain: 
         }
     }
     driven.events.extend(events);
+}
+
+/// The package's MCP servers when the package is installed (not for a baseline, nor for a
+/// package's skill run on its own).
+fn package_mcp_servers<'a>(
+    plan: &'a CaseRunPlan<'_>,
+) -> &'a std::collections::BTreeMap<String, serde_json::Value> {
+    static NONE: std::collections::BTreeMap<String, serde_json::Value> =
+        std::collections::BTreeMap::new();
+    match (&plan.suite.package, &plan.suite.skill) {
+        (Some(pkg), None) if plan.stage.install_skill => &pkg.parts.mcp_servers,
+        _ => &NONE,
+    }
 }

@@ -8,11 +8,15 @@
 //! - One session per case-run: `session/new` with the workspace as `cwd` on the first turn,
 //!   `session/load` of the session on later ones (each turn is a process, as for every
 //!   harness); an agent that cannot load a session cannot run later turns.
+//! - A package's MCP servers, handed over in [`super::mcp::VAR`] (and kept from the agent's
+//!   environment), go into `session/new` and `session/load`: stdio ones always, HTTP and SSE
+//!   ones where the agent offers those transports.
 //! - Permission requests are allowed (the sandbox is the boundary), each printed.
 //! - No file-system or terminal capability is offered: the agent works in its workspace
 //!   itself.
-//! - On SIGTERM (assay's timeout) it sends `session/cancel` and waits for the turn's end
-//!   until assay kills the process group.
+//! - The agent runs in a process group of its own: on SIGTERM (assay's timeout) the client
+//!   sends `session/cancel` before any signal reaches the agent, prints how the turn ended,
+//!   and kills the agent's group after [`CANCEL_GRACE`] (and whenever the client ends).
 //! - The agent's stdout is a socket, not a pipe, and this process is not dumpable, so
 //!   nothing the agent runs can write into what it prints.
 
@@ -22,9 +26,9 @@ use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     CancelNotification, ContentBlock, Implementation, InitializeRequest, LoadSessionRequest,
-    NewSessionRequest, PermissionOptionKind, PromptRequest, RequestPermissionOutcome,
-    RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome, SessionId,
-    SessionNotification, TextContent,
+    McpCapabilities, McpServer, NewSessionRequest, PermissionOptionKind, PromptRequest,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    SelectedPermissionOutcome, SessionId, SessionNotification, TextContent,
 };
 use agent_client_protocol::{Agent, ByteStreams, Client};
 use serde_json::{Value, json};
@@ -118,9 +122,11 @@ async fn session(args: Args) -> Result<(), String> {
         .map_err(|e| format!("cannot read the prompt: {e}"))?;
     let (mine, theirs) = std::os::unix::net::UnixStream::pair()
         .map_err(|e| format!("cannot make the agent's stdout: {e}"))?;
+    let servers = mcp_servers()?;
     let mut command = tokio::process::Command::new(&args.argv[0]);
     command
         .args(&args.argv[1..])
+        .env_remove(super::mcp::VAR)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::from(std::os::fd::OwnedFd::from(
             theirs,
@@ -162,7 +168,7 @@ async fn session(args: Args) -> Result<(), String> {
             agent_client_protocol::on_receive_request!(),
         )
         .connect_with(transport, async |cx: ConnectionTo<Agent>| {
-            turn(&cx, cwd, args.resume, prompt).await
+            turn(&cx, cwd, (args.resume, servers), prompt).await
         });
     tokio::pin!(conversation);
     // The agent gone while something it started holds its stdout open: the turn ends with
@@ -262,11 +268,40 @@ fn tee(stdout: tokio::net::UnixStream) -> tokio::io::DuplexStream {
     incoming
 }
 
-/// One turn: initialize, a session made or loaded, the prompt; cancelled on SIGTERM.
+/// The package's MCP servers, handed over by the harness ([`super::mcp::VAR`]).
+fn mcp_servers() -> Result<Vec<McpServer>, String> {
+    match std::env::var(super::mcp::VAR) {
+        Ok(text) => serde_json::from_str(&text).map_err(|e| format!("bad MCP servers: {e}")),
+        Err(_) => Ok(Vec::new()),
+    }
+}
+
+/// The servers the agent can take: stdio always, HTTP and SSE where it says so (the rest
+/// named on stderr).
+fn usable(servers: Vec<McpServer>, can: &McpCapabilities) -> Vec<McpServer> {
+    servers
+        .into_iter()
+        .filter(|s| {
+            let (ok, name) = match s {
+                McpServer::Http(h) => (can.http, &h.name),
+                McpServer::Sse(h) => (can.sse, &h.name),
+                McpServer::Stdio(_) => return true,
+                _ => return false,
+            };
+            if !ok {
+                eprintln!("assay: the agent cannot reach the MCP server `{name}` (its transport is not one it offers)");
+            }
+            ok
+        })
+        .collect()
+}
+
+/// One turn: initialize, a session made or loaded with the package's MCP servers, the
+/// prompt; cancelled on SIGTERM.
 async fn turn(
     cx: &ConnectionTo<Agent>,
     cwd: std::path::PathBuf,
-    resume: Option<String>,
+    (resume, servers): (Option<String>, Vec<McpServer>),
     prompt: String,
 ) -> Result<(), agent_client_protocol::Error> {
     let init = cx
@@ -276,6 +311,7 @@ async fn turn(
         )
         .block_task()
         .await?;
+    let servers = usable(servers, &init.agent_capabilities.mcp_capabilities);
     let agent = init
         .agent_info
         .as_ref()
@@ -283,7 +319,7 @@ async fn turn(
     let sid = match resume {
         Some(s) if init.agent_capabilities.load_session => {
             let sid = SessionId::new(s);
-            cx.send_request(LoadSessionRequest::new(sid.clone(), cwd))
+            cx.send_request(LoadSessionRequest::new(sid.clone(), cwd).mcp_servers(servers))
                 .block_task()
                 .await?;
             sid
@@ -294,7 +330,7 @@ async fn turn(
             ));
         }
         None => {
-            cx.send_request(NewSessionRequest::new(cwd))
+            cx.send_request(NewSessionRequest::new(cwd).mcp_servers(servers))
                 .block_task()
                 .await?
                 .session_id

@@ -4,6 +4,7 @@
 //! parent and prints the session, which [`read`] turns into events.
 
 pub mod bridge;
+mod mcp;
 pub mod presets;
 mod read;
 
@@ -97,6 +98,17 @@ impl Harness for AcpHarness {
             }
             (Some(presets::ModelChoice::Env(vars)), Some(model)) => env = vars(model),
             _ => {}
+        }
+        match self.preset.map(|p| &p.mcp) {
+            _ if inv.mcp_servers.is_empty() => {}
+            Some(presets::McpHandoff::Settings(write)) => write(inv.home, inv.mcp_servers)
+                .map_err(|e| {
+                    format!(
+                        "cannot write the package's MCP servers for {}: {e}",
+                        self.name()
+                    )
+                })?,
+            _ => env.push((mcp::VAR.into(), mcp::to_acp(inv.mcp_servers).to_string())),
         }
         Ok(CommandLine {
             program: bridge_program().map_err(|e| e.to_string())?,

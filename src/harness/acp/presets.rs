@@ -3,7 +3,10 @@
 //! private settings written into the case-run's HOME before it starts. How a skill load shows
 //! in its events is read by [`super::read`] for every engine alike.
 
+use std::collections::BTreeMap;
 use std::path::Path;
+
+use serde_json::Value;
 
 /// Writes an engine's settings into the case-run's private HOME (and may add variables).
 pub type Prepare = fn(home: &Path, env: &mut Vec<(String, String)>) -> std::io::Result<()>;
@@ -32,6 +35,17 @@ pub struct Preset {
     pub base_url: &'static str,
     /// The endpoints it reaches when that is not set (`--network model`).
     pub default_endpoints: &'static [&'static str],
+    /// How a package's MCP servers reach it.
+    pub mcp: McpHandoff,
+}
+
+/// How an engine is given a package's MCP servers.
+pub enum McpHandoff {
+    /// In `session/new` (ACP's own way).
+    Session,
+    /// Written into its settings in the private HOME, where it reads them (it leaves ACP's
+    /// out).
+    Settings(fn(home: &Path, servers: &BTreeMap<String, Value>) -> std::io::Result<()>),
 }
 
 /// How a preset's engine is told the run's model.
@@ -73,7 +87,31 @@ pub const COPILOT: Preset = Preset {
         "https://api.enterprise.githubcopilot.com",
         "https://api.github.com",
     ],
+    mcp: McpHandoff::Settings(copilot_mcp),
 };
+
+/// `~/.copilot/mcp-config.json`: Copilot CLI 1.0.102 leaves out the servers of ACP's
+/// `session/new`, and reads this file (every tool of each server allowed).
+fn copilot_mcp(home: &Path, servers: &BTreeMap<String, Value>) -> std::io::Result<()> {
+    let mut all = serde_json::Map::new();
+    for (name, s) in servers {
+        let mut server = s.clone();
+        if let Some(o) = server.as_object_mut() {
+            let kind = match (o.get("url"), o.get("type").and_then(Value::as_str)) {
+                (None, _) => "local",
+                (Some(_), Some("sse")) => "sse",
+                (Some(_), _) => "http",
+            };
+            o.insert("type".into(), kind.into());
+            o.insert("tools".into(), serde_json::json!(["*"]));
+        }
+        all.insert(name.clone(), server);
+    }
+    let dir = home.join(".copilot");
+    std::fs::create_dir_all(&dir)?;
+    let config = serde_json::json!({"mcpServers": all});
+    std::fs::write(dir.join("mcp-config.json"), config.to_string())
+}
 
 /// With a model of one's own, Copilot runs offline: no GitHub login, telemetry, web tools
 /// or auto-update.
@@ -106,6 +144,7 @@ pub const CLAUDE_CODE_ACP: Preset = Preset {
     prepare: claude_settings,
     base_url: "ANTHROPIC_BASE_URL",
     default_endpoints: &["https://api.anthropic.com"],
+    mcp: McpHandoff::Session,
 };
 
 /// `~/.claude/settings.json` with permissions bypassed (the sandbox is the boundary; as root
@@ -138,6 +177,7 @@ pub const QWEN_CODE: Preset = Preset {
     prepare: qwen_settings,
     base_url: "OPENAI_BASE_URL",
     default_endpoints: &["https://api.openai.com"],
+    mcp: McpHandoff::Session,
 };
 
 /// `~/.qwen/settings.json`: OpenAI-compatible auth without a prompt, tools approved (the
@@ -174,6 +214,7 @@ pub const OPENCODE: Preset = Preset {
     prepare: opencode_settings,
     base_url: "OPENAI_BASE_URL",
     default_endpoints: &["https://api.anthropic.com", "https://api.openai.com"],
+    mcp: McpHandoff::Session,
 };
 
 /// The provider `assay` stands for `OPENAI_BASE_URL`; a model named without a provider is one

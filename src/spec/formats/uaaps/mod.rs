@@ -46,9 +46,11 @@ const CASE_KEYS: &[&str] = &[
 const INPUT_KEYS: &[&str] = &["prompt", "files", "workspace-files"];
 const EXPECTED_KEYS: &[&str] = &["contains", "not-contains", "files-created", "agent-blocked"];
 const JUDGE_KEYS: &[&str] = &["criteria"];
-pub const ENGINES: &[&str] = &["claude-code", "codex"];
+/// The spec's engines assay runs, each the harness of that name: `copilot`, reserved by the
+/// spec "until headless modes are available", runs headless now (`copilot --acp`).
+pub const ENGINES: &[&str] = &["claude-code", "codex", "copilot"];
 /// Engines the UAAPS spec reserves but that have no headless mode yet.
-pub const RESERVED_ENGINES: &[&str] = &["copilot", "cursor"];
+pub const RESERVED_ENGINES: &[&str] = &["cursor"];
 pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
 
 /// The `package.agent.json` manifest: only the fields assay uses are read; the manifest's
@@ -214,7 +216,7 @@ fn read_config(doc: &mut Doc, node: &Node) -> Option<Defaults> {
                 "engine",
                 format!("engine `{e}` is not supported: it has no headless mode to run evals with"),
             )
-            .help = Some("use \"claude-code\" or \"codex\"".into());
+            .help = Some("use \"claude-code\", \"codex\" or \"copilot\"".into());
         } else {
             doc.error(
                 "unknown-engine",
@@ -224,7 +226,7 @@ fn read_config(doc: &mut Doc, node: &Node) -> Option<Defaults> {
             )
             .help = Some(match did_you_mean(&e, ENGINES.iter().copied()) {
                 Some(s) => format!("did you mean `{s}`?"),
-                None => "supported engines: claude-code, codex".into(),
+                None => format!("supported engines: {}", ENGINES.join(", ")),
             });
         }
         None
