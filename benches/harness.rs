@@ -87,6 +87,7 @@ fn main() {
     let lines: usize = streams.iter().map(Vec::len).sum();
     let bytes: usize = streams.iter().flatten().map(String::len).sum();
     let cwd = PathBuf::from("/w");
+    let no_servers = std::collections::BTreeMap::new();
     let inv = Invocation {
         prompt: "greeting card for Ada",
         turn: 0,
@@ -99,6 +100,7 @@ fn main() {
         allow_hang_heuristic: true,
         agent: None,
         sandboxed: false,
+        mcp_servers: &no_servers,
     };
     let exit = Exited {
         code: Some(0),
