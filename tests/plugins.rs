@@ -1370,3 +1370,99 @@ fn a_harness_plugin_whose_skill_folders_leave_the_workspace_is_refused_before_an
         stdout(&out)
     );
 }
+
+/// A harness plugin that declares its agent speaks ACP (`acme-acp`, in the acme example):
+/// it gives only the command line, and assay's ACP client runs it through the sandbox and
+/// reads the session: the skill (in the plugin's `.acme/skills`) loads, the file is
+/// written and graded, the trigger pair fires 3/3 and 0/3, and a baseline has no skill.
+#[test]
+fn a_harness_plugin_whose_agent_speaks_acp_runs_through_assays_client() {
+    let tools = tempfile::tempdir().unwrap();
+    let bin = tools.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    // The scripted agent is Python: the host's HOME stays (pyenv's python3 needs it).
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let env = [("PATH", path)];
+    std::fs::copy(
+        repo().join("tests/fixtures/acp/fake-acp-agent"),
+        bin.join("acme-acp-agent"),
+    )
+    .unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let wasm = wasm_plugins().join("acme.wasm");
+    let checks = json!([
+        {"type": "skill_invoked", "skill": "greeter"},
+        {"type": "file_contains", "path": "card.txt", "needle": "written by fake-acp"}]);
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                &format!(
+                    "[run]\nharness = \"acme-acp\"\n\n[[plugin]]\npath = \"{}\"\n",
+                    wasm.display()
+                ),
+            ),
+            (
+                ".acme/skills/greeter/SKILL.md",
+                "---\nname: greeter\ndescription: Writes greeting cards\n---\nWrite the card.\n",
+            ),
+            (
+                "evals/greeter/evals.json",
+                &json!({"skill_name": "greeter", "evals": [
+                    {"id": "card", "prompt": "Use greeter, then write card.txt", "x-assay-checks": checks}]})
+                .to_string(),
+            ),
+            (
+                "evals/greeter/triggers.json",
+                &json!([
+                    {"query": "greeter: a card for Sam", "should_trigger": true},
+                    {"query": "What is the capital of France?", "should_trigger": false}
+                ])
+                .to_string(),
+            ),
+        ],
+    );
+    let out = assay_env(d.path(), &["run", "--output-dir", "out"], &env);
+    let said = format!("{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(code(&out), 0, "{said}");
+    assert!(d.path().join("out").is_dir(), "{said}");
+    let runs = results(&d.path().join("out"));
+    let card = &runs["card"];
+    assert_ne!(card["sandbox"]["kind"], "none", "{card:#}");
+    assert_eq!(card["grade"]["verdict"], "pass", "{card:#}\n{said}");
+    assert_eq!(card["skills_invoked"], json!(["greeter"]), "{card:#}");
+    let raw = std::fs::read_to_string(d.path().join("out/bmad_greeter/card/run-1/raw.jsonl"))
+        .unwrap_or_default();
+    assert!(
+        raw.contains(r#""bridge":"session""#),
+        "run by assay's ACP client: {raw}"
+    );
+    let fired = |id: &str| fired(&d.path().join("out/bmad_greeter"), id);
+    assert_eq!((fired("trigger-1"), fired("trigger-2")), (3, 0), "{said}");
+    // A baseline: the skill is removed from the plugin's folder, and nothing loads it.
+    let base = assay_env(
+        d.path(),
+        &[
+            "run",
+            "--baseline",
+            "--mode",
+            "artifacts",
+            "--output-dir",
+            "base",
+        ],
+        &env,
+    );
+    let runs = results(&d.path().join("base"));
+    let card = &runs["card"];
+    assert_eq!(
+        card["skills_invoked"],
+        json!([]),
+        "{card:#}\n{}",
+        stderr(&base)
+    );
+}

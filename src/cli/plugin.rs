@@ -332,8 +332,13 @@ fn harness_details(h: &crate::plugin::provides::HarnessInfo) -> String {
         true => String::new(),
         false => format!("; model endpoint from {}", endpoints.join(", ")),
     };
+    let acp = if h.speaks_acp {
+        ", speaks ACP: run by assay's ACP client"
+    } else {
+        ""
+    };
     format!(
-        "program `{}` ({version}); {engines}{login}{endpoints}{kinds}",
+        "program `{}` ({version}{acp}); {engines}{login}{endpoints}{kinds}",
         h.program
     )
 }

@@ -81,6 +81,11 @@ impl Harness for PluginHarness {
             .plugin
             .call(|store, inst, p| p.exports().command(store, inst, &self.info.name, &call));
         match result {
+            // An ACP agent is run by assay's client, with the plugin's command line.
+            Ok(Ok(c)) if self.info.speaks_acp => {
+                let argv = std::iter::once(c.program).chain(c.args).collect();
+                crate::harness::acp::client_command(argv, c.env, inv, true)
+            }
             Ok(Ok(c)) => Ok(c),
             Ok(Err(e)) => Err(format!("the harness plugin failed: {e}")),
             Err(e) => Err(format!("the harness plugin failed: {e}")),
@@ -145,6 +150,9 @@ impl Harness for PluginHarness {
     }
 
     fn parser(&self, inv: &Invocation<'_>) -> Box<dyn StreamParser> {
+        if self.info.speaks_acp {
+            return crate::harness::acp::parser();
+        }
         let call = self.call(inv);
         let mut store = self.plugin.store();
         let made = outside_async(|| {

@@ -41,6 +41,8 @@ pub struct HarnessInfo {
     pub version_args: Option<Vec<String>>,
     /// The agent's own error kinds, each counted as one of assay's categories.
     pub error_kinds: Vec<ErrorKind>,
+    /// The program speaks ACP: assay's client runs it and reads its session (WIT 0.3.0).
+    pub speaks_acp: bool,
 }
 
 /// An error kind of an agent's own (WIT 0.3.0), counted as one of assay's categories.
@@ -83,6 +85,7 @@ impl HarnessInfo {
             skill_folders: Vec::new(),
             version_args: Some(vec!["--version".into()]),
             error_kinds: Vec::new(),
+            speaks_acp: false,
         }
     }
 

@@ -11,14 +11,20 @@
 //! - how to ask its version: `acme-agent version` ([`Harness::version_args`]), run inside the
 //!   sandbox before any case-run;
 //! - its own error kind, `quota`, counted as a rate limit ([`Harness::error_kinds`]).
+//!
+//! The second harness, `acme-acp` ([`AcmeAcp`]), is the same organisation's agent that speaks
+//! the Agent Client Protocol: it says only how to start it, and assay's ACP client does the
+//! rest.
 
+mod acp;
 mod adapter;
 
+pub use acp::AcmeAcp;
 pub use adapter::{Acme, Lines};
 use assay_plugin::Plugin;
 
 fn plugin() -> Plugin {
-    Plugin::new().harness(Acme)
+    Plugin::new().harness(Acme).harness(AcmeAcp)
 }
 
 assay_plugin::export!(plugin);

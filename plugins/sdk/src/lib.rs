@@ -423,7 +423,11 @@ pub trait Harness: Send + Sync {
     /// The program it runs (looked up on PATH before anything runs).
     fn program(&self) -> &str;
     fn command(&self, invocation: &Invocation) -> Result<CommandLine, String>;
-    fn parser(&self, invocation: &Invocation) -> Box<dyn Parser>;
+    /// What reads the agent's stdout. Not called for an agent that speaks ACP
+    /// ([`Harness::speaks_acp`]): the default reads nothing.
+    fn parser(&self, _invocation: &Invocation) -> Box<dyn Parser> {
+        Box::new(Unread)
+    }
     /// Whose conventions the agent follows for skills and a package's parts: `claude-code`
     /// (`.claude/skills`, …) and/or `codex` (`.agents/skills`, …). Empty: both.
     fn engines(&self) -> Vec<String> {
@@ -457,6 +461,25 @@ pub trait Harness: Send + Sync {
     /// [`ErrorCategory::Own`] naming one is recorded as that kind.
     fn error_kinds(&self) -> Vec<ErrorKind> {
         Vec::new()
+    }
+    /// The program speaks the Agent Client Protocol on stdio: assay's own ACP client runs
+    /// [`Harness::command`]'s line (the prompt goes in `session/prompt`, not on stdin) and
+    /// reads the session; [`Harness::parser`] is not used. An in-house ACP agent needs only
+    /// its name, program, command line, skill folders and login.
+    fn speaks_acp(&self) -> bool {
+        false
+    }
+}
+
+/// The parser of a harness whose stdout assay reads itself (an ACP agent's).
+struct Unread;
+
+impl Parser for Unread {
+    fn feed(&mut self, _line: &str) -> Vec<Value> {
+        Vec::new()
+    }
+    fn finish(&mut self, _exit: &Exit) -> Value {
+        Summary::default().into()
     }
 }
 
@@ -624,6 +647,7 @@ impl harness::Guest for Exports {
                 skill_folders: h.skill_folders(),
                 version_args: h.version_args(),
                 error_kinds: h.error_kinds(),
+                speaks_acp: h.speaks_acp(),
             })
             .collect()
     }

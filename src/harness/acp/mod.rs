@@ -85,38 +85,27 @@ impl Harness for AcpHarness {
 
     /// The bridge, with the agent's command after `--` and the prompt on stdin.
     fn command(&self, inv: &Invocation<'_>) -> Result<CommandLine, String> {
-        let mut args = vec![bridge::SUBCOMMAND.to_string()];
-        if let Some(session) = inv.resume {
-            args.extend(["--resume".to_string(), session.to_string()]);
-        }
-        args.push("--".into());
-        args.extend(self.argv.iter().cloned());
+        let mut argv = self.argv.clone();
         let mut env = Vec::new();
         match (self.preset.map(|p| &p.model), inv.model) {
             (Some(presets::ModelChoice::Flag(flag)), Some(model)) => {
-                args.extend([flag.to_string(), model.to_string()]);
+                argv.extend([flag.to_string(), model.to_string()]);
             }
             (Some(presets::ModelChoice::Env(vars)), Some(model)) => env = vars(model),
             _ => {}
         }
         match self.preset.map(|p| &p.mcp) {
-            _ if inv.mcp_servers.is_empty() => {}
-            Some(presets::McpHandoff::Settings(write)) => write(inv.home, inv.mcp_servers)
-                .map_err(|e| {
+            Some(presets::McpHandoff::Settings(write)) if !inv.mcp_servers.is_empty() => {
+                write(inv.home, inv.mcp_servers).map_err(|e| {
                     format!(
                         "cannot write the package's MCP servers for {}: {e}",
                         self.name()
                     )
-                })?,
-            _ => env.push((mcp::VAR.into(), mcp::to_acp(inv.mcp_servers).to_string())),
+                })?;
+                client_command(argv, env, inv, false)
+            }
+            _ => client_command(argv, env, inv, true),
         }
-        Ok(CommandLine {
-            program: bridge_program().map_err(|e| e.to_string())?,
-            args,
-            env,
-            stdin: Some(inv.prompt.as_bytes().to_vec()),
-            shows: self.argv.first().cloned().into_iter().collect(),
-        })
     }
 
     /// An agent assay does not know: the skill (and a package's parts) go where Claude Code
@@ -179,8 +168,41 @@ impl Harness for AcpHarness {
     }
 
     fn parser(&self, _inv: &Invocation<'_>) -> Box<dyn StreamParser> {
-        Box::new(read::AcpParser::default())
+        parser()
     }
+}
+
+/// The command line that runs `argv` (with `env`) as an ACP agent for this turn: assay's
+/// client, the agent's command after `--`, the prompt on stdin, and with `mcp` the package's
+/// MCP servers for `session/new`. Also how a harness plugin that speaks ACP is run.
+pub fn client_command(
+    argv: Vec<String>,
+    mut env: Vec<(String, String)>,
+    inv: &Invocation<'_>,
+    mcp: bool,
+) -> Result<CommandLine, String> {
+    let mut args = vec![bridge::SUBCOMMAND.to_string()];
+    if let Some(session) = inv.resume {
+        args.extend(["--resume".to_string(), session.to_string()]);
+    }
+    args.push("--".into());
+    let shows = argv.first().cloned().into_iter().collect();
+    args.extend(argv);
+    if mcp && !inv.mcp_servers.is_empty() {
+        env.push((mcp::VAR.into(), mcp::to_acp(inv.mcp_servers).to_string()));
+    }
+    Ok(CommandLine {
+        program: bridge_program().map_err(|e| e.to_string())?,
+        args,
+        env,
+        stdin: Some(inv.prompt.as_bytes().to_vec()),
+        shows,
+    })
+}
+
+/// What reads an ACP client's session into events.
+pub fn parser() -> Box<dyn StreamParser> {
+    Box::new(read::AcpParser::default())
 }
 
 /// assay's own executable, which runs the bridge.

@@ -65,6 +65,7 @@ fn info(h: harness::HarnessInfo) -> HarnessInfo {
         endpoints: h.endpoints,
         skill_folders: h.skill_folders,
         version_args: h.version_args,
+        speaks_acp: h.speaks_acp,
         error_kinds: h
             .error_kinds
             .into_iter()
