@@ -9,7 +9,10 @@
 //! | `tool_call` | `tool_call` (name: the agent's tool name from `_meta`, else `kind`) |
 //! | `tool_call_update` ending `completed` or `failed` | `tool_result` |
 //! | a tool call loading a skill (each engine words it its own way) | `skill_invoked` |
+//! | a tool call's `diff` content, once it has ended | `file_change` (`add`, `update`) |
+//! | `plan` (each time the agent states or revises it) | `reasoning`: `Plan:` and each entry with its status |
 //! | `usage_update` with a cost in USD | the turn's cost |
+//! | the `session/prompt` answer's `usage` | the turn's tokens |
 //!
 //! Updates before the bridge says the session is ready (a loaded session's replayed
 //! history) are not this turn's and are left out.
@@ -45,6 +48,8 @@ pub struct AcpParser {
     cost: Option<f64>,
     /// Its cost when this turn began (after a loaded session's replay).
     cost_before: Option<f64>,
+    /// The tokens the agent said the turn took (the `session/prompt` answer's `usage`).
+    usage: crate::harness::Usage,
 }
 
 /// What is known of one tool call so far.
@@ -56,6 +61,9 @@ struct Tool {
     skill_said: bool,
     result_said: bool,
 }
+
+/// The most file changes taken from one tool call's diffs.
+const MAX_CHANGES: usize = 256;
 
 impl StreamParser for AcpParser {
     fn line(&mut self, line: &str) -> Vec<Event> {
@@ -89,6 +97,7 @@ impl StreamParser for AcpParser {
                 .cost
                 .map(|c| (c - self.cost_before.unwrap_or(0.0)).max(0.0)),
             duration_ms: Some(exit.duration.as_millis() as u64),
+            usage: self.usage,
             ..TurnSummary::default()
         }
     }
@@ -123,6 +132,12 @@ impl AcpParser {
     }
 
     fn agent(&mut self, msg: &Value) -> Vec<Event> {
+        if let Some(usage) = msg
+            .pointer("/result/usage")
+            .filter(|_| msg.pointer("/result/stopReason").is_some())
+        {
+            self.usage = tokens(usage);
+        }
         if msg.get("method").and_then(Value::as_str) != Some("session/update") {
             return Vec::new();
         }
@@ -158,6 +173,11 @@ impl AcpParser {
             Some("usage_update") => {
                 self.track_cost(msg);
                 Vec::new()
+            }
+            Some("plan") => {
+                let mut out = self.flush();
+                out.extend(plan(u).map(|text| Event::Reasoning { text }));
+                out
             }
             _ => Vec::new(),
         }
@@ -223,6 +243,9 @@ impl AcpParser {
                 output: crate::text::cut_bytes(content_text(u), MAX_TOOL_OUTPUT),
                 is_error: status == Some("failed"),
             });
+            if status == Some("completed") {
+                out.extend(file_changes(u));
+            }
         }
         out
     }
@@ -291,6 +314,60 @@ impl AcpParser {
             ),
         }
     }
+}
+
+/// The tokens of a `session/prompt` answer's `usage` (ACP's `inputTokens`, `outputTokens`,
+/// `cachedReadTokens`, `cachedWriteTokens`).
+fn tokens(u: &Value) -> crate::harness::Usage {
+    let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+    crate::harness::Usage {
+        input_tokens: n("inputTokens"),
+        output_tokens: n("outputTokens"),
+        cache_read_tokens: n("cachedReadTokens"),
+        cache_write_tokens: n("cachedWriteTokens"),
+    }
+}
+
+/// A plan as the agent stated it: `Plan:` and a line per entry, `- [status] what`.
+fn plan(u: &Value) -> Option<String> {
+    let entries = u.get("entries")?.as_array()?;
+    let mut text = String::from("Plan:");
+    for e in entries {
+        let what = e.get("content").and_then(Value::as_str).unwrap_or_default();
+        let status = e.get("status").and_then(Value::as_str).unwrap_or("pending");
+        text.push_str(&format!(
+            "\n- [{}] {}",
+            crate::text::shorten(&crate::text::printable(status), 40),
+            crate::text::printable(what)
+        ));
+        if text.len() > MAX_TEXT {
+            return Some(crate::text::cut_bytes(text, MAX_TEXT));
+        }
+    }
+    Some(text)
+}
+
+/// The files a completed tool call's `diff` content changed: added (no old text) or updated.
+fn file_changes(u: &Value) -> Vec<Event> {
+    let Some(items) = u.get("content").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .filter(|c| c.get("type").and_then(Value::as_str) == Some("diff"))
+        .filter_map(|c| {
+            let path = c.get("path").and_then(Value::as_str)?;
+            let kind = match c.get("oldText") {
+                None | Some(Value::Null) => "add",
+                Some(_) => "update",
+            };
+            Some(Event::FileChange {
+                path: crate::text::shorten(&crate::text::printable(path), 4096),
+                kind: kind.into(),
+            })
+        })
+        .take(MAX_CHANGES)
+        .collect()
 }
 
 /// Appends the agent's text, up to [`MAX_TEXT`].
@@ -461,6 +538,66 @@ mod tests {
 
     fn session() -> String {
         json_line(serde_json::json!({"bridge": "session", "session_id": "s"}))
+    }
+
+    #[test]
+    fn plans_diffs_and_the_turn_s_tokens_are_read() {
+        use serde_json::json;
+        let (events, p) = feed(&[
+            session(),
+            update(json!({"sessionUpdate": "plan", "entries": [
+                {"content": "Read the skill", "priority": "high", "status": "completed"},
+                {"content": "Write the card", "priority": "high", "status": "in_progress"}]})),
+            update(
+                json!({"sessionUpdate": "tool_call", "toolCallId": "w", "title": "write", "kind": "edit"}),
+            ),
+            update(
+                json!({"sessionUpdate": "tool_call_update", "toolCallId": "w", "status": "completed",
+                "content": [{"type": "diff", "path": "/ws/card.txt", "oldText": null, "newText": "Hi"},
+                            {"type": "diff", "path": "/ws/a.txt", "oldText": "a", "newText": "b"}]}),
+            ),
+            // A failed edit changed nothing.
+            update(
+                json!({"sessionUpdate": "tool_call", "toolCallId": "x", "title": "write", "kind": "edit"}),
+            ),
+            update(
+                json!({"sessionUpdate": "tool_call_update", "toolCallId": "x", "status": "failed",
+                "content": [{"type": "diff", "path": "/ws/no.txt", "newText": "b"}]}),
+            ),
+            json_line(
+                json!({"agent": {"jsonrpc": "2.0", "id": 3, "result": {"stopReason": "end_turn",
+                "usage": {"inputTokens": 10, "outputTokens": 2, "totalTokens": 12, "cachedReadTokens": 5}}}}),
+            ),
+            json_line(json!({"bridge": "stop", "stop_reason": "end_turn"})),
+        ]);
+        assert!(
+            events.contains(&Event::Reasoning {
+                text: "Plan:\n- [completed] Read the skill\n- [in_progress] Write the card".into()
+            }),
+            "{events:?}"
+        );
+        let changes: Vec<(String, String)> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::FileChange { path, kind } => Some((path.clone(), kind.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            changes,
+            [
+                ("/ws/card.txt".to_string(), "add".to_string()),
+                ("/ws/a.txt".into(), "update".into())
+            ]
+        );
+        assert_eq!(
+            (
+                p.usage.input_tokens,
+                p.usage.output_tokens,
+                p.usage.cache_read_tokens
+            ),
+            (10, 2, 5)
+        );
     }
 
     #[test]
