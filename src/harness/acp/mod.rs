@@ -65,6 +65,17 @@ impl Harness for AcpHarness {
                 fix: format!("install `{program}`, or give its full path"),
             });
         }
+        if let Some((program, why)) = self
+            .preset
+            .and_then(|p| p.needs.iter().find(|(n, _)| env.which(n).is_none()))
+        {
+            return Err(Unavailable {
+                message: format!("`{program}` is not on PATH: {why}"),
+                fix: format!(
+                    "install `{program}` (ripgrep: `apt install ripgrep`, `brew install ripgrep`)"
+                ),
+            });
+        }
         if let Some(p) = self.preset
             && !p.login.iter().any(|v| env.var(v).is_some())
         {
@@ -208,4 +219,45 @@ pub fn parser() -> Box<dyn StreamParser> {
 /// assay's own executable, which runs the bridge.
 fn bridge_program() -> std::io::Result<String> {
     Ok(std::env::current_exe()?.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opencode_without_ripgrep_on_path_is_not_ready() {
+        let bin = tempfile::tempdir().unwrap();
+        let exe = |name: &str| {
+            use std::os::unix::fs::PermissionsExt;
+            let p = bin.path().join(name);
+            std::fs::write(&p, "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        };
+        exe("opencode");
+        let env = HostEnv {
+            path: bin.path().display().to_string(),
+            vars: vec![("OPENAI_API_KEY".into(), "k".into())],
+        };
+        let opencode = AcpHarness::preset(&presets::OPENCODE);
+        let why = opencode.preflight(&env).unwrap_err();
+        assert!(
+            why.message.contains("`rg` is not on PATH"),
+            "{}",
+            why.message
+        );
+        exe("rg");
+        assert!(opencode.preflight(&env).is_ok());
+        // Copilot needs no ripgrep of the host's.
+        exe("copilot");
+        let env = HostEnv {
+            vars: vec![("COPILOT_GITHUB_TOKEN".into(), "t".into())],
+            ..env
+        };
+        assert!(
+            AcpHarness::preset(&presets::COPILOT)
+                .preflight(&env)
+                .is_ok()
+        );
+    }
 }

@@ -37,6 +37,9 @@ pub struct Preset {
     pub default_endpoints: &'static [&'static str],
     /// How a package's MCP servers reach it.
     pub mcp: McpHandoff,
+    /// Programs its tools run, each with why: checked on PATH before anything runs, and shown
+    /// inside the sandbox.
+    pub needs: &'static [(&'static str, &'static str)],
 }
 
 /// How an engine is given a package's MCP servers.
@@ -88,6 +91,7 @@ pub const COPILOT: Preset = Preset {
         "https://api.github.com",
     ],
     mcp: McpHandoff::Settings(copilot_mcp),
+    needs: &[],
 };
 
 /// `~/.copilot/mcp-config.json`: Copilot CLI 1.0.102 leaves out the servers of ACP's
@@ -145,6 +149,7 @@ pub const CLAUDE_CODE_ACP: Preset = Preset {
     base_url: "ANTHROPIC_BASE_URL",
     default_endpoints: &["https://api.anthropic.com"],
     mcp: McpHandoff::Session,
+    needs: &[],
 };
 
 /// `~/.claude/settings.json` with permissions bypassed (the sandbox is the boundary; as root
@@ -178,6 +183,7 @@ pub const QWEN_CODE: Preset = Preset {
     base_url: "OPENAI_BASE_URL",
     default_endpoints: &["https://api.openai.com"],
     mcp: McpHandoff::Session,
+    needs: &[],
 };
 
 /// `~/.qwen/settings.json`: OpenAI-compatible auth without a prompt, tools approved (the
@@ -215,6 +221,10 @@ pub const OPENCODE: Preset = Preset {
     base_url: "OPENAI_BASE_URL",
     default_endpoints: &["https://api.anthropic.com", "https://api.openai.com"],
     mcp: McpHandoff::Session,
+    needs: &[(
+        "rg",
+        "OpenCode's skill, grep and glob tools run ripgrep (it would download one, and the sandbox has no network)",
+    )],
 };
 
 /// The provider `assay` stands for `OPENAI_BASE_URL`; a model named without a provider is one
