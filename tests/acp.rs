@@ -670,33 +670,6 @@ fn processes_with_env(needle: &str) -> Vec<String> {
     found
 }
 
-/// A stdio MCP server offering one tool (newline-delimited JSON-RPC); a call of it leaves a
-/// mark in the working folder.
-const MCP_SERVER: &str = r#"
-import sys, json
-for line in sys.stdin:
-    try:
-        m = json.loads(line)
-    except Exception:
-        continue
-    if m.get("id") is None:
-        continue
-    meth = m.get("method")
-    if meth == "initialize":
-        r = {"protocolVersion": m.get("params", {}).get("protocolVersion", "2025-06-18"),
-             "capabilities": {"tools": {}}, "serverInfo": {"name": "pkgecho", "version": "1"}}
-    elif meth == "tools/list":
-        r = {"tools": [{"name": "pkg_echo_tool", "description": "Echoes for the package test.",
-                        "inputSchema": {"type": "object", "properties": {}}}]}
-    elif meth == "tools/call":
-        open("mcp-called.txt", "w").write("called\n")
-        r = {"content": [{"type": "text", "text": "echoed"}]}
-    else:
-        r = {}
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}) + "\n")
-    sys.stdout.flush()
-"#;
-
 /// A UAAPS package whose `engine` is `copilot` (reserved by the spec until it ran headless)
 /// runs on Copilot CLI over ACP with no `--harness`, and with `--harness opencode` on OpenCode;
 /// the package's MCP server reaches each (Copilot in its settings, OpenCode in ACP's
@@ -708,7 +681,7 @@ fn a_uaaps_package_for_copilot_runs_on_it_and_on_opencode_with_its_mcp_server() 
     let server = ModelServer::start();
     let d = tempfile::tempdir().unwrap();
     let servers =
-        json!({"mcpServers": {"pkgecho": {"command": "python3", "args": ["-c", MCP_SERVER]}}});
+        json!({"mcpServers": {"pkgecho": {"command": "python3", "args": ["-c", MCP_ECHO_SERVER]}}});
     write_tree(
         d.path(),
         &[

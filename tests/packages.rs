@@ -11,32 +11,9 @@ use serde_json::{Value, json};
 use support::model_server::{ModelServer, text, tool};
 use support::*;
 
-/// A stdio MCP server offering one tool (newline-delimited JSON-RPC).
-const MCP_SERVER: &str = r#"
-import sys, json
-for line in sys.stdin:
-    try:
-        m = json.loads(line)
-    except Exception:
-        continue
-    if m.get("id") is None:
-        continue
-    meth = m.get("method")
-    if meth == "initialize":
-        r = {"protocolVersion": m.get("params", {}).get("protocolVersion", "2025-06-18"),
-             "capabilities": {"tools": {}}, "serverInfo": {"name": "pkgecho", "version": "1"}}
-    elif meth == "tools/list":
-        r = {"tools": [{"name": "pkg_echo_tool", "description": "Echoes for the package test.",
-                        "inputSchema": {"type": "object", "properties": {}}}]}
-    else:
-        r = {}
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}) + "\n")
-    sys.stdout.flush()
-"#;
-
 fn package(dir: &Path, engine: &str) {
     let servers =
-        json!({"mcpServers": {"pkgecho": {"command": "python3", "args": ["-c", MCP_SERVER]}}});
+        json!({"mcpServers": {"pkgecho": {"command": "python3", "args": ["-c", MCP_ECHO_SERVER]}}});
     write_tree(
         dir,
         &[

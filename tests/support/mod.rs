@@ -7,6 +7,33 @@ pub mod model_server;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// A stdio MCP server (`python3 -c`) offering one tool, `pkg_echo_tool` (newline-delimited
+/// JSON-RPC); a call of it leaves `mcp-called.txt` in the working folder.
+pub const MCP_ECHO_SERVER: &str = r#"
+import sys, json
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except Exception:
+        continue
+    if m.get("id") is None:
+        continue
+    meth = m.get("method")
+    if meth == "initialize":
+        r = {"protocolVersion": m.get("params", {}).get("protocolVersion", "2025-06-18"),
+             "capabilities": {"tools": {}}, "serverInfo": {"name": "pkgecho", "version": "1"}}
+    elif meth == "tools/list":
+        r = {"tools": [{"name": "pkg_echo_tool", "description": "Echoes for the package test.",
+                        "inputSchema": {"type": "object", "properties": {}}}]}
+    elif meth == "tools/call":
+        open("mcp-called.txt", "w").write("called\n")
+        r = {"content": [{"type": "text", "text": "echoed"}]}
+    else:
+        r = {}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}) + "\n")
+    sys.stdout.flush()
+"#;
+
 /// Serves `app` on a free 127.0.0.1 port from its own thread; returns its base URL.
 pub fn serve(app: axum::Router) -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
