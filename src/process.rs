@@ -245,29 +245,13 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
         read.ended == Ended::TimedOut,
         read.ended == Ended::Interrupted,
     );
-    let stopped_by = match read.ended {
+    let stopped_by = match std::mem::take(&mut read.ended) {
         Ended::Stopped(why) => Some(why),
         _ => None,
     };
     let status = if timed_out || interrupted || stopped_by.is_some() {
-        // What it says while it stops (how an ACP client's cancelled turn ended) is kept,
-        // within the grace period and a second more for what is still buffered.
-        let until = tokio::time::Instant::now() + spawn.grace + Duration::from_secs(1);
-        let (mut stopping, mut no_cancel) = (StdoutRead::default(), None);
-        let (status, ()) = tokio::join!(
-            stop_group(pgid, &mut child, spawn.grace),
-            read_stdout(
-                &mut reader,
-                &mut stopping,
-                (spawn, true),
-                until,
-                &mut no_cancel,
-                &mut on_line
-            )
-        );
-        read.stdout_bytes += stopping.stdout_bytes;
-        read.truncated |= stopping.truncated;
-        status
+        let stopping = (pgid, &mut child, &mut reader);
+        stop_reading(stopping, &mut read, spawn, &mut on_line).await
     } else {
         // stdout closed: the process is ending; it still answers to the deadline.
         let wait = tokio::time::timeout_at(deadline, child.wait());
@@ -313,6 +297,37 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
         started: command_started,
         stopped_by,
     })
+}
+
+/// Stops the process group while still reading its stdout: what it says while it stops (how
+/// an ACP client's cancelled turn ended) is kept, within the grace period and a second more
+/// for what is still buffered.
+async fn stop_reading(
+    (pgid, child, reader): (
+        Option<i32>,
+        &mut tokio::process::Child,
+        &mut BufReader<Box<dyn tokio::io::AsyncRead + Unpin + Send>>,
+    ),
+    read: &mut StdoutRead,
+    spawn: &Spawn,
+    on_line: &mut impl FnMut(&str),
+) -> Option<std::process::ExitStatus> {
+    let until = tokio::time::Instant::now() + spawn.grace + Duration::from_secs(1);
+    let (mut stopping, mut no_cancel) = (StdoutRead::default(), None);
+    let (status, ()) = tokio::join!(
+        stop_group(pgid, child, spawn.grace),
+        read_stdout(
+            reader,
+            &mut stopping,
+            (spawn, true),
+            until,
+            &mut no_cancel,
+            on_line
+        )
+    );
+    read.stdout_bytes += stopping.stdout_bytes;
+    read.truncated |= stopping.truncated;
+    status
 }
 
 /// How reading a process's stdout ended.

@@ -157,14 +157,7 @@ fn later_turns_resume_the_session_and_a_hang_ends_at_the_timeout() {
     let runs = results(&d.path().join("out"));
     let chat = &runs["001"];
     assert_eq!(chat["grade"]["verdict"], "pass", "{chat:#}\n{said}");
-    let sessions: Vec<&str> = chat["turns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t["session_id"].as_str())
-        .collect();
-    assert_eq!(sessions.len(), 2, "{chat:#}");
-    assert_eq!(sessions[0], sessions[1], "one session for both turns");
+    assert_one_session_over_two_turns(chat);
     let hang = &runs["002"];
     assert_eq!(hang["timed_out"], true, "{hang:#}");
     assert_eq!(hang["error"]["category"], "timeout", "{hang:#}");
@@ -185,6 +178,62 @@ fn later_turns_resume_the_session_and_a_hang_ends_at_the_timeout() {
             String::from_utf8_lossy(&left.stdout)
         );
     }
+}
+
+/// An agent claiming the most tokens a count can hold, in each of two turns and two runs,
+/// cannot crash or wrap assay's sums: each is held at its ceiling in the results and reports.
+#[test]
+fn an_agent_claiming_enormous_token_counts_cannot_break_the_sums() {
+    let tools = tempfile::tempdir().unwrap();
+    let bin = agent(tools.path());
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                "[run]\nharness = \"acp\"\n\n[harness.acp]\ncommand = [\"fake-acp-agent\"]\n",
+            ),
+            (
+                ".claude/skills/chat/SKILL.md",
+                "---\nname: chat\ndescription: Chats\n---\nChat.\n",
+            ),
+            (
+                "evals/chat/001.yaml",
+                "timestamp: 2026-11-26T00:00:00Z\nname: chat\nprompt:\n  - count the tokens\n  - the tokens again\nexpected: x\n",
+            ),
+        ],
+    );
+    let out = assay_env(
+        d.path(),
+        &[
+            "run",
+            "--runs",
+            "2",
+            "--output-dir",
+            "out",
+            "--reporter",
+            "json,html,junit,markdown",
+        ],
+        &with_path(&bin),
+    );
+    let said = format!("{}\n{}", stdout(&out), stderr(&out));
+    assert!(code(&out) <= 1, "no crash: {said}");
+    let runs = results_by_folder(&d.path().join("out"));
+    assert_eq!(runs.len(), 2, "{said}");
+    for (dir, r) in runs {
+        assert_eq!(
+            r["usage"]["input_tokens"],
+            json!(u64::MAX),
+            "{dir:?}: {r:#}"
+        );
+    }
+    let report = read_json(&d.path().join("out/report.json"));
+    assert!(
+        report.to_string().contains(&u64::MAX.to_string()),
+        "{report:#}"
+    );
+    assert!(d.path().join("out/report.html").is_file());
 }
 
 /// One engine end to end against the model server: the model loads the skill, writes the card
@@ -630,20 +679,25 @@ fn opencode_keeps_one_session_over_turns() {
     let runs = results(&d.path().join("out"));
     let chat = &runs["001"];
     assert_eq!(chat["grade"]["verdict"], "pass", "{chat:#}\n{said}");
-    let sessions: Vec<&str> = chat["turns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t["session_id"].as_str())
-        .collect();
-    assert_eq!(sessions.len(), 2, "{chat:#}");
-    assert_eq!(sessions[0], sessions[1], "one session for both turns");
+    assert_one_session_over_two_turns(chat);
     let continued = server.requests().iter().any(|r| {
         let m = r["messages"].to_string();
         m.contains("second question") && m.contains("first question") && m.contains("one")
     });
     assert!(continued, "the second turn carries the first");
     assert_eq!(processes_with_env(&server.url), Vec::<String>::new());
+}
+
+/// The case-run's two turns ran in one session (the second loaded the first's).
+fn assert_one_session_over_two_turns(case: &serde_json::Value) {
+    let sessions: Vec<&str> = case["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["session_id"].as_str())
+        .collect();
+    assert_eq!(sessions.len(), 2, "{case:#}");
+    assert_eq!(sessions[0], sessions[1], "one session for both turns");
 }
 
 /// The processes (pid and command line) with a variable whose value holds `needle` (a model

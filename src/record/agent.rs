@@ -65,11 +65,13 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// Adds another's tokens, saturating: the counts are the agent's word, and an agent may
+    /// say anything.
     pub fn add(&mut self, o: &Usage) {
-        self.input_tokens += o.input_tokens;
-        self.output_tokens += o.output_tokens;
-        self.cache_read_tokens += o.cache_read_tokens;
-        self.cache_write_tokens += o.cache_write_tokens;
+        self.input_tokens = self.input_tokens.saturating_add(o.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(o.output_tokens);
+        self.cache_read_tokens = self.cache_read_tokens.saturating_add(o.cache_read_tokens);
+        self.cache_write_tokens = self.cache_write_tokens.saturating_add(o.cache_write_tokens);
     }
 }
 
@@ -113,6 +115,21 @@ mod tests {
             Auth | RateLimit | Server | Network | Timeout | Limit | InteractiveHang
             | BackgroundTasks | Crash | Plugin | Agent => 1,
         }
+    }
+
+    #[test]
+    fn token_counts_an_agent_inflates_add_up_without_overflow() {
+        let huge = super::Usage {
+            input_tokens: u64::MAX,
+            output_tokens: u64::MAX - 1,
+            ..Default::default()
+        };
+        let mut total = huge;
+        total.add(&huge);
+        assert_eq!(
+            (total.input_tokens, total.output_tokens),
+            (u64::MAX, u64::MAX)
+        );
     }
 
     #[test]

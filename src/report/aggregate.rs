@@ -64,7 +64,7 @@ impl Row {
             outcome: r.outcome(),
             score: r.grade.as_ref().map(|g| g.score),
             duration_ms: r.duration_ms,
-            tokens: r.usage.input_tokens + r.usage.output_tokens,
+            tokens: r.usage.input_tokens.saturating_add(r.usage.output_tokens),
             cost_usd: r.cost_usd,
             cached: r.cached.is_some(),
             reason: r.why_not_passed().map(str::to_string),

@@ -212,7 +212,7 @@ fn run(c: &CaseRun, configuration: &str, eval_id: Value) -> Value {
             "failed": total - passed,
             "total": total,
             "time_seconds": c.duration_ms as f64 / 1000.0,
-            "tokens": c.input_tokens + c.output_tokens,
+            "tokens": c.input_tokens.saturating_add(c.output_tokens),
             "tool_calls": c.result.tool_calls.values().sum::<usize>(),
             "errors": errors,
         },
