@@ -725,11 +725,11 @@ fn processes_with_env(needle: &str) -> Vec<String> {
 }
 
 /// A UAAPS package whose `engine` is `copilot` (reserved by the spec until it ran headless)
-/// runs on Copilot CLI over ACP with no `--harness`, and with `--harness opencode` on OpenCode;
-/// the package's MCP server reaches each (Copilot in its settings, OpenCode in ACP's
-/// `session/new`) and its tool is called.
+/// runs on Copilot CLI over ACP with no `--harness`, and with `--harness` on OpenCode, Qwen
+/// Code and Claude's adapter; the package's MCP server reaches each (Copilot in its settings,
+/// the others in ACP's `session/new`) and its tool is called.
 #[test]
-fn a_uaaps_package_for_copilot_runs_on_it_and_on_opencode_with_its_mcp_server() {
+fn a_uaaps_package_for_copilot_runs_on_it_and_on_each_acp_engine_with_its_mcp_server() {
     use support::model_server::{ModelServer, text, tool};
     let (copilot, opencode) = (agent_cli("copilot"), agent_cli("opencode"));
     let server = ModelServer::start();
@@ -759,27 +759,30 @@ fn a_uaaps_package_for_copilot_runs_on_it_and_on_opencode_with_its_mcp_server() 
             ),
         ],
     );
-    let steps = |mcp_tool: &str| {
+    let steps = |mcp_tool: &str, shell: &str| {
         vec![
             tool(mcp_tool, json!({})),
             tool(
-                "bash",
+                shell,
                 json!({"command": "mkdir -p out && echo x > out/new.txt", "description": "a step"}),
             ),
             text("Created."),
         ]
     };
-    // Each names an MCP tool its own way; each is told apart by a tool only it offers.
-    server.script_each(
-        "create the files",
-        Some("read_bash"),
-        steps("pkgecho-pkg_echo_tool"),
-    );
-    server.script_each(
-        "create the files",
-        Some("todowrite"),
-        steps("pkgecho_pkg_echo_tool"),
-    );
+    // Each names an MCP tool (and its shell) its own way; each is told apart by a tool only
+    // it offers.
+    for (only, mcp_tool, shell) in [
+        ("read_bash", "pkgecho-pkg_echo_tool", "bash"),
+        ("todowrite", "pkgecho_pkg_echo_tool", "bash"),
+        (
+            "run_shell_command",
+            "mcp__pkgecho__pkg_echo_tool",
+            "run_shell_command",
+        ),
+        ("mcp__pkgecho", "mcp__pkgecho__pkg_echo_tool", "Bash"),
+    ] {
+        server.script_each("create the files", Some(only), steps(mcp_tool, shell));
+    }
     let mut env = with_path(copilot.parent().unwrap());
     env[0].1 = format!("{}:{}", opencode.parent().unwrap().display(), env[0].1);
     env.push(("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", server.url)));
@@ -787,7 +790,16 @@ fn a_uaaps_package_for_copilot_runs_on_it_and_on_opencode_with_its_mcp_server() 
     env.push(("COPILOT_PROVIDER_TYPE", "openai".into()));
     env.push(("OPENAI_BASE_URL", format!("{}/v1", server.url)));
     env.push(("OPENAI_API_KEY", "sk-test".into()));
-    for (harness, out) in [(None, "out-copilot"), (Some("opencode"), "out-opencode")] {
+    env.push(("ANTHROPIC_BASE_URL", server.url.clone()));
+    env.push(("ANTHROPIC_API_KEY", "sk-assay-test".into()));
+    env.push(("CLAUDE_CODE_MAX_RETRIES", "0".into()));
+    let engines = [
+        (None, "out-copilot"),
+        (Some("opencode"), "out-opencode"),
+        (Some("qwen-code"), "out-qwen"),
+        (Some("claude-code-acp"), "out-claude"),
+    ];
+    for (harness, out) in engines {
         let mut args = vec![
             "run",
             "--judge",
