@@ -127,25 +127,15 @@ fn later_turns_resume_the_session_and_a_hang_ends_at_the_timeout() {
     let tools = tempfile::tempdir().unwrap();
     let bin = agent(tools.path());
     let d = tempfile::tempdir().unwrap();
-    write_tree(
+    chat_project(
         d.path(),
+        "[run]\nharness = \"acp\"\n\n[harness.acp]\ncommand = [\"fake-acp-agent\"]\n",
         &[
             (
-                "assay.toml",
-                "[run]\nharness = \"acp\"\n\n[harness.acp]\ncommand = [\"fake-acp-agent\"]\n",
+                "001",
+                "prompt:\n  - first question\n  - second question\nexpected: x\nassertions:\n  - type: contains\n    value: \"echo: second question\"\n  - type: not_contains\n    value: replayed\n",
             ),
-            (
-                ".claude/skills/chat/SKILL.md",
-                "---\nname: chat\ndescription: Chats\n---\nChat.\n",
-            ),
-            (
-                "evals/chat/001.yaml",
-                "timestamp: 2026-11-26T00:00:00Z\nname: chat\nprompt:\n  - first question\n  - second question\nexpected: x\nassertions:\n  - type: contains\n    value: \"echo: second question\"\n  - type: not_contains\n    value: replayed\n",
-            ),
-            (
-                "evals/chat/002.yaml",
-                "timestamp: 2026-11-26T00:00:00Z\nname: chat\nprompt: hang forever\nexpected: x\n",
-            ),
+            ("002", "prompt: hang forever\nexpected: x\n"),
         ],
     );
     let out = assay_env(
@@ -187,22 +177,13 @@ fn an_agent_claiming_enormous_token_counts_cannot_break_the_sums() {
     let tools = tempfile::tempdir().unwrap();
     let bin = agent(tools.path());
     let d = tempfile::tempdir().unwrap();
-    write_tree(
+    chat_project(
         d.path(),
-        &[
-            (
-                "assay.toml",
-                "[run]\nharness = \"acp\"\n\n[harness.acp]\ncommand = [\"fake-acp-agent\"]\n",
-            ),
-            (
-                ".claude/skills/chat/SKILL.md",
-                "---\nname: chat\ndescription: Chats\n---\nChat.\n",
-            ),
-            (
-                "evals/chat/001.yaml",
-                "timestamp: 2026-11-26T00:00:00Z\nname: chat\nprompt:\n  - count the tokens\n  - the tokens again\nexpected: x\n",
-            ),
-        ],
+        "[run]\nharness = \"acp\"\n\n[harness.acp]\ncommand = [\"fake-acp-agent\"]\n",
+        &[(
+            "001",
+            "prompt:\n  - count the tokens\n  - the tokens again\nexpected: x\n",
+        )],
     );
     let out = assay_env(
         d.path(),
@@ -394,19 +375,10 @@ fn hang_ends_at_the_timeout(
         vec![support::model_server::Reply::Hang],
     );
     let h = tempfile::tempdir().unwrap();
-    write_tree(
+    chat_project(
         h.path(),
-        &[
-            ("assay.toml", &format!("[run]\nharness = \"{harness}\"\n")),
-            (
-                ".claude/skills/chat/SKILL.md",
-                "---\nname: chat\ndescription: Chats\n---\nChat.\n",
-            ),
-            (
-                "evals/chat/001.yaml",
-                "timestamp: 2026-11-26T00:00:00Z\nname: chat\nprompt: Hang on the model\nexpected: x\n",
-            ),
-        ],
+        &format!("[run]\nharness = \"{harness}\"\n"),
+        &[("001", "prompt: Hang on the model\nexpected: x\n")],
     );
     let out = assay_env(
         h.path(),
@@ -648,19 +620,13 @@ fn opencode_keeps_one_session_over_turns() {
     env.push(("OPENAI_BASE_URL", format!("{}/v1", server.url)));
     env.push(("OPENAI_API_KEY", "sk-test".into()));
     let d = tempfile::tempdir().unwrap();
-    write_tree(
+    chat_project(
         d.path(),
-        &[
-            ("assay.toml", "[run]\nharness = \"opencode\"\n"),
-            (
-                ".claude/skills/chat/SKILL.md",
-                "---\nname: chat\ndescription: Chats\n---\nChat.\n",
-            ),
-            (
-                "evals/chat/001.yaml",
-                "timestamp: 2026-11-26T00:00:00Z\nname: chat\nprompt:\n  - first question\n  - second question\nexpected: x\nassertions:\n  - type: contains\n    value: \"echo: second question\"\n",
-            ),
-        ],
+        "[run]\nharness = \"opencode\"\n",
+        &[(
+            "001",
+            "prompt:\n  - first question\n  - second question\nexpected: x\nassertions:\n  - type: contains\n    value: \"echo: second question\"\n",
+        )],
     );
     let out = assay_env(
         d.path(),
@@ -698,6 +664,29 @@ fn assert_one_session_over_two_turns(case: &serde_json::Value) {
         .collect();
     assert_eq!(sessions.len(), 2, "{case:#}");
     assert_eq!(sessions[0], sessions[1], "one session for both turns");
+}
+
+/// A Skillet project whose skill `chat` has these cases (`evals/chat/<id>.yaml`, each given
+/// as what follows its timestamp and name), run as its `assay.toml` says.
+fn chat_project(root: &Path, toml: &str, cases: &[(&str, &str)]) {
+    let mut files = vec![
+        ("assay.toml".to_string(), toml.to_string()),
+        (
+            ".claude/skills/chat/SKILL.md".to_string(),
+            "---\nname: chat\ndescription: Chats\n---\nChat.\n".to_string(),
+        ),
+    ];
+    for (id, rest) in cases {
+        files.push((
+            format!("evals/chat/{id}.yaml"),
+            format!("timestamp: 2026-11-26T00:00:00Z\nname: chat\n{rest}"),
+        ));
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    write_tree(root, &files);
 }
 
 /// The processes (pid and command line) with a variable whose value holds `needle` (a model
