@@ -83,12 +83,29 @@ fn merge(ctx: &LoadCtx, args: &ReportMergeArgs) -> Outcome {
     let runs: Vec<_> = args.runs.iter().map(|r| ctx.cwd.join(r)).collect();
     let out = ctx.cwd.join(&args.output_dir);
     match report::merge::merge(&runs, &out) {
-        Ok(n) => {
+        Ok(m) => {
             say!(
-                "merged {n} case-run(s) from {} run folder(s) into {}",
+                "merged {} case-run(s) from {} run folder(s) into {}",
+                m.case_runs,
                 runs.len(),
                 ctx.shown(&out).display()
             );
+            if let Some(slices) = &m.slices {
+                for (k, planned) in &slices.missing {
+                    tell!(
+                        "missing: shard {k}/{} was not given; its {} case-run(s) are missing in the merged run",
+                        slices.count,
+                        planned.len()
+                    );
+                }
+            }
+            if m.missing > 0 {
+                tell!(
+                    "incomplete: {} planned case-run(s) were not recorded (they show as missing; exit 3)",
+                    m.missing
+                );
+                return Outcome::Infrastructure;
+            }
             Outcome::Success
         }
         Err(e @ report::merge::MergeError::Io { .. }) => {

@@ -121,8 +121,10 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         *tally.entry(r.outcome.word()).or_default() += 1;
     }
     // The history, for `assay report trend` and `audit` (not for an interrupted run: its
-    // `--resume` appends the whole run).
+    // `--resume` appends the whole run; not for a shard: the shards of one plan, run one
+    // after another here, must all cut by the timings they started with).
     if !report.interrupted
+        && (opts.settings.shard.is_none() || args.history.is_some())
         && !args.no_history
         && let Some(file) = history_file(ctx, args.history.as_deref(), &report.dir)
         && let Err(e) = append_history(ctx, &loaded.suites, &report.dir, &rows, &file)
@@ -362,6 +364,9 @@ fn dry_run(plan: &crate::run::plan::Preview, json: bool) -> Outcome {
         println!("{}", printable(&line));
     }
     println!("{}", plan.line(0));
+    if let Some(shard) = &plan.shard {
+        println!("{}", shard.line());
+    }
     for u in &plan.unavailable {
         println!("{}", printable(&format!("would stop: {u}")));
     }
@@ -427,15 +432,7 @@ fn append_history(
     // Each suite's own files: its spec (and for a folder format, the folder).
     let suite_hashes: std::collections::BTreeMap<String, String> = suites
         .iter()
-        .map(|s| {
-            let parts: String = s
-                .spec_paths(&ctx.cwd)
-                .iter()
-                .map(|p| crate::run::cache::content_hash(p))
-                .collect();
-            let hash = blake3::hash(parts.as_bytes()).to_hex()[..16].to_string();
-            (s.id.clone(), hash)
-        })
+        .map(|s| (s.id.clone(), crate::run::cache::suite_hash(s, &ctx.cwd)))
         .collect();
     let shown = ctx.shown(dir).display().to_string();
     let lines = crate::report::history::lines(rows, &run, &shown, &hashes, &suite_hashes);

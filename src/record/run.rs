@@ -55,6 +55,45 @@ pub struct RunRecord {
     /// `--runs auto`: how many runs each case took, and why it stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adaptive: Option<AdaptiveRecord>,
+    /// `--shard`: which slice of which plan this run is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardRecord>,
+}
+
+/// A shard of a run cut into slices: which one, how the cases were dealt, and the whole
+/// plan's cut, so `assay report merge` can check that slices belong together and name the
+/// case-runs of a slice it was not given.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ShardRecord {
+    /// K of K/N, from 1.
+    pub index: u32,
+    pub count: u32,
+    /// Where K/N came from: `--shard 2/4`, or what `--shard auto` read.
+    pub source: String,
+    /// `time` (by each case's expected time) or `count` (round-robin).
+    pub by: String,
+    /// The history file or run folder the expected times came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timings: Option<String>,
+    /// Each shard's expected time in ms, shard 1 first (cut by time).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub expected_ms: Vec<u64>,
+    /// Every case of the whole plan (`suite/case`) and its shard.
+    pub cases: BTreeMap<String, u32>,
+    /// The case-runs the other shards planned.
+    pub elsewhere: Vec<PlannedCaseRun>,
+    /// Each suite as planned, by id: the short hashes of its eval files and of its skill.
+    pub suites: BTreeMap<String, SuiteDigest>,
+}
+
+/// A suite's files as a shard planned them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SuiteDigest {
+    pub spec: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skill: Option<String>,
 }
 
 /// What adaptive repeats (`--runs auto`) did.

@@ -217,6 +217,17 @@ pub fn content_hash(path: &Path) -> String {
     hash_tree(path).to_hex()[..16].to_string()
 }
 
+/// A short content hash of a suite's own files, its eval specs (and for a folder format, the
+/// folder): an edit of the eval changes it.
+pub fn suite_hash(suite: &crate::spec::Suite, cwd: &Path) -> String {
+    let parts: String = suite
+        .spec_paths(cwd)
+        .iter()
+        .map(|p| content_hash(p))
+        .collect();
+    blake3::hash(parts.as_bytes()).to_hex()[..16].to_string()
+}
+
 /// Every file under `path` (or the file itself): relative path and content, in sorted order.
 fn hash_tree(path: &Path) -> blake3::Hash {
     let mut h = blake3::Hasher::new();

@@ -164,7 +164,7 @@ pub fn examine(
 ) -> Result<Vec<Check>, NotStarted> {
     let setup = Setup::load(ctx, suites, opts)?;
     let host = HostEnv::from_process();
-    let mut plan = plan::plan(suites, &setup.trigger_cases, &setup.configs, opts, &host);
+    let mut plan = plan::plan(suites, &setup, opts, &host);
     let sandboxing = Sandboxing::decide(ctx, &setup, &mut plan, opts, &host);
     let mut out = vec![Check::new(
         "suites",
@@ -317,7 +317,7 @@ const PROBE_TIMEOUT_SECS: u64 = 120;
 pub fn probe(ctx: &LoadCtx, suites: &[Suite], opts: &RunOptions) -> Result<Vec<Check>, NotStarted> {
     let setup = Setup::load(ctx, suites, opts)?;
     let host = HostEnv::from_process();
-    let plan = plan::plan(suites, &setup.trigger_cases, &setup.configs, opts, &host);
+    let plan = plan::plan(suites, &setup, opts, &host);
 
     // One probe suite per distinct harness and model: the suite's settings, one tiny case.
     let mut seen: Vec<(usize, Option<String>)> = Vec::new();

@@ -11,6 +11,7 @@ pub mod doctor;
 pub mod execute;
 pub mod options;
 pub mod plan;
+pub mod shard;
 
 pub mod redact;
 pub mod slash;
@@ -31,8 +32,9 @@ use serde::Serialize;
 pub use crate::grade::JudgeSlot;
 pub use execute::{CaseRunRecord, Status};
 pub use options::{RunOptions, RunSettings};
-pub use plan::{Baseline, Mode, Shard, TriggerMode, Variant};
+pub use plan::{Baseline, Mode, TriggerMode, Variant};
 pub use reuse::Reused;
+pub use shard::Shard;
 
 use crate::diag::Problem;
 use crate::host::{HostEnv, Unavailable};
@@ -126,7 +128,7 @@ pub fn run(
 
     // Harnesses and judges, each checked before any case starts; then the sandbox.
     let host = HostEnv::from_process();
-    let mut plan = plan::plan(suites, &setup.trigger_cases, &setup.configs, opts, &host);
+    let mut plan = plan::plan(suites, &setup, opts, &host);
     // Host variables a harness asks for (a BMAD adapter's) pass as `--pass-env` passes them:
     // into the agent's environment, the cache key, and redacted from every record.
     let with_harness_env;
@@ -141,7 +143,8 @@ pub fn run(
     if !plan.unavailable.is_empty() && !opts.settings.dry_run {
         return Err(NotStarted::Unavailable(plan.unavailable));
     }
-    let summary = plan::preview(&plan.case_runs, &plan.harnesses, &plan.unavailable, opts);
+    let mut summary = plan::preview(&plan.case_runs, &plan.harnesses, &plan.unavailable, opts);
+    summary.shard = plan.shard.as_ref().map(plan::ShardPlan::preview);
     if opts.settings.dry_run {
         return Err(NotStarted::DryRun(summary));
     }

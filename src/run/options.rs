@@ -9,7 +9,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::plan::{Baseline, Mode, Shard, TriggerMode};
+use super::plan::{Baseline, Mode, TriggerMode};
+use super::shard::ShardSpec;
 
 /// The `assay run` flags that the run takes as they are.
 #[derive(Debug, Clone, Default, Args)]
@@ -68,10 +69,22 @@ pub struct RunSettings {
     /// Finish an interrupted run in its folder: only missing or errored case-runs run again.
     #[arg(long, value_name = "RUN_DIR", conflicts_with = "output_dir")]
     pub resume: Option<PathBuf>,
-    /// Run only the K-th of N deterministic slices of the cases (for a CI matrix); join the
-    /// shards' run folders with `assay report merge`.
-    #[arg(long, value_name = "K/N")]
-    pub shard: Option<Shard>,
+    /// Run only the K-th of N slices of the cases (for a CI matrix or a Kubernetes Indexed
+    /// Job), dealt so the shards finish together by each case's time in earlier runs
+    /// (--shard-timings); join the shards' run folders with `assay report merge`. `auto`:
+    /// the slice the environment gives (JOB_COMPLETION_INDEX with --shards, CI_NODE_INDEX and
+    /// CI_NODE_TOTAL, CIRCLE_NODE_*, BUILDKITE_PARALLEL_JOB*).
+    #[arg(long, value_name = "K/N|auto")]
+    pub shard: Option<ShardSpec>,
+    /// With `--shard auto`: how many shards there are (a Kubernetes Indexed Job's
+    /// completions, which its pods' environment does not carry).
+    #[arg(long, value_name = "N", env = "ASSAY_SHARDS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub shards: Option<u32>,
+    /// Where the shards' expected times come from: a run folder (a merged one of every shard,
+    /// say) or a history file. Default: .assay/history.jsonl, when there is one; without
+    /// timings the cases are dealt round-robin. Every shard must read the same timings.
+    #[arg(long, value_name = "RUN_DIR|FILE", env = "ASSAY_SHARD_TIMINGS")]
+    pub shard_timings: Option<PathBuf>,
     /// Only case-runs whose `suite/case` id contains this text, or matches this glob (the
     /// suite with or without its format: `tiny/00*` or `skillet:tiny/00*`).
     #[arg(long)]

@@ -1,10 +1,9 @@
 //! What a run is made of: which case-runs, in which variant, on which shard.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{DEFAULT_HARNESS, DEFAULT_TIMEOUT_SECS, JudgeSlot, RunOptions, judge_for};
+use super::{DEFAULT_HARNESS, DEFAULT_TIMEOUT_SECS, JudgeSlot, RunOptions, judge_for, shard};
 use crate::config::Config;
 use crate::harness::command::CommandHarness;
 use crate::harness::{self, Harness, HarnessSettings};
@@ -65,44 +64,6 @@ impl Baseline {
     }
 }
 
-/// `--shard K/N`: the K-th of N deterministic slices (K from 1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shard {
-    pub index: u32,
-    pub count: u32,
-}
-
-impl std::str::FromStr for Shard {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Shard, String> {
-        let bad = || format!("`{s}` is not K/N with 1 ≤ K ≤ N (e.g. 2/4)");
-        let (k, n) = s.split_once('/').ok_or_else(bad)?;
-        let index: u32 = k.trim().parse().map_err(|_| bad())?;
-        let count: u32 = n.trim().parse().map_err(|_| bad())?;
-        if index == 0 || count == 0 || index > count {
-            return Err(bad());
-        }
-        Ok(Shard { index, count })
-    }
-}
-
-impl Shard {
-    /// Which of `keys` (case ids, `suite/case`) this shard runs: every case's runs stay on one
-    /// shard, and cases are dealt round-robin in sorted order, so shards differ in size by one
-    /// case at most and the same inputs always give the same slices.
-    pub fn keeps(&self, keys: &[String]) -> std::collections::BTreeSet<String> {
-        let mut sorted: Vec<&String> = keys.iter().collect();
-        sorted.sort();
-        sorted.dedup();
-        sorted
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| (*i as u32) % self.count == self.index - 1)
-            .map(|(_, k)| k.clone())
-            .collect()
-    }
-}
-
 /// The default number of agent processes at once: one per CPU, and no more than memory allows
 /// at about 400 MB each (a Claude Code process takes ~300 MB), between 1 and 8.
 pub fn default_jobs() -> usize {
@@ -128,36 +89,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn shards_split_cases_evenly_and_completely() {
-        let keys: Vec<String> = (0..10).map(|i| format!("s/c{i}")).collect();
-        let mut all = std::collections::BTreeSet::new();
-        for k in 1..=3 {
-            let shard: Shard = format!("{k}/3").parse().unwrap();
-            let kept = shard.keeps(&keys);
-            assert!((3..=4).contains(&kept.len()), "{kept:?}");
-            assert!(all.is_disjoint(&kept));
-            all.extend(kept);
-        }
-        assert_eq!(all.len(), 10);
-        // The same slice whatever the order the cases come in.
-        let mut reversed = keys.clone();
-        reversed.reverse();
-        let s: Shard = "2/3".parse().unwrap();
-        assert_eq!(s.keeps(&keys), s.keeps(&reversed));
-    }
-
-    #[test]
-    fn shard_specs_are_checked() {
-        for bad in ["0/3", "4/3", "1/0", "x", "1/", "/2", "-1/2"] {
-            assert!(bad.parse::<Shard>().is_err(), "{bad}");
-        }
-        assert_eq!(
-            "2/4".parse::<Shard>().unwrap(),
-            Shard { index: 2, count: 4 }
-        );
-    }
-
-    #[test]
     fn default_jobs_is_bounded() {
         let j = default_jobs();
         assert!((1..=8).contains(&j));
@@ -172,6 +103,89 @@ pub struct Preview {
     /// Harnesses or a sandbox that cannot run here: a real run would stop on them (exit 3).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unavailable: Vec<String>,
+    /// `--shard`: the slice, and each shard's expected time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardPreview>,
+}
+
+/// The shard a run takes, as the plan prints it.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct ShardPreview {
+    pub index: u32,
+    pub count: u32,
+    /// Where K/N came from.
+    pub source: String,
+    /// Where the expected times came from; `None`: dealt by count.
+    pub timings: Option<String>,
+    /// Each shard's expected time in ms, shard 1 first; empty when dealt by count.
+    pub expected_ms: Vec<u64>,
+    /// Case-runs of the whole plan with a time of their own, of all.
+    pub timed: usize,
+    pub total: usize,
+    /// Cut as the run being resumed was first cut.
+    pub resumed: bool,
+}
+
+impl ShardPreview {
+    /// `shard 2/4 (…): cut by expected time from …, this shard ~3m 10s; the 4 shards 3m 10s, …`.
+    pub fn line(&self) -> String {
+        let mut line = format!(
+            "shard {}/{} ({})",
+            self.index,
+            self.count,
+            crate::text::printable(&self.source)
+        );
+        if self.resumed {
+            line.push_str(": cut as the run being resumed was");
+            return line;
+        }
+        if self.expected_ms.is_empty() {
+            line.push_str(": cut by count, round-robin (no earlier timings");
+            if let Some(t) = &self.timings {
+                line.push_str(&format!(" in {}", crate::text::printable(t)));
+            }
+            line.push(')');
+            return line;
+        }
+        let mine = self
+            .expected_ms
+            .get(self.index as usize - 1)
+            .copied()
+            .unwrap_or(0);
+        let shown: Vec<String> = self
+            .expected_ms
+            .iter()
+            .take(12)
+            .map(|ms| span(*ms))
+            .collect();
+        let more = if self.expected_ms.len() > 12 {
+            ", …"
+        } else {
+            ""
+        };
+        line.push_str(&format!(
+            ": cut by expected time from {} ({} of {} case-runs timed), this shard ~{}; the {} shards {}{more}",
+            crate::text::printable(self.timings.as_deref().unwrap_or("")),
+            self.timed,
+            self.total,
+            span(mine),
+            self.count,
+            shown.join(", "),
+        ));
+        line
+    }
+}
+
+/// `850ms`, `4.2s`, `42s`, `3m 10s`, `1h 5m`.
+fn span(ms: u64) -> String {
+    let s = ms / 1000;
+    match s {
+        0 => format!("{ms}ms"),
+        1..10 => format!("{:.1}s", ms as f64 / 1000.0),
+        10..60 => format!("{s}s"),
+        60..3600 => format!("{}m {}s", s / 60, s % 60),
+        _ => format!("{}h {}m", s / 3600, (s % 3600) / 60),
+    }
 }
 
 /// One planned case-run.
@@ -290,7 +304,7 @@ mod summary_tests {
         );
         let judged = Preview {
             case_runs: vec![row(Kind::Trigger, Variant::Skill, false)],
-            unavailable: vec![],
+            ..Preview::default()
         };
         assert_eq!(
             judged.line(0),
@@ -304,7 +318,7 @@ mod summary_tests {
         untrusted.skipped = Some(UNTRUSTED_SCRIPTS.into());
         let s = Preview {
             case_runs: vec![row(Kind::Case, Variant::Skill, true), untrusted],
-            unavailable: vec![],
+            ..Preview::default()
         };
         assert_eq!(
             s.line(0),
@@ -321,6 +335,8 @@ pub(super) struct Plan<'a> {
     pub harnesses: Vec<(String, Box<dyn Harness>)>,
     pub judges: Vec<(String, JudgeSlot)>,
     pub unavailable: Vec<(String, Unavailable)>,
+    /// `--shard`: the slice this run takes.
+    pub shard: Option<ShardPlan>,
 }
 
 /// Plans every selected case of `suites` (their trigger evals as `trigger_cases`, one list per
@@ -328,11 +344,11 @@ pub(super) struct Plan<'a> {
 /// docs/running.md. Harnesses are checked once each; what cannot run is listed, not fatal here.
 pub(super) fn plan<'a>(
     suites: &'a [Suite],
-    trigger_cases: &'a [Vec<Case>],
-    configs: &BTreeMap<PathBuf, Config>,
+    setup: &'a super::setup::Setup,
     opts: &RunOptions,
     host: &HostEnv,
 ) -> Plan<'a> {
+    let (trigger_cases, configs) = (&setup.trigger_cases, &setup.configs);
     let mut harnesses: Vec<(String, Box<dyn Harness>)> = Vec::new();
     let mut planned: Vec<Planned<'a>> = Vec::new();
     let mut unavailable: Vec<(String, Unavailable)> = Vec::new();
@@ -511,16 +527,89 @@ pub(super) fn plan<'a>(
         }
     }
     assign_folders(&mut planned);
-    if let Some(shard) = opts.settings.shard {
-        let keys: Vec<String> = planned.iter().map(Planned::case_key).collect();
-        let kept = shard.keeps(&keys);
-        planned.retain(|p| kept.contains(&p.case_key()));
-    }
+    let shard = setup.shard.as_ref().map(|c| slice(&mut planned, c));
     Plan {
         case_runs: planned,
         harnesses,
         judges,
         unavailable,
+        shard,
+    }
+}
+
+/// The slice of a run cut into shards: what this shard runs, and what the others do.
+pub(super) struct ShardPlan {
+    pub chosen: shard::Chosen,
+    pub cut: shard::Cut,
+    /// The case-runs the other shards run.
+    pub elsewhere: Vec<record::run::PlannedCaseRun>,
+}
+
+/// Cuts the whole plan into shards (as `--resume` of a shard first cut it, else by the
+/// expected times) and keeps this shard's case-runs.
+fn slice(planned: &mut Vec<Planned<'_>>, chosen: &shard::Chosen) -> ShardPlan {
+    let items: Vec<(String, Option<f64>)> = planned
+        .iter()
+        .map(|p| {
+            let kind = p.record().kind;
+            let ms = chosen
+                .timings
+                .expected_ms(&p.suite.id, &p.case.id, kind, p.variant);
+            (p.case_key(), ms)
+        })
+        .collect();
+    let mut cut = shard::cut(&items, chosen.shard.count);
+    if let Some(recorded) = &chosen.recorded {
+        for (case, k) in cut.shard_of.iter_mut() {
+            if let Some(r) = recorded.get(case) {
+                *k = *r;
+            }
+        }
+    }
+    let mine = |p: &Planned<'_>| cut.shard_of.get(&p.case_key()) == Some(&chosen.shard.index);
+    let elsewhere = planned
+        .iter()
+        .filter(|p| !mine(p))
+        .map(Planned::record)
+        .collect();
+    planned.retain(|p| mine(p));
+    ShardPlan {
+        chosen: chosen.clone(),
+        cut,
+        elsewhere,
+    }
+}
+
+impl ShardPlan {
+    /// What run.json records of the shard.
+    pub(super) fn record(&self) -> record::run::ShardRecord {
+        let c = &self.chosen;
+        record::run::ShardRecord {
+            index: c.shard.index,
+            count: c.shard.count,
+            source: c.source.clone(),
+            by: if self.cut.by_time() { "time" } else { "count" }.into(),
+            timings: c.timings.source.clone(),
+            expected_ms: self.cut.expected_ms.clone(),
+            cases: self.cut.shard_of.clone(),
+            elsewhere: self.elsewhere.clone(),
+            suites: c.suites.clone(),
+        }
+    }
+
+    /// The line the plan prints of the shard.
+    pub(super) fn preview(&self) -> ShardPreview {
+        let c = &self.chosen;
+        ShardPreview {
+            index: c.shard.index,
+            count: c.shard.count,
+            source: c.source.clone(),
+            timings: c.timings.source.clone(),
+            expected_ms: self.cut.expected_ms.clone(),
+            timed: self.cut.timed,
+            total: self.cut.total,
+            resumed: c.recorded.is_some(),
+        }
     }
 }
 
@@ -564,6 +653,7 @@ pub(super) fn preview(
             .iter()
             .map(|(name, u)| format!("{name}: {}", u.message))
             .collect(),
+        shard: None,
     }
 }
 

@@ -39,10 +39,8 @@ impl RunOptions {
                 Baseline::Variant(p) => format!("variant:{}", p.display()),
             }),
             cache: self.cache,
-            shard: self
-                .settings
-                .shard
-                .map(|s| format!("{}/{}", s.index, s.count)),
+            // The slice as resolved (`auto` too) is set from the plan.
+            shard: None,
             min_pass_rate: self.settings.min_pass_rate,
             pass_k: self.settings.pass_k,
             max_cost,
@@ -77,8 +75,10 @@ pub(super) fn start(
         judges: plan.judges.iter().map(|(_, slot)| slot.entry()).collect(),
         options: record::run::OptionsRecord {
             with_skills: setup.siblings.iter().map(|s| s.name.clone()).collect(),
+            shard: plan.shard.as_ref().map(|s| s.chosen.shard.to_string()),
             ..opts.record(jobs, max_cost)
         },
+        shard: plan.shard.as_ref().map(super::plan::ShardPlan::record),
         sandbox: Some(sandbox),
         plugins: opts.plugins.record(),
         planned: plan.case_runs.iter().map(Planned::record).collect(),

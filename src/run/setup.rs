@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::{Baseline, NotStarted, RunOptions, plan};
+use super::{Baseline, NotStarted, RunOptions, plan, shard};
 use crate::config::{self, Config};
 use crate::host::Unavailable;
 use crate::spec::formats::LoadCtx;
@@ -22,6 +22,8 @@ pub(super) struct Setup {
     pub baseline_skills: Vec<Option<Skill>>,
     /// The skills `--with-skills` installs beside the one under test, by name.
     pub siblings: Vec<Skill>,
+    /// `--shard`: the slice this run takes, and the timings it is cut by.
+    pub shard: Option<shard::Chosen>,
 }
 
 impl Setup {
@@ -79,11 +81,16 @@ impl Setup {
             Some(dir) => siblings(ctx, &ctx.cwd.join(dir))?,
             None => Vec::new(),
         };
+        let shard = match opts.settings.shard {
+            Some(spec) => Some(choose_shard(ctx, suites, opts, spec)?),
+            None => None,
+        };
         Ok(Setup {
             configs,
             trigger_cases,
             baseline_skills,
             siblings,
+            shard,
         })
     }
 
@@ -133,6 +140,96 @@ pub(super) fn run_dir(ctx: &LoadCtx, opts: &RunOptions) -> PathBuf {
         return ctx.cwd.join(d);
     }
     crate::record::folder::fresh_stamped(&ctx.cwd.join(".assay/runs"))
+}
+
+/// `--shard`: the slice (read from the environment for `auto`), the timings the cases are
+/// dealt by, and, for `--resume` of a shard, the cut it recorded. A slice or timings that
+/// cannot be had stop the run before it starts (exit 2).
+fn choose_shard(
+    ctx: &LoadCtx,
+    suites: &[Suite],
+    opts: &RunOptions,
+    spec: shard::ShardSpec,
+) -> Result<shard::Chosen, NotStarted> {
+    let bad = |flag: &str, message: String, help: &str| {
+        NotStarted::BadInput(vec![
+            crate::diag::Problem::error("shard", Path::new(flag), message).help(help),
+        ])
+    };
+    let var = |k: &str| std::env::var(k).ok();
+    let flag = match spec {
+        shard::ShardSpec::Auto => "--shard auto",
+        shard::ShardSpec::Fixed(_) => "--shard",
+    };
+    let (slice, source) = shard::choose(spec, opts.settings.shards, &var).map_err(|m| {
+        bad(
+            flag,
+            m,
+            "pass --shard K/N, or run where an orchestrator sets the shard (docs/kubernetes.md)",
+        )
+    })?;
+    let timings = match &opts.settings.shard_timings {
+        Some(p) => {
+            let path = ctx.cwd.join(p);
+            shard::Timings::load(&path, &ctx.shown(&path).display().to_string()).map_err(|m| {
+                bad(
+                    "--shard-timings",
+                    m,
+                    "pass a run folder (a merged run of every shard) or a history file (.assay/history.jsonl)",
+                )
+            })?
+        }
+        None => {
+            let default = ctx.cwd.join(".assay/history.jsonl");
+            let shown = ctx.shown(&default).display().to_string();
+            shard::Timings::load(&default, &shown).unwrap_or_default()
+        }
+    };
+    let recorded = match &opts.settings.resume {
+        Some(dir) => resumed_cut(&ctx.cwd.join(dir), slice).map_err(|m| {
+            bad(
+                "--resume",
+                m,
+                "resume a shard with the --shard it first ran with",
+            )
+        })?,
+        None => None,
+    };
+    let suites = suites
+        .iter()
+        .map(|s| {
+            let digest = crate::record::run::SuiteDigest {
+                spec: crate::run::cache::suite_hash(s, &ctx.cwd),
+                skill: s
+                    .skill
+                    .as_ref()
+                    .map(|k| crate::run::cache::content_hash(&k.path)),
+            };
+            (s.id.clone(), digest)
+        })
+        .collect();
+    Ok(shard::Chosen {
+        shard: slice,
+        source,
+        timings,
+        recorded,
+        suites,
+    })
+}
+
+/// The cut a resumed shard first recorded; an error when it was another slice.
+fn resumed_cut(dir: &Path, slice: shard::Shard) -> Result<Option<BTreeMap<String, u32>>, String> {
+    let Ok(run) = crate::record::read_run(dir) else {
+        return Ok(None);
+    };
+    match run.shard {
+        Some(r) if (r.index, r.count) != (slice.index, slice.count) => Err(format!(
+            "the run being resumed is shard {}/{}; this run asks for {slice}",
+            r.index, r.count
+        )),
+        Some(r) => Ok(Some(r.cases)),
+        None => Ok(None),
+    }
 }
 
 /// A trigger eval as a case: its query is the one prompt; nothing else is staged.

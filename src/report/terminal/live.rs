@@ -39,6 +39,9 @@ impl Live {
                 // What the run costs, before any agent starts (stderr: stdout may be the
                 // report).
                 eprintln!("{}", plan.line(reused));
+                if let Some(shard) = &plan.shard {
+                    eprintln!("{}", shard.line());
+                }
                 for row in &plan.case_runs {
                     let key = (row.suite.clone(), row.case.clone(), row.variant.word());
                     let n = self.totals.entry(key).or_default();

@@ -1,6 +1,9 @@
 //! Joining shards: several run folders of one suite set (say, a CI matrix of `--shard K/N`)
 //! become one run folder that every report reads like any run. Case-run folders are copied
-//! as they are; `run.json` records where each came from.
+//! as they are; `run.json` records where each came from. Shards are first checked to be
+//! slices of one plan ([`shards`]).
+
+pub mod shards;
 
 use std::path::{Path, PathBuf};
 
@@ -20,6 +23,26 @@ pub enum MergeError {
     },
     #[error("{path}: {message}")]
     Io { path: PathBuf, message: String },
+    #[error("not shards of one plan: {0}")]
+    NotOnePlan(String),
+    #[error("shard {shard} is given twice: {first} and {second}")]
+    ShardTwice {
+        shard: String,
+        first: PathBuf,
+        second: PathBuf,
+    },
+}
+
+/// What a merge wrote.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Merged {
+    /// Case-runs copied.
+    pub case_runs: usize,
+    /// Case-runs planned (by any run, or by a shard not given) and recorded by none: the
+    /// merged run shows them `missing`.
+    pub missing: usize,
+    /// For shards: how many, and each one not given with its case-runs.
+    pub slices: Option<shards::Slices>,
 }
 
 fn io(path: &Path, e: std::io::Error) -> MergeError {
@@ -51,27 +74,32 @@ fn case_runs(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Merges `runs` into the new folder `out`. Nothing is written when the runs clash.
-pub fn merge(runs: &[PathBuf], out: &Path) -> Result<usize, MergeError> {
+/// Merges `runs` into the new folder `out`. Nothing is written when the runs clash or are
+/// shards of different plans.
+pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged, MergeError> {
     if out.exists() {
         return Err(MergeError::Exists(out.to_path_buf()));
     }
-    let mut records: Vec<RunRecord> = Vec::new();
-    let mut plan: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let mut records: Vec<(PathBuf, RunRecord)> = Vec::new();
     for r in runs {
-        records.push(crate::record::read_run(r).map_err(|e| match e {
+        let record = crate::record::read_run(r).map_err(|e| match e {
             ReadError::NotARun(p) => MergeError::NotARun(p),
             ReadError::Unreadable { path, message } => MergeError::Io { path, message },
-        })?);
+        })?;
+        records.push((r.clone(), record));
+    }
+    let slices = shards::check(&records)?;
+    let mut plan: std::collections::BTreeMap<PathBuf, PathBuf> = Default::default();
+    for r in runs {
         for rel in case_runs(r) {
-            if let Some((_, first)) = plan.iter().find(|(p, _)| *p == rel) {
+            if let Some(first) = plan.get(&rel) {
                 return Err(MergeError::Clash {
                     path: rel,
                     first: first.clone(),
                     second: r.clone(),
                 });
             }
-            plan.push((rel, r.clone()));
+            plan.insert(rel, r.clone());
         }
     }
     for (rel, from) in &plan {
@@ -82,14 +110,15 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<usize, MergeError> {
     for r in runs.iter().filter(|r| r.join(listings).is_dir()) {
         copy_tree(&r.join(listings), &out.join(listings))?;
     }
-    let first = records.first().cloned().unwrap_or_default();
+    let first = records.first().map(|(_, r)| r.clone()).unwrap_or_default();
     let mut merged = RunRecord {
         schema: crate::record::run::SCHEMA.into(),
-        started: records.iter().filter_map(|v| v.started.clone()).min(),
-        finished: records.iter().filter_map(|v| v.finished.clone()).max(),
-        duration_ms: records.iter().filter_map(|v| v.duration_ms).max(),
-        interrupted: records.iter().any(|v| v.interrupted),
+        started: records.iter().filter_map(|(_, v)| v.started.clone()).min(),
+        finished: records.iter().filter_map(|(_, v)| v.finished.clone()).max(),
+        duration_ms: records.iter().filter_map(|(_, v)| v.duration_ms).max(),
+        interrupted: records.iter().any(|(_, v)| v.interrupted),
         merged_from: runs.iter().map(|r| r.display().to_string()).collect(),
+        shard: None,
         resumed: Vec::new(),
         harnesses: Default::default(),
         projects: Default::default(),
@@ -99,7 +128,8 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<usize, MergeError> {
         case_runs: 0,
         ..first
     };
-    for v in records {
+    let mut seen = std::collections::BTreeSet::new();
+    for (_, v) in records {
         merged.harnesses.extend(v.harnesses);
         merged.projects.extend(v.projects);
         for j in v.judges {
@@ -114,14 +144,28 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<usize, MergeError> {
         }
         // Every shard's plan: a shard's case-run that none recorded stays `missing`.
         for p in v.planned {
-            if !merged.planned.contains(&p) {
+            if seen.insert(p.dir.clone()) {
                 merged.planned.push(p);
             }
         }
     }
+    // And the plan of each shard not given: its case-runs are missing too.
+    for (_, runs) in slices.iter().flat_map(|s| &s.missing) {
+        for p in runs {
+            if seen.insert(p.dir.clone()) {
+                merged.planned.push(p.clone());
+            }
+        }
+    }
+    merged.options.shard = None;
     merged.case_runs = merged.planned.len().max(plan.len());
     crate::record::write_json(&out.join("run.json"), &merged).map_err(|e| io(out, e))?;
-    Ok(plan.len())
+    let missing = crate::record::folder::missing(out, &merged).len();
+    Ok(Merged {
+        case_runs: plan.len(),
+        missing,
+        slices,
+    })
 }
 
 #[cfg(test)]
@@ -172,7 +216,9 @@ mod tests {
             shard(d.path(), "b", &["b1", "b2", "b3"]),
         ];
         let out = d.path().join("merged");
-        assert_eq!(merge(&runs, &out).unwrap(), 2);
+        let merged = merge(&runs, &out).unwrap();
+        assert_eq!((merged.case_runs, merged.missing), (2, 3));
+        assert_eq!(merged.slices, None);
         let report = crate::report::read(&out).unwrap();
         assert_eq!(report.config.case_runs, 5);
         assert_eq!(report.config.merged_from.len(), 2);
