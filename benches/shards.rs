@@ -51,11 +51,7 @@ fn run(root: &Path, args: &[&str]) -> f64 {
         .current_dir(root)
         .output()
         .unwrap();
-    assert!(
-        o.status.success(),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     start.elapsed().as_secs_f64()
 }
 

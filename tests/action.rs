@@ -923,30 +923,12 @@ fn action_yml_passes_the_linters_and_never_interpolates_into_run() {
     assert_clean(&[&file]);
 }
 
-/// The fenced ```yaml blocks of a Markdown file: (first line number, text).
-fn yaml_blocks(markdown: &str) -> Vec<(usize, String)> {
-    let mut blocks = Vec::new();
-    let mut open: Option<(usize, Vec<&str>)> = None;
-    for (i, line) in markdown.lines().enumerate() {
-        match &mut open {
-            None if line.trim_start().starts_with("```yaml") => open = Some((i + 2, Vec::new())),
-            None => {}
-            Some(_) if line.trim_start().starts_with("```") => {
-                if let Some((first, body)) = open.take() {
-                    blocks.push((first, body.join("\n") + "\n"));
-                }
-            }
-            Some((_, body)) => body.push(line),
-        }
-    }
-    blocks
-}
-
 #[test]
 fn every_workflow_in_docs_ci_md_passes_the_linters() {
     let doc = std::fs::read_to_string(repo().join("docs/ci.md")).unwrap();
     let d = tempfile::tempdir().unwrap();
     let mut workflows = Vec::new();
+    let mut gitlab = 0;
     for (line, text) in yaml_blocks(&doc) {
         let first = text.lines().next().unwrap_or_default();
         if let Some(name) = first.strip_prefix("# .github/workflows/") {
@@ -954,14 +936,21 @@ fn every_workflow_in_docs_ci_md_passes_the_linters() {
             std::fs::write(&file, &text).unwrap();
             workflows.push(file);
         } else {
-            // Nothing escapes the check unnoticed: any other block is GitLab's.
+            // Nothing escapes the check unnoticed: any other block is GitLab's, checked
+            // against GitLab's own schema.
             assert_eq!(
                 first, "# .gitlab-ci.yml",
                 "docs/ci.md line {line}: a yaml block that is neither"
             );
+            let file = d.path().join(format!("ci.md-line-{line}-gitlab-ci.yml"));
+            std::fs::write(&file, &text).unwrap();
+            let out = gitlab_schema(&file);
+            assert_eq!(code(&out), 0, "docs/ci.md line {line}: {}", both(&out));
+            gitlab += 1;
         }
     }
     assert!(!workflows.is_empty(), "no workflow found in docs/ci.md");
+    assert!(gitlab > 0, "no GitLab pipeline found in docs/ci.md");
     // The main workflow uses the action, sharded.
     let main = std::fs::read_to_string(&workflows[0]).unwrap();
     assert!(main.contains("uses: <owner>/assay@"), "{main}");
@@ -972,6 +961,39 @@ fn every_workflow_in_docs_ci_md_passes_the_linters() {
     );
     let files: Vec<&Path> = workflows.iter().map(PathBuf::as_path).collect();
     assert_clean(&files);
+}
+
+/// `check-jsonschema` (PyPI, in scripts/test's venv) with the GitLab CI schema it carries.
+fn gitlab_schema(file: &Path) -> Output {
+    Command::new("check-jsonschema")
+        .args(["--builtin-schema", "vendor.gitlab-ci"])
+        .arg(file)
+        .output()
+        .expect(
+            "check-jsonschema is on PATH (scripts/test installs it: pip install check-jsonschema)",
+        )
+}
+
+#[test]
+fn the_gitlab_schema_finds_what_is_wrong() {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join(".gitlab-ci.yml");
+    std::fs::write(
+        &file,
+        "evals:
+  paralel: 3
+  script:
+    - assay run --shard auto
+",
+    )
+    .unwrap();
+    let out = gitlab_schema(&file);
+    assert_eq!(code(&out), 1, "{}", both(&out));
+    assert!(
+        both(&out).contains("'paralel' was unexpected"),
+        "{}",
+        both(&out)
+    );
 }
 
 #[test]

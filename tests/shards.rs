@@ -155,10 +155,11 @@ fn an_indexed_job_of_local_processes_merges_into_the_whole_run_case_for_case() {
     // and the shards' expected times are within 15% of their mean.
     let cut = shard_record(&p.join("shared/shard-0"));
     assert_eq!(cut["by"], "time");
-    let slow: std::collections::BTreeSet<u64> = ["skillet:team/c1", "skillet:team/c4", "skillet:team/c7"]
-        .iter()
-        .map(|c| cut["cases"][c].as_u64().unwrap())
-        .collect();
+    let slow: std::collections::BTreeSet<u64> =
+        ["skillet:team/c1", "skillet:team/c4", "skillet:team/c7"]
+            .iter()
+            .map(|c| cut["cases"][c].as_u64().unwrap())
+            .collect();
     assert_eq!(slow.len(), 3, "{cut}");
     let expected: Vec<f64> = cut["expected_ms"]
         .as_array()

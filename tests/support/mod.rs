@@ -455,6 +455,25 @@ pub fn process_with_arg(needle: &str) -> bool {
     })
 }
 
+/// The fenced ```yaml blocks of a Markdown file: (first line number, text).
+pub fn yaml_blocks(markdown: &str) -> Vec<(usize, String)> {
+    let mut blocks = Vec::new();
+    let mut open: Option<(usize, Vec<&str>)> = None;
+    for (i, line) in markdown.lines().enumerate() {
+        match &mut open {
+            None if line.trim_start().starts_with("```yaml") => open = Some((i + 2, Vec::new())),
+            None => {}
+            Some(_) if line.trim_start().starts_with("```") => {
+                if let Some((first, body)) = open.take() {
+                    blocks.push((first, body.join("\n") + "\n"));
+                }
+            }
+            Some((_, body)) => body.push(line),
+        }
+    }
+    blocks
+}
+
 /// The sandbox backends of this machine that every attack runs against (`--sandbox …`).
 pub const BACKENDS: &[&str] = &["bwrap", "landlock"];
 
