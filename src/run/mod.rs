@@ -144,7 +144,7 @@ pub fn run(
         return Err(NotStarted::Unavailable(plan.unavailable));
     }
     let mut summary = plan::preview(&plan.case_runs, &plan.harnesses, &plan.unavailable, opts);
-    summary.shard = plan.shard.as_ref().map(plan::ShardPlan::preview);
+    summary.shard = plan.shard.as_ref().map(|s| Box::new(s.preview()));
     if opts.settings.dry_run {
         return Err(NotStarted::DryRun(summary));
     }

@@ -105,7 +105,7 @@ pub struct Preview {
     pub unavailable: Vec<String>,
     /// `--shard`: the slice, and each shard's expected time.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub shard: Option<ShardPreview>,
+    pub shard: Option<Box<ShardPreview>>,
 }
 
 /// The shard a run takes, as the plan prints it.
