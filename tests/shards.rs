@@ -428,15 +428,17 @@ fn a_resumed_shard_keeps_its_first_cut_whatever_the_timings_say_now() {
             "1/3",
             "--shard-timings",
             "timed",
-            "--dry-run",
+            "--output-dir",
+            "fresh",
         ],
         &[],
     );
     assert!(
-        stdout(&o).contains("cut by expected time from timed"),
+        stderr(&o).contains("cut by expected time from timed"),
         "{}",
-        stdout(&o)
+        stderr(&o)
     );
+    assert_ne!(shard_record(&p.join("fresh"))["cases"], first["cases"]);
     let o = run_with(
         p,
         &[
