@@ -458,7 +458,11 @@ fn a_resumed_shard_keeps_its_first_cut_whatever_the_timings_say_now() {
         "{}",
         stderr(&o)
     );
-    assert_eq!(shard_record(&p.join("s1"))["cases"], first["cases"]);
+    // The whole record stays as first cut: by count, from no timings.
+    let resumed = shard_record(&p.join("s1"));
+    assert_eq!(resumed["cases"], first["cases"]);
+    assert_eq!(resumed["by"], "count");
+    assert_eq!(resumed.get("timings"), None, "{resumed}");
     // Resuming it as another shard is refused before anything runs.
     let o = run_with(p, &["run", "--shard", "2/3", "--resume", "s1"], &[]);
     assert_eq!(code(&o), 2, "{}", stderr(&o));

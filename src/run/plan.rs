@@ -336,7 +336,7 @@ pub(super) struct Plan<'a> {
     pub judges: Vec<(String, JudgeSlot)>,
     pub unavailable: Vec<(String, Unavailable)>,
     /// `--shard`: the slice this run takes.
-    pub shard: Option<ShardPlan>,
+    pub shard: Option<ShardPlan<'a>>,
 }
 
 /// Plans every selected case of `suites` (their trigger evals as `trigger_cases`, one list per
@@ -538,8 +538,8 @@ pub(super) fn plan<'a>(
 }
 
 /// The slice of a run cut into shards: what this shard runs, and what the others do.
-pub(super) struct ShardPlan {
-    pub chosen: shard::Chosen,
+pub(super) struct ShardPlan<'a> {
+    pub chosen: &'a shard::Chosen,
     pub cut: shard::Cut,
     /// The case-runs the other shards run.
     pub elsewhere: Vec<record::run::PlannedCaseRun>,
@@ -547,24 +547,24 @@ pub(super) struct ShardPlan {
 
 /// Cuts the whole plan into shards (as `--resume` of a shard first cut it, else by the
 /// expected times) and keeps this shard's case-runs.
-fn slice(planned: &mut Vec<Planned<'_>>, chosen: &shard::Chosen) -> ShardPlan {
+fn slice<'a>(planned: &mut Vec<Planned<'_>>, chosen: &'a shard::Chosen) -> ShardPlan<'a> {
     let items: Vec<(String, Option<f64>)> = planned
         .iter()
         .map(|p| {
-            let kind = p.record().kind;
             let ms = chosen
                 .timings
-                .expected_ms(&p.suite.id, &p.case.id, kind, p.variant);
+                .expected_ms(&p.suite.id, &p.case.id, p.kind(), p.variant);
             (p.case_key(), ms)
         })
         .collect();
     let mut cut = shard::cut(&items, chosen.shard.count);
     if let Some(recorded) = &chosen.recorded {
         for (case, k) in cut.shard_of.iter_mut() {
-            if let Some(r) = recorded.get(case) {
+            if let Some(r) = recorded.cases.get(case) {
                 *k = *r;
             }
         }
+        cut.expected_ms = recorded.expected_ms.clone();
     }
     let mine = |p: &Planned<'_>| cut.shard_of.get(&p.case_key()) == Some(&chosen.shard.index);
     let elsewhere = planned
@@ -574,22 +574,26 @@ fn slice(planned: &mut Vec<Planned<'_>>, chosen: &shard::Chosen) -> ShardPlan {
         .collect();
     planned.retain(|p| mine(p));
     ShardPlan {
-        chosen: chosen.clone(),
+        chosen,
         cut,
         elsewhere,
     }
 }
 
-impl ShardPlan {
-    /// What run.json records of the shard.
+impl ShardPlan<'_> {
+    /// What run.json records of the shard (a resumed shard: how it was first cut).
     pub(super) fn record(&self) -> record::run::ShardRecord {
-        let c = &self.chosen;
+        let c = self.chosen;
+        let timings = match &c.recorded {
+            Some(r) => r.timings.clone(),
+            None => c.timings.source.clone(),
+        };
         record::run::ShardRecord {
             index: c.shard.index,
             count: c.shard.count,
             source: c.source.clone(),
             by: if self.cut.by_time() { "time" } else { "count" }.into(),
-            timings: c.timings.source.clone(),
+            timings,
             expected_ms: self.cut.expected_ms.clone(),
             cases: self.cut.shard_of.clone(),
             elsewhere: self.elsewhere.clone(),
@@ -599,7 +603,7 @@ impl ShardPlan {
 
     /// The line the plan prints of the shard.
     pub(super) fn preview(&self) -> ShardPreview {
-        let c = &self.chosen;
+        let c = self.chosen;
         ShardPreview {
             index: c.shard.index,
             count: c.shard.count,
@@ -680,12 +684,17 @@ impl Planned<'_> {
             case: self.case.id.clone(),
             run: self.run,
             variant: self.variant,
-            kind: if self.trigger.is_some() {
-                record::case_run::Kind::Trigger
-            } else {
-                record::case_run::Kind::Case
-            },
+            kind: self.kind(),
             dir: self.folder.join(self.variant.folder(self.run)),
+        }
+    }
+
+    /// A trigger query's case-run, or an artifact case's.
+    pub(super) fn kind(&self) -> record::case_run::Kind {
+        if self.trigger.is_some() {
+            record::case_run::Kind::Trigger
+        } else {
+            record::case_run::Kind::Case
         }
     }
 

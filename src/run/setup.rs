@@ -218,7 +218,10 @@ fn choose_shard(
 }
 
 /// The cut a resumed shard first recorded; an error when it was another slice.
-fn resumed_cut(dir: &Path, slice: shard::Shard) -> Result<Option<BTreeMap<String, u32>>, String> {
+fn resumed_cut(
+    dir: &Path,
+    slice: shard::Shard,
+) -> Result<Option<Box<crate::record::run::ShardRecord>>, String> {
     let Ok(run) = crate::record::read_run(dir) else {
         return Ok(None);
     };
@@ -227,7 +230,7 @@ fn resumed_cut(dir: &Path, slice: shard::Shard) -> Result<Option<BTreeMap<String
             "the run being resumed is shard {}/{}; this run asks for {slice}",
             r.index, r.count
         )),
-        Some(r) => Ok(Some(r.cases)),
+        Some(r) => Ok(Some(Box::new(r))),
         None => Ok(None),
     }
 }

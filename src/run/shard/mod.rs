@@ -71,7 +71,7 @@ pub struct Chosen {
     pub timings: Timings,
     /// `--resume` of a shard: its recorded cut, case by case (kept, so the resumed shard
     /// runs what it first planned whatever the timings say now).
-    pub recorded: Option<std::collections::BTreeMap<String, u32>>,
+    pub recorded: Option<Box<crate::record::run::ShardRecord>>,
     /// Each suite's files as this shard plans them, for the merge to compare.
     pub suites: std::collections::BTreeMap<String, crate::record::run::SuiteDigest>,
 }
