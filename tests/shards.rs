@@ -406,7 +406,17 @@ fn shard_auto_says_what_it_read_and_refuses_what_it_cannot_use() {
         assert_eq!(code(&o), 2, "{env:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(why), "{env:?}: {}", stderr(&o));
         assert!(!p.join(".assay/runs").exists(), "nothing ran");
-    }
+    } // A variable that would drive the terminal (set a title, ring the bell) reaches it as text.
+    let o = dry(
+        &[
+            ("CI_NODE_INDEX", "1"),
+            ("CI_NODE_TOTAL", "\u{1b}]0;pwned\u{7}"),
+        ],
+        &[],
+    );
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(!stderr(&o).contains('\u{1b}') && !stderr(&o).contains('\u{7}'));
+    assert!(stderr(&o).contains("is not a number"), "{}", stderr(&o));
 }
 
 #[test]
