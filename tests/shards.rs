@@ -261,6 +261,34 @@ fn the_merge_refuses_shards_of_different_plans_and_a_shard_given_twice() {
     // A shard and a whole run.
     let said = merge_refused(p, &["s1", "timed"]);
     assert!(said.contains("timed is not a shard"), "{said}");
+    // Shards whose agent CLI differs in version merge, and the merge says so.
+    let o = run_with(p, &["run", "--shard", "2/3", "--output-dir", "s2"], &[]);
+    assert!(code(&o) <= 1, "{}", stderr(&o));
+    for (dir, version) in [("s1", "2.1.197"), ("s3", "2.1.198")] {
+        let file = p.join(dir).join("run.json");
+        let mut run = read_json(&file);
+        run["harnesses"] = serde_json::json!({ "claude-code": version });
+        std::fs::write(&file, run.to_string()).unwrap();
+    }
+    let out = assay(
+        p,
+        &[
+            "report",
+            "merge",
+            "s1",
+            "s2",
+            "s3",
+            "--output-dir",
+            "versions",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("warning: `claude-code` ran as 2.1.197 in ")
+            && stderr(&out).contains("and as 2.1.198 in "),
+        "{}",
+        stderr(&out)
+    );
     // Another assay version.
     let o = run_with(p, &["run", "--shard", "2/3", "--output-dir", "older"], &[]);
     assert!(code(&o) <= 1);

@@ -90,6 +90,9 @@ fn merge(ctx: &LoadCtx, args: &ReportMergeArgs) -> Outcome {
                 runs.len(),
                 ctx.shown(&out).display()
             );
+            for w in &m.warnings {
+                tell!("warning: {w}");
+            }
             if let Some(slices) = &m.slices {
                 for (k, planned) in &slices.missing {
                     tell!(

@@ -43,6 +43,8 @@ pub struct Merged {
     pub missing: usize,
     /// For shards: how many, and each one not given with its case-runs.
     pub slices: Option<shards::Slices>,
+    /// What the merge took though it differs between the runs: an agent CLI's version.
+    pub warnings: Vec<String>,
 }
 
 fn io(path: &Path, e: std::io::Error) -> MergeError {
@@ -110,6 +112,7 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged, MergeError> {
     for r in runs.iter().filter(|r| r.join(listings).is_dir()) {
         copy_tree(&r.join(listings), &out.join(listings))?;
     }
+    let warnings = versions_differ(&records);
     let first = records.first().map(|(_, r)| r.clone()).unwrap_or_default();
     let mut merged = RunRecord {
         schema: crate::record::run::SCHEMA.into(),
@@ -165,7 +168,31 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged, MergeError> {
         case_runs: plan.len(),
         missing,
         slices,
+        warnings,
     })
+}
+
+/// Each agent CLI whose version differs between the runs (machines with other images, say):
+/// the merged `run.json` keeps one version per harness, so the difference is said.
+fn versions_differ(records: &[(PathBuf, RunRecord)]) -> Vec<String> {
+    let mut seen: std::collections::BTreeMap<&str, (&str, &Path)> = Default::default();
+    let mut out = Vec::new();
+    for (dir, r) in records {
+        for (name, version) in &r.harnesses {
+            match seen.get(name.as_str()) {
+                Some((v, first)) if *v != version => out.push(format!(
+                    "`{name}` ran as {v} in {} and as {version} in {}; the merged run.json records one version per harness",
+                    first.display(),
+                    dir.display()
+                )),
+                Some(_) => {}
+                None => {
+                    seen.insert(name, (version, dir));
+                }
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
