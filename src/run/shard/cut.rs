@@ -38,14 +38,17 @@ impl Cut {
 /// Deals the cases of `case_runs` (each a case id and the case-run's expected ms, if known)
 /// to `count` shards.
 pub fn cut(case_runs: &[(String, Option<f64>)], count: u32) -> Cut {
-    let mut cases: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
-    let mut known: Vec<f64> = Vec::new();
+    // Whole milliseconds, summed as integers: the same weights whatever order the case-runs
+    // come in (a float sum's last bit depends on it).
+    let mut cases: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    let mut known: Vec<u64> = Vec::new();
     for (case, ms) in case_runs {
         let (sum, unknown) = cases.entry(case).or_default();
         match ms {
             Some(ms) => {
-                *sum += ms;
-                known.push(*ms);
+                let ms = ms.max(0.0).round() as u64;
+                *sum = sum.saturating_add(ms);
+                known.push(ms);
             }
             None => *unknown += 1,
         }
@@ -65,11 +68,11 @@ pub fn cut(case_runs: &[(String, Option<f64>)], count: u32) -> Cut {
             total,
         };
     }
-    known.sort_by(f64::total_cmp);
+    known.sort_unstable();
     let fill = known[known.len() / 2];
     let mut weighed: Vec<(u64, &str)> = cases
         .iter()
-        .map(|(k, (sum, unknown))| ((sum + fill * *unknown as f64).round() as u64, *k))
+        .map(|(k, (sum, unknown))| (sum.saturating_add(fill.saturating_mul(*unknown)), *k))
         .collect();
     weighed.sort_by_key(|(ms, k)| (Reverse(*ms), *k));
     // Shards past the number of cases would get none: only as many are weighed.
@@ -159,6 +162,54 @@ mod tests {
         assert_eq!(c.shard_of["new"], 2);
         assert_eq!(c.expected_ms, vec![30, 20]);
         assert_eq!((c.timed, c.total), (4, 5));
+    }
+
+    proptest::proptest! {
+        /// Every case lands on exactly one shard in 1..=N, whatever order the case-runs come
+        /// in, and no shard expects more than the mean plus the heaviest case (the greedy
+        /// bound).
+        #[test]
+        fn every_case_once_in_any_order_within_the_greedy_bound(
+            weights in proptest::collection::vec((0u8..40, proptest::option::of(0u32..100_000)), 0..60),
+            count in 1u32..9,
+            seed in 0usize..1000,
+        ) {
+            let runs: Vec<(String, Option<f64>)> = weights
+                .iter()
+                // Fractions of a millisecond: summing them in another order must not matter.
+                .map(|(c, ms)| (format!("s/c{c}"), ms.map(|m| f64::from(m) / 7.0)))
+                .collect();
+            let c = cut(&runs, count);
+            let cases: std::collections::BTreeSet<&String> = runs.iter().map(|(k, _)| k).collect();
+            proptest::prop_assert_eq!(c.shard_of.len(), cases.len());
+            proptest::prop_assert!(c.shard_of.values().all(|k| (1..=count).contains(k)));
+            let mut shuffled = runs.clone();
+            if !shuffled.is_empty() {
+                let n = shuffled.len();
+                shuffled.rotate_left(seed % n);
+                shuffled.reverse();
+            }
+            proptest::prop_assert_eq!(&cut(&shuffled, count), &c);
+            if c.by_time() {
+                let total: u64 = c.expected_ms.iter().sum();
+                let mean = total as f64 / f64::from(count);
+                let heaviest = *c.expected_ms.iter().max().unwrap_or(&0) as f64;
+                // The last case put on the slowest shard weighed at most the heaviest case,
+                // and that shard was the least loaded (at most the mean) before it.
+                let mut weight: std::collections::BTreeMap<&str, f64> = Default::default();
+                let known: Vec<f64> = runs.iter().filter_map(|(_, m)| *m).collect();
+                let mut sorted = known.clone();
+                sorted.sort_by(f64::total_cmp);
+                let fill = sorted[sorted.len() / 2];
+                for (k, m) in &runs {
+                    *weight.entry(k.as_str()).or_default() += m.unwrap_or(fill);
+                }
+                let biggest = weight.values().copied().fold(0.0, f64::max);
+                // Each case-run is rounded to a whole millisecond first.
+                let slack = runs.len() as f64;
+                proptest::prop_assert!(heaviest <= mean + biggest + slack, "{:?}", c.expected_ms);
+            }
+        }
     }
 
     #[test]
