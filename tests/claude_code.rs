@@ -516,7 +516,8 @@ fn shards_merge_and_diff_names_what_a_changed_model_broke() {
     let good = ModelServer::start();
     good.script("Greet Ada", vec![text("Hello, Ada!")]);
     good.script("Greet Grace", vec![text("Hello, Grace!")]);
-    let run = |server: &ModelServer, out: &str, filter: Option<&str>| {
+    // `index`: the shard, started as a Kubernetes Indexed Job of two starts it.
+    let run = |server: &ModelServer, out: &str, index: Option<u32>| {
         let mut args = vec![
             "run",
             "--harness",
@@ -528,15 +529,26 @@ fn shards_merge_and_diff_names_what_a_changed_model_broke() {
             "--workspace-dir",
             "workspaces",
         ];
-        if let Some(f) = filter {
-            args.extend(["--filter", f]);
+        let mut env = claude_env(&claude, server);
+        if let Some(i) = index {
+            args.extend(["--shard", "auto"]);
+            env.push(("JOB_COMPLETION_INDEX", i.to_string()));
+            env.push(("ASSAY_SHARDS", "2".to_string()));
         }
-        let o = assay_env(d.path(), &args, &claude_env(&claude, server));
+        let o = assay_env(d.path(), &args, &env);
         assert!(code(&o) <= 1, "{}\n{}", stdout(&o), stderr(&o));
+        if let Some(i) = index {
+            let said = format!("(Kubernetes Indexed Job: JOB_COMPLETION_INDEX={i}, 2 shards");
+            assert!(stderr(&o).contains(&said), "{}", stderr(&o));
+        }
     };
-    // Two shards through the real CLI, merged into one run.
-    run(&good, "shard-1", Some("greet/001"));
-    run(&good, "shard-2", Some("greet/002"));
+    // Two shards through the real CLI, one case each, merged into one run.
+    run(&good, "shard-1", Some(0));
+    run(&good, "shard-2", Some(1));
+    for (dir, case) in [("shard-1", "001"), ("shard-2", "002")] {
+        let cases: Vec<String> = results(&d.path().join(dir)).into_keys().collect();
+        assert_eq!(cases, [case]);
+    }
     let out = assay(
         d.path(),
         &[
