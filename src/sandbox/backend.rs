@@ -27,7 +27,7 @@ pub enum Backend {
 /// What each backend leaves uncontained that bubblewrap contains, for run.json, the reports
 /// and `doctor`.
 const LANDLOCK_GAPS: &[&str] = &[
-    "no private /proc: the agent sees the host's processes (their memory, environment and file descriptors stay refused)",
+    "no private /proc: the agent sees the host's processes and their command lines (their memory, environment and file descriptors stay refused; assay puts no secret in a command line)",
     "no private /tmp or mount namespace: hidden folders are unreadable rather than absent",
     "workspaces are copies, not copy-on-write overlays",
     "TCP connects are limited by port, not by address: the forwarder's loopback ports on any host",

@@ -7,6 +7,14 @@
 
 use std::io;
 
+/// Whether the command has System V and POSIX IPC of its own (bubblewrap's IPC namespace) or
+/// would share the host's (Landlock), where the filter refuses them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ipc {
+    Private,
+    Host,
+}
+
 /// Which sockets the command may create.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sockets {
@@ -137,17 +145,84 @@ const fn arg(n: u32) -> u32 {
     16 + 8 * n
 }
 
+/// The kernel's key-management calls: a process with no namespace of its own would reach the
+/// host user's keyrings (read, overwrite and leave keys), so none may use them.
+#[cfg(target_os = "linux")]
+const KEYRING: &[libc::c_long] = &[libc::SYS_add_key, libc::SYS_request_key, libc::SYS_keyctl];
+
+/// System V and POSIX IPC: without an IPC namespace of its own (Landlock) these are the host's
+/// segments, semaphores and queues, shared with every process and other case-runs.
+#[cfg(target_os = "linux")]
+const HOST_IPC: &[libc::c_long] = &[
+    libc::SYS_shmget,
+    libc::SYS_shmat,
+    libc::SYS_shmctl,
+    libc::SYS_shmdt,
+    libc::SYS_semget,
+    libc::SYS_semop,
+    libc::SYS_semctl,
+    libc::SYS_semtimedop,
+    libc::SYS_msgget,
+    libc::SYS_msgsnd,
+    libc::SYS_msgrcv,
+    libc::SYS_msgctl,
+    libc::SYS_mq_open,
+    libc::SYS_mq_unlink,
+    libc::SYS_mq_timedsend,
+    libc::SYS_mq_timedreceive,
+    libc::SYS_mq_notify,
+    libc::SYS_mq_getsetattr,
+];
+
+/// `AF_VSOCK`: a way to the hypervisor or other guests that no namespace encloses.
+#[cfg(target_os = "linux")]
+const AF_VSOCK: u32 = 40;
+
 #[cfg(target_os = "linux")]
 /// The filter for the command and all it starts. Refused: user namespaces (`unshare`,
 /// `clone` with `CLONE_NEWUSER`; `clone3`, whose flags are behind a pointer, as absent so libc
 /// falls back to `clone`) and entering any namespace (`setns`), io_uring (which could do all
 /// this unseen), other ABIs (i386, x32), another process's memory and descriptors (`ptrace`
 /// attaching to a process that did not ask with `PTRACE_TRACEME`, so a debugger still runs its
-/// own child; `process_vm_readv`/`writev`, `pidfd_getfd`), and the sockets `sockets` does not
-/// allow; socket pairs stay allowed. With `TcpOnly`, also a TCP connect hidden in
-/// `sendto`/`sendmsg` (`MSG_FASTOPEN`).
+/// own child; `process_vm_readv`/`writev`, `pidfd_getfd`), the kernel's keyrings, with
+/// [`Ipc::Host`] System V and POSIX IPC, and the sockets `sockets` does not allow; socket pairs
+/// stay allowed. With `TcpOnly`, also a TCP connect hidden in `sendto`/`sendmsg`
+/// (`MSG_FASTOPEN`).
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-fn program(sockets: Sockets) -> Vec<Op> {
+fn program(sockets: Sockets, ipc: Ipc) -> Vec<Op> {
+    use Op::*;
+    use To::*;
+    let mut p = syscalls(sockets, ipc);
+    p.extend([Ret(ALLOW), Label(Socket), Load(arg(0))]);
+    p.extend(socket_families(sockets));
+    p.extend([Label(NewUser), Load(arg(0))]);
+    p.extend([Set(libc::CLONE_NEWUSER as u32, Deny, Allow)]);
+    p.extend([
+        Label(Ptrace),
+        Load(arg(0)),
+        Eq(PTRACE_ATTACH, Deny, Next),
+        Eq(PTRACE_SEIZE, Deny, Allow),
+    ]);
+    if sockets == Sockets::TcpOnly {
+        for n in [2, 3] {
+            p.extend([Label(Send(n)), Load(arg(n)), Set(FASTOPEN, Deny, Allow)]);
+        }
+    }
+    p.extend([
+        Label(Allow),
+        Ret(ALLOW),
+        Label(Deny),
+        Ret(DENY),
+        Label(NoSys),
+        Ret(NOSYS),
+    ]);
+    p
+}
+
+#[cfg(target_os = "linux")]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+/// The architecture check, then each system call the filter looks at, by number.
+fn syscalls(sockets: Sockets, ipc: Ipc) -> Vec<Op> {
     #[cfg(target_arch = "x86_64")]
     const ARCH: u32 = 0xC000_003E; // AUDIT_ARCH_X86_64
     #[cfg(target_arch = "aarch64")]
@@ -171,6 +246,10 @@ fn program(sockets: Sockets) -> Vec<Op> {
         Eq(nr(libc::SYS_process_vm_writev), Deny, Next),
         Eq(nr(libc::SYS_pidfd_getfd), Deny, Next),
     ];
+    p.extend(KEYRING.iter().map(|n| Eq(nr(*n), Deny, Next)));
+    if ipc == Ipc::Host {
+        p.extend(HOST_IPC.iter().map(|n| Eq(nr(*n), Deny, Next)));
+    }
     if sockets == Sockets::TcpOnly {
         p.extend([
             Eq(nr(libc::SYS_sendto), Send(3), Next),
@@ -178,41 +257,34 @@ fn program(sockets: Sockets) -> Vec<Op> {
             Eq(nr(libc::SYS_sendmmsg), Send(3), Next),
         ]);
     }
-    p.extend([Ret(ALLOW), Label(Socket), Load(arg(0))]);
+    p
+}
+
+#[cfg(target_os = "linux")]
+/// `socket(family, type, protocol)`, its family loaded: which may be made. `TcpOnly` takes a
+/// stream socket of IPv4 or IPv6 with protocol 0 or TCP alone: Landlock limits where TCP
+/// connects, and nothing else (MPTCP, SCTP, …) is TCP to it.
+fn socket_families(sockets: Sockets) -> Vec<Op> {
+    use Op::*;
+    use To::*;
     match sockets {
-        Sockets::NotUnix => p.extend([Eq(libc::AF_UNIX as u32, Deny, Allow)]),
-        Sockets::Any => p.extend([Ret(ALLOW)]),
-        Sockets::TcpOnly => p.extend([
+        Sockets::NotUnix => vec![
+            Eq(libc::AF_UNIX as u32, Deny, Next),
+            Eq(AF_VSOCK, Deny, Allow),
+        ],
+        Sockets::Any => vec![Ret(ALLOW)],
+        Sockets::TcpOnly => vec![
             Eq(libc::AF_INET as u32, Stream, Next),
             Eq(libc::AF_INET6 as u32, Stream, Deny),
             Label(Stream),
             Load(arg(1)),
             And(0xf),
-            Eq(libc::SOCK_STREAM as u32, Allow, Deny),
-        ]),
+            Eq(libc::SOCK_STREAM as u32, Next, Deny),
+            Load(arg(2)),
+            Eq(0, Allow, Next),
+            Eq(libc::IPPROTO_TCP as u32, Allow, Deny),
+        ],
     }
-    p.extend([Label(NewUser), Load(arg(0))]);
-    p.extend([Set(libc::CLONE_NEWUSER as u32, Deny, Allow)]);
-    p.extend([
-        Label(Ptrace),
-        Load(arg(0)),
-        Eq(PTRACE_ATTACH, Deny, Next),
-        Eq(PTRACE_SEIZE, Deny, Allow),
-    ]);
-    if sockets == Sockets::TcpOnly {
-        for n in [2, 3] {
-            p.extend([Label(Send(n)), Load(arg(n)), Set(FASTOPEN, Deny, Allow)]);
-        }
-    }
-    p.extend([
-        Label(Allow),
-        Ret(ALLOW),
-        Label(Deny),
-        Ret(DENY),
-        Label(NoSys),
-        Ret(NOSYS),
-    ]);
-    p
 }
 
 #[cfg(target_os = "linux")]
@@ -258,10 +330,10 @@ fn assemble(ops: &[Op]) -> Result<Vec<libc::sock_filter>, String> {
 #[cfg(target_os = "linux")]
 /// Installs the filter (and `no_new_privs`) on this process, for all it runs after. On
 /// architectures other than x86-64 and AArch64, none.
-pub fn filter(sockets: Sockets) -> io::Result<()> {
+pub fn filter(sockets: Sockets, ipc: Ipc) -> io::Result<()> {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     {
-        let program = assemble(&program(sockets)).map_err(io::Error::other)?;
+        let program = assemble(&program(sockets, ipc)).map_err(io::Error::other)?;
         let prog = libc::sock_fprog {
             len: program.len() as u16,
             filter: program.as_ptr() as *mut libc::sock_filter,
@@ -280,7 +352,7 @@ pub fn filter(sockets: Sockets) -> io::Result<()> {
         }
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    let _ = sockets;
+    let _ = (sockets, ipc);
     Ok(())
 }
 
@@ -293,7 +365,7 @@ pub fn seal_self() -> io::Result<()> {
     if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    filter(Sockets::Any)
+    filter(Sockets::Any, Ipc::Private)
 }
 
 #[cfg(target_os = "linux")]
@@ -377,7 +449,7 @@ pub fn ruleset(rules: &Rules) -> Result<landlock::RulesetCreated, landlock::Rule
 /// In the child: every capability given up, the filter, then the ruleset.
 pub fn restrict(ruleset: landlock::RulesetCreated, sockets: Sockets) -> io::Result<()> {
     drop_capabilities()?;
-    filter(sockets)?;
+    filter(sockets, Ipc::Host)?;
     let status = ruleset.restrict_self().map_err(io::Error::other)?;
     if status.ruleset == landlock::RulesetStatus::NotEnforced {
         return Err(io::Error::other("Landlock is not enforced by this kernel"));
@@ -392,9 +464,11 @@ mod tests {
     #[test]
     fn every_jump_of_both_programs_resolves_forward() {
         for s in [Sockets::NotUnix, Sockets::TcpOnly, Sockets::Any] {
-            let p = assemble(&program(s)).unwrap();
-            assert!(p.len() < 64, "{}", p.len());
-            assert_eq!(p.last().unwrap().code, 0x06);
+            for ipc in [Ipc::Private, Ipc::Host] {
+                let p = assemble(&program(s, ipc)).unwrap();
+                assert!(p.len() < 128, "{}", p.len());
+                assert_eq!(p.last().unwrap().code, 0x06);
+            }
         }
     }
 }

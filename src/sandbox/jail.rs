@@ -1,13 +1,16 @@
 //! The bubblewrap command line for one case-run.
 //!
 //! What the agent sees, in mount order (later mounts cover earlier ones):
-//! 1. the host's `/`, read-only, with its own `/proc` and a minimal `/dev`;
-//! 2. private, empty `/tmp`, `/var/tmp`, `/run` and `/dev/shm`; empty `/home`, `/root` and the
-//!    user's HOME; empty folders over every project, the run folder, the cache and the
-//!    workspaces' parent ("hidden");
-//! 3. read-only again: the agent program's install folder and the toolchains on PATH that were
-//!    hidden by (2) (`~/.cargo`, `~/.pyenv`, … but never `~/.ssh`, `~/.aws`, `~/.config`, …),
-//!    and the folders `[run] sandbox_read` names;
+//! 1. of the host's tree, the system folders alone ([`shown::SYSTEM`]: `/usr`, `/etc`, the
+//!    libraries, …), read-only, with `/sys`, its own `/proc` and a minimal `/dev`: no `/var`,
+//!    `/opt`, `/srv`, `/mnt` or other work folders; the files of `/etc` not everyone may read
+//!    (`/etc/shadow`, …) masked;
+//! 2. private, empty `/tmp`, `/var/tmp`, `/run` and `/dev/shm`; empty `/home` and `/root`;
+//!    empty folders over every project, the run folder, the cache and the workspaces' parent
+//!    that lie within what (1) shows ("hidden");
+//! 3. read-only: the agent program's install folder and the toolchains on PATH that (1) does not
+//!    show or (2) hid (`~/.cargo`, `~/.pyenv`, … but never `~/.ssh`, `~/.aws`, `~/.config`, …),
+//!    and the folders `[run] sandbox_read` names: the same as the Landlock backend allows;
 //! 4. assay itself at `/run/assay/assay` (the first process inside), and the network sockets
 //!    at `/run/assay/net`;
 //! 5. writable: the case-run's folder (workspace and private HOME), at the same path as
@@ -22,9 +25,9 @@ use super::shown::{self, real_folder_under};
 use super::{Network, SandboxRecord};
 use crate::process::Spawn;
 
-/// What every sandbox is, before what is hidden and shown: its namespaces (the network's is
-/// added unless `--network host`), no capabilities and no way to get them back, death with
-/// assay, and the host read-only with its own `/proc` and a minimal `/dev`.
+/// What every sandbox is, before what is shown: its namespaces (the network's is added unless
+/// `--network host`), no capabilities and no way to get them back, death with assay, its own
+/// `/proc` and a minimal `/dev`.
 pub const BASE: &[&str] = &[
     "--unshare-user",
     "--unshare-pid",
@@ -37,9 +40,6 @@ pub const BASE: &[&str] = &[
     "--cap-drop",
     "ALL",
     "--die-with-parent",
-    "--ro-bind",
-    "/",
-    "/",
     "--dev",
     "/dev",
     "--proc",
@@ -263,13 +263,14 @@ impl BwrapJail {
     /// tokens) wherever a shown folder would show them.
     fn show(&self, a: &mut Vec<String>, programs: &[String], path_var: &str) {
         let s = &self.spec;
-        let hidden_here = |p: &Path| self.covered.iter().any(|c| p.starts_with(c));
+        let hidden_here =
+            |p: &Path| self.covered.iter().any(|c| p.starts_with(c)) || !in_system(p);
         let shown = shown::folders(s, programs, path_var, hidden_here);
         for t in &shown {
             ro_bind_at(a, t, t);
         }
         for m in shown::masked(s, &shown) {
-            // Only where it would be seen: outside the covers, or inside a folder shown again.
+            // Only where it would be seen: in the system, or inside a folder shown again.
             if !hidden_here(&m) || shown.iter().any(|d| m.starts_with(d)) {
                 mask(a, &m);
             }
@@ -277,8 +278,15 @@ impl BwrapJail {
     }
 }
 
-/// What every command of one case-run's sandbox starts with: [`BASE`], its network, and an
-/// empty folder over everything hidden; with the folders actually covered.
+/// What the kernel shows of itself besides `/proc`: read-only.
+const SYS: &str = "/sys";
+
+/// The folders every sandbox has empty and private.
+const PRIVATE: &[&str] = &["/tmp", "/var/tmp", "/run", "/dev/shm", "/home", "/root"];
+
+/// What every command of one case-run's sandbox starts with: [`BASE`], its network, the
+/// system folders, and an empty folder over every private folder and everything hidden
+/// within them; with the folders actually covered.
 fn covers(spec: &JailSpec) -> (Vec<String>, Vec<PathBuf>) {
     let mut a: Vec<String> = BASE.iter().map(|x| x.to_string()).collect();
     if spec.overlay.is_none() {
@@ -288,13 +296,14 @@ fn covers(spec: &JailSpec) -> (Vec<String>, Vec<PathBuf>) {
     if spec.network != Network::Host {
         a.push("--unshare-net".into());
     }
-    let mut hidden: Vec<PathBuf> = ["/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm"]
+    a.extend(system());
+    let mut hidden: Vec<PathBuf> = PRIVATE
         .iter()
-        .chain(&["/home", "/root"])
         .map(PathBuf::from)
         .chain(spec.real_home.clone())
         .chain(spec.hidden.iter().cloned())
         .filter(|p| p.is_absolute() && p.as_os_str().len() > 1)
+        .filter(|p| PRIVATE.iter().any(|d| p == Path::new(d)) || in_system(p))
         .collect();
     hidden.sort_by_key(|p| p.components().count());
     let mut covered: Vec<PathBuf> = Vec::new();
@@ -315,15 +324,49 @@ fn covers(spec: &JailSpec) -> (Vec<String>, Vec<PathBuf>) {
             _ => {}
         }
     }
+    if std::fs::symlink_metadata("/var/run").is_ok_and(|m| m.file_type().is_symlink()) {
+        a.extend(["--symlink".into(), "/run".into(), "/var/run".into()]);
+    }
     if spec.network == Network::Host {
         // Name resolution may live under /run (systemd-resolved).
         if let Ok(real) = std::fs::canonicalize("/etc/resolv.conf")
-            && covered.iter().any(|c| real.starts_with(c))
+            && (covered.iter().any(|c| real.starts_with(c)) || !in_system(&real))
         {
             ro_bind_at(&mut a, &real, &real);
         }
     }
     (a, covered)
+}
+
+/// The system folders, read-only, each where the host has it (a link as a link), and `/sys`:
+/// bubblewrap's arguments for all a sandbox shows of the host's tree before its toolchains.
+pub fn system() -> Vec<String> {
+    let mut a = Vec::new();
+    for dir in shown::SYSTEM.iter().chain(&[SYS]) {
+        match std::fs::symlink_metadata(dir) {
+            Ok(m) if m.file_type().is_symlink() => {
+                if let Ok(to) = std::fs::read_link(dir) {
+                    a.extend(["--symlink".into(), to.display().to_string(), (*dir).into()]);
+                }
+            }
+            Ok(m) if m.is_dir() => ro_bind_at(&mut a, Path::new(dir), Path::new(dir)),
+            _ => {}
+        }
+    }
+    a
+}
+
+/// Whether the system folders that every sandbox shows hold `p` (by its path as given, and
+/// by its real path).
+pub fn in_system(p: &Path) -> bool {
+    let real = std::fs::canonicalize(p).ok();
+    shown::SYSTEM.iter().map(Path::new).any(|d| {
+        p.starts_with(d)
+            || std::fs::canonicalize(d)
+                .ok()
+                .zip(real.as_ref())
+                .is_some_and(|(d, r)| r.starts_with(d))
+    })
 }
 
 /// `--ro-bind SOURCE DEST`.
@@ -341,9 +384,14 @@ fn bind(a: &mut Vec<String>, path: &Path) {
     a.extend(["--bind".into(), p.clone(), p]);
 }
 
-/// An empty, read-only file over `path`.
+/// An empty, read-only file (or folder) over `path`.
 fn mask(a: &mut Vec<String>, path: &Path) {
-    ro_bind_at(a, Path::new("/dev/null"), path);
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        let p = path.display().to_string();
+        a.extend(["--tmpfs".into(), p.clone(), "--remount-ro".into(), p]);
+    } else {
+        ro_bind_at(a, Path::new("/dev/null"), path);
+    }
 }
 
 #[cfg(test)]

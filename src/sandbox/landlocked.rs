@@ -55,21 +55,9 @@ pub fn abi() -> u32 {
     0
 }
 
-/// The system folders every command may read and run.
-const SYSTEM: &[&str] = &[
-    "/usr",
-    "/bin",
-    "/sbin",
-    "/lib",
-    "/lib32",
-    "/lib64",
-    "/libx32",
-    "/etc",
-    "/proc",
-    "/sys",
-    "/dev",
-    "/nix/store",
-];
+/// What the kernel shows of itself: read, never written. `/dev` is not here: only
+/// [`DEVICES`] are reachable (no terminal, console screen or disk of the host's).
+const KERNEL: &[&str] = &["/proc", "/sys"];
 
 /// Devices every command may read and write.
 const DEVICES: &[&str] = &[
@@ -203,7 +191,15 @@ impl LandlockJail {
             a.push(flag.to_string());
             a.push(p.display().to_string());
         };
-        for p in SYSTEM.iter().map(Path::new).filter(|p| p.exists()) {
+        let shown = shown::folders(s, programs, path_var, |_| true);
+        let masked = shown::masked(s, &shown);
+        let system = shown::SYSTEM.iter().map(Path::new).filter(|p| p.exists());
+        for dir in system.chain(shown.iter().map(PathBuf::as_path)) {
+            for p in allowed_except(dir, &masked) {
+                add("--read", &p);
+            }
+        }
+        for p in KERNEL.iter().map(Path::new).filter(|p| p.exists()) {
             add("--read", p);
         }
         if s.network == Network::Host
@@ -212,14 +208,6 @@ impl LandlockJail {
                 .and_then(|r| r.parent().map(Path::to_path_buf))
         {
             add("--read", &dir); // name resolution may live under /run
-        }
-        // Everything outside the system is hidden, so everything the PATH needs is shown.
-        let shown = shown::folders(s, programs, path_var, |_| true);
-        let masked = shown::masked(s, &shown);
-        for dir in &shown {
-            for p in allowed_except(dir, &masked) {
-                add("--read", &p);
-            }
         }
         add("--read", &s.case_dir);
         for p in writable_parts(s) {
@@ -274,10 +262,12 @@ pub(super) fn allowed_except(dir: &Path, masked: &[PathBuf]) -> Vec<PathBuf> {
     if !masked.iter().any(|m| m.starts_with(dir)) || !dir.is_dir() {
         return vec![dir.to_path_buf()];
     }
+    // A link inside is left out, not followed: allowed, it would grant wherever it leads.
     std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| !t.is_symlink()))
         .flat_map(|e| allowed_except(&e.path(), masked))
         .collect()
 }
@@ -294,6 +284,7 @@ mod tests {
         std::fs::write(t.join("a/b/key"), "k").unwrap();
         std::fs::write(t.join("a/b/other"), "o").unwrap();
         std::fs::write(t.join("a/c"), "c").unwrap();
+        std::os::unix::fs::symlink("/root", t.join("a/b/link")).unwrap();
         let mut got = allowed_except(t, &[t.join("a/b/key")]);
         got.sort();
         assert_eq!(got, [t.join("a/b/other"), t.join("a/c")]);

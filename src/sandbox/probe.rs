@@ -50,6 +50,7 @@ pub fn probe(host: &HostEnv, helper: Option<PathBuf>) -> Result<Bwrap, Unavailab
     // Every namespace a case-run may use, the network's included.
     let out = Command::new(&program)
         .args(super::jail::BASE)
+        .args(super::jail::system())
         .args([super::jail::NO_USERNS, "--unshare-net", "--", "true"])
         .env_clear()
         .stdin(Stdio::null())

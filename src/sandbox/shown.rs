@@ -31,6 +31,59 @@ pub const SECRET_HOME_DIRS: &[&str] = &[
 /// Files masked inside a toolchain folder that is shown (registry tokens).
 pub const SECRET_FILES: &[&str] = &["credentials", "credentials.toml", ".credentials.toml"];
 
+/// The system folders every command may read and run, under both Linux backends: bubblewrap
+/// shows these alone of the host's tree (with what [`folders`] adds), Landlock allows these.
+pub const SYSTEM: &[&str] = &[
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/nix/store",
+];
+
+/// The system folder never read whole: its files that not everyone may read are masked.
+const PRIVATE_IN: &str = "/etc";
+
+/// How deep [`private_system_files`] looks.
+const PRIVATE_DEPTH: usize = 8;
+
+/// The files and folders of `/etc` that not every user may read (`/etc/shadow`, `/etc/gshadow`,
+/// host keys, `/etc/ssl/private`): an agent running as root would own them, so they are
+/// masked whoever runs assay. Found once per process (a walk of `/etc`, iterative and bounded).
+pub fn private_system_files() -> &'static [PathBuf] {
+    static FOUND: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    FOUND.get_or_init(|| not_world_readable(Path::new(PRIVATE_IN)))
+}
+
+/// Everything under `root` (links not followed) without the world's read bit; a folder so
+/// found is not entered.
+fn not_world_readable(root: &Path) -> Vec<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = Vec::new();
+    let mut stack = vec![(root.to_path_buf(), 0usize)];
+    while let Some((dir, depth)) = stack.pop() {
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let Ok(m) = e.path().symlink_metadata() else {
+                continue;
+            };
+            if m.file_type().is_symlink() {
+                continue;
+            }
+            if m.permissions().mode() & 0o004 == 0 {
+                out.push(e.path());
+            } else if m.is_dir() && depth < PRIVATE_DEPTH {
+                stack.push((e.path(), depth + 1));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// The `PATH` a command will run with (its environment's), for what its tools need.
 pub fn path_of(spawn: &crate::process::Spawn) -> String {
     spawn
@@ -75,14 +128,16 @@ pub fn folders(
     real
 }
 
-/// The files never to be read, even inside a folder that is shown: the spec's (the cache's
-/// key) and the registry tokens in each shown folder.
+/// The files (and folders) never to be read, even inside a folder that is shown: the spec's
+/// (the cache's key), the registry tokens in each shown folder, and the system's private files
+/// ([`private_system_files`]).
 pub fn masked(s: &JailSpec, shown: &[PathBuf]) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = shown
         .iter()
         .flat_map(|t| SECRET_FILES.iter().map(move |f| t.join(f)))
         .filter(|f| f.is_file())
         .collect();
+    out.extend(private_system_files().iter().cloned());
     out.extend(
         s.masked
             .iter()
@@ -186,6 +241,27 @@ mod tests {
         assert!(secret(Path::new("/home/ada"), Some(home)));
         assert!(secret(Path::new("/home"), Some(home)));
         assert!(!secret(Path::new("/home/ada/.cargo"), Some(home)));
+    }
+
+    #[test]
+    fn files_the_world_may_not_read_are_found_and_their_folders_not_entered() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let t = d.path();
+        std::fs::create_dir_all(t.join("ssl/private")).unwrap();
+        std::fs::write(t.join("ssl/private/key"), "k").unwrap();
+        std::fs::write(t.join("shadow"), "s").unwrap();
+        std::fs::write(t.join("passwd"), "p").unwrap();
+        let mode = |p: &str, m| {
+            std::fs::set_permissions(t.join(p), std::fs::Permissions::from_mode(m)).unwrap()
+        };
+        mode("shadow", 0o640);
+        mode("ssl/private", 0o700);
+        std::os::unix::fs::symlink(t.join("shadow"), t.join("link")).unwrap();
+        assert_eq!(
+            not_world_readable(t),
+            [t.join("shadow"), t.join("ssl/private")]
+        );
     }
 
     #[test]
