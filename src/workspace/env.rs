@@ -31,8 +31,15 @@ pub const ALLOWED: &[&str] = &[
 /// Every vendor's login and endpoint variables (each harness is given its own only).
 pub use crate::host::{AUTH, LOGIN_FILES, Login};
 
-/// Builds the environment: allowed variables and the harness's `login` from `host`, the names
-/// in `pass`, then `extra` (suite `env`), then HOME.
+/// Whether `name` is a vendor's endpoint variable (`ANTHROPIC_BASE_URL`, …): no secret, and
+/// passed to every agent, so a program the `command` harness runs finds its model (and
+/// `--network model` opens the sandbox to it) as before.
+pub fn is_endpoint(name: &str) -> bool {
+    AUTH.contains(&name) && name.ends_with("_BASE_URL")
+}
+
+/// Builds the environment: allowed variables, endpoint variables and the harness's `login`
+/// from `host`, the names in `pass`, then `extra` (suite `env`), then HOME.
 pub fn scrubbed(
     host: &[(String, String)],
     login: &Login,
@@ -44,6 +51,7 @@ pub fn scrubbed(
         .iter()
         .filter(|(k, _)| {
             ALLOWED.contains(&k.as_str())
+                || is_endpoint(k)
                 || login.passes(k)
                 || crate::host::SETTINGS.contains(&k.as_str())
                 || pass.contains(k)
@@ -113,9 +121,12 @@ mod tests {
         assert_eq!(get("EVAL_MODE"), Some("true"));
         assert_eq!(get("AWS_SECRET_ACCESS_KEY"), None);
         assert_eq!(get("OPENAI_API_KEY"), None, "another vendor's key");
-        assert_eq!(get("OPENAI_BASE_URL"), None);
+        assert_eq!(get("OPENAI_BASE_URL"), Some("http://openai"), "no secret");
         let none = scrubbed(&host, &Login::default(), &[], &[], Path::new("/h"));
-        assert!(none.iter().all(|(k, _)| !AUTH.contains(&k.as_str())));
+        assert!(
+            none.iter()
+                .all(|(k, _)| !AUTH.contains(&k.as_str()) || is_endpoint(k))
+        );
     }
 
     #[test]
