@@ -75,7 +75,46 @@ fn is_executable(p: &Path) -> bool {
         .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// The harnesses' login and endpoint variables, passed when set.
+/// What of the host's logins one harness's agent is given: its own vendor's and no other's
+/// (the `command` harness and any agent assay does not know: none).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Login {
+    /// The variables that hold its keys and tokens, passed when set (and redacted).
+    pub keys: Vec<String>,
+    /// The variables that point it at its model endpoint (no secrets), passed when set.
+    pub endpoints: Vec<String>,
+    /// Its login files below HOME, copied into the private HOME when the user has them: only
+    /// those of [`LOGIN_FILES`], whatever a harness plugin names.
+    pub files: Vec<String>,
+}
+
+impl Login {
+    /// A login of `keys`, `endpoints` and `files`.
+    pub fn of(keys: &[&str], endpoints: &[&str], files: &[&str]) -> Login {
+        let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
+        Login {
+            keys: owned(keys),
+            endpoints: owned(endpoints),
+            files: owned(files),
+        }
+    }
+
+    /// Whether the variable `name` is part of it.
+    pub fn passes(&self, name: &str) -> bool {
+        self.keys.iter().chain(&self.endpoints).any(|k| k == name)
+    }
+}
+
+/// The agent CLIs' login files below HOME that assay knows (and can find the secrets in): the
+/// only files ever copied into a private HOME, each to its own harness.
+pub const LOGIN_FILES: &[&str] = &[
+    ".claude/.credentials.json",
+    ".codex/auth.json",
+    ".gemini/oauth_creds.json",
+];
+
+/// Every vendor's login and endpoint variables assay knows: redacted from every record
+/// whichever harness ran (each harness is given only its own, [`Login`]).
 pub const AUTH: &[&str] = &[
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_AUTH_TOKEN",

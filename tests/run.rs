@@ -420,10 +420,10 @@ fn a_bad_assay_toml_is_bad_input() {
 }
 
 #[test]
-fn overlays_merge_in_order_the_skill_wins_and_only_login_files_reach_the_home() {
+fn overlays_merge_in_order_the_skill_wins_and_nothing_of_home_reaches_the_command_agent() {
     let d = tempfile::tempdir().unwrap();
     let agent = "cat .claude/skills/greeting/SKILL.md config.txt base-only.txt; \
-                 cat \"$HOME/.claude/.credentials.json\"; ls \"$HOME/.ssh\" 2>&1 | head -1; \
+                 cat \"$HOME/.claude/.credentials.json\" 2>&1 | head -1; ls \"$HOME/.ssh\" 2>&1 | head -1; \
                  echo \"secret=${AWS_SECRET_ACCESS_KEY:-none}\"";
     write_tree(
         d.path(),
@@ -471,9 +471,9 @@ fn overlays_merge_in_order_the_skill_wins_and_only_login_files_reach_the_home() 
         "the per-eval overlay wins over the base overlay: {said}"
     );
     assert_eq!(lines[2], "base-only", "overlays merge: {said}");
-    assert_eq!(
-        lines[3], "{\"token\": \"login\"}",
-        "login files are copied: {said}"
+    assert!(
+        lines[3].contains("No such file"),
+        "the command harness is given no login file (Claude Code's harness is): {said}"
     );
     assert!(
         lines[4].contains("No such file"),

@@ -89,7 +89,9 @@ fn secrets_the_agent_echoes_are_redacted_everywhere_assay_writes() {
         ],
     );
     let out = assay_run(d.path())
-        .args(["--pass-env", "MY_TOKEN", "--keep-workspaces"])
+        // The command harness is given no vendor's key unless it is named.
+        .args(["--pass-env", "MY_TOKEN", "--pass-env", "ANTHROPIC_API_KEY"])
+        .arg("--keep-workspaces")
         .args([
             "--reporter",
             "junit",

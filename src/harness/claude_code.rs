@@ -109,6 +109,11 @@ impl Harness for ClaudeCode {
         })
     }
 
+    /// Anthropic's key variables, `ANTHROPIC_BASE_URL` and `~/.claude/.credentials.json`.
+    fn login(&self) -> super::Login {
+        super::Login::of(AUTH_VARS, &["ANTHROPIC_BASE_URL"], &[LOGIN_FILE])
+    }
+
     /// `ANTHROPIC_BASE_URL`, else Anthropic's API.
     fn endpoints(&self, env: &[(String, String)]) -> Vec<String> {
         let mut e = crate::sandbox::endpoint::from_env(env);

@@ -17,6 +17,8 @@ use crate::process::Exited;
 
 pub const DEFAULT_SANDBOX: &str = "workspace-write";
 pub const AUTH_VARS: &[&str] = &["OPENAI_API_KEY", "CODEX_API_KEY"];
+/// Where `codex` keeps a login, below HOME.
+pub const LOGIN_FILE: &str = ".codex/auth.json";
 
 pub struct Codex {
     program: String,
@@ -55,7 +57,7 @@ impl Harness for Codex {
         let has_var = AUTH_VARS.iter().any(|v| env.var(v).is_some());
         let has_login = env
             .var("HOME")
-            .is_some_and(|h| Path::new(h).join(".codex/auth.json").is_file());
+            .is_some_and(|h| Path::new(h).join(LOGIN_FILE).is_file());
         if !has_var && !has_login {
             return Err(Unavailable {
                 message: "Codex has no login: no OPENAI_API_KEY or CODEX_API_KEY, and no ~/.codex/auth.json".into(),
@@ -63,6 +65,11 @@ impl Harness for Codex {
             });
         }
         Ok(())
+    }
+
+    /// OpenAI's key variables, `OPENAI_BASE_URL` and `~/.codex/auth.json`.
+    fn login(&self) -> super::Login {
+        super::Login::of(AUTH_VARS, &["OPENAI_BASE_URL"], &[LOGIN_FILE])
     }
 
     /// A private `CODEX_HOME` whose config bounds connection retries (Codex otherwise retries

@@ -17,7 +17,7 @@ pub use event::{AgentError, ErrorCategory, Event, TurnSummary, Usage};
 
 use crate::process::Exited;
 
-pub use crate::host::{HostEnv, Unavailable};
+pub use crate::host::{HostEnv, Login, Unavailable};
 
 /// One turn of a case, as a harness needs to see it.
 #[derive(Debug, Clone)]
@@ -90,6 +90,12 @@ pub trait Harness: Send + Sync {
     /// variables to the environment. Most harnesses need nothing.
     fn prepare(&self, _home: &Path, _env: &mut Vec<(String, String)>) -> std::io::Result<()> {
         Ok(())
+    }
+    /// The host's login the agent is given: its vendor's key and endpoint variables and login
+    /// files, and no other vendor's. Default: none (any program: the `command` harness, an
+    /// ACP agent assay does not know), so a login reaches it only through `--pass-env`.
+    fn login(&self) -> Login {
+        Login::default()
     }
     /// Host environment variables the agent needs beyond the scrubbed environment's own (a BMAD
     /// adapter's `auth_env` and `env_passthrough`): passed as `--pass-env` passes them.

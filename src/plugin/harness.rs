@@ -92,6 +92,21 @@ impl Harness for PluginHarness {
         }
     }
 
+    /// The login the plugin declares, and the variables of its endpoints; a login file only if
+    /// it is one assay knows ([`crate::host::LOGIN_FILES`]: a plugin cannot have the user's
+    /// other files copied in). A plugin that declares none gets none (`--pass-env` passes it).
+    fn login(&self) -> crate::host::Login {
+        let (keys, files) = match &self.info.login {
+            Some(l) => (l.vars.clone(), l.files.clone()),
+            None => (Vec::new(), Vec::new()),
+        };
+        crate::host::Login {
+            keys,
+            endpoints: self.info.endpoints.iter().map(|(v, _)| v.clone()).collect(),
+            files,
+        }
+    }
+
     /// The engines the plugin names; none named (and every 0.1.0 plugin): an agent assay does
     /// not know, so the skill (and a package's parts) go where Claude Code and Codex look
     /// (`.agents/skills` is also read by Gemini CLI), unless it names skill folders of its own

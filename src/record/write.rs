@@ -1,11 +1,40 @@
-//! Writing the run folder: whole files that a reader never sees half-written, and JSON Lines
-//! files flushed line by line. Every write says when it failed.
+//! Writing the run folder: private to the user running assay, whole files that a reader never
+//! sees half-written, and JSON Lines files flushed line by line. Every write says when it
+//! failed.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+
+/// The mode of the folders assay keeps what agents did in (the run folder, `.assay/`, the
+/// workspaces' folder): their owner's alone, whatever the umask. What an agent printed or
+/// copied there is no other local user's to read.
+pub const PRIVATE_DIR: u32 = 0o700;
+
+/// Creates `dir` and whichever of its parents are missing, each made [`PRIVATE_DIR`]; a
+/// folder already there is left as it is.
+pub fn create_missing_private(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let missing: Vec<&Path> = dir.ancestors().take_while(|p| !p.exists()).collect();
+    for p in missing.into_iter().rev() {
+        match std::fs::DirBuilder::new().mode(PRIVATE_DIR).create(p) {
+            Ok(()) => std::fs::set_permissions(p, std::fs::Permissions::from_mode(PRIVATE_DIR))?,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && p.is_dir() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Creates a run folder (and its missing parents, `.assay/runs/` say) private to the user
+/// running assay: [`PRIVATE_DIR`], also when it was there (`--resume`, `--output-dir`).
+pub fn create_run_folder(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    create_missing_private(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(PRIVATE_DIR))
+}
 
 /// Writes `bytes` to `path` so that a reader never sees a partial file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -72,6 +101,26 @@ impl Lines {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn run_folders_and_their_new_parents_are_private_whatever_the_umask() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let run = d.path().join(".assay/runs/1");
+        create_run_folder(&run).unwrap();
+        assert_eq!(mode(&run), 0o700);
+        assert_eq!(mode(&d.path().join(".assay")), 0o700);
+        assert_eq!(
+            mode(d.path()),
+            0o755,
+            "a folder already there is left as it is"
+        );
+        std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o777)).unwrap();
+        create_run_folder(&run).unwrap();
+        assert_eq!(mode(&run), 0o700, "a run folder given is made private");
+    }
 
     #[test]
     fn a_jsonl_file_on_a_full_disk_says_so() {

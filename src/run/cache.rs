@@ -415,7 +415,8 @@ pub fn store(
 ) -> std::io::Result<()> {
     // Refused before anything is copied (copying would keep or drop a symlink, not refuse it).
     entry_files(case_run, Path::new(""), &mut Vec::new())?;
-    std::fs::create_dir_all(cache)?;
+    // Private, as the run folder it is copied from.
+    crate::record::write::create_missing_private(cache)?;
     carry_listing(case_run, run_dir, cache)?;
     let tmp = tempfile::Builder::new().prefix(".tmp-").tempdir_in(cache)?;
     crate::workspace::copy::copy_tree(case_run, tmp.path(), false)?;

@@ -21,7 +21,7 @@ pub async fn probe(bwrap: &Bwrap, parent: &Path) -> Result<(), String> {
             parent.display()
         ));
     }
-    std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+    crate::record::write::create_missing_private(parent).map_err(|e| e.to_string())?;
     let scratch = tempfile::Builder::new()
         .prefix("assay-cow-probe-")
         .tempdir_in(parent)

@@ -188,7 +188,15 @@ pub fn run(
     // What every case-run shares; what is already done (kept results of a resumed run, then
     // cache hits) is not run again.
     let stage = workspaces.stage(ctx, &run);
-    let redactor = redact::for_run(&stage.host_env, opts, suites, &setup.configs);
+    let logins: Vec<_> = plan.harnesses.iter().map(|(_, h)| h.login()).collect();
+    let redactor = redact::for_run(
+        &stage.host_env,
+        opts,
+        suites,
+        &setup.configs,
+        &logins,
+        stage.real_home.as_deref(),
+    );
     let checks = schedule::checks(opts);
     let cache_secret = reuse::cache_secret(opts);
     run_json.cache_on(cache_secret.is_some());

@@ -128,7 +128,9 @@ pub struct RunSettings {
     /// Run setup and teardown scripts (Skillet); without it such cases are skipped.
     #[arg(long)]
     pub trust: bool,
-    /// Pass this host environment variable to agents too (repeatable).
+    /// Pass this host environment variable to agents too (repeatable): how a vendor's key
+    /// reaches the `command` harness or an agent assay does not know (each harness is given
+    /// its own vendor's login only). Its value is redacted from everything recorded.
     #[arg(long, value_name = "NAME")]
     pub pass_env: Vec<String>,
     /// The most memory a sandboxed case-run may use, all its processes together (`4GiB`,

@@ -97,7 +97,8 @@ pub(super) fn start(
         run_record.resumed.push(started.to_string());
         run_record.started = old.started;
     }
-    if let Err(e) = std::fs::create_dir_all(dir)
+    // Private (0700): what an agent printed or copied is no other local user's to read.
+    if let Err(e) = record::write::create_run_folder(dir)
         .and_then(|()| record::write_json(&dir.join("run.json"), &run_record))
     {
         // Nothing runs that could not be recorded.
@@ -287,7 +288,7 @@ async fn probed(
     setting: Option<crate::sandbox::Setting>,
     probe: &VersionProbe,
 ) -> Result<(process::Exited, String), String> {
-    let scratch = std::fs::create_dir_all(&probe.parent)
+    let scratch = record::write::create_missing_private(&probe.parent)
         .and_then(|_| {
             tempfile::Builder::new()
                 .prefix("assay-version-")

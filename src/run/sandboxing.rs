@@ -302,6 +302,8 @@ impl Workspaces {
         StageOptions {
             host_env: std::env::vars().collect(),
             pass_env: run.opts.settings.pass_env.clone(),
+            // Each case-run's harness's own ([`crate::harness::Harness::login`]).
+            login: Default::default(),
             real_home: std::env::var_os("HOME").map(PathBuf::from),
             parent: Some(self.parent.clone()),
             install_skill: true,

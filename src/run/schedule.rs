@@ -259,6 +259,7 @@ impl Launch<'_> {
         stage.command_as_skill = p.trigger.is_some();
         stage.engines = plan.harnesses[p.harness].1.engines().to_vec();
         stage.skill_folders = plan.harnesses[p.harness].1.skill_folders();
+        stage.login = plan.harnesses[p.harness].1.login();
         // UAAPS `writable-paths` are bound one by one into a copied workspace.
         if !self.sandboxes[si].writable.is_empty() {
             stage.bases = None;

@@ -48,7 +48,7 @@ impl Bases {
         if let Some(b) = made.get(&key) {
             return Ok(b.clone());
         }
-        std::fs::create_dir_all(&self.parent)?;
+        crate::record::write::create_missing_private(&self.parent)?;
         let dir = tempfile::Builder::new()
             .prefix("assay-base-")
             .tempdir_in(&self.parent)?

@@ -1,5 +1,5 @@
-//! The agent's environment: an allow-list of the host's variables, the harnesses' logins, a
-//! private HOME, and nothing else.
+//! The agent's environment: an allow-list of the host's variables, its own harness's login
+//! (no other vendor's), a private HOME, and nothing else.
 
 use std::path::Path;
 
@@ -28,21 +28,21 @@ pub const ALLOWED: &[&str] = &[
     "no_proxy",
 ];
 
-/// The harnesses' login and endpoint variables, passed when set.
-pub use crate::host::AUTH;
+/// Every vendor's login and endpoint variables (each harness is given its own only).
+pub use crate::host::{AUTH, LOGIN_FILES, Login};
 
-/// CLI login files copied into the private HOME when the user has them, so subscription users
-/// can run without an API key.
-pub const CREDENTIAL_FILES: &[&str] = &[
-    ".claude/.credentials.json",
-    ".codex/auth.json",
-    ".gemini/oauth_creds.json",
-];
+/// Whether `name` is a vendor's endpoint variable (`ANTHROPIC_BASE_URL`, …): no secret, and
+/// passed to every agent, so a program the `command` harness runs finds its model (and
+/// `--network model` opens the sandbox to it) as before.
+pub fn is_endpoint(name: &str) -> bool {
+    AUTH.contains(&name) && name.ends_with("_BASE_URL")
+}
 
-/// Builds the environment: allowed and auth variables from `host`, the names in `pass`, then
-/// `extra` (suite `env`), then HOME.
+/// Builds the environment: allowed variables, endpoint variables and the harness's `login`
+/// from `host`, the names in `pass`, then `extra` (suite `env`), then HOME.
 pub fn scrubbed(
     host: &[(String, String)],
+    login: &Login,
     pass: &[String],
     extra: &[(String, String)],
     home: &Path,
@@ -51,7 +51,8 @@ pub fn scrubbed(
         .iter()
         .filter(|(k, _)| {
             ALLOWED.contains(&k.as_str())
-                || AUTH.contains(&k.as_str())
+                || is_endpoint(k)
+                || login.passes(k)
                 || crate::host::SETTINGS.contains(&k.as_str())
                 || pass.contains(k)
         })
@@ -66,10 +67,18 @@ pub fn scrubbed(
     env
 }
 
-/// Copies the user's CLI login files into the private HOME.
-pub fn copy_credentials(real_home: Option<&Path>, home: &Path) -> std::io::Result<()> {
+/// Copies the harness's login files into the private HOME, when the user has them (so
+/// subscription users can run without an API key): only files of [`LOGIN_FILES`].
+pub fn copy_credentials(
+    real_home: Option<&Path>,
+    login: &Login,
+    home: &Path,
+) -> std::io::Result<()> {
     let Some(real) = real_home else { return Ok(()) };
-    for f in CREDENTIAL_FILES {
+    let own = LOGIN_FILES
+        .iter()
+        .filter(|f| login.files.iter().any(|l| l == *f));
+    for f in own {
         let src = real.join(f);
         if src.is_file() {
             super::copy::copy_file(&src, &home.join(f))?;
@@ -83,19 +92,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_allowed_auth_and_passed_variables_reach_the_agent() {
+    fn only_allowed_its_own_login_and_passed_variables_reach_the_agent() {
         let host: Vec<(String, String)> = [
             ("PATH", "/bin"),
             ("HOME", "/root"),
             ("AWS_SECRET_ACCESS_KEY", "secret"),
             ("ANTHROPIC_API_KEY", "sk"),
             ("CLAUDE_CODE_MAX_RETRIES", "0"),
+            ("OPENAI_API_KEY", "sk-openai"),
+            ("OPENAI_BASE_URL", "http://openai"),
         ]
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
+        let claude = Login::of(&["ANTHROPIC_API_KEY"], &["ANTHROPIC_BASE_URL"], &[]);
         let env = scrubbed(
             &host,
+            &claude,
             &["CLAUDE_CODE_MAX_RETRIES".into()],
             &[("EVAL_MODE".into(), "true".into())],
             Path::new("/ws/home"),
@@ -107,5 +120,31 @@ mod tests {
         assert_eq!(get("CLAUDE_CODE_MAX_RETRIES"), Some("0"));
         assert_eq!(get("EVAL_MODE"), Some("true"));
         assert_eq!(get("AWS_SECRET_ACCESS_KEY"), None);
+        assert_eq!(get("OPENAI_API_KEY"), None, "another vendor's key");
+        assert_eq!(get("OPENAI_BASE_URL"), Some("http://openai"), "no secret");
+        let none = scrubbed(&host, &Login::default(), &[], &[], Path::new("/h"));
+        assert!(
+            none.iter()
+                .all(|(k, _)| !AUTH.contains(&k.as_str()) || is_endpoint(k))
+        );
+    }
+
+    #[test]
+    fn only_the_harness_s_known_login_files_are_copied() {
+        let real = tempfile::tempdir().unwrap();
+        for f in LOGIN_FILES.iter().chain(&[".ssh/id_rsa"]) {
+            let p = real.path().join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "x").unwrap();
+        }
+        let home = tempfile::tempdir().unwrap();
+        let login = Login::of(&[], &[], &[".codex/auth.json", ".ssh/id_rsa"]);
+        copy_credentials(Some(real.path()), &login, home.path()).unwrap();
+        assert!(home.path().join(".codex/auth.json").is_file());
+        assert!(!home.path().join(".claude/.credentials.json").exists());
+        assert!(
+            !home.path().join(".ssh/id_rsa").exists(),
+            "not a login file assay knows"
+        );
     }
 }

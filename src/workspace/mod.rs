@@ -112,6 +112,9 @@ pub struct StageOptions {
     pub host_env: Vec<(String, String)>,
     /// Extra host variable names to pass through.
     pub pass_env: Vec<String>,
+    /// The harness's login ([`crate::harness::Harness::login`]): its variables and login files,
+    /// and no other vendor's.
+    pub login: env::Login,
     /// The user's real HOME, for copying CLI login files.
     pub real_home: Option<PathBuf>,
     /// Where workspaces are made (default: the system temp folder).
@@ -245,14 +248,14 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
     })
 }
 
-/// A new workspace folder under the workspaces' parent (made if missing), private to the
-/// user running assay: the parent and the folder.
+/// A new workspace folder under the workspaces' parent (made private if missing: an existing
+/// one, the system's temp folder say, is left as it is), private to the user running assay.
 fn private_dir(opts: &StageOptions) -> Result<(PathBuf, PathBuf), StageError> {
     let parent = opts.parent.clone().unwrap_or_else(std::env::temp_dir);
     io(
         "create a workspace in",
         &parent,
-        std::fs::create_dir_all(&parent),
+        crate::record::write::create_missing_private(&parent),
     )?;
     let dir = io(
         "create a workspace in",
@@ -359,13 +362,13 @@ fn case_env(
     io(
         "set up the private HOME",
         home,
-        env::copy_credentials(opts.real_home.as_deref(), home),
+        env::copy_credentials(opts.real_home.as_deref(), &opts.login, home),
     )?;
     let mut extra: Vec<(String, String)> = suite.env.clone();
     if let Some(cmd) = &case.command {
         extra.extend(cmd.env.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
-    let mut env = env::scrubbed(&opts.host_env, &opts.pass_env, &extra, home);
+    let mut env = env::scrubbed(&opts.host_env, &opts.login, &opts.pass_env, &extra, home);
     // A temp folder of the case-run's own, beside HOME: case-runs never share temp files,
     // and Codex, which refuses to put its helpers in a HOME under the temp folder (and then
     // cannot start its own sandbox), finds its HOME outside it.

@@ -11,7 +11,9 @@
 //! tools (`--yolo`: the workspace is isolated). Later turns resume the session with
 //! `--resume latest` (the private HOME holds only this case-run's sessions).
 
-use assay_plugin::{CommandLine, Event, Exit, Harness, Invocation, Parser, Plugin, Value, json};
+use assay_plugin::{
+    CommandLine, Event, Exit, Harness, Invocation, Login, Parser, Plugin, Value, json,
+};
 
 pub struct GeminiCli;
 
@@ -31,6 +33,22 @@ impl Harness for GeminiCli {
 
     fn program(&self) -> &str {
         "gemini"
+    }
+
+    /// Its API key: assay gives an agent only the login its harness declares.
+    fn login(&self) -> Option<Login> {
+        Some(Login {
+            vars: vec!["GEMINI_API_KEY".into(), "GOOGLE_API_KEY".into()],
+            files: Vec::new(),
+            fix: "set GEMINI_API_KEY".into(),
+        })
+    }
+
+    fn endpoints(&self) -> Vec<(String, String)> {
+        vec![(
+            "GOOGLE_GEMINI_BASE_URL".into(),
+            "https://generativelanguage.googleapis.com".into(),
+        )]
     }
 
     fn command(&self, inv: &Invocation) -> Result<CommandLine, String> {

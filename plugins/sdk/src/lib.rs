@@ -437,7 +437,9 @@ pub trait Harness: Send + Sync {
     fn slash_commands(&self) -> bool {
         true
     }
-    /// How the agent logs in, checked before anything runs. None: not checked.
+    /// How the agent logs in, checked before anything runs, and the only vendor login it is
+    /// given (its variables; its files when they are login files assay knows). None: not
+    /// checked, and no vendor key reaches the agent unless the user names it (`--pass-env`).
     fn login(&self) -> Option<Login> {
         None
     }

@@ -119,6 +119,15 @@ impl Harness for AcpHarness {
         }
     }
 
+    /// A preset's engine: its keys, its endpoint variable and its login files; any other agent:
+    /// none (`--pass-env` names what it needs).
+    fn login(&self) -> super::Login {
+        match self.preset {
+            Some(p) => super::Login::of(p.keys, &[p.base_url], p.files),
+            None => super::Login::default(),
+        }
+    }
+
     /// An agent assay does not know: the skill (and a package's parts) go where Claude Code
     /// and Codex look (`.agents/skills` is the Agent Skills standard's, read by most); a
     /// preset's go where its engine reads them.

@@ -27,6 +27,11 @@ pub struct Preset {
     pub login: &'static [&'static str],
     /// What to tell the user when there is none.
     pub login_fix: &'static str,
+    /// Every key variable it is given (those of `login`, and a key that goes with an endpoint
+    /// of one's own): no other vendor's reaches it.
+    pub keys: &'static [&'static str],
+    /// Its login files below HOME, copied into the private HOME.
+    pub files: &'static [&'static str],
     /// Where it reads a project's skills (relative to the workspace).
     pub skill_folders: &'static [&'static str],
     /// Its settings, written into the private HOME.
@@ -80,6 +85,8 @@ pub const COPILOT: Preset = Preset {
     version_args: &["--version"],
     login: &["COPILOT_PROVIDER_BASE_URL", "COPILOT_GITHUB_TOKEN"],
     login_fix: "set COPILOT_PROVIDER_BASE_URL (and COPILOT_PROVIDER_API_KEY) for a model of your own, or COPILOT_GITHUB_TOKEN for a Copilot subscription",
+    keys: &["COPILOT_PROVIDER_API_KEY", "COPILOT_GITHUB_TOKEN"],
+    files: &[],
     skill_folders: &[".github/skills"],
     prepare: copilot_settings,
     base_url: "COPILOT_PROVIDER_BASE_URL",
@@ -144,6 +151,12 @@ pub const CLAUDE_CODE_ACP: Preset = Preset {
         "CLAUDE_CODE_OAUTH_TOKEN",
     ],
     login_fix: "set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, CLAUDE_CODE_OAUTH_TOKEN)",
+    keys: &[
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+    ],
+    files: &[".claude/.credentials.json"],
     skill_folders: &[".claude/skills"],
     prepare: claude_settings,
     base_url: "ANTHROPIC_BASE_URL",
@@ -178,6 +191,8 @@ pub const QWEN_CODE: Preset = Preset {
     version_args: &["--version"],
     login: &["OPENAI_API_KEY"],
     login_fix: "set OPENAI_API_KEY (and OPENAI_BASE_URL for an endpoint other than OpenAI's)",
+    keys: &["OPENAI_API_KEY"],
+    files: &[],
     skill_folders: &[".qwen/skills"],
     prepare: qwen_settings,
     base_url: "OPENAI_BASE_URL",
@@ -216,6 +231,8 @@ pub const OPENCODE: Preset = Preset {
     version_args: &["--version"],
     login: &["OPENAI_API_KEY", "ANTHROPIC_API_KEY"],
     login_fix: "set OPENAI_API_KEY (and OPENAI_BASE_URL for an OpenAI-compatible endpoint), or ANTHROPIC_API_KEY",
+    keys: &["OPENAI_API_KEY", "ANTHROPIC_API_KEY"],
+    files: &[],
     skill_folders: &[".opencode/skills"],
     prepare: opencode_settings,
     base_url: "OPENAI_BASE_URL",
