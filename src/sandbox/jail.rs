@@ -359,14 +359,15 @@ pub fn system() -> Vec<String> {
 /// Whether the system folders that every sandbox shows hold `p` (by its path as given, and
 /// by its real path).
 pub fn in_system(p: &Path) -> bool {
-    let real = std::fs::canonicalize(p).ok();
-    shown::SYSTEM.iter().map(Path::new).any(|d| {
-        p.starts_with(d)
-            || std::fs::canonicalize(d)
-                .ok()
-                .zip(real.as_ref())
-                .is_some_and(|(d, r)| r.starts_with(d))
-    })
+    static REAL: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    let system = REAL.get_or_init(|| {
+        let real = shown::SYSTEM.iter().filter_map(|d| std::fs::canonicalize(d).ok());
+        shown::SYSTEM.iter().map(PathBuf::from).chain(real).collect()
+    });
+    if system.iter().any(|d| p.starts_with(d)) {
+        return true;
+    }
+    std::fs::canonicalize(p).is_ok_and(|r| system.iter().any(|d| r.starts_with(d)))
 }
 
 /// `--ro-bind SOURCE DEST`.
