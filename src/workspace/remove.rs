@@ -47,9 +47,10 @@ struct Level {
     dirs: Vec<OsString>,
 }
 
+/// A folder's device and inode (their types differ between systems).
+#[allow(clippy::unnecessary_cast)]
 fn id_of(fd: &OwnedFd) -> io::Result<(u64, u64)> {
     let st = rustix::fs::fstat(fd)?;
-    #[allow(clippy::unnecessary_cast)]
     Ok((st.st_dev as u64, st.st_ino as u64))
 }
 
