@@ -155,7 +155,29 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         );
     }
     let incomplete = tally.contains_key("error") || judge_failed || report.output_cut;
-    exit_for(ctx, &report, incomplete || not_delivered, agg.failed())
+    let unrecorded = tally.get("missing").copied().unwrap_or(0);
+    exit_for(
+        ctx,
+        &report,
+        Ending {
+            incomplete: incomplete || not_delivered,
+            unrecorded,
+            failed: agg.failed(),
+        },
+    )
+}
+
+/// How a finished run went, as read back from its folder: what its exit depends on.
+#[derive(Debug, Clone, Copy, Default)]
+struct Ending {
+    /// Some case-run ended in an error, the judge failed, an output was cut, or a report or
+    /// the history was not delivered.
+    incomplete: bool,
+    /// Case-runs planned that have no record in the run folder (`missing`): a result that
+    /// could not be recorded is never a pass, nor a failure of the skill.
+    unrecorded: usize,
+    /// Some case failed.
+    failed: bool,
 }
 
 /// The run's options from its flags: `--command` split as a shell would, a BMAD adapter read
@@ -281,12 +303,15 @@ fn write_reports(
 
 /// The exit: interrupted or stopped by the budget (and how to finish), not fully recorded or
 /// delivered (3), failed (1), or passed (0).
-fn exit_for(
-    ctx: &LoadCtx,
-    report: &crate::run::RunReport,
-    incomplete: bool,
-    failed: bool,
-) -> Outcome {
+fn exit_for(ctx: &LoadCtx, report: &crate::run::RunReport, ending: Ending) -> Outcome {
+    let stopped = report.interrupted || report.budget_stop.is_some();
+    if !stopped && ending.unrecorded > 0 {
+        tell!(
+            "error: {} case-run(s) could not be recorded: {} has no result.json for them (see the errors above)",
+            ending.unrecorded,
+            ctx.shown(&report.dir).display()
+        );
+    }
     if report.interrupted {
         tell!(
             "interrupted: finish this run with `assay run --resume {}` (and the same selection)",
@@ -312,9 +337,18 @@ fn exit_for(
     } else if let Some(e) = &report.record_error {
         tell!("error: the run was not fully recorded: {e}");
         Outcome::Infrastructure
-    } else if incomplete {
+    } else {
+        exit_of(ending)
+    }
+}
+
+/// The exit of a run that was neither stopped nor left `run.json` unwritten: anything not
+/// recorded or not delivered is 3 (an infrastructure failure, never a pass or a failure of the
+/// skill), else a failed case 1, else 0.
+fn exit_of(ending: Ending) -> Outcome {
+    if ending.incomplete || ending.unrecorded > 0 {
         Outcome::Infrastructure
-    } else if failed {
+    } else if ending.failed {
         Outcome::Failed
     } else {
         Outcome::Success
@@ -496,4 +530,37 @@ fn canary(ctx: &LoadCtx, suites: &[crate::spec::Suite], opts: &RunOptions) -> Op
     );
     tell!("nothing else was run");
     Some(Outcome::Infrastructure)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_case_run_that_could_not_be_recorded_makes_the_run_exit_3() {
+        let unrecorded = Ending {
+            unrecorded: 1,
+            ..Ending::default()
+        };
+        // Whatever the others did: not a pass (0), not a failure of the skill (1).
+        assert_eq!(exit_of(unrecorded), Outcome::Infrastructure);
+        let failed = Ending {
+            failed: true,
+            ..unrecorded
+        };
+        assert_eq!(exit_of(failed), Outcome::Infrastructure);
+        assert_eq!(
+            exit_of(Ending {
+                unrecorded: 0,
+                ..failed
+            }),
+            Outcome::Failed
+        );
+        assert_eq!(exit_of(Ending::default()), Outcome::Success);
+        let incomplete = Ending {
+            incomplete: true,
+            ..Ending::default()
+        };
+        assert_eq!(exit_of(incomplete), Outcome::Infrastructure);
+    }
 }

@@ -155,7 +155,7 @@ impl Recorded {
                     MAX_ARTIFACT_TEXT,
                 )
                 .ok()?;
-                Some((c.path.display().to_string(), text))
+                Some((record::path_text::encode(&c.path).into_owned(), text))
             })
             .collect()
     }

@@ -686,7 +686,7 @@ pub fn write_candidate(
         SkillKind::Dir => {
             let to = folder.join(&skill.name);
             if to.exists() {
-                std::fs::remove_dir_all(&to)?;
+                crate::workspace::remove::tree(&to)?;
             }
             std::fs::create_dir_all(&to)?;
             crate::workspace::copy::copy_tree_except(&skill.path, &to, false, &[])?;

@@ -41,6 +41,7 @@ pub struct Cached {
     /// Its cache key.
     pub key: String,
     /// The folder it was first recorded in.
+    #[serde(with = "super::path_text")]
     pub from: PathBuf,
 }
 
@@ -97,6 +98,7 @@ pub struct CaseRunRecord {
     pub schema: String,
     pub suite: String,
     /// The file (or folder) the suite was read from, so `assay grade <run-dir>` can reload it.
+    #[serde(with = "super::path_text")]
     pub suite_source: PathBuf,
     pub case: String,
     /// Where the case is written (its file and line), for reports that point at it (GitHub
@@ -145,7 +147,11 @@ pub struct CaseRunRecord {
     pub artifacts: Vec<Change>,
     pub fixture_changes: Vec<FixtureChange>,
     /// The project's symlinks not staged because they point outside it.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "super::path_text::many"
+    )]
     pub skipped_links: Vec<PathBuf>,
     /// Output files read per the spec (path relative to the agent's folder → content).
     pub output_files: BTreeMap<String, String>,
@@ -174,6 +180,7 @@ pub struct CaseRunRecord {
     /// The verdict from the harness outcome, the checks and the judge (absent when not run).
     pub grade: Option<Grade>,
     /// The kept workspace, when kept.
+    #[serde(with = "super::path_text::option")]
     pub workspace: Option<PathBuf>,
     /// When `assay grade` last graded it again (its checks, judge and grade are then the
     /// new grading).
@@ -182,6 +189,7 @@ pub struct CaseRunRecord {
     /// Where the case-run was reused from, when it was restored from the cache.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cached: Option<Cached>,
+    #[serde(with = "super::path_text")]
     pub dir: PathBuf,
     /// Files of the case-run's folder that could not be written: the case-run is then an
     /// error, never a result read from an incomplete folder.

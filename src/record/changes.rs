@@ -14,6 +14,8 @@ pub enum ChangeKind {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Change {
+    /// Recorded as [`super::path_text`] says (a name that is not UTF-8, escaped).
+    #[serde(with = "super::path_text")]
     pub path: PathBuf,
     pub kind: ChangeKind,
     pub size: u64,
@@ -25,6 +27,7 @@ pub struct Change {
 /// A fixture the agent changed or removed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FixtureChange {
+    #[serde(with = "super::path_text")]
     pub path: PathBuf,
     /// `modified` or `deleted`.
     pub change: String,

@@ -89,7 +89,7 @@ impl FromIterator<PathBuf> for FileList {
 
 impl Serialize for FileList {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.iter())
+        super::path_text::many::serialize(self.iter(), s)
     }
 }
 
@@ -100,9 +100,10 @@ pub struct WorkspaceRecord {
     /// The BLAKE3 hash of the listing in `project-files/`; empty: none (an empty project).
     #[serde(default)]
     pub project: String,
-    #[serde(default)]
+    /// Each path recorded as [`super::path_text`] says.
+    #[serde(default, with = "super::path_text::many")]
     pub added: Vec<PathBuf>,
-    #[serde(default)]
+    #[serde(default, with = "super::path_text::many")]
     pub removed: Vec<PathBuf>,
 }
 
@@ -115,7 +116,7 @@ pub struct Listing {
 
 impl Listing {
     pub fn of(files: &BTreeSet<PathBuf>) -> Listing {
-        let bytes = serde_json::to_vec(files).unwrap_or_else(|_| b"[]".to_vec());
+        let bytes = listing_json(files);
         Listing {
             hash: blake3::hash(&bytes).to_hex().to_string(),
             bytes,
@@ -131,6 +132,19 @@ impl Listing {
         }
         super::write_atomic(&path, &self.bytes)
     }
+}
+
+/// A listing's JSON: every path recorded as [`super::path_text`] says (so none can fail).
+fn listing_json(files: &BTreeSet<PathBuf>) -> Vec<u8> {
+    let texts: Vec<_> = files.iter().map(|p| super::path_text::encode(p)).collect();
+    // A list of strings always serializes.
+    serde_json::to_vec(&texts).unwrap_or_default()
+}
+
+/// Paths from a listing's JSON (a list of recorded paths), or `None` when it is not one.
+fn parse_paths<C: FromIterator<PathBuf>>(bytes: &[u8]) -> Option<C> {
+    let texts: Vec<String> = serde_json::from_slice(bytes).ok()?;
+    Some(texts.iter().map(|t| super::path_text::decode(t)).collect())
 }
 
 /// Where the listing of hash `hash` is kept under `dir` (a run folder, or the cache).
@@ -174,7 +188,7 @@ impl Listings {
         read.entry(hash.to_string())
             .or_insert_with(|| {
                 read_listing(&self.run_dir, hash)
-                    .and_then(|b| serde_json::from_slice(&b).ok())
+                    .and_then(|b| parse_paths(&b))
                     .map(Arc::new)
                     .ok_or_else(|| {
                         format!(
@@ -197,10 +211,7 @@ pub fn read(case_dir: &Path, listings: &Listings) -> Result<FileList, String> {
         return Ok(FileList::default());
     };
     if text.trim_start().starts_with('[') {
-        return Ok(serde_json::from_str::<Vec<PathBuf>>(&text)
-            .unwrap_or_default()
-            .into_iter()
-            .collect());
+        return Ok(parse_paths(text.as_bytes()).unwrap_or_default());
     }
     let Ok(r) = serde_json::from_str::<WorkspaceRecord>(&text) else {
         return Err("its workspace.json is not a file listing".into());

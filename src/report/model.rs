@@ -229,7 +229,7 @@ pub fn read(dir: &Path) -> Result<Report, ReadError> {
                         20_000,
                     )
                     .ok();
-                    (a.path.display().to_string(), text)
+                    (crate::record::path_text::encode(&a.path).into_owned(), text)
                 })
                 .collect(),
             ..CaseRun::of(r, rel)

@@ -312,18 +312,21 @@ fn not_a_file(path: &Path) -> std::io::Error {
 }
 
 /// The relative paths of the regular files under `root.join(rel)`, refusing anything else
-/// (symlinks are not followed).
+/// (symlinks are not followed). Iterative: a deep tree takes no stack.
 fn entry_files(root: &Path, rel: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for e in std::fs::read_dir(root.join(rel))? {
-        let e = e?;
-        let child = rel.join(e.file_name());
-        let t = e.file_type()?;
-        if t.is_dir() {
-            entry_files(root, &child, out)?;
-        } else if t.is_file() {
-            out.push(child);
-        } else {
-            return Err(not_a_file(&root.join(child)));
+    let mut folders = vec![rel.to_path_buf()];
+    while let Some(rel) = folders.pop() {
+        for e in std::fs::read_dir(root.join(&rel))? {
+            let e = e?;
+            let child = rel.join(e.file_name());
+            let t = e.file_type()?;
+            if t.is_dir() {
+                folders.push(child);
+            } else if t.is_file() {
+                out.push(child);
+            } else {
+                return Err(not_a_file(&root.join(child)));
+            }
         }
     }
     Ok(())
@@ -376,7 +379,7 @@ pub fn restore(
     crate::record::write_json(&tmp.path().join("result.json"), &result).ok()?;
     let tmp = tmp.keep();
     if std::fs::rename(&tmp, dest).is_err() {
-        let _ = std::fs::remove_dir_all(&tmp);
+        let _ = crate::workspace::remove::tree(&tmp);
         return None;
     }
     Some(result)
@@ -423,13 +426,13 @@ pub fn store(
     let sum = mac(tmp.path(), key, secret)?;
     std::fs::write(tmp.path().join(MAC_FILE), sum.to_hex().as_bytes())?;
     let dest = cache.join(key);
-    match std::fs::remove_dir_all(&dest) {
+    match crate::workspace::remove::tree(&dest) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
         _ => {}
     }
     let tmp = tmp.keep();
     if let Err(e) = std::fs::rename(&tmp, &dest) {
-        let _ = std::fs::remove_dir_all(&tmp);
+        let _ = crate::workspace::remove::tree(&tmp);
         // Another assay stored the same case-run first: its entry is as good.
         if !dest.is_dir() {
             return Err(e);

@@ -125,7 +125,7 @@ pub async fn collect(
                 .tree
                 .read_to_string(&c.path, MAX_ARTIFACT_BYTES)
                 .ok()?;
-            Some((c.path.display().to_string(), text))
+            Some((record::path_text::encode(&c.path).into_owned(), text))
         })
         .collect();
     Ok((

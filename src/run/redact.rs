@@ -262,18 +262,22 @@ impl Redactor {
         Ok(changed.then_some(out))
     }
 
-    /// [`Redactor::file`] for every file under `dir`; symlinks are not followed.
+    /// [`Redactor::file`] for every file under `dir`; symlinks are not followed. Iterative: a
+    /// deep tree takes no stack.
     pub fn folder(&self, dir: &Path) -> std::io::Result<()> {
         if self.is_empty() {
             return Ok(());
         }
-        for entry in std::fs::read_dir(dir)? {
-            let entry = entry?;
-            let t = entry.file_type()?;
-            if t.is_dir() {
-                self.folder(&entry.path())?;
-            } else if t.is_file() {
-                self.file(&entry.path())?;
+        let mut folders = vec![dir.to_path_buf()];
+        while let Some(dir) = folders.pop() {
+            for entry in std::fs::read_dir(&dir)? {
+                let entry = entry?;
+                let t = entry.file_type()?;
+                if t.is_dir() {
+                    folders.push(entry.path());
+                } else if t.is_file() {
+                    self.file(&entry.path())?;
+                }
             }
         }
         Ok(())

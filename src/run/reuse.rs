@@ -67,7 +67,7 @@ pub(super) fn partition<'p, 'a>(
             .is_some()
             .then(|| key_parts.key(p, &mut digests));
         if let (Some(k), Some(secret)) = (&key, cache_secret) {
-            let _ = std::fs::remove_dir_all(&case_dir);
+            let _ = crate::workspace::remove::tree(&case_dir);
             let root = cache::root(&p.suite.project_root);
             if let Some(v) = cache::restore(&root, k, &case_dir, run.dir, secret) {
                 reused.push(reused_from(p, &v, "cache", case_dir));

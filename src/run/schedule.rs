@@ -265,7 +265,7 @@ impl Launch<'_> {
             stage.bases = None;
         }
         let case_dir = p.dir(dir);
-        let _ = std::fs::remove_dir_all(&case_dir);
+        let _ = crate::workspace::remove::tree(&case_dir);
         let r = execute::execute(execute::CaseRunPlan {
             suite: p.suite,
             case: p.case,

@@ -81,7 +81,7 @@ impl Drop for Bases {
 
 /// Removes a base; one left behind is only disk space, in a folder of assay's own.
 fn remove(dir: &Path) {
-    if let Err(e) = std::fs::remove_dir_all(dir)
+    if let Err(e) = super::remove::tree(dir)
         && e.kind() != std::io::ErrorKind::NotFound
     {
         eprintln!("warning: cannot remove {}: {e}", dir.display());

@@ -32,7 +32,7 @@ fn queue() -> &'static Mutex<Sender<PathBuf>> {
             for dir in rx {
                 // A workspace left behind is disk space in a folder of assay's own, never a
                 // result: said by `finish` if it is still there at the end.
-                let _ = std::fs::remove_dir_all(&dir);
+                let _ = super::remove::tree(&dir);
                 let mut pending = PENDING.dirs.lock().unwrap_or_else(|p| p.into_inner());
                 if let Some(i) = pending.iter().position(|d| *d == dir) {
                     pending.swap_remove(i);
@@ -57,7 +57,7 @@ pub fn later(dir: PathBuf) {
         .send(dir.clone());
     if sent.is_err() {
         // No remover: remove it here.
-        let _ = std::fs::remove_dir_all(&dir);
+        let _ = super::remove::tree(&dir);
         let mut pending = PENDING.dirs.lock().unwrap_or_else(|p| p.into_inner());
         pending.retain(|d| *d != dir);
     }

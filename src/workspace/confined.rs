@@ -197,7 +197,7 @@ pub fn copy_out_max(root: &Path, rel: &Path, dest: &Path, max_bytes: u64) -> io:
         std::fs::create_dir_all(parent)?;
     }
     match std::fs::symlink_metadata(dest) {
-        Ok(m) if m.is_dir() => std::fs::remove_dir_all(dest)?,
+        Ok(m) if m.is_dir() => super::remove::tree(dest)?,
         Ok(_) => std::fs::remove_file(dest)?,
         Err(_) => {}
     }

@@ -253,7 +253,7 @@ pub fn copy_file(src: &Path, dest: &Path) -> std::io::Result<u64> {
 /// Makes room at `path` (a file or symlink; a folder in the way is removed whole).
 fn remove_existing(path: &Path) -> std::io::Result<()> {
     match std::fs::symlink_metadata(path) {
-        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
+        Ok(m) if m.is_dir() => super::remove::tree(path),
         Ok(_) => std::fs::remove_file(path),
         Err(_) => Ok(()),
     }

@@ -259,7 +259,7 @@ pub fn make_opaque(path: &Path) -> io::Result<()> {
 /// Removes whatever is at `path` (a folder with all it holds); nothing there is fine.
 pub(crate) fn remove_any(path: &Path) -> io::Result<()> {
     let r = match std::fs::symlink_metadata(path) {
-        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
+        Ok(m) if m.is_dir() => super::remove::tree(path),
         Ok(_) => std::fs::remove_file(path),
         Err(e) if is_absent(&e) => Ok(()),
         Err(e) => Err(e),

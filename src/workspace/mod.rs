@@ -17,6 +17,7 @@ pub mod copy;
 pub mod env;
 pub mod layers;
 pub mod package;
+pub mod remove;
 pub mod set_id;
 pub mod snapshot;
 pub mod sparse;
@@ -686,7 +687,7 @@ impl Staged {
         if let Some(o) = &self.overlay {
             match self.tree.materialize(&self.root) {
                 Ok(()) => {
-                    if let Err(e) = std::fs::remove_dir_all(&o.dir) {
+                    if let Err(e) = remove::tree(&o.dir) {
                         eprintln!("warning: cannot remove {}: {e}", o.dir.display());
                     }
                 }

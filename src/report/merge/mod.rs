@@ -55,14 +55,18 @@ fn io(path: &Path, e: std::io::Error) -> MergeError {
 }
 
 fn copy_tree(from: &Path, to: &Path) -> Result<(), MergeError> {
-    std::fs::create_dir_all(to).map_err(|e| io(to, e))?;
-    for e in std::fs::read_dir(from).map_err(|e| io(from, e))? {
-        let e = e.map_err(|e| io(from, e))?;
-        let (src, dst) = (e.path(), to.join(e.file_name()));
-        if e.file_type().map_err(|e| io(&src, e))?.is_dir() {
-            copy_tree(&src, &dst)?;
-        } else {
-            std::fs::copy(&src, &dst).map_err(|e| io(&src, e))?;
+    // Iterative: a deep tree takes no stack.
+    let mut folders = vec![(from.to_path_buf(), to.to_path_buf())];
+    while let Some((from, to)) = folders.pop() {
+        std::fs::create_dir_all(&to).map_err(|e| io(&to, e))?;
+        for e in std::fs::read_dir(&from).map_err(|e| io(&from, e))? {
+            let e = e.map_err(|e| io(&from, e))?;
+            let (src, dst) = (e.path(), to.join(e.file_name()));
+            if e.file_type().map_err(|e| io(&src, e))?.is_dir() {
+                folders.push((src, dst));
+            } else {
+                std::fs::copy(&src, &dst).map_err(|e| io(&src, e))?;
+            }
         }
     }
     Ok(())
