@@ -1,19 +1,34 @@
 //! Text that crosses a trust boundary on its way out: whatever an agent, a suite file or a
 //! plugin wrote is escaped here before it reaches a terminal or a report's parser. A leaf.
 
-/// Text for a terminal: control characters (C0 and C1, escape sequences' start among them)
-/// are shown escaped, never sent, so nothing an agent or a suite file wrote can move the
-/// cursor, erase a line or retitle the window. Newlines and tabs stay.
+/// A bidirectional formatting character: the embeddings and overrides (U+202A–U+202E), the
+/// isolates (U+2066–U+2069) and the marks (U+200E, U+200F, U+061C). Shown raw, they reorder
+/// what is read around them (`evil\u{202e}txt.exe` reads as `evilexe.txt`).
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(
+        c,
+        '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}'
+    )
+}
+
+/// A character never shown raw to a person: a control character (C0 and C1, escape
+/// sequences' start among them) or a bidirectional formatting character.
+pub fn is_hidden(c: char) -> bool {
+    c.is_control() || is_bidi_control(c)
+}
+
+/// Text for a terminal: control characters and bidirectional formatting characters are shown
+/// escaped (`\u{1b}`, `\u{202e}`), never sent, so nothing an agent or a suite file wrote can
+/// move the cursor, erase a line, retitle the window, write the clipboard or reorder what is
+/// read. Newlines and tabs stay.
 pub fn printable(text: &str) -> String {
-    if !text
-        .chars()
-        .any(|c| c.is_control() && c != '\n' && c != '\t')
-    {
+    let escaped = |c: char| is_hidden(c) && c != '\n' && c != '\t';
+    if !text.chars().any(escaped) {
         return text.to_string();
     }
     text.chars()
         .map(|c| {
-            if c.is_control() && c != '\n' && c != '\t' {
+            if escaped(c) {
                 c.escape_unicode().to_string()
             } else {
                 c.to_string()
@@ -23,12 +38,14 @@ pub fn printable(text: &str) -> String {
 }
 
 /// A field that must stay on its line (a name in a table row): every control character,
-/// newlines and tabs too, shown escaped.
+/// newlines and tabs too, and every bidirectional formatting character, shown escaped.
 pub fn one_line(text: &str) -> String {
     text.chars()
         .map(|c| {
             if c.is_control() {
                 c.escape_default().to_string()
+            } else if is_bidi_control(c) {
+                c.escape_unicode().to_string()
             } else {
                 c.to_string()
             }
@@ -59,11 +76,11 @@ pub fn for_terminal(text: &str) -> String {
     }
 }
 
-/// JSON text for a terminal: `serde_json` escapes the C0 controls but writes DEL and the C1
-/// controls (U+007F–U+009F) as they are; they can only stand inside strings, where a
-/// `\u00XX` escape means the same.
+/// JSON text for a terminal: `serde_json` escapes the C0 controls but writes DEL, the C1
+/// controls (U+007F–U+009F) and the bidirectional formatting characters as they are; they can
+/// only stand inside strings, where a `\uXXXX` escape means the same.
 pub fn printable_json(json: &str) -> std::borrow::Cow<'_, str> {
-    let raw = |c: char| ('\u{7f}'..='\u{9f}').contains(&c);
+    let raw = |c: char| ('\u{7f}'..='\u{9f}').contains(&c) || is_bidi_control(c);
     if !json.chars().any(raw) {
         return json.into();
     }
@@ -128,6 +145,21 @@ mod tests {
         assert!(t.contains("\\u{1b}]0;PWNED"), "{t}");
         assert!(t.ends_with("\nnext\tcol"), "{t}");
         assert_eq!(printable("plain"), "plain");
+    }
+
+    #[test]
+    fn bidirectional_formatting_is_shown_escaped() {
+        let all = "a\u{202a}\u{202b}\u{202c}\u{202d}\u{202e}\u{2066}\u{2067}\u{2068}\u{2069}\u{200e}\u{200f}\u{61c}z";
+        for shown in [printable(all), one_line(all), for_terminal(all)] {
+            assert!(!shown.chars().any(is_bidi_control), "{shown:?}");
+            assert!(shown.contains("\\u{202e}"), "{shown}");
+        }
+        assert_eq!(printable("evil\u{202e}txt.exe"), "evil\\u{202e}txt.exe");
+        let json = printable_json("\"x\u{202e}y\"");
+        assert_eq!(json, "\"x\\u202ey\"");
+        assert_eq!(serde_json::from_str::<String>(&json).unwrap(), "x\u{202e}y");
+        // Other text of right-to-left scripts stays as it is.
+        assert_eq!(printable("שלום مرحبا"), "שלום مرحبا");
     }
 
     #[test]

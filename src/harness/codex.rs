@@ -406,6 +406,7 @@ impl StreamParser for CodexParser {
             error,
             num_turns: Some(self.turns),
             cost_usd: None,
+            cost_note: None,
             usage: self.usage,
             duration_ms: Some(exit.duration.as_millis() as u64),
             permission_denials: Vec::new(),

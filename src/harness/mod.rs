@@ -151,6 +151,35 @@ pub trait StreamParser: Send {
     fn finish(&mut self, exit: &Exited) -> TurnSummary;
 }
 
+/// The most a turn may believably cost, in USD: an agent's claim past it (or negative, or not
+/// a finite number) is recorded as an unknown cost with a note, so no total, mean, budget or
+/// report is bent by it.
+pub const MAX_TURN_COST_USD: f64 = 1e6;
+
+/// An agent's claimed cost in USD, when it is believable (a finite amount from 0 to
+/// [`MAX_TURN_COST_USD`]); otherwise why it is not.
+pub fn believed_cost(claimed: f64) -> Result<f64, String> {
+    if claimed.is_finite() && (0.0..=MAX_TURN_COST_USD).contains(&claimed) {
+        return Ok(claimed);
+    }
+    Err(format!(
+        "the agent claimed a cost of {claimed:e} USD, not believed (a turn's cost is from 0 to {MAX_TURN_COST_USD:e} USD): recorded as unknown"
+    ))
+}
+
+impl TurnSummary {
+    /// The turn with its cost believed or set aside ([`believed_cost`]).
+    pub fn with_believed_cost(mut self) -> TurnSummary {
+        if let Some(claimed) = self.cost_usd
+            && let Err(why) = believed_cost(claimed)
+        {
+            self.cost_usd = None;
+            self.cost_note = Some(why);
+        }
+        self
+    }
+}
+
 /// Whether an agent's (lowercased) error text says its model API could not be reached at all,
 /// as Node (Claude Code, Gemini) and Rust (Codex) clients word it.
 pub fn unreachable(text: &str) -> bool {
@@ -242,5 +271,34 @@ impl HarnessSettings {
         .into_iter()
         .filter_map(|(k, v)| v.clone().map(|v| (k.to_string(), v)))
         .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_believable_cost_is_recorded() {
+        for fair in [0.0, 0.25, MAX_TURN_COST_USD] {
+            assert_eq!(believed_cost(fair), Ok(fair));
+        }
+        for absurd in [1e308, -1e308, -0.01, 1e6 + 1.0, f64::NAN, f64::INFINITY] {
+            let why = believed_cost(absurd).unwrap_err();
+            assert!(why.contains("not believed"), "{why}");
+        }
+        let turn = TurnSummary {
+            cost_usd: Some(1e308),
+            ..TurnSummary::default()
+        }
+        .with_believed_cost();
+        assert_eq!(turn.cost_usd, None);
+        assert!(turn.cost_note.is_some_and(|n| n.contains("1e308")));
+        let fair = TurnSummary {
+            cost_usd: Some(0.5),
+            ..TurnSummary::default()
+        }
+        .with_believed_cost();
+        assert_eq!((fair.cost_usd, fair.cost_note), (Some(0.5), None));
     }
 }

@@ -250,66 +250,70 @@ impl Judge {
                 })
                 .await
             }
-            ProviderKind::ClaudeCli { program } => {
-                let args = vec![
-                    "-p".to_string(),
-                    prompt.user.clone(),
-                    "--output-format".into(),
-                    "json".into(),
-                    "--model".into(),
-                    self.model.clone(),
-                    "--system-prompt".into(),
-                    prompt.system.clone(),
-                    "--tools".into(),
-                    String::new(),
-                ];
-                (
-                    self.cli(program, args, None, |out| {
-                        let v: Value = serde_json::from_str(out.trim())
-                            .map_err(|e| JudgeError::Cli(e.to_string()))?;
-                        if v["is_error"] == true {
-                            return Err(JudgeError::Cli(
-                                v["result"].as_str().unwrap_or("error").to_string(),
-                            ));
-                        }
-                        v["result"]
-                            .as_str()
-                            .map(String::from)
-                            .ok_or_else(|| JudgeError::Empty(out.to_string()))
-                    })
-                    .await,
-                    None,
-                )
-            }
-            ProviderKind::CodexCli { program } => {
-                let args = vec![
-                    "exec".to_string(),
-                    "--json".into(),
-                    "--skip-git-repo-check".into(),
-                    "-s".into(),
-                    "read-only".into(),
-                    "-m".into(),
-                    self.model.clone(),
-                    "-".into(),
-                ];
-                let input = format!("{}\n\n{}", prompt.system, prompt.user);
-                (
-                    self.cli(program, args, Some(input.into_bytes()), |out| {
-                        out.lines()
-                            .rev()
-                            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-                            .filter(|v| {
-                                v["type"] == "item.completed"
-                                    && v["item"]["type"] == "agent_message"
-                            })
-                            .find_map(|v| v["item"]["text"].as_str().map(String::from))
-                            .ok_or_else(|| JudgeError::Empty(out.chars().take(500).collect()))
-                    })
-                    .await,
-                    None,
-                )
-            }
+            ProviderKind::ClaudeCli { program } => (self.claude_cli(program, prompt).await, None),
+            ProviderKind::CodexCli { program } => (self.codex_cli(program, prompt).await, None),
         }
+    }
+
+    /// `claude -p`: the prompt on stdin and the system prompt in a file of the judge's own
+    /// folder, never in argv, which every process on the machine can read
+    /// (`/proc/<pid>/cmdline`), a later case's agent among them.
+    async fn claude_cli(&self, program: &str, prompt: &Prompt) -> Result<String, JudgeError> {
+        let folder = private_folder()?;
+        let system = folder.path().join("system-prompt.md");
+        std::fs::write(&system, &prompt.system)
+            .map_err(|e| JudgeError::Cli(format!("cannot write the system prompt: {e}")))?;
+        let args = vec![
+            "-p".to_string(),
+            "--output-format".into(),
+            "json".into(),
+            "--model".into(),
+            self.model.clone(),
+            "--system-prompt-file".into(),
+            system.display().to_string(),
+            "--tools".into(),
+            String::new(),
+        ];
+        let input = prompt.user.clone().into_bytes();
+        self.cli(program, folder.path(), args, input, |out| {
+            let v: Value =
+                serde_json::from_str(out.trim()).map_err(|e| JudgeError::Cli(e.to_string()))?;
+            if v["is_error"] == true {
+                return Err(JudgeError::Cli(
+                    v["result"].as_str().unwrap_or("error").to_string(),
+                ));
+            }
+            v["result"]
+                .as_str()
+                .map(String::from)
+                .ok_or_else(|| JudgeError::Empty(out.to_string()))
+        })
+        .await
+    }
+
+    /// `codex exec -`: the whole prompt on stdin, never in argv.
+    async fn codex_cli(&self, program: &str, prompt: &Prompt) -> Result<String, JudgeError> {
+        let folder = private_folder()?;
+        let args = vec![
+            "exec".to_string(),
+            "--json".into(),
+            "--skip-git-repo-check".into(),
+            "-s".into(),
+            "read-only".into(),
+            "-m".into(),
+            self.model.clone(),
+            "-".into(),
+        ];
+        let input = format!("{}\n\n{}", prompt.system, prompt.user).into_bytes();
+        self.cli(program, folder.path(), args, input, |out| {
+            out.lines()
+                .rev()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .filter(|v| v["type"] == "item.completed" && v["item"]["type"] == "agent_message")
+                .find_map(|v| v["item"]["text"].as_str().map(String::from))
+                .ok_or_else(|| JudgeError::Empty(out.chars().take(500).collect()))
+        })
+        .await
     }
 
     async fn http(
@@ -351,17 +355,19 @@ impl Judge {
         (result, retry_after)
     }
 
+    /// Runs a judge CLI in `folder` with the prompt on its stdin.
     async fn cli(
         &self,
         program: &str,
+        folder: &std::path::Path,
         args: Vec<String>,
-        stdin: Option<Vec<u8>>,
+        stdin: Vec<u8>,
         text_of: impl Fn(&str) -> Result<String, JudgeError>,
     ) -> Result<String, JudgeError> {
-        let mut spawn = Spawn::new(program, std::env::temp_dir());
+        let mut spawn = Spawn::new(program, folder.to_path_buf());
         spawn.args = args;
         spawn.env = std::env::vars().collect();
-        spawn.stdin = stdin;
+        spawn.stdin = Some(stdin);
         spawn.timeout = self.limits.timeout;
         let mut out = String::new();
         let exited = process::run(&spawn, |l| {
@@ -382,6 +388,14 @@ impl Judge {
         }
         text_of(&out)
     }
+}
+
+/// A folder of the judge's own for one call (made `0700`), removed when dropped.
+fn private_folder() -> Result<tempfile::TempDir, JudgeError> {
+    tempfile::Builder::new()
+        .prefix("assay-judge-")
+        .tempdir()
+        .map_err(|e| JudgeError::Cli(format!("cannot make the judge's folder: {e}")))
 }
 
 #[cfg(test)]

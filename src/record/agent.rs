@@ -86,6 +86,10 @@ pub struct TurnSummary {
     pub error: Option<AgentError>,
     pub num_turns: Option<u64>,
     pub cost_usd: Option<f64>,
+    /// Why the agent's claimed cost was not believed (not a finite amount from 0 to the
+    /// bound, `harness::MAX_TURN_COST_USD`): `cost_usd` is then unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_note: Option<String>,
     pub usage: Usage,
     /// As the agent measured it.
     pub duration_ms: Option<u64>,

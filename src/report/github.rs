@@ -128,9 +128,22 @@ fn annotation(level: &str, c: &CaseRun, title: &str, message: &str) -> String {
     format!("::{level} {}::{}", props.join(","), data(message))
 }
 
-/// A message: `%`, CR and LF escaped (GitHub's `escapeData`).
+/// A message: `%`, CR and LF escaped (GitHub's `escapeData`), and every other control
+/// character and bidirectional formatting character shown escaped (`\u{1b}`, `\u{202e}`), as
+/// on a terminal: the file is printed by the runner and `cat` by people.
 fn data(s: &str) -> String {
-    s.replace('%', "%25")
+    let shown: String = s
+        .chars()
+        .map(|c| {
+            if crate::text::is_hidden(c) && !matches!(c, '\r' | '\n' | '\t') {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
+    shown
+        .replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
 }
@@ -151,5 +164,19 @@ mod tests {
         assert!(!d.contains('\n') && !d.contains('\r'));
         assert_eq!(d, "done%0A::add-mask::secret%0D%0A::error::fake 100%25");
         assert_eq!(property("a,b:c\nd"), "a%2Cb%3Ac%0Ad");
+    }
+
+    #[test]
+    fn escape_sequences_and_bidi_overrides_are_shown_escaped() {
+        let hostile = "\u{1b}]0;title\u{7} \u{1b}]52;c;cm0gLXJmIH4=\u{7} \u{9b}2J \u{202e}txt.exe";
+        for shown in [data(hostile), property(hostile)] {
+            assert!(
+                !shown.chars().any(crate::text::is_hidden),
+                "{}",
+                shown.escape_debug()
+            );
+            assert!(shown.contains("\\u{1b}]0;title\\u{7}"), "{shown}");
+            assert!(shown.contains("\\u{202e}txt.exe"), "{shown}");
+        }
     }
 }

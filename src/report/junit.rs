@@ -20,10 +20,10 @@ fn secs(ms: u64) -> String {
 
 /// Whether XML 1.0 forbids this character (`Char` production), or it is a control character a
 /// CI log would pass to a terminal: every C0 and C1 control but tab and newline (carriage
-/// returns are newlines by then), and the non-characters U+FFFE and U+FFFF. (Surrogates
-/// cannot occur in a `str`.)
+/// returns are newlines by then), every bidirectional formatting character, and the
+/// non-characters U+FFFE and U+FFFF. (Surrogates cannot occur in a `str`.)
 fn unfit(c: char) -> bool {
-    (c.is_control() && !matches!(c, '\t' | '\n')) || matches!(c, '\u{fffe}' | '\u{ffff}')
+    (crate::text::is_hidden(c) && !matches!(c, '\t' | '\n')) || matches!(c, '\u{fffe}' | '\u{ffff}')
 }
 
 /// Text fit for XML 1.0: line ends as an XML parser reads them, and each unfit character

@@ -3,8 +3,10 @@
 //! The key is a BLAKE3 hash of everything that decides what a case-run does: the case as loaded
 //! (prompt, checks, judge items, …), the suite's defaults, the skill's files (or the baseline's),
 //! fixtures and overlays by content, the harness with its version and command, the model, the
-//! judge, the plugins, the trigger settings and the run's index (so `--runs 5` keeps five
-//! samples). Other project files are not in the key. Only case-runs that completed and were
+//! judge, the plugins, the trigger settings, how the agent is contained (the sandbox's
+//! backend and its version, the network, the limits and how they hold: a pass unsandboxed is
+//! no pass in a sandbox) and the run's index (so `--runs 5` keeps five samples). Other
+//! project files are not in the key. Only case-runs that completed and were
 //! fully graded are stored; failures of the agent or the judge are always run again.
 //!
 //! Entries are authenticated: each holds a MAC of its files keyed with a secret kept outside
@@ -39,6 +41,27 @@ pub struct KeyInput<'a> {
     pub plugins: &'a Value,
     /// What the agent's environment says about its model API: see [`env_key`].
     pub env: &'a str,
+    /// How the agent is contained: see [`sandbox_key`].
+    pub sandbox: String,
+}
+
+/// How a suite's case-runs are contained, for the key: `none` unsandboxed; else the backend
+/// and its version, the network, the folders shown read-only and alone writable, and each
+/// limit with how it holds on this machine.
+pub fn sandbox_key(s: &crate::sandbox::Setting) -> String {
+    let Some(b) = &s.backend else {
+        return "none".to_string();
+    };
+    serde_json::json!({
+        "kind": b.kind(),
+        "backend": b.version(),
+        "network": crate::record::run::word(&s.network),
+        "read_only": s.read_only,
+        "writable": s.writable,
+        "limits": s.limits,
+        "held": s.enforcement.describe(s.limits),
+    })
+    .to_string()
 }
 
 /// The host variables that choose the agent's model endpoint, model and account (`*_BASE_URL`,
@@ -182,6 +205,7 @@ pub fn key(k: &KeyInput<'_>, digests: &mut Digests) -> String {
     field("judge", k.judge.as_deref().unwrap_or(""));
     field("plugins", &k.plugins.to_string());
     field("env", k.env);
+    field("sandbox", &rel(k.sandbox.clone()));
     let mut trees: Vec<(&str, &Path)> = Vec::new();
     if let Some(s) = k.skill {
         trees.push(("skill", &s.path));

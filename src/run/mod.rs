@@ -201,7 +201,7 @@ pub fn run(
     let cache_secret = reuse::cache_secret(opts);
     run_json.cache_on(cache_secret.is_some());
     let reuse::Partition { reused, to_run } =
-        reuse::partition(&run, &stage.host_env, cache_secret.as_ref());
+        reuse::partition(&run, &stage.host_env, &sandboxes, cache_secret.as_ref());
 
     on_event(RunEvent::Started {
         case_runs: plan.case_runs.len(),

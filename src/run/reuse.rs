@@ -41,16 +41,19 @@ pub(super) struct Partition<'p, 'a> {
 
 /// Kept results of a resumed run, then cache hits (restored into the run folder; the cache is
 /// on when `cache_secret` is given); the rest of the plan is to run. `host_env`: the
-/// environment the agents are given, part of every cache key.
+/// environment the agents are given, and `sandboxes`, each suite's sandbox, both part of
+/// every cache key.
 pub(super) fn partition<'p, 'a>(
     run: &'p Context<'a>,
     host_env: &[(String, String)],
+    sandboxes: &[crate::sandbox::Setting],
     cache_secret: Option<&cache_key::Key>,
 ) -> Partition<'p, 'a> {
     let key_parts = KeyParts {
         run,
         plugins: serde_json::Value::Array(run.opts.plugins.record()),
         env: cache::env_key(host_env, &run.opts.settings.pass_env),
+        sandboxes: sandboxes.iter().map(cache::sandbox_key).collect(),
     };
     let mut digests = cache::Digests::default();
     let mut reused: Vec<Reused> = Vec::new();
@@ -120,6 +123,8 @@ struct KeyParts<'r, 'a> {
     plugins: serde_json::Value,
     /// The environment that reaches the agent ([`cache::env_key`]).
     env: String,
+    /// Each suite's sandbox ([`cache::sandbox_key`]), by suite index.
+    sandboxes: Vec<String>,
 }
 
 impl KeyParts<'_, '_> {
@@ -169,6 +174,11 @@ impl KeyParts<'_, '_> {
                 }),
                 plugins: &self.plugins,
                 env: &self.env,
+                sandbox: self
+                    .sandboxes
+                    .get(super::suite_index(suites, p.suite))
+                    .cloned()
+                    .unwrap_or_default(),
             },
             digests,
         )

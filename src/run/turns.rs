@@ -127,7 +127,8 @@ pub async fn drive(
             }
         }
         events.extend(late);
-        let summary = parser.finish(&exited);
+        // An agent's claimed cost is believed only within bounds.
+        let summary = parser.finish(&exited).with_believed_cost();
         tally(r, &mut driven, events, plain);
         r.usage.add(&summary.usage);
         if let Some(c) = summary.cost_usd {

@@ -48,6 +48,8 @@ pub struct AcpParser {
     cost: Option<f64>,
     /// Its cost when this turn began (after a loaded session's replay).
     cost_before: Option<f64>,
+    /// Why a cost the agent claimed in this turn was not believed: the turn's is unknown.
+    cost_refused: Option<String>,
     /// The tokens the agent said the turn took (the `session/prompt` answer's `usage`).
     usage: crate::harness::Usage,
 }
@@ -95,7 +97,9 @@ impl StreamParser for AcpParser {
             error: self.error(exit),
             cost_usd: self
                 .cost
+                .filter(|_| self.cost_refused.is_none())
                 .map(|c| (c - self.cost_before.unwrap_or(0.0)).max(0.0)),
+            cost_note: self.cost_refused.clone(),
             duration_ms: Some(exit.duration.as_millis() as u64),
             usage: self.usage,
             ..TurnSummary::default()
@@ -110,6 +114,7 @@ impl AcpParser {
             "session" => {
                 self.started = true;
                 self.cost_before = self.cost;
+                self.cost_refused = None;
                 self.session = text("session_id");
                 vec![Event::SessionStarted {
                     session_id: self.session.clone().unwrap_or_default(),
@@ -183,7 +188,9 @@ impl AcpParser {
         }
     }
 
-    /// The session's running cost from a `usage_update` (in USD; ACP's `cost` is the total).
+    /// The session's running cost from a `usage_update` (in USD; ACP's `cost` is the total),
+    /// when it is believable ([`crate::harness::believed_cost`]); a claim that is not makes
+    /// the turn's cost unknown.
     fn track_cost(&mut self, msg: &Value) {
         let Some(u) = msg.pointer("/params/update") else {
             return;
@@ -191,9 +198,11 @@ impl AcpParser {
         if u.get("sessionUpdate").and_then(Value::as_str) == Some("usage_update")
             && u.pointer("/cost/currency").and_then(Value::as_str) == Some("USD")
             && let Some(amount) = u.pointer("/cost/amount").and_then(Value::as_f64)
-            && amount.is_finite()
         {
-            self.cost = Some(amount);
+            match crate::harness::believed_cost(amount) {
+                Ok(amount) => self.cost = Some(amount),
+                Err(why) => self.cost_refused = Some(why),
+            }
         }
     }
 
@@ -776,6 +785,33 @@ mod tests {
         ]);
         let s = p.finish(&exit);
         assert_eq!(s.cost_usd, Some(0.25));
+        assert_eq!(s.cost_note, None);
+        // A claim past belief, either way, leaves the turn's cost unknown, saying why; one
+        // made in a replay before the turn is not this turn's.
+        for claim in [1e308, -1e308, -0.5, 2e6] {
+            let (_, mut p) = feed(&[
+                session(),
+                usage(0.5),
+                usage(claim),
+                json_line(serde_json::json!({"bridge": "stop", "stop_reason": "end_turn"})),
+            ]);
+            let s = p.finish(&exit);
+            assert_eq!(s.cost_usd, None, "{claim}");
+            assert!(
+                s.cost_note
+                    .as_deref()
+                    .is_some_and(|n| n.contains("not believed")),
+                "{claim}: {s:?}"
+            );
+        }
+        let (_, mut p) = feed(&[
+            usage(1e308),
+            session(),
+            usage(0.5),
+            json_line(serde_json::json!({"bridge": "stop", "stop_reason": "end_turn"})),
+        ]);
+        let s = p.finish(&exit);
+        assert_eq!((s.cost_usd, s.cost_note), (Some(0.5), None));
         assert!(
             !events.iter().any(|e| matches!(e, Event::Message { .. })),
             "{events:?}"

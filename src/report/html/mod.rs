@@ -63,10 +63,10 @@ pub(crate) fn class(o: Outcome) -> &'static str {
 }
 
 /// Data for the script, as JSON fit to sit inside a `<script>` element: `<`, `>` and `&` (so
-/// nothing ends the element or opens a comment) and U+2028/2029 escaped.
+/// nothing ends the element or opens a comment), U+2028/2029, and the C1 controls and
+/// bidirectional formatting characters (so the file shows none raw) escaped.
 pub fn json_in_script(v: &serde_json::Value) -> String {
-    serde_json::to_string(v)
-        .unwrap_or_default()
+    crate::text::printable_json(&serde_json::to_string(v).unwrap_or_default())
         .replace('<', "\\u003c")
         .replace('>', "\\u003e")
         .replace('&', "\\u0026")
