@@ -206,7 +206,14 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
     let ending = std::mem::take(&mut read.ended);
     let (status, ended, why) = if ending == Ended::Closed {
         // stdout closed: the process is ending; it still answers to the deadline.
-        wait_out(pgid, &mut child, spawn, deadline, (&mut watched, &mut cancel)).await
+        wait_out(
+            pgid,
+            &mut child,
+            spawn,
+            deadline,
+            (&mut watched, &mut cancel),
+        )
+        .await
     } else {
         let stopping = (pgid, &mut child, &mut reader);
         let watch = (spawn, &mut watched);
@@ -215,8 +222,12 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
     };
     // Whatever the process left running in its group goes with it.
     kill_group(pgid, rustix::process::Signal::KILL);
-    drop(watching);
-    let stopped_by = match (&ended, why) {
+    // A look under way as the process ended is heard out.
+    let heard = match watching {
+        Some(w) => w.end(&mut watched).await,
+        None => None,
+    };
+    let stopped_by = match (&ended, why.or(heard)) {
         (Ended::Stopped(why), _) => Some(why.clone()),
         (_, Some(why)) => Some(why),
         // One look more once the process is gone: what it wrote to the last.
@@ -570,14 +581,14 @@ async fn cancelled(cancel: &mut Option<tokio::sync::watch::Receiver<bool>>) {
 }
 
 /// Looks with `watch` at process `pid` on a thread of its own, as often as it asks, until a
-/// look says to stop (the reason comes out of the receiver) or the returned sender is
-/// dropped. No thread (the system refused one): no receiver, and only the last look.
+/// look says to stop (the reason comes out of the receiver) or [`Watching::end`]. No thread
+/// (the system refused one): no receiver, and only the last look.
 fn watching(
     watch: Watch,
     pid: u32,
 ) -> (
     Option<tokio::sync::oneshot::Receiver<String>>,
-    Option<std::sync::mpsc::Sender<()>>,
+    Option<Watching>,
 ) {
     let (tx, rx) = tokio::sync::oneshot::channel();
     let (done, ended) = std::sync::mpsc::channel::<()>();
@@ -585,11 +596,10 @@ fn watching(
         .name("assay-watch".into())
         .spawn(move || {
             let mut next = Duration::ZERO;
-            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = ended.recv_timeout(next)
-            {
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = ended.recv_timeout(next) {
                 let look = (watch.0)(Some(pid));
                 if let Some(why) = look.stop {
-                    // The process is being stopped; a run that went meanwhile needs no reason.
+                    // Heard by the run, or by `Watching::end` once it ended.
                     let _ = tx.send(why);
                     return;
                 }
@@ -597,8 +607,29 @@ fn watching(
             }
         });
     match looking {
-        Ok(_) => (Some(rx), Some(done)),
+        Ok(thread) => (Some(rx), Some(Watching { done, thread })),
         Err(_) => (None, None),
+    }
+}
+
+/// The thread looking with a watch.
+struct Watching {
+    done: std::sync::mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Watching {
+    /// Ends the looking, waiting out a look under way; the reason it gave to stop, if it gave
+    /// one that `watched` did not hand on yet.
+    async fn end(
+        self,
+        watched: &mut Option<tokio::sync::oneshot::Receiver<String>>,
+    ) -> Option<String> {
+        drop(self.done);
+        let thread = self.thread;
+        // A look that panicked said nothing.
+        let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+        watched.take()?.try_recv().ok()
     }
 }
 
@@ -881,6 +912,52 @@ mod tests {
         );
         let pid = read_pid(&pidfile);
         assert!(dies_soon(pid), "grandchild {pid} survived the timeout");
+    }
+
+    /// A watch that says to stop when `flag` exists (given a running process, or `after`: once
+    /// it ended).
+    fn stop_when(flag: std::path::PathBuf, after: bool) -> Watch {
+        Watch::new(move |pid| Look {
+            stop: (flag.exists() && (pid.is_some() || after)).then(|| "past".to_string()),
+            next: Duration::from_millis(20),
+        })
+    }
+
+    #[tokio::test]
+    async fn a_watch_stops_the_process_at_once_even_in_its_grace_period() {
+        let dir = tempfile::tempdir().unwrap();
+        let flag = dir.path().join("late");
+        // After the timeout's SIGTERM it goes on; then the watch sees it and it is killed
+        // without waiting out the 30 s grace.
+        let mut s = sh(&format!(
+            "trap 'touch {}' TERM; echo started; while true; do sleep 0.05; done",
+            flag.display()
+        ));
+        s.timeout = Duration::from_millis(300);
+        s.grace = Duration::from_secs(30);
+        s.watch = Some(stop_when(flag.clone(), false));
+        let e = run(&s, |_| {}).await.unwrap();
+        assert!(e.timed_out);
+        assert_eq!(e.stopped_by.as_deref(), Some("past"));
+        assert!(e.duration < Duration::from_secs(5), "{:?}", e.duration);
+        // Past the watch from the start: no grace either.
+        let mut s = sh("trap '' TERM; while true; do sleep 0.05; done");
+        s.grace = Duration::from_secs(30);
+        s.watch = Some(stop_when(flag, false));
+        let e = run(&s, |_| {}).await.unwrap();
+        assert_eq!(e.stopped_by.as_deref(), Some("past"));
+        assert!(e.duration < Duration::from_secs(5), "{:?}", e.duration);
+    }
+
+    #[tokio::test]
+    async fn the_watch_looks_once_more_after_the_process_ended() {
+        let dir = tempfile::tempdir().unwrap();
+        let flag = dir.path().join("written");
+        let mut s = sh(&format!("touch {}; exit 0", flag.display()));
+        s.watch = Some(stop_when(flag, true));
+        let e = run(&s, |_| {}).await.unwrap();
+        assert_eq!(e.stopped_by.as_deref(), Some("past"));
+        assert!(!e.success());
     }
 
     #[tokio::test]

@@ -196,7 +196,10 @@ fn held(pids: &[u32], skip: &HashSet<u64>) -> u64 {
         let Ok(m) = std::fs::metadata(path) else {
             return;
         };
-        if m.is_file() && m.nlink() == 0 && !skip.contains(&m.dev()) && seen.insert((m.dev(), m.ino()))
+        if m.is_file()
+            && m.nlink() == 0
+            && !skip.contains(&m.dev())
+            && seen.insert((m.dev(), m.ino()))
         {
             total = total.saturating_add(taken(m.blocks()));
         }
@@ -246,7 +249,9 @@ fn deleted_mappings(maps: &str) -> Vec<&str> {
 /// until a pass finds none new (what a process forks meanwhile is found on the next), then
 /// all are killed. A cgroup v2 group is killed whole besides.
 pub fn kill(root: u32, members: Option<&Path>) {
-    if let Some(kill) = members.and_then(Path::parent).map(|g| g.join("cgroup.kill"))
+    if let Some(kill) = members
+        .and_then(Path::parent)
+        .map(|g| g.join("cgroup.kill"))
         && kill.exists()
     {
         let _ = std::fs::write(kill, "1");
@@ -307,14 +312,17 @@ pub fn measure(
 
 impl Count {
     pub fn total(&self) -> u64 {
-        self.folder.saturating_add(self.held).saturating_add(self.own)
+        self.folder
+            .saturating_add(self.held)
+            .saturating_add(self.own)
     }
 }
 
-/// How often a case-run is measured: every [`Pace::EVERY`], sooner as its use nears the limit
-/// at the rate it grows (half the time it would take to reach it, down to [`Pace::SOONEST`]),
-/// never more often than ten times what a measurement takes (at most a tenth of a core), and
-/// at least once a second.
+/// How often a case-run is measured: every [`Pace::EVERY`]; sooner as the limit nears, as
+/// often as a writer at [`Pace::FAST`] would need to reach it, or half the time the growth
+/// seen since the last look would take, down to [`Pace::SOONEST`]; never sooner than ten
+/// times what a measurement takes (a tenth of a core), or twice within the last
+/// [`Pace::EVERY`] of a fast writer before the limit; and at least once a second.
 #[derive(Debug, Default)]
 pub struct Pace {
     last: Option<(Instant, u64)>,
@@ -324,21 +332,24 @@ impl Pace {
     pub const EVERY: Duration = Duration::from_millis(100);
     pub const SOONEST: Duration = Duration::from_millis(5);
     pub const LATEST: Duration = Duration::from_secs(1);
+    /// A fast writer, in bytes a second: a process writing into the page cache.
+    pub const FAST: f64 = (1u64 << 30) as f64;
 
     /// When to measure next, after a measurement of `used` against `limit` that took `cost`.
     pub fn next(&mut self, used: u64, limit: u64, cost: Duration) -> Duration {
         let now = Instant::now();
-        let mut wait = Self::EVERY;
+        let left = limit.saturating_sub(used) as f64;
+        let mut wait = Self::EVERY.min(Duration::from_secs_f64(left / Self::FAST));
         if let Some((then, before)) = self.last
             && used > before
         {
             let rate = (used - before) as f64 / now.duration_since(then).as_secs_f64().max(1e-6);
-            let reach = limit.saturating_sub(used) as f64 / rate;
-            wait = wait.min(Duration::from_secs_f64(reach / 2.0));
+            wait = wait.min(Duration::from_secs_f64(left / rate / 2.0));
         }
         self.last = Some((now, used));
+        let near = left < Self::FAST * Self::EVERY.as_secs_f64();
         wait.max(Self::SOONEST)
-            .max(cost.saturating_mul(10))
+            .max(cost.saturating_mul(if near { 2 } else { 10 }))
             .min(Self::LATEST)
     }
 }
@@ -362,7 +373,10 @@ mod tests {
         std::fs::hard_link(d.path().join("sub/big"), d.path().join("twice")).unwrap();
         let linked = folder(d.path());
         assert!(linked >= ten + (1 << 20) + INODE, "{linked}");
-        assert!(linked < ten + (1 << 20) + 3 * INODE, "counted twice: {linked}");
+        assert!(
+            linked < ten + (1 << 20) + 3 * INODE,
+            "counted twice: {linked}"
+        );
     }
 
     #[test]
@@ -401,15 +415,21 @@ mod tests {
 
     #[test]
     fn the_pace_quickens_near_the_limit_within_its_bounds() {
-        let mut p = Pace::default();
         let ms = Duration::from_millis;
-        assert_eq!(p.next(0, 100 << 20, ms(0)), Pace::EVERY);
+        let far = 1 << 40;
+        assert_eq!(Pace::default().next(0, far, ms(0)), Pace::EVERY);
+        // 64 MiB left: a fast writer's 62.5 ms.
+        assert_eq!(Pace::default().next(0, 64 << 20, ms(0)), ms(125) / 2);
+        let mut p = Pace::default();
+        p.next(0, 100 << 20, ms(0));
         std::thread::sleep(ms(10));
         // 90 MiB in ~10 ms: the limit is a millisecond or two away.
         assert_eq!(p.next(90 << 20, 100 << 20, ms(0)), Pace::SOONEST);
-        // A slow measurement is not repeated more than ten times its cost.
-        assert_eq!(p.next(90 << 20, 100 << 20, ms(30)), ms(300));
-        assert_eq!(p.next(90 << 20, 100 << 20, ms(500)), Pace::LATEST);
+        // A slow measurement is not repeated sooner than ten times its cost, or twice near
+        // the limit.
+        assert_eq!(Pace::default().next(0, far, ms(30)), ms(300));
+        assert_eq!(p.next(90 << 20, 100 << 20, ms(30)), ms(60));
+        assert_eq!(Pace::default().next(0, far, ms(500)), Pace::LATEST);
     }
 
     #[test]

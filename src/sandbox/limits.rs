@@ -284,16 +284,16 @@ impl Disk {
     }
 }
 
-/// `the case-run went past its disk limit (64 MiB): 80 MiB written (50 MiB in deleted files
-/// held open)`.
+/// `the case-run went past its disk limit (64 MiB): 80.2 MiB written (50 MiB in deleted files
+/// held open)`: the parts besides the folder said where they come to a MiB.
 fn past(limit: u64, c: disk::Count) -> String {
     let parts: Vec<String> = [
         (c.held, "in deleted files held open"),
         (c.own, "in the sandbox's own /tmp and the like"),
     ]
     .iter()
-    .filter(|(n, _)| *n > 0)
-    .map(|(n, what)| format!("{} {what}", shown(*n)))
+    .filter(|(n, _)| *n >= 1 << 20)
+    .map(|(n, what)| format!("{} {what}", rounded(*n)))
     .collect();
     let detail = match parts.is_empty() {
         true => String::new(),
@@ -302,8 +302,13 @@ fn past(limit: u64, c: disk::Count) -> String {
     format!(
         "the case-run went past its disk limit ({}): {} written{detail}",
         shown(limit),
-        shown(c.total())
+        rounded(c.total())
     )
+}
+
+/// `80.2 MiB`: a measured figure, to a tenth of its unit.
+fn rounded(n: u64) -> String {
+    bytesize::ByteSize::b(n).display().iec().to_string()
 }
 
 /// One case-run's bounds: its control group (if any) and its disk bound, put on every process
