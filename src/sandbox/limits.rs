@@ -225,8 +225,8 @@ impl Enforcement {
     }
 }
 
-/// How much of the disk a case-run's folder takes, in bytes allocated (a sparse file's holes
-/// take none), links not followed.
+/// The bytes allocated under `dir` (a sparse file's holes take none), links not followed: what
+/// a folder's files hold. (The disk limit counts more: see [`super::disk`].)
 pub fn usage(dir: &Path) -> u64 {
     use std::os::unix::fs::MetadataExt;
     let mut total = 0u64;
