@@ -56,20 +56,32 @@ pub struct Spawn {
     pub join: Vec<PathBuf>,
     /// Resource limits (`RLIMIT_*`, value) set on the process before it runs.
     pub rlimits: Vec<(i32, u64)>,
-    /// Asked every second, off the async runtime, while the process runs: a reason stops it
-    /// as a timeout would ([`Exited::stopped_by`]).
+    /// Asked while the process runs, on a thread of its own, as often as it says, and once
+    /// more after it ended: a reason stops it at once, with no grace period
+    /// ([`Exited::stopped_by`]).
     pub watch: Option<Watch>,
     /// Programs it starts besides itself (the ACP client's agent): a sandbox shows their
     /// folders as it shows the program's.
     pub shows: Vec<String>,
 }
 
-/// A check made every second while a process runs (say, how much disk its case-run took).
+/// What a [`Watch`] said after one look.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Look {
+    /// Why the process must stop, when it must. The watch has stopped what it watches
+    /// already; the process is killed at once, with no grace period.
+    pub stop: Option<String>,
+    /// When to look again.
+    pub next: Duration,
+}
+
+/// A check made while a process runs (how much disk its case-run took), given the process's
+/// id, and once more after it ended, given none.
 #[derive(Clone)]
-pub struct Watch(std::sync::Arc<dyn Fn() -> Option<String> + Send + Sync>);
+pub struct Watch(std::sync::Arc<dyn Fn(Option<u32>) -> Look + Send + Sync>);
 
 impl Watch {
-    pub fn new(check: impl Fn() -> Option<String> + Send + Sync + 'static) -> Watch {
+    pub fn new(check: impl Fn(Option<u32>) -> Look + Send + Sync + 'static) -> Watch {
         Watch(std::sync::Arc::new(check))
     }
 }
@@ -79,9 +91,6 @@ impl std::fmt::Debug for Watch {
         f.write_str("Watch")
     }
 }
-
-/// How often a [`Watch`] is asked.
-const WATCH_EVERY: Duration = Duration::from_secs(1);
 
 impl Spawn {
     pub fn new(program: impl Into<String>, cwd: impl Into<PathBuf>) -> Self {
@@ -159,58 +168,18 @@ pub enum SpawnError {
 /// as it arrives.
 pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited, SpawnError> {
     let started = Instant::now();
-    let mut cmd = Command::new(&spawn.program);
-    cmd.args(&spawn.args)
-        .env_clear()
-        .envs(spawn.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(&spawn.cwd)
-        .stdin(if spawn.stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let io_error = |source| SpawnError::Io {
-        program: spawn.program.clone(),
-        source,
-    };
-    let sealed = stdout_for(&mut cmd, spawn.sealed_stdout).map_err(io_error)?;
-    // A session of its own (and so a process group of its own, for stopping it and all it
-    // started): without a controlling terminal, nothing it runs can open assay's terminal
-    // (`/dev/tty`) to read it or push keystrokes into it (TIOCSTI).
-    let launcher = spawn.launcher;
-    // The launcher's status pipe: (read end, write end), both close-on-exec here.
-    let status = if launcher {
-        let fds = status_pipe().map_err(io_error)?;
-        // SAFETY: both are fresh descriptors that nothing else owns.
-        unsafe {
-            Some((
-                std::os::fd::OwnedFd::from_raw_fd(fds[0]),
-                std::os::fd::OwnedFd::from_raw_fd(fds[1]),
-            ))
-        }
-    } else {
-        None
-    };
-    let status_w = status.as_ref().map(|(_, w)| w.as_raw_fd());
-    before_exec(&mut cmd, spawn, status_w).map_err(io_error)?;
-    let spawned = cmd.spawn();
-    // The command holds the child's end of a sealed stdout until it goes.
-    drop(cmd);
-    // Only the launcher keeps the write end: the pipe says only what it says.
-    let status_r = status.map(|(r, _w)| r);
-    let mut child = spawned.map_err(|source| match source.kind() {
-        std::io::ErrorKind::NotFound => SpawnError::NotFound {
-            program: spawn.program.clone(),
-        },
-        _ => SpawnError::Io {
-            program: spawn.program.clone(),
-            source,
-        },
-    })?;
+    let Started {
+        mut child,
+        sealed,
+        status_r,
+    } = start(spawn)?;
     let pgid = child.id().map(|id| id as i32);
     let _live = pgid.map(LiveGroup::register);
+    // Watched from the start to the end of the whole process group, grace period included.
+    let (mut watched, watching) = match (&spawn.watch, child.id()) {
+        (Some(w), Some(pid)) => watching(w.clone(), pid),
+        _ => (None, None),
+    };
 
     if let (Some(bytes), Some(mut stdin)) = (spawn.stdin.clone(), child.stdin.take()) {
         // A child that exits without reading its input must not fail the run.
@@ -232,47 +201,38 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
     let mut cancel = spawn.cancel.clone();
     let mut reader = BufReader::new(stdout);
     let mut read = StdoutRead::default();
-    read_stdout(
-        &mut reader,
-        &mut read,
-        (spawn, false),
-        deadline,
-        &mut cancel,
-        &mut on_line,
-    )
-    .await;
-    let (mut timed_out, mut interrupted) = (
-        read.ended == Ended::TimedOut,
-        read.ended == Ended::Interrupted,
-    );
-    let stopped_by = match std::mem::take(&mut read.ended) {
-        Ended::Stopped(why) => Some(why),
-        _ => None,
-    };
-    let status = if timed_out || interrupted || stopped_by.is_some() {
-        let stopping = (pgid, &mut child, &mut reader);
-        stop_reading(stopping, &mut read, spawn, &mut on_line).await
-    } else {
+    let watch = (&mut watched, &mut cancel);
+    read_stdout(&mut reader, &mut read, spawn, deadline, watch, &mut on_line).await;
+    let ending = std::mem::take(&mut read.ended);
+    let (status, ended, why) = if ending == Ended::Closed {
         // stdout closed: the process is ending; it still answers to the deadline.
-        let wait = tokio::time::timeout_at(deadline, child.wait());
-        let waited = tokio::select! {
-            w = wait => Some(w),
-            _ = cancelled(&mut cancel) => None,
-        };
-        match waited {
-            Some(Ok(s)) => s.ok(),
-            Some(Err(_)) => {
-                timed_out = true;
-                stop_group(pgid, &mut child, spawn.grace).await
-            }
-            None => {
-                interrupted = true;
-                stop_group(pgid, &mut child, spawn.grace).await
-            }
-        }
+        wait_out(
+            pgid,
+            &mut child,
+            spawn,
+            deadline,
+            (&mut watched, &mut cancel),
+        )
+        .await
+    } else {
+        let stopping = (pgid, &mut child, &mut reader);
+        let watch = (spawn, &mut watched);
+        let (status, why) = stop_reading(stopping, &mut read, &ending, watch, &mut on_line).await;
+        (status, ending, why)
     };
     // Whatever the process left running in its group goes with it.
     kill_group(pgid, rustix::process::Signal::KILL);
+    // A look under way as the process ended is heard out.
+    let heard = match watching {
+        Some(w) => w.end(&mut watched).await,
+        None => None,
+    };
+    let stopped_by = match (&ended, why.or(heard)) {
+        (Ended::Stopped(why), _) => Some(why.clone()),
+        (_, Some(why)) => Some(why),
+        // One look more once the process is gone: what it wrote to the last.
+        (_, None) => last_look(spawn.watch.clone()).await,
+    };
 
     let stderr_tail = match tokio::time::timeout(Duration::from_secs(2), stderr_task).await {
         Ok(Ok(t)) => t,
@@ -288,8 +248,8 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
     Ok(Exited {
         code: status.and_then(|s| s.code()),
         signal: status.and_then(|s| s.signal()),
-        timed_out,
-        interrupted,
+        timed_out: ended == Ended::TimedOut,
+        interrupted: ended == Ended::Interrupted,
         duration: started.elapsed(),
         stdout_bytes: read.stdout_bytes,
         truncated: read.truncated,
@@ -299,9 +259,113 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
     })
 }
 
+/// A started process: the child, the other end of a sealed stdout, and the read end of a
+/// launcher's status pipe.
+struct Started {
+    child: tokio::process::Child,
+    sealed: Option<tokio::net::UnixStream>,
+    status_r: Option<std::os::fd::OwnedFd>,
+}
+
+/// Starts `spawn`'s process, in a session of its own, with only what it is given.
+fn start(spawn: &Spawn) -> Result<Started, SpawnError> {
+    let mut cmd = Command::new(&spawn.program);
+    cmd.args(&spawn.args)
+        .env_clear()
+        .envs(spawn.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&spawn.cwd)
+        .stdin(if spawn.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let io_error = |source| SpawnError::Io {
+        program: spawn.program.clone(),
+        source,
+    };
+    let sealed = stdout_for(&mut cmd, spawn.sealed_stdout).map_err(io_error)?;
+    // A session of its own (and so a process group of its own, for stopping it and all it
+    // started): without a controlling terminal, nothing it runs can open assay's terminal
+    // (`/dev/tty`) to read it or push keystrokes into it (TIOCSTI).
+    // The launcher's status pipe: (read end, write end), both close-on-exec here.
+    let status = if spawn.launcher {
+        let fds = status_pipe().map_err(io_error)?;
+        // SAFETY: both are fresh descriptors that nothing else owns.
+        unsafe {
+            Some((
+                std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+                std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+            ))
+        }
+    } else {
+        None
+    };
+    let status_w = status.as_ref().map(|(_, w)| w.as_raw_fd());
+    before_exec(&mut cmd, spawn, status_w).map_err(io_error)?;
+    let spawned = cmd.spawn();
+    // The command holds the child's end of a sealed stdout until it goes.
+    drop(cmd);
+    // Only the launcher keeps the write end: the pipe says only what it says.
+    let status_r = status.map(|(r, _w)| r);
+    let child = spawned.map_err(|source| match source.kind() {
+        std::io::ErrorKind::NotFound => SpawnError::NotFound {
+            program: spawn.program.clone(),
+        },
+        _ => SpawnError::Io {
+            program: spawn.program.clone(),
+            source,
+        },
+    })?;
+    Ok(Started {
+        child,
+        sealed,
+        status_r,
+    })
+}
+
+/// The watch's receiver and the interrupt, which end a wait.
+type Stops<'a> = (
+    &'a mut Option<tokio::sync::oneshot::Receiver<String>>,
+    &'a mut Option<tokio::sync::watch::Receiver<bool>>,
+);
+
+/// Waits for a process whose stdout closed, until the deadline, an interrupt or the watch;
+/// the first two stop it with its grace period, the watch at once. How it ended, and why the
+/// watch stopped it in its grace period if it did.
+async fn wait_out(
+    pgid: Option<i32>,
+    child: &mut tokio::process::Child,
+    spawn: &Spawn,
+    deadline: tokio::time::Instant,
+    (watched, cancel): Stops<'_>,
+) -> (Option<std::process::ExitStatus>, Ended, Option<String>) {
+    let wait = tokio::time::timeout_at(deadline, child.wait());
+    let ended = tokio::select! {
+        w = wait => match w {
+            Ok(s) => return (s.ok(), Ended::Closed, None),
+            Err(_) => Ended::TimedOut,
+        },
+        _ = cancelled(cancel) => Ended::Interrupted,
+        why = said(watched) => Ended::Stopped(why),
+    };
+    let (status, why) = stop_group(pgid, child, grace_for(&ended, spawn), watched).await;
+    (status, ended, why)
+}
+
+/// The grace period of a process stopped for `ended`: none when the watch stopped it.
+fn grace_for(ended: &Ended, spawn: &Spawn) -> Duration {
+    match ended {
+        Ended::Stopped(_) => Duration::ZERO,
+        _ => spawn.grace,
+    }
+}
+
 /// Stops the process group while still reading its stdout: what it says while it stops (how
-/// an ACP client's cancelled turn ended) is kept, within the grace period and a second more
-/// for what is still buffered.
+/// an ACP client's cancelled turn ended) is kept, within the grace period (none when the
+/// watch stopped it) and a second more for what is still buffered. The watch, still asked
+/// through the grace period, may end it sooner: then why comes back.
 async fn stop_reading(
     (pgid, child, reader): (
         Option<i32>,
@@ -309,25 +373,28 @@ async fn stop_reading(
         &mut BufReader<Box<dyn tokio::io::AsyncRead + Unpin + Send>>,
     ),
     read: &mut StdoutRead,
-    spawn: &Spawn,
+    ended: &Ended,
+    (spawn, watched): (&Spawn, &mut Option<tokio::sync::oneshot::Receiver<String>>),
     on_line: &mut impl FnMut(&str),
-) -> Option<std::process::ExitStatus> {
-    let until = tokio::time::Instant::now() + spawn.grace + Duration::from_secs(1);
-    let (mut stopping, mut no_cancel) = (StdoutRead::default(), None);
-    let (status, ()) = tokio::join!(
-        stop_group(pgid, child, spawn.grace),
+) -> (Option<std::process::ExitStatus>, Option<String>) {
+    let grace = grace_for(ended, spawn);
+    let until = tokio::time::Instant::now() + grace + Duration::from_secs(1);
+    let mut stopping = StdoutRead::default();
+    let (mut no_watch, mut no_cancel) = (None, None);
+    let ((status, why), ()) = tokio::join!(
+        stop_group(pgid, child, grace, watched),
         read_stdout(
             reader,
             &mut stopping,
-            (spawn, true),
+            spawn,
             until,
-            &mut no_cancel,
+            (&mut no_watch, &mut no_cancel),
             on_line
         )
     );
     read.stdout_bytes += stopping.stdout_bytes;
     read.truncated |= stopping.truncated;
-    status
+    (status, why)
 }
 
 /// How reading a process's stdout ended.
@@ -352,17 +419,16 @@ struct StdoutRead {
 
 /// Reads stdout line by line into `out` until it closes, the deadline passes, the run is
 /// interrupted or the watch stops it; each line (within [`MAX_LINE`] and `max_stdout`) goes
-/// to `on_line`. `stopping`: the process is already being stopped (no watch).
+/// to `on_line`.
 async fn read_stdout(
     reader: &mut BufReader<Box<dyn tokio::io::AsyncRead + Unpin + Send>>,
     out: &mut StdoutRead,
-    (spawn, stopping): (&Spawn, bool),
+    spawn: &Spawn,
     deadline: tokio::time::Instant,
-    cancel: &mut Option<tokio::sync::watch::Receiver<bool>>,
+    (watched, cancel): Stops<'_>,
     on_line: &mut impl FnMut(&str),
 ) {
     let mut line = Vec::new();
-    let mut watched = spawn.watch.clone().filter(|_| !stopping).map(watching);
     // Inside a line longer than MAX_LINE: its rest is read in pieces and dropped.
     let mut skipping = false;
     loop {
@@ -373,7 +439,7 @@ async fn read_stdout(
         let read = tokio::select! {
             r = read => Ok(r),
             _ = cancelled(cancel) => Err(Ended::Interrupted),
-            why = said(&mut watched) => Err(Ended::Stopped(why)),
+            why = said(watched) => Err(Ended::Stopped(why)),
         };
         let read = match read {
             Ok(r) => r.map_err(|_| Ended::TimedOut),
@@ -514,34 +580,78 @@ async fn cancelled(cancel: &mut Option<tokio::sync::watch::Receiver<bool>>) {
     }
 }
 
-/// Asks `watch` every [`WATCH_EVERY`] on a blocking thread; the first reason it gives comes
-/// out of the receiver. The task ends when the receiver goes.
-fn watching(watch: Watch) -> tokio::sync::oneshot::Receiver<String> {
-    let (mut tx, rx) = tokio::sync::oneshot::channel();
-    tokio::spawn(async move {
-        loop {
-            tokio::select! {
-                _ = tokio::time::sleep(WATCH_EVERY) => {}
-                _ = tx.closed() => return,
+/// Looks with `watch` at process `pid` on a thread of its own, as often as it asks, until a
+/// look says to stop (the reason comes out of the receiver) or [`Watching::end`]. No thread
+/// (the system refused one): no receiver, and only the last look.
+fn watching(
+    watch: Watch,
+    pid: u32,
+) -> (
+    Option<tokio::sync::oneshot::Receiver<String>>,
+    Option<Watching>,
+) {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let (done, ended) = std::sync::mpsc::channel::<()>();
+    let looking = std::thread::Builder::new()
+        .name("assay-watch".into())
+        .spawn(move || {
+            let mut next = Duration::ZERO;
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = ended.recv_timeout(next) {
+                let look = (watch.0)(Some(pid));
+                if let Some(why) = look.stop {
+                    // Heard by the run, or by `Watching::end` once it ended.
+                    let _ = tx.send(why);
+                    return;
+                }
+                next = look.next;
             }
-            let w = watch.clone();
-            if let Ok(Some(why)) = tokio::task::spawn_blocking(move || (w.0)()).await {
-                let _ = tx.send(why);
-                return;
-            }
-        }
-    });
-    rx
+        });
+    match looking {
+        Ok(thread) => (Some(rx), Some(Watching { done, thread })),
+        Err(_) => (None, None),
+    }
 }
 
-/// The reason a watch gave, or never.
+/// The thread looking with a watch.
+struct Watching {
+    done: std::sync::mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Watching {
+    /// Ends the looking, waiting out a look under way; the reason it gave to stop, if it gave
+    /// one that `watched` did not hand on yet.
+    async fn end(
+        self,
+        watched: &mut Option<tokio::sync::oneshot::Receiver<String>>,
+    ) -> Option<String> {
+        drop(self.done);
+        let thread = self.thread;
+        // A look that panicked said nothing.
+        let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+        watched.take()?.try_recv().ok()
+    }
+}
+
+/// The watch's look once the process ended, off the async runtime.
+async fn last_look(watch: Option<Watch>) -> Option<String> {
+    let w = watch?;
+    tokio::task::spawn_blocking(move || (w.0)(None).stop)
+        .await
+        .ok()
+        .flatten()
+}
+
+/// The reason a watch gave, or never (and never again once given).
 async fn said(watched: &mut Option<tokio::sync::oneshot::Receiver<String>>) -> String {
-    match watched {
-        Some(rx) => match rx.await {
-            Ok(why) => why,
-            Err(_) => std::future::pending().await,
-        },
-        None => std::future::pending().await,
+    let Some(rx) = watched.as_mut() else {
+        return std::future::pending().await;
+    };
+    let said = rx.await;
+    *watched = None;
+    match said {
+        Ok(why) => why,
+        Err(_) => std::future::pending().await,
     }
 }
 
@@ -603,21 +713,31 @@ pub fn kill_all_groups() {
     }
 }
 
-/// SIGTERM to the group, then SIGKILL after `grace`; returns the exit status.
+/// SIGTERM to the group, then SIGKILL after `grace` (at once without one), or as soon as the
+/// watch says to stop; returns the exit status, and why the watch stopped it if it did.
 async fn stop_group(
     pgid: Option<i32>,
     child: &mut tokio::process::Child,
     grace: Duration,
-) -> Option<std::process::ExitStatus> {
-    kill_group(pgid, rustix::process::Signal::TERM);
-    match tokio::time::timeout(grace, child.wait()).await {
-        Ok(s) => s.ok(),
-        Err(_) => {
-            kill_group(pgid, rustix::process::Signal::KILL);
-            let _ = child.start_kill();
-            child.wait().await.ok()
+    watched: &mut Option<tokio::sync::oneshot::Receiver<String>>,
+) -> (Option<std::process::ExitStatus>, Option<String>) {
+    let mut why = None;
+    if !grace.is_zero() {
+        kill_group(pgid, rustix::process::Signal::TERM);
+        let waited = tokio::select! {
+            w = tokio::time::timeout(grace, child.wait()) => w.ok(),
+            said = said(watched) => {
+                why = Some(said);
+                None
+            }
+        };
+        if let Some(s) = waited {
+            return (s.ok(), why);
         }
     }
+    kill_group(pgid, rustix::process::Signal::KILL);
+    let _ = child.start_kill();
+    (child.wait().await.ok(), why)
 }
 
 fn kill_group(pgid: Option<i32>, signal: rustix::process::Signal) {
@@ -792,6 +912,52 @@ mod tests {
         );
         let pid = read_pid(&pidfile);
         assert!(dies_soon(pid), "grandchild {pid} survived the timeout");
+    }
+
+    /// A watch that says to stop when `flag` exists (given a running process, or `after`: once
+    /// it ended).
+    fn stop_when(flag: std::path::PathBuf, after: bool) -> Watch {
+        Watch::new(move |pid| Look {
+            stop: (flag.exists() && (pid.is_some() || after)).then(|| "past".to_string()),
+            next: Duration::from_millis(20),
+        })
+    }
+
+    #[tokio::test]
+    async fn a_watch_stops_the_process_at_once_even_in_its_grace_period() {
+        let dir = tempfile::tempdir().unwrap();
+        let flag = dir.path().join("late");
+        // After the timeout's SIGTERM it goes on; then the watch sees it and it is killed
+        // without waiting out the 30 s grace.
+        let mut s = sh(&format!(
+            "trap 'touch {}' TERM; echo started; while true; do sleep 0.05; done",
+            flag.display()
+        ));
+        s.timeout = Duration::from_millis(300);
+        s.grace = Duration::from_secs(30);
+        s.watch = Some(stop_when(flag.clone(), false));
+        let e = run(&s, |_| {}).await.unwrap();
+        assert!(e.timed_out);
+        assert_eq!(e.stopped_by.as_deref(), Some("past"));
+        assert!(e.duration < Duration::from_secs(5), "{:?}", e.duration);
+        // Past the watch from the start: no grace either.
+        let mut s = sh("trap '' TERM; while true; do sleep 0.05; done");
+        s.grace = Duration::from_secs(30);
+        s.watch = Some(stop_when(flag, false));
+        let e = run(&s, |_| {}).await.unwrap();
+        assert_eq!(e.stopped_by.as_deref(), Some("past"));
+        assert!(e.duration < Duration::from_secs(5), "{:?}", e.duration);
+    }
+
+    #[tokio::test]
+    async fn the_watch_looks_once_more_after_the_process_ended() {
+        let dir = tempfile::tempdir().unwrap();
+        let flag = dir.path().join("written");
+        let mut s = sh(&format!("touch {}; exit 0", flag.display()));
+        s.watch = Some(stop_when(flag, true));
+        let e = run(&s, |_| {}).await.unwrap();
+        assert_eq!(e.stopped_by.as_deref(), Some("past"));
+        assert!(!e.success());
     }
 
     #[tokio::test]

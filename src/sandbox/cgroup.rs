@@ -193,6 +193,12 @@ impl Group {
             .collect()
     }
 
+    /// The file listing every process in the case-run's group (`cgroup.procs`, under cgroup
+    /// v1 and v2 alike): none escapes it, whatever it forks or however it detaches.
+    pub fn members(&self) -> Option<PathBuf> {
+        self.dirs.first().map(|(d, _, _)| d.join("cgroup.procs"))
+    }
+
     /// How many times the kernel enforced `c`'s limit: processes killed for memory (the OOM
     /// killer), forks refused for processes.
     pub fn hits(&self, c: Controller) -> u64 {

@@ -6,9 +6,12 @@
 //! - memory and processes: a control group per case-run ([`super::cgroup`]) where assay may
 //!   make one (root, or a delegated subtree); else a bound per process (`RLIMIT_DATA`,
 //!   `RLIMIT_NPROC`, which root is exempt from).
-//! - disk: the case-run's folder (workspace, HOME, temp) measured every second and the
-//!   case-run stopped past the bound; no file larger than it (`RLIMIT_FSIZE`); with
-//!   bubblewrap, the sandbox's own `/tmp`, `/dev/shm`, `/run` and `/var/tmp` are that size.
+//! - disk: what the case-run takes ([`super::disk`]: its folder, the deleted files its
+//!   processes hold open, the sandbox's own filesystems; every inode 4 KiB besides its
+//!   blocks) measured while any of its processes runs, every 100 ms and sooner near the
+//!   bound, and once more after they end; past the bound its processes are killed at once,
+//!   with no grace period. No file larger than it (`RLIMIT_FSIZE`); with bubblewrap, the
+//!   sandbox's own `/tmp`, `/dev/shm`, `/run` and `/var/tmp` are that size.
 //!
 //! A case-run past a limit ends as an error naming the limit and the figure.
 
@@ -17,7 +20,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::cgroup::{self, Controller, Group, Parent};
-use crate::process::{Spawn, Watch};
+use super::disk::{self, Pace};
+use crate::process::{Look, Spawn, Watch};
 use crate::record::run::LimitHeld;
 
 pub const DEFAULT_MEMORY: u64 = 3 << 30;
@@ -188,7 +192,7 @@ impl Enforcement {
             }),
             ("disk", LimitHeld {
                 limit: l.disk,
-                how: "the case-run's folder measured every second, stopped past the limit; no file larger (RLIMIT_FSIZE); bubblewrap's /tmp, /dev/shm, /run, /var/tmp that size".into(),
+                how: "the case-run's folder, the deleted files its processes hold open and the sandbox's own filesystems (each inode 4 KiB besides its blocks), measured every 100 ms or sooner while it runs and once after, its processes killed at once past the limit; no file larger (RLIMIT_FSIZE); bubblewrap's /tmp, /dev/shm, /run, /var/tmp that size".into(),
             }),
         ]
     }
@@ -205,10 +209,13 @@ impl Enforcement {
         let group = (!groups.is_empty())
             .then(|| Group::make(&groups))
             .transpose()?;
-        let disk = l.disk.map(|limit| {
-            let dir = case_dir.to_path_buf();
-            let base = usage(&dir);
-            Disk { dir, base, limit }
+        let members = group.as_ref().and_then(Group::members);
+        let disk = l.disk.map(|limit| Disk {
+            dir: case_dir.to_path_buf(),
+            base: disk::folder(case_dir),
+            limit,
+            members,
+            host: std::sync::Arc::new(disk::host_devices()),
         });
         Ok(Bounds {
             limits: l,
@@ -218,8 +225,8 @@ impl Enforcement {
     }
 }
 
-/// How much of the disk a case-run's folder takes, in bytes allocated (a sparse file's holes
-/// take none), links not followed.
+/// The bytes allocated under `dir` (a sparse file's holes take none), links not followed: what
+/// a folder's files hold. (The disk limit counts more: see [`super::disk`].)
 pub fn usage(dir: &Path) -> u64 {
     use std::os::unix::fs::MetadataExt;
     let mut total = 0u64;
@@ -239,9 +246,69 @@ pub fn usage(dir: &Path) -> u64 {
 /// The disk bound of one case-run.
 #[derive(Debug, Clone)]
 struct Disk {
+    /// The case-run's folder, and what it held as the case-run started.
     dir: PathBuf,
     base: u64,
     limit: u64,
+    /// The `cgroup.procs` of the case-run's control group, if it has one.
+    members: Option<PathBuf>,
+    /// The devices of assay's own mount namespace.
+    host: std::sync::Arc<std::collections::HashSet<u64>>,
+}
+
+impl Disk {
+    /// A watch of one process of the case-run (`root`, while it runs; `None` once it
+    /// ended): past the limit, its processes are killed and the reason given.
+    fn watch(self) -> Watch {
+        let pace = std::sync::Mutex::new(Pace::default());
+        Watch::new(move |root| {
+            let started = std::time::Instant::now();
+            let members = self.members.as_deref();
+            let count = disk::measure(&self.dir, self.base, root, members, &self.host);
+            let used = count.total();
+            if used > self.limit {
+                if let Some(root) = root {
+                    disk::kill(root, members);
+                }
+                return Look {
+                    stop: Some(past(self.limit, count)),
+                    next: Pace::LATEST,
+                };
+            }
+            let next = match pace.lock() {
+                Ok(mut p) => p.next(used, self.limit, started.elapsed()),
+                Err(_) => Pace::EVERY,
+            };
+            Look { stop: None, next }
+        })
+    }
+}
+
+/// `the case-run went past its disk limit (64 MiB): 80.2 MiB written (50 MiB in deleted files
+/// held open)`: the parts besides the folder said where they come to a MiB.
+fn past(limit: u64, c: disk::Count) -> String {
+    let parts: Vec<String> = [
+        (c.held, "in deleted files held open"),
+        (c.own, "in the sandbox's own /tmp and the like"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n >= 1 << 20)
+    .map(|(n, what)| format!("{} {what}", rounded(*n)))
+    .collect();
+    let detail = match parts.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", parts.join(", ")),
+    };
+    format!(
+        "the case-run went past its disk limit ({}): {} written{detail}",
+        shown(limit),
+        rounded(c.total())
+    )
+}
+
+/// `80.2 MiB`: a measured figure, to a tenth of its unit.
+fn rounded(n: u64) -> String {
+    bytesize::ByteSize::b(n).display().iec().to_string()
 }
 
 /// One case-run's bounds: its control group (if any) and its disk bound, put on every process
@@ -270,16 +337,7 @@ impl Bounds {
         }
         if let Some(d) = self.disk.clone() {
             spawn.rlimits.push((libc::RLIMIT_FSIZE as i32, d.limit));
-            spawn.watch = Some(Watch::new(move || {
-                let used = usage(&d.dir).saturating_sub(d.base);
-                (used > d.limit).then(|| {
-                    format!(
-                        "the case-run went past its disk limit ({}): {} written",
-                        shown(d.limit),
-                        shown(used)
-                    )
-                })
-            }));
+            spawn.watch = Some(d.watch());
         }
     }
 

@@ -22,6 +22,7 @@
 
 pub mod backend;
 pub mod cgroup;
+pub mod disk;
 pub mod endpoint;
 pub mod forward;
 pub mod inside;
