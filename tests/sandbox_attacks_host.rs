@@ -25,7 +25,14 @@ fn run_probe(d: &Path, backend: &str, network: &str, probe: &str, args: &[String
     std::fs::write(p.join("probe.py"), probe).unwrap();
     std::fs::create_dir_all(d.join("home")).unwrap();
     support::assay_run(&p)
-        .args(["--sandbox", backend, "--network", network, "--timeout", "60"])
+        .args([
+            "--sandbox",
+            backend,
+            "--network",
+            network,
+            "--timeout",
+            "60",
+        ])
         .arg("--output-dir")
         .arg(d.join("run"))
         .arg("--workspace-dir")
@@ -166,7 +173,11 @@ impl PlantedKey {
                 -4i32, // KEY_SPEC_USER_KEYRING
             )
         };
-        assert!(id > 0, "planting a key: {}", std::io::Error::last_os_error());
+        assert!(
+            id > 0,
+            "planting a key: {}",
+            std::io::Error::last_os_error()
+        );
         PlantedKey(id)
     }
 }
@@ -453,5 +464,42 @@ fn other_processes_command_lines_are_out_of_reach_or_a_stated_gap(backend: &str)
             "the gap is not stated: {gaps}"
         );
     }
+}
+}
+
+per_backend! {
+/// Landlock does not see `chmod`: the agent, root, made a root-owned host file setuid and
+/// writable by everyone (`chmod 4777`): a way to root for every local user. Set-id bits are
+/// refused under both backends, the write bit for everyone under Landlock (bubblewrap shows the
+/// host read-only); `chmod +x` in the workspace still works.
+fn a_host_file_cannot_be_made_setuid_or_writable_by_everyone(backend: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let victim = d.path().join("victim");
+    std::fs::write(&victim, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let p = d.path().join("project");
+    project(
+        &p,
+        &format!(
+            "chmod 4755 {0} 2>/dev/null && echo 'HOLE setuid'\nchmod 0757 {0} 2>/dev/null && echo 'HOLE world-writable'\nprintf x > mine && chmod +x mine && echo X-OK\nchmod 4755 mine 2>/dev/null && echo 'HOLE setuid in the workspace'\necho probe-ran\necho finished\n",
+            victim.display()
+        ),
+    );
+    std::fs::create_dir_all(d.path().join("home")).unwrap();
+    let out = support::assay_run(&p)
+        .args(["--sandbox", backend])
+        .arg("--output-dir")
+        .arg(d.path().join("run"))
+        .arg("--workspace-dir")
+        .arg(d.path().join("ws"))
+        .env("HOME", d.path().join("home"))
+        .output()
+        .unwrap();
+    let said = support::hostile_output(&d.path().join("run"), &out);
+    let mode = std::fs::metadata(&victim).unwrap().permissions().mode() & 0o7777;
+    assert!(said.contains("X-OK"), "chmod +x must work: {said}");
+    assert!(!said.contains("HOLE"), "{said}");
+    assert_eq!(mode, 0o755, "the host file's mode changed: {mode:o}");
 }
 }

@@ -147,7 +147,11 @@ fn backends(host: &HostEnv) -> Vec<Check> {
         .map(|(m, r)| {
             let what = format!("sandbox {}", m.as_str());
             match r {
-                Ok(b) => Check::new(what, State::Ok, format!("works: {}; {}", b.version(), uncontained(&b))),
+                Ok(b) => Check::new(
+                    what,
+                    State::Ok,
+                    format!("works: {}; {}", b.version(), uncontained(&b)),
+                ),
                 Err(u) => Check::new(what, State::Warn, format!("does not work: {}", u.message))
                     .fix(u.fix),
             }
@@ -158,9 +162,7 @@ fn backends(host: &HostEnv) -> Vec<Check> {
 /// What `backend` does not contain (docs/running.md's attack table has each row).
 fn uncontained(backend: &crate::sandbox::Backend) -> String {
     match backend.gaps() {
-        gaps if gaps.is_empty() => {
-            "contains every attack of docs/running.md's table".to_string()
-        }
+        gaps if gaps.is_empty() => "contains every attack of docs/running.md's table".to_string(),
         gaps => format!("does not contain: {}", gaps.join("; ")),
     }
 }

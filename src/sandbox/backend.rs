@@ -31,6 +31,7 @@ const LANDLOCK_GAPS: &[&str] = &[
     "no private /tmp or mount namespace: hidden folders are unreadable rather than absent",
     "workspaces are copies, not copy-on-write overlays",
     "TCP connects are limited by port, not by address: the forwarder's loopback ports on any host",
+    "Landlock does not see `chmod` or `utime`: the agent may change the times, and the mode (never to set-id or writable by everyone), of host files its user owns (all the system's, when assay runs as root)",
 ];
 const LANDLOCK_UNSCOPED: &str = "signals and abstract Unix sockets are not scoped (Landlock ABI 6, Linux 6.12): the agent can signal assay's processes";
 const SEATBELT_GAPS: &[&str] = &[

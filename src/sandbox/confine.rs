@@ -7,11 +7,12 @@
 
 use std::io;
 
-/// Whether the command has System V and POSIX IPC of its own (bubblewrap's IPC namespace) or
-/// would share the host's (Landlock), where the filter refuses them.
+/// Whether the command has namespaces of its own (bubblewrap: its IPC, its mounts with the
+/// host read-only) or shares the host's (Landlock), where the filter also refuses System V and
+/// POSIX IPC and making a file writable by everyone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ipc {
-    Private,
+pub enum Namespaces {
+    Own,
     Host,
 }
 
@@ -110,6 +111,8 @@ enum To {
     NewUser,
     Ptrace,
     Send(u32),
+    /// A `chmod` whose mode is argument N.
+    Mode(u32),
 }
 
 /// One instruction of the filter before its jumps are resolved.
@@ -150,6 +153,23 @@ const fn arg(n: u32) -> u32 {
 #[cfg(target_os = "linux")]
 const KEYRING: &[libc::c_long] = &[libc::SYS_add_key, libc::SYS_request_key, libc::SYS_keyctl];
 
+/// Changing a file's mode, with the argument that holds the mode. Landlock does not see a
+/// mode change, and an agent running as root owns the host's system files.
+#[cfg(target_os = "linux")]
+const CHMOD: &[(libc::c_long, u32)] = &[
+    #[cfg(target_arch = "x86_64")]
+    (libc::SYS_chmod, 1),
+    (libc::SYS_fchmod, 1),
+    (libc::SYS_fchmodat, 2),
+    (libc::SYS_fchmodat2, 2),
+];
+
+/// Mode bits no agent may set: set-user-ID and set-group-ID (a root-owned file made setuid is
+/// root for every local user).
+const SET_ID: u32 = 0o6000;
+/// With no mount namespace: the write bit for everyone (`chmod o+w /etc/passwd`).
+const WORLD_WRITABLE: u32 = 0o002;
+
 /// System V and POSIX IPC: without an IPC namespace of its own (Landlock) these are the host's
 /// segments, semaphores and queues, shared with every process and other case-runs.
 #[cfg(target_os = "linux")]
@@ -185,14 +205,14 @@ const AF_VSOCK: u32 = 40;
 /// this unseen), other ABIs (i386, x32), another process's memory and descriptors (`ptrace`
 /// attaching to a process that did not ask with `PTRACE_TRACEME`, so a debugger still runs its
 /// own child; `process_vm_readv`/`writev`, `pidfd_getfd`), the kernel's keyrings, with
-/// [`Ipc::Host`] System V and POSIX IPC, and the sockets `sockets` does not allow; socket pairs
+/// [`Namespaces::Host`] System V and POSIX IPC, and the sockets `sockets` does not allow; socket pairs
 /// stay allowed. With `TcpOnly`, also a TCP connect hidden in `sendto`/`sendmsg`
 /// (`MSG_FASTOPEN`).
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-fn program(sockets: Sockets, ipc: Ipc) -> Vec<Op> {
+fn program(sockets: Sockets, ns: Namespaces) -> Vec<Op> {
     use Op::*;
     use To::*;
-    let mut p = syscalls(sockets, ipc);
+    let mut p = syscalls(sockets, ns);
     p.extend([Ret(ALLOW), Label(Socket), Load(arg(0))]);
     p.extend(socket_families(sockets));
     p.extend([Label(NewUser), Load(arg(0))]);
@@ -208,6 +228,13 @@ fn program(sockets: Sockets, ipc: Ipc) -> Vec<Op> {
             p.extend([Label(Send(n)), Load(arg(n)), Set(FASTOPEN, Deny, Allow)]);
         }
     }
+    let refused = match ns {
+        Namespaces::Own => SET_ID,
+        Namespaces::Host => SET_ID | WORLD_WRITABLE,
+    };
+    for n in [1, 2] {
+        p.extend([Label(Mode(n)), Load(arg(n)), Set(refused, Deny, Allow)]);
+    }
     p.extend([
         Label(Allow),
         Ret(ALLOW),
@@ -222,7 +249,7 @@ fn program(sockets: Sockets, ipc: Ipc) -> Vec<Op> {
 #[cfg(target_os = "linux")]
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 /// The architecture check, then each system call the filter looks at, by number.
-fn syscalls(sockets: Sockets, ipc: Ipc) -> Vec<Op> {
+fn syscalls(sockets: Sockets, ns: Namespaces) -> Vec<Op> {
     #[cfg(target_arch = "x86_64")]
     const ARCH: u32 = 0xC000_003E; // AUDIT_ARCH_X86_64
     #[cfg(target_arch = "aarch64")]
@@ -247,7 +274,8 @@ fn syscalls(sockets: Sockets, ipc: Ipc) -> Vec<Op> {
         Eq(nr(libc::SYS_pidfd_getfd), Deny, Next),
     ];
     p.extend(KEYRING.iter().map(|n| Eq(nr(*n), Deny, Next)));
-    if ipc == Ipc::Host {
+    p.extend(CHMOD.iter().map(|(n, arg)| Eq(nr(*n), Mode(*arg), Next)));
+    if ns == Namespaces::Host {
         p.extend(HOST_IPC.iter().map(|n| Eq(nr(*n), Deny, Next)));
     }
     if sockets == Sockets::TcpOnly {
@@ -330,10 +358,10 @@ fn assemble(ops: &[Op]) -> Result<Vec<libc::sock_filter>, String> {
 #[cfg(target_os = "linux")]
 /// Installs the filter (and `no_new_privs`) on this process, for all it runs after. On
 /// architectures other than x86-64 and AArch64, none.
-pub fn filter(sockets: Sockets, ipc: Ipc) -> io::Result<()> {
+pub fn filter(sockets: Sockets, ns: Namespaces) -> io::Result<()> {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     {
-        let program = assemble(&program(sockets, ipc)).map_err(io::Error::other)?;
+        let program = assemble(&program(sockets, ns)).map_err(io::Error::other)?;
         let prog = libc::sock_fprog {
             len: program.len() as u16,
             filter: program.as_ptr() as *mut libc::sock_filter,
@@ -352,7 +380,7 @@ pub fn filter(sockets: Sockets, ipc: Ipc) -> io::Result<()> {
         }
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    let _ = (sockets, ipc);
+    let _ = (sockets, ns);
     Ok(())
 }
 
@@ -365,7 +393,7 @@ pub fn seal_self() -> io::Result<()> {
     if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    filter(Sockets::Any, Ipc::Private)
+    filter(Sockets::Any, Namespaces::Own)
 }
 
 #[cfg(target_os = "linux")]
@@ -449,7 +477,7 @@ pub fn ruleset(rules: &Rules) -> Result<landlock::RulesetCreated, landlock::Rule
 /// In the child: every capability given up, the filter, then the ruleset.
 pub fn restrict(ruleset: landlock::RulesetCreated, sockets: Sockets) -> io::Result<()> {
     drop_capabilities()?;
-    filter(sockets, Ipc::Host)?;
+    filter(sockets, Namespaces::Host)?;
     let status = ruleset.restrict_self().map_err(io::Error::other)?;
     if status.ruleset == landlock::RulesetStatus::NotEnforced {
         return Err(io::Error::other("Landlock is not enforced by this kernel"));
@@ -464,8 +492,8 @@ mod tests {
     #[test]
     fn every_jump_of_both_programs_resolves_forward() {
         for s in [Sockets::NotUnix, Sockets::TcpOnly, Sockets::Any] {
-            for ipc in [Ipc::Private, Ipc::Host] {
-                let p = assemble(&program(s, ipc)).unwrap();
+            for ns in [Namespaces::Own, Namespaces::Host] {
+                let p = assemble(&program(s, ns)).unwrap();
                 assert!(p.len() < 128, "{}", p.len());
                 assert_eq!(p.last().unwrap().code, 0x06);
             }

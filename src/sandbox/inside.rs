@@ -219,7 +219,7 @@ fn run(args: Args) -> u8 {
     unsafe {
         use std::os::unix::process::CommandExt;
         command.pre_exec(move || {
-            confine::filter(confine::Sockets::NotUnix, confine::Ipc::Private)?;
+            confine::filter(confine::Sockets::NotUnix, confine::Namespaces::Own)?;
             guard.take().map_or(Ok(()), confine::guard)
         });
     }

@@ -263,8 +263,7 @@ impl BwrapJail {
     /// tokens) wherever a shown folder would show them.
     fn show(&self, a: &mut Vec<String>, programs: &[String], path_var: &str) {
         let s = &self.spec;
-        let hidden_here =
-            |p: &Path| self.covered.iter().any(|c| p.starts_with(c)) || !in_system(p);
+        let hidden_here = |p: &Path| self.covered.iter().any(|c| p.starts_with(c)) || !in_system(p);
         let shown = shown::folders(s, programs, path_var, hidden_here);
         for t in &shown {
             ro_bind_at(a, t, t);
@@ -361,8 +360,14 @@ pub fn system() -> Vec<String> {
 pub fn in_system(p: &Path) -> bool {
     static REAL: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
     let system = REAL.get_or_init(|| {
-        let real = shown::SYSTEM.iter().filter_map(|d| std::fs::canonicalize(d).ok());
-        shown::SYSTEM.iter().map(PathBuf::from).chain(real).collect()
+        let real = shown::SYSTEM
+            .iter()
+            .filter_map(|d| std::fs::canonicalize(d).ok());
+        shown::SYSTEM
+            .iter()
+            .map(PathBuf::from)
+            .chain(real)
+            .collect()
     });
     if system.iter().any(|d| p.starts_with(d)) {
         return true;
