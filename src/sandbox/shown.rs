@@ -52,8 +52,8 @@ const PRIVATE_IN: &str = "/etc";
 const PRIVATE_DEPTH: usize = 8;
 
 /// The files and folders of `/etc` that not every user may read (`/etc/shadow`, `/etc/gshadow`,
-/// host keys, `/etc/ssl/private`): an agent running as root would own them, so they are
-/// masked whoever runs assay. Found once per process (a walk of `/etc`, iterative and bounded).
+/// host keys, `/etc/ssl/private`) but the user running assay may (root: all of them; the agent
+/// runs as that user and would read them), masked. Found once per process (a walk of `/etc`, iterative and bounded).
 pub fn private_system_files() -> &'static [PathBuf] {
     static FOUND: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
     FOUND.get_or_init(|| not_world_readable(Path::new(PRIVATE_IN)))
@@ -74,7 +74,10 @@ fn not_world_readable(root: &Path) -> Vec<PathBuf> {
                 continue;
             }
             if m.permissions().mode() & 0o004 == 0 {
-                out.push(e.path());
+                // What the user running assay (and so the agent) may not read anyway needs no mask.
+                if readable(&e.path()) {
+                    out.push(e.path());
+                }
             } else if m.is_dir() && depth < PRIVATE_DEPTH {
                 stack.push((e.path(), depth + 1));
             }
@@ -82,6 +85,16 @@ fn not_world_readable(root: &Path) -> Vec<PathBuf> {
     }
     out.sort();
     out
+}
+
+/// Whether this process may read `path` (root may read everything).
+fn readable(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: access with a NUL-terminated path that outlives the call.
+    unsafe { libc::access(c.as_ptr(), libc::R_OK) == 0 }
 }
 
 /// The `PATH` a command will run with (its environment's), for what its tools need.
