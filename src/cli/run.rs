@@ -155,16 +155,8 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         );
     }
     let incomplete = tally.contains_key("error") || judge_failed || report.output_cut;
-    let unrecorded = tally.get("missing").copied().unwrap_or(0);
-    exit_for(
-        ctx,
-        &report,
-        Ending {
-            incomplete: incomplete || not_delivered,
-            unrecorded,
-            failed: agg.failed(),
-        },
-    )
+    let ending = Ending::of(&tally, incomplete || not_delivered, agg.failed());
+    exit_for(ctx, &report, ending)
 }
 
 /// How a finished run went, as read back from its folder: what its exit depends on.
@@ -178,6 +170,18 @@ struct Ending {
     unrecorded: usize,
     /// Some case failed.
     failed: bool,
+}
+
+impl Ending {
+    /// From the run's tally of outcomes (`missing` counted as not recorded).
+    fn of(tally: &std::collections::BTreeMap<&str, usize>, incomplete: bool, failed: bool) -> Self {
+        let unrecorded = tally.get("missing").copied().unwrap_or(0);
+        Ending {
+            incomplete,
+            unrecorded,
+            failed,
+        }
+    }
 }
 
 /// The run's options from its flags: `--command` split as a shell would, a BMAD adapter read
