@@ -10,20 +10,12 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use support::{
-    HOSTILE_CASE, assay_run, code, hostile_project as project, read_json, results, stderr, stdout,
-    write_tree,
+    HOSTILE_CASE, code, hostile_project as project, read_json, results, stderr, stdout, write_tree,
 };
 
 /// `assay run . --output-dir <run>` in `project`, with a private HOME and workspaces under `d`.
 fn assay_cmd(d: &Path, project: &Path, backend: &str) -> Command {
-    let mut c = assay_run(project);
-    c.args(["--sandbox", backend])
-        .arg("--output-dir")
-        .arg(d.join("run"))
-        .arg("--workspace-dir")
-        .arg(d.join("ws"))
-        .env("HOME", d.join("home"));
-    c
+    support::contained(d, project, backend)
 }
 
 fn run(d: &Path, project: &Path, backend: &str) -> Output {

@@ -9,7 +9,7 @@ mod support;
 use std::path::Path;
 use std::process::Output;
 
-use support::{assay_run, code, hostile_project as project, results, stderr};
+use support::{code, hostile_project as project, results, stderr};
 
 /// The limit every attack runs at.
 const LIMIT_MIB: u64 = 64;
@@ -32,15 +32,9 @@ struct Ended {
 fn attack(d: &Path, backend: &str, script: &str, args: &[&str]) -> Ended {
     let p = d.join("project");
     project(&p, script);
-    std::fs::create_dir_all(d.join("home")).unwrap();
-    let out = assay_run(&p)
-        .args(["--sandbox", backend, "--limit-disk", "64MiB"])
+    let out = support::contained(d, &p, backend)
+        .args(["--limit-disk", "64MiB"])
         .args(args)
-        .arg("--output-dir")
-        .arg(d.join("run"))
-        .arg("--workspace-dir")
-        .arg(d.join("ws"))
-        .env("HOME", d.join("home"))
         .output()
         .unwrap();
     let r = &results(&d.join("run"))["001"];

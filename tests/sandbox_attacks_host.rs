@@ -23,21 +23,8 @@ fn run_probe(d: &Path, backend: &str, network: &str, probe: &str, args: &[String
         &format!("/usr/bin/python3 probe.py {}\n", quoted.join(" ")),
     );
     std::fs::write(p.join("probe.py"), probe).unwrap();
-    std::fs::create_dir_all(d.join("home")).unwrap();
-    support::assay_run(&p)
-        .args([
-            "--sandbox",
-            backend,
-            "--network",
-            network,
-            "--timeout",
-            "60",
-        ])
-        .arg("--output-dir")
-        .arg(d.join("run"))
-        .arg("--workspace-dir")
-        .arg(d.join("ws"))
-        .env("HOME", d.join("home"))
+    support::contained(d, &p, backend)
+        .args(["--network", network, "--timeout", "60"])
         .output()
         .unwrap()
 }
@@ -486,16 +473,7 @@ fn a_host_file_cannot_be_made_setuid_or_writable_by_everyone(backend: &str) {
             victim.display()
         ),
     );
-    std::fs::create_dir_all(d.path().join("home")).unwrap();
-    let out = support::assay_run(&p)
-        .args(["--sandbox", backend])
-        .arg("--output-dir")
-        .arg(d.path().join("run"))
-        .arg("--workspace-dir")
-        .arg(d.path().join("ws"))
-        .env("HOME", d.path().join("home"))
-        .output()
-        .unwrap();
+    let out = support::contained(d.path(), &p, backend).output().unwrap();
     let said = support::hostile_output(&d.path().join("run"), &out);
     let mode = std::fs::metadata(&victim).unwrap().permissions().mode() & 0o7777;
     assert!(said.contains("X-OK"), "chmod +x must work: {said}");

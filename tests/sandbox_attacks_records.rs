@@ -8,22 +8,12 @@ mod support;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use support::{
-    HOSTILE_CASE, assay_run, code, hostile_project as project, read_json, results, stderr, stdout,
-};
+use support::{HOSTILE_CASE, code, hostile_project as project, read_json, results, stderr, stdout};
 
 /// `assay run . --output-dir <d>/run` in `project` under `backend`, with a private HOME and
 /// workspaces under `<d>/ws`.
 fn assay_cmd(d: &Path, project: &Path, backend: &str) -> Command {
-    std::fs::create_dir_all(d.join("home")).unwrap();
-    let mut c = assay_run(project);
-    c.args(["--sandbox", backend])
-        .arg("--output-dir")
-        .arg(d.join("run"))
-        .arg("--workspace-dir")
-        .arg(d.join("ws"))
-        .env("HOME", d.join("home"));
-    c
+    support::contained(d, project, backend)
 }
 
 fn said(out: &Output) -> String {

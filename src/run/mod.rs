@@ -189,14 +189,7 @@ pub fn run(
     // cache hits) is not run again.
     let stage = workspaces.stage(ctx, &run);
     let logins: Vec<_> = plan.harnesses.iter().map(|(_, h)| h.login()).collect();
-    let redactor = redact::for_run(
-        &stage.host_env,
-        opts,
-        suites,
-        &setup.configs,
-        &logins,
-        stage.real_home.as_deref(),
-    );
+    let redactor = redact::for_run(&stage, opts, suites, &setup.configs, &logins);
     let checks = schedule::checks(opts);
     let cache_secret = reuse::cache_secret(opts);
     run_json.cache_on(cache_secret.is_some());

@@ -312,13 +312,13 @@ pub fn base64_forms(secret: &str) -> Vec<String> {
 /// variables, of every harness's login variables and of every passed-through variable, the
 /// tokens of the user's login files (in `real_home`), and the suites' and projects' `env`.
 pub(super) fn for_run(
-    host_env: &[(String, String)],
+    stage: &crate::workspace::StageOptions,
     opts: &RunOptions,
     suites: &[Suite],
     configs: &BTreeMap<PathBuf, Config>,
     logins: &[Login],
-    real_home: Option<&Path>,
 ) -> Redactor {
+    let (host_env, real_home) = (&stage.host_env, stage.real_home.as_deref());
     let secret_names: BTreeSet<&str> = crate::workspace::env::AUTH
         .iter()
         .copied()

@@ -354,6 +354,20 @@ pub fn assay_run(dir: &Path) -> Command {
     c
 }
 
+/// [`assay_run`] in `project` under the sandbox `backend`, with a private HOME at `<d>/home`
+/// (made here), the run folder at `<d>/run` and the workspaces under `<d>/ws`.
+pub fn contained(d: &Path, project: &Path, backend: &str) -> Command {
+    std::fs::create_dir_all(d.join("home")).unwrap();
+    let mut c = assay_run(project);
+    c.args(["--sandbox", backend])
+        .arg("--output-dir")
+        .arg(d.join("run"))
+        .arg("--workspace-dir")
+        .arg(d.join("ws"))
+        .env("HOME", d.join("home"));
+    c
+}
+
 /// An agent run with `--network none` failed to reach its model, and its case-run `case` in
 /// `run_dir` says so: failed, category `network`, and why (exit 1).
 pub fn assert_offline(out: &Output, run_dir: &Path, case: &str) {
