@@ -401,7 +401,7 @@ fn dry_run(plan: &crate::run::plan::Preview, json: bool) -> Outcome {
         }
         println!("{}", printable(&line));
     }
-    println!("{}", plan.line(0));
+    println!("{}", plan.line(0, 0));
     if let Some(shard) = &plan.shard {
         println!("{}", shard.line());
     }
@@ -464,7 +464,8 @@ fn append_history(
         .iter()
         .filter_map(|s| {
             let k = s.skill.as_ref()?;
-            Some((s.id.clone(), crate::run::cache::content_hash(&k.path)))
+            let specs = s.spec_paths(&ctx.cwd);
+            Some((s.id.clone(), crate::run::cache::skill_hash(k, &specs)))
         })
         .collect();
     // Each suite's own files: its spec (and for a folder format, the folder).

@@ -168,13 +168,7 @@ fn flag_jobs(
             });
     }
     let skill = skill.expect("one of --skill/--evals is set");
-    let grandparent = skill
-        .path
-        .parent()
-        .and_then(Path::parent)
-        .unwrap_or(&ctx.cwd)
-        .to_path_buf();
-    let root = project_root(&skill.path, &grandparent);
+    let root = crate::spec::root::skill_project_root(&skill.path, &ctx.cwd);
     let jobs: Vec<Job> = FORMATS
         .iter()
         .flat_map(|f| f.of_skill(&skill, &root))

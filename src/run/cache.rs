@@ -116,15 +116,40 @@ pub fn root(project: &Path) -> PathBuf {
 #[derive(Default)]
 pub struct Digests {
     trees: std::collections::HashMap<PathBuf, blake3::Hash>,
+    skills: std::collections::HashMap<PathBuf, blake3::Hash>,
     programs: std::collections::HashMap<(String, PathBuf), String>,
+    /// Never part of a skill: every suite's spec files (what staging keeps out of the
+    /// installed skill).
+    specs: Vec<PathBuf>,
 }
 
 impl Digests {
+    /// Digests for a run whose suites' spec files are `specs`.
+    pub fn new(specs: Vec<PathBuf>) -> Digests {
+        Digests {
+            specs,
+            ..Digests::default()
+        }
+    }
+
     fn tree(&mut self, path: &Path) -> blake3::Hash {
         *self
             .trees
             .entry(path.to_path_buf())
             .or_insert_with(|| hash_tree(path))
+    }
+
+    /// A skill by what is installed of it ([`crate::workspace::copy::copy_skill`]): its eval
+    /// specs, `.assay/` and the rest left out, so editing a case is no change of the skill.
+    fn skill(&mut self, skill: &Skill) -> blake3::Hash {
+        if skill.kind == crate::spec::SkillKind::Command {
+            return self.tree(&skill.path);
+        }
+        let specs = &self.specs;
+        *self
+            .skills
+            .entry(skill.path.clone())
+            .or_insert_with(|| hash_skill(&skill.path, specs))
     }
 
     /// The digest of what a `command` harness runs (its `command:` key), and of the program of
@@ -185,10 +210,7 @@ pub fn key(k: &KeyInput<'_>, digests: &mut Digests) -> String {
     let rel = |v: String| v.replace(&project, "<project>");
     field("assay", env!("CARGO_PKG_VERSION"));
     field("format", k.suite.format.name());
-    field(
-        "case",
-        &rel(serde_json::to_string(k.case).unwrap_or_default()),
-    );
+    field("case", &rel(case_text(k.case)));
     field(
         "defaults",
         &rel(serde_json::to_string(&k.suite.defaults).unwrap_or_default()),
@@ -206,13 +228,14 @@ pub fn key(k: &KeyInput<'_>, digests: &mut Digests) -> String {
     field("plugins", &k.plugins.to_string());
     field("env", k.env);
     field("sandbox", &rel(k.sandbox.clone()));
-    let mut trees: Vec<(&str, &Path)> = Vec::new();
-    if let Some(s) = k.skill {
-        trees.push(("skill", &s.path));
-    }
     for s in k.siblings {
         field("sibling", &s.name);
     }
+    if let Some(s) = k.skill {
+        h.update(b"skill");
+        h.update(digests.skill(s).as_bytes());
+    }
+    let mut trees: Vec<(&str, &Path)> = Vec::new();
     if let Some(o) = &k.suite.base_overlay {
         trees.push(("base-overlay", o));
     }
@@ -225,12 +248,13 @@ pub fn key(k: &KeyInput<'_>, digests: &mut Digests) -> String {
     if let Some(pkg) = &k.suite.package {
         trees.push(("package", &pkg.root));
     }
-    for s in k.siblings {
-        trees.push(("sibling", &s.path));
-    }
     for (label, path) in trees {
         h.update(label.as_bytes());
         h.update(digests.tree(path).as_bytes());
+    }
+    for s in k.siblings {
+        h.update(b"sibling");
+        h.update(digests.skill(s).as_bytes());
     }
     h.finalize().to_hex().to_string()
 }
@@ -239,6 +263,16 @@ pub fn key(k: &KeyInput<'_>, digests: &mut Digests) -> String {
 /// hex digits of [`hash_tree`], for history lines.
 pub fn content_hash(path: &Path) -> String {
     hash_tree(path).to_hex()[..16].to_string()
+}
+
+/// A short content hash of a skill as installed (without its eval specs or `specs`, the
+/// suite's spec files): an edit of a case is no change of the skill.
+pub fn skill_hash(skill: &Skill, specs: &[PathBuf]) -> String {
+    let hash = match skill.kind {
+        crate::spec::SkillKind::Dir => hash_skill(&skill.path, specs),
+        crate::spec::SkillKind::Command => hash_tree(&skill.path),
+    };
+    hash.to_hex()[..16].to_string()
 }
 
 /// A short content hash of a suite's own files, its eval specs (and for a folder format, the
@@ -252,10 +286,32 @@ pub fn suite_hash(suite: &crate::spec::Suite, cwd: &Path) -> String {
     blake3::hash(parts.as_bytes()).to_hex()[..16].to_string()
 }
 
+/// The case as loaded, for the key: what it asks and checks, never where in its file it is
+/// (an edit of another case, or a blank line, moves it without changing it).
+fn case_text(case: &Case) -> String {
+    let mut v = serde_json::to_value(case).unwrap_or_default();
+    without_positions(&mut v);
+    v.to_string()
+}
+
+/// Drops the line and column of every `location` in `v`.
+fn without_positions(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            if let Some(Value::Object(at)) = map.get_mut("location") {
+                at.remove("line");
+                at.remove("column");
+            }
+            map.values_mut().for_each(without_positions);
+        }
+        Value::Array(items) => items.iter_mut().for_each(without_positions),
+        _ => {}
+    }
+}
+
 /// Every file under `path` (or the file itself): relative path and content, in sorted order.
 fn hash_tree(path: &Path) -> blake3::Hash {
-    let mut h = blake3::Hasher::new();
-    let mut files: Vec<PathBuf> = ignore::WalkBuilder::new(path)
+    let files: Vec<PathBuf> = ignore::WalkBuilder::new(path)
         .standard_filters(false)
         .filter_entry(|e| !crate::spec::paths::is_skipped_dir(&e.file_name().to_string_lossy()))
         .build()
@@ -263,6 +319,22 @@ fn hash_tree(path: &Path) -> blake3::Hash {
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
         .map(|e| e.path().to_path_buf())
         .collect();
+    hash_files(path, files)
+}
+
+/// The files of the skill folder `path` that are installed, without `specs`.
+fn hash_skill(path: &Path, specs: &[PathBuf]) -> blake3::Hash {
+    let files: Vec<PathBuf> = crate::workspace::copy::skill_walk(path, specs)
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .map(|e| e.path().to_path_buf())
+        .collect();
+    hash_files(path, files)
+}
+
+/// `files` under `path`: each relative path and content, in sorted order.
+fn hash_files(path: &Path, mut files: Vec<PathBuf>) -> blake3::Hash {
+    let mut h = blake3::Hasher::new();
     files.sort();
     for f in files {
         let rel = f.strip_prefix(path).unwrap_or(&f);

@@ -186,7 +186,7 @@ pub fn examine(
             "{} suite(s); {}",
             suites.len(),
             plan::preview(&plan.case_runs, &plan.harnesses, &[], opts)
-                .line(0)
+                .line(0, 0)
                 .trim_start_matches("plan: ")
         ),
     )];

@@ -69,6 +69,8 @@ pub enum RunEvent<'a> {
         plan: &'a plan::Preview,
         /// Case-runs taken from the cache or the run being resumed.
         reused: usize,
+        /// Those of them that would have started an agent.
+        reused_agents: usize,
     },
     /// A case-run finished and is recorded.
     Finished(&'a CaseRunRecord),
@@ -193,8 +195,11 @@ pub fn run(
     let checks = schedule::checks(opts);
     let cache_secret = reuse::cache_secret(opts);
     run_json.cache_on(cache_secret.is_some());
-    let reuse::Partition { reused, to_run } =
-        reuse::partition(&run, &stage.host_env, &sandboxes, cache_secret.as_ref());
+    let reuse::Partition {
+        reused,
+        reused_agents,
+        to_run,
+    } = reuse::partition(&run, &stage, &sandboxes, cache_secret.as_ref());
 
     on_event(RunEvent::Started {
         case_runs: plan.case_runs.len(),
@@ -202,6 +207,7 @@ pub fn run(
         dir: &dir,
         plan: &summary,
         reused: reused.len(),
+        reused_agents,
     });
     for r in &reused {
         on_event(RunEvent::Reused(r));

@@ -209,13 +209,26 @@ pub struct PlannedRow {
     pub skipped: Option<String>,
 }
 
+/// Whether the case-run starts an agent (or a test command): a judged trigger eval only asks
+/// the judge, and scripts without `--trust` start nothing (as `execute::begin` decides).
+pub(super) fn starts_agent(p: &Planned<'_>, opts: &RunOptions) -> bool {
+    let judge_mode = p.trigger.is_some() && opts.settings.trigger_mode == TriggerMode::Judge;
+    !judge_mode && !untrusted(p, opts)
+}
+
+/// A case with setup or teardown scripts, without `--trust`.
+fn untrusted(p: &Planned<'_>, opts: &RunOptions) -> bool {
+    p.case.has_scripts() && !opts.settings.trust
+}
+
 /// Why a case with setup or teardown scripts is skipped without `--trust`.
 pub const UNTRUSTED_SCRIPTS: &str = "the case has setup/teardown scripts; pass --trust to run them";
 
 impl Preview {
     /// One line: case-runs by kind, and how many agent runs and judge calls they take.
-    /// `reused` case-runs (cache, `--resume`) start nothing.
-    pub fn line(&self, reused: usize) -> String {
+    /// `reused` case-runs (cache, `--resume`) start nothing: the `reused_agents` of them that
+    /// would have started an agent are not counted as agent runs.
+    pub fn line(&self, reused: usize, reused_agents: usize) -> String {
         use crate::record::case_run::Kind;
         let count =
             |f: &dyn Fn(&PlannedRow) -> bool| self.case_runs.iter().filter(|r| f(r)).count();
@@ -225,7 +238,7 @@ impl Preview {
         let triggers = count(&|r| r.kind == Kind::Trigger && r.starts_agent);
         let judged_triggers =
             count(&|r| r.kind == Kind::Trigger && !r.starts_agent && r.skipped.is_none());
-        let agent_runs = count(&|r| r.starts_agent);
+        let agent_runs = count(&|r| r.starts_agent).saturating_sub(reused_agents);
         let skipped = count(&|r| r.skipped.is_some());
         let mut parts = vec![format!("{cases} case run{}", plural(cases))];
         if baselines > 0 {
@@ -299,15 +312,15 @@ mod summary_tests {
             s.case_runs.push(row(Kind::Trigger, Variant::Skill, true));
         }
         assert_eq!(
-            s.line(2),
-            "plan: 12 case-runs (5 case runs, 1 baseline run, 6 trigger runs): 12 agent runs, 2 already done (cache or --resume)"
+            s.line(2, 2),
+            "plan: 12 case-runs (5 case runs, 1 baseline run, 6 trigger runs): 10 agent runs, 2 already done (cache or --resume)"
         );
         let judged = Preview {
             case_runs: vec![row(Kind::Trigger, Variant::Skill, false)],
             ..Preview::default()
         };
         assert_eq!(
-            judged.line(0),
+            judged.line(0, 0),
             "plan: 1 case-run (0 case runs, 1 judged trigger query): 0 agent runs"
         );
     }
@@ -321,7 +334,7 @@ mod summary_tests {
             ..Preview::default()
         };
         assert_eq!(
-            s.line(0),
+            s.line(0, 0),
             "plan: 2 case-runs (2 case runs): 1 agent run, 1 skipped (setup/teardown scripts need --trust)"
         );
     }
@@ -628,11 +641,7 @@ pub(super) fn preview(
         case_runs: planned
             .iter()
             .map(|p| {
-                let judge_mode =
-                    p.trigger.is_some() && opts.settings.trigger_mode == TriggerMode::Judge;
-                // As `execute::begin` decides: scripts without `--trust` start nothing.
-                let skipped = (p.case.has_scripts() && !opts.settings.trust)
-                    .then(|| UNTRUSTED_SCRIPTS.to_string());
+                let skipped = untrusted(p, opts).then(|| UNTRUSTED_SCRIPTS.to_string());
                 PlannedRow {
                     suite: p.suite.id.clone(),
                     case: p.case.id.clone(),
@@ -647,7 +656,7 @@ pub(super) fn preview(
                     model: p.model.clone(),
                     timeout_secs: p.timeout.as_secs(),
                     target: p.case.target.as_ref().map(ToString::to_string),
-                    starts_agent: !judge_mode && skipped.is_none(),
+                    starts_agent: starts_agent(p, opts),
                     judged: p.judge.is_some() && skipped.is_none(),
                     skipped,
                 }

@@ -36,26 +36,28 @@ pub(super) fn cache_secret(opts: &RunOptions) -> Option<cache_key::Key> {
 /// on).
 pub(super) struct Partition<'p, 'a> {
     pub reused: Vec<Reused>,
+    /// How many of `reused` would have started an agent.
+    pub reused_agents: usize,
     pub to_run: Vec<(&'p Planned<'a>, Option<String>)>,
 }
 
 /// Kept results of a resumed run, then cache hits (restored into the run folder; the cache is
-/// on when `cache_secret` is given); the rest of the plan is to run. `host_env`: the
-/// environment the agents are given, and `sandboxes`, each suite's sandbox, both part of
-/// every cache key.
+/// on when `cache_secret` is given); the rest of the plan is to run. `stage`: the environment
+/// the agents are given, and `sandboxes`, each suite's sandbox, both part of every cache key;
+/// what staging keeps out of a workspace (the suites' specs) is no part of a skill's digest.
 pub(super) fn partition<'p, 'a>(
     run: &'p Context<'a>,
-    host_env: &[(String, String)],
+    stage: &crate::workspace::StageOptions,
     sandboxes: &[crate::sandbox::Setting],
     cache_secret: Option<&cache_key::Key>,
 ) -> Partition<'p, 'a> {
     let key_parts = KeyParts {
         run,
         plugins: serde_json::Value::Array(run.opts.plugins.record()),
-        env: cache::env_key(host_env, &run.opts.settings.pass_env),
+        env: cache::env_key(&stage.host_env, &run.opts.settings.pass_env),
         sandboxes: sandboxes.iter().map(cache::sandbox_key).collect(),
     };
-    let mut digests = cache::Digests::default();
+    let mut digests = cache::Digests::new(stage.exclude.clone());
     let mut reused: Vec<Reused> = Vec::new();
     let mut to_run: Vec<(&Planned<'_>, Option<String>)> = Vec::new();
     for p in &run.plan.case_runs {
@@ -79,7 +81,22 @@ pub(super) fn partition<'p, 'a>(
         }
         to_run.push((p, key));
     }
-    Partition { reused, to_run }
+    let reused_agents = reused
+        .len()
+        .saturating_sub(reused_without_agent(run, &to_run));
+    Partition {
+        reused,
+        reused_agents,
+        to_run,
+    }
+}
+
+/// How many reused case-runs would have started no agent (judged trigger queries, scripts
+/// without `--trust`): those of the plan, less those still to run.
+fn reused_without_agent(run: &Context<'_>, to_run: &[(&Planned<'_>, Option<String>)]) -> usize {
+    let none = |p: &Planned<'_>| !super::plan::starts_agent(p, run.opts);
+    let planned = run.plan.case_runs.iter().filter(|p| none(p)).count();
+    planned.saturating_sub(to_run.iter().filter(|(p, _)| none(p)).count())
 }
 
 /// A result already in the run folder that `--resume` keeps: any that did not end in error.

@@ -310,9 +310,11 @@ impl Workspaces {
             command_as_skill: false,
             engines: Vec::new(),
             skill_folders: Vec::new(),
-            // The run folder, and every suite's specs: the agent never sees its own grading.
+            // The run folder, every suite's specs and its project's assay.toml: the agent
+            // never sees its own grading (`.assay/` the copy skips).
             exclude: std::iter::once(run.dir.to_path_buf())
                 .chain(run.suites.iter().flat_map(|s| s.spec_paths(&ctx.cwd)))
+                .chain(run.suites.iter().map(|s| s.project_root.join("assay.toml")))
                 .collect(),
             siblings: run.setup.siblings.clone().into(),
             bases: self.cow.is_ok().then(|| {

@@ -203,7 +203,7 @@ fn choose_shard(
                 skill: s
                     .skill
                     .as_ref()
-                    .map(|k| crate::run::cache::content_hash(&k.path)),
+                    .map(|k| crate::run::cache::skill_hash(k, &s.spec_paths(&ctx.cwd))),
             };
             (s.id.clone(), digest)
         })

@@ -49,26 +49,99 @@ pub fn copy_tree_reporting(
     project: bool,
     except: &[PathBuf],
 ) -> std::io::Result<Copied> {
+    copy_walk(from, to, walker(from, Filter::whole(project), except))
+}
+
+/// What of a skill's own folder is never installed with it: its eval specs (`evals/`, where
+/// skill-creator and the Agent Skills layouts keep them, fixtures included; `assay.toml`).
+pub const SKILL_SPECS: &[&str] = &["evals", "assay.toml"];
+
+/// Copies the skill folder `from` into `to`: the skill's files alone. Never `.assay/`, `.git`
+/// and the other folders a project copy skips, what the skill's own `.gitignore` files
+/// exclude, its eval specs ([`SKILL_SPECS`]), nor `except` (every suite's spec files).
+pub fn copy_skill(from: &Path, to: &Path, except: &[PathBuf]) -> std::io::Result<u64> {
+    copy_walk(from, to, skill_walk(from, except)).map(|c| c.bytes)
+}
+
+/// A walk of the skill folder `from` over what [`copy_skill`] installs (the cache keys a
+/// skill by the same files).
+pub fn skill_walk(from: &Path, except: &[PathBuf]) -> ignore::Walk {
+    let mut except = except.to_vec();
+    except.extend(SKILL_SPECS.iter().map(|n| from.join(n)));
+    walker(from, Filter::SKILL, &except)
+}
+
+/// What a walk leaves out besides `except`.
+#[derive(Debug, Clone, Copy)]
+struct Filter {
+    /// The folders a project copy skips ([`is_skipped_dir`]), at any depth.
+    skipped_dirs: bool,
+    /// What `.gitignore` and `.ignore` files in the tree exclude.
+    ignore_files: bool,
+    /// And those of the folders above the tree.
+    parents: bool,
+}
+
+impl Filter {
+    /// A skill's folder: its own ignore files only (a project's `.gitignore` naming
+    /// `.claude/` must not empty a skill kept there).
+    const SKILL: Filter = Filter {
+        skipped_dirs: true,
+        ignore_files: true,
+        parents: false,
+    };
+
+    fn whole(project: bool) -> Filter {
+        Filter {
+            skipped_dirs: project,
+            ignore_files: project,
+            parents: project,
+        }
+    }
+}
+
+fn walker(from: &Path, filter: Filter, except: &[PathBuf]) -> ignore::Walk {
     let except = except.to_vec();
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
-    let mut links: Vec<(PathBuf, PathBuf)> = Vec::new();
-    let walker = ignore::WalkBuilder::new(from)
+    ignore::WalkBuilder::new(from)
         .hidden(false)
-        .git_ignore(project)
-        .git_exclude(project)
+        .git_ignore(filter.ignore_files)
+        .git_exclude(filter.ignore_files)
         .git_global(false)
-        .ignore(project)
-        .parents(project)
+        .ignore(filter.ignore_files)
+        .parents(filter.parents)
         .require_git(false)
         .follow_links(false)
         .filter_entry(move |e| {
             let dir = e.depth() > 0 && e.file_type().is_some_and(|t| t.is_dir());
-            let skipped = dir && project && is_skipped_dir(&e.file_name().to_string_lossy());
+            let skipped = dir
+                && filter.skipped_dirs
+                && (is_skipped_dir(&e.file_name().to_string_lossy()) || is_run_folder(e.path()));
             // Files too: a suite's spec file is never copied.
             !(skipped || (e.depth() > 0 && except.iter().any(|x| x == e.path())))
         })
-        .build();
+        .build()
+}
+
+/// Whether `dir` is an assay run folder (`--output-dir` inside the project): an earlier run's
+/// results and grading are never shown to an agent.
+fn is_run_folder(dir: &Path) -> bool {
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(dir.join("run.json")) else {
+        return false;
+    };
+    let mut head = Vec::new();
+    if file.take(4096).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    let schema = crate::record::run::SCHEMA.trim_end_matches(char::is_alphanumeric);
+    String::from_utf8_lossy(&head).contains(schema)
+}
+
+/// Copies what `walker` walks of `from` into `to`.
+fn copy_walk(from: &Path, to: &Path, walker: ignore::Walk) -> std::io::Result<Copied> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let mut links: Vec<(PathBuf, PathBuf)> = Vec::new();
     for entry in walker {
         let entry = match entry {
             Ok(e) => e,
@@ -379,6 +452,52 @@ mod tests {
         assert_eq!(
             std::fs::read_link(dst.join("sub/same")).unwrap(),
             PathBuf::from("x")
+        );
+    }
+
+    #[test]
+    fn a_skill_is_copied_without_its_specs_runs_or_what_a_project_skips() {
+        let d = tempfile::tempdir().unwrap();
+        let src = d.path().join("skill");
+        for p in [
+            "SKILL.md",
+            "scripts/run.sh",
+            "references/evals/notes.md",
+            "assay.toml",
+            "evals/evals.json",
+            "evals/files/in.txt",
+            ".assay/runs/r/grading.json",
+            ".git/HEAD",
+            "node_modules/m/index.js",
+            "out/run.json",
+            "out/case/result.json",
+            ".gitignore",
+            "local.log",
+        ] {
+            std::fs::create_dir_all(src.join(p).parent().unwrap()).unwrap();
+            std::fs::write(src.join(p), "x").unwrap();
+        }
+        std::fs::write(src.join(".gitignore"), "*.log\n").unwrap();
+        std::fs::write(src.join("out/run.json"), r#"{"schema": "assay.run/v1"}"#).unwrap();
+        std::fs::write(src.join("spec.eval.json"), "{}").unwrap();
+        let dst = d.path().join("dst");
+        copy_skill(&src, &dst, &[src.join("spec.eval.json")]).unwrap();
+        let mut got: Vec<String> = ignore::WalkBuilder::new(&dst)
+            .standard_filters(false)
+            .build()
+            .flatten()
+            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+            .map(|e| e.path().strip_prefix(&dst).unwrap().display().to_string())
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                ".gitignore",
+                "SKILL.md",
+                "references/evals/notes.md",
+                "scripts/run.sh"
+            ]
         );
     }
 }

@@ -474,7 +474,7 @@ fn install_dir(
     io(
         "install the skill from",
         from,
-        copy::copy_tree_except(from, &dest, false, exclude),
+        copy::copy_skill(from, &dest, exclude),
     )?;
     Ok(())
 }

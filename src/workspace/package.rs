@@ -55,18 +55,40 @@ pub fn install(
 ) -> Result<(), StageError> {
     let src = pkg.root.join("skills");
     for root in roots.iter().filter(|_| src.is_dir()) {
-        let to = writer.path(Path::new(root));
-        io(
-            "install the package's",
-            &src,
-            copy::copy_tree_except(&src, &to, false, exclude),
-        )?;
+        install_skills(&src, &writer.path(Path::new(root)), exclude)?;
     }
     for engine in engines {
         match engine {
             Engine::ClaudeCode => claude_code(pkg, writer, exclude)?,
             Engine::Codex => codex(pkg, &home.join(CODEX_HOME))?,
         }
+    }
+    Ok(())
+}
+
+/// Each skill of the package's `skills/` into `to`, its files alone ([`copy::copy_skill`]),
+/// and the files beside them; a symlink there is left out (it may lead out of the package).
+fn install_skills(src: &Path, to: &Path, exclude: &[PathBuf]) -> Result<(), StageError> {
+    io("create", to, std::fs::create_dir_all(to))?;
+    let entries = io("install the package's", src, std::fs::read_dir(src))?;
+    for entry in entries {
+        let entry = io("install the package's", src, entry)?;
+        let (from, dest) = (entry.path(), to.join(entry.file_name()));
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        let skipped = crate::spec::paths::is_skipped_dir(&entry.file_name().to_string_lossy());
+        if exclude.contains(&from) || (kind.is_dir() && skipped) {
+            continue;
+        }
+        let copied = if kind.is_dir() {
+            copy::copy_skill(&from, &dest, exclude)
+        } else if kind.is_file() {
+            copy::copy_file(&from, &dest)
+        } else {
+            continue;
+        };
+        io("install the package's skill", &from, copied)?;
     }
     Ok(())
 }

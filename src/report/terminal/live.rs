@@ -34,11 +34,12 @@ impl Live {
                 jobs,
                 plan,
                 reused,
+                reused_agents,
                 ..
             } => {
                 // What the run costs, before any agent starts (stderr: stdout may be the
                 // report).
-                eprintln!("{}", plan.line(reused));
+                eprintln!("{}", plan.line(reused, reused_agents));
                 if let Some(shard) = &plan.shard {
                     eprintln!("{}", shard.line());
                 }

@@ -10,7 +10,7 @@ use super::{Input, TRIGGER_FILES};
 use crate::diag::Problem;
 use crate::spec::formats::LoadCtx;
 use crate::spec::formats::find::{EvalFormat, File, Found, Job, Scan};
-use crate::spec::root::project_root;
+use crate::spec::root::{project_root, skill_project_root};
 use crate::spec::{Skill, skill};
 
 /// Folders holding a SKILL.md the walk found.
@@ -118,11 +118,7 @@ fn claimed_by_skills(ctx: &LoadCtx, scan: &mut Scan) -> (BTreeMap<PathBuf, PathB
         else {
             continue;
         };
-        let grandparent = skill_dir
-            .parent()
-            .and_then(Path::parent)
-            .unwrap_or(scan.root);
-        let root = project_root(skill_dir, grandparent);
+        let root = skill_project_root(skill_dir, scan.root);
         let Some((dir, others)) =
             evals_dir_for(skill_dir, &name, &root, Some(scan.found.get(DIRS)))
         else {
