@@ -399,3 +399,45 @@ fn the_same_prompt_graded_on_other_criteria_is_not_a_duplicate() {
         "case `repeat` has the same prompt and criteria as case `dates`"
     );
 }
+
+#[test]
+fn a_skill_md_among_a_suites_fixtures_is_not_a_skill() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("reviewer");
+    // A skill whose eval asks the agent to review another skill, kept as fixtures: under
+    // `evals/fixtures/` (a folder no format names) and under BMAD's `files/`, each with a
+    // name that is not its folder's.
+    let meta = "---\nname: some-other-name\ndescription: A skill under review. Use when asked.\n---\nBody.\n";
+    write_tree(
+        &d,
+        &[
+            (
+                "SKILL.md",
+                "---\nname: reviewer\ndescription: Reviews skills. Use when asked to review a skill.\n---\nReview the skill in the working folder.\n",
+            ),
+            (
+                "evals/evals.json",
+                r#"{"skill_name": "reviewer", "evals": [{"id": 1, "prompt": "Review the skill in evals/fixtures/eval-3-meta-skill/ and files/meta/.", "expectations": ["The review names the skill's name mismatch."], "files": ["evals/files/meta/SKILL.md"]}]}"#,
+            ),
+            ("evals/fixtures/eval-3-meta-skill/SKILL.md", meta),
+            ("evals/files/meta/SKILL.md", meta),
+        ],
+    );
+    let out = assay(&d, &["lint", "--format", "json"]);
+    let said = format!("{}\n{}", stdout(&out), stderr(&out));
+    assert_ne!(code(&out), 2, "{said}");
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["summary"]["skills"], 1, "{said}");
+    assert!(!said.contains("name-not-folder"), "{said}");
+    // Named on its own, it is linted as a skill.
+    let out = assay(
+        &d,
+        &[
+            "lint",
+            "evals/fixtures/eval-3-meta-skill",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(stdout(&out).contains("name-not-folder"), "{}", stdout(&out));
+}

@@ -24,6 +24,23 @@ fn fixture_dirs(suite: &Suite, cwd: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Where the suites keep what is not theirs to lint as skills: their fixture folders, eval
+/// folders, overlays and staged fixtures (a SKILL.md there is material for a case, say a
+/// skill for the agent to review).
+pub(super) fn fixture_places(suites: &[Suite], cwd: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for suite in suites {
+        out.extend(fixture_dirs(suite, cwd));
+        out.extend(suite.spec_paths(cwd).into_iter().filter(|p| p.is_dir()));
+        out.extend(suite.base_overlay.iter().map(|o| cwd.join(o)));
+        for case in &suite.cases {
+            out.extend(case.overlay.iter().map(|o| cwd.join(o)));
+            out.extend(case.fixtures.iter().map(|f| cwd.join(&f.source)));
+        }
+    }
+    out
+}
+
 /// Every fixture file no suite uses, across all the suites (a folder several suites share
 /// counts a file used by any of them).
 pub fn lint(suites: &[Suite], cwd: &Path, out: &mut Vec<Problem>) {

@@ -125,8 +125,10 @@ pub fn lint(cwd: &Path, paths: &[PathBuf], suites: &[Suite], opts: &Options) -> 
 }
 
 /// The skill files to lint: every SKILL.md and `.claude/commands/*.md` under the paths, and
-/// each suite's skill, by the path shown.
+/// each suite's skill, by the path shown. One under an `evals/` folder of a path, or among a
+/// suite's fixtures ([`fixtures::fixture_places`]), is a case's material, not a skill.
 fn skill_files(cwd: &Path, paths: &[PathBuf], suites: &[Suite]) -> BTreeSet<SkillFile> {
+    let fixtures = fixtures::fixture_places(suites, cwd);
     let shown = |p: &Path| {
         p.strip_prefix(cwd)
             .map(Path::to_path_buf)
@@ -144,11 +146,15 @@ fn skill_files(cwd: &Path, paths: &[PathBuf], suites: &[Suite]) -> BTreeSet<Skil
         });
     }
     for p in paths {
-        for entry in crate::spec::paths::walk(&cwd.join(p)).flatten() {
+        let root = cwd.join(p);
+        for entry in crate::spec::paths::walk(&root).flatten() {
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 continue;
             }
             let path = entry.path();
+            if is_fixture(path, &root, &fixtures) {
+                continue;
+            }
             let kind = if path.file_name().is_some_and(|n| n == "SKILL.md") {
                 SkillKind::Dir
             } else if path.extension().is_some_and(|e| e == "md")
@@ -167,6 +173,20 @@ fn skill_files(cwd: &Path, paths: &[PathBuf], suites: &[Suite]) -> BTreeSet<Skil
         }
     }
     out
+}
+
+/// Whether `path`, found under `root`, is a suite's fixture: under an `evals/` folder below
+/// `root`, or under one of `fixtures` that `root` is not itself inside (a path named on
+/// the command line is linted).
+fn is_fixture(path: &Path, root: &Path, fixtures: &[PathBuf]) -> bool {
+    let below = path.strip_prefix(root).unwrap_or(path);
+    let in_evals = below
+        .parent()
+        .is_some_and(|d| d.components().any(|c| c.as_os_str() == "evals"));
+    in_evals
+        || fixtures
+            .iter()
+            .any(|f| path.starts_with(f) && !root.starts_with(f))
 }
 
 /// Each project's `[lint]` settings, by its root, read once.
