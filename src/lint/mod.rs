@@ -177,9 +177,16 @@ fn skill_files(cwd: &Path, paths: &[PathBuf], suites: &[Suite]) -> BTreeSet<Skil
 
 /// Whether `path`, found under `root`, is a suite's fixture: under an `evals/` folder below
 /// `root`, or under one of `fixtures` that `root` is not itself inside (a path named on
-/// the command line is linted).
+/// the command line is linted). A skill an overlay installs where an engine reads skills
+/// (`setup/.claude/skills/<name>/`) is a skill the agent is given: linted.
 fn is_fixture(path: &Path, root: &Path, fixtures: &[PathBuf]) -> bool {
     let below = path.strip_prefix(root).unwrap_or(path);
+    let installed = below
+        .ancestors()
+        .any(|d| d.ends_with(".claude/skills") || d.ends_with(".agents/skills"));
+    if installed {
+        return false;
+    }
     let in_evals = below
         .parent()
         .is_some_and(|d| d.components().any(|c| c.as_os_str() == "evals"));
