@@ -11,6 +11,8 @@ use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use serde_json::json;
+use support::model_server::{ModelServer, text, tool};
 use support::*;
 
 const SKILL: &str = "---\nname: greeter\ndescription: Writes greeting cards. Use when asked for a greeting.\n---\nWrite a short greeting.\n";
@@ -127,6 +129,79 @@ fn the_installed_skill_is_its_files_alone_and_nothing_is_left_in_the_temp_folder
         "left in the temp folder: {:?}",
         entries(&tmp)
     );
+}
+
+/// The text of the `tool_result` blocks of a request to the model, if it has any.
+fn tool_result(request: &serde_json::Value) -> Option<String> {
+    let blocks: Vec<String> = request["messages"]
+        .as_array()?
+        .iter()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| b["content"].to_string())
+        .collect();
+    (!blocks.is_empty()).then(|| blocks.join("\n"))
+}
+
+#[test]
+fn claude_code_sees_the_skills_files_alone_in_its_skill_folder() {
+    let claude = agent_cli("claude");
+    let server = ModelServer::start();
+    // The agent looks into its installed skill, and for an earlier run's grading there.
+    server.script_each(
+        "Greet person",
+        None,
+        vec![
+            tool(
+                "Bash",
+                json!({"command": "ls -aR .claude/skills/greeter; cat .claude/skills/greeter/.assay/runs/*/bmad_greeter/1/run-1/grading.json .claude/skills/greeter/evals/evals.json 2>/dev/null; true"}),
+            ),
+            text("ok"),
+        ],
+    );
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("greeter");
+    one_skill_repo(&repo, "echo ok");
+    let mut env = claude_env(&claude, &server);
+    env.push(("TMPDIR", d.path().join("tmp").display().to_string()));
+    std::fs::create_dir_all(d.path().join("tmp")).unwrap();
+    // Unsandboxed: what is installed does not depend on the sandbox, and the pinned CLI lives
+    // in the checkout, which the sandbox does not show.
+    let out = assay_env(
+        &repo,
+        &[
+            "run",
+            ".",
+            "--harness",
+            "claude-code",
+            "--pass-env",
+            "CLAUDE_CODE_MAX_RETRIES",
+            "--sandbox",
+            "none",
+            "--output-dir",
+            "out",
+        ],
+        &env,
+    );
+    let said = format!("{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(code(&out), 0, "{said}");
+    // What the CLI sent back to the model after running the command: the tool's result.
+    let results: Vec<String> = server.requests().iter().filter_map(tool_result).collect();
+    assert_eq!(results.len(), 3, "{said}");
+    for r in &results {
+        assert!(r.contains("SKILL.md") && r.contains("card.sh"), "{r}");
+        for never in [
+            "EARLIER-GRADED",
+            ".assay",
+            "assay.toml",
+            "HEAD",
+            "Greet person 2",
+        ] {
+            assert!(!r.contains(never), "{never} reached the agent: {r}");
+        }
+    }
+    assert!(entries(&d.path().join("tmp")).is_empty());
 }
 
 #[test]
