@@ -42,11 +42,11 @@ impl Settled {
         for e in events {
             match e {
                 Event::ToolCall { ref id, .. } => {
-                    self.last_call = Some(id.clone());
+                    self.last_call = (!id.is_empty()).then(|| id.clone());
                     out.push(e);
                 }
                 Event::SkillInvoked { name, call } => {
-                    match call.or_else(|| self.last_call.clone()) {
+                    match call.or_else(|| self.last_call.take()) {
                         Some(id) => match self.results.get(&id) {
                             Some((is_error, text)) => out.push(outcome(name, *is_error, text)),
                             None => self.pending.push((id, name)),
@@ -72,8 +72,12 @@ impl Settled {
                     if self.results.len() < MAX_RESULTS {
                         self.results.insert(id, (is_error, text));
                     }
+                    self.last_call = None;
                 }
-                other => out.push(other),
+                other => {
+                    self.last_call = None;
+                    out.push(other)
+                }
             }
         }
         out
@@ -98,16 +102,20 @@ impl StreamParser for Settled {
     }
 
     /// The inner parser's last events, then every load still waiting: failed, the turn over
-    /// before its result came.
+    /// before its result came (as it was said, from a harness that reports no results).
     fn after_exit(&mut self, exit: &Exited) -> Vec<Event> {
         let events = self.inner.after_exit(exit);
         let mut out = self.settle(events);
+        let results = !self.results.is_empty();
         out.extend(
             std::mem::take(&mut self.pending)
                 .into_iter()
-                .map(|(_, name)| Event::SkillFailed {
-                    name,
-                    error: "no result before the turn ended".into(),
+                .map(|(_, name)| match results {
+                    true => Event::SkillFailed {
+                        name,
+                        error: "no result before the turn ended".into(),
+                    },
+                    false => Event::SkillInvoked { name, call: None },
                 }),
         );
         out
@@ -230,7 +238,16 @@ mod tests {
                 error: "no result before the turn ended".into()
             }
         );
-        // A load with no call at all (a plugin's own event) is as it said.
+        // A load with no call at all (a plugin's own event) is as it said, also when a call
+        // came before but not right before, or had no id.
         assert_eq!(run(&[vec![invoked("x", None)]]), [invoked("x", None)]);
+        let msg = Event::Message { text: "hi".into() };
+        let events = run(&[vec![call("a"), msg.clone(), invoked("x", None)]]);
+        assert_eq!(events[2], invoked("x", None), "{events:?}");
+        let events = run(&[vec![call(""), invoked("x", None)]]);
+        assert_eq!(events[1], invoked("x", None), "{events:?}");
+        // A harness that reports no results at all: its loads are as it said.
+        let events = run(&[vec![call("a"), invoked("x", None)]]);
+        assert_eq!(events[1], invoked("x", None), "{events:?}");
     }
 }

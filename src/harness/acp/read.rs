@@ -44,7 +44,7 @@ pub struct AcpParser {
     thought: String,
     last_message: Option<String>,
     tools: HashMap<String, Tool>,
-    /// Calls not said yet (their input not known), in the order first seen.
+    /// Every call in the order first seen, to say at the turn's end those not yet running.
     held: Vec<String>,
     stop: Option<String>,
     failure: Option<String>,
@@ -281,7 +281,6 @@ impl AcpParser {
         };
         if !t.call_said {
             t.call_said = true;
-            self.held.retain(|h| h != id);
             out.push(Event::ToolCall {
                 id: id.to_string(),
                 name: t.name.clone(),
