@@ -388,7 +388,10 @@ pub fn transcript_text(events: &[Event]) -> String {
                     cut(output, 500)
                 )
             }
-            Event::SkillInvoked { name } => format!("skill invoked: {name}"),
+            Event::SkillInvoked { name, .. } => format!("skill invoked: {name}"),
+            Event::SkillFailed { name, error } => {
+                format!("skill load failed: {name}: {}", cut(error, 500))
+            }
             Event::AgentStarted { name } => format!("sub-agent started: {name}"),
             Event::HookRan {
                 event, exit_code, ..

@@ -294,7 +294,7 @@ impl StreamParser for ClaudeParser {
                             self.tool_names.push(name.clone());
                             out.push(Event::ToolCall { id, name, input });
                             if let Some(name) = skill {
-                                out.push(Event::SkillInvoked { name });
+                                out.push(Event::SkillInvoked { name, call: None });
                             }
                         }
                         _ => {}

@@ -96,6 +96,10 @@ pub struct TurnSummary {
     /// Tool calls the agent's permission system refused.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub permission_denials: Vec<serde_json::Value>,
+    /// The agent's name and version as it reported them (an ACP agent's `initialize` answer,
+    /// `agentInfo`: "Copilot 1.0.102").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -140,6 +140,9 @@ pub struct CaseRunRecord {
     pub cost_usd: Option<f64>,
     pub tool_calls: BTreeMap<String, usize>,
     pub skills_invoked: Vec<String>,
+    /// Skills the agent tried to load and could not (an unknown skill, no skill tool): no use.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills_failed: Vec<String>,
     /// Tool calls whose result was an error (a command that failed, a write refused by the
     /// sandbox, …), so a case that "completed" without doing its work shows why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -166,6 +166,7 @@ impl CaseRunRecord {
             cost_usd: None,
             tool_calls: BTreeMap::new(),
             skills_invoked: Vec::new(),
+            skills_failed: Vec::new(),
             failed_tool_calls: Vec::new(),
             artifacts: Vec::new(),
             fixture_changes: Vec::new(),

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use super::execute::{CaseRunPlan, CaseRunRecord, Status, Stop};
-use crate::harness::{ErrorCategory, Event, Invocation};
+use crate::harness::{ErrorCategory, Event, Invocation, StreamParser};
 use crate::process::{self, Exited, Spawn};
 use crate::record::Lines;
 use crate::spec::StdinSource;
@@ -89,7 +89,7 @@ pub async fn drive(
         };
         let mut spawn = spawn_for(line, plan, staged, contained, deadline);
         spawn.sealed_stdout = plan.harness.sealed_stdout();
-        let mut parser = plan.harness.parser(&inv);
+        let mut parser = crate::harness::skill_loads::Settled::new(plan.harness.parser(&inv));
         let mut events: Vec<Event> = Vec::new();
         let exited = process::run(&spawn, |l| {
             if let Some(r) = raw.as_mut() {
@@ -270,8 +270,11 @@ fn tally(r: &mut CaseRunRecord, driven: &mut Driven, events: Vec<Event>, plain: 
     for e in &events {
         match e {
             Event::ToolCall { name, .. } => *r.tool_calls.entry(name.clone()).or_default() += 1,
-            Event::SkillInvoked { name } if !r.skills_invoked.contains(name) => {
+            Event::SkillInvoked { name, .. } if !r.skills_invoked.contains(name) => {
                 r.skills_invoked.push(name.clone())
+            }
+            Event::SkillFailed { name, .. } if !r.skills_failed.contains(name) => {
+                r.skills_failed.push(name.clone())
             }
             Event::Output { text } if !plain => {
                 driven.stdout_text.push_str(text);
