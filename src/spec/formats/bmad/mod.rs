@@ -21,6 +21,7 @@ pub mod find;
 mod fixtures;
 mod sniff;
 mod triggers;
+mod unread;
 pub mod write;
 
 use std::path::PathBuf;
@@ -111,7 +112,7 @@ pub fn load(ctx: &LoadCtx, input: &Input) -> Loaded {
                     Reader::Evals => evals::read(&mut doc, &root, input, &mut suite),
                     Reader::Cases => cases::read(&mut doc, &root, input, &mut suite),
                     Reader::Triggers => {
-                        triggers::read(&mut doc, &root, &mut suite);
+                        triggers::read(&mut doc, &root, input, &mut suite);
                         Vec::new()
                     }
                 };
@@ -125,6 +126,7 @@ pub fn load(ctx: &LoadCtx, input: &Input) -> Loaded {
             }
         }
     }
+    unread::warn(ctx, input, &mut out.problems);
     if let Some(file) = adapter::beside(&input.dir) {
         match adapter::read(ctx, &file, false) {
             Ok((spec, mut warnings)) => {
