@@ -97,6 +97,11 @@ fn case_cell(r: &Report, g: &Group, variant: Variant, link: bool) -> String {
         .enumerate()
         .filter(|(_, c)| c.suite == g.suite && c.case == g.case && c.variant == variant)
         .collect();
+    // An arm that never ran this case or query (trigger queries run with the skill alone) has
+    // no cell of its own: never the skill's figures again.
+    if runs.is_empty() {
+        return cell("", None, &runs, link);
+    }
     if g.trigger {
         let t = r
             .statistics
