@@ -101,6 +101,9 @@ pub struct CaseRunRecord {
     #[serde(with = "super::path_text")]
     pub suite_source: PathBuf,
     pub case: String,
+    /// What the case's author calls it beside its id (skill-creator's `name`), when named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case_name: Option<String>,
     /// Where the case is written (its file and line), for reports that point at it (GitHub
     /// annotations). Absent in runs recorded before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -62,7 +62,12 @@ impl Row {
             baseline: r.variant.is_comparison(),
             variant: r.variant,
             outcome: r.outcome(),
-            score: r.grade.as_ref().map(|g| g.score),
+            // The checks' weighted score: none when the case-run had no check to score.
+            score: r
+                .grade
+                .as_ref()
+                .filter(|g| g.checks_total > 0)
+                .map(|g| g.score),
             duration_ms: r.duration_ms,
             tokens: r.usage.input_tokens.saturating_add(r.usage.output_tokens),
             cost_usd: r.cost_usd,
@@ -112,8 +117,9 @@ pub fn feedback_by_case(rows: &[Row]) -> Vec<(&str, &str, &crate::record::gradin
     }))
 }
 
-/// Of `(suite, case, baseline, feedback)` items, the first feedback of each case, baselines
-/// left out, in order.
+/// Of `(suite, case, baseline, feedback)` items, the first feedback of each case that flags an
+/// expectation, baselines left out, in order: a review that flags none (only an `overall`
+/// sentence) is no weak expectation, and is never counted as one.
 pub fn first_feedback_per_case<'a>(
     items: impl IntoIterator<
         Item = (
@@ -126,7 +132,7 @@ pub fn first_feedback_per_case<'a>(
 ) -> Vec<(&'a str, &'a str, &'a crate::record::grading::Feedback)> {
     let mut out: Vec<(&str, &str, &crate::record::grading::Feedback)> = Vec::new();
     for (suite, case, baseline, feedback) in items {
-        if let Some(f) = feedback.filter(|_| !baseline)
+        if let Some(f) = feedback.filter(|f| !baseline && !f.suggestions.is_empty())
             && !out.iter().any(|(s, c, _)| *s == suite && *c == case)
         {
             out.push((suite, case, f));

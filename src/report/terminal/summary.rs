@@ -154,18 +154,46 @@ fn weak_expectations(rows: &[aggregate::Row]) -> Vec<String> {
     out
 }
 
+/// The k the cases' pass@k used: `--pass-k` capped at each case's graded runs, so the one
+/// value they share (`k = 2` for `--runs 2`), else the cap and the range.
+fn k_used(agg: &aggregate::Aggregates) -> String {
+    let ks: std::collections::BTreeSet<u32> = agg
+        .cases
+        .iter()
+        .filter(|c| c.runs > 0)
+        .map(|c| c.k)
+        .collect();
+    match (ks.first(), ks.last()) {
+        (Some(a), Some(b)) if a == b => format!("k = {a}"),
+        (Some(a), Some(b)) => format!(
+            "k = {} capped at each case's graded runs: {a} to {b}",
+            agg.settings.pass_k
+        ),
+        _ => format!("k = {}", agg.settings.pass_k),
+    }
+}
+
+/// The score of a case's checks over its runs, named as such, and only when it has checks:
+/// the judge's items are not in it, so "0/3 passed … score 1.00" is never said.
+fn check_score(c: &aggregate::CaseStats) -> String {
+    match c.score_mean {
+        Some(_) => format!(", check score {} ± {}", num(c.score_mean), num(c.score_sd)),
+        None => String::new(),
+    }
+}
+
 /// Each case's statistics over its runs, and each suite's, when a case ran more than once.
 fn over_runs(agg: &aggregate::Aggregates) -> Vec<String> {
     let mut out = Vec::new();
     if agg.cases.iter().any(|c| c.runs > 1) {
         out.push(String::new());
         out.push(format!(
-            "statistics over runs (pass@k and pass^k with k = {}):",
-            agg.settings.pass_k
+            "statistics over runs (pass@k and pass^k with {}):",
+            k_used(agg)
         ));
         for c in agg.cases.iter().filter(|c| c.runs > 0) {
             out.push(format!(
-                "  {}/{}: {}/{} passed, {}, pass@{} {}, pass^{} {}, score {} ± {}, stability {}{}",
+                "  {}/{}: {}/{} passed, {}, pass@{} {}, pass^{} {}{}, stability {}{}",
                 c.suite,
                 c.case,
                 c.pass_rate.passed,
@@ -175,8 +203,7 @@ fn over_runs(agg: &aggregate::Aggregates) -> Vec<String> {
                 num(c.pass_at_k),
                 c.k,
                 num(c.pass_hat_k),
-                num(c.score_mean),
-                num(c.score_sd),
+                check_score(c),
                 num(Some(c.stability)),
                 if c.flaky { " · flaky" } else { "" }
             ));
