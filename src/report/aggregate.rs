@@ -238,6 +238,10 @@ pub struct TriggerStats {
     pub should_trigger: bool,
     /// Runs that could tell (the agent did not fail).
     pub runs: u64,
+    /// Runs that could not tell (they ended in error before the agent answered: the model API
+    /// down, say): counted neither as firing nor as not firing.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub untold: u64,
     pub fired: u64,
     pub trigger_rate: f64,
     pub threshold: f64,
@@ -328,16 +332,42 @@ pub struct Aggregates {
     pub routing: Vec<super::routing::SkillRouting>,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 impl TriggerStats {
-    /// How a query's firing missed: `fired in 0/2 runs; should trigger (threshold 0.5)`.
+    /// No run could tell whether the skill fires: the query is neither passed nor failed, it
+    /// is an error.
+    pub fn undecided(&self) -> bool {
+        self.runs == 0 && self.untold > 0
+    }
+
+    /// How a query's firing missed: `fired in 0/2 runs; should trigger (threshold 0.5)`, or
+    /// `could not tell in 3 run(s) …` when no run could.
     pub fn shortfall(&self) -> String {
         format!(
-            "fired in {}/{} runs; should {}trigger (threshold {})",
-            self.fired,
-            self.runs,
+            "{}; should {}trigger (threshold {})",
+            self.fired_in(),
             if self.should_trigger { "" } else { "not " },
             self.threshold
         )
+    }
+
+    /// `fired in 1/2 runs`, with the runs that could not tell; or `could not tell in 3 run(s)
+    /// (each ended in error before the agent answered)`.
+    pub fn fired_in(&self) -> String {
+        if self.undecided() {
+            return format!(
+                "could not tell in {} run(s) (each ended in error before the agent answered)",
+                self.untold
+            );
+        }
+        let untold = match self.untold {
+            0 => String::new(),
+            n => format!(" ({n} more could not tell)"),
+        };
+        format!("fired in {}/{} runs{untold}", self.fired, self.runs)
     }
 }
 
@@ -345,7 +375,7 @@ impl Aggregates {
     /// Whether anything failed: a case, or a trigger query.
     pub fn failed(&self) -> bool {
         self.cases.iter().any(|c| c.verdict == CaseVerdict::Fail)
-            || self.triggers.iter().any(|t| !t.passed)
+            || self.triggers.iter().any(|t| !t.passed && !t.undecided())
     }
 }
 
@@ -491,6 +521,7 @@ fn trigger_stats(rows: &[&Row]) -> TriggerStats {
         query: r0.query.clone(),
         should_trigger: r0.should_trigger,
         runs: n,
+        untold: rows.len() as u64 - n,
         fired,
         trigger_rate: rate,
         threshold: r0.threshold,

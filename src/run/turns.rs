@@ -156,13 +156,20 @@ pub async fn drive(
             {
                 err.message = format!("{} ({why})", err.message);
             }
-            // A harness plugin's fault is assay's side: an error, never the skill failing.
+            // A harness plugin's fault is assay's side, and the model API's (a login refused,
+            // a rate limit, a 5xx, no connection) the infrastructure's: an error, never the
+            // skill failing.
             let status = match err.category {
-                ErrorCategory::Plugin => Status::Error,
+                c if c == ErrorCategory::Plugin || c.is_infrastructure() => Status::Error,
                 _ => Status::Failed,
             };
             let reason = match &err.kind {
                 Some(kind) => format!("{kind}: {}", err.message),
+                None if err.category.is_infrastructure() => format!(
+                    "infrastructure error ({}): {}",
+                    crate::record::run::word(&err.category),
+                    err.message
+                ),
                 None => err.message.clone(),
             };
             r.end(status, reason);

@@ -191,6 +191,7 @@ fn claude_settings(home: &Path, env: &mut Vec<(String, String)>) -> std::io::Res
     std::fs::write(dir.join("settings.json"), settings.to_string())?;
     set(env, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
     set(env, "DISABLE_AUTOUPDATER", "1");
+    crate::harness::claude_code::cap_retries(env);
     if crate::host::running_as_root() {
         set(env, "IS_SANDBOX", "1");
     }

@@ -100,12 +100,11 @@ fn failures(
     for t in agg.triggers.iter().filter(|t| !t.passed) {
         let r = rows.iter().find(|r| r.suite == t.suite && r.case == t.id);
         failing.push(format!(
-            "  {}/{}: \"{}\" fired in {}/{} runs (should {}trigger, threshold {})\n    {}",
+            "  {}/{}: \"{}\" {} (should {}trigger, threshold {})\n    {}",
             t.suite,
             t.id,
             crate::text::gist(&t.query, 60),
-            t.fired,
-            t.runs,
+            t.fired_in(),
             if t.should_trigger { "" } else { "not " },
             t.threshold,
             r.map(|r| shown(&r.dir)).unwrap_or_default()
@@ -258,13 +257,18 @@ fn triggers(agg: &aggregate::Aggregates) -> Vec<String> {
             let routed = crate::report::routing::shown(agg);
             for t in agg.triggers.iter().filter(|t| t.suite == s.suite) {
                 out.push(format!(
-                    "  {} {} \"{}\": fired {}/{} ({}), should {}trigger{}",
-                    if t.passed { "PASS" } else { "FAIL" },
+                    "  {} {} \"{}\": {}, should {}trigger{}",
+                    match (t.passed, t.undecided()) {
+                        (true, _) => "PASS",
+                        (false, true) => "ERROR",
+                        (false, false) => "FAIL",
+                    },
                     t.id,
                     crate::text::gist(&t.query, 50),
-                    t.fired,
-                    t.runs,
-                    pct(t.trigger_rate),
+                    match t.undecided() {
+                        true => t.fired_in(),
+                        false => format!("fired {}/{} ({})", t.fired, t.runs, pct(t.trigger_rate)),
+                    },
                     if t.should_trigger { "" } else { "not " },
                     if routed && t.mode != "judge" {
                         format!("; reached: {}", crate::report::routing::reached(t))
