@@ -10,7 +10,7 @@ mod support;
 use std::path::Path;
 
 use serde_json::json;
-use support::model_server::{ModelServer, text, tool};
+use support::model_server::{ModelServer, Reply, text, tool};
 use support::*;
 
 fn with_path(bin: &Path) -> Vec<(&'static str, String)> {
@@ -30,22 +30,24 @@ fn openai(cli: &str) -> Vec<(&'static str, String)> {
     env
 }
 
-/// Runs one case with `--baseline` on `harness`, the model calling the skill tool `(name, key)`
-/// for `greeter` in both variants; returns the with-skill and the baseline `result.json`, the
-/// baseline's transcript and what `assay report audit` said.
+/// The engine's skill tool `(name, key)` called for `greeter`.
+fn skill_call((name, key): (&str, &str)) -> Reply {
+    tool(name, json!({key: "greeter"}))
+}
+
+/// Runs one case with `--baseline` on `harness`, the model loading `greeter` with `load` in
+/// both variants; returns the with-skill and the baseline `result.json`, the baseline's
+/// transcript and what `assay report audit` said.
 fn baseline_loads(
     server: &ModelServer,
     harness: &str,
-    skill_tool: (&str, &str),
+    load: Reply,
     env: &[(&'static str, String)],
 ) -> (serde_json::Value, serde_json::Value, String, String) {
     server.script_each(
         "card for Ada",
         None,
-        vec![
-            tool(skill_tool.0, json!({skill_tool.1: "greeter"})),
-            text("The card is written."),
-        ],
+        vec![load, text("The card is written.")],
     );
     let d = tempfile::tempdir().unwrap();
     write_tree(
@@ -135,7 +137,7 @@ fn claude_code_s_unknown_skill_is_no_use() {
     let claude = agent_cli("claude");
     let server = ModelServer::start();
     let env = claude_env(&claude, &server);
-    let seen = baseline_loads(&server, "claude-code", ("Skill", "skill"), &env);
+    let seen = baseline_loads(&server, "claude-code", skill_call(("Skill", "skill")), &env);
     assert_failed_load_is_no_use("claude-code", seen);
 }
 
@@ -147,7 +149,12 @@ fn claude_code_over_acp_s_unknown_skill_is_no_use() {
     env.push(("ANTHROPIC_BASE_URL", server.url.clone()));
     env.push(("ANTHROPIC_API_KEY", "sk-assay-test".into()));
     env.push(("CLAUDE_CODE_MAX_RETRIES", "0".into()));
-    let seen = baseline_loads(&server, "claude-code-acp", ("Skill", "skill"), &env);
+    let seen = baseline_loads(
+        &server,
+        "claude-code-acp",
+        skill_call(("Skill", "skill")),
+        &env,
+    );
     assert_failed_load_is_no_use("claude-code-acp", seen);
 }
 
@@ -159,7 +166,7 @@ fn copilot_s_missing_skill_tool_is_no_use() {
     env.push(("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", server.url)));
     env.push(("COPILOT_PROVIDER_API_KEY", "sk-test".into()));
     env.push(("COPILOT_PROVIDER_TYPE", "openai".into()));
-    let seen = baseline_loads(&server, "copilot", ("skill", "skill"), &env);
+    let seen = baseline_loads(&server, "copilot", skill_call(("skill", "skill")), &env);
     assert_failed_load_is_no_use("copilot", seen);
 }
 
@@ -168,7 +175,7 @@ fn opencode_s_skill_not_found_is_no_use() {
     let server = ModelServer::start();
     let mut env = openai("opencode");
     env.push(("OPENAI_BASE_URL", format!("{}/v1", server.url)));
-    let seen = baseline_loads(&server, "opencode", ("skill", "name"), &env);
+    let seen = baseline_loads(&server, "opencode", skill_call(("skill", "name")), &env);
     assert_failed_load_is_no_use("opencode", seen);
 }
 
@@ -177,6 +184,28 @@ fn qwen_code_s_failed_skill_load_is_no_use() {
     let server = ModelServer::start();
     let mut env = openai("qwen");
     env.push(("OPENAI_BASE_URL", format!("{}/v1", server.url)));
-    let seen = baseline_loads(&server, "qwen-code", ("skill", "skill"), &env);
+    let seen = baseline_loads(&server, "qwen-code", skill_call(("skill", "skill")), &env);
     assert_failed_load_is_no_use("qwen-code", seen);
+}
+
+/// Codex reads a skill's SKILL.md with its shell: in the baseline the file is not there, the
+/// command fails, and the read is no use.
+#[test]
+fn codex_s_failed_skill_read_is_no_use() {
+    let codex = agent_cli("codex");
+    let server = ModelServer::start();
+    let env = codex_env(&codex, &server);
+    let read = tool(
+        "exec_command",
+        json!({"cmd": "cat .agents/skills/greeter/SKILL.md"}),
+    );
+    // The Responses API has no per-conversation script: the skill run (offered the skill)
+    // has its own.
+    server.script_each(
+        "card for Ada",
+        Some("greeter: Writes greeting cards"),
+        vec![read.clone(), text("The card is written.")],
+    );
+    let seen = baseline_loads(&server, "codex", read, &env);
+    assert_failed_load_is_no_use("codex", seen);
 }
