@@ -823,3 +823,140 @@ fn a_uaaps_package_for_copilot_runs_on_it_and_on_each_acp_engine_with_its_mcp_se
         assert!(run["harnesses"][name].is_string(), "{run:#}");
     }
 }
+
+/// An engine over ACP against a model API that is down: its case and its should-not-fire
+/// trigger query (run once, no canary) each hit `prompt`'s outage. Returns what assay said, its
+/// exit, how long it took and the case-runs by case.
+fn outage_run(
+    harness: &str,
+    env: &[(&'static str, String)],
+    prompt: &str,
+) -> (
+    String,
+    i32,
+    f64,
+    std::collections::BTreeMap<String, serde_json::Value>,
+) {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                &format!("[run]\nharness = \"{harness}\"\ntimeout = 300\n"),
+            ),
+            (
+                ".claude/skills/greeter/SKILL.md",
+                "---\nname: greeter\ndescription: Writes greeting cards\n---\nWrite the card to card.txt.\n",
+            ),
+            (
+                "evals/greeter/evals.json",
+                &json!({"skill_name": "greeter", "evals": [{"id": "card", "prompt": prompt,
+                    "x-assay-checks": [{"type": "file_exists", "path": "card.txt"}]}]})
+                .to_string(),
+            ),
+            (
+                "evals/greeter/triggers.json",
+                &json!([{"query": format!("What is the capital of France? {prompt}"),
+                    "should_trigger": false}])
+                .to_string(),
+            ),
+        ],
+    );
+    let started = std::time::Instant::now();
+    let args = [
+        "run",
+        "--model",
+        "gpt-test",
+        "--no-canary",
+        "--trigger-runs",
+        "1",
+        "--output-dir",
+        "out",
+    ];
+    let out = assay_env(d.path(), &args, env);
+    let secs = started.elapsed().as_secs_f64();
+    let said = format!("{}\n{}", stdout(&out), stderr(&out));
+    (said, code(&out), secs, results(&d.path().join("out")))
+}
+
+/// An outage on one engine: a 500 on every request, a 429 on every request, and a refused
+/// connection (its base URL variable pointed at a closed port) each end the case-run as an
+/// error of that category (exit 3), and the should-not-fire query could not tell (never a
+/// pass), within `bound` seconds each.
+fn an_outage_is_an_error_on(
+    harness: &str,
+    base_url: (&'static str, &str),
+    mut env: Vec<(&'static str, String)>,
+    bound: f64,
+) {
+    use support::model_server::{ModelServer, Reply};
+    let server = ModelServer::start();
+    server.script_each("break please", None, vec![Reply::Down(500)]);
+    server.script_each("limit please", None, vec![Reply::Down(429)]);
+    let refused = support::model_server::refused_url();
+    let mut table = Vec::new();
+    for (prompt, category, url) in [
+        ("Write a card, break please.", "server", server.url.clone()),
+        (
+            "Write a card, limit please.",
+            "rate-limit",
+            server.url.clone(),
+        ),
+        ("Write a card.", "network", refused),
+    ] {
+        env.retain(|(k, _)| *k != base_url.0);
+        env.push((base_url.0, format!("{url}{}", base_url.1)));
+        let (said, exit, secs, runs) = outage_run(harness, &env, prompt);
+        table.push(format!("{harness} {category}: exit {exit}, {secs:.1} s"));
+        eprintln!("{}", table.last().unwrap());
+        assert_eq!(exit, 3, "{harness} {category}: {said}");
+        for (id, r) in &runs {
+            assert_eq!(
+                r["status"], "error",
+                "{harness} {category} {id}: {r:#}\n{said}"
+            );
+            assert_eq!(r["error"]["category"], category, "{harness} {id}: {r:#}");
+        }
+        assert_eq!(
+            runs["trigger-1"]["trigger"]["fired"],
+            serde_json::Value::Null
+        );
+        assert!(said.contains("could not tell"), "{said}");
+        assert!(!said.contains("PASS "), "{said}");
+        assert!(secs < bound, "{harness} {category}: {secs:.1} s\n{said}");
+    }
+}
+
+#[test]
+fn copilot_over_acp_an_outage_is_an_error() {
+    let copilot = agent_cli("copilot");
+    let mut env = with_path(copilot.parent().unwrap());
+    env.push(("COPILOT_PROVIDER_API_KEY", "sk-test".into()));
+    env.push(("COPILOT_PROVIDER_TYPE", "openai".into()));
+    an_outage_is_an_error_on("copilot", ("COPILOT_PROVIDER_BASE_URL", "/v1"), env, 60.0);
+}
+
+#[test]
+fn qwen_code_over_acp_an_outage_is_an_error() {
+    let qwen = agent_cli("qwen");
+    let mut env = with_path(qwen.parent().unwrap());
+    env.push(("OPENAI_API_KEY", "sk-test".into()));
+    an_outage_is_an_error_on("qwen-code", ("OPENAI_BASE_URL", "/v1"), env, 60.0);
+}
+
+#[test]
+fn opencode_over_acp_an_outage_is_an_error() {
+    let opencode = agent_cli("opencode");
+    let mut env = with_path(opencode.parent().unwrap());
+    env.push(("OPENAI_API_KEY", "sk-test".into()));
+    an_outage_is_an_error_on("opencode", ("OPENAI_BASE_URL", "/v1"), env, 60.0);
+}
+
+#[test]
+fn claude_code_over_acp_an_outage_is_an_error() {
+    let adapter = agent_cli("claude-agent-acp");
+    let mut env = with_path(adapter.parent().unwrap());
+    env.push(("ANTHROPIC_API_KEY", "sk-assay-test".into()));
+    an_outage_is_an_error_on("claude-code-acp", ("ANTHROPIC_BASE_URL", ""), env, 60.0);
+}

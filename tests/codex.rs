@@ -125,7 +125,9 @@ fn codex_resumes_later_turns_and_reports_server_errors() {
         ],
     );
     let out = run_assay(&codex, &server, d.path(), &["--timeout", "60"]);
-    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+    // The model API's failures are errors, never the skill failing: exit 3.
+    assert_eq!(code(&out), 3, "{}\n{}", stdout(&out), stderr(&out));
+    assert!(!stdout(&out).contains("FAIL "), "{}", stdout(&out));
     let rs = results(&d.path().join("out"));
     let chat = &rs["001"];
     assert_eq!(chat["status"], "completed", "{chat:#}");
@@ -145,8 +147,13 @@ fn codex_resumes_later_turns_and_reports_server_errors() {
     );
     for (case, category) in [("002", "server"), ("003", "rate-limit"), ("004", "auth")] {
         let r = &rs[case];
-        assert_eq!(r["status"], "failed", "{r:#}");
+        assert_eq!(r["status"], "error", "{r:#}");
         assert_eq!(r["error"]["category"], category, "{r:#}");
+        assert!(
+            stdout(&out).contains(&format!("infrastructure error ({category})")),
+            "{}",
+            stdout(&out)
+        );
     }
 }
 
@@ -391,4 +398,68 @@ fn a_clauditor_skill_reaches_codex_by_its_mention_with_its_body_once() {
         1,
         "the skill's body reaches Codex once: {first}"
     );
+}
+
+/// An outage of the model API on Codex — a 500 on every request, a refused connection — is an
+/// error named by its category (exit 3), said within seconds (assay bounds Codex's retries),
+/// and `--resume` runs it again.
+#[test]
+fn an_outage_on_codex_is_an_error_by_category_and_resume_runs_it_again() {
+    let codex = agent_cli("codex");
+    let server = ModelServer::start();
+    server.script("break please", vec![Reply::Down(500)]);
+    for (category, url) in [
+        ("server", format!("{}/v1", server.url)),
+        (
+            "network",
+            format!("{}/v1", support::model_server::refused_url()),
+        ),
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        write_tree(
+            d.path(),
+            &[
+                ("assay.toml", ""),
+                (
+                    "evals/chat/001.yaml",
+                    "timestamp: 2026-11-22T00:00:00Z\nname: chat\nprompt: break please\nexpected: x\n",
+                ),
+            ],
+        );
+        let mut env = codex_env(&codex, &server);
+        env.retain(|(k, _)| *k != "OPENAI_BASE_URL");
+        env.push(("OPENAI_BASE_URL", url));
+        let args = [
+            "run",
+            "--harness",
+            "codex",
+            "--model",
+            "gpt-test",
+            "--timeout",
+            "120",
+        ];
+        let started = std::time::Instant::now();
+        let mut all = args.to_vec();
+        all.extend(["--output-dir", "out", "--workspace-dir", "workspaces"]);
+        let out = assay_env(d.path(), &all, &env);
+        let secs = started.elapsed().as_secs_f64();
+        let said = format!("{}\n{}", stdout(&out), stderr(&out));
+        eprintln!("codex {category}: {secs:.1} s");
+        assert_eq!(code(&out), 3, "{said}");
+        assert!(secs < 60.0, "{secs:.1} s: {said}");
+        let r = &results(&d.path().join("out"))["001"];
+        assert_eq!(r["status"], "error", "{r:#}");
+        assert_eq!(r["error"]["category"], category, "{r:#}");
+        assert!(
+            said.contains(&format!("infrastructure error ({category})")),
+            "{said}"
+        );
+        let mut all = args.to_vec();
+        all.extend(["--resume", "out", "--workspace-dir", "workspaces"]);
+        let resumed = assay_env(d.path(), &all, &env);
+        let said = format!("{}\n{}", stdout(&resumed), stderr(&resumed));
+        assert_eq!(code(&resumed), 3, "{said}");
+        assert!(!said.contains("kept from the resumed run"), "{said}");
+        assert!(said.contains("1 agent run"), "{said}");
+    }
 }

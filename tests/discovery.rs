@@ -490,3 +490,92 @@ fn a_skill_name_that_is_a_path_pairs_with_nothing() {
         .unwrap_or_else(|| panic!("{listed:#}"));
     assert!(suite["skill"].is_null(), "{suite:#}");
 }
+
+/// skill-creator's trigger set as repositories keep it: `evals/trigger-eval.json`, an object
+/// whose `queries` holds the `{query, should_trigger}` list.
+const TRIGGER_EVAL: &str = r#"{"skill_name": "brief", "queries": [
+  {"query": "Write me a brief for the launch", "should_trigger": true},
+  {"query": "What is the capital of France?", "should_trigger": false}
+]}"#;
+
+#[test]
+fn a_trigger_eval_object_is_read_and_every_trigger_file_not_read_is_named() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            ("skills/brief/SKILL.md", SKILL),
+            ("skills/brief/evals/evals.json", EVALS),
+            ("skills/brief/evals/trigger-eval.json", TRIGGER_EVAL),
+            // A second trigger set under a name no runner reads.
+            (
+                "skills/brief/evals/old-triggers.json",
+                r#"[{"query": "q", "should_trigger": true}]"#,
+            ),
+        ],
+    );
+    let out = assay(d.path(), &["list", "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let s: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(s[0]["cases"].as_array().unwrap().len(), 1, "{s:#?}");
+    let triggers = s[0]["triggers"].as_array().unwrap();
+    assert_eq!(triggers.len(), 2, "{s:#?}");
+    assert_eq!(triggers[1]["should_trigger"], false);
+    // The file left out is named, with why and the shape read.
+    let err = stderr(&out);
+    assert!(
+        err.contains("old-triggers.json") && err.contains("not read"),
+        "{err}"
+    );
+    assert!(
+        err.contains("trigger-eval.json") && err.contains("`queries`"),
+        "{err}"
+    );
+    // `--evals` takes the object as a trigger set too, never as evals missing `evals`.
+    let s = suites(
+        d.path(),
+        &["--evals", "skills/brief/evals/trigger-eval.json"],
+    );
+    assert_eq!(s[0]["triggers"].as_array().unwrap().len(), 2, "{s:#?}");
+    let s = suites(
+        d.path(),
+        &[
+            "--skill",
+            "skills/brief",
+            "--evals",
+            "skills/brief/evals/old-triggers.json",
+        ],
+    );
+    assert_eq!(s[0]["triggers"].as_array().unwrap().len(), 1, "{s:#?}");
+}
+
+#[test]
+fn of_two_trigger_files_the_one_not_read_is_named_with_the_one_read() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            ("skills/brief/SKILL.md", SKILL),
+            (
+                "skills/brief/evals/triggers.json",
+                r#"[{"query": "q", "should_trigger": true}]"#,
+            ),
+            ("skills/brief/evals/trigger-eval.json", TRIGGER_EVAL),
+        ],
+    );
+    let out = assay(d.path(), &["list", "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let s: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(s[0]["triggers"].as_array().unwrap().len(), 1, "{s:#?}");
+    let err = stderr(&out);
+    let line = err
+        .lines()
+        .find(|l| l.contains("trigger-eval.json"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.contains("not read") && line.contains("triggers.json"),
+        "{err}"
+    );
+}

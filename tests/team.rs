@@ -576,7 +576,7 @@ fn repeated_runs_give_statistics_and_gate_the_case() {
     let said = stdout(&out);
     assert_eq!(code(&out), 1, "2 of 4 is below the default 100%\n{said}");
     assert!(
-        said.contains("clauditor:flaky/flaky: 2/4 passed, 50% [15%–85%], pass@3 1.00, pass^3 0.00, score 0.50 ± 0.58, stability 0.50 · flaky"),
+        said.contains("clauditor:flaky/flaky: 2/4 passed, 50% [15%–85%], pass@3 1.00, pass^3 0.00, check score 0.50 ± 0.58, stability 0.50 · flaky"),
         "{said}"
     );
     assert!(said.contains("2/4 runs passed (needs 100%)"), "{said}");

@@ -49,7 +49,7 @@ impl CaseRunView {
     pub fn skills_invoked(&self) -> Vec<&str> {
         let mut seen = Vec::new();
         for e in &self.events {
-            if let Event::SkillInvoked { name } = e
+            if let Event::SkillInvoked { name, .. } = e
                 && !seen.contains(&name.as_str())
             {
                 seen.push(name.as_str());

@@ -26,6 +26,10 @@ pub struct DoctorArgs {
     /// Print the checks as JSON.
     #[arg(long)]
     pub json: bool,
+    /// The command (or acp) harness's program and arguments, as `assay run --command` takes
+    /// them.
+    #[arg(long)]
+    pub command: Option<String>,
 }
 
 pub fn run(ctx: &LoadCtx, args: &DoctorArgs, plugins: &crate::plugin::Plugins) -> Outcome {
@@ -34,13 +38,9 @@ pub fn run(ctx: &LoadCtx, args: &DoctorArgs, plugins: &crate::plugin::Plugins) -
     if loaded.problems.iter().any(|p| p.is_error()) {
         return Outcome::BadInput;
     }
-    let opts = RunOptions {
-        settings: args.settings.from(&ctx.cwd),
-        judge: args.judge.judge.clone(),
-        transport: args.judge.transport.clone(),
-        plugins: plugins.clone(),
-        cache: true,
-        ..RunOptions::default()
+    let opts = match options(ctx, args, plugins) {
+        Ok(o) => o,
+        Err(outcome) => return outcome,
     };
     let mut checks = match doctor::examine(ctx, &loaded.suites, &opts) {
         Ok(c) => c,
@@ -90,6 +90,23 @@ pub fn run(ctx: &LoadCtx, args: &DoctorArgs, plugins: &crate::plugin::Plugins) -
     } else {
         Outcome::Infrastructure
     }
+}
+
+/// What `assay run` with these flags would be given (`--command` split as it splits it).
+fn options(
+    ctx: &LoadCtx,
+    args: &DoctorArgs,
+    plugins: &crate::plugin::Plugins,
+) -> Result<RunOptions, Outcome> {
+    Ok(RunOptions {
+        settings: args.settings.from(&ctx.cwd),
+        command: super::run::split_command(args.command.as_deref())?,
+        judge: args.judge.judge.clone(),
+        transport: args.judge.transport.clone(),
+        plugins: plugins.clone(),
+        cache: true,
+        ..RunOptions::default()
+    })
 }
 
 /// Why the checks could not be made: bad input (exit 2), or something else (exit 3).

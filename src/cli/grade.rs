@@ -577,8 +577,38 @@ fn regrade_run(
             ctx.shown(dir).display()
         );
     }
-    if unrecorded {
+    let rewritten = graded_all.is_empty() || rewrite_reports(ctx, dir);
+    if unrecorded || !rewritten {
         return Outcome::Infrastructure;
     }
     exit_for(graded_all.iter(), comparisons.iter())
+}
+
+/// Every report the run folder holds, written again from it with the new verdicts (the JUnit
+/// file, the summary, the HTML page, skill-creator's benchmark and workspace, …); false when
+/// one could not be.
+fn rewrite_reports(ctx: &LoadCtx, dir: &Path) -> bool {
+    let formats = crate::report::written_in(dir);
+    if formats.is_empty() {
+        return true;
+    }
+    let mut r = match crate::report::read(dir) {
+        Ok(r) => r,
+        Err(e) => {
+            tell!("error: the reports were not written again: {e}");
+            return false;
+        }
+    };
+    r.dir = ctx.shown(dir);
+    let mut ok = true;
+    for f in formats {
+        match crate::report::write(&r, f, dir) {
+            Ok(_) => tell!("report: {}", ctx.shown(&dir.join(f.file_name())).display()),
+            Err(e) => {
+                tell!("error: writing the {f:?} report again: {e}");
+                ok = false;
+            }
+        }
+    }
+    ok
 }

@@ -191,14 +191,7 @@ fn options(
     args: &RunArgs,
     plugins: &crate::plugin::Plugins,
 ) -> Result<RunOptions, Outcome> {
-    let command = match args.command.as_deref().map(shell_words::split) {
-        None => Vec::new(),
-        Some(Ok(words)) => words,
-        Some(Err(e)) => {
-            tell!("error: --command: {e} (quote it as a shell would)");
-            return Err(Outcome::BadInput);
-        }
-    };
+    let command = split_command(args.command.as_deref())?;
     let adapter = match &args.adapter {
         None => None,
         Some(file) => {
@@ -235,6 +228,18 @@ fn options(
         cache: !args.no_cache,
         runs_for: Default::default(),
     })
+}
+
+/// `--command` split as a shell would; `Err` (said) when it cannot be.
+pub(super) fn split_command(command: Option<&str>) -> Result<Vec<String>, Outcome> {
+    match command.map(shell_words::split) {
+        None => Ok(Vec::new()),
+        Some(Ok(words)) => Ok(words),
+        Some(Err(e)) => {
+            tell!("error: --command: {e} (quote it as a shell would)");
+            Err(Outcome::BadInput)
+        }
+    }
 }
 
 /// A run that never started: the plan of a dry run, bad input, or a harness missing.

@@ -305,6 +305,7 @@ async fn judge_case(
         rubric: None,
         criteria: None,
         error: None,
+        unusable_answers: Vec::new(),
     };
     let mut all_passed = true;
     if !case.extraction.is_empty() {
@@ -314,7 +315,7 @@ async fn judge_case(
                 outcomes.extend(fields::check(&case.extraction, &x, checks.formats()));
                 record.extraction = Some(x);
             }
-            Err(e) => record.error = Some(format!("extraction: {e}")),
+            Err(e) => failed(&mut record, "extraction: ", e),
         }
     }
     if !spec.expectations.is_empty() && record.error.is_none() {
@@ -328,7 +329,7 @@ async fn judge_case(
                 all_passed &= g.summary.failed == 0;
                 record.expectations = Some(g);
             }
-            Err(e) => record.error = Some(e.to_string()),
+            Err(e) => failed(&mut record, "", e),
         }
     }
     if !spec.rubric.is_empty() && record.error.is_none() {
@@ -345,7 +346,7 @@ async fn judge_case(
                 all_passed &= g.passed;
                 record.rubric = Some(g);
             }
-            Err(e) => record.error = Some(e.to_string()),
+            Err(e) => failed(&mut record, "", e),
         }
     }
     if let Some(c) = spec.criteria.as_deref()
@@ -359,7 +360,7 @@ async fn judge_case(
                 all_passed &= g.pass;
                 record.criteria = Some(g);
             }
-            Err(e) => record.error = Some(e.to_string()),
+            Err(e) => failed(&mut record, "", e),
         }
     }
     match &record.error {
@@ -388,7 +389,10 @@ pub fn transcript_text(events: &[Event]) -> String {
                     cut(output, 500)
                 )
             }
-            Event::SkillInvoked { name } => format!("skill invoked: {name}"),
+            Event::SkillInvoked { name, .. } => format!("skill invoked: {name}"),
+            Event::SkillFailed { name, error } => {
+                format!("skill load failed: {name}: {}", cut(error, 500))
+            }
             Event::AgentStarted { name } => format!("sub-agent started: {name}"),
             Event::HookRan {
                 event, exit_code, ..
@@ -449,5 +453,48 @@ pub fn write_grading(
     record::write_json(
         &dir.join("grading.json"),
         &grading_json(checks, judge, grade),
-    )
+    )?;
+    match judge.filter(|j| !j.unusable_answers.is_empty()) {
+        Some(j) => record::write_atomic(
+            &dir.join(JUDGE_REPLY),
+            unusable_answers(&j.unusable_answers).as_bytes(),
+        ),
+        // A later grading that used the judge's answer leaves no stale one behind.
+        None => match std::fs::remove_file(dir.join(JUDGE_REPLY)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        },
+    }
+}
+
+/// Where a case-run keeps the judge's answers that could not be used (redacted with the rest
+/// of its folder, each cut at [`MAX_ANSWER`] bytes).
+pub const JUDGE_REPLY: &str = "judge-reply.txt";
+
+/// The most of one unusable answer kept.
+const MAX_ANSWER: usize = 64 << 10;
+
+/// A judge failure: its message in the record; an answer that could not be used is kept in
+/// [`JUDGE_REPLY`], and the message names it.
+fn failed(record: &mut JudgeRecord, prefix: &str, e: modes::GradeError) {
+    let kept = match &e {
+        modes::GradeError::Invalid { answers, .. } => {
+            record.unusable_answers = answers.clone();
+            format!(" (its answers are in {JUDGE_REPLY})")
+        }
+        modes::GradeError::Judge(_) => String::new(),
+    };
+    record.error = Some(format!("{prefix}{e}{kept}"));
+}
+
+/// The unusable answers as `judge-reply.txt` holds them.
+fn unusable_answers(answers: &[String]) -> String {
+    let heads = ["the judge's answer", "its answer to the repair request"];
+    let mut out = String::new();
+    for (i, a) in answers.iter().enumerate() {
+        let head = heads.get(i).copied().unwrap_or("another answer");
+        let cut = crate::text::cut_bytes(a.clone(), MAX_ANSWER);
+        out.push_str(&format!("--- {head} ({} bytes) ---\n{cut}\n", a.len()));
+    }
+    out
 }

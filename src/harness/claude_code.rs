@@ -109,6 +109,17 @@ impl Harness for ClaudeCode {
         })
     }
 
+    /// Claude Code's own retries of a failing model API bounded ([`MAX_RETRIES`]), unless the
+    /// user passed `CLAUDE_CODE_MAX_RETRIES` of their own.
+    fn prepare(
+        &self,
+        _home: &std::path::Path,
+        env: &mut Vec<(String, String)>,
+    ) -> std::io::Result<()> {
+        cap_retries(env);
+        Ok(())
+    }
+
     /// Anthropic's key variables, `ANTHROPIC_BASE_URL` and `~/.claude/.credentials.json`.
     fn login(&self) -> super::Login {
         super::Login::of(AUTH_VARS, &["ANTHROPIC_BASE_URL"], &[LOGIN_FILE])
@@ -294,7 +305,7 @@ impl StreamParser for ClaudeParser {
                             self.tool_names.push(name.clone());
                             out.push(Event::ToolCall { id, name, input });
                             if let Some(name) = skill {
-                                out.push(Event::SkillInvoked { name });
+                                out.push(Event::SkillInvoked { name, call: None });
                             }
                         }
                         _ => {}
@@ -433,6 +444,19 @@ impl ClaudeParser {
             && s.final_message
                 .as_deref()
                 .is_some_and(|m| m.trim_end().ends_with('?'))
+    }
+}
+
+/// How many times Claude Code retries a failing model API call under assay, unless
+/// `CLAUDE_CODE_MAX_RETRIES` is passed (its own default, 10, takes three minutes of backoff
+/// before an outage is said): an outage is an error of the case-run within seconds.
+pub const MAX_RETRIES: &str = "3";
+
+/// Sets `CLAUDE_CODE_MAX_RETRIES` to [`MAX_RETRIES`] where the environment has none (Claude Code
+/// and the Claude Agent SDK under Claude's ACP adapter read it).
+pub fn cap_retries(env: &mut Vec<(String, String)>) {
+    if !env.iter().any(|(k, _)| k == "CLAUDE_CODE_MAX_RETRIES") {
+        env.push(("CLAUDE_CODE_MAX_RETRIES".into(), MAX_RETRIES.into()));
     }
 }
 

@@ -310,7 +310,7 @@ impl StreamParser for CodexParser {
                             input: serde_json::json!({ "command": command }),
                         });
                         if let Some(name) = skill {
-                            out.push(Event::SkillInvoked { name });
+                            out.push(Event::SkillInvoked { name, call: None });
                         }
                         let exit = item.get("exit_code").and_then(Value::as_i64);
                         out.push(Event::ToolResult {
@@ -410,6 +410,7 @@ impl StreamParser for CodexParser {
             usage: self.usage,
             duration_ms: Some(exit.duration.as_millis() as u64),
             permission_denials: Vec::new(),
+            agent: None,
         }
     }
 }

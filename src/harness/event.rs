@@ -31,8 +31,18 @@ pub enum Event {
         output: String,
         is_error: bool,
     },
-    /// The agent used a skill (a `Skill` tool call, or a read of a SKILL.md).
-    SkillInvoked { name: String },
+    /// The agent used a skill (a `Skill` tool call, or a read of a SKILL.md) and the load did
+    /// not fail ([`crate::harness::skill_loads`]).
+    SkillInvoked {
+        name: String,
+        /// The tool call that loads it, where it is not the call just before this event (an
+        /// ACP agent names the skill in a later update); never written.
+        #[serde(skip)]
+        call: Option<String>,
+    },
+    /// The agent tried to load a skill and the load failed (an unknown skill, no skill
+    /// tool): no use of the skill.
+    SkillFailed { name: String, error: String },
     /// A sub-agent ran: Claude Code's `Agent` tool started it, or the session ran as it
     /// (`--agent`, for a UAAPS `target: agent:<name>`).
     AgentStarted { name: String },

@@ -10,6 +10,7 @@ pub mod claude_code;
 pub mod codex;
 pub mod command;
 pub mod event;
+pub mod skill_loads;
 
 use std::path::Path;
 
@@ -128,6 +129,11 @@ pub trait Harness: Send + Sync {
     /// to check, inside the sandbox, that it is there. None: nothing is asked (a plain
     /// program, which may be anything the suite names).
     fn version_command(&self) -> Option<VersionCommand> {
+        None
+    }
+    /// Why the run's model (`None`: none given) will not do here: an engine that needs a
+    /// model named and is given none. Checked before anything runs (and by `assay doctor`).
+    fn model_missing(&self, _model: Option<&str>, _env: &HostEnv) -> Option<Unavailable> {
         None
     }
     /// A fresh parser for one invocation's output.

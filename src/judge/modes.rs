@@ -30,8 +30,12 @@ pub struct Evidence {
 pub enum GradeError {
     #[error(transparent)]
     Judge(#[from] JudgeError),
-    #[error("the judge's answer is not valid ({0}) even after a repair request")]
-    Invalid(String),
+    #[error("the judge's answer is not valid ({why}) even after a repair request")]
+    Invalid {
+        why: String,
+        /// What the judge answered, the first time and to the repair request.
+        answers: Vec<String>,
+    },
 }
 
 pub use crate::record::grading::{
@@ -131,7 +135,10 @@ pub(super) async fn ask_valid<T>(
     extract_json(&second.text)
         .ok_or_else(|| "no JSON found".to_string())
         .and_then(|v| validate(&v))
-        .map_err(GradeError::Invalid)
+        .map_err(|why| GradeError::Invalid {
+            why,
+            answers: vec![first.text, second.text],
+        })
 }
 
 pub(super) fn str_field(v: &Value, k: &str) -> String {

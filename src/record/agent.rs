@@ -48,6 +48,20 @@ impl ErrorCategory {
         "agent",
     ];
 
+    /// Whether it is the infrastructure's failure, not the agent's nor the skill's: the model
+    /// API refused the login, limited the rate, failed, or could not be reached. Such a
+    /// case-run is an error (exit 3): never a failure of the skill, never cached, run again by
+    /// `--resume`, and a trigger query's run that could not tell.
+    pub fn is_infrastructure(self) -> bool {
+        matches!(
+            self,
+            ErrorCategory::Auth
+                | ErrorCategory::RateLimit
+                | ErrorCategory::Server
+                | ErrorCategory::Network
+        )
+    }
+
     /// The category of this name, if it is one.
     pub fn named(name: &str) -> Option<ErrorCategory> {
         serde_json::from_value(serde_json::Value::String(name.to_string())).ok()
@@ -96,6 +110,10 @@ pub struct TurnSummary {
     /// Tool calls the agent's permission system refused.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub permission_denials: Vec<serde_json::Value>,
+    /// The agent's name and version as it reported them (an ACP agent's `initialize` answer,
+    /// `agentInfo`: "Copilot 1.0.102").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -149,5 +167,15 @@ mod tests {
             assert_eq!(serde_json::to_value(c).unwrap(), name);
         }
         assert_eq!(ErrorCategory::named("quota"), None);
+    }
+
+    #[test]
+    fn the_model_api_s_failures_are_the_infrastructure_s() {
+        let infra: Vec<&str> = ErrorCategory::NAMES
+            .iter()
+            .copied()
+            .filter(|n| ErrorCategory::named(n).is_some_and(ErrorCategory::is_infrastructure))
+            .collect();
+        assert_eq!(infra, ["auth", "rate-limit", "server", "network"]);
     }
 }

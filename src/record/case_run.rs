@@ -101,6 +101,9 @@ pub struct CaseRunRecord {
     #[serde(with = "super::path_text")]
     pub suite_source: PathBuf,
     pub case: String,
+    /// What the case's author calls it beside its id (skill-creator's `name`), when named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case_name: Option<String>,
     /// Where the case is written (its file and line), for reports that point at it (GitHub
     /// annotations). Absent in runs recorded before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -140,6 +143,9 @@ pub struct CaseRunRecord {
     pub cost_usd: Option<f64>,
     pub tool_calls: BTreeMap<String, usize>,
     pub skills_invoked: Vec<String>,
+    /// Skills the agent tried to load and could not (an unknown skill, no skill tool): no use.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills_failed: Vec<String>,
     /// Tool calls whose result was an error (a command that failed, a write refused by the
     /// sandbox, …), so a case that "completed" without doing its work shows why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -42,7 +42,7 @@ pub fn read_case_run(dir: &Path) -> Result<CaseRunRecord, ReadError> {
 }
 
 /// The folder of every case-run recorded in a run folder (those with a `result.json`), in
-/// path order.
+/// natural path order (`trigger-2` before `trigger-10`, `run-2` before `run-10`).
 pub fn case_run_dirs(run_dir: &Path) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = ignore::WalkBuilder::new(run_dir)
         .standard_filters(false)
@@ -52,8 +52,52 @@ pub fn case_run_dirs(run_dir: &Path) -> Vec<PathBuf> {
         .filter(|e| e.file_name() == "result.json" && e.depth() > 0)
         .filter_map(|e| e.path().parent().map(Path::to_path_buf))
         .collect();
-    found.sort();
+    found.sort_by(|a, b| natural_cmp(&a.to_string_lossy(), &b.to_string_lossy()));
     found
+}
+
+/// Text compared as people read numbers in it: each run of ASCII digits by its value (then by
+/// its length, so `01` and `1` stay apart), everything else character by character.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (x.first(), y.first()) {
+            (None, None) => return std::cmp::Ordering::Equal,
+            (None, Some(_)) => return std::cmp::Ordering::Less,
+            (Some(_), None) => return std::cmp::Ordering::Greater,
+            (Some(c), Some(d)) if c.is_ascii_digit() && d.is_ascii_digit() => {
+                let (n, rest_x) = digits(x);
+                let (m, rest_y) = digits(y);
+                let (n_trim, m_trim) = (trim_zeros(n), trim_zeros(m));
+                let by_value = n_trim
+                    .len()
+                    .cmp(&m_trim.len())
+                    .then_with(|| n_trim.cmp(m_trim))
+                    .then_with(|| n.len().cmp(&m.len()));
+                if by_value.is_ne() {
+                    return by_value;
+                }
+                (x, y) = (rest_x, rest_y);
+            }
+            (Some(c), Some(d)) => {
+                if c != d {
+                    return c.cmp(d);
+                }
+                (x, y) = (&x[1..], &y[1..]);
+            }
+        }
+    }
+}
+
+/// The leading digits of `s`, and the rest.
+fn digits(s: &[u8]) -> (&[u8], &[u8]) {
+    let n = s.iter().take_while(|c| c.is_ascii_digit()).count();
+    s.split_at(n)
+}
+
+fn trim_zeros(s: &[u8]) -> &[u8] {
+    let n = s.iter().take_while(|&&c| c == b'0').count();
+    &s[n..]
 }
 
 /// What stands in for each case-run `run` planned that has no `result.json` in `run_dir`
@@ -150,6 +194,43 @@ mod tests {
             kind: Default::default(),
             dir: dir.into(),
         }
+    }
+
+    #[test]
+    fn case_runs_are_listed_in_natural_order() {
+        let d = tempfile::tempdir().unwrap();
+        let names = ["trigger-2", "trigger-10", "trigger-1", "trigger-12", "B1"];
+        for n in names {
+            for run in ["run-10", "run-2"] {
+                let dir = d.path().join("s").join(n).join(run);
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(dir.join("result.json"), "{}").unwrap();
+            }
+        }
+        let listed: Vec<String> = case_run_dirs(d.path())
+            .iter()
+            .map(|p| {
+                p.strip_prefix(d.path().join("s"))
+                    .unwrap()
+                    .display()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                "B1/run-2",
+                "B1/run-10",
+                "trigger-1/run-2",
+                "trigger-1/run-10",
+                "trigger-2/run-2",
+                "trigger-2/run-10",
+                "trigger-10/run-2",
+                "trigger-10/run-10",
+                "trigger-12/run-2",
+                "trigger-12/run-10"
+            ]
+        );
     }
 
     #[test]

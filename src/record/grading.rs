@@ -77,6 +77,10 @@ pub struct JudgeRecord {
     pub criteria: Option<CriteriaGrade>,
     /// Why some items could not be graded (the judge failed): they are then not graded.
     pub error: Option<String>,
+    /// The judge's answers it could not use (the answer and the one to the repair request),
+    /// kept in the case-run's `judge-reply.txt` beside `grading.json`, never in the records.
+    #[serde(skip)]
+    pub unusable_answers: Vec<String>,
 }
 
 /// What the judge extracted, in the spec's order.

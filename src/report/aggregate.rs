@@ -62,7 +62,12 @@ impl Row {
             baseline: r.variant.is_comparison(),
             variant: r.variant,
             outcome: r.outcome(),
-            score: r.grade.as_ref().map(|g| g.score),
+            // The checks' weighted score: none when the case-run had no check to score.
+            score: r
+                .grade
+                .as_ref()
+                .filter(|g| g.checks_total > 0)
+                .map(|g| g.score),
             duration_ms: r.duration_ms,
             tokens: r.usage.input_tokens.saturating_add(r.usage.output_tokens),
             cost_usd: r.cost_usd,
@@ -112,8 +117,9 @@ pub fn feedback_by_case(rows: &[Row]) -> Vec<(&str, &str, &crate::record::gradin
     }))
 }
 
-/// Of `(suite, case, baseline, feedback)` items, the first feedback of each case, baselines
-/// left out, in order.
+/// Of `(suite, case, baseline, feedback)` items, the first feedback of each case that flags an
+/// expectation, baselines left out, in order: a review that flags none (only an `overall`
+/// sentence) is no weak expectation, and is never counted as one.
 pub fn first_feedback_per_case<'a>(
     items: impl IntoIterator<
         Item = (
@@ -126,7 +132,7 @@ pub fn first_feedback_per_case<'a>(
 ) -> Vec<(&'a str, &'a str, &'a crate::record::grading::Feedback)> {
     let mut out: Vec<(&str, &str, &crate::record::grading::Feedback)> = Vec::new();
     for (suite, case, baseline, feedback) in items {
-        if let Some(f) = feedback.filter(|_| !baseline)
+        if let Some(f) = feedback.filter(|f| !baseline && !f.suggestions.is_empty())
             && !out.iter().any(|(s, c, _)| *s == suite && *c == case)
         {
             out.push((suite, case, f));
@@ -232,6 +238,10 @@ pub struct TriggerStats {
     pub should_trigger: bool,
     /// Runs that could tell (the agent did not fail).
     pub runs: u64,
+    /// Runs that could not tell (they ended in error before the agent answered: the model API
+    /// down, say): counted neither as firing nor as not firing.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub untold: u64,
     pub fired: u64,
     pub trigger_rate: f64,
     pub threshold: f64,
@@ -322,16 +332,42 @@ pub struct Aggregates {
     pub routing: Vec<super::routing::SkillRouting>,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 impl TriggerStats {
-    /// How a query's firing missed: `fired in 0/2 runs; should trigger (threshold 0.5)`.
+    /// No run could tell whether the skill fires: the query is neither passed nor failed, it
+    /// is an error.
+    pub fn undecided(&self) -> bool {
+        self.runs == 0 && self.untold > 0
+    }
+
+    /// How a query's firing missed: `fired in 0/2 runs; should trigger (threshold 0.5)`, or
+    /// `could not tell in 3 run(s) …` when no run could.
     pub fn shortfall(&self) -> String {
         format!(
-            "fired in {}/{} runs; should {}trigger (threshold {})",
-            self.fired,
-            self.runs,
+            "{}; should {}trigger (threshold {})",
+            self.fired_in(),
             if self.should_trigger { "" } else { "not " },
             self.threshold
         )
+    }
+
+    /// `fired in 1/2 runs`, with the runs that could not tell; or `could not tell in 3 run(s)
+    /// (each ended in error before the agent answered)`.
+    pub fn fired_in(&self) -> String {
+        if self.undecided() {
+            return format!(
+                "could not tell in {} run(s) (each ended in error before the agent answered)",
+                self.untold
+            );
+        }
+        let untold = match self.untold {
+            0 => String::new(),
+            n => format!(" ({n} more could not tell)"),
+        };
+        format!("fired in {}/{} runs{untold}", self.fired, self.runs)
     }
 }
 
@@ -339,7 +375,7 @@ impl Aggregates {
     /// Whether anything failed: a case, or a trigger query.
     pub fn failed(&self) -> bool {
         self.cases.iter().any(|c| c.verdict == CaseVerdict::Fail)
-            || self.triggers.iter().any(|t| !t.passed)
+            || self.triggers.iter().any(|t| !t.passed && !t.undecided())
     }
 }
 
@@ -485,6 +521,7 @@ fn trigger_stats(rows: &[&Row]) -> TriggerStats {
         query: r0.query.clone(),
         should_trigger: r0.should_trigger,
         runs: n,
+        untold: rows.len() as u64 - n,
         fired,
         trigger_rate: rate,
         threshold: r0.threshold,

@@ -29,13 +29,19 @@ pub fn headline(agg: &Aggregates) -> String {
     }
     if !agg.triggers.is_empty() {
         let passed = agg.triggers.iter().filter(|t| t.passed).count();
-        let failed = agg.triggers.len() - passed;
+        let untold = agg.triggers.iter().filter(|t| t.undecided()).count();
+        let failed = agg.triggers.len() - passed - untold;
         parts.push(format!(
-            "{} trigger quer{}: {passed} passed{}",
+            "{} trigger quer{}: {passed} passed{}{}",
             agg.triggers.len(),
             if agg.triggers.len() == 1 { "y" } else { "ies" },
             if failed > 0 {
                 format!(", {failed} failed")
+            } else {
+                String::new()
+            },
+            if untold > 0 {
+                format!(", {untold} could not tell")
             } else {
                 String::new()
             }

@@ -3,8 +3,10 @@
 //! `--variant-path`) are the testcase's properties (`assay.runs`, `assay.pass_rate`,
 //! `assay.baseline.pass_rate`, `assay.delta_pass_rate`, `assay.p_value`, …) and one line per run
 //! in its output: a baseline that fails is never a failure. Failures carry the reason as their
-//! message and the failed checks in their body; errors are `<error>`; skipped and not-graded
-//! cases are `<skipped>` (with why), so CI parsers never count them as passed.
+//! message and the failed checks in their body; errors are `<error>`, and so is a case-run the
+//! judge failed on (or whose output was cut), as `assay run` exits 3 for it; skipped cases,
+//! and those not graded for want of a judge, are `<skipped>` (with why), so CI parsers never
+//! count them as passed.
 
 use crate::record::case_run::Kind as RunKind;
 use std::collections::BTreeMap;
@@ -166,6 +168,22 @@ fn properties(r: &Report, c: &CaseRun) -> String {
     x
 }
 
+/// Why a case-run is not graded when its grading failed (the judge failed, the output was
+/// cut): an error, as the run's exit code says, never a skip.
+fn grading_failed(c: &CaseRun) -> Option<String> {
+    if c.outcome != Outcome::NotGraded {
+        return None;
+    }
+    let judge = c.judge.as_ref().and_then(|j| j.error.as_ref());
+    let cut = c.result.output_truncated || !c.result.workspace_unread.is_empty();
+    (judge.is_some() || cut).then(|| {
+        format!(
+            "not graded: {}",
+            c.reason.as_deref().unwrap_or("the grading failed")
+        )
+    })
+}
+
 /// One testcase for a case over its runs (repeats, and the baseline's or variant's runs as
 /// properties and output), or for a trigger query over its runs.
 fn grouped(r: &Report, runs: &[&CaseRun]) -> (String, Kind) {
@@ -185,7 +203,12 @@ fn grouped(r: &Report, runs: &[&CaseRun]) -> (String, Kind) {
             .cases
             .iter()
             .find(|s| s.suite == c.suite && s.case == c.case);
+        let broken = skill.iter().find_map(|o| grading_failed(o));
         let (kind, message) = match cs.map(|s| (s.verdict, s.reason.clone())) {
+            // The judge failed on a run the verdict would have counted: an error (exit 3).
+            Some((CaseVerdict::None | CaseVerdict::Pass, _)) | None if broken.is_some() => {
+                (Kind::Error, broken.unwrap_or_default())
+            }
             // Nothing graded (all skipped or not graded): never counted as passed.
             Some((CaseVerdict::None, _)) | None => (Kind::Skipped, "no run was graded".to_string()),
             Some((CaseVerdict::Error, _)) => (Kind::Error, "every run ended in error".to_string()),
@@ -256,13 +279,22 @@ fn single(c: &CaseRun) -> (String, Kind) {
             Some(format!("      <skipped message=\"{}\"/>\n", attr(&reason))),
             Kind::Skipped,
         ),
-        Outcome::NotGraded => (
-            Some(format!(
-                "      <skipped message=\"not graded: {}\"/>\n",
-                attr(&reason)
-            )),
-            Kind::Skipped,
-        ),
+        Outcome::NotGraded => match grading_failed(c) {
+            Some(why) => (
+                Some(format!(
+                    "      <error message=\"{}\" type=\"not-graded\"/>\n",
+                    attr(&why)
+                )),
+                Kind::Error,
+            ),
+            None => (
+                Some(format!(
+                    "      <skipped message=\"not graded: {}\"/>\n",
+                    attr(&reason)
+                )),
+                Kind::Skipped,
+            ),
+        },
     };
     match body {
         None => x.push_str("/>\n"),

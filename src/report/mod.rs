@@ -114,6 +114,17 @@ pub fn render(r: &Report, format: Format) -> String {
     }
 }
 
+/// The reports a run folder holds (each format whose file is there), so they can be written
+/// again when the folder's verdicts change (`assay grade <run-dir>`).
+pub fn written_in(dir: &Path) -> Vec<Format> {
+    use clap::ValueEnum as _;
+    Format::value_variants()
+        .iter()
+        .copied()
+        .filter(|f| dir.join(f.file_name()).is_file())
+        .collect()
+}
+
 /// Writes a report into the run folder, atomically; the UAAPS report also goes to
 /// `evals/reports/<id>.json` in each UAAPS package of the run, as the UAAPS runner does.
 pub fn write(r: &Report, format: Format, dir: &Path) -> std::io::Result<Vec<std::path::PathBuf>> {

@@ -63,6 +63,9 @@ pub struct Summary {
 pub struct CaseRun {
     pub suite: String,
     pub case: String,
+    /// The case's name beside its id (skill-creator's `name`), when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     pub run: u32,
     pub kind: Kind,
     pub variant: Variant,
@@ -103,6 +106,7 @@ impl CaseRun {
         CaseRun {
             suite: r.suite.clone(),
             case: r.case.clone(),
+            name: r.case_name.clone(),
             run: r.run,
             kind: r.kind,
             variant: r.variant,

@@ -5,7 +5,11 @@
 //! `run_summary` with each configuration's mean, standard deviation, minimum and maximum of
 //! the pass rate, time and tokens, and the `delta` as signed strings. Each case-run's
 //! `grading.json` (written by every run) is the per-run file of the same schema. A
-//! `--variant-path` arm is neither configuration and is left out, said in `notes`.
+//! `--variant-path` arm is neither configuration and is left out, said in `notes`. A case-run
+//! with no verdict (not graded: the judge failed or there was none; an error; skipped; never
+//! recorded) is left out of `runs` and of every figure, as skill-creator's
+//! `aggregate_benchmark.py` leaves out a run with no `grading.json`, and named in `notes`: it
+//! is never a pass rate of 0.
 //!
 //! Beside it, [`write_workspace`] lays the run out as skill-creator's workspace, which its
 //! `eval-viewer/generate_review.py` reads: `skill-creator/eval-<id>/<configuration>/run-<n>/`
@@ -64,6 +68,11 @@ fn eval_ids(runs: &[(&CaseRun, &str)]) -> Vec<((String, String), u64)> {
         .collect()
 }
 
+/// An eval's name as skill-creator's viewer shows it: its `name`, else its id.
+fn eval_name(c: &CaseRun) -> &str {
+    c.name.as_deref().unwrap_or(&c.case)
+}
+
 fn id_of(ids: &[((String, String), u64)], c: &CaseRun) -> u64 {
     ids.iter()
         .find(|((suite, case), _)| *suite == c.suite && *case == c.case)
@@ -83,7 +92,8 @@ pub fn write_workspace(r: &Report, run_dir: &Path) -> std::io::Result<Vec<PathBu
             .join(format!("eval-{}", id_of(&ids, c)))
             .join(configuration)
             .join(format!("run-{}", c.run));
-        let metadata = json!({"eval_id": id_of(&ids, c), "eval_name": c.case, "prompt": c.prompt});
+        let metadata =
+            json!({"eval_id": id_of(&ids, c), "eval_name": eval_name(c), "prompt": c.prompt});
         let mut files = vec![(
             to.join("eval_metadata.json"),
             metadata.to_string().into_bytes(),
@@ -98,7 +108,10 @@ pub fn write_workspace(r: &Report, run_dir: &Path) -> std::io::Result<Vec<PathBu
                 files.push((dst, bytes));
             }
         };
-        copy(from.join("grading.json"), to.join("grading.json"));
+        // A run with no verdict has no grading here, so skill-creator's aggregator skips it.
+        if has_verdict(c) {
+            copy(from.join("grading.json"), to.join("grading.json"));
+        }
         copy(from.join("output.txt"), to.join("outputs/output.txt"));
         for e in std::fs::read_dir(from.join("artifacts"))
             .into_iter()
@@ -121,11 +134,49 @@ pub fn write_workspace(r: &Report, run_dir: &Path) -> std::io::Result<Vec<PathBu
 /// The largest file copied into the workspace.
 const MAX_COPY: u64 = 16 << 20;
 
+/// Whether a case-run was graded pass or fail: only those have a pass rate.
+fn has_verdict(c: &CaseRun) -> bool {
+    matches!(
+        c.outcome,
+        crate::record::Outcome::Passed | crate::record::Outcome::Failed
+    )
+}
+
+/// The notes naming each case-run left out for want of a verdict (the first 20).
+fn left_out(runs: &[(&CaseRun, &str)], ids: &[((String, String), u64)]) -> Vec<String> {
+    let out: Vec<&(&CaseRun, &str)> = runs.iter().filter(|(c, _)| !has_verdict(c)).collect();
+    let mut notes: Vec<String> = out
+        .iter()
+        .take(20)
+        .map(|(c, configuration)| {
+            format!(
+                "eval {} ({}) {configuration} run {} is left out of runs and run_summary: {}{}",
+                id_of(ids, c),
+                eval_name(c),
+                c.run,
+                c.outcome.word(),
+                c.reason
+                    .as_deref()
+                    .map(|r| format!(" ({})", crate::text::gist(r, 200)))
+                    .unwrap_or_default()
+            )
+        })
+        .collect();
+    if out.len() > 20 {
+        notes.push(format!(
+            "and {} more case-runs with no verdict are left out",
+            out.len() - 20
+        ));
+    }
+    notes
+}
+
 pub fn render(r: &Report) -> String {
     let runs = configured(r);
     let ids = eval_ids(&runs);
     let entries: Vec<Value> = runs
         .iter()
+        .filter(|(c, _)| has_verdict(c))
         .map(|(c, configuration)| run(c, configuration, Value::from(id_of(&ids, c))))
         .collect();
     let summary = |configuration: &str| {
@@ -143,7 +194,7 @@ pub fn render(r: &Report) -> String {
             - without[field]["mean"].as_f64().unwrap_or(0.0);
         format!("{d:+.digits$}")
     };
-    let mut notes: Vec<String> = Vec::new();
+    let mut notes: Vec<String> = left_out(&runs, &ids);
     if r.case_runs.iter().any(|c| c.variant == Variant::Variant) {
         notes.push("the --variant-path arm is neither with_skill nor without_skill and is left out; assay's report.json has it".into());
     }
@@ -198,7 +249,7 @@ fn run(c: &CaseRun, configuration: &str, eval_id: Value) -> Value {
     let errors = usize::from(c.outcome == crate::record::Outcome::Error);
     json!({
         "eval_id": eval_id,
-        "eval_name": c.case,
+        "eval_name": eval_name(c),
         "configuration": configuration,
         "run_number": c.run,
         "result": {

@@ -101,6 +101,7 @@ impl CaseRunRecord {
             suite: plan.suite.id.clone(),
             suite_source: plan.suite.source.clone(),
             case: plan.case.id.clone(),
+            case_name: plan.case.name.clone(),
             case_at: (plan.case.location.line > 0).then(|| crate::record::case_run::CaseAt {
                 file: plan.case.location.file.clone(),
                 line: plan.case.location.line,
@@ -166,6 +167,7 @@ impl CaseRunRecord {
             cost_usd: None,
             tool_calls: BTreeMap::new(),
             skills_invoked: Vec::new(),
+            skills_failed: Vec::new(),
             failed_tool_calls: Vec::new(),
             artifacts: Vec::new(),
             fixture_changes: Vec::new(),

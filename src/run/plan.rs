@@ -516,6 +516,15 @@ pub(super) fn plan<'a>(
                 }
                 _ => vec![Variant::Skill],
             };
+            let model = opts
+                .settings
+                .model
+                .clone()
+                .or_else(|| s.defaults.model.clone())
+                .or_else(|| config.run.model.clone());
+            if !judge_mode {
+                need_model(&mut unavailable, harnesses[idx].1.as_ref(), &model, host);
+            }
             for variant in variants {
                 for run in 1..=runs {
                     planned.push(Planned {
@@ -526,12 +535,7 @@ pub(super) fn plan<'a>(
                         variant,
                         run,
                         harness: idx,
-                        model: opts
-                            .settings
-                            .model
-                            .clone()
-                            .or_else(|| s.defaults.model.clone())
-                            .or_else(|| config.run.model.clone()),
+                        model: model.clone(),
                         timeout: Duration::from_secs(timeout),
                         folder: PathBuf::new(),
                     });
@@ -560,6 +564,20 @@ pub(super) struct ShardPlan<'a> {
 
 /// Cuts the whole plan into shards (as `--resume` of a shard first cut it, else by the
 /// expected times) and keeps this shard's case-runs.
+/// A harness that needs a model named and is given none cannot run (said once).
+fn need_model(
+    unavailable: &mut Vec<(String, Unavailable)>,
+    h: &dyn Harness,
+    model: &Option<String>,
+    host: &crate::host::HostEnv,
+) {
+    if let Some(u) = h.model_missing(model.as_deref(), host)
+        && !unavailable.iter().any(|(_, e)| e.message == u.message)
+    {
+        unavailable.push((h.name().to_string(), u));
+    }
+}
+
 fn slice<'a>(planned: &mut Vec<Planned<'_>>, chosen: &'a shard::Chosen) -> ShardPlan<'a> {
     let items: Vec<(String, Option<f64>)> = planned
         .iter()

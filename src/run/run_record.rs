@@ -151,6 +151,13 @@ impl RunJson {
             run_record.interrupted = true;
         }
         run_record.budget_stop = ran.budget_stop.clone();
+        // A harness with no version of its own (the generic `acp`): as its agent reported it.
+        for (h, agent) in &ran.agents {
+            let v = run_record.harnesses.entry(h.clone()).or_default();
+            if v.is_empty() {
+                *v = agent.clone();
+            }
+        }
         let record_error = record::write_json(&dir.join("run.json"), &run_record)
             .err()
             .map(|e| format!("cannot write {}: {e}", dir.join("run.json").display()));

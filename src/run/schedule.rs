@@ -1,6 +1,7 @@
 //! Running what the plan left to run: at most `jobs` case-runs at once, each launched with
 //! what the run shares, until all are done or a signal stops the run.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -57,6 +58,8 @@ pub(super) struct Ran {
     pub signal: i32,
     /// `--max-cost` left case-runs unstarted.
     pub budget_stop: Option<record::run::BudgetStop>,
+    /// Per harness, the agent's name and version as one of its case-runs reported them.
+    pub agents: BTreeMap<String, String>,
 }
 
 /// `--max-cost`: what the case-runs this run started have cost (as their agents report it),
@@ -108,7 +111,7 @@ pub(super) fn schedule(
         spent: Mutex::new(0.0),
         not_started: AtomicUsize::new(0),
     };
-    let (ran, judge_failed, output_cut) = runtime.block_on(async {
+    let (ran, judge_failed, output_cut, agents) = runtime.block_on(async {
         let signals = tokio::spawn(watch_signals(
             cancel_tx,
             interrupted.clone(),
@@ -121,6 +124,7 @@ pub(super) fn schedule(
         )
         .buffer_unordered(launch.run.jobs);
         let (mut ran, mut judge_failed, mut output_cut) = (0, false, false);
+        let mut agents = BTreeMap::new();
         while let Some(r) = stream.next().await {
             if let Some(r) = r {
                 budget.add(r.cost_usd);
@@ -128,16 +132,20 @@ pub(super) fn schedule(
                 ran += 1;
                 judge_failed |= r.judge.as_ref().is_some_and(|j| j.error.is_some());
                 output_cut |= r.output_truncated && r.outcome() == record::Outcome::NotGraded;
+                if let Some(a) = r.turns.iter().find_map(|t| t.agent.clone()) {
+                    agents.entry(r.harness.clone()).or_insert(a);
+                }
             }
         }
         signals.abort();
-        (ran, judge_failed, output_cut)
+        (ran, judge_failed, output_cut, agents)
     });
     let not_started = budget.not_started.load(Ordering::SeqCst);
     Ran {
         ran,
         judge_failed,
         output_cut,
+        agents,
         signal: interrupted.load(Ordering::SeqCst),
         budget_stop: budget.limit.filter(|_| not_started > 0).map(|limit| {
             record::run::BudgetStop {

@@ -7,7 +7,7 @@ use crate::spec::{Target, TargetKind};
 /// Whether `events` show `target` at work.
 pub fn exercised(target: &Target, events: &[Event]) -> bool {
     events.iter().any(|e| match (target.kind, e) {
-        (TargetKind::Skill, Event::SkillInvoked { name }) => *name == target.name,
+        (TargetKind::Skill, Event::SkillInvoked { name, .. }) => *name == target.name,
         (TargetKind::Agent, Event::AgentStarted { name }) => *name == target.name,
         (TargetKind::Hook, Event::HookRan { event, .. }) => same_event(event, &target.name),
         _ => false,
@@ -39,7 +39,10 @@ mod tests {
     #[test]
     fn each_kind_reads_its_own_evidence() {
         let events = vec![
-            Event::SkillInvoked { name: "pdf".into() },
+            Event::SkillInvoked {
+                name: "pdf".into(),
+                call: None,
+            },
             Event::AgentStarted { name: "rev".into() },
             Event::HookRan {
                 event: "PreToolUse".into(),

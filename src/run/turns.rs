@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use super::execute::{CaseRunPlan, CaseRunRecord, Status, Stop};
-use crate::harness::{ErrorCategory, Event, Invocation};
+use crate::harness::{ErrorCategory, Event, Invocation, StreamParser};
 use crate::process::{self, Exited, Spawn};
 use crate::record::Lines;
 use crate::spec::StdinSource;
@@ -89,7 +89,7 @@ pub async fn drive(
         };
         let mut spawn = spawn_for(line, plan, staged, contained, deadline);
         spawn.sealed_stdout = plan.harness.sealed_stdout();
-        let mut parser = plan.harness.parser(&inv);
+        let mut parser = crate::harness::skill_loads::Settled::new(plan.harness.parser(&inv));
         let mut events: Vec<Event> = Vec::new();
         let exited = process::run(&spawn, |l| {
             if let Some(r) = raw.as_mut() {
@@ -156,13 +156,20 @@ pub async fn drive(
             {
                 err.message = format!("{} ({why})", err.message);
             }
-            // A harness plugin's fault is assay's side: an error, never the skill failing.
+            // A harness plugin's fault is assay's side, and the model API's (a login refused,
+            // a rate limit, a 5xx, no connection) the infrastructure's: an error, never the
+            // skill failing.
             let status = match err.category {
-                ErrorCategory::Plugin => Status::Error,
+                c if c == ErrorCategory::Plugin || c.is_infrastructure() => Status::Error,
                 _ => Status::Failed,
             };
             let reason = match &err.kind {
                 Some(kind) => format!("{kind}: {}", err.message),
+                None if err.category.is_infrastructure() => format!(
+                    "infrastructure error ({}): {}",
+                    crate::record::run::word(&err.category),
+                    err.message
+                ),
                 None => err.message.clone(),
             };
             r.end(status, reason);
@@ -270,8 +277,11 @@ fn tally(r: &mut CaseRunRecord, driven: &mut Driven, events: Vec<Event>, plain: 
     for e in &events {
         match e {
             Event::ToolCall { name, .. } => *r.tool_calls.entry(name.clone()).or_default() += 1,
-            Event::SkillInvoked { name } if !r.skills_invoked.contains(name) => {
+            Event::SkillInvoked { name, .. } if !r.skills_invoked.contains(name) => {
                 r.skills_invoked.push(name.clone())
+            }
+            Event::SkillFailed { name, .. } if !r.skills_failed.contains(name) => {
+                r.skills_failed.push(name.clone())
             }
             Event::Output { text } if !plain => {
                 driven.stdout_text.push_str(text);

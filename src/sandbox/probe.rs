@@ -37,7 +37,9 @@ pub fn probe(host: &HostEnv, helper: Option<PathBuf>) -> Result<Bwrap, Unavailab
         .map(PathBuf::from)
         .or_else(|| host.which("bwrap"))
         .ok_or_else(|| Unavailable {
-            message: "bubblewrap (`bwrap`) is not installed: agents run with their permission prompts bypassed and cannot be contained without it".into(),
+            // Only the fact: whether agents can be contained at all is for the caller to say
+            // (Landlock may contain them; `no sandbox works` says when nothing does).
+            message: "bubblewrap (`bwrap`) is not installed".into(),
             fix: format!("{INSTALL}, or pass --sandbox none to run agents unsandboxed (recorded in run.json and every report)"),
         })?;
     let helper = match helper {
@@ -121,7 +123,7 @@ mod tests {
             vars: Vec::new(),
         };
         let e = probe(&host, Some(PathBuf::from("/bin/true"))).unwrap_err();
-        assert!(e.message.contains("not installed"), "{}", e.message);
+        assert_eq!(e.message, "bubblewrap (`bwrap`) is not installed");
         assert!(e.fix.contains("apt-get install bubblewrap"), "{}", e.fix);
         assert!(e.fix.contains("--sandbox none"), "{}", e.fix);
     }

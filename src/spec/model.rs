@@ -320,6 +320,9 @@ pub struct Sandbox {
 pub struct Case {
     /// Unique within its suite.
     pub id: String,
+    /// What its author calls it, beside its id (skill-creator's `name`): shown with the id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     pub location: Location,
     pub description: Option<String>,
     /// One prompt per turn; later turns resume the same session.
@@ -363,6 +366,7 @@ impl Case {
     pub fn new(id: impl Into<String>, location: Location, turns: Vec<String>) -> Self {
         Case {
             id: id.into(),
+            name: None,
             location,
             description: None,
             turns,

@@ -97,7 +97,11 @@ pub fn write_tree(root: &Path, files: &[(&str, &str)]) {
 /// The pinned agent CLI installed by `.ci/run` (`npm ci --prefix tests/agents`), or `None`
 /// with a printed reason. Under CI a missing CLI fails the test instead.
 pub fn agent_cli(name: &str) -> PathBuf {
-    let p = repo().join("tests/agents/node_modules/.bin").join(name);
+    // The folder by its real path: a worktree's `node_modules` may be a link to another
+    // checkout's, which the sandbox shows only by its own path.
+    let modules = repo().join("tests/agents/node_modules");
+    let modules = std::fs::canonicalize(&modules).unwrap_or(modules);
+    let p = modules.join(".bin").join(name);
     if p.exists() {
         return p;
     }

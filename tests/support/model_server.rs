@@ -36,6 +36,36 @@ pub enum Reply {
     },
     /// Never answer (for timeouts).
     Hang,
+    /// An outage: this status for this request and every later one of the rule, with nothing
+    /// telling the client not to retry (unlike [`Reply::Error`], whose Anthropic answer says
+    /// `x-should-retry: false`): the agent's own retry loop runs as it would against a real
+    /// outage.
+    Down(u16),
+}
+
+/// A base URL where nothing listens: every connection is refused.
+pub fn refused_url() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    drop(listener);
+    url
+}
+
+/// A base URL whose server reads each request and closes the connection without a word (the
+/// client sees the socket hang up: ECONNRESET).
+pub fn resetting_url() -> String {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut conn in listener.incoming().flatten() {
+            let _ = conn.set_read_timeout(Some(Duration::from_millis(200)));
+            let mut buf = [0u8; 4096];
+            let _ = conn.read(&mut buf);
+            drop(conn);
+        }
+    });
+    url
 }
 
 pub fn text(t: &str) -> Reply {
@@ -183,17 +213,16 @@ async fn messages(
     let model = req["model"].as_str().unwrap_or("claude-test").to_string();
     let stream = req["stream"].as_bool().unwrap_or(false);
     match reply {
+        Reply::Down(status) => down(
+            status,
+            &json!({"type": "error", "error": {"type": kind_of(status), "message": "the model is down"}}),
+        ),
         Reply::Hang => {
             tokio::time::sleep(Duration::from_secs(3600)).await;
             Response::new(Body::empty())
         }
         Reply::Error { status, message } => {
-            let kind = match status {
-                401 => "authentication_error",
-                429 => "rate_limit_error",
-                529 => "overloaded_error",
-                _ => "api_error",
-            };
+            let kind = kind_of(status);
             Response::builder()
                 .status(StatusCode::from_u16(status).unwrap())
                 .header("content-type", "application/json")
@@ -217,6 +246,25 @@ async fn messages(
             respond(stream, &model, id, block, "tool_use")
         }
     }
+}
+
+/// The Anthropic API's name for an error of this status.
+fn kind_of(status: u16) -> &'static str {
+    match status {
+        401 => "authentication_error",
+        429 => "rate_limit_error",
+        529 => "overloaded_error",
+        _ => "api_error",
+    }
+}
+
+/// An outage's answer: the status and the body, and nothing said about retrying.
+fn down(status: u16, body: &Value) -> Response {
+    Response::builder()
+        .status(StatusCode::from_u16(status).unwrap())
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap()
 }
 
 fn respond(stream: bool, model: &str, id: u64, block: Value, stop: &str) -> Response {
@@ -315,6 +363,17 @@ fn codex_cwd(req: &Value) -> String {
         .unwrap_or_default()
 }
 
+/// An outage's reply where the API's error answer says nothing about retrying anyway.
+fn outage_as_error(r: Reply) -> Reply {
+    match r {
+        Reply::Down(status) => Reply::Error {
+            status,
+            message: "the model is down".into(),
+        },
+        other => other,
+    }
+}
+
 fn next_reply(shared: &Shared, said: &[String], step: Option<usize>, body: &str) -> Reply {
     let mut rules = shared.rules.lock().unwrap();
     let hit = said.iter().find_map(|t| {
@@ -331,10 +390,16 @@ fn next_reply(shared: &Shared, said: &[String], step: Option<usize>, body: &str)
                 Some(s) if rule.per_conversation => s,
                 _ => rule.next,
             };
+            let down = rule
+                .replies
+                .last()
+                .filter(|r| matches!(r, Reply::Down(_)))
+                .cloned();
             let r = rule
                 .replies
                 .get(at)
                 .cloned()
+                .or(down)
                 .unwrap_or_else(|| text("done"));
             rule.next += 1;
             r
@@ -346,13 +411,14 @@ fn next_reply(shared: &Shared, said: &[String], step: Option<usize>, body: &str)
 async fn responses(State(shared): State<Arc<Shared>>, body: String) -> Response {
     let req: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
     shared.requests.lock().unwrap().push(req.clone());
-    let reply = next_reply(&shared, &input_texts(&req), None, &body);
+    let reply = outage_as_error(next_reply(&shared, &input_texts(&req), None, &body));
     let id = {
         let mut n = shared.ids.lock().unwrap();
         *n += 1;
         *n
     };
     let item = match reply {
+        Reply::Down(_) => unreachable!("an outage is answered as an error here"),
         Reply::Hang => {
             tokio::time::sleep(Duration::from_secs(3600)).await;
             return Response::new(Body::empty());
@@ -457,7 +523,8 @@ async fn gemini(
         );
     }
     shared.requests.lock().unwrap().push(req.clone());
-    let part = match next_reply(&shared, &gemini_texts(&req), None, &body) {
+    let part = match outage_as_error(next_reply(&shared, &gemini_texts(&req), None, &body)) {
+        Reply::Down(_) => unreachable!("an outage is answered as an error here"),
         Reply::Hang => {
             tokio::time::sleep(Duration::from_secs(3600)).await;
             return Response::new(Body::empty());
@@ -514,7 +581,7 @@ async fn chat(State(shared): State<Arc<Shared>>, body: String) -> Response {
     let step = req["messages"]
         .as_array()
         .map(|m| m.iter().filter(|m| m["role"] == "assistant").count());
-    let reply = next_reply(&shared, &user_texts(&req), step, &body);
+    let reply = outage_as_error(next_reply(&shared, &user_texts(&req), step, &body));
     let id = {
         let mut n = shared.ids.lock().unwrap();
         *n += 1;
@@ -522,6 +589,7 @@ async fn chat(State(shared): State<Arc<Shared>>, body: String) -> Response {
     };
     let model = req["model"].as_str().unwrap_or("gpt-test").to_string();
     let (delta, finish) = match reply {
+        Reply::Down(_) => unreachable!("an outage is answered as an error here"),
         Reply::Hang => {
             tokio::time::sleep(Duration::from_secs(3600)).await;
             return Response::new(Body::empty());

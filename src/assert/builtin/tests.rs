@@ -305,6 +305,7 @@ fn file_fixture_skill_sequence_and_budget_checks() {
             call("Skill"),
             crate::harness::Event::SkillInvoked {
                 name: "brief".into(),
+                call: None,
             },
             call("Read"),
             call("Bash"),

@@ -187,6 +187,28 @@ impl Harness for AcpHarness {
         e
     }
 
+    /// A preset's engine pointed at an endpoint of one's own that needs a model named
+    /// (Copilot, OpenCode), and none given: neither the run's `--model` nor its variable.
+    fn model_missing(&self, model: Option<&str>, env: &HostEnv) -> Option<Unavailable> {
+        let need = self.preset?.model_needed.as_ref()?;
+        let given = model.is_some_and(|m| !m.is_empty())
+            || env.var(need.var).is_some_and(|v| !v.is_empty());
+        let own_endpoint = env.var(need.when).is_some_and(|v| !v.is_empty());
+        (own_endpoint && !given).then(|| Unavailable {
+            message: format!(
+                "the {} harness has no model: {} is set, and neither --model nor {} ({})",
+                self.name(),
+                need.when,
+                need.var,
+                need.why
+            ),
+            fix: format!(
+                "pass --model <name> (or `model` under [run] in assay.toml), or set {}",
+                need.var
+            ),
+        })
+    }
+
     fn parser(&self, _inv: &Invocation<'_>) -> Box<dyn StreamParser> {
         parser()
     }

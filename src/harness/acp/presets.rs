@@ -45,6 +45,17 @@ pub struct Preset {
     /// Programs its tools run, each with why: checked on PATH before anything runs, and shown
     /// inside the sandbox.
     pub needs: &'static [(&'static str, &'static str)],
+    /// When it must be told a model (checked before anything runs).
+    pub model_needed: Option<ModelNeeded>,
+}
+
+/// An engine that, pointed at an endpoint of one's own (`when` set), needs a model named: the
+/// run's `--model`, or `var`.
+pub struct ModelNeeded {
+    pub when: &'static str,
+    pub var: &'static str,
+    /// What happens without one.
+    pub why: &'static str,
 }
 
 /// How an engine is given a package's MCP servers.
@@ -99,6 +110,11 @@ pub const COPILOT: Preset = Preset {
     ],
     mcp: McpHandoff::Settings(copilot_mcp),
     needs: &[],
+    model_needed: Some(ModelNeeded {
+        when: "COPILOT_PROVIDER_BASE_URL",
+        var: "COPILOT_MODEL",
+        why: "Copilot refuses to start: \"BYOK providers require an explicit model\"",
+    }),
 };
 
 /// `~/.copilot/mcp-config.json`: Copilot CLI 1.0.102 leaves out the servers of ACP's
@@ -163,6 +179,7 @@ pub const CLAUDE_CODE_ACP: Preset = Preset {
     default_endpoints: &["https://api.anthropic.com"],
     mcp: McpHandoff::Session,
     needs: &[],
+    model_needed: None,
 };
 
 /// `~/.claude/settings.json` with permissions bypassed (the sandbox is the boundary; as root
@@ -174,6 +191,7 @@ fn claude_settings(home: &Path, env: &mut Vec<(String, String)>) -> std::io::Res
     std::fs::write(dir.join("settings.json"), settings.to_string())?;
     set(env, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
     set(env, "DISABLE_AUTOUPDATER", "1");
+    crate::harness::claude_code::cap_retries(env);
     if crate::host::running_as_root() {
         set(env, "IS_SANDBOX", "1");
     }
@@ -199,6 +217,7 @@ pub const QWEN_CODE: Preset = Preset {
     default_endpoints: &["https://api.openai.com"],
     mcp: McpHandoff::Session,
     needs: &[],
+    model_needed: None,
 };
 
 /// `~/.qwen/settings.json`: OpenAI-compatible auth without a prompt, tools approved (the
@@ -242,6 +261,11 @@ pub const OPENCODE: Preset = Preset {
         "rg",
         "OpenCode's skill, grep and glob tools run ripgrep (it would download one, and the sandbox has no network)",
     )],
+    model_needed: Some(ModelNeeded {
+        when: "OPENAI_BASE_URL",
+        var: "OPENAI_MODEL",
+        why: "OpenCode falls back to its own providers and fails after a minute: \"Cannot connect to API\"",
+    }),
 };
 
 /// The provider `assay` stands for `OPENAI_BASE_URL`; a model named without a provider is one

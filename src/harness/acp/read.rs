@@ -38,10 +38,14 @@ pub struct AcpParser {
     /// The bridge said the turn stopped: nothing after it is this turn's.
     stopped: bool,
     session: Option<String>,
+    /// The agent's name and version, as its `initialize` answer gave them.
+    agent: Option<String>,
     text: String,
     thought: String,
     last_message: Option<String>,
     tools: HashMap<String, Tool>,
+    /// Every call in the order first seen, to say at the turn's end those not yet running.
+    held: Vec<String>,
     stop: Option<String>,
     failure: Option<String>,
     /// The session's cost so far, as the agent last said it (a running total).
@@ -60,6 +64,7 @@ struct Tool {
     name: String,
     title: String,
     input: Value,
+    call_said: bool,
     skill_said: bool,
     result_said: bool,
 }
@@ -87,7 +92,9 @@ impl StreamParser for AcpParser {
     }
 
     fn after_exit(&mut self, _exit: &Exited) -> Vec<Event> {
-        self.flush()
+        let mut out = self.flush();
+        out.extend(self.say_held());
+        out
     }
 
     fn finish(&mut self, exit: &Exited) -> TurnSummary {
@@ -102,6 +109,7 @@ impl StreamParser for AcpParser {
             cost_note: self.cost_refused.clone(),
             duration_ms: Some(exit.duration.as_millis() as u64),
             usage: self.usage,
+            agent: self.agent.clone(),
             ..TurnSummary::default()
         }
     }
@@ -116,6 +124,9 @@ impl AcpParser {
                 self.cost_before = self.cost;
                 self.cost_refused = None;
                 self.session = text("session_id");
+                self.agent = text("agent")
+                    .map(|a| crate::text::shorten(&crate::text::printable(a.trim()), 200))
+                    .filter(|a| !a.is_empty());
                 vec![Event::SessionStarted {
                     session_id: self.session.clone().unwrap_or_default(),
                     model: None,
@@ -126,11 +137,15 @@ impl AcpParser {
             "stop" => {
                 self.stop = text("stop_reason");
                 self.stopped = true;
-                self.flush()
+                let mut out = self.flush();
+                out.extend(self.say_held());
+                out
             }
             "error" => {
                 self.failure = text("message");
-                self.flush()
+                let mut out = self.flush();
+                out.extend(self.say_held());
+                out
             }
             _ => Vec::new(),
         }
@@ -206,20 +221,22 @@ impl AcpParser {
         }
     }
 
-    /// A tool call or an update of one: the call when first seen, a skill it loads, and its
-    /// result once it has ended.
+    /// A tool call or an update of one: the call once it runs (OpenCode, Qwen Code and
+    /// Claude's adapter announce a pending call with `rawInput: {}`, or only its `cwd`, and give
+    /// the arguments in a later update), a skill it loads, and its result once it has ended.
     fn tool(&mut self, u: &Value) -> Vec<Event> {
         let Some(id) = u.get("toolCallId").and_then(Value::as_str) else {
             return Vec::new();
         };
         let id = crate::text::shorten(&crate::text::printable(id), 200);
-        let id = id.as_str();
-        let mut out = Vec::new();
-        let first = !self.tools.contains_key(id);
+        let first = !self.tools.contains_key(&id);
         if first && self.tools.len() >= MAX_TOOLS {
             return Vec::new();
         }
-        let t = self.tools.entry(id.to_string()).or_default();
+        if first {
+            self.held.push(id.clone());
+        }
+        let t = self.tools.entry(id.clone()).or_default();
         if let Some(name) = own_tool_name(u) {
             t.name = name;
         } else if first || t.name.is_empty() {
@@ -228,10 +245,42 @@ impl AcpParser {
         if let Some(title) = u.get("title").and_then(Value::as_str) {
             t.title = title.to_string();
         }
-        if let Some(input) = u.get("rawInput").filter(|i| !i.is_null()) {
+        if let Some(input) = u.get("rawInput").filter(|i| !is_empty(i)) {
             t.input = bounded(input);
         }
-        if first {
+        let status = u.get("status").and_then(Value::as_str);
+        let ended = matches!(status, Some("completed") | Some("failed"));
+        let result = ended.then(|| crate::text::cut_bytes(content_text(u), MAX_TOOL_OUTPUT));
+        let running = ended || status == Some("in_progress");
+        let mut out = match running || t.call_said {
+            true => self.say_call(&id, result.as_deref()),
+            false => Vec::new(),
+        };
+        let t = self.tools.entry(id.clone()).or_default();
+        if let Some(output) = result.filter(|_| !t.result_said) {
+            t.result_said = true;
+            out.push(Event::ToolResult {
+                id,
+                output,
+                is_error: status == Some("failed"),
+            });
+            if status == Some("completed") {
+                out.extend(file_changes(u));
+            }
+        }
+        out
+    }
+
+    /// A tool call, the first time it is said, and the skill it loads once that is known (by
+    /// its name, title or input, or, for a failed load whose input never came, as its
+    /// `result` names it).
+    fn say_call(&mut self, id: &str, result: Option<&str>) -> Vec<Event> {
+        let mut out = Vec::new();
+        let Some(t) = self.tools.get_mut(id) else {
+            return out;
+        };
+        if !t.call_said {
+            t.call_said = true;
             out.push(Event::ToolCall {
                 id: id.to_string(),
                 name: t.name.clone(),
@@ -240,23 +289,21 @@ impl AcpParser {
         }
         if !t.skill_said
             && let Some(skill) = skill_loaded(&t.name, &t.title, &t.input)
+                .or_else(|| skill_not_found(&t.name, result?))
         {
             t.skill_said = true;
-            out.push(Event::SkillInvoked { name: skill });
-        }
-        let status = u.get("status").and_then(Value::as_str);
-        if !t.result_said && matches!(status, Some("completed") | Some("failed")) {
-            t.result_said = true;
-            out.push(Event::ToolResult {
-                id: id.to_string(),
-                output: crate::text::cut_bytes(content_text(u), MAX_TOOL_OUTPUT),
-                is_error: status == Some("failed"),
+            out.push(Event::SkillInvoked {
+                name: skill,
+                call: Some(id.to_string()),
             });
-            if status == Some("completed") {
-                out.extend(file_changes(u));
-            }
         }
         out
+    }
+
+    /// The calls still waiting for their input, the turn over: said as they are.
+    fn say_held(&mut self) -> Vec<Event> {
+        let held = std::mem::take(&mut self.held);
+        held.iter().flat_map(|id| self.say_call(id, None)).collect()
     }
 
     fn flush_message(&mut self) -> Vec<Event> {
@@ -454,6 +501,23 @@ fn skill_loaded(name: &str, title: &str, input: &Value) -> Option<String> {
     (!skill.is_empty()).then(|| crate::text::shorten(&crate::text::printable(skill), 200))
 }
 
+/// The skill a failed call of the skill tool asked for, as its failure names it, where its
+/// input never said (Qwen Code: `Skill "x" not found. Available skills: …`).
+fn skill_not_found(name: &str, result: &str) -> Option<String> {
+    if !name.eq_ignore_ascii_case("skill") {
+        return None;
+    }
+    let rest = result.trim_start().strip_prefix("Skill \"")?;
+    let (skill, after) = rest.split_once('"')?;
+    (after.trim_start().starts_with("not found") && !skill.trim().is_empty())
+        .then(|| crate::text::shorten(&crate::text::printable(skill.trim()), 200))
+}
+
+/// Whether a tool input says nothing: absent, `null` or `{}`.
+fn is_empty(input: &Value) -> bool {
+    input.is_null() || input.as_object().is_some_and(|o| o.is_empty())
+}
+
 /// The text of a tool call's content (text blocks; a diff as its path).
 fn content_text(u: &Value) -> String {
     let Some(items) = u.get("content").and_then(Value::as_array) else {
@@ -539,7 +603,7 @@ mod tests {
         events
             .iter()
             .filter_map(|e| match e {
-                Event::SkillInvoked { name } => Some(name.clone()),
+                Event::SkillInvoked { name, .. } => Some(name.clone()),
                 _ => None,
             })
             .collect()
@@ -547,6 +611,110 @@ mod tests {
 
     fn session() -> String {
         json_line(serde_json::json!({"bridge": "session", "session_id": "s"}))
+    }
+
+    fn stop() -> String {
+        json_line(serde_json::json!({"bridge": "stop", "stop_reason": "end_turn"}))
+    }
+
+    #[test]
+    fn a_call_is_said_with_the_input_its_later_updates_give() {
+        use serde_json::json;
+        // OpenCode: a pending call with only its cwd, the command once it runs.
+        let (events, _) = feed(&[
+            session(),
+            update(
+                json!({"sessionUpdate": "tool_call", "toolCallId": "b", "title": "bash",
+                "kind": "execute", "status": "pending", "rawInput": {"cwd": "/w"}}),
+            ),
+            update(
+                json!({"sessionUpdate": "tool_call_update", "toolCallId": "b",
+                "status": "in_progress", "rawInput": {"command": "echo ran", "cwd": "/w"}}),
+            ),
+            update(
+                json!({"sessionUpdate": "tool_call_update", "toolCallId": "b",
+                "status": "completed", "rawOutput": {"output": "ran"}}),
+            ),
+            // Claude's adapter: `{}`, then the input with no status, then the end.
+            update(
+                json!({"sessionUpdate": "tool_call", "toolCallId": "c", "title": "Bash",
+                "status": "pending", "rawInput": {}, "_meta": {"claudeCode": {"toolName": "Bash"}}}),
+            ),
+            update(
+                json!({"sessionUpdate": "tool_call_update", "toolCallId": "c",
+                "rawInput": {"command": "ls"}}),
+            ),
+            update(
+                json!({"sessionUpdate": "tool_call_update", "toolCallId": "c",
+                "status": "completed", "content": []}),
+            ),
+            // One never run: said as it is when the turn ends.
+            update(
+                json!({"sessionUpdate": "tool_call", "toolCallId": "d", "title": "read",
+                "status": "pending", "rawInput": {"path": "a"}}),
+            ),
+            stop(),
+        ]);
+        let calls: Vec<(String, Value)> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::ToolCall { id, input, .. } => Some((id.clone(), input.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                ("b".to_string(), json!({"command": "echo ran", "cwd": "/w"})),
+                ("c".into(), json!({"command": "ls"})),
+                ("d".into(), json!({"path": "a"}))
+            ]
+        );
+        // Each call comes before its result.
+        let at = |want: &Event| events.iter().position(|e| e == want).unwrap();
+        let result = events
+            .iter()
+            .position(|e| matches!(e, Event::ToolResult { id, .. } if id == "b"))
+            .unwrap();
+        assert!(
+            at(&Event::ToolCall {
+                id: "b".into(),
+                name: "bash".into(),
+                input: calls[0].1.clone()
+            }) < result
+        );
+    }
+
+    #[test]
+    fn a_failed_skill_call_whose_input_never_came_is_named_by_its_failure() {
+        use serde_json::json;
+        // Qwen Code's baseline: `skill` with `{}`, failed with the skill named in the text.
+        let (events, _) = feed(&[
+            session(),
+            update(
+                json!({"sessionUpdate": "tool_call", "toolCallId": "q", "title": "Skill",
+                "kind": "read", "status": "pending", "rawInput": {}, "_meta": {"toolName": "skill"}}),
+            ),
+            update(
+                json!({"sessionUpdate": "tool_call_update", "toolCallId": "q", "status": "failed",
+                "content": [{"type": "content", "content": {"type": "text",
+                "text": "Skill \"greeter\" not found. Available skills: batch"}}],
+                "_meta": {"toolName": "skill"}}),
+            ),
+        ]);
+        assert_eq!(
+            events
+                .iter()
+                .filter_map(|e| match e {
+                    Event::SkillInvoked { name, call } => Some((name.clone(), call.clone())),
+                    _ => None,
+                })
+                .collect::<Vec<_>>(),
+            [("greeter".to_string(), Some("q".to_string()))]
+        );
+        // Another tool's failure naming a skill is none.
+        assert_eq!(skill_not_found("bash", "Skill \"x\" not found"), None);
+        assert_eq!(skill_not_found("skill", "Skill \"x\" was loaded"), None);
     }
 
     #[test]
@@ -648,6 +816,7 @@ mod tests {
         for lines in cases {
             let mut all = vec![session()];
             all.extend(lines.iter().cloned());
+            all.push(stop());
             let (events, _) = feed(&all);
             assert_eq!(skills(&events), ["greeter"], "{lines:?}");
         }

@@ -97,6 +97,11 @@ fn case_cell(r: &Report, g: &Group, variant: Variant, link: bool) -> String {
         .enumerate()
         .filter(|(_, c)| c.suite == g.suite && c.case == g.case && c.variant == variant)
         .collect();
+    // An arm that never ran this case or query (trigger queries run with the skill alone) has
+    // no cell of its own: never the skill's figures again.
+    if runs.is_empty() {
+        return cell("", None, &runs, link);
+    }
     if g.trigger {
         let t = r
             .statistics
@@ -158,10 +163,18 @@ fn delta(r: &Report, g: &Group) -> String {
     }
 }
 
-/// A row's name: the case, or the trigger query's id and its text on one line.
+/// A row's name: the case (with its author's name for it, when it has one), or the trigger
+/// query's id and its text on one line.
 pub fn name(r: &Report, g: &Group) -> String {
+    let named = r
+        .case_runs
+        .iter()
+        .find(|c| c.suite == g.suite && c.case == g.case)
+        .and_then(|c| c.name.as_deref())
+        .map(|n| format!(" ({})", crate::text::gist(n, 70)))
+        .unwrap_or_default();
     format!(
-        "{}/{}{}",
+        "{}/{}{named}{}",
         g.suite,
         g.case,
         crate::report::cases::query(r, g, 70)

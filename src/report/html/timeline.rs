@@ -108,6 +108,14 @@ pub fn timeline(c: &CaseRun) -> String {
                 "skill",
                 format!("<b>skill invoked</b> {}", e(&s(ev, "name"))),
             ),
+            Some("skill_failed") => (
+                "tool error",
+                format!(
+                    "<b>skill load failed</b> {}: {}",
+                    e(&s(ev, "name")),
+                    e(&s(ev, "error"))
+                ),
+            ),
             Some("agent_started") => ("agent", format!("<b>sub-agent</b> {}", e(&s(ev, "name")))),
             Some("hook_ran") => (
                 "hook",

@@ -130,6 +130,12 @@ fn query_text(trigger: Option<&crate::record::case_run::TriggerRecord>) -> Strin
     format!(" \"{}\"", crate::text::gist(&t.query, 60))
 }
 
+/// A named case's name, after its id (` (brief-from-notes)`).
+fn name_text(name: Option<&str>) -> String {
+    name.map(|n| format!(" ({})", crate::text::gist(n, 60)))
+        .unwrap_or_default()
+}
+
 /// One line for a case-run taken from the cache or kept from the resumed run.
 fn reused_line(r: &Reused, totals: &Totals) -> String {
     let mark = mark(r.outcome);
@@ -151,9 +157,10 @@ fn reused_line(r: &Reused, totals: &Totals) -> String {
 fn line(r: &CaseRunRecord, totals: &Totals) -> String {
     let mark = mark(r.outcome());
     let mut s = format!(
-        "{mark} {}/{}{}{} ({:.1}s)",
+        "{mark} {}/{}{}{}{} ({:.1}s)",
         r.suite,
         r.case,
+        name_text(r.case_name.as_deref()),
         query_text(r.trigger.as_ref()),
         which_run(&r.suite, &r.case, r.variant, r.run, totals),
         r.duration_ms as f64 / 1000.0

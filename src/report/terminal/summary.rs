@@ -100,12 +100,11 @@ fn failures(
     for t in agg.triggers.iter().filter(|t| !t.passed) {
         let r = rows.iter().find(|r| r.suite == t.suite && r.case == t.id);
         failing.push(format!(
-            "  {}/{}: \"{}\" fired in {}/{} runs (should {}trigger, threshold {})\n    {}",
+            "  {}/{}: \"{}\" {} (should {}trigger, threshold {})\n    {}",
             t.suite,
             t.id,
             crate::text::gist(&t.query, 60),
-            t.fired,
-            t.runs,
+            t.fired_in(),
             if t.should_trigger { "" } else { "not " },
             t.threshold,
             r.map(|r| shown(&r.dir)).unwrap_or_default()
@@ -154,18 +153,46 @@ fn weak_expectations(rows: &[aggregate::Row]) -> Vec<String> {
     out
 }
 
+/// The k the cases' pass@k used: `--pass-k` capped at each case's graded runs, so the one
+/// value they share (`k = 2` for `--runs 2`), else the cap and the range.
+fn k_used(agg: &aggregate::Aggregates) -> String {
+    let ks: std::collections::BTreeSet<u32> = agg
+        .cases
+        .iter()
+        .filter(|c| c.runs > 0)
+        .map(|c| c.k)
+        .collect();
+    match (ks.first(), ks.last()) {
+        (Some(a), Some(b)) if a == b => format!("k = {a}"),
+        (Some(a), Some(b)) => format!(
+            "k = {} capped at each case's graded runs: {a} to {b}",
+            agg.settings.pass_k
+        ),
+        _ => format!("k = {}", agg.settings.pass_k),
+    }
+}
+
+/// The score of a case's checks over its runs, named as such, and only when it has checks:
+/// the judge's items are not in it, so "0/3 passed … score 1.00" is never said.
+fn check_score(c: &aggregate::CaseStats) -> String {
+    match c.score_mean {
+        Some(_) => format!(", check score {} ± {}", num(c.score_mean), num(c.score_sd)),
+        None => String::new(),
+    }
+}
+
 /// Each case's statistics over its runs, and each suite's, when a case ran more than once.
 fn over_runs(agg: &aggregate::Aggregates) -> Vec<String> {
     let mut out = Vec::new();
     if agg.cases.iter().any(|c| c.runs > 1) {
         out.push(String::new());
         out.push(format!(
-            "statistics over runs (pass@k and pass^k with k = {}):",
-            agg.settings.pass_k
+            "statistics over runs (pass@k and pass^k with {}):",
+            k_used(agg)
         ));
         for c in agg.cases.iter().filter(|c| c.runs > 0) {
             out.push(format!(
-                "  {}/{}: {}/{} passed, {}, pass@{} {}, pass^{} {}, score {} ± {}, stability {}{}",
+                "  {}/{}: {}/{} passed, {}, pass@{} {}, pass^{} {}{}, stability {}{}",
                 c.suite,
                 c.case,
                 c.pass_rate.passed,
@@ -175,8 +202,7 @@ fn over_runs(agg: &aggregate::Aggregates) -> Vec<String> {
                 num(c.pass_at_k),
                 c.k,
                 num(c.pass_hat_k),
-                num(c.score_mean),
-                num(c.score_sd),
+                check_score(c),
                 num(Some(c.stability)),
                 if c.flaky { " · flaky" } else { "" }
             ));
@@ -231,13 +257,18 @@ fn triggers(agg: &aggregate::Aggregates) -> Vec<String> {
             let routed = crate::report::routing::shown(agg);
             for t in agg.triggers.iter().filter(|t| t.suite == s.suite) {
                 out.push(format!(
-                    "  {} {} \"{}\": fired {}/{} ({}), should {}trigger{}",
-                    if t.passed { "PASS" } else { "FAIL" },
+                    "  {} {} \"{}\": {}, should {}trigger{}",
+                    match (t.passed, t.undecided()) {
+                        (true, _) => "PASS",
+                        (false, true) => "ERROR",
+                        (false, false) => "FAIL",
+                    },
                     t.id,
                     crate::text::gist(&t.query, 50),
-                    t.fired,
-                    t.runs,
-                    pct(t.trigger_rate),
+                    match t.undecided() {
+                        true => t.fired_in(),
+                        false => format!("fired {}/{} ({})", t.fired, t.runs, pct(t.trigger_rate)),
+                    },
                     if t.should_trigger { "" } else { "not " },
                     if routed && t.mode != "judge" {
                         format!("; reached: {}", crate::report::routing::reached(t))

@@ -15,6 +15,8 @@ use crate::spec::reader::{Doc, Map};
 const TOP_KEYS: &[&str] = &["skill_name", "evals"];
 const EVAL_KEYS: &[&str] = &[
     "id",
+    // skill-creator's descriptive name ("Give each eval a descriptive name").
+    "name",
     "prompt",
     "expected_output",
     "files",
@@ -52,27 +54,29 @@ fn read_eval(
         ids.push((id.clone(), *span, m.path("id")));
     }
     let prompt = m.req_text(doc, "prompt");
+    let name = m.str(doc, "name").filter(|n| !n.trim().is_empty());
     let expected_output = m.str(doc, "expected_output");
     // BMAD has no check list of its own: every check of the case comes from here.
     let checks =
         crate::spec::formats::checks::read_extension(doc, m, &mut std::collections::HashSet::new());
     let expectations = read_expectations(doc, m, node, checks.is_empty());
     let timeout = m.positive_int(doc, "timeout");
-    let (fixtures, unrunnable) = m
-        .opt("files")
-        .and_then(|n| doc.strings(n, &m.path("files")))
-        .map(|files| {
-            fixtures::read(
-                doc,
-                &files,
-                &m.path("files"),
-                input,
-                fixtures::Missing::FailsTheFile,
-            )
-        })
-        .unwrap_or_default();
+    let files = m.strings(doc, "files").unwrap_or_default();
+    let (fixtures, unrunnable) = if files.is_empty() {
+        Default::default()
+    } else {
+        fixtures::read(
+            doc,
+            &files,
+            &m.path("files"),
+            input,
+            fixtures::Missing::FailsTheFile,
+        )
+    };
     let ((id, _), prompt) = (id?, prompt?);
+    let prompt = with_input_files(prompt, &files);
     let mut case = Case::new(id, location(doc, node.span), vec![prompt]);
+    case.name = name;
     case.expected_output = expected_output;
     case.judge.expectations = expectations;
     case.timeout_secs = timeout;
@@ -80,6 +84,17 @@ fn read_eval(
     case.unrunnable = unrunnable;
     case.checks = checks;
     Some(case)
+}
+
+/// The prompt, and after it the eval's input files as written in `files`, as skill-creator's
+/// executor tells its agent ("Input files: …"): an agent is never left to guess that a fixture
+/// was staged for it. Nothing is added when there are none.
+fn with_input_files(prompt: String, files: &[(String, crate::spec::node::Span)]) -> String {
+    if files.is_empty() {
+        return prompt;
+    }
+    let listed: Vec<&str> = files.iter().map(|(f, _)| f.as_str()).collect();
+    format!("{prompt}\n\nInput files: {}", listed.join(", "))
 }
 
 /// `expectations`, or skill-creator's `assertions` when it is a list of sentences; a case with

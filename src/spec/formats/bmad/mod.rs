@@ -21,6 +21,7 @@ pub mod find;
 mod fixtures;
 mod sniff;
 mod triggers;
+mod unread;
 pub mod write;
 
 use std::path::PathBuf;
@@ -111,7 +112,7 @@ pub fn load(ctx: &LoadCtx, input: &Input) -> Loaded {
                     Reader::Evals => evals::read(&mut doc, &root, input, &mut suite),
                     Reader::Cases => cases::read(&mut doc, &root, input, &mut suite),
                     Reader::Triggers => {
-                        triggers::read(&mut doc, &root, &mut suite);
+                        triggers::read(&mut doc, &root, input, &mut suite);
                         Vec::new()
                     }
                 };
@@ -125,6 +126,7 @@ pub fn load(ctx: &LoadCtx, input: &Input) -> Loaded {
             }
         }
     }
+    unread::warn(ctx, input, &mut out.problems);
     if let Some(file) = adapter::beside(&input.dir) {
         match adapter::read(ctx, &file, false) {
             Ok((spec, mut warnings)) => {
@@ -152,7 +154,7 @@ fn new_suite(ctx: &LoadCtx, input: &Input) -> Suite {
         .or(input.triggers_file.as_ref())
         .unwrap_or(&input.dir);
     Suite {
-        id: format!("bmad:{}", input.skill_name),
+        id: format!("{}:{}", label(input), input.skill_name),
         format: Format::Bmad,
         source: ctx.shown(source),
         project_root: input.project_root.clone(),
@@ -168,6 +170,22 @@ fn new_suite(ctx: &LoadCtx, input: &Input) -> Suite {
         cases: Vec::new(),
         triggers: Vec::new(),
         policies: POLICIES,
+    }
+}
+
+/// The suite's label, before the skill's name in its id: `skill-creator` for skill-creator's
+/// suites, told from BMAD's by where they live (skill-creator keeps `evals/evals.json` and its
+/// trigger set in the skill's own folder, `references/schemas.md`; BMAD's runner writes
+/// `evals/<skill>/` and its `cases.json`), else `bmad`.
+fn label(input: &Input) -> &'static str {
+    let own = |s: &Skill| {
+        crate::spec::paths::normalize_abs(&s.path.join("evals"))
+            == crate::spec::paths::normalize_abs(&input.dir)
+    };
+    if input.cases_file.is_none() && input.skill.as_ref().is_some_and(own) {
+        "skill-creator"
+    } else {
+        "bmad"
     }
 }
 

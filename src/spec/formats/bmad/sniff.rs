@@ -24,6 +24,8 @@ pub struct TopKeys {
     #[serde(default)]
     evals: Option<IgnoredAny>,
     #[serde(default)]
+    queries: Option<IgnoredAny>,
+    #[serde(default)]
     skill_name: Option<serde_json::Value>,
 }
 
@@ -58,11 +60,18 @@ impl Sniff {
         }
     }
 
-    /// A list of trigger queries (its first item has `query` or `should_trigger`).
+    /// A list of trigger queries (its first item has `query` or `should_trigger`), or an
+    /// object holding them under `queries` (and no `evals` or `cases`).
     pub fn is_triggers(&self) -> bool {
-        self.first_item
+        let list = self
+            .first_item
             .as_ref()
-            .is_some_and(|i| i.query.is_some() || i.should_trigger.is_some())
+            .is_some_and(|i| i.query.is_some() || i.should_trigger.is_some());
+        let object = self
+            .object
+            .as_ref()
+            .is_some_and(|o| o.queries.is_some() && o.evals.is_none() && o.cases.is_none());
+        list || object
     }
 
     /// The current runner's cases: an object with `cases` (and no `evals`), or a list whose
@@ -90,6 +99,7 @@ fn top_keys(text: &str) -> Option<TopKeys> {
         Some(TopKeys {
             cases: has("cases"),
             evals: has("evals"),
+            queries: has("queries"),
             skill_name: v.get("skill_name").cloned(),
         })
     })
@@ -139,6 +149,13 @@ mod tests {
         assert!(sniff(r#"[{"input": "i"}, 5, "x"]"#).unwrap().is_cases());
         let triggers = sniff(r#"[{"query": "q", "should_trigger": true}]"#).unwrap();
         assert!(triggers.is_triggers() && !triggers.is_cases());
+        let object = sniff(r#"{"skill_name": "b", "queries": [{"query": "q"}]}"#).unwrap();
+        assert!(object.is_triggers() && !object.is_cases());
+        assert!(
+            !sniff(r#"{"evals": [], "queries": []}"#)
+                .unwrap()
+                .is_triggers()
+        );
         assert!(!sniff("[5, {\"input\": 1}]").unwrap().is_cases());
         assert_eq!(sniff(r#"{"skill_name": 3}"#).unwrap().skill_name(), None);
         assert_eq!(

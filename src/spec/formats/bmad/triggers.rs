@@ -1,5 +1,7 @@
 //! Trigger evals: a list of `{query, should_trigger}`, as BMAD's `triggers.json` and
-//! skill-creator's trigger eval sets (`run_eval.py --eval-set`) write them.
+//! skill-creator's trigger eval sets (`run_eval.py --eval-set`) write them, or that list under
+//! `queries` of an object (`{skill_name, queries}`), as repositories keep skill-creator's
+//! `trigger-eval.json`.
 
 use std::collections::HashMap;
 
@@ -14,6 +16,9 @@ pub const TRIGGER_FILES: &[&str] = &[
     "triggers.json",
     "trigger-evals.json",
     "trigger_evals.json",
+    // skill-creator's SKILL.md names the set `--eval-set <path-to-trigger-eval.json>`.
+    "trigger-eval.json",
+    "trigger_eval.json",
     "description-evals.json",
     "description_evals.json",
     "eval_set.json",
@@ -26,13 +31,21 @@ const TRIGGER_KEYS: &[&str] = &[
     crate::spec::formats::checks::EXTENSION_KEY,
 ];
 
-pub(super) fn read(doc: &mut Doc, root: &Node, suite: &mut Suite) {
-    let Some(items) = doc.seq(root, "") else {
+/// The keys of a trigger file that is an object: the list is under `queries`.
+const TOP_KEYS: &[&str] = &["skill_name", "queries"];
+
+pub(super) fn read(doc: &mut Doc, root: &Node, input: &super::Input, suite: &mut Suite) {
+    let (top, items) = super::top_list(doc, root, "queries", TOP_KEYS);
+    if let Some(top) = &top {
+        super::check_skill_name(doc, top, input);
+    }
+    let Some(items) = items else {
         return;
     };
+    let list = if top.is_some() { "queries" } else { "" };
     let mut queries: HashMap<String, Span> = HashMap::new();
     for (i, node) in items.iter().enumerate() {
-        let field = index("", i);
+        let field = index(list, i);
         let Some(m) = doc.map(node, &field) else {
             continue;
         };
