@@ -97,7 +97,7 @@ fn the_installed_skill_is_its_files_alone_and_nothing_is_left_in_the_temp_folder
     assert_eq!(code(&out), 0, "{said}");
     let runs = results(&repo.join("r1"));
     assert_eq!(runs.len(), 3, "{said}");
-    let dir = repo.join("r1/bmad_greeter/1/run-1");
+    let dir = Path::new(runs["1"]["dir"].as_str().unwrap()).to_path_buf();
     let listed = std::fs::read_to_string(dir.join("output.txt")).unwrap();
     // Every engine's skill folder holds the skill's files, and only those.
     for root in ["./.claude/skills/greeter", "./.agents/skills/greeter"] {
@@ -155,7 +155,7 @@ fn claude_code_sees_the_skills_files_alone_in_its_skill_folder() {
         vec![
             tool(
                 "Bash",
-                json!({"command": "ls -aR .claude/skills/greeter; cat .claude/skills/greeter/.assay/runs/*/bmad_greeter/1/run-1/grading.json .claude/skills/greeter/evals/evals.json 2>/dev/null; true"}),
+                json!({"command": "ls -aR .claude/skills/greeter; cat .claude/skills/greeter/.assay/runs/*/*/1/run-1/grading.json .claude/skills/greeter/evals/evals.json 2>/dev/null; true"}),
             ),
             text("ok"),
         ],
@@ -243,7 +243,9 @@ fn a_skill_folder_without_a_marker_is_its_own_project() {
         want,
         "the project is the folder given: {run:#}"
     );
-    let listed = std::fs::read_to_string(skill.join("r1/bmad_skill/1/run-1/output.txt")).unwrap();
+    let runs = results(&skill.join("r1"));
+    let dir = Path::new(runs["1"]["dir"].as_str().unwrap());
+    let listed = std::fs::read_to_string(dir.join("output.txt")).unwrap();
     assert!(listed.contains("SKILL.md"), "{listed}");
     assert!(
         !listed.contains("other"),

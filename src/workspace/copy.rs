@@ -56,9 +56,11 @@ pub fn copy_tree_reporting(
 /// skill-creator and the Agent Skills layouts keep them, fixtures included; `assay.toml`).
 pub const SKILL_SPECS: &[&str] = &["evals", "assay.toml"];
 
-/// Copies the skill folder `from` into `to`: the skill's files alone. Never `.assay/`, `.git`
-/// and the other folders a project copy skips, what the skill's own `.gitignore` files
-/// exclude, its eval specs ([`SKILL_SPECS`]), nor `except` (every suite's spec files).
+/// Copies the skill folder `from` into `to`: the skill's files alone, as it ships. Never
+/// `.assay/` or a version-control folder ([`NEVER_SHIPPED`]), an assay run folder, what the
+/// skill's own `.gitignore` files exclude, its eval specs ([`SKILL_SPECS`]), nor `except`
+/// (every suite's spec files). A `dist/` or `node_modules/` it ships (not ignored) is the
+/// skill's.
 pub fn copy_skill(from: &Path, to: &Path, except: &[PathBuf]) -> std::io::Result<u64> {
     copy_walk(from, to, skill_walk(from, except)).map(|c| c.bytes)
 }
@@ -71,11 +73,18 @@ pub fn skill_walk(from: &Path, except: &[PathBuf]) -> ignore::Walk {
     walker(from, Filter::SKILL, &except)
 }
 
+/// Folders that are never part of what a skill ships: assay's own and version control's.
+pub const NEVER_SHIPPED: &[&str] = &[".assay", ".git", ".hg", ".svn"];
+
+fn never_shipped(name: &str) -> bool {
+    NEVER_SHIPPED.contains(&name)
+}
+
 /// What a walk leaves out besides `except`.
 #[derive(Debug, Clone, Copy)]
 struct Filter {
-    /// The folders a project copy skips ([`is_skipped_dir`]), at any depth.
-    skipped_dirs: bool,
+    /// The folders left out by name, at any depth (with assay's run folders); `None`: none.
+    skipped_dirs: Option<fn(&str) -> bool>,
     /// What `.gitignore` and `.ignore` files in the tree exclude.
     ignore_files: bool,
     /// And those of the folders above the tree.
@@ -86,14 +95,14 @@ impl Filter {
     /// A skill's folder: its own ignore files only (a project's `.gitignore` naming
     /// `.claude/` must not empty a skill kept there).
     const SKILL: Filter = Filter {
-        skipped_dirs: true,
+        skipped_dirs: Some(never_shipped),
         ignore_files: true,
         parents: false,
     };
 
     fn whole(project: bool) -> Filter {
         Filter {
-            skipped_dirs: project,
+            skipped_dirs: project.then_some(is_skipped_dir as fn(&str) -> bool),
             ignore_files: project,
             parents: project,
         }
@@ -114,8 +123,9 @@ fn walker(from: &Path, filter: Filter, except: &[PathBuf]) -> ignore::Walk {
         .filter_entry(move |e| {
             let dir = e.depth() > 0 && e.file_type().is_some_and(|t| t.is_dir());
             let skipped = dir
-                && filter.skipped_dirs
-                && (is_skipped_dir(&e.file_name().to_string_lossy()) || is_run_folder(e.path()));
+                && filter.skipped_dirs.is_some_and(|by_name| {
+                    by_name(&e.file_name().to_string_lossy()) || is_run_folder(e.path())
+                });
             // Files too: a suite's spec file is never copied.
             !(skipped || (e.depth() > 0 && except.iter().any(|x| x == e.path())))
         })
@@ -456,7 +466,7 @@ mod tests {
     }
 
     #[test]
-    fn a_skill_is_copied_without_its_specs_runs_or_what_a_project_skips() {
+    fn a_skill_is_copied_as_it_ships_without_its_specs_runs_or_vcs() {
         let d = tempfile::tempdir().unwrap();
         let src = d.path().join("skill");
         for p in [
@@ -468,7 +478,7 @@ mod tests {
             "evals/files/in.txt",
             ".assay/runs/r/grading.json",
             ".git/HEAD",
-            "node_modules/m/index.js",
+            "dist/bundle.js",
             "out/run.json",
             "out/case/result.json",
             ".gitignore",
@@ -495,6 +505,7 @@ mod tests {
             [
                 ".gitignore",
                 "SKILL.md",
+                "dist/bundle.js",
                 "references/evals/notes.md",
                 "scripts/run.sh"
             ]

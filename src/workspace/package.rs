@@ -77,7 +77,7 @@ fn install_skills(src: &Path, to: &Path, exclude: &[PathBuf]) -> Result<(), Stag
         let Ok(kind) = entry.file_type() else {
             continue;
         };
-        let skipped = crate::spec::paths::is_skipped_dir(&entry.file_name().to_string_lossy());
+        let skipped = copy::NEVER_SHIPPED.contains(&&*entry.file_name().to_string_lossy());
         if exclude.contains(&from) || (kind.is_dir() && skipped) {
             continue;
         }
