@@ -579,3 +579,33 @@ fn of_two_trigger_files_the_one_not_read_is_named_with_the_one_read() {
         "{err}"
     );
 }
+
+#[test]
+fn a_trigger_eval_at_the_root_pairs_with_the_skill_it_names() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            ("skills/brief/SKILL.md", SKILL),
+            ("skills/brief/evals/evals.json", EVALS),
+            ("evals/trigger-eval.json", TRIGGER_EVAL),
+        ],
+    );
+    let out = assay(d.path(), &["list", "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let s: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let triggers = s
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["source"] == "evals/trigger-eval.json")
+        .unwrap_or_else(|| panic!("{s:#}"));
+    assert_eq!(triggers["skill"]["name"], "brief", "{triggers:#}");
+    assert_eq!(triggers["id"], "bmad:brief", "{triggers:#}");
+    assert!(
+        !stderr(&out).contains("skill-name-mismatch"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -329,9 +329,9 @@ pub fn is_cases_shape(file: &Path) -> bool {
     Sniff::of(file).is_some_and(|s| s.is_cases())
 }
 
-/// The skill an evals or cases file says it is for (`skill_name`), when it says one.
+/// The skill an evals, cases or trigger file says it is for (`skill_name`), when it says one.
 pub fn declared_skill_name(files: &EvalFiles) -> Option<String> {
-    [&files.evals, &files.cases]
+    [&files.evals, &files.cases, &files.triggers]
         .into_iter()
         .flatten()
         .find_map(|f| Sniff::of(f)?.skill_name().map(str::to_string))
