@@ -131,6 +131,9 @@ pub const AUTH: &[&str] = &[
     "COPILOT_GITHUB_TOKEN",
 ];
 
+/// The LLM judge's own key variable: never given to an agent, redacted like a vendor's key.
+pub const JUDGE_KEY: &str = "ASSAY_JUDGE_API_KEY";
+
 /// The harnesses' settings that are no secrets (a provider's kind, a model's name), passed
 /// when set and never redacted.
 pub const SETTINGS: &[&str] = &["COPILOT_PROVIDER_TYPE", "COPILOT_MODEL", "OPENAI_MODEL"];

@@ -337,3 +337,57 @@ fn without_bubblewrap_the_note_says_landlock_contains_the_agents() {
     );
     assert!(!note.contains("cannot be contained"), "{note}");
 }
+
+/// A judge that echoes its own key (or a vendor's) into an answer assay cannot use: the answer
+/// kept in `judge-reply.txt` holds neither, whether `assay run` or `assay grade` kept it.
+#[test]
+fn the_judge_s_own_key_is_redacted_from_its_kept_answers() {
+    let d = project();
+    let echo = || {
+        [
+            passes(),
+            JudgeReply::Says("PASS <key sk-judge-0123456789>".into()),
+            JudgeReply::Says(format!("PASS <{VENDOR_KEY}>")),
+        ]
+    };
+    let judge = JudgeServer::start(echo().to_vec());
+    let keyed = |args: &[&str], judge: &JudgeServer| {
+        assay_env(
+            d.path(),
+            args,
+            &[
+                ("ASSAY_JUDGE_BASE_URL", judge.url.clone()),
+                ("ASSAY_JUDGE_API_KEY", "sk-judge-0123456789".into()),
+                ("ASSAY_JUDGE_ATTEMPTS", "1".into()),
+                ("ANTHROPIC_API_KEY", VENDOR_KEY.into()),
+            ],
+        )
+    };
+    let out = keyed(&run_args("out", &[]), &judge);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    let run = d.path().join("out");
+    let kept = || std::fs::read_to_string(case_dir(&run, "2").join("judge-reply.txt")).unwrap();
+    let after_run = kept();
+    assert!(
+        !after_run.contains("sk-judge-0123456789") && !after_run.contains(VENDOR_KEY),
+        "{after_run}"
+    );
+    assert!(
+        after_run.contains("[redacted:ASSAY_JUDGE_API_KEY]"),
+        "{after_run}"
+    );
+    // `assay grade` asks again (eval 1 then eval 2) and keeps eval 2's answers once more.
+    let judge = JudgeServer::start(echo().to_vec());
+    let out = keyed(&["grade", "out", "--judge", "anthropic"], &judge);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    let after_grade = kept();
+    assert!(
+        !after_grade.contains("sk-judge-0123456789") && !after_grade.contains(VENDOR_KEY),
+        "{after_grade}"
+    );
+    assert!(
+        after_grade.contains("[redacted:ASSAY_JUDGE_API_KEY]")
+            && after_grade.contains("[redacted:ANTHROPIC_API_KEY]"),
+        "{after_grade}"
+    );
+}

@@ -485,6 +485,8 @@ fn regrade_run(
         Some((s, s.cases.iter().find(|c| c.id == r.result.case)?))
     };
     let host = HostEnv::from_process();
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let redactor = crate::run::redact::for_host(&host.vars, home.as_deref());
     let mut judges = Vec::new();
     let mut slots = Vec::new();
     for r in &recorded {
@@ -528,7 +530,11 @@ fn regrade_run(
         }
         let input = r.input(case);
         let graded = rt.block_on(grade::grade(suite, case, input, &checks, slot.as_ref()));
-        if let Err(e) = r.write(&graded) {
+        if let Err(e) = r.write(&graded).and_then(|()| {
+            redactor
+                .file(&r.dir.join(grade::JUDGE_REPLY))
+                .or_else(absent)
+        }) {
             tell!(
                 "error: {label}: the new grading was not recorded in {}: {e}",
                 r.dir.display()
@@ -611,4 +617,12 @@ fn rewrite_reports(ctx: &LoadCtx, dir: &Path) -> bool {
         }
     }
     ok
+}
+
+/// A file that is not there is nothing to redact.
+fn absent(e: std::io::Error) -> std::io::Result<()> {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => Ok(()),
+        _ => Err(e),
+    }
 }

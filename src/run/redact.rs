@@ -319,10 +319,11 @@ pub(super) fn for_run(
     logins: &[Login],
 ) -> Redactor {
     let (host_env, real_home) = (&stage.host_env, stage.real_home.as_deref());
-    let secret_names: BTreeSet<&str> = crate::workspace::env::AUTH
+    let secret_names: BTreeSet<&str> = crate::host::AUTH
         .iter()
         .copied()
-        .filter(|n| !n.ends_with("_BASE_URL"))
+        .filter(|n| is_key_name(n))
+        .chain([crate::host::JUDGE_KEY])
         .chain(
             logins
                 .iter()
@@ -353,6 +354,27 @@ pub(super) fn for_run(
         .chain(configs.values().flat_map(|c| c.run.env.iter()));
     secrets.extend(envs.map(|(k, v)| (k.clone(), v.clone(), MIN_ENV_VALUE)));
     if let Some(home) = real_home {
+        secrets.extend(login_file_secrets(home));
+    }
+    Redactor::new(secrets)
+}
+
+/// A vendor's key variable or the judge's (an endpoint is no secret).
+fn is_key_name(name: &str) -> bool {
+    name == crate::host::JUDGE_KEY
+        || (crate::host::AUTH.contains(&name) && !name.ends_with("_BASE_URL"))
+}
+
+/// What is redacted from what `assay grade` writes (the judge's unusable answers): the values
+/// of every vendor's key variables in `host` (the judge's own among them) and the tokens of
+/// the login files under `home`.
+pub fn for_host(host: &[(String, String)], home: Option<&Path>) -> Redactor {
+    let mut secrets: Vec<(String, String, usize)> = host
+        .iter()
+        .filter(|(k, _)| is_key_name(k))
+        .map(|(k, v)| (k.clone(), v.clone(), MIN_SECRET))
+        .collect();
+    if let Some(home) = home {
         secrets.extend(login_file_secrets(home));
     }
     Redactor::new(secrets)
