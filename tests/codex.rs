@@ -400,7 +400,7 @@ fn a_clauditor_skill_reaches_codex_by_its_mention_with_its_body_once() {
     );
 }
 
-/// An outage of the model API on Codex — a 500 on every request, a refused connection — is an
+/// An outage of the model API on Codex — a 500 or a 429 on every request, a refused connection — is an
 /// error named by its category (exit 3), said within seconds (assay bounds Codex's retries),
 /// and `--resume` runs it again.
 #[test]
@@ -408,8 +408,10 @@ fn an_outage_on_codex_is_an_error_by_category_and_resume_runs_it_again() {
     let codex = agent_cli("codex");
     let server = ModelServer::start();
     server.script("break please", vec![Reply::Down(500)]);
+    server.script("limit please", vec![Reply::Down(429)]);
     for (category, url) in [
         ("server", format!("{}/v1", server.url)),
+        ("rate-limit", format!("{}/v1", server.url)),
         (
             "network",
             format!("{}/v1", support::model_server::refused_url()),
@@ -422,7 +424,14 @@ fn an_outage_on_codex_is_an_error_by_category_and_resume_runs_it_again() {
                 ("assay.toml", ""),
                 (
                     "evals/chat/001.yaml",
-                    "timestamp: 2026-11-22T00:00:00Z\nname: chat\nprompt: break please\nexpected: x\n",
+                    &format!(
+                        "timestamp: 2026-11-22T00:00:00Z\nname: chat\nprompt: {}\nexpected: x\n",
+                        if category == "rate-limit" {
+                            "limit please"
+                        } else {
+                            "break please"
+                        }
+                    ),
                 ),
             ],
         );

@@ -297,3 +297,53 @@ fn each_judge_is_named_with_its_suites_and_why() {
         "{text}"
     );
 }
+
+/// Copilot CLI says a failing model API as its message and ends its turn as if it had
+/// answered: the probe fails, naming the category, instead of "✓ … answered: Request failed".
+#[test]
+fn a_probe_fails_when_the_agent_says_its_model_api_failed() {
+    use support::model_server::{ModelServer, Reply};
+    let copilot = agent_cli("copilot");
+    let server = ModelServer::start();
+    server.script_each(
+        assay::run::doctor::PROBE_PROMPT,
+        None,
+        vec![Reply::Down(500)],
+    );
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", "[run]\nharness = \"copilot\"\n"),
+            (
+                "evals/ask/001.yaml",
+                "timestamp: 2026-11-22T00:00:00Z\nname: ask\nprompt: hi\nexpected: x\n",
+            ),
+        ],
+    );
+    let path = format!(
+        "{}:{}",
+        copilot.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let env = [
+        ("PATH", path),
+        ("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", server.url)),
+        ("COPILOT_PROVIDER_API_KEY", "sk-test".into()),
+        ("COPILOT_PROVIDER_TYPE", "openai".into()),
+        ("ASSAY_JUDGE", "none".into()),
+    ];
+    let out = assay_env(
+        d.path(),
+        &["doctor", "--model", "gpt-test", "--probe"],
+        &env,
+    );
+    let text = stdout(&out);
+    assert_eq!(code(&out), 3, "{text}\n{}", stderr(&out));
+    assert!(text.contains("✗ probe copilot"), "{text}");
+    assert!(text.contains("Last error: 500"), "{text}");
+    assert!(
+        text.contains("fix: the model API is refusing or failing now"),
+        "{text}"
+    );
+}

@@ -142,9 +142,10 @@ fn a_gemini_api_error_is_a_categorised_failure() {
     );
     let d = tempfile::tempdir().unwrap();
     let out = run_example(d.path(), "out", &server);
-    assert_eq!(code(&out), 1, "{}\n{}", stdout(&out), stderr(&out));
+    // A refused login is the infrastructure's error, never the skill failing: exit 3.
+    assert_eq!(code(&out), 3, "{}\n{}", stdout(&out), stderr(&out));
     let r = &results(&d.path().join("out"))["release-notes"];
-    assert_eq!(r["status"], "failed", "{r:#}");
+    assert_eq!(r["status"], "error", "{r:#}");
     assert_eq!(r["error"]["category"], "auth", "{r:#}");
 }
 
@@ -1192,8 +1193,9 @@ fn the_in_house_agent_example_runs_end_to_end_through_the_sandbox() {
     let d = acme_example(&bin, "acme.wasm");
     let out = assay_with_path(d.path(), &bin, &home, &["run", "--output-dir", "out"]);
     let said = format!("{}\n{}", stdout(&out), stderr(&out));
-    // The crash and the quota are the agent's failures: exit 1, not an error of assay's.
-    assert_eq!(code(&out), 1, "{said}");
+    // The crash is the agent's failure; the quota, counted as a rate limit, the
+    // infrastructure's error: exit 3.
+    assert_eq!(code(&out), 3, "{said}");
     let run = read_json(&d.path().join("out/run.json"));
     assert_eq!(
         run["harnesses"]["acme"], "acme-agent 1.4.2",
@@ -1227,6 +1229,7 @@ fn the_in_house_agent_example_runs_end_to_end_through_the_sandbox() {
     );
     // Its own error kind: kept as the kind, counted as declared, the summary kept whole.
     let quota = &runs["quota"];
+    assert_eq!(quota["status"], "error", "{quota:#}");
     assert_eq!(quota["error"]["category"], "rate-limit", "{quota:#}");
     assert_eq!(quota["error"]["kind"], "quota", "{quota:#}");
     assert!(

@@ -215,24 +215,17 @@ fn skill_read_by(command: &str) -> Option<String> {
 
 fn classify(message: &str) -> ErrorCategory {
     let m = message.to_ascii_lowercase();
-    if m.contains("401") || m.contains("unauthorized") || m.contains("api key") {
+    let status = |code: &str| super::says_status(&m, code);
+    if status("401") || m.contains("unauthorized") || m.contains("api key") {
         ErrorCategory::Auth
-    } else if m.contains("429") || m.contains("rate limit") || m.contains("too many requests") {
+    } else if status("429") || m.contains("rate limit") || m.contains("too many requests") {
         ErrorCategory::RateLimit
     } else if super::unreachable(&m) {
         ErrorCategory::Network
-    } else if [
-        "500",
-        "502",
-        "503",
-        "529",
-        "server",
-        "disconnected",
-        "high demand",
-        "overloaded",
-    ]
-    .iter()
-    .any(|w| m.contains(w))
+    } else if ["500", "502", "503", "529"].into_iter().any(status)
+        || ["server", "disconnected", "high demand", "overloaded"]
+            .iter()
+            .any(|w| m.contains(w))
     {
         ErrorCategory::Server
     } else {

@@ -186,6 +186,18 @@ impl TurnSummary {
     }
 }
 
+/// Whether an agent's error text names this HTTP status (`401`, `429`, `500`): as a number of its
+/// own, never a part of a longer one (a port: `127.0.0.1:40127` says no 401).
+pub fn says_status(text: &str, code: &str) -> bool {
+    let bytes = text.as_bytes();
+    text.match_indices(code).any(|(at, _)| {
+        let before = at.checked_sub(1).map(|i| bytes[i]);
+        let after = bytes.get(at + code.len()).copied();
+        !before.is_some_and(|b| b.is_ascii_digit() || b == b'.')
+            && !after.is_some_and(|b| b.is_ascii_digit())
+    })
+}
+
 /// Whether an agent's (lowercased) error text says its model API could not be reached at all,
 /// as Node (Claude Code, Gemini) and Rust (Codex) clients word it.
 pub fn unreachable(text: &str) -> bool {
@@ -202,6 +214,14 @@ pub fn unreachable(text: &str) -> bool {
         "enetunreach",
         "error sending request",
         "fetch failed",
+        // The OpenAI SDK's connection failure (Qwen Code's, under `--network none` too), and a
+        // connection closed before an answer.
+        "connection error",
+        "econnreset",
+        "socket hang up",
+        // OpenCode's (Bun's fetch).
+        "cannot connect to api",
+        "socket connection was closed",
     ]
     .iter()
     .any(|w| text.contains(w))
@@ -282,6 +302,21 @@ impl HarnessSettings {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_status_is_a_number_of_its_own_never_a_port() {
+        assert!(super::says_status("API Error: 401 invalid key", "401"));
+        assert!(super::says_status(
+            "last status: 429 Too Many Requests",
+            "429"
+        ));
+        assert!(!super::says_status(
+            "check your gateway (127.0.0.1:40127)",
+            "401"
+        ));
+        assert!(super::says_status("code:429", "429"));
+        assert!(!super::says_status("request 15001 failed", "500"));
+    }
+
     use super::*;
 
     #[test]

@@ -215,7 +215,7 @@ async fn messages(
     match reply {
         Reply::Down(status) => down(
             status,
-            &json!({"type": "error", "error": {"type": kind_of(status), "message": "the model is down"}}),
+            &json!({"type": "error", "error": {"type": kind_of(status), "message": outage_message(status)}}),
         ),
         Reply::Hang => {
             tokio::time::sleep(Duration::from_secs(3600)).await;
@@ -368,9 +368,19 @@ fn outage_as_error(r: Reply) -> Reply {
     match r {
         Reply::Down(status) => Reply::Error {
             status,
-            message: "the model is down".into(),
+            message: outage_message(status).into(),
         },
         other => other,
+    }
+}
+
+/// What a model API says with an outage's status, in OpenAI's and Anthropic's words (an
+/// agent that loses the status keeps these).
+fn outage_message(status: u16) -> &'static str {
+    match status {
+        429 => "Rate limit reached for requests: the model is down",
+        401 => "Incorrect API key provided",
+        _ => "The server had an error while processing your request: the model is down",
     }
 }
 

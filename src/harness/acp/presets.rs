@@ -221,7 +221,8 @@ pub const QWEN_CODE: Preset = Preset {
 };
 
 /// `~/.qwen/settings.json`: OpenAI-compatible auth without a prompt, tools approved (the
-/// sandbox is the boundary), no usage statistics, no auto-update, no side requests.
+/// sandbox is the boundary), no usage statistics, no auto-update, no side requests, no retries
+/// but its own loop's.
 fn qwen_settings(home: &Path, _env: &mut Vec<(String, String)>) -> std::io::Result<()> {
     let dir = home.join(".qwen");
     std::fs::create_dir_all(&dir)?;
@@ -232,6 +233,9 @@ fn qwen_settings(home: &Path, _env: &mut Vec<(String, String)>) -> std::io::Resu
         "general": {"enableAutoUpdate": false},
         "ui": {"enableFollowupSuggestions": false},
         "memory": {"enableManagedAutoMemory": false},
+        // A failing model API said within its own loop of 7 attempts (about 80 s): no retries
+        // of the HTTP client inside each, nor its 429 loop (10 retries a minute apart and more).
+        "model": {"generationConfig": {"maxRetries": 0}},
     });
     std::fs::write(dir.join("settings.json"), settings.to_string())
 }

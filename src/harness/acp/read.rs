@@ -48,6 +48,9 @@ pub struct AcpParser {
     held: Vec<String>,
     stop: Option<String>,
     failure: Option<String>,
+    /// The model API's failure, said only as message text before an `end_turn` (see
+    /// [`MODEL_FAILED`]).
+    model_failed: Option<String>,
     /// The session's cost so far, as the agent last said it (a running total).
     cost: Option<f64>,
     /// Its cost when this turn began (after a loaded session's replay).
@@ -177,6 +180,9 @@ impl AcpParser {
         match u.get("sessionUpdate").and_then(Value::as_str) {
             Some("agent_message_chunk") => {
                 let out = flush_into(&mut self.thought, |t| Event::Reasoning { text: t });
+                if MODEL_FAILED.iter().any(|p| chunk().starts_with(p)) {
+                    self.model_failed = Some(crate::text::shorten(chunk(), 500));
+                }
                 push_bounded(&mut self.text, chunk());
                 out
             }
@@ -350,7 +356,13 @@ impl AcpParser {
             return error(classify(&why), format!("the ACP agent failed: {why}"));
         }
         match self.stop.as_deref() {
-            Some("end_turn") => None,
+            Some("end_turn") => self.model_failed.as_ref().and_then(|said| {
+                let said = crate::text::printable(said);
+                error(
+                    classify(&said),
+                    format!("the agent's model API failed: {said}"),
+                )
+            }),
             Some("cancelled") => error(
                 ErrorCategory::Agent,
                 "the agent cancelled its turn before assay's timeout".into(),
@@ -544,10 +556,24 @@ fn content_text(u: &Value) -> String {
         .join("\n")
 }
 
+/// How an engine says, as a message of its turn, that the model API failed after its own
+/// retries, and then ends the turn as if it had answered (`stopReason: end_turn`): Copilot CLI's
+/// `Error: Failed to get response from the AI model; retried 5 times (…) Last error: 500 …`. The
+/// turn is then the infrastructure's error, never an answer graded as the skill's.
+const MODEL_FAILED: &[&str] = &["Error: Failed to get response from the AI model"];
+
 /// An ACP error's category, from its words (agents report the model API's failures so).
 fn classify(why: &str) -> ErrorCategory {
     let lower = why.to_ascii_lowercase();
-    let any = |words: &[&str]| words.iter().any(|w| lower.contains(w));
+    // A status is a number of its own (a port holding `401` says nothing).
+    let any = |words: &[&str]| {
+        words
+            .iter()
+            .any(|w| match w.bytes().all(|b| b.is_ascii_digit()) {
+                true => crate::harness::says_status(&lower, w),
+                false => lower.contains(w),
+            })
+    };
     if any(&[
         "authenticat",
         "unauthorized",
@@ -569,6 +595,9 @@ fn classify(why: &str) -> ErrorCategory {
         "529",
         "internal server error",
     ]) {
+        ErrorCategory::Server
+    } else if lower.contains(r#""errorname": "apierror""#) {
+        // OpenCode's error of the model API's answer, its status left out: the API failed.
         ErrorCategory::Server
     } else {
         ErrorCategory::Agent
@@ -917,6 +946,29 @@ mod tests {
                 serde_json::json!({"bridge": "error", "message": "429 Too Many Requests"}),
                 ErrorCategory::RateLimit,
             ),
+            // OpenCode's for a model API that answered an error, and for one it cannot reach.
+            (
+                serde_json::json!({"bridge": "error", "message":
+                    "Internal error: The server had an error: {\n  \"service\": \"session\",\n  \"errorName\": \"APIError\"\n}"}),
+                ErrorCategory::Server,
+            ),
+            (
+                serde_json::json!({"bridge": "error", "message":
+                    "Internal error: Cannot connect to API: The socket connection was closed unexpectedly."}),
+                ErrorCategory::Network,
+            ),
+            // A port is no status: Claude's adapter names the gateway it could not use.
+            (
+                serde_json::json!({"bridge": "error", "message":
+                    "Internal error: API Error: 500 The server had an error. Check your inference gateway (127.0.0.1:40127)."}),
+                ErrorCategory::Server,
+            ),
+            // Qwen Code's word (the OpenAI SDK's) for a model API it cannot reach.
+            (
+                serde_json::json!({"bridge": "error",
+                    "message": "Internal error: {\n  \"details\": \"Connection error.\"\n}"}),
+                ErrorCategory::Network,
+            ),
         ] {
             let (_, mut p) = feed(&[session(), json_line(line.clone())]);
             assert_eq!(
@@ -931,6 +983,41 @@ mod tests {
             Some(ErrorCategory::Crash),
             "no stop: the agent never finished"
         );
+        // Copilot says the model API's failure as its message and ends the turn: an error.
+        for (said, category) in [
+            ("500 the model is down", ErrorCategory::Server),
+            ("429 slow down", ErrorCategory::RateLimit),
+        ] {
+            let (_, mut p) = feed(&[
+                session(),
+                chunk(
+                    "agent_message_chunk",
+                    "Info: Request failed due to a transient API error. Retrying...",
+                ),
+                chunk(
+                    "agent_message_chunk",
+                    &format!(
+                        "Error: Failed to get response from the AI model; retried 5 times (total retry wait time: 15.90 seconds) Last error: {said}"
+                    ),
+                ),
+                json_line(serde_json::json!({"bridge": "stop", "stop_reason": "end_turn"})),
+            ]);
+            assert_eq!(
+                p.finish(&exit).error.map(|e| e.category),
+                Some(category),
+                "{said}"
+            );
+        }
+        // The words anywhere but at a message's start are the agent's answer.
+        let (_, mut p) = feed(&[
+            session(),
+            chunk(
+                "agent_message_chunk",
+                "It said: Error: Failed to get response from the AI model",
+            ),
+            json_line(serde_json::json!({"bridge": "stop", "stop_reason": "end_turn"})),
+        ]);
+        assert_eq!(p.finish(&exit).error, None);
         // The cost is the session's running total: a turn's is its rise. Another session's
         // updates, and anything after the stop, are not this turn's.
         let usage = |amount: f64| {
