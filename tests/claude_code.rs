@@ -895,6 +895,14 @@ fn an_outage_is_an_error_by_category_never_cached_and_run_again_by_resume() {
             "{query:#}"
         );
         assert!(said.contains("could not tell"), "{said}");
+        // The review page says so too: never "fired 0/0".
+        let html = stdout(&assay(d.path(), &["report", "out", "--format", "html"]));
+        assert!(
+            html.contains("could not tell (3 run(s) ended in error) · should not fire")
+                && !html.contains("fired 0/0"),
+            "the query's cell: {}",
+            html.lines().filter(|l| l.contains("should ")).collect::<String>()
+        );
         if !full {
             continue;
         }

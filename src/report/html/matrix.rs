@@ -111,13 +111,17 @@ fn case_cell(r: &Report, g: &Group, variant: Variant, link: bool) -> String {
         let Some(t) = t else {
             return cell("not-graded", None, &runs, link);
         };
-        let said = format!(
-            "fired {}/{} · should {}",
-            t.fired,
-            t.runs,
-            if t.should_trigger { "fire" } else { "not fire" }
-        );
-        let v = if t.passed { "passed" } else { "failed" };
+        let fired = match t.undecided() {
+            true => format!("could not tell ({} run(s) ended in error)", t.untold),
+            false => format!("fired {}/{}", t.fired, t.runs),
+        };
+        let should = if t.should_trigger { "fire" } else { "not fire" };
+        let said = format!("{fired} · should {should}");
+        let v = match (t.undecided(), t.passed) {
+            (true, _) => "error",
+            (false, true) => "passed",
+            (false, false) => "failed",
+        };
         return format!(
             "<td class=\"cell {v}\" data-verdict=\"{v}\">{said} {}</td>",
             marks(&runs, link)
