@@ -872,6 +872,16 @@ fn an_outage_is_an_error_by_category_never_cached_and_run_again_by_resume() {
             said.contains(&format!("infrastructure error ({category})")),
             "{said}"
         );
+        // While Claude Code retries, the run says so, a line per retry.
+        if category != "network" {
+            let status = if category == "server" { "500" } else { "429" };
+            assert!(
+                said.contains(&format!(
+                    "retrying   bmad:greeter/card: the model API failed ({status}); the agent asks again (1/3)"
+                )),
+                "{said}"
+            );
+        }
         let runs: Vec<serde_json::Value> = ["card", "trigger-1"]
             .iter()
             .flat_map(|id| {
@@ -901,7 +911,9 @@ fn an_outage_is_an_error_by_category_never_cached_and_run_again_by_resume() {
             html.contains("could not tell (3 run(s) ended in error) · should not fire")
                 && !html.contains("fired 0/0"),
             "the query's cell: {}",
-            html.lines().filter(|l| l.contains("should ")).collect::<String>()
+            html.lines()
+                .filter(|l| l.contains("should "))
+                .collect::<String>()
         );
         if !full {
             continue;

@@ -403,7 +403,9 @@ pub fn transcript_text(events: &[Event]) -> String {
             Event::FileChange { path, kind } => format!("file {kind}: {path}"),
             Event::Output { text } => format!("stdout: {}", cut(text, 500)),
             Event::Error { message, .. } => format!("error: {}", cut(message, 500)),
-            Event::SessionStarted { .. } | Event::Reasoning { .. } => continue,
+            Event::SessionStarted { .. } | Event::Reasoning { .. } | Event::Retrying { .. } => {
+                continue;
+            }
         };
         out.push_str(&line);
         out.push('\n');

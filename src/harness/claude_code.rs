@@ -253,6 +253,11 @@ impl StreamParser for ClaudeParser {
                     out.push(Event::AgentStarted { name });
                 }
             }
+            Some("system") if subtype == Some("api_retry") => out.push(Event::Retrying {
+                attempt: v.get("attempt").and_then(Value::as_u64).unwrap_or(0),
+                max_retries: v.get("max_retries").and_then(Value::as_u64).unwrap_or(0),
+                status: v.get("error_status").and_then(Value::as_u64),
+            }),
             Some("system") if subtype == Some("hook_response") => out.push(Event::HookRan {
                 event: text("hook_event"),
                 exit_code: v.get("exit_code").and_then(Value::as_i64),

@@ -57,6 +57,15 @@ pub enum Event {
     FileChange { path: String, kind: String },
     /// A line a plain program printed (the `command` harness).
     Output { text: String },
+    /// The agent's CLI asks its model API again after a failed request (Claude Code's
+    /// `api_retry`): shown live while it waits, so a run held up by an outage says so.
+    Retrying {
+        attempt: u64,
+        max_retries: u64,
+        /// The HTTP status of the failed request, when there was one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<u64>,
+    },
     /// The harness reported an error.
     Error {
         message: String,

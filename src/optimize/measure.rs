@@ -87,7 +87,7 @@ pub fn measure(
     let result = run::run(ctx, &suites, &o, |e| match e {
         RunEvent::Finished(r) => record(r),
         RunEvent::Reused(r) => reused.push((r.suite.clone(), r.case.clone(), r.dir.clone())),
-        RunEvent::Started { .. } => {}
+        RunEvent::Started { .. } | RunEvent::Retrying(_) => {}
     });
     for (suite, case, dir) in reused {
         let mut r: crate::record::case_run::CaseRunRecord = std::fs::read(dir.join("result.json"))

@@ -145,7 +145,7 @@ pub fn run(
     super::run(ctx, &canaries, &o, |e| match e {
         RunEvent::Finished(r) => note(r, false),
         RunEvent::Reused(r) => reused.push(r.dir.clone()),
-        RunEvent::Started { .. } => {}
+        RunEvent::Started { .. } | RunEvent::Retrying(_) => {}
     })?;
     for d in reused {
         if let Ok(r) = crate::record::read_case_run(&d) {

@@ -86,6 +86,8 @@ pub struct CaseRunPlan<'a> {
     pub checks: &'a Checks,
     /// Secrets out of everything recorded (see [`super::redact`]).
     pub redact: &'a super::redact::Redactor,
+    /// Where the agent's retries of its model API are told as they happen.
+    pub retries: Option<super::retry::Retries>,
 }
 
 impl CaseRunRecord {

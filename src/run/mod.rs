@@ -14,6 +14,7 @@ pub mod plan;
 pub mod shard;
 
 pub mod redact;
+pub mod retry;
 pub mod slash;
 pub mod target;
 pub mod turns;
@@ -76,6 +77,8 @@ pub enum RunEvent<'a> {
     Finished(&'a CaseRunRecord),
     /// A case-run taken from the cache or kept from the run being resumed.
     Reused(&'a Reused),
+    /// A running case-run's agent asks its model API again after a failed request.
+    Retrying(&'a retry::Retry),
 }
 
 /// The finished run.

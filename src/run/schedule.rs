@@ -117,15 +117,30 @@ pub(super) fn schedule(
             interrupted.clone(),
             launch.run.opts.on_kill,
         ));
-        let mut stream = futures::stream::iter(
-            to_run
-                .iter()
-                .map(|(p, key)| launch.case_run(p, key.as_deref(), cancel_rx.clone(), &budget)),
-        )
+        let (retries, mut retried) = tokio::sync::mpsc::unbounded_channel();
+        let mut stream = futures::stream::iter(to_run.iter().map(|(p, key)| {
+            let started = Started {
+                key: key.as_deref(),
+                cancel: cancel_rx.clone(),
+                budget: &budget,
+                retries: retries.clone(),
+            };
+            launch.case_run(p, started)
+        }))
         .buffer_unordered(launch.run.jobs);
         let (mut ran, mut judge_failed, mut output_cut) = (0, false, false);
         let mut agents = BTreeMap::new();
-        while let Some(r) = stream.next().await {
+        loop {
+            let r = tokio::select! {
+                r = stream.next() => match r {
+                    Some(r) => r,
+                    None => break,
+                },
+                Some(retry) = retried.recv() => {
+                    on_event(RunEvent::Retrying(&retry));
+                    continue;
+                }
+            };
             if let Some(r) = r {
                 budget.add(r.cost_usd);
                 on_event(RunEvent::Finished(&r));
@@ -222,6 +237,15 @@ async fn watch_signals(
 }
 
 /// What launching one case-run needs of the run, shared by all of them.
+/// What one case-run is started with besides its plan: its cache key, the run's cancel
+/// signal and budget, and where it tells its agent's retries.
+struct Started<'a> {
+    key: Option<&'a str>,
+    cancel: tokio::sync::watch::Receiver<bool>,
+    budget: &'a Budget,
+    retries: super::retry::Retries,
+}
+
 pub(super) struct Launch<'a> {
     /// The suites, options, harnesses, baseline skills and run folder.
     pub run: &'a Context<'a>,
@@ -237,13 +261,13 @@ pub(super) struct Launch<'a> {
 impl Launch<'_> {
     /// Runs one planned case-run (unless the run was cancelled first) and stores it in the
     /// cache when it may be reused.
-    async fn case_run(
-        &self,
-        p: &Planned<'_>,
-        key: Option<&str>,
-        cancel: tokio::sync::watch::Receiver<bool>,
-        budget: &Budget,
-    ) -> Option<CaseRunRecord> {
+    async fn case_run(&self, p: &Planned<'_>, started: Started<'_>) -> Option<CaseRunRecord> {
+        let Started {
+            key,
+            cancel,
+            budget,
+            retries,
+        } = started;
         let Context {
             suites,
             opts,
@@ -298,6 +322,7 @@ impl Launch<'_> {
             judge: p.judge.clone(),
             checks: self.checks,
             redact: self.redactor,
+            retries: Some(retries),
         })
         .await;
         if let (Some(k), Some(secret)) = (key, self.cache_secret)

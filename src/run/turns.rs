@@ -29,6 +29,32 @@ pub struct Driven {
     pub last_exit: Option<Exited>,
 }
 
+/// Tells the run's live display of a retry of the model API, as it happens.
+fn tell_retry(plan: &CaseRunPlan<'_>, e: &Event) {
+    let (
+        Some(to),
+        Event::Retrying {
+            attempt,
+            max_retries,
+            status,
+        },
+    ) = (&plan.retries, e)
+    else {
+        return;
+    };
+    let retry = super::retry::Retry {
+        suite: plan.suite.id.clone(),
+        case: plan.case.id.clone(),
+        run: plan.run,
+        variant: plan.variant,
+        attempt: *attempt,
+        max_retries: *max_retries,
+        status: *status,
+    };
+    // A display that stopped listening (the run is ending) misses a line, nothing more.
+    to.send(retry).ok();
+}
+
 /// Runs the turns, recording each in `r`; stops at the first that fails. `Err` only when the
 /// run was interrupted.
 pub async fn drive(
@@ -104,6 +130,7 @@ pub async fn drive(
                 if let Some(t) = transcript.as_mut() {
                     t.json(&e);
                 }
+                tell_retry(plan, &e);
                 events.push(e);
             }
         })

@@ -398,6 +398,12 @@ fn unreachable(text: &str) -> bool {
         "enetunreach",
         "error sending request",
         "fetch failed",
+        // A connection failed or closed before an answer (the OpenAI SDK's words and Node's).
+        "connection error",
+        "econnreset",
+        "socket hang up",
+        "cannot connect to api",
+        "socket connection was closed",
     ]
     .iter()
     .any(|w| text.contains(w))

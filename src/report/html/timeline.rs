@@ -136,6 +136,18 @@ pub fn timeline(c: &CaseRun) -> String {
             ),
             Some("output") => ("output", format!("<pre>{}</pre>", e(&s(ev, "text")))),
             Some("error") => ("error", format!("<b>error</b> {}", e(&s(ev, "message")))),
+            Some("retrying") => (
+                "error",
+                format!(
+                    "<b>retrying</b> the model API failed{}; attempt {} of {}",
+                    match s(ev, "status") {
+                        x if x.is_empty() => x,
+                        x => format!(" ({})", e(&x)),
+                    },
+                    e(&s(ev, "attempt")),
+                    e(&s(ev, "max_retries"))
+                ),
+            ),
             _ => continue,
         };
         items.push(format!("<li class=\"ev {class}\">{body}</li>"));
@@ -172,12 +184,17 @@ mod tests {
             json!({"type": "tool_result", "id": "t2", "output": "ok", "is_error": false}),
             json!({"type": "tool_result", "id": "t9", "output": "stray", "is_error": false}),
             json!({"type": "error", "message": "rate <limited>"}),
+            json!({"type": "retrying", "attempt": 1, "max_retries": 3, "status": 529}),
         ]));
         let items: Vec<&str> = h.split("<li class=\"ev ").skip(1).collect();
         let classes: Vec<&str> = items.iter().map(|i| &i[..i.find('"').unwrap()]).collect();
         assert_eq!(
             classes,
-            ["skill", "tool error", "tool", "tool", "error"],
+            ["skill", "tool error", "tool", "tool", "error", "error"],
+            "{h}"
+        );
+        assert!(
+            items[5].contains("<b>retrying</b> the model API failed (529); attempt 1 of 3"),
             "{h}"
         );
         assert!(items[1].starts_with(

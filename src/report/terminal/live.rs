@@ -64,6 +64,16 @@ impl Live {
                 self.progress.finished(r.outcome == Outcome::Passed);
                 self.say(reused_line(r, &self.totals));
             }
+            RunEvent::Retrying(retry) => {
+                let which = which_run(
+                    &retry.suite,
+                    &retry.case,
+                    retry.variant,
+                    retry.run,
+                    &self.totals,
+                );
+                self.say(retry.line(&which));
+            }
         }
     }
 
