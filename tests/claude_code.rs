@@ -888,8 +888,14 @@ fn an_outage_is_an_error_by_category_never_cached_and_run_again_by_resume() {
                 results_by_folder(&d.path().join("out/bmad_greeter").join(id)).into_values()
             })
             .collect();
+        // An outage keeps no workspace: nothing of the skill's is in one.
+        let left: Vec<_> = std::fs::read_dir(d.path().join("workspaces"))
+            .map(|rd| rd.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        assert!(left.is_empty(), "workspaces left: {left:?}");
         for r in &runs {
             assert_eq!(r["status"], "error", "{r:#}");
+            assert!(r["workspace"].is_null(), "{r:#}");
             assert_eq!(r["error"]["category"], category, "{r:#}");
             if r["kind"] == "trigger" {
                 assert_eq!(r["trigger"]["fired"], serde_json::Value::Null, "{r:#}");

@@ -260,7 +260,14 @@ async fn stages(
     {
         r.teardown_error = Some(why);
     }
-    let keep = plan.keep_workspace || matches!(r.status, Status::Error | Status::Failed);
+    // A failed or errored case-run's workspace is kept for a look, unless the model API's
+    // outage ended it: nothing of the skill's is in it, and an outage hits every case-run.
+    let outage = r
+        .error
+        .as_ref()
+        .is_some_and(|e| e.category.is_infrastructure());
+    let keep =
+        plan.keep_workspace || (matches!(r.status, Status::Error | Status::Failed) && !outage);
     r.workspace = settle(staged, keep).await;
     Ok(())
 }
