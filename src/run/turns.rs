@@ -29,6 +29,34 @@ pub struct Driven {
     pub last_exit: Option<Exited>,
 }
 
+/// The turn's harness reported an error: the case-run ends with it, as an error when the
+/// model API or a harness plugin failed, else as the agent's failure.
+fn end_on(r: &mut CaseRunRecord, mut err: crate::harness::AgentError) {
+    if err.category == ErrorCategory::Network
+        && let Some(why) = r.sandbox.as_ref().and_then(|s| s.why_unreachable())
+    {
+        err.message = format!("{} ({why})", err.message);
+    }
+    // A harness plugin's fault is assay's side, and the model API's (a login refused,
+    // a rate limit, a 5xx, no connection) the infrastructure's: an error, never the
+    // skill failing.
+    let status = match err.category {
+        c if c == ErrorCategory::Plugin || c.is_infrastructure() => Status::Error,
+        _ => Status::Failed,
+    };
+    let reason = match &err.kind {
+        Some(kind) => format!("{kind}: {}", err.message),
+        None if err.category.is_infrastructure() => format!(
+            "infrastructure error ({}): {}",
+            crate::record::run::word(&err.category),
+            err.message
+        ),
+        None => err.message.clone(),
+    };
+    r.end(status, reason);
+    r.error = Some(err);
+}
+
 /// Tells the run's live display of a retry of the model API, as it happens.
 fn tell_retry(plan: &CaseRunPlan<'_>, e: &Event) {
     let (
@@ -177,30 +205,8 @@ pub async fn drive(
             break;
         }
         driven.last_exit = Some(exited);
-        if let Some(mut err) = error {
-            if err.category == ErrorCategory::Network
-                && let Some(why) = r.sandbox.as_ref().and_then(|s| s.why_unreachable())
-            {
-                err.message = format!("{} ({why})", err.message);
-            }
-            // A harness plugin's fault is assay's side, and the model API's (a login refused,
-            // a rate limit, a 5xx, no connection) the infrastructure's: an error, never the
-            // skill failing.
-            let status = match err.category {
-                c if c == ErrorCategory::Plugin || c.is_infrastructure() => Status::Error,
-                _ => Status::Failed,
-            };
-            let reason = match &err.kind {
-                Some(kind) => format!("{kind}: {}", err.message),
-                None if err.category.is_infrastructure() => format!(
-                    "infrastructure error ({}): {}",
-                    crate::record::run::word(&err.category),
-                    err.message
-                ),
-                None => err.message.clone(),
-            };
-            r.end(status, reason);
-            r.error = Some(err);
+        if let Some(err) = error {
+            end_on(r, err);
             break;
         }
         if r.timed_out {

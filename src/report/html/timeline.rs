@@ -53,105 +53,12 @@ pub fn timeline(c: &CaseRun) -> String {
         .map(|ev| s(ev, "id"))
         .filter(|id| !id.is_empty())
         .collect();
-    let mut items = Vec::new();
-    for ev in &c.transcript {
-        let (class, body) = match ev["type"].as_str() {
-            Some("session_started") => (
-                "session",
-                format!("<b>session started</b> {}", e(&s(ev, "model"))),
-            ),
-            Some("message") => ("message", format!("<b>agent</b> {}", e(&s(ev, "text")))),
-            Some("reasoning") => (
-                "reasoning",
-                format!(
-                    "<details><summary>reasoning</summary><pre>{}</pre></details>",
-                    e(&s(ev, "text"))
-                ),
-            ),
-            Some("tool_call") => {
-                let id = s(ev, "id");
-                let res: String = c
-                    .transcript
-                    .iter()
-                    .filter(|r| r["type"] == "tool_result" && !id.is_empty() && s(r, "id") == id)
-                    .map(result)
-                    .collect();
-                let failed = res.contains("class=\"result error\"");
-                (
-                    if failed { "tool error" } else { "tool" },
-                    format!(
-                        "<details{}><summary>tool call <code>{}</code>{}</summary><pre>{}</pre>{}</details>",
-                        if failed { " open" } else { "" },
-                        e(&s(ev, "name")),
-                        if failed {
-                            " (error)"
-                        } else if res.is_empty() {
-                            " (no result)"
-                        } else {
-                            ""
-                        },
-                        e(&serde_json::to_string_pretty(&ev["input"]).unwrap_or_default()),
-                        res
-                    ),
-                )
-            }
-            Some("tool_result") if !called.contains(&s(ev, "id")) => (
-                if ev["is_error"] == true {
-                    "tool error"
-                } else {
-                    "tool"
-                },
-                result(ev),
-            ),
-            Some("tool_result") => continue,
-            Some("skill_invoked") => (
-                "skill",
-                format!("<b>skill invoked</b> {}", e(&s(ev, "name"))),
-            ),
-            Some("skill_failed") => (
-                "tool error",
-                format!(
-                    "<b>skill load failed</b> {}: {}",
-                    e(&s(ev, "name")),
-                    e(&s(ev, "error"))
-                ),
-            ),
-            Some("agent_started") => ("agent", format!("<b>sub-agent</b> {}", e(&s(ev, "name")))),
-            Some("hook_ran") => (
-                "hook",
-                format!(
-                    "<b>hook</b> {} ({}, exit {})",
-                    e(&s(ev, "event")),
-                    e(&s(ev, "outcome")),
-                    e(&s(ev, "exit_code"))
-                ),
-            ),
-            Some("file_change") => (
-                "file",
-                format!(
-                    "<b>file {}</b> <code>{}</code>",
-                    e(&s(ev, "kind")),
-                    e(&s(ev, "path"))
-                ),
-            ),
-            Some("output") => ("output", format!("<pre>{}</pre>", e(&s(ev, "text")))),
-            Some("error") => ("error", format!("<b>error</b> {}", e(&s(ev, "message")))),
-            Some("retrying") => (
-                "error",
-                format!(
-                    "<b>retrying</b> the model API failed{}; attempt {} of {}",
-                    match s(ev, "status") {
-                        x if x.is_empty() => x,
-                        x => format!(" ({})", e(&x)),
-                    },
-                    e(&s(ev, "attempt")),
-                    e(&s(ev, "max_retries"))
-                ),
-            ),
-            _ => continue,
-        };
-        items.push(format!("<li class=\"ev {class}\">{body}</li>"));
-    }
+    let items: Vec<String> = c
+        .transcript
+        .iter()
+        .filter_map(|ev| item(c, ev, &called))
+        .map(|(class, body)| format!("<li class=\"ev {class}\">{body}</li>"))
+        .collect();
     if items.is_empty() {
         h.push_str("<p>(no transcript)</p>");
     } else {
@@ -160,6 +67,107 @@ pub fn timeline(c: &CaseRun) -> String {
         h.push_str("</ol>");
     }
     h
+}
+
+/// One event of the transcript as the timeline's item: its class and its body (None: not
+/// shown, or a tool result shown with its call).
+fn item(c: &CaseRun, ev: &Value, called: &HashSet<String>) -> Option<(&'static str, String)> {
+    let shown = match ev["type"].as_str() {
+        Some("session_started") => (
+            "session",
+            format!("<b>session started</b> {}", e(&s(ev, "model"))),
+        ),
+        Some("message") => ("message", format!("<b>agent</b> {}", e(&s(ev, "text")))),
+        Some("reasoning") => (
+            "reasoning",
+            format!(
+                "<details><summary>reasoning</summary><pre>{}</pre></details>",
+                e(&s(ev, "text"))
+            ),
+        ),
+        Some("tool_call") => {
+            let id = s(ev, "id");
+            let res: String = c
+                .transcript
+                .iter()
+                .filter(|r| r["type"] == "tool_result" && !id.is_empty() && s(r, "id") == id)
+                .map(result)
+                .collect();
+            let failed = res.contains("class=\"result error\"");
+            (
+                if failed { "tool error" } else { "tool" },
+                format!(
+                    "<details{}><summary>tool call <code>{}</code>{}</summary><pre>{}</pre>{}</details>",
+                    if failed { " open" } else { "" },
+                    e(&s(ev, "name")),
+                    if failed {
+                        " (error)"
+                    } else if res.is_empty() {
+                        " (no result)"
+                    } else {
+                        ""
+                    },
+                    e(&serde_json::to_string_pretty(&ev["input"]).unwrap_or_default()),
+                    res
+                ),
+            )
+        }
+        Some("tool_result") if !called.contains(&s(ev, "id")) => (
+            if ev["is_error"] == true {
+                "tool error"
+            } else {
+                "tool"
+            },
+            result(ev),
+        ),
+        Some("tool_result") => return None,
+        Some("skill_invoked") => (
+            "skill",
+            format!("<b>skill invoked</b> {}", e(&s(ev, "name"))),
+        ),
+        Some("skill_failed") => (
+            "tool error",
+            format!(
+                "<b>skill load failed</b> {}: {}",
+                e(&s(ev, "name")),
+                e(&s(ev, "error"))
+            ),
+        ),
+        Some("agent_started") => ("agent", format!("<b>sub-agent</b> {}", e(&s(ev, "name")))),
+        Some("hook_ran") => (
+            "hook",
+            format!(
+                "<b>hook</b> {} ({}, exit {})",
+                e(&s(ev, "event")),
+                e(&s(ev, "outcome")),
+                e(&s(ev, "exit_code"))
+            ),
+        ),
+        Some("file_change") => (
+            "file",
+            format!(
+                "<b>file {}</b> <code>{}</code>",
+                e(&s(ev, "kind")),
+                e(&s(ev, "path"))
+            ),
+        ),
+        Some("output") => ("output", format!("<pre>{}</pre>", e(&s(ev, "text")))),
+        Some("error") => ("error", format!("<b>error</b> {}", e(&s(ev, "message")))),
+        Some("retrying") => (
+            "error",
+            format!(
+                "<b>retrying</b> the model API failed{}; attempt {} of {}",
+                match s(ev, "status") {
+                    x if x.is_empty() => x,
+                    x => format!(" ({})", e(&x)),
+                },
+                e(&s(ev, "attempt")),
+                e(&s(ev, "max_retries"))
+            ),
+        ),
+        _ => return None,
+    };
+    Some(shown)
 }
 
 #[cfg(test)]
