@@ -373,11 +373,12 @@ pub fn contained(d: &Path, project: &Path, backend: &str) -> Command {
 }
 
 /// An agent run with `--network none` failed to reach its model, and its case-run `case` in
-/// `run_dir` says so: failed, category `network`, and why (exit 1).
+/// `run_dir` says so: an error of the infrastructure (never the skill's failure), category
+/// `network`, and why (exit 3).
 pub fn assert_offline(out: &Output, run_dir: &Path, case: &str) {
-    assert_eq!(code(out), 1, "{}\n{}", stdout(out), stderr(out));
+    assert_eq!(code(out), 3, "{}\n{}", stdout(out), stderr(out));
     let r = &results(run_dir)[case];
-    assert_eq!(r["status"], "failed", "{r:#}");
+    assert_eq!(r["status"], "error", "{r:#}");
     assert_eq!(r["error"]["category"], "network", "{r:#}");
     assert!(
         r["reason"]
