@@ -953,3 +953,60 @@ fn an_outage_is_an_error_by_category_never_cached_and_run_again_by_resume() {
     // 4 case-runs in each of 3 runs (out, again, resume), each asking once and retrying 3 times.
     assert_eq!(hits, 4 * 3 * 4, "CLAUDE_CODE_MAX_RETRIES=3 by default");
 }
+
+/// An agent that says it retries without end (a thousand `api_retry` lines) floods no
+/// terminal: ten live lines for its case-run, every retry kept in its transcript.
+#[test]
+fn endless_retries_are_told_ten_times_and_kept_in_full() {
+    let d = tempfile::tempdir().unwrap();
+    outage_project(d.path(), "Write a card.");
+    std::fs::remove_file(d.path().join("evals/greeter/triggers.json")).unwrap();
+    let fake = d.path().join("fake-claude");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\ni=1\nwhile [ $i -le 1000 ]; do\n  echo '{\"type\":\"system\",\"subtype\":\"api_retry\",\"attempt\":'$i',\"max_retries\":1000,\"error_status\":529}'\n  i=$((i+1))\ndone\necho '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"done\",\"session_id\":\"s\"}'\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = assay_env(
+        d.path(),
+        &[
+            "run",
+            "--harness",
+            "claude-code",
+            "--sandbox",
+            "none",
+            "--no-canary",
+        ],
+        &[
+            ("ASSAY_CLAUDE_BIN", fake.display().to_string()),
+            ("ANTHROPIC_API_KEY", "sk-assay-test".into()),
+            ("ASSAY_JUDGE", "none".into()),
+        ],
+    );
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(said.matches("retrying   ").count(), 10, "{said}");
+    assert!(
+        said.contains("the model API failed (529); the agent asks again (10/1000)")
+            && !said.contains("(11/1000)"),
+        "{said}"
+    );
+    let case = Path::new(
+        results(
+            &d.path()
+                .join(".assay/runs")
+                .read_dir()
+                .unwrap()
+                .flatten()
+                .next()
+                .unwrap()
+                .path(),
+        )["card"]["dir"]
+            .as_str()
+            .unwrap(),
+    )
+    .to_path_buf();
+    let transcript = std::fs::read_to_string(case.join("transcript.jsonl")).unwrap();
+    assert_eq!(transcript.matches("\"retrying\"").count(), 1000);
+}

@@ -57,8 +57,13 @@ fn end_on(r: &mut CaseRunRecord, mut err: crate::harness::AgentError) {
     r.error = Some(err);
 }
 
-/// Tells the run's live display of a retry of the model API, as it happens.
-fn tell_retry(plan: &CaseRunPlan<'_>, e: &Event) {
+/// The most retries of one case-run told live: an agent printing retries without end floods
+/// no terminal (all stay in its transcript).
+const MAX_RETRIES_TOLD: u32 = 10;
+
+/// Tells the run's live display of a retry of the model API, as it happens, up to
+/// [`MAX_RETRIES_TOLD`] (`told` counts them).
+fn tell_retry(plan: &CaseRunPlan<'_>, e: &Event, told: &mut u32) {
     let (
         Some(to),
         Event::Retrying {
@@ -70,6 +75,10 @@ fn tell_retry(plan: &CaseRunPlan<'_>, e: &Event) {
     else {
         return;
     };
+    if *told >= MAX_RETRIES_TOLD {
+        return;
+    }
+    *told += 1;
     let retry = super::retry::Retry {
         suite: plan.suite.id.clone(),
         case: plan.case.id.clone(),
@@ -107,6 +116,7 @@ pub async fn drive(
         .filter(|sp| sent.first() == plan.case.turns.first() || !plan.skill_body_is(sp));
     let mut driven = Driven::default();
     let mut session: Option<String> = None;
+    let mut retries_told = 0;
     let jail = contained.jail.as_ref();
 
     let turns: Vec<String> = if plan.case.command.is_some() {
@@ -158,7 +168,7 @@ pub async fn drive(
                 if let Some(t) = transcript.as_mut() {
                     t.json(&e);
                 }
-                tell_retry(plan, &e);
+                tell_retry(plan, &e, &mut retries_told);
                 events.push(e);
             }
         })
