@@ -31,22 +31,13 @@ fn one_case(
 ) -> (serde_json::Value, Vec<serde_json::Value>, serde_json::Value) {
     server.script_each("Mark the run", None, vec![shell, text("Marked.")]);
     let d = tempfile::tempdir().unwrap();
-    write_tree(
+    one_skill_project(
         d.path(),
-        &[
-            ("assay.toml", toml),
-            (
-                ".claude/skills/marker/SKILL.md",
-                "---\nname: marker\ndescription: Marks runs\n---\nMark it.\n",
-            ),
-            (
-                "evals/marker/evals.json",
-                &json!({"skill_name": "marker", "evals": [
-                    {"id": "mark", "prompt": "Mark the run.", "x-assay-checks": [
-                        {"type": "file_exists", "path": "ran.txt"}]}]})
-                .to_string(),
-            ),
-        ],
+        toml,
+        "marker",
+        "---\nname: marker\ndescription: Marks runs\n---\nMark it.\n",
+        json!({"id": "mark", "prompt": "Mark the run.", "x-assay-checks": [
+            {"type": "file_exists", "path": "ran.txt"}]}),
     );
     let out = assay_env(
         d.path(),

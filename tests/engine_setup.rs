@@ -20,22 +20,13 @@ fn with_path(bin: &Path) -> Vec<(&'static str, String)> {
 }
 
 fn project(root: &Path, toml: &str) {
-    write_tree(
+    one_skill_project(
         root,
-        &[
-            ("assay.toml", toml),
-            (
-                ".claude/skills/greeter/SKILL.md",
-                "---\nname: greeter\ndescription: Writes greeting cards\n---\nGreet.\n",
-            ),
-            (
-                "evals/greeter/evals.json",
-                &json!({"skill_name": "greeter", "evals": [
-                    {"id": "card", "prompt": "Write a card.", "x-assay-checks": [
-                        {"type": "contains", "needle": "card"}]}]})
-                .to_string(),
-            ),
-        ],
+        toml,
+        "greeter",
+        "---\nname: greeter\ndescription: Writes greeting cards\n---\nGreet.\n",
+        json!({"id": "card", "prompt": "Write a card.", "x-assay-checks": [
+            {"type": "contains", "needle": "card"}]}),
     );
 }
 

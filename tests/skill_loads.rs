@@ -50,25 +50,13 @@ fn baseline_loads(
         vec![load, text("The card is written.")],
     );
     let d = tempfile::tempdir().unwrap();
-    write_tree(
+    one_skill_project(
         d.path(),
-        &[
-            (
-                "assay.toml",
-                &format!("[run]\nharness = \"{harness}\"\ntimeout = 120\n"),
-            ),
-            (
-                ".claude/skills/greeter/SKILL.md",
-                "---\nname: greeter\ndescription: Writes greeting cards\n---\nWrite the card.\n",
-            ),
-            (
-                "evals/greeter/evals.json",
-                &json!({"skill_name": "greeter", "evals": [
-                    {"id": "card", "prompt": "Write a greeting card for Ada.", "x-assay-checks": [
-                        {"type": "skill_invoked", "skill": "greeter"}]}]})
-                .to_string(),
-            ),
-        ],
+        &format!("[run]\nharness = \"{harness}\"\ntimeout = 120\n"),
+        "greeter",
+        "---\nname: greeter\ndescription: Writes greeting cards\n---\nWrite the card.\n",
+        json!({"id": "card", "prompt": "Write a greeting card for Ada.", "x-assay-checks": [
+            {"type": "skill_invoked", "skill": "greeter"}]}),
     );
     let out = assay_env(
         d.path(),

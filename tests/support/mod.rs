@@ -94,6 +94,28 @@ pub fn write_tree(root: &Path, files: &[(&str, &str)]) {
     }
 }
 
+/// A project of one skill `name` (in `.claude/skills/`, its SKILL.md `skill_md`) and one
+/// skill-creator eval of it (`evals/<name>/evals.json`), with `toml` as its `assay.toml`.
+pub fn one_skill_project(
+    root: &Path,
+    toml: &str,
+    name: &str,
+    skill_md: &str,
+    eval: serde_json::Value,
+) {
+    write_tree(
+        root,
+        &[
+            ("assay.toml", toml),
+            (&format!(".claude/skills/{name}/SKILL.md"), skill_md),
+            (
+                &format!("evals/{name}/evals.json"),
+                &serde_json::json!({"skill_name": name, "evals": [eval]}).to_string(),
+            ),
+        ],
+    );
+}
+
 /// The pinned agent CLI installed by `.ci/run` (`npm ci --prefix tests/agents`), or `None`
 /// with a printed reason. Under CI a missing CLI fails the test instead.
 pub fn agent_cli(name: &str) -> PathBuf {
