@@ -697,3 +697,55 @@ fn a_run_records_what_changed_once_over_the_projects_listing_and_regrades_from_i
     );
     assert_regrades(d.path(), ".assay/c2");
 }
+
+/// `assay grade <run-dir>` after a case left its spec: that case-run is skipped and said so
+/// (in words and in the JSON), the others graded again.
+#[test]
+fn a_case_gone_from_its_spec_is_skipped_when_a_run_is_regraded() {
+    let d = tempfile::tempdir().unwrap();
+    let evals = |n: usize| {
+        let all = [
+            json!({"id": 1, "prompt": "Write a.", "x-assay-checks": [{"type": "contains", "needle": "done"}]}),
+            json!({"id": 2, "prompt": "Write b.", "x-assay-checks": [{"type": "contains", "needle": "done"}]}),
+        ];
+        json!({"skill_name": "brief", "evals": all[..n]}).to_string()
+    };
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"echo\", \"done\"]\n",
+            ),
+            (
+                "skills/brief/SKILL.md",
+                "---\nname: brief\ndescription: Writes briefs.\n---\nWrite.\n",
+            ),
+            ("skills/brief/evals/evals.json", &evals(2)),
+        ],
+    );
+    let out = assay(d.path(), &["run", "--output-dir", "out"]);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    write_tree(d.path(), &[("skills/brief/evals/evals.json", &evals(1))]);
+    let out = assay(d.path(), &["grade", "out"]);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("skipped    skill-creator:brief/2 run 1: the case is no longer in")
+            && stdout(&out).contains("re-graded 1 case-run(s)"),
+        "{}",
+        stdout(&out)
+    );
+    let out = assay(d.path(), &["grade", "out", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let skipped: Vec<&serde_json::Value> = v["case_runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c.get("skipped"))
+        .collect();
+    assert_eq!(
+        skipped,
+        [&json!("the case is no longer in the spec")],
+        "{v:#}"
+    );
+}

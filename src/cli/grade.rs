@@ -506,28 +506,17 @@ fn regrade_run(
     let mut comparisons = Vec::new();
     for (r, slot) in recorded.iter_mut().zip(&slots) {
         let label = format!("{}/{} run {}", r.result.suite, r.result.case, r.result.run);
-        if r.result.kind == Kind::Trigger {
-            say!("skipped    {label}: a trigger eval has nothing to grade again");
-            report.push(json!({"suite": r.result.suite, "case": r.result.case, "run": r.result.run, "skipped": "a trigger eval"}));
+        let found = find(r);
+        if let Some((said, why)) = not_regraded(r, found.is_some()) {
+            if !args.json {
+                say!("skipped    {label}: {said}");
+            }
+            report.push(json!({"suite": r.result.suite, "case": r.result.case, "run": r.result.run, "skipped": why}));
             continue;
         }
-        let Some((suite, case)) = find(r) else {
-            say!(
-                "skipped    {label}: the case is no longer in {}",
-                r.result.suite_source.display()
-            );
-            report.push(json!({"suite": r.result.suite, "case": r.result.case, "run": r.result.run, "skipped": "the case is no longer in the spec"}));
+        let Some((suite, case)) = found else {
             continue;
         };
-        let status = crate::record::run::word(&r.result.status);
-        if !matches!(r.result.status, Status::Completed | Status::Failed) {
-            say!(
-                "skipped    {label}: it did not run ({})",
-                r.result.reason.as_deref().unwrap_or(&status)
-            );
-            report.push(json!({"suite": r.result.suite, "case": r.result.case, "run": r.result.run, "skipped": format!("status {status}")}));
-            continue;
-        }
         let input = r.input(case);
         let graded = rt.block_on(grade::grade(suite, case, input, &checks, slot.as_ref()));
         if let Err(e) = r.write(&graded).and_then(|()| {
@@ -541,37 +530,25 @@ fn regrade_run(
             );
             unrecorded = true;
         }
-        print_graded(&label, &graded, false);
+        if !args.json {
+            print_graded(&label, &graded, false);
+        }
         let mut entry = json!({
             "suite": r.result.suite, "case": r.result.case, "run": r.result.run, "dir": r.dir,
             "grading": grade::grading_json(&graded.checks, graded.judge.as_ref(), Some(&graded.grade)),
         });
         if let Some(others) = &others {
-            let pair = others.iter().find(|o| {
-                o.result.suite == r.result.suite
-                    && o.result.case == r.result.case
-                    && o.result.run == r.result.run
-            });
-            let c = match pair {
-                Some(o) => {
-                    let b = std::fs::read_to_string(o.dir.join("output.txt")).unwrap_or_default();
-                    rt.block_on(grade::captured::compare_with(
-                        slot.as_ref(),
-                        case,
-                        &graded.view.output,
-                        &b,
-                    ))
-                }
-                None => Err("not compared: the other run has no such case-run".into()),
-            };
-            print_comparison(&label, &c);
+            let c = rt.block_on(compare_with_other(others, r, slot.as_ref(), case, &graded));
+            if !args.json {
+                print_comparison(&label, &c);
+            }
             entry["comparison"] = comparison_json(&c);
             comparisons.push(c);
         }
         report.push(entry);
         graded_all.push(graded);
     }
-    if others.is_some() {
+    if others.is_some() && !args.json {
         say!("{}", ab_line(&comparisons));
     }
     if args.json {
@@ -588,6 +565,54 @@ fn regrade_run(
         return Outcome::Infrastructure;
     }
     exit_for(graded_all.iter(), comparisons.iter())
+}
+
+/// Why a recorded case-run is not graded again (what is said, what the JSON says), if it is
+/// not: a trigger eval, a case gone from its spec (`found` false), one that did not run.
+fn not_regraded(r: &Recorded, found: bool) -> Option<(String, String)> {
+    if r.result.kind == Kind::Trigger {
+        let why = "a trigger eval";
+        return Some((
+            "a trigger eval has nothing to grade again".into(),
+            why.into(),
+        ));
+    }
+    if !found {
+        let said = format!(
+            "the case is no longer in {}",
+            r.result.suite_source.display()
+        );
+        return Some((said, "the case is no longer in the spec".into()));
+    }
+    let status = crate::record::run::word(&r.result.status);
+    if matches!(r.result.status, Status::Completed | Status::Failed) {
+        return None;
+    }
+    let said = format!(
+        "it did not run ({})",
+        r.result.reason.as_deref().unwrap_or(&status)
+    );
+    Some((said, format!("status {status}")))
+}
+
+/// The regraded output compared with the same case-run's of the other run (`--against`).
+async fn compare_with_other(
+    others: &[Recorded],
+    r: &Recorded,
+    slot: Option<&crate::run::JudgeSlot>,
+    case: &Case,
+    graded: &Graded,
+) -> Result<Comparison, String> {
+    let pair = others.iter().find(|o| {
+        o.result.suite == r.result.suite
+            && o.result.case == r.result.case
+            && o.result.run == r.result.run
+    });
+    let Some(o) = pair else {
+        return Err("not compared: the other run has no such case-run".into());
+    };
+    let b = std::fs::read_to_string(o.dir.join("output.txt")).unwrap_or_default();
+    grade::captured::compare_with(slot, case, &graded.view.output, &b).await
 }
 
 /// Every report the run folder holds, written again from it with the new verdicts (the JUnit
