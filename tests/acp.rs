@@ -3,7 +3,7 @@
 //! load, a permission asked and answered, a file written, a crash, a protocol error, a hang
 //! cut by the timeout, trigger evals, and later turns resumed in the same session.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

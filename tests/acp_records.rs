@@ -3,7 +3,7 @@
 //! `rawInput: {}` and give its arguments in a later `tool_call_update`), and, for the generic
 //! `acp` harness, the agent's name and version as its `initialize` answer reported them.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

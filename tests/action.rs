@@ -16,7 +16,7 @@
 //! action.yml, its steps as a workflow, and every workflow of docs/ci.md; they need node and
 //! `npm ci --prefix tests/tools` (scripts/test runs it), and fail saying so when missing.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! `--runs auto`: a stable case stops after a few runs, a borderline one runs to --max-runs,
 //! and the run says how many runs each used and what was saved.
 
-mod support;
+use crate::support;
 
 use support::*;
 

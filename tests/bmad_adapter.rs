@@ -2,7 +2,7 @@
 //! `--adapter`, run in the sandbox, its host variables forwarded only when the user chose it
 //! or passed `--trust`.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! suite with no expectations, through the real Claude Code CLI against the scripted model
 //! server and a judge on loopback.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Output;

@@ -1,6 +1,6 @@
 //! The corpus of broken suites: each is rejected, with every problem named, and nothing runs.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 

@@ -1,7 +1,7 @@
 //! The case-run cache is authenticated: an entry edited by anyone who can write the project (an
 //! agent that escaped, a teammate, a CI step) is not trusted, and its case-run is run again.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -3,7 +3,7 @@
 //! loopback. Every output speaks in cases: the terminal, Markdown, JUnit, GitHub and the UAAPS
 //! report, each pinned by a snapshot (times and folders filtered out).
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Output;

@@ -1,6 +1,6 @@
 //! `assay run` through the real Claude Code CLI, against the scripted model server.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Output;

@@ -1,6 +1,6 @@
 //! `assay run` through the real Codex CLI, against the scripted Responses API server.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Output;

@@ -1,6 +1,6 @@
 //! BMAD's discovery order, and `--skill` / `--evals`, as a user runs them.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use support::*;

@@ -1,7 +1,7 @@
 //! `assay doctor`: what `assay run` here would use, checked; exit 0 when it would start, 3 when
 //! it would stop (with the fix), 2 on bad input.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! `assay run` refuses up front naming the variable, and doctor takes `--command` as its own
 //! fix line says.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! `grade_thresholds`, `harness`/`transport` auto, `system_prompt` fallback, `output_files`,
 //! its flag spellings and `CLAUDITOR_*` variables; Skillet's `~/.skillet/evals/`.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! `assay grade`: captured outputs against a spec, re-grading run folders, extraction and
 //! blind A/B through a loopback judge, and `urls_reachable` through the CLI.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

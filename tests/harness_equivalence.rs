@@ -4,7 +4,7 @@
 //! tests (tests/fixtures/streams/claude-code), under every invocation and every way a process
 //! ends; and they build the same command line. Then a real run through each harness.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

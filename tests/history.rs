@@ -3,7 +3,7 @@
 //! with another harness, model or agent CLI version are not compared without `--cross`, and
 //! neither are two run folders in `assay report diff`.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use support::*;

@@ -3,7 +3,7 @@
 //! HTML and Markdown in ids and reasons. Every terminal line shows them escaped, `junit.xml`
 //! stays well-formed XML 1.0, and `summary.md` renders them as text.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Output;

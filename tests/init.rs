@@ -1,6 +1,6 @@
 //! `assay init`: a starter suite in each format, validated, runnable, never overwriting.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

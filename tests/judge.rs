@@ -1,7 +1,7 @@
 //! The LLM judge over real HTTP against a loopback judge server, through `assay run`: every
 //! mode, both API shapes, and every fault.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 //! environment set, one shared folder, a retried index resumed, the merge writing the timings
 //! of the next Job.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,7 +1,7 @@
 //! `assay lint` as a user runs it: a crafted bad project (every finding, its place, code and
 //! fix), the examples (clean), `--strict`, `--max-tokens` and `[[lint.allow]]`.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use support::*;

@@ -4,7 +4,7 @@
 //!
 //! `PROPTEST_CASES` raises the count for a longer soak (the default keeps CI fast).
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,7 @@
 //! toml, which a pull request can carry, is not consent); `validate`, `list` and `plugin
 //! inspect` never do. And no plugin's `read_dirs` grant reaches outside its project.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

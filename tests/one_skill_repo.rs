@@ -3,7 +3,7 @@
 //! files alone (never `.assay/`, the eval specs, `.git`); nothing is left in the temp folder;
 //! a skill folder with no marker is its own project; one edited case re-runs one case.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! find the one with the keyword, prove it on holdout, and reject a candidate whose gain is
 //! noise.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::judge_server::{JudgeReply, JudgeServer};

@@ -1,7 +1,7 @@
 //! assay's own suites in `evals/`, run end to end: every one through the real Claude Code
 //! CLI, and the greeting suite through the real Codex CLI, against the scripted model server.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

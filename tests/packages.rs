@@ -3,7 +3,7 @@
 //! the MCP server reach the agent where it reads them; `target: agent:` runs the sub-agent;
 //! `files-created` means created by the agent; the package's hooks block under both.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! CLI, hostile plugins contained, grants, load-time validation, `assay plugin new|inspect`,
 //! and a trusted native plugin.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

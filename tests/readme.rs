@@ -11,7 +11,7 @@
 //! agent (`--harness claude-code`, `--harness codex`: they need a login; the end-to-end tests
 //! drive both CLIs against the scripted model server).
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! quickstart — runs as `scripts/test`'s release step: cargo cannot run inside `cargo test` on
 //! the same target folder.)
 
-mod support;
+use crate::support;
 
 use support::*;
 

@@ -1,7 +1,7 @@
 //! Reports: each format pinned by a snapshot of a fixed run folder, reporters written by
 //! `assay run`, and a run folder left by an interrupted run.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -4,7 +4,7 @@
 //! request), so a query routed to it proves it was installed; trigger queries say where they
 //! must and must not go (`x-assay-checks`: `must_fire`, `must_not_fire`, `no_other_skill`).
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::model_server::{ModelServer, text, tool};

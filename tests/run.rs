@@ -1,6 +1,6 @@
 //! `assay run` offline, through the `command` harness: no agent CLI, no network.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

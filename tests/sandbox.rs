@@ -2,7 +2,7 @@
 //! still records the case-run, and nothing of it outlives assay. These run real bubblewrap
 //! (`.ci/run` installs it); without it they fail rather than pass untested.
 
-mod support;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;

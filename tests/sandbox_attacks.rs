@@ -3,7 +3,7 @@
 //! runs under each Linux backend (`--sandbox bwrap` and `--sandbox landlock`, `--network
 //! model`), as root in CI: each test is `name::bwrap` and `name::landlock`.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

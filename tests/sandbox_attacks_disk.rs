@@ -4,7 +4,7 @@
 //! limit (category `limit`, assay's exit 3), never a pass. Each test writes a few hundred MiB
 //! at most, in a temporary folder removed after it.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Output;

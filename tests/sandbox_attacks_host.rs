@@ -5,7 +5,7 @@
 //! root in CI. The agent is a Python probe (Debian's `/usr/bin/python3`, shown in every
 //! sandbox) that prints `HOLE …` for each thing it reached and `finished` at its end.
 
-mod support;
+use crate::support;
 
 use std::io::Write;
 use std::path::Path;

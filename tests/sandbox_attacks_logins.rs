@@ -4,7 +4,7 @@
 //! in the HOME it runs with — and a hostile agent that prints, base64s and copies all it finds;
 //! each runs under both Linux backends (`name::bwrap`, `name::landlock`), as root in CI.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -3,7 +3,7 @@
 //! assay. Each attack runs a hostile agent (a bash script through the `command` harness)
 //! under each Linux backend: each test is `name::bwrap` and `name::landlock`.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -9,7 +9,7 @@
 //!   overrides reached `github-annotations.txt`, `report.html` and `assay report` raw.
 //! - An ACP agent's claimed cost of ±1e308 USD was recorded as it said.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

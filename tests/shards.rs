@@ -3,7 +3,7 @@
 //! anything else. Every run is the real binary through the command harness (its agent a shell
 //! script), in the sandbox as any run.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,6 +1,6 @@
 //! `assay completions` and `assay man`, generated from the one clap definition.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 

@@ -3,7 +3,7 @@
 //! failure an error in JUnit as in the exit code, the judge's unusable answer kept, every
 //! report of the folder rewritten by `assay grade`, and summary lines that say what is so.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -5,7 +5,7 @@
 //! invoked: `skill_invoked` fails on the baseline, and `assay report audit` does not call the
 //! check one that passes "as well without the skill".
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

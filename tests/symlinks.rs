@@ -1,7 +1,7 @@
 //! A hostile agent and symlinks: no link carries a read or a write out of a case-run's
 //! workspace, whether the project brought the link or the agent made it.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

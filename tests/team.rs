@@ -2,7 +2,7 @@
 //! CLI against the scripted model server; repeated runs with statistics, the cache, shards and
 //! Ctrl-C through the command harness.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

@@ -1,7 +1,7 @@
 //! Results you can trust: what a careless suite or a hostile agent does must never lose a
 //! case-run's result, nor make a failure read as a pass.
 
-mod support;
+use crate::support;
 
 use support::{assay_run, code, read_json, results, stderr, stdout, write_tree};
 

@@ -2,7 +2,7 @@
 //! `input.files`; `event`, `hook-index`, `input.fixture`, `input.overrides`), validated and run
 //! as a user runs them; and `evals/eval-config.json` files that belong to no UAAPS package.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -1,6 +1,6 @@
 //! `assay validate` and `assay list` as a user runs them.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use support::*;

@@ -2,7 +2,7 @@
 //! shows outputs side by side, builds feedback.json; hostile text stays text; nothing is
 //! fetched.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! `assay watch`: a real file change re-runs exactly the affected case; the rest come from the
 //! cache; each pass says what got fixed or broken.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

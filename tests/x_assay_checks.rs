@@ -1,7 +1,7 @@
 //! `x-assay-checks`, assay's extension key, in BMAD, clauditor and Skillet suites: validated as
 //! the formats' own keys are, and graded by `assay run` like any check.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use support::*;

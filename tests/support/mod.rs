@@ -1,5 +1,4 @@
 //! Shared helpers for the CLI integration tests.
-#![allow(dead_code)]
 
 pub mod judge_server;
 pub mod model_server;
@@ -515,13 +514,9 @@ pub fn yaml_blocks(markdown: &str) -> Vec<(usize, String)> {
     blocks
 }
 
-/// The sandbox backends of this machine that every attack runs against (`--sandbox …`).
-pub const BACKENDS: &[&str] = &["bwrap", "landlock"];
-
 /// One test per Linux sandbox backend: `fn name(backend: &str) { … }` becomes that function
 /// and `mod name { #[test] fn bwrap(); #[test] fn landlock(); }` calling it, so a failure
 /// names the backend (`name::landlock`).
-#[macro_export]
 macro_rules! per_backend {
     ($(#[$m:meta])* fn $name:ident($b:ident: &str) $body:block) => {
         $(#[$m])*
