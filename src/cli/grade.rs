@@ -459,14 +459,14 @@ fn read_runs(
 /// grading is not recorded when it is not.
 fn print_regraded(args: &GradeArgs, one: &CaseRunRegraded) {
     let label = &one.label;
-    let r = match &one.outcome {
-        regrading::Outcome::Skipped { said, .. } => {
+    let r = match &one.regrade {
+        regrading::Regrade::Skipped { said, .. } => {
             if !args.json {
                 say!("skipped    {label}: {said}");
             }
             return;
         }
-        regrading::Outcome::Graded(r) => r,
+        regrading::Regrade::Graded(r) => r,
     };
     if let Some(e) = &r.unrecorded {
         tell!(

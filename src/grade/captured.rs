@@ -1,6 +1,8 @@
 //! Grading a captured output (clauditor's captured-output mode, `assay grade <spec> --output
-//! FILE`): no agent ran, so only the checks on the output apply (the others are listed as
-//! skipped); the judge grades as it would a run, and `--against` adds a blind A/B comparison.
+//! FILE`): the case it answers ([`pick_case`]); no agent ran, so only the checks on the output
+//! apply (the others are listed as skipped); the judge grades as it would a run, and
+//! `--against` adds a blind A/B comparison ([`super::ab`]). What `--json` prints is
+//! [`CapturedJson`].
 
 use std::path::Path;
 

@@ -33,21 +33,21 @@ pub struct CaseRunRegraded {
     pub suite: String,
     pub case: String,
     pub run: u32,
-    pub outcome: Outcome,
+    pub regrade: Regrade,
 }
 
 /// What became of a case-run.
-pub enum Outcome {
+pub enum Regrade {
     /// Not graded again: what is said, and what the JSON says.
     Skipped {
         said: String,
         why: String,
     },
-    Graded(Box<Regraded>),
+    Graded(Box<GradedAgain>),
 }
 
 /// A case-run graded again.
-pub struct Regraded {
+pub struct GradedAgain {
     pub dir: PathBuf,
     pub graded: Graded,
     /// Why the new grading is not recorded in its folder, when it is not.
@@ -58,10 +58,10 @@ pub struct Regraded {
 
 impl CaseRunRegraded {
     /// The case-run graded again, if it was.
-    pub fn regraded(&self) -> Option<&Regraded> {
-        match &self.outcome {
-            Outcome::Graded(g) => Some(g),
-            Outcome::Skipped { .. } => None,
+    pub fn regraded(&self) -> Option<&GradedAgain> {
+        match &self.regrade {
+            Regrade::Graded(g) => Some(g),
+            Regrade::Skipped { .. } => None,
         }
     }
 }
@@ -80,13 +80,13 @@ pub struct CaseRunJson<'a> {
     pub case: &'a str,
     pub run: u32,
     #[serde(flatten)]
-    pub outcome: OutcomeJson<'a>,
+    pub regrade: RegradeJson<'a>,
 }
 
 /// A case-run's grading, or why it has none.
 #[derive(Serialize)]
 #[serde(untagged)]
-pub enum OutcomeJson<'a> {
+pub enum RegradeJson<'a> {
     Skipped {
         skipped: &'a str,
     },
@@ -108,9 +108,9 @@ pub fn json<'a>(dir: &'a Path, case_runs: &'a [CaseRunRegraded]) -> RegradedJson
 
 impl CaseRunRegraded {
     fn json(&self) -> CaseRunJson<'_> {
-        let outcome = match &self.outcome {
-            Outcome::Skipped { why, .. } => OutcomeJson::Skipped { skipped: why },
-            Outcome::Graded(r) => OutcomeJson::Graded {
+        let outcome = match &self.regrade {
+            Regrade::Skipped { why, .. } => RegradeJson::Skipped { skipped: why },
+            Regrade::Graded(r) => RegradeJson::Graded {
                 dir: &r.dir,
                 grading: r.graded.grading_json(),
                 comparison: r.comparison.as_ref().map(ComparisonJson::of),
@@ -120,7 +120,7 @@ impl CaseRunRegraded {
             suite: &self.suite,
             case: &self.case,
             run: self.run,
-            outcome,
+            regrade: outcome,
         }
     }
 }
@@ -156,8 +156,8 @@ pub async fn regrade_all(
     for (r, slot) in recorded.iter_mut().zip(&slots) {
         let found = case_of(r, with.suites);
         let outcome = match (not_regraded(r, found.is_some()), found) {
-            (Some((said, why)), _) => Outcome::Skipped { said, why },
-            (None, Some(of)) => Outcome::Graded(Box::new(regrade(r, of, with, slot, redact).await)),
+            (Some((said, why)), _) => Regrade::Skipped { said, why },
+            (None, Some(of)) => Regrade::Graded(Box::new(regrade(r, of, with, slot, redact).await)),
             (None, None) => continue,
         };
         let one = CaseRunRegraded {
@@ -165,7 +165,7 @@ pub async fn regrade_all(
             suite: r.result.suite.clone(),
             case: r.result.case.clone(),
             run: r.result.run,
-            outcome,
+            regrade: outcome,
         };
         each(&one);
         done.push(one);
@@ -180,7 +180,7 @@ async fn regrade(
     with: &Regrading<'_>,
     slot: &Option<JudgeSlot>,
     redact: &dyn Fn(&Path) -> std::io::Result<()>,
-) -> Regraded {
+) -> GradedAgain {
     let slot = slot.as_ref();
     let input = r.input(case);
     let graded = super::grade(suite, case, input, with.checks, slot).await;
@@ -192,7 +192,7 @@ async fn regrade(
         Some(others) => Some(ab::compare_with_other(others, r, slot, case, &graded).await),
         None => None,
     };
-    Regraded {
+    GradedAgain {
         dir: r.dir.clone(),
         graded,
         unrecorded,
