@@ -4,19 +4,20 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{GradeArgs, Selection, load, print_problems};
 use crate::assert::check::Checks;
 use crate::assert::urls::UrlPolicy;
 use crate::assert::verdict::Verdict;
 use crate::exit::Outcome;
+use crate::grade::ab::Tally;
+use crate::grade::captured::{Captured, needs_judge, pick_case};
 use crate::grade::regrade::{self, Recorded};
+use crate::grade::regrading::{self, CaseRunRegraded, Regrading};
 use crate::grade::{self, Graded};
 use crate::host::HostEnv;
 use crate::judge::compare::{Comparison, Preference};
-use crate::record::Status;
-use crate::record::case_run::Kind;
 use crate::spec::formats::LoadCtx;
 use crate::spec::{Case, Suite};
 
@@ -75,7 +76,6 @@ fn checks(args: &GradeArgs, plugins: &crate::plugin::Plugins) -> Checks {
     checks
 }
 
-/// What a blind comparison is asked about: clauditor's `user_prompt`, else the case's prompt.
 /// `assay grade <spec> --output <file>`.
 fn captured(
     ctx: &LoadCtx,
@@ -83,48 +83,13 @@ fn captured(
     path: &Path,
     plugins: &crate::plugin::Plugins,
 ) -> Outcome {
-    let Some(output_path) = &args.output else {
-        tell!(
-            "error: {} is not a run folder (no run.json); to grade a captured output give it with --output <file>",
-            args.path.display()
-        );
+    let (output_path, output, against) = match captured_inputs(ctx, args) {
+        Ok(read) => read,
+        Err(o) => return o,
+    };
+    let Some(loaded) = load_specs(ctx, vec![path.to_path_buf()]) else {
         return Outcome::BadInput;
     };
-    let output = match std::fs::read_to_string(ctx.cwd.join(output_path)) {
-        Ok(t) => t,
-        Err(e) => {
-            tell!(
-                "error: {}: cannot read the output: {e}",
-                output_path.display()
-            );
-            return Outcome::BadInput;
-        }
-    };
-    let against = match &args.against {
-        Some(p) => match std::fs::read_to_string(ctx.cwd.join(p)) {
-            Ok(t) => Some(t),
-            Err(e) => {
-                tell!(
-                    "error: {}: cannot read the output to compare against: {e}",
-                    p.display()
-                );
-                return Outcome::BadInput;
-            }
-        },
-        None => None,
-    };
-    let loaded = load(
-        ctx,
-        &Selection {
-            paths: vec![path.to_path_buf()],
-            skill: None,
-            evals: None,
-        },
-    );
-    print_problems(&loaded.problems);
-    if loaded.problems.iter().any(|p| p.is_error()) {
-        return Outcome::BadInput;
-    }
     let (suite, case) = match pick_case(&loaded.suites, args.case.as_deref()) {
         Ok(found) => found,
         Err(why) => {
@@ -142,17 +107,13 @@ fn captured(
     }
     let host = HostEnv::from_process();
     let mut judges = Vec::new();
-    let slot = (grade::captured::needs_judge(case) || against.is_some())
+    let slot = (needs_judge(case) || against.is_some())
         .then(|| crate::run::judge_for(&mut judges, args.judge.flags(), suite, &host, None));
     let rt = match runtime() {
         Ok(rt) => rt,
         Err(o) => return o,
     };
-    let grade::captured::Captured {
-        graded,
-        skipped,
-        comparison,
-    } = rt.block_on(grade::captured::grade(
+    let captured = rt.block_on(grade::captured::grade(
         suite,
         case,
         output,
@@ -160,88 +121,78 @@ fn captured(
         &checks(args, plugins),
         slot.as_ref(),
     ));
-
     if args.json {
-        let mut out = json!({
-            "suite": suite.id,
-            "case": case.id,
-            "output": output_path,
-            "grading": grade::grading_json(&graded.checks, graded.judge.as_ref(), Some(&graded.grade)),
-            "skipped_checks": skipped.iter().map(|c| json!({"id": c.id, "kind": c.kind, "reason": "needs a run (transcript, workspace or process), not a captured output"})).collect::<Vec<_>>(),
-        });
-        if let Some(c) = &comparison {
-            out["comparison"] = comparison_json(c);
-        }
-        super::print_json(&out);
+        super::print_json(&captured.json(suite, case, output_path));
     } else {
-        print_graded(&format!("{}/{}", suite.id, case.id), &graded, true);
-        for c in &skipped {
-            say!(
-                "  - {} ({}): skipped, it needs a run, not a captured output",
-                c.id,
-                c.kind
-            );
-        }
-        if let Some(c) = &comparison {
-            print_comparison(
-                &format!(
-                    "{} vs {}",
-                    output_path.display(),
-                    args.against.as_deref().unwrap_or(Path::new("")).display()
-                ),
-                c,
-            );
-        }
+        print_captured(args, (suite, case), output_path, &captured);
     }
-    exit_for([&graded].into_iter(), comparison.iter())
+    exit_for([&captured.graded].into_iter(), captured.comparison.iter())
 }
 
-/// The case to grade: the only one, or the one `--case` names (`case` or `suite/case`).
-fn pick_case<'a>(
-    suites: &'a [Suite],
-    wanted: Option<&str>,
-) -> Result<(&'a Suite, &'a Case), String> {
-    let all: Vec<(&Suite, &Case)> = suites
-        .iter()
-        .flat_map(|s| s.cases.iter().map(move |c| (s, c)))
-        .collect();
-    let names = || {
-        all.iter()
-            .map(|(s, c)| format!("{}/{}", s.id, c.id))
-            .collect::<Vec<_>>()
-            .join(", ")
+/// The captured output's file and text, and the text of the one to compare it with.
+fn captured_inputs<'a>(
+    ctx: &LoadCtx,
+    args: &'a GradeArgs,
+) -> Result<(&'a Path, String, Option<String>), Outcome> {
+    let Some(output_path) = &args.output else {
+        tell!(
+            "error: {} is not a run folder (no run.json); to grade a captured output give it with --output <file>",
+            args.path.display()
+        );
+        return Err(Outcome::BadInput);
     };
-    match wanted {
-        Some(w) => {
-            let found: Vec<_> = all
-                .iter()
-                .filter(|(s, c)| c.id == w || format!("{}/{}", s.id, c.id) == w)
-                .collect();
-            match found.as_slice() {
-                [one] => Ok(**one),
-                [] => Err(format!("no case `{w}`; the cases are: {}", names())),
-                _ => Err(format!(
-                    "`{w}` names several cases; use suite/case: {}",
-                    names()
-                )),
-            }
-        }
-        None => match all.as_slice() {
-            [one] => Ok(*one),
-            [] => Err("no cases found to grade".into()),
-            _ => Err(format!(
-                "the spec has {} cases; choose one with --case: {}",
-                all.len(),
-                names()
-            )),
-        },
-    }
+    let output = std::fs::read_to_string(ctx.cwd.join(output_path)).map_err(|e| {
+        tell!(
+            "error: {}: cannot read the output: {e}",
+            output_path.display()
+        );
+        Outcome::BadInput
+    })?;
+    let against = match &args.against {
+        Some(p) => Some(std::fs::read_to_string(ctx.cwd.join(p)).map_err(|e| {
+            tell!(
+                "error: {}: cannot read the output to compare against: {e}",
+                p.display()
+            );
+            Outcome::BadInput
+        })?),
+        None => None,
+    };
+    Ok((output_path, output, against))
 }
 
-fn comparison_json(c: &Result<Comparison, String>) -> Value {
-    match c {
-        Ok(c) => serde_json::to_value(c).unwrap_or_default(),
-        Err(e) => json!({"error": e}),
+/// The specs at `paths`, their problems printed; none when one is an error.
+fn load_specs(ctx: &LoadCtx, paths: Vec<PathBuf>) -> Option<super::Loaded> {
+    let loaded = load(
+        ctx,
+        &Selection {
+            paths,
+            skill: None,
+            evals: None,
+        },
+    );
+    print_problems(&loaded.problems);
+    (!loaded.problems.iter().any(|p| p.is_error())).then_some(loaded)
+}
+
+/// A captured output graded, as text: the verdict and its detail, the checks it skipped,
+/// the comparison.
+fn print_captured(args: &GradeArgs, (suite, case): (&Suite, &Case), output: &Path, c: &Captured) {
+    print_graded(&format!("{}/{}", suite.id, case.id), &c.graded, true);
+    for c in &c.skipped {
+        say!(
+            "  - {} ({}): skipped, it needs a run, not a captured output",
+            c.id,
+            c.kind
+        );
+    }
+    if let Some(comparison) = &c.comparison {
+        let label = format!(
+            "{} vs {}",
+            output.display(),
+            args.against.as_deref().unwrap_or(Path::new("")).display()
+        );
+        print_comparison(&label, comparison);
     }
 }
 
@@ -288,6 +239,10 @@ fn mark(v: Verdict) -> &'static str {
     }
 }
 
+fn tick(passed: bool) -> &'static str {
+    if passed { "✓" } else { "✗" }
+}
+
 /// The verdict line, then (with `detail`) every check and the judge's findings.
 fn print_graded(label: &str, g: &Graded, detail: bool) {
     let mut line = format!("{} {label}", mark(g.grade.verdict));
@@ -305,13 +260,7 @@ fn print_graded(label: &str, g: &Graded, detail: bool) {
         return;
     }
     for c in &g.checks {
-        say!(
-            "  {} {} ({}): {}",
-            if c.passed { "✓" } else { "✗" },
-            c.id,
-            c.kind,
-            c.message
-        );
+        say!("  {} {} ({}): {}", tick(c.passed), c.id, c.kind, c.message);
         if !c.passed
             && let Some(e) = &c.evidence
         {
@@ -319,62 +268,62 @@ fn print_graded(label: &str, g: &Graded, detail: bool) {
         }
     }
     if let Some(j) = &g.judge {
-        say!(
-            "  judge {}:{} (chosen by {})",
-            j.provider,
-            j.model,
-            j.chosen_by
-        );
-        if let Some(e) = &j.expectations {
-            for x in &e.expectations {
-                say!(
-                    "  {} {}: {}",
-                    if x.passed { "✓" } else { "✗" },
-                    x.text,
-                    x.evidence
-                );
-            }
-        }
-        if let Some(r) = &j.rubric {
-            for c in &r.criteria {
-                say!(
-                    "  {} {} ({:.2}): {}",
-                    if c.passed { "✓" } else { "✗" },
-                    c.id,
-                    c.score,
-                    c.reasoning
-                );
-            }
-            match r.thresholds {
-                Some(t) => say!(
-                    "  rubric: pass rate {:.2} (min {:.2}), mean score {:.2} (min {:.2})",
-                    r.pass_rate,
-                    t.min_pass_rate,
-                    r.mean_score,
-                    t.min_mean_score
-                ),
-                None => say!(
-                    "  rubric: pass rate {:.2}, mean score {:.2} (no grade_thresholds: not a gate)",
-                    r.pass_rate,
-                    r.mean_score
-                ),
-            }
-        }
-        if let Some(c) = &j.criteria {
-            say!(
-                "  {} criteria: {}",
-                if c.pass { "✓" } else { "✗" },
-                c.reasoning
-            );
-        }
-        if let Some(e) = &j.error {
-            say!("  the judge failed: {e}");
-        }
+        print_judge(j);
     }
     if g.grade.verdict != Verdict::Pass {
         for r in &g.grade.reasons {
             say!("  reason: {r}");
         }
+    }
+}
+
+/// What the judge found: each expectation, the rubric, the criteria, its failure.
+fn print_judge(j: &grade::JudgeRecord) {
+    say!(
+        "  judge {}:{} (chosen by {})",
+        j.provider,
+        j.model,
+        j.chosen_by
+    );
+    if let Some(e) = &j.expectations {
+        for x in &e.expectations {
+            say!("  {} {}: {}", tick(x.passed), x.text, x.evidence);
+        }
+    }
+    if let Some(r) = &j.rubric {
+        print_rubric(r);
+    }
+    if let Some(c) = &j.criteria {
+        say!("  {} criteria: {}", tick(c.pass), c.reasoning);
+    }
+    if let Some(e) = &j.error {
+        say!("  the judge failed: {e}");
+    }
+}
+
+fn print_rubric(r: &crate::record::grading::RubricGrade) {
+    for c in &r.criteria {
+        say!(
+            "  {} {} ({:.2}): {}",
+            tick(c.passed),
+            c.id,
+            c.score,
+            c.reasoning
+        );
+    }
+    match r.thresholds {
+        Some(t) => say!(
+            "  rubric: pass rate {:.2} (min {:.2}), mean score {:.2} (min {:.2})",
+            r.pass_rate,
+            t.min_pass_rate,
+            r.mean_score,
+            t.min_mean_score
+        ),
+        None => say!(
+            "  rubric: pass rate {:.2}, mean score {:.2} (no grade_thresholds: not a gate)",
+            r.pass_rate,
+            r.mean_score
+        ),
     }
 }
 
@@ -401,51 +350,11 @@ fn exit_for<'a>(
     }
 }
 
-/// The specs as they are now, from where each suite of the run folder was read.
-fn specs_now(ctx: &LoadCtx, dir: &Path, recorded: &[Recorded]) -> Result<super::Loaded, Outcome> {
-    let mut sources: Vec<PathBuf> = recorded
-        .iter()
-        .map(|r| r.result.suite_source.clone())
-        .filter(|p| !p.as_os_str().is_empty())
-        .collect();
-    sources.sort();
-    sources.dedup();
-    if sources.is_empty() {
-        tell!(
-            "error: {}: the run folder does not say where its suites came from",
-            dir.display()
-        );
-        return Err(Outcome::BadInput);
-    }
-    let loaded = load(
-        ctx,
-        &Selection {
-            paths: sources,
-            skill: None,
-            evals: None,
-        },
-    );
-    print_problems(&loaded.problems);
-    if loaded.problems.iter().any(|p| p.is_error()) {
-        return Err(Outcome::BadInput);
-    }
-    Ok(loaded)
-}
-
 /// The blind A/B tally: `this run better in 3, the other in 1, ties 0, not compared 0`.
-fn ab_line(comparisons: &[Result<Comparison, String>]) -> String {
-    let count = |p: Preference| {
-        comparisons
-            .iter()
-            .filter(|c| matches!(c, Ok(c) if c.preferred == p))
-            .count()
-    };
+fn ab_line(t: Tally) -> String {
     format!(
         "blind A/B: this run better in {}, the other in {}, ties {}, not compared {}",
-        count(Preference::A),
-        count(Preference::B),
-        count(Preference::Tie),
-        comparisons.iter().filter(|c| c.is_err()).count()
+        t.a, t.b, t.ties, t.not_compared
     )
 }
 
@@ -456,163 +365,135 @@ fn regrade_run(
     dir: &Path,
     plugins: &crate::plugin::Plugins,
 ) -> Outcome {
-    let mut recorded = match regrade::read_run(dir) {
-        Ok(r) => r,
-        Err(e) => {
-            tell!("error: {e}");
-            return Outcome::BadInput;
-        }
-    };
-    let others = match &args.against {
-        Some(b) => match regrade::read_run(&ctx.cwd.join(b)) {
-            Ok(r) => Some(r),
-            Err(e) => {
-                tell!("error: {e}");
-                return Outcome::BadInput;
-            }
-        },
-        None => None,
-    };
-    let loaded = match specs_now(ctx, dir, &recorded) {
-        Ok(l) => l,
+    let (mut recorded, others) = match read_runs(ctx, args, dir) {
+        Ok(read) => read,
         Err(o) => return o,
     };
-    let find = |r: &Recorded| {
-        if r.result.kind == Kind::Trigger {
-            return None;
-        }
-        let s = loaded.suites.iter().find(|s| s.id == r.result.suite)?;
-        Some((s, s.cases.iter().find(|c| c.id == r.result.case)?))
+    let Some(loaded) = specs_now(ctx, dir, &recorded) else {
+        return Outcome::BadInput;
     };
     let host = HostEnv::from_process();
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     let redactor = crate::run::redact::for_host(&host.vars, home.as_deref());
     let mut judges = Vec::new();
-    let mut slots = Vec::new();
-    for r in &recorded {
-        slots.push(find(r).and_then(|(s, c)| {
-            (grade::captured::needs_judge(c) || others.is_some())
-                .then(|| crate::run::judge_for(&mut judges, args.judge.flags(), s, &host, None))
-        }));
-    }
+    let mut judge =
+        |s: &Suite| crate::run::judge_for(&mut judges, args.judge.flags(), s, &host, None);
     let rt = match runtime() {
         Ok(rt) => rt,
         Err(o) => return o,
     };
-    let checks = checks(args, plugins);
-    let mut graded_all: Vec<Graded> = Vec::new();
-    let mut unrecorded = false;
-    let mut report = Vec::new();
-    let mut comparisons = Vec::new();
-    for (r, slot) in recorded.iter_mut().zip(&slots) {
-        let label = format!("{}/{} run {}", r.result.suite, r.result.case, r.result.run);
-        let found = find(r);
-        if let Some((said, why)) = not_regraded(r, found.is_some()) {
-            if !args.json {
-                say!("skipped    {label}: {said}");
-            }
-            report.push(json!({"suite": r.result.suite, "case": r.result.case, "run": r.result.run, "skipped": why}));
-            continue;
-        }
-        let Some((suite, case)) = found else {
-            continue;
-        };
-        let input = r.input(case);
-        let graded = rt.block_on(grade::grade(suite, case, input, &checks, slot.as_ref()));
-        if let Err(e) = r.write(&graded).and_then(|()| {
-            redactor
-                .file(&r.dir.join(grade::JUDGE_REPLY))
-                .or_else(absent)
-        }) {
-            tell!(
-                "error: {label}: the new grading was not recorded in {}: {e}",
-                r.dir.display()
-            );
-            unrecorded = true;
-        }
-        if !args.json {
-            print_graded(&label, &graded, false);
-        }
-        let mut entry = json!({
-            "suite": r.result.suite, "case": r.result.case, "run": r.result.run, "dir": r.dir,
-            "grading": grade::grading_json(&graded.checks, graded.judge.as_ref(), Some(&graded.grade)),
-        });
-        if let Some(others) = &others {
-            let c = rt.block_on(compare_with_other(others, r, slot.as_ref(), case, &graded));
-            if !args.json {
-                print_comparison(&label, &c);
-            }
-            entry["comparison"] = comparison_json(&c);
-            comparisons.push(c);
-        }
-        report.push(entry);
-        graded_all.push(graded);
-    }
-    if others.is_some() && !args.json {
-        say!("{}", ab_line(&comparisons));
+    let with = Regrading {
+        suites: &loaded.suites,
+        others: others.as_deref(),
+        checks: &checks(args, plugins),
+    };
+    let done = rt.block_on(regrading::regrade_all(
+        &mut recorded,
+        &with,
+        &mut judge,
+        &|p: &Path| redactor.file(p),
+        &mut |one| print_regraded(args, one),
+    ));
+    regraded(ctx, args, dir, others.is_some(), &done)
+}
+
+/// What re-grading a run folder ends with: the A/B tally, the JSON or the count, the
+/// reports written again; the exit.
+fn regraded(
+    ctx: &LoadCtx,
+    args: &GradeArgs,
+    dir: &Path,
+    against: bool,
+    done: &[CaseRunRegraded],
+) -> Outcome {
+    let graded: Vec<&Graded> = done
+        .iter()
+        .filter_map(|d| d.regraded())
+        .map(|r| &r.graded)
+        .collect();
+    let comparisons = || {
+        done.iter()
+            .filter_map(|d| d.regraded()?.comparison.as_ref())
+    };
+    if against && !args.json {
+        say!("{}", ab_line(Tally::of(comparisons())));
     }
     if args.json {
-        super::print_json(&json!({"run": dir, "case_runs": report}));
+        super::print_json(&regrading::json(dir, done));
     } else {
         say!(
             "re-graded {} case-run(s) in {}",
-            graded_all.len(),
+            graded.len(),
             ctx.shown(dir).display()
         );
     }
-    let rewritten = graded_all.is_empty() || rewrite_reports(ctx, dir);
+    let unrecorded = done
+        .iter()
+        .any(|d| d.regraded().is_some_and(|r| r.unrecorded.is_some()));
+    let rewritten = graded.is_empty() || rewrite_reports(ctx, dir);
     if unrecorded || !rewritten {
         return Outcome::Infrastructure;
     }
-    exit_for(graded_all.iter(), comparisons.iter())
+    exit_for(graded.into_iter(), comparisons())
 }
 
-/// Why a recorded case-run is not graded again (what is said, what the JSON says), if it is
-/// not: a trigger eval, a case gone from its spec (`found` false), one that did not run.
-fn not_regraded(r: &Recorded, found: bool) -> Option<(String, String)> {
-    if r.result.kind == Kind::Trigger {
-        let why = "a trigger eval";
-        return Some((
-            "a trigger eval has nothing to grade again".into(),
-            why.into(),
-        ));
-    }
-    if !found {
-        let said = format!(
-            "the case is no longer in {}",
-            r.result.suite_source.display()
+/// The run folder's case-runs, and the other run's (`--against`).
+fn read_runs(
+    ctx: &LoadCtx,
+    args: &GradeArgs,
+    dir: &Path,
+) -> Result<(Vec<Recorded>, Option<Vec<Recorded>>), Outcome> {
+    let bad = |e: regrade::ReadError| {
+        tell!("error: {e}");
+        Outcome::BadInput
+    };
+    let recorded = regrade::read_run(dir).map_err(bad)?;
+    let others = match &args.against {
+        Some(b) => Some(regrade::read_run(&ctx.cwd.join(b)).map_err(bad)?),
+        None => None,
+    };
+    Ok((recorded, others))
+}
+
+/// One case-run graded again (or skipped), as it is done: what it says, and why its new
+/// grading is not recorded when it is not.
+fn print_regraded(args: &GradeArgs, one: &CaseRunRegraded) {
+    let label = &one.label;
+    let r = match &one.regrade {
+        regrading::Regrade::Skipped { said, .. } => {
+            if !args.json {
+                say!("skipped    {label}: {said}");
+            }
+            return;
+        }
+        regrading::Regrade::Graded(r) => r,
+    };
+    if let Some(e) = &r.unrecorded {
+        tell!(
+            "error: {label}: the new grading was not recorded in {}: {e}",
+            r.dir.display()
         );
-        return Some((said, "the case is no longer in the spec".into()));
     }
-    let status = crate::record::run::word(&r.result.status);
-    if matches!(r.result.status, Status::Completed | Status::Failed) {
+    if args.json {
+        return;
+    }
+    print_graded(label, &r.graded, false);
+    if let Some(c) = &r.comparison {
+        print_comparison(label, c);
+    }
+}
+
+/// The specs as they are now, from where each suite of the run folder was read.
+fn specs_now(ctx: &LoadCtx, dir: &Path, recorded: &[Recorded]) -> Option<super::Loaded> {
+    let sources = regrade::suite_sources(recorded);
+    if sources.is_empty() {
+        tell!(
+            "error: {}: the run folder does not say where its suites came from",
+            dir.display()
+        );
         return None;
     }
-    let said = format!(
-        "it did not run ({})",
-        r.result.reason.as_deref().unwrap_or(&status)
-    );
-    Some((said, format!("status {status}")))
-}
-
-/// The regraded output compared with the same case-run's of the other run (`--against`).
-async fn compare_with_other(
-    others: &[Recorded],
-    r: &Recorded,
-    slot: Option<&crate::run::JudgeSlot>,
-    case: &Case,
-    graded: &Graded,
-) -> Result<Comparison, String> {
-    let pair = others.iter().find(|o| {
-        o.result.suite == r.result.suite
-            && o.result.case == r.result.case
-            && o.result.run == r.result.run
-    });
-    let Some(o) = pair else {
-        return Err("not compared: the other run has no such case-run".into());
-    };
-    let b = std::fs::read_to_string(o.dir.join("output.txt")).unwrap_or_default();
-    grade::captured::compare_with(slot, case, &graded.view.output, &b).await
+    load_specs(ctx, sources)
 }
 
 /// Every report the run folder holds, written again from it with the new verdicts (the JUnit
@@ -642,12 +523,4 @@ fn rewrite_reports(ctx: &LoadCtx, dir: &Path) -> bool {
         }
     }
     ok
-}
-
-/// A file that is not there is nothing to redact.
-fn absent(e: std::io::Error) -> std::io::Result<()> {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => Ok(()),
-        _ => Err(e),
-    }
 }

@@ -10,7 +10,10 @@ use clap::Args;
 
 use super::{Selection, load, print_problems};
 use crate::exit::Outcome;
+use crate::record::feedback::Review;
 use crate::spec::formats::LoadCtx;
+use crate::spec::formats::from_run::{self, SkillRun};
+use crate::spec::formats::starter::{self, Starter, UndoError, WriteError, Written};
 use crate::spec::formats::write::{self, RunSeed};
 
 #[derive(Debug, Args)]
@@ -44,56 +47,11 @@ pub fn run(ctx: &LoadCtx, args: &InitArgs) -> Outcome {
         (Some(run_dir), None) => return list_cases(ctx, &ctx.cwd.join(run_dir)),
         _ => {}
     }
-    let path = match &args.skill {
-        Some(p) => ctx.cwd.join(p),
-        None => match only_skill(&ctx.cwd) {
-            Ok(p) => p,
-            Err(why) => {
-                tell!("error: {why}");
-                return Outcome::BadInput;
-            }
-        },
+    let (dialect, skill, planned) = match plan(ctx, args) {
+        Ok(p) => p,
+        Err(o) => return o,
     };
-    let Some(skill) = crate::spec::skill::read(&path) else {
-        tell!(
-            "error: {} is neither a skill folder with a SKILL.md nor a command file",
-            ctx.shown(&path).display()
-        );
-        return Outcome::BadInput;
-    };
-    // The skill's own project (its nearest assay.toml, .git, _bmad or .claude), where that
-    // project's runner looks; the current folder when nothing marks one.
-    let Some(format) = write::by_name(&args.format) else {
-        tell!("error: `{}` is not a format assay writes", args.format);
-        return Outcome::BadInput;
-    };
-    // A format's own root (a UAAPS package: the folder holding its `skills/`).
-    let root = match (&args.skill, format.own_root(&path)) {
-        (Some(_), Some(own)) => own,
-        (Some(_), None) => {
-            crate::discover::project_root(path.parent().unwrap_or(&ctx.cwd), &ctx.cwd)
-        }
-        (None, _) => ctx.cwd.clone(),
-    };
-    let files = match format.starter(&root, &skill) {
-        Ok(f) => f,
-        Err(why) => {
-            tell!("error: {why}");
-            return Outcome::BadInput;
-        }
-    };
-    let mut files = files;
-    if !root.join("assay.toml").exists() {
-        files.push((
-            root.join("assay.toml"),
-            "# assay's settings for this project (see docs/running.md). The harness: claude-code,\n# codex, command or a plugin's.\n[run]\nharness = \"claude-code\"\n".into(),
-        ));
-    }
-    let existing: Vec<&PathBuf> = files
-        .iter()
-        .map(|(p, _)| p)
-        .filter(|p| p.exists() && !p.ends_with("assay.toml"))
-        .collect();
+    let existing = planned.existing();
     if !existing.is_empty() && !args.force {
         for p in existing {
             tell!(
@@ -103,7 +61,7 @@ pub fn run(ctx: &LoadCtx, args: &InitArgs) -> Outcome {
         }
         return Outcome::BadInput;
     }
-    let loaded = match write_and_validate(ctx, &root, format, &files) {
+    let loaded = match write_and_validate(ctx, dialect, &planned) {
         Ok(loaded) => loaded,
         Err(outcome) => return outcome,
     };
@@ -111,7 +69,7 @@ pub fn run(ctx: &LoadCtx, args: &InitArgs) -> Outcome {
     let triggers: usize = loaded.suites.iter().map(|s| s.triggers.len()).sum();
     say!(
         "ok: a {} suite for `{}`: {cases} case(s), {triggers} trigger queries; it validates.",
-        format.title(),
+        dialect.title(),
         skill.name
     );
     say!("next:");
@@ -126,84 +84,57 @@ pub fn run(ctx: &LoadCtx, args: &InitArgs) -> Outcome {
     Outcome::Success
 }
 
+/// The dialect, the skill and the starter planned for it.
+fn plan(
+    ctx: &LoadCtx,
+    args: &InitArgs,
+) -> Result<(&'static dyn write::Dialect, crate::spec::Skill, Starter), Outcome> {
+    let bad = |why: String| {
+        tell!("error: {why}");
+        Outcome::BadInput
+    };
+    let path = match &args.skill {
+        Some(p) => ctx.cwd.join(p),
+        None => starter::only_skill(&ctx.cwd).map_err(bad)?,
+    };
+    let Some(skill) = crate::spec::skill::read(&path) else {
+        return Err(bad(format!(
+            "{} is neither a skill folder with a SKILL.md nor a command file",
+            ctx.shown(&path).display()
+        )));
+    };
+    let Some(dialect) = write::by_name(&args.format) else {
+        return Err(bad(format!(
+            "`{}` is not a format assay writes",
+            args.format
+        )));
+    };
+    let planned =
+        starter::starter(dialect, &ctx.cwd, &path, args.skill.is_some(), &skill).map_err(bad)?;
+    Ok((dialect, skill, planned))
+}
+
 /// Writes a starter's files (never through a symbolic link) and loads them back as `assay
 /// validate` would; what does not validate is undone (files created removed, files `--force`
 /// replaced put back).
 fn write_and_validate(
     ctx: &LoadCtx,
-    root: &Path,
-    format: &dyn write::Dialect,
-    files: &[(PathBuf, String)],
+    dialect: &dyn write::Dialect,
+    planned: &Starter,
 ) -> Result<crate::spec::Loaded, Outcome> {
-    // Never through a symbolic link (a repository can ship one pointing anywhere): neither the
-    // file nor any folder on its way below the project may be a link.
-    for (p, _) in files {
-        if let Some(link) = link_on_the_way(root, p) {
-            tell!(
-                "error: {} is a symbolic link: assay init writes no file through one",
-                ctx.shown(&link).display()
-            );
-            return Err(Outcome::BadInput);
-        }
-    }
-    // Kept so that a failure puts back what --force replaced.
-    let replaced: Vec<(PathBuf, Vec<u8>)> = files
-        .iter()
-        .filter_map(|(p, _)| Some((p.clone(), std::fs::read(p).ok()?)))
-        .collect();
-    // What this run creates (not what --force replaces), removed again if it does not validate.
-    let created: Vec<PathBuf> = files
-        .iter()
-        .map(|(p, _)| p.clone())
-        .filter(|p| !p.exists())
-        .collect();
-    for (p, text) in files {
-        if let Err(e) = p
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| std::fs::write(p, text))
-        {
-            tell!("error: cannot write {}: {e}", ctx.shown(p).display());
-            return Err(Outcome::Infrastructure);
-        }
-        say!("wrote {}", ctx.shown(p).display());
-    }
-    // Loaded back as `assay validate` would: what was written must be a valid suite.
-    // One path per suite: a BMAD suite is its folder's evals.json (with triggers.json), a
-    // Skillet suite its folder of cases.
-    let mut suite_files: Vec<PathBuf> = files
-        .iter()
-        .map(|(p, _)| p.clone())
-        .filter(|p| !p.ends_with("assay.toml") && !p.ends_with("package.agent.json"))
-        .filter(|p| {
-            !p.file_name().is_some_and(|n| {
-                crate::spec::formats::bmad::TRIGGER_FILES
-                    .iter()
-                    .any(|t| n == *t)
-            })
-        })
-        .map(|p| format.suite_path(&p))
-        .collect();
-    suite_files.dedup();
+    let written = write(ctx, &planned.root, &planned.files, true)?;
     let loaded = load(
         ctx,
         &Selection {
-            paths: suite_files,
+            paths: planned.suite_paths(dialect),
             skill: None,
             evals: None,
         },
     );
     print_problems(&loaded.problems);
     if loaded.problems.iter().any(|p| p.is_error()) || loaded.suites.is_empty() {
-        for p in &created {
-            if let Err(e) = std::fs::remove_file(p) {
-                tell!("error: cannot remove {}: {e}", ctx.shown(p).display());
-            }
-        }
-        for (p, bytes) in &replaced {
-            if let Err(e) = std::fs::write(p, bytes) {
-                tell!("error: cannot restore {}: {e}", ctx.shown(p).display());
-            }
+        for e in written.undo() {
+            tell!("{}", shown_undo(ctx, &e));
         }
         tell!("error: the starter suite does not validate (what was written is undone)");
         return Err(Outcome::Infrastructure);
@@ -211,61 +142,45 @@ fn write_and_validate(
     Ok(loaded)
 }
 
-/// The project's only skill or command, where agents look for them.
-fn only_skill(root: &Path) -> Result<PathBuf, String> {
-    let mut found = Vec::new();
-    for dir in [".claude/skills", ".agents/skills", "skills"] {
-        for e in std::fs::read_dir(root.join(dir))
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            if e.path().join("SKILL.md").is_file() {
-                found.push(e.path());
-            }
+/// Writes the files (saying each when `say_each`), or says why not: through a link is bad
+/// input, a write that fails is the machine's.
+fn write(
+    ctx: &LoadCtx,
+    root: &Path,
+    files: &[(PathBuf, String)],
+    say_each: bool,
+) -> Result<Written, Outcome> {
+    let mut wrote = |p: &Path| {
+        if say_each {
+            say!("wrote {}", ctx.shown(p).display());
         }
-    }
-    for e in std::fs::read_dir(root.join(".claude/commands"))
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        let p = e.path();
-        if p.extension().is_some_and(|x| x == "md") && p.is_file() {
-            found.push(p);
+    };
+    starter::write_files(root, files, &mut wrote).map_err(|e| match e {
+        WriteError::Link(link) => {
+            tell!(
+                "error: {} is a symbolic link: assay init writes no file through one",
+                ctx.shown(&link).display()
+            );
+            Outcome::BadInput
         }
-    }
-    found.sort();
-    match found.len() {
-        1 => Ok(found.remove(0)),
-        0 => Err("no skill or slash command here: pass its path (a folder with SKILL.md, or .claude/commands/<name>.md)".into()),
-        n => Err(format!(
-            "{n} skills and commands here: pass the one to write evals for ({})",
-            found
-                .iter()
-                .filter_map(|p| p.strip_prefix(root).ok())
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
-    }
+        WriteError::Write(p, e) => {
+            tell!("error: cannot write {}: {e}", ctx.shown(&p).display());
+            Outcome::Infrastructure
+        }
+    })
 }
 
-/// The most of a reviewer's note written into a case (characters).
-const MAX_NOTE: usize = 2000;
-
-/// A run folder's case-runs of artifact cases with the skill (not triggers, not baselines), by
-/// suite, case and run.
-fn skill_case_runs(run_dir: &Path) -> Vec<(PathBuf, crate::record::CaseRunRecord)> {
-    use crate::record::case_run::{Kind, Variant};
-    let mut found: Vec<(PathBuf, crate::record::CaseRunRecord)> =
-        crate::record::folder::case_run_dirs(run_dir)
-            .into_iter()
-            .filter_map(|d| Some((d.clone(), crate::record::read_case_run(&d).ok()?)))
-            .filter(|(_, r)| r.kind == Kind::Case && r.variant == Variant::Skill)
-            .collect();
-    found.sort_by(|(_, a), (_, b)| (&a.suite, &a.case, a.run).cmp(&(&b.suite, &b.case, b.run)));
-    found
+/// What could not be undone, its path shown from the current folder.
+fn shown_undo(ctx: &LoadCtx, e: &UndoError) -> String {
+    let verb = match e {
+        UndoError::Remove(..) => "remove",
+        UndoError::Restore(..) => "restore",
+    };
+    format!(
+        "error: cannot {verb} {}: {}",
+        ctx.shown(e.path()).display(),
+        e.io()
+    )
 }
 
 /// The run folder's feedback.json, or the error naming it.
@@ -278,9 +193,8 @@ fn run_feedback(run_dir: &Path) -> Result<Option<crate::record::feedback::Feedba
 
 /// `--from-run <run-dir>` alone: the cases it can take, with any reviewer's verdict.
 fn list_cases(ctx: &LoadCtx, run_dir: &Path) -> Outcome {
-    use crate::record::case_run::Variant;
     use crate::record::grading::Verdict;
-    let found = skill_case_runs(run_dir);
+    let found = from_run::skill_case_runs(run_dir);
     if found.is_empty() {
         tell!(
             "error: {} has no recorded case-run of a case with the skill",
@@ -292,10 +206,10 @@ fn list_cases(ctx: &LoadCtx, run_dir: &Path) -> Outcome {
         Ok(f) => f,
         Err(o) => return o,
     };
-    for (_, r) in &found {
-        let review = feedback
-            .as_ref()
-            .and_then(|f| f.find(&r.suite, &r.case, r.run, Variant::Skill))
+    for found in &found {
+        let r = &found.record;
+        let review = found
+            .review(feedback.as_ref())
             .map(|i| {
                 let note = crate::text::shorten(&crate::text::one_line(&i.note), 80);
                 if note.is_empty() {
@@ -329,109 +243,22 @@ fn list_cases(ctx: &LoadCtx, run_dir: &Path) -> Outcome {
 /// it in the run's feedback.json is used: a `bad` one's note becomes what the new case must
 /// get right (the recorded answer kept only as the one not to give), a `good` one is said.
 fn from_run(ctx: &LoadCtx, run_dir: &Path, case: &str) -> Outcome {
-    use crate::record::case_run::Variant;
-    use crate::record::feedback::Review;
-    let feedback = match run_feedback(run_dir) {
-        Ok(f) => f,
+    let (picked, review, output) = match picked(ctx, run_dir, case) {
+        Ok(p) => p,
         Err(o) => return o,
     };
-    let found: Vec<(PathBuf, crate::record::CaseRunRecord)> = skill_case_runs(run_dir)
-        .into_iter()
-        .filter(|(_, r)| r.case == case)
-        .collect();
-    let review_of = |r: &crate::record::CaseRunRecord| {
-        feedback
-            .as_ref()
-            .and_then(|f| f.find(&r.suite, &r.case, r.run, Variant::Skill))
-            .map(|i| (i.verdict, crate::text::shorten(i.note.trim(), MAX_NOTE)))
+    let (source, path, text) = match new_case(ctx, case, &picked, review.clone(), output) {
+        Ok(c) => c,
+        Err(o) => return o,
     };
-    // The first reviewed run, else the first run.
-    let pick = found
-        .iter()
-        .position(|(_, r)| review_of(r).is_some())
-        .unwrap_or(0);
-    let Some((dir, record)) = found.into_iter().nth(pick) else {
-        tell!(
-            "error: {} has no recorded case-run of a case `{case}` (with the skill)",
-            ctx.shown(run_dir).display()
-        );
-        return Outcome::BadInput;
-    };
-    let review = review_of(&record);
-    let bad = review.as_ref().is_some_and(|(v, _)| *v == Review::Bad);
-    let output = std::fs::read_to_string(dir.join("output.txt")).unwrap_or_default();
-    if output.trim().is_empty() && !bad {
-        tell!(
-            "error: the case-run in {} recorded no output to expect",
-            ctx.shown(&dir).display()
-        );
-        return Outcome::BadInput;
-    }
-    // The suite as it is now, and the case's own prompt (not the expanded one that was sent).
-    let loaded = load(
-        ctx,
-        &Selection {
-            paths: vec![ctx.cwd.join(&record.suite_source)],
-            skill: None,
-            evals: None,
-        },
-    );
-    let Some((suite, prompt)) = loaded
-        .suites
-        .iter()
-        .find(|s| s.id == record.suite)
-        .and_then(|s| {
-            let c = s.cases.iter().find(|c| c.id == record.case)?;
-            Some((s, c.turns.first()?.clone()))
-        })
-    else {
-        tell!(
-            "error: the suite {} (from {}) no longer has the case `{case}`",
-            record.suite,
-            record.suite_source.display()
-        );
-        return Outcome::BadInput;
-    };
-    let source = ctx.cwd.join(&record.suite_source);
-    let seed = RunSeed {
-        case: case.to_string(),
-        run: record.run,
-        prompt,
-        output,
-        review: review.clone(),
-        recorded_in: ctx.shown(&dir).display().to_string(),
-    };
-    let written = match write::for_suite(suite) {
-        Some(format) => format.case_from_run(&source, &seed),
-        None => Err(format!("assay writes no case into {}", source.display())),
-    };
-    let (path, text) = match written {
+    let written = match write(ctx, &ctx.cwd, &[(path.clone(), text)], false) {
         Ok(w) => w,
-        Err(why) => {
-            tell!("error: {why}");
-            return Outcome::BadInput;
-        }
+        Err(o) => return o,
     };
-    if let Some(link) = link_on_the_way(&ctx.cwd, &path) {
-        tell!(
-            "error: {} is a symbolic link: assay init writes no file through one",
-            ctx.shown(&link).display()
-        );
-        return Outcome::BadInput;
-    }
-    let before = std::fs::read(&path).ok();
-    if let Err(e) = path
-        .parent()
-        .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| std::fs::write(&path, &text))
-    {
-        tell!("error: cannot write {}: {e}", ctx.shown(&path).display());
-        return Outcome::Infrastructure;
-    }
     let again = load(
         ctx,
         &Selection {
-            paths: vec![source.clone()],
+            paths: vec![source],
             skill: None,
             evals: None,
         },
@@ -439,45 +266,95 @@ fn from_run(ctx: &LoadCtx, run_dir: &Path, case: &str) -> Outcome {
     print_problems(&again.problems);
     if again.problems.iter().any(|p| p.is_error()) {
         // Put back what was there.
-        let restored = match &before {
-            Some(b) => std::fs::write(&path, b),
-            None => std::fs::remove_file(&path),
-        };
-        if let Err(e) = restored {
-            tell!("error: cannot restore {}: {e}", ctx.shown(&path).display());
+        for e in written.undo() {
+            let shown = ctx.shown(e.path());
+            tell!("error: cannot restore {}: {}", shown.display(), e.io());
         }
         tell!("error: the new case does not validate (undone); this is a bug in assay init");
         return Outcome::Infrastructure;
     }
+    let (shown, run) = (ctx.shown(&path), picked.record.run);
     match &review {
         Some((Review::Bad, _)) => say!(
-            "wrote {}: a new case with the prompt of `{case}` (run {}), and the reviewer's `bad` note as what it must get right",
-            ctx.shown(&path).display(),
-            record.run
+            "wrote {}: a new case with the prompt of `{case}` (run {run}), and the reviewer's `bad` note as what it must get right",
+            shown.display()
         ),
         Some((Review::Good, _)) => say!(
-            "wrote {}: a new case with the prompt of `{case}` (run {}) and its recorded output, which a reviewer marked good, as expected",
-            ctx.shown(&path).display(),
-            record.run
+            "wrote {}: a new case with the prompt of `{case}` (run {run}) and its recorded output, which a reviewer marked good, as expected",
+            shown.display()
         ),
         None => say!(
             "wrote {}: a new case with the prompt of `{case}` and its recorded output as expected",
-            ctx.shown(&path).display()
+            shown.display()
         ),
     }
     Outcome::Success
 }
 
-/// The first symbolic link on the way from `root` to `path` (the file itself included), if
-/// any; a path outside `root` counts as its own first step.
-fn link_on_the_way(root: &Path, path: &Path) -> Option<PathBuf> {
-    let rel = path.strip_prefix(root).ok()?;
-    let mut at = root.to_path_buf();
-    for c in rel.components() {
-        at.push(c);
-        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Some(at);
+/// The case-run `--from-run` takes, the reviewer's verdict on it and its recorded output
+/// (which a case-run not reviewed `bad` must have).
+type Picked = (SkillRun, Option<(Review, String)>, String);
+
+fn picked(ctx: &LoadCtx, run_dir: &Path, case: &str) -> Result<Picked, Outcome> {
+    let feedback = run_feedback(run_dir)?;
+    let Some(picked) = from_run::pick(run_dir, case, feedback.as_ref()) else {
+        tell!(
+            "error: {} has no recorded case-run of a case `{case}` (with the skill)",
+            ctx.shown(run_dir).display()
+        );
+        return Err(Outcome::BadInput);
+    };
+    let review = picked.verdict(feedback.as_ref());
+    let bad = review.as_ref().is_some_and(|(v, _)| *v == Review::Bad);
+    let output = std::fs::read_to_string(picked.dir.join("output.txt")).unwrap_or_default();
+    if output.trim().is_empty() && !bad {
+        tell!(
+            "error: the case-run in {} recorded no output to expect",
+            ctx.shown(&picked.dir).display()
+        );
+        return Err(Outcome::BadInput);
+    }
+    Ok((picked, review, output))
+}
+
+/// The new case made of the case-run, in its suite's file as it is now: that file, the file
+/// to write (the same, or one beside it) and its new text.
+fn new_case(
+    ctx: &LoadCtx,
+    case: &str,
+    picked: &SkillRun,
+    review: Option<(Review, String)>,
+    output: String,
+) -> Result<(PathBuf, PathBuf, String), Outcome> {
+    let record = &picked.record;
+    let source = ctx.cwd.join(&record.suite_source);
+    let selection = Selection {
+        paths: vec![source.clone()],
+        skill: None,
+        evals: None,
+    };
+    let suites = load(ctx, &selection).suites;
+    let Some((suite, prompt)) = from_run::suite_and_prompt(&suites, record) else {
+        tell!(
+            "error: the suite {} (from {}) no longer has the case `{case}`",
+            record.suite,
+            record.suite_source.display()
+        );
+        return Err(Outcome::BadInput);
+    };
+    let seed = RunSeed {
+        case: case.to_string(),
+        run: record.run,
+        prompt,
+        output,
+        review,
+        recorded_in: ctx.shown(&picked.dir).display().to_string(),
+    };
+    match from_run::case_from_run(suite, &source, &seed) {
+        Ok((path, text)) => Ok((source, path, text)),
+        Err(why) => {
+            tell!("error: {why}");
+            Err(Outcome::BadInput)
         }
     }
-    None
 }

@@ -437,28 +437,9 @@ pub struct RunArgs {
 }
 
 pub fn main() -> ExitCode {
-    // The first process inside a sandbox is assay itself (see `sandbox::inside`).
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if argv
-        .get(1)
-        .is_some_and(|a| a == crate::sandbox::inside::SUBCOMMAND)
-    {
-        let rest: Vec<String> = argv[2..]
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        return crate::sandbox::inside::main(&rest);
-    }
-    // The ACP client, run inside a case-run's sandbox as an ACP agent's parent.
-    if argv
-        .get(1)
-        .is_some_and(|a| a == crate::harness::acp::bridge::SUBCOMMAND)
-    {
-        let rest: Vec<String> = argv[2..]
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        return crate::harness::acp::bridge::main(&rest);
+    if let Some(code) = inner_process(&argv) {
+        return code;
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -480,20 +461,49 @@ pub fn main() -> ExitCode {
         }
     };
     let mut ctx = LoadCtx::new(cwd);
-    if let Command::Plugin(cmd) = &cli.command {
-        // (`plugin inspect` never loads a native library: --allow-native changes nothing.)
-        return plugin::run(&ctx, cmd).into();
-    }
-    if let Command::Report(args) = &cli.command {
-        return report::run(&ctx, args).into();
-    }
+    // Commands that load no plugin.
     match &cli.command {
+        // (`plugin inspect` never loads a native library: --allow-native changes nothing.)
+        Command::Plugin(cmd) => return plugin::run(&ctx, cmd).into(),
+        Command::Report(args) => return report::run(&ctx, args).into(),
         Command::Init(args) => return init::run(&ctx, args).into(),
         Command::Completions(args) => return shell::completions(args).into(),
         Command::Man(args) => return shell::man(args).into(),
         _ => {}
     }
-    let scope: Vec<PathBuf> = match &cli.command {
+    let plugins = match load_plugins(&ctx, &scope(&cli, &ctx), &cli.plugins, native(&cli)) {
+        Ok(p) => p,
+        Err(o) => return o.into(),
+    };
+    if !plugins.is_empty() {
+        ctx.extra = Some(std::sync::Arc::new(plugins.clone()));
+    }
+    dispatch(&ctx, cli.command, &plugins).into()
+}
+
+/// The processes assay is inside a case-run's sandbox, when it is one of them: the first
+/// process inside a sandbox (see `sandbox::inside`), or the ACP client run as an ACP agent's
+/// parent.
+fn inner_process(argv: &[std::ffi::OsString]) -> Option<ExitCode> {
+    let first = argv.get(1)?;
+    let rest = || -> Vec<String> {
+        argv[2..]
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    };
+    if first == crate::sandbox::inside::SUBCOMMAND {
+        return Some(crate::sandbox::inside::main(&rest()));
+    }
+    if first == crate::harness::acp::bridge::SUBCOMMAND {
+        return Some(crate::harness::acp::bridge::main(&rest()));
+    }
+    None
+}
+
+/// What a command looks at, for finding plugins.
+fn scope(cli: &Cli, ctx: &LoadCtx) -> Vec<PathBuf> {
+    match &cli.command {
         Command::Validate(a) => a.selection.scope(),
         Command::Lint(a) => a.selection.scope(),
         Command::Optimize(optimize::OptimizeCommand::Description(a)) => {
@@ -505,44 +515,43 @@ pub fn main() -> ExitCode {
         Command::Run(a) => a.selection.scope(),
         Command::Doctor(a) => a.selection.scope(),
         Command::Watch(a) => a.run.selection.scope(),
-        Command::Grade(a) => grade::scope(&ctx, a),
+        Command::Grade(a) => grade::scope(ctx, a),
         Command::Plugin(_)
         | Command::Report(_)
         | Command::Init(_)
         | Command::Completions(_)
         | Command::Man(_) => Vec::new(),
-    };
-    // Read-only commands never run native code; the others only with the flag's consent.
-    let native = match &cli.command {
+    }
+}
+
+/// Read-only commands never run native code; the others only with the flag's consent.
+fn native(cli: &Cli) -> crate::plugin::NativePolicy {
+    match &cli.command {
         Command::Validate(_) | Command::Lint(_) | Command::List(_) | Command::Doctor(_) => {
             crate::plugin::NativePolicy::Never
         }
         _ if cli.allow_native => crate::plugin::NativePolicy::Allowed,
         _ => crate::plugin::NativePolicy::Refused,
-    };
-    let plugins = match load_plugins(&ctx, &scope, &cli.plugins, native) {
-        Ok(p) => p,
-        Err(o) => return o.into(),
-    };
-    if !plugins.is_empty() {
-        ctx.extra = Some(std::sync::Arc::new(plugins.clone()));
     }
-    let outcome = match cli.command {
-        Command::Validate(args) => validate::run(&ctx, &args),
-        Command::Lint(args) => lint::run(&ctx, &args),
-        Command::Optimize(cmd) => optimize::run(&ctx, &cmd, &plugins),
-        Command::List(args) => list::run(&ctx, &args),
-        Command::Run(args) => run::run(&ctx, &args, &plugins),
-        Command::Doctor(args) => doctor::run(&ctx, &args, &plugins),
-        Command::Watch(args) => watch::run(&ctx, &args, &plugins),
-        Command::Grade(args) => grade::run(&ctx, &args, &plugins),
+}
+
+/// The commands that may use plugins.
+fn dispatch(ctx: &LoadCtx, command: Command, plugins: &crate::plugin::Plugins) -> Outcome {
+    match command {
+        Command::Validate(args) => validate::run(ctx, &args),
+        Command::Lint(args) => lint::run(ctx, &args),
+        Command::Optimize(cmd) => optimize::run(ctx, &cmd, plugins),
+        Command::List(args) => list::run(ctx, &args),
+        Command::Run(args) => run::run(ctx, &args, plugins),
+        Command::Doctor(args) => doctor::run(ctx, &args, plugins),
+        Command::Watch(args) => watch::run(ctx, &args, plugins),
+        Command::Grade(args) => grade::run(ctx, &args, plugins),
         Command::Plugin(_)
         | Command::Report(_)
         | Command::Init(_)
         | Command::Completions(_)
-        | Command::Man(_) => unreachable!("handled above"),
-    };
-    outcome.into()
+        | Command::Man(_) => unreachable!("handled in main"),
+    }
 }
 
 impl Selection {

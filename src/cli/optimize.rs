@@ -95,63 +95,56 @@ pub fn run(ctx: &LoadCtx, cmd: &OptimizeCommand, plugins: &crate::plugin::Plugin
         Ok(found) => found,
         Err(o) => return o,
     };
-    let mut notes = Vec::new();
-    for f in &args.feedback {
-        let path = ctx.cwd.join(f);
-        match optimize::feedback::read(&path, &ctx.cwd, &ctx.shown(&path).display().to_string()) {
-            Ok(read) => {
-                if read.other > 0 {
-                    tell!(
-                        "note: {} item(s) of {}'s feedback are not on a trigger case-run recorded there, and are left out",
-                        read.other,
-                        ctx.shown(&path).display()
-                    );
-                }
-                notes.extend(read.notes);
-            }
-            Err(e) => {
-                tell!("error: {e}");
-                return Outcome::BadInput;
-            }
-        }
-    }
-    let host = crate::host::HostEnv::from_process();
-    let flags = crate::judge::Flags {
-        judge: args.proposer.as_deref().or(args.judge.judge.as_deref()),
-        transport: args.judge.transport.as_deref(),
+    let notes = match notes(ctx, args) {
+        Ok(n) => n,
+        Err(o) => return o,
     };
-    let (proposer, info) = match crate::judge::select(
-        flags,
-        &base.defaults.judge,
-        &host,
-        crate::judge::Limits::from_env(&host),
-        &crate::spec::RunnerVars::default(),
-    ) {
-        Ok(found) => found,
-        Err(why) => {
-            tell!("error: no proposer: {why}");
-            tell!(
-                "  fix: pass --proposer (anthropic, openai, claude-cli, codex-cli, or provider:model)"
-            );
-            return Outcome::Infrastructure;
-        }
+    let (proposer, info) = match proposer(args, &base) {
+        Ok(p) => p,
+        Err(o) => return o,
     };
     let settings = args.settings.from(&ctx.cwd);
-    let resume = match &settings.resume {
-        Some(dir) => match optimize::load(&ctx.cwd.join(dir)) {
-            Ok(r) => Some(r),
-            Err(e) => {
-                tell!("error: {e}");
-                return Outcome::BadInput;
-            }
-        },
-        None => None,
+    let (dir, resume) = match folder(ctx, &settings) {
+        Ok(f) => f,
+        Err(o) => return o,
     };
-    let dir = match (&settings.resume, &settings.output_dir) {
-        (Some(d), _) | (None, Some(d)) => ctx.cwd.join(d),
-        (None, None) => crate::record::folder::fresh_stamped(&ctx.cwd.join(".assay/optimize")),
+    let opts = run_options(&settings, plugins);
+    let job = Job {
+        ctx,
+        base: &base,
+        skill: &skill,
+        queries,
+        opts: &opts,
+        settings: optimize_settings(args, &settings),
+        proposer: &proposer,
+        proposer_name: format!("{} {}", info.provider, info.model),
+        dir: dir.clone(),
+        resume,
+        feedback: notes,
     };
-    let opts = RunOptions {
+    tell!("optimisation folder: {}", ctx.shown(&dir).display());
+    let mut progress = |line: String| tell!("{line}");
+    match optimize::optimize(&job, &mut progress) {
+        Ok(rec) => print_record(ctx, args, &rec),
+        Err(Error::Input(e)) => {
+            tell!("error: {e}");
+            Outcome::BadInput
+        }
+        Err(Error::Infrastructure(e)) => {
+            tell!("error: {e}");
+            tell!(
+                "what was done is recorded; go on with: --resume {}",
+                ctx.shown(&dir).display()
+            );
+            Outcome::Infrastructure
+        }
+    }
+}
+
+/// What each measurement runs with: the trigger evals' settings, cached, without the
+/// optimisation's own folder, resume and budget.
+fn run_options(settings: &RunSettings, plugins: &crate::plugin::Plugins) -> RunOptions {
+    RunOptions {
         settings: RunSettings {
             resume: None,
             output_dir: None,
@@ -161,48 +154,96 @@ pub fn run(ctx: &LoadCtx, cmd: &OptimizeCommand, plugins: &crate::plugin::Plugin
         plugins: plugins.clone(),
         cache: true,
         ..RunOptions::default()
-    };
-    let job = Job {
-        ctx,
-        base: &base,
-        skill: &skill,
-        queries,
-        opts: &opts,
-        settings: Settings {
-            train_fraction: args.train_fraction,
-            seed: args.seed,
-            iterations: args.iterations,
-            candidates: args.candidates,
-            holdout_top: args.holdout_top,
-            alpha: args.alpha,
-            max_cost: settings.max_cost,
-            threshold: settings.trigger_threshold,
-        },
-        proposer: &proposer,
-        proposer_name: format!("{} {}", info.provider, info.model),
-        dir: dir.clone(),
-        resume,
-        feedback: notes,
-    };
-    tell!("optimisation folder: {}", ctx.shown(&dir).display());
-    let mut progress = |line: String| tell!("{line}");
-    let rec = match optimize::optimize(&job, &mut progress) {
-        Ok(r) => r,
-        Err(Error::Input(e)) => {
+    }
+}
+
+/// How the optimisation goes, from the flags and the trigger evals' settings.
+fn optimize_settings(args: &DescriptionArgs, settings: &RunSettings) -> Settings {
+    Settings {
+        train_fraction: args.train_fraction,
+        seed: args.seed,
+        iterations: args.iterations,
+        candidates: args.candidates,
+        holdout_top: args.holdout_top,
+        alpha: args.alpha,
+        max_cost: settings.max_cost,
+        threshold: settings.trigger_threshold,
+    }
+}
+
+/// The reviewer notes of every `--feedback`, saying how many items each left out.
+fn notes(ctx: &LoadCtx, args: &DescriptionArgs) -> Result<Vec<optimize::feedback::Note>, Outcome> {
+    let mut notes = Vec::new();
+    for f in &args.feedback {
+        let path = ctx.cwd.join(f);
+        let shown = ctx.shown(&path).display().to_string();
+        let read = optimize::feedback::read(&path, &ctx.cwd, &shown).map_err(|e| {
             tell!("error: {e}");
-            return Outcome::BadInput;
-        }
-        Err(Error::Infrastructure(e)) => {
-            tell!("error: {e}");
+            Outcome::BadInput
+        })?;
+        if read.other > 0 {
             tell!(
-                "what was done is recorded; go on with: --resume {}",
-                ctx.shown(&dir).display()
+                "note: {} item(s) of {}'s feedback are not on a trigger case-run recorded there, and are left out",
+                read.other,
+                ctx.shown(&path).display()
             );
-            return Outcome::Infrastructure;
         }
+        notes.extend(read.notes);
+    }
+    Ok(notes)
+}
+
+/// The proposer: `--proposer`, else the judge `--judge` or `ASSAY_JUDGE` chooses.
+fn proposer(
+    args: &DescriptionArgs,
+    base: &Suite,
+) -> Result<(crate::judge::provider::Judge, crate::judge::JudgeInfo), Outcome> {
+    let host = crate::host::HostEnv::from_process();
+    let flags = crate::judge::Flags {
+        judge: args.proposer.as_deref().or(args.judge.judge.as_deref()),
+        transport: args.judge.transport.as_deref(),
     };
+    crate::judge::select(
+        flags,
+        &base.defaults.judge,
+        &host,
+        crate::judge::Limits::from_env(&host),
+        &crate::spec::RunnerVars::default(),
+    )
+    .map_err(|why| {
+        tell!("error: no proposer: {why}");
+        tell!(
+            "  fix: pass --proposer (anthropic, openai, claude-cli, codex-cli, or provider:model)"
+        );
+        Outcome::Infrastructure
+    })
+}
+
+/// The optimisation's folder (`--resume`'s, `--output-dir`, or a fresh one under
+/// `.assay/optimize`) and the record to go on from.
+fn folder(
+    ctx: &LoadCtx,
+    settings: &RunSettings,
+) -> Result<(PathBuf, Option<optimize::Record>), Outcome> {
+    let resume = match &settings.resume {
+        Some(dir) => Some(optimize::load(&ctx.cwd.join(dir)).map_err(|e| {
+            tell!("error: {e}");
+            Outcome::BadInput
+        })?),
+        None => None,
+    };
+    let dir = match (&settings.resume, &settings.output_dir) {
+        (Some(d), _) | (None, Some(d)) => ctx.cwd.join(d),
+        (None, None) => crate::record::folder::fresh_stamped(&ctx.cwd.join(".assay/optimize")),
+    };
+    Ok((dir, resume))
+}
+
+/// The record (with `--json`), before and after, the verdict and the diff; the description
+/// written with `--write`. Lines go to stderr with `--json`.
+fn print_record(ctx: &LoadCtx, args: &DescriptionArgs, rec: &optimize::Record) -> Outcome {
     if args.json {
-        super::print_json(&rec);
+        super::print_json(rec);
     }
     let best = rec
         .best
@@ -226,25 +267,26 @@ pub fn run(ctx: &LoadCtx, cmd: &OptimizeCommand, plugins: &crate::plugin::Plugin
         say_or_tell(&format!("stopped early by {why}"));
     }
     say_or_tell(&rec.verdict);
-    if rec.improved {
-        let text = std::fs::read_to_string(&rec.file).unwrap_or_default();
-        let diff = optimize::diff(&text, &optimize::description::replace(&text, &best));
-        for l in diff.lines() {
-            say_or_tell(l);
-        }
-        if args.write {
-            match optimize::apply(&rec.file, &best) {
-                Ok(_) => say_or_tell(&format!("wrote {}", ctx.shown(&rec.file).display())),
-                Err(e) => {
-                    tell!(
-                        "error: cannot write {}: {e}",
-                        ctx.shown(&rec.file).display()
-                    );
-                    return Outcome::Infrastructure;
-                }
-            }
-        } else {
-            say_or_tell("(pass --write to apply it)");
+    if !rec.improved {
+        return Outcome::Success;
+    }
+    let text = std::fs::read_to_string(&rec.file).unwrap_or_default();
+    let diff = optimize::diff(&text, &optimize::description::replace(&text, &best));
+    for l in diff.lines() {
+        say_or_tell(l);
+    }
+    if !args.write {
+        say_or_tell("(pass --write to apply it)");
+        return Outcome::Success;
+    }
+    match optimize::apply(&rec.file, &best) {
+        Ok(_) => say_or_tell(&format!("wrote {}", ctx.shown(&rec.file).display())),
+        Err(e) => {
+            tell!(
+                "error: cannot write {}: {e}",
+                ctx.shown(&rec.file).display()
+            );
+            return Outcome::Infrastructure;
         }
     }
     Outcome::Success
@@ -257,38 +299,22 @@ fn queries_for(
     args: &DescriptionArgs,
     skill: &Skill,
 ) -> Result<(Suite, Vec<Query>), Outcome> {
-    let same = |s: &Suite| {
-        s.skill
-            .as_ref()
-            .is_some_and(|k| k.path.canonicalize().ok() == skill.path.canonicalize().ok())
+    let options = match &args.queries {
+        Some(file) => Options {
+            evals: Some(file.clone()),
+            ..Options::default()
+        },
+        None => Options {
+            paths: args.paths.clone(),
+            ..Options::default()
+        },
     };
-    let loaded = match &args.queries {
-        Some(file) => discover::discover(
-            ctx,
-            &Options {
-                evals: Some(file.clone()),
-                ..Options::default()
-            },
-        ),
-        None => discover::discover(
-            ctx,
-            &Options {
-                paths: args.paths.clone(),
-                ..Options::default()
-            },
-        ),
-    };
+    let loaded = discover::discover(ctx, &options);
     print_problems(&loaded.problems);
     if loaded.problems.iter().any(|p| p.is_error()) {
         return Err(Outcome::BadInput);
     }
-    let suites: Vec<&Suite> = loaded
-        .suites
-        .iter()
-        .filter(|s| args.queries.is_some() || same(s))
-        .filter(|s| !s.triggers.is_empty())
-        .collect();
-    let Some(first) = suites.first() else {
+    optimize::queries::gather(&loaded.suites, skill, args.queries.is_some()).ok_or_else(|| {
         tell!(
             "error: no trigger queries for {}: none of the suites found tests it with triggers",
             skill.name
@@ -296,21 +322,6 @@ fn queries_for(
         tell!(
             "  fix: add triggers (BMAD triggers.json, clauditor trigger_tests), or pass --queries FILE"
         );
-        return Err(Outcome::BadInput);
-    };
-    let mut base = (*first).clone();
-    base.skill = Some(skill.clone());
-    let mut queries: Vec<Query> = Vec::new();
-    for s in &suites {
-        for t in &s.triggers {
-            if !queries.iter().any(|q| q.query == t.query) {
-                queries.push(Query {
-                    id: format!("q{:03}", queries.len() + 1),
-                    query: t.query.clone(),
-                    should_trigger: t.should_trigger,
-                });
-            }
-        }
-    }
-    Ok((base, queries))
+        Outcome::BadInput
+    })
 }

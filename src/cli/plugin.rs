@@ -53,6 +53,29 @@ fn new(ctx: &LoadCtx, args: &PluginNewArgs) -> Outcome {
         tell!("error: {} already exists", ctx.shown(&root).display());
         return Outcome::BadInput;
     }
+    let (files, kind) = files(args);
+    for (rel, text) in &files {
+        let path = root.join(rel);
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|_| std::fs::write(&path, text));
+        if let Err(e) = written {
+            tell!("error: {}: {e}", ctx.shown(&path).display());
+            return Outcome::Infrastructure;
+        }
+    }
+    say!(
+        "created {} ({kind} plugin); build it with:\n  cd {} && cargo build --release --target wasm32-wasip2",
+        ctx.shown(&root).display(),
+        ctx.shown(&root).display()
+    );
+    Outcome::Success
+}
+
+/// A new plugin's files, each with its text: its manifest and README, the template of its
+/// kind, and a copy of the SDK and the WIT; and the kind, as said.
+fn files(args: &PluginNewArgs) -> (Vec<(&'static str, String)>, &'static str) {
     let crate_name = args.name.replace('-', "_");
     let (template, kind) = match args.kind {
         PluginKind::Assertion => (TEMPLATE_ASSERTION, "assertion"),
@@ -83,23 +106,7 @@ interface, `assay:plugin@{WIT_VERSION}`.\n",
         ("assay-plugin/wit/plugin.wit", WIT.to_string()),
         (".gitignore", "/target\n".to_string()),
     ];
-    for (rel, text) in &files {
-        let path = root.join(rel);
-        let written = path
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|_| std::fs::write(&path, text));
-        if let Err(e) = written {
-            tell!("error: {}: {e}", ctx.shown(&path).display());
-            return Outcome::Infrastructure;
-        }
-    }
-    say!(
-        "created {} ({kind} plugin); build it with:\n  cd {} && cargo build --release --target wasm32-wasip2",
-        ctx.shown(&root).display(),
-        ctx.shown(&root).display()
-    );
-    Outcome::Success
+    (files, kind)
 }
 
 /// The WASI interfaces a component imports, and the grant each would need to do anything.
@@ -168,14 +175,7 @@ fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs) -> Outcome {
     if !is_wasm {
         return inspect_native(ctx, args, &path);
     }
-    // The grants it would get here: from assay.toml's declaration of the same file, if any.
-    let declared = crate::config::find_root(&ctx.cwd).and_then(|root| {
-        let c = crate::config::load(&root, &ctx.shown(&root)).ok()?;
-        c.plugins.into_iter().find_map(|p| {
-            let same = root.join(&p.path).canonicalize().ok()? == path.canonicalize().ok()?;
-            same.then(|| Grants::from_config(&p, &root).ok()).flatten()
-        })
-    });
+    let declared = declared_grants(ctx, &path);
     let grants = declared.clone().unwrap_or_default();
     let plugin = match engine::shared().and_then(|e| LoadedPlugin::load(e, &path, grants.clone())) {
         Ok(p) => std::sync::Arc::new(p),
@@ -186,7 +186,6 @@ fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs) -> Outcome {
     };
     let provider = Provider::Wasm(plugin.clone());
     let imports = plugin.wasi_imports();
-    let needs = wasi_needs(&imports);
     // What a run would refuse it for (it loads here, to be looked at).
     let problems: Vec<String> = provider
         .harnesses()
@@ -215,6 +214,32 @@ fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs) -> Outcome {
         plugin.wit_version().as_str(),
         &plugin.hash[..16]
     );
+    print_provides(&provider, &problems);
+    print_grants(ctx, &grants, declared.is_some());
+    let needs = wasi_needs(&imports);
+    if !needs.is_empty() {
+        say!("  asks for (by its imports):");
+        for (i, need) in needs {
+            say!("    {i}: grant {need}");
+        }
+    }
+    outcome
+}
+
+/// The grants the component would get here: from assay.toml's declaration of the same file,
+/// if any.
+fn declared_grants(ctx: &LoadCtx, path: &std::path::Path) -> Option<Grants> {
+    crate::config::find_root(&ctx.cwd).and_then(|root| {
+        let c = crate::config::load(&root, &ctx.shown(&root)).ok()?;
+        c.plugins.into_iter().find_map(|p| {
+            let same = root.join(&p.path).canonicalize().ok()? == path.canonicalize().ok()?;
+            same.then(|| Grants::from_config(&p, &root).ok()).flatten()
+        })
+    })
+}
+
+/// Its check types, formats and harnesses, and what `assay run` would refuse it for.
+fn print_provides(provider: &Provider, problems: &[String]) {
     section(
         "check types",
         provider
@@ -239,13 +264,17 @@ fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs) -> Outcome {
     }
     if !problems.is_empty() {
         say!("  refused by `assay run` (exit 2):");
-        for p in &problems {
+        for p in problems {
             say!("    {p}");
         }
     }
+}
+
+/// The grants it gets: time, memory, folders, variables, network.
+fn print_grants(ctx: &LoadCtx, grants: &Grants, declared: bool) {
     say!(
         "  grants{}:",
-        if declared.is_some() {
+        if declared {
             " (from assay.toml)"
         } else {
             " (none declared: deny-by-default)"
@@ -275,13 +304,6 @@ fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs) -> Outcome {
     );
     say!("    env: {}", list(grants.env.clone()));
     say!("    network: {}", list(grants.network.clone()));
-    if !needs.is_empty() {
-        say!("  asks for (by its imports):");
-        for (i, need) in needs {
-            say!("    {i}: grant {need}");
-        }
-    }
-    outcome
 }
 
 /// A harness's program and how its version is asked, where its agent reads skills, its

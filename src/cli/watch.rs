@@ -38,24 +38,11 @@ pub fn run(ctx: &LoadCtx, args: &WatchArgs, plugins: &crate::plugin::Plugins) ->
         return Outcome::BadInput;
     }
     let (tx, rx) = mpsc::channel::<notify::Result<notify::Event>>();
-    let mut watcher = match notify::recommended_watcher(tx) {
+    // Kept for the watch's life: dropping it stops the events.
+    let _watcher = match watcher(ctx, args, tx) {
         Ok(w) => w,
-        Err(e) => {
-            tell!("error: cannot watch files: {e}");
-            return Outcome::Infrastructure;
-        }
+        Err(o) => return o,
     };
-    let mut roots = args.run.selection.scope();
-    if roots.is_empty() {
-        roots.push(PathBuf::from("."));
-    }
-    for r in &roots {
-        let path = ctx.cwd.join(r);
-        if let Err(e) = watcher.watch(&path, RecursiveMode::Recursive) {
-            tell!("error: cannot watch {}: {e}", ctx.shown(&path).display());
-            return Outcome::BadInput;
-        }
-    }
     // A signal while a pass runs stops that run (it records what it stopped, and the watch
     // ends with its exit code); while waiting for changes, it ends the watch at once.
     let waiting = Arc::new(AtomicBool::new(false));
@@ -68,27 +55,12 @@ pub fn run(ctx: &LoadCtx, args: &WatchArgs, plugins: &crate::plugin::Plugins) ->
             print!("\x1b[2J\x1b[H");
         }
         say!("assay watch: pass {pass} ({why})");
-        let stamp = jiff::Timestamp::now()
-            .strftime("%Y%m%dT%H%M%SZ")
-            .to_string();
-        let dir = PathBuf::from(".assay/runs").join(format!("watch-{stamp}-{pass}"));
-        let mut run_args = args.run.clone();
-        run_args.settings.output_dir = Some(dir.clone());
-        // A pass re-runs what is being edited: it is no point of the history.
-        run_args.no_history = true;
-        let outcome = super::run::run(ctx, &run_args, plugins);
+        let outcome = run_pass(ctx, args, plugins, pass, &mut last);
         if matches!(
             outcome,
             Outcome::Interrupted | Outcome::Terminated | Outcome::HungUp
         ) {
             return outcome;
-        }
-        let now = outcomes(&ctx.cwd.join(&dir));
-        if let (Some(before), Some(now)) = (&last, &now) {
-            say!("{}", changes(before, now));
-        }
-        if now.is_some() {
-            last = now;
         }
         say!(
             "assay watch: exit {} — waiting for changes (Ctrl-C to stop)",
@@ -103,6 +75,64 @@ pub fn run(ctx: &LoadCtx, args: &WatchArgs, plugins: &crate::plugin::Plugins) ->
         }
     }
     Outcome::Success
+}
+
+/// A watcher over the selection's roots (the current folder when none is given).
+fn watcher(
+    ctx: &LoadCtx,
+    args: &WatchArgs,
+    tx: mpsc::Sender<notify::Result<notify::Event>>,
+) -> Result<notify::RecommendedWatcher, Outcome> {
+    let mut watcher = notify::recommended_watcher(tx).map_err(|e| {
+        tell!("error: cannot watch files: {e}");
+        Outcome::Infrastructure
+    })?;
+    let mut roots = args.run.selection.scope();
+    if roots.is_empty() {
+        roots.push(PathBuf::from("."));
+    }
+    for r in &roots {
+        let path = ctx.cwd.join(r);
+        if let Err(e) = watcher.watch(&path, RecursiveMode::Recursive) {
+            tell!("error: cannot watch {}: {e}", ctx.shown(&path).display());
+            return Err(Outcome::BadInput);
+        }
+    }
+    Ok(watcher)
+}
+
+/// One pass: `assay run` into a run folder of its own, out of the history, then what changed
+/// since the pass before (`last`, updated).
+fn run_pass(
+    ctx: &LoadCtx,
+    args: &WatchArgs,
+    plugins: &crate::plugin::Plugins,
+    pass: u32,
+    last: &mut Option<BTreeMap<String, CaseOutcome>>,
+) -> Outcome {
+    let stamp = jiff::Timestamp::now()
+        .strftime("%Y%m%dT%H%M%SZ")
+        .to_string();
+    let dir = PathBuf::from(".assay/runs").join(format!("watch-{stamp}-{pass}"));
+    let mut run_args = args.run.clone();
+    run_args.settings.output_dir = Some(dir.clone());
+    // A pass re-runs what is being edited: it is no point of the history.
+    run_args.no_history = true;
+    let outcome = super::run::run(ctx, &run_args, plugins);
+    if matches!(
+        outcome,
+        Outcome::Interrupted | Outcome::Terminated | Outcome::HungUp
+    ) {
+        return outcome;
+    }
+    let now = outcomes(&ctx.cwd.join(&dir));
+    if let (Some(before), Some(now)) = (&*last, &now) {
+        say!("{}", changes(before, now));
+    }
+    if now.is_some() {
+        *last = now;
+    }
+    outcome
 }
 
 /// Each case-run's outcome in a run folder, by `suite/case#run (variant)`.

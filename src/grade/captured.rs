@@ -1,13 +1,19 @@
 //! Grading a captured output (clauditor's captured-output mode, `assay grade <spec> --output
-//! FILE`): no agent ran, so only the checks on the output apply (the others are listed as
-//! skipped); the judge grades as it would a run, and `--against` adds a blind A/B comparison.
+//! FILE`): the case it answers ([`pick_case`]); no agent ran, so only the checks on the output
+//! apply (the others are listed as skipped); the judge grades as it would a run, and
+//! `--against` adds a blind A/B comparison ([`super::ab`]). What `--json` prints is
+//! [`CapturedJson`].
 
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::ab::{ComparisonJson, compare_with};
+use super::{GradeInput, Graded, JudgeSlot};
 use crate::assert::check::Checks;
 use crate::assert::view::CaseRunView;
-use crate::judge::compare::{self, Comparison};
+use crate::judge::compare::Comparison;
 use crate::spec::{Case, Check, CheckTarget, Suite};
-
-use super::{GradeInput, Graded, JudgeSlot};
 
 /// A captured output, graded.
 pub struct Captured {
@@ -21,30 +27,6 @@ pub struct Captured {
 /// Whether grading the case asks a judge (its judge items or extraction).
 pub fn needs_judge(case: &Case) -> bool {
     !case.judge.is_empty() || !case.extraction.is_empty()
-}
-
-/// What the judge is told the outputs answer: the blind-compare prompt, else the case's turns.
-fn request(case: &Case) -> String {
-    case.judge
-        .blind_compare_prompt
-        .clone()
-        .unwrap_or_else(|| case.turns.join("\n\n"))
-}
-
-/// `a` against `b`, blind, by the judge in `slot`.
-pub async fn compare_with(
-    slot: Option<&JudgeSlot>,
-    case: &Case,
-    a: &str,
-    b: &str,
-) -> Result<Comparison, String> {
-    match slot {
-        Some(JudgeSlot::Ready(judge, _)) => compare::compare(judge, &request(case), a, b)
-            .await
-            .map_err(|e| e.to_string()),
-        Some(JudgeSlot::Unavailable(why)) => Err(format!("not compared: {why}")),
-        None => Err("not compared: no judge was chosen".into()),
-    }
 }
 
 /// Grades `output` as the case's answer, and compares it with `against` when given.
@@ -88,5 +70,95 @@ pub async fn grade(
         graded,
         skipped,
         comparison,
+    }
+}
+
+/// The case to grade: the only one, or the one `--case` names (`case` or `suite/case`).
+pub fn pick_case<'a>(
+    suites: &'a [Suite],
+    wanted: Option<&str>,
+) -> Result<(&'a Suite, &'a Case), String> {
+    let all: Vec<(&Suite, &Case)> = suites
+        .iter()
+        .flat_map(|s| s.cases.iter().map(move |c| (s, c)))
+        .collect();
+    let names = || {
+        all.iter()
+            .map(|(s, c)| format!("{}/{}", s.id, c.id))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match wanted {
+        Some(w) => {
+            let found: Vec<_> = all
+                .iter()
+                .filter(|(s, c)| c.id == w || format!("{}/{}", s.id, c.id) == w)
+                .collect();
+            match found.as_slice() {
+                [one] => Ok(**one),
+                [] => Err(format!("no case `{w}`; the cases are: {}", names())),
+                _ => Err(format!(
+                    "`{w}` names several cases; use suite/case: {}",
+                    names()
+                )),
+            }
+        }
+        None => match all.as_slice() {
+            [one] => Ok(*one),
+            [] => Err("no cases found to grade".into()),
+            _ => Err(format!(
+                "the spec has {} cases; choose one with --case: {}",
+                all.len(),
+                names()
+            )),
+        },
+    }
+}
+
+/// `assay grade <spec> --output <file> --json`.
+#[derive(Serialize)]
+pub struct CapturedJson<'a> {
+    pub suite: &'a str,
+    pub case: &'a str,
+    /// The captured output's file, as given.
+    pub output: &'a Path,
+    pub grading: serde_json::Value,
+    pub skipped_checks: Vec<SkippedCheckJson<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<ComparisonJson<'a>>,
+}
+
+/// A check a captured output cannot be graded by.
+#[derive(Serialize)]
+pub struct SkippedCheckJson<'a> {
+    pub id: &'a str,
+    pub kind: &'a str,
+    pub reason: &'static str,
+}
+
+impl Captured {
+    /// The JSON of the case's captured output (`output`) graded.
+    pub fn json<'a>(
+        &'a self,
+        suite: &'a Suite,
+        case: &'a Case,
+        output: &'a Path,
+    ) -> CapturedJson<'a> {
+        CapturedJson {
+            suite: &suite.id,
+            case: &case.id,
+            output,
+            grading: self.graded.grading_json(),
+            skipped_checks: self
+                .skipped
+                .iter()
+                .map(|c| SkippedCheckJson {
+                    id: &c.id,
+                    kind: &c.kind,
+                    reason: "needs a run (transcript, workspace or process), not a captured output",
+                })
+                .collect(),
+            comparison: self.comparison.as_ref().map(ComparisonJson::of),
+        }
     }
 }

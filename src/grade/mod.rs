@@ -1,22 +1,23 @@
 //! Stage 6, grade: a collected case-run becomes a verdict, the same way for `assay run` and
-//! `assay grade` (which re-grades a run folder through [`regrade`]): deterministic
+//! `assay grade` (which re-grades a run folder through [`regrading`], reading it back through
+//! [`regrade`], and grades a captured output through [`captured`]): deterministic
 //! checks first, then extraction (clauditor L2), then the judge's modes; the verdict and
 //! score come from the checks and the thresholds.
 
+pub mod ab;
 pub mod captured;
+mod judging;
 pub mod regrade;
+pub mod regrading;
 
 use std::path::Path;
 use std::sync::Arc;
 
 use crate::assert::builtin::CheckOutcome;
 use crate::assert::check::Checks;
-use crate::assert::fields;
-use crate::assert::verdict::{self, Grade, JudgeVerdict};
+use crate::assert::verdict::{self, Grade};
 use crate::assert::view::CaseRunView;
 use crate::harness::Event;
-use crate::judge::extract::{self};
-use crate::judge::modes::{self, Evidence};
 use crate::judge::{Judge, JudgeInfo};
 use crate::record;
 use crate::spec::{Case, Suite};
@@ -99,6 +100,13 @@ pub struct Graded {
     pub output_cut: bool,
 }
 
+impl Graded {
+    /// Its grading as JSON (see [`grading_json`]).
+    pub fn grading_json(&self) -> serde_json::Value {
+        grading_json(&self.checks, self.judge.as_ref(), Some(&self.grade))
+    }
+}
+
 /// Grades one case-run.
 pub async fn grade(
     suite: &Suite,
@@ -134,14 +142,14 @@ pub async fn grade(
             (failed, view, Vec::new())
         }
     };
-    let judging = Judging {
+    let judging = judging::Judging {
         suite,
         case,
         slot: judge,
         checks,
         outputs: &outputs,
     };
-    let (record, judged) = judge_case(
+    let (record, judged) = judging::judge_case(
         &judging,
         input.completed,
         &view,
@@ -223,151 +231,6 @@ fn each_output_file(
             outcomes[i] = r;
         }
     }
-}
-
-/// What judging a case-run needs besides the case-run itself.
-struct Judging<'a> {
-    suite: &'a Suite,
-    case: &'a Case,
-    slot: Option<&'a JudgeSlot>,
-    checks: &'a Checks,
-    /// Every output file, as collected (see [`GradeInput::outputs`]).
-    outputs: &'a [(String, Option<String>)],
-}
-
-/// Extraction and the judge's modes. Extraction's field checks join `outcomes`.
-async fn judge_case(
-    j: &Judging<'_>,
-    completed: bool,
-    view: &CaseRunView,
-    artifacts: Vec<(String, String)>,
-    outcomes: &mut Vec<CheckOutcome>,
-) -> (Option<JudgeRecord>, JudgeVerdict) {
-    let (suite, case, slot, checks) = (j.suite, j.case, j.slot, j.checks);
-    let spec = &case.judge;
-    let items = usize::from(!case.extraction.is_empty())
-        + spec.expectations.len()
-        + spec.rubric.len()
-        + usize::from(spec.criteria.is_some());
-    let mut verdict = JudgeVerdict {
-        items,
-        passed: None,
-        reasons: Vec::new(),
-    };
-    if items == 0 {
-        return (None, verdict);
-    }
-    if !completed {
-        verdict
-            .reasons
-            .push("not judged: the agent did not complete".into());
-        return (None, verdict);
-    }
-    let (judge, info) = match slot {
-        Some(JudgeSlot::Ready(j, i)) => (j, i),
-        Some(JudgeSlot::Unavailable(why)) => {
-            verdict.reasons.push(why.clone());
-            return (None, verdict);
-        }
-        None => {
-            verdict.reasons.push("no judge was chosen".into());
-            return (None, verdict);
-        }
-    };
-    // Several output files: the judge is shown each, headed by its path.
-    let outputs = j.outputs;
-    let output = if outputs.len() > 1 {
-        outputs
-            .iter()
-            .map(|(p, t)| {
-                format!(
-                    "--- {p} ---\n{}\n",
-                    t.as_deref().unwrap_or("(cannot be read)")
-                )
-            })
-            .collect()
-    } else {
-        view.output.to_string()
-    };
-    let evidence = Evidence {
-        turns: case.turns.clone(),
-        expected_output: case.expected_output.clone(),
-        output,
-        transcript: transcript_text(&view.events),
-        artifacts,
-    };
-    let mut record = JudgeRecord {
-        provider: info.provider.clone(),
-        model: info.model.clone(),
-        chosen_by: info.chosen_by.clone(),
-        extraction: None,
-        expectations: None,
-        rubric: None,
-        criteria: None,
-        error: None,
-        unusable_answers: Vec::new(),
-    };
-    let mut all_passed = true;
-    if !case.extraction.is_empty() {
-        match extract::extract(judge, &view.output, &case.extraction).await {
-            Ok(x) => {
-                // Field outcomes are deterministic checks: they decide through `outcomes`.
-                outcomes.extend(fields::check(&case.extraction, &x, checks.formats()));
-                record.extraction = Some(x);
-            }
-            Err(e) => failed(&mut record, "extraction: ", e),
-        }
-    }
-    if !spec.expectations.is_empty() && record.error.is_none() {
-        match modes::expectations(judge, &evidence, &spec.expectations).await {
-            Ok(g) => {
-                for e in g.expectations.iter().filter(|e| !e.passed) {
-                    verdict
-                        .reasons
-                        .push(format!("expectation failed: {} ({})", e.text, e.evidence));
-                }
-                all_passed &= g.summary.failed == 0;
-                record.expectations = Some(g);
-            }
-            Err(e) => failed(&mut record, "", e),
-        }
-    }
-    if !spec.rubric.is_empty() && record.error.is_none() {
-        // No `grade_thresholds`: the rubric is graded and recorded, and gates nothing.
-        let thresholds = suite.defaults.thresholds;
-        match modes::rubric(judge, &evidence, &spec.rubric, thresholds).await {
-            Ok(g) => {
-                if let (false, Some(t)) = (g.passed, g.thresholds) {
-                    verdict.reasons.push(format!(
-                        "rubric: pass rate {:.2} (at least {:.2} wanted), mean score {:.2} (at least {:.2} wanted)",
-                        g.pass_rate, t.min_pass_rate, g.mean_score, t.min_mean_score
-                    ));
-                }
-                all_passed &= g.passed;
-                record.rubric = Some(g);
-            }
-            Err(e) => failed(&mut record, "", e),
-        }
-    }
-    if let Some(c) = spec.criteria.as_deref()
-        && record.error.is_none()
-    {
-        match modes::criteria(judge, &evidence, c).await {
-            Ok(g) => {
-                if !g.pass {
-                    verdict.reasons.push(format!("judge: {}", g.reasoning));
-                }
-                all_passed &= g.pass;
-                record.criteria = Some(g);
-            }
-            Err(e) => failed(&mut record, "", e),
-        }
-    }
-    match &record.error {
-        Some(e) => verdict.reasons.push(format!("the judge failed: {e}")),
-        None => verdict.passed = Some(all_passed),
-    }
-    (Some(record), verdict)
 }
 
 /// A compact, bounded account of the transcript for the judge.
@@ -475,19 +338,6 @@ pub const JUDGE_REPLY: &str = "judge-reply.txt";
 
 /// The most of one unusable answer kept.
 const MAX_ANSWER: usize = 64 << 10;
-
-/// A judge failure: its message in the record; an answer that could not be used is kept in
-/// [`JUDGE_REPLY`], and the message names it.
-fn failed(record: &mut JudgeRecord, prefix: &str, e: modes::GradeError) {
-    let kept = match &e {
-        modes::GradeError::Invalid { answers, .. } => {
-            record.unusable_answers = answers.clone();
-            format!(" (its answers are in {JUDGE_REPLY})")
-        }
-        modes::GradeError::Judge(_) => String::new(),
-    };
-    record.error = Some(format!("{prefix}{e}{kept}"));
-}
 
 /// The unusable answers as `judge-reply.txt` holds them.
 fn unusable_answers(answers: &[String]) -> String {

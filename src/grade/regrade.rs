@@ -48,6 +48,18 @@ pub fn read_run(dir: &Path) -> Result<Vec<Recorded>, ReadError> {
         .collect()
 }
 
+/// Where the suites of these case-runs were read from, each once, sorted.
+pub fn suite_sources(recorded: &[Recorded]) -> Vec<PathBuf> {
+    let mut sources: Vec<PathBuf> = recorded
+        .iter()
+        .map(|r| r.result.suite_source.clone())
+        .filter(|p| !p.as_os_str().is_empty())
+        .collect();
+    sources.sort();
+    sources.dedup();
+    sources
+}
+
 impl Recorded {
     /// What the grade stage is given to grade it again: the view rebuilt, the artifacts, the
     /// output files as recorded, and whether its output was cut (a cut output stays cut:

@@ -208,146 +208,153 @@ fn text_of(content: &Value) -> String {
     }
 }
 
+/// A string field of `v`, empty when absent.
+fn str_of(v: &Value, k: &str) -> String {
+    v.get(k).and_then(Value::as_str).unwrap_or("").to_string()
+}
+
+impl ClaudeParser {
+    /// A `system` event: the session's start, a sub-agent's, a retry, a hook.
+    fn system(&mut self, v: &Value, out: &mut Vec<Event>) {
+        match v.get("subtype").and_then(Value::as_str) {
+            Some("init") => self.init(v, out),
+            // A sub-agent started through the `Agent` tool.
+            Some("task_started") => {
+                let name = str_of(v, "subagent_type");
+                if !name.is_empty() {
+                    out.push(Event::AgentStarted { name });
+                }
+            }
+            Some("api_retry") => out.push(Event::Retrying {
+                attempt: v.get("attempt").and_then(Value::as_u64).unwrap_or(0),
+                max_retries: v.get("max_retries").and_then(Value::as_u64).unwrap_or(0),
+                status: v.get("error_status").and_then(Value::as_u64),
+            }),
+            Some("hook_response") => out.push(Event::HookRan {
+                event: str_of(v, "hook_event"),
+                exit_code: v.get("exit_code").and_then(Value::as_i64),
+                outcome: str_of(v, "outcome"),
+            }),
+            _ => {}
+        }
+    }
+
+    /// The session started: its id, model, tools and skills, and the agent it runs as.
+    fn init(&mut self, v: &Value, out: &mut Vec<Event>) {
+        let list = |k: &str| -> Vec<String> {
+            v.get(k)
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|s| s.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        self.session_id = v
+            .get("session_id")
+            .and_then(Value::as_str)
+            .map(String::from);
+        self.model = v.get("model").and_then(Value::as_str).map(String::from);
+        out.push(Event::SessionStarted {
+            session_id: self.session_id.clone().unwrap_or_default(),
+            model: self.model.clone(),
+            tools: list("tools"),
+            skills: list("skills"),
+        });
+        // `--agent <name>`: the session runs as that agent when Claude Code found it.
+        if let Some(name) = self.agent.take()
+            && list("agents").contains(&name)
+        {
+            out.push(Event::AgentStarted { name });
+        }
+    }
+
+    /// An assistant message: its text, its thinking, its tool calls.
+    fn assistant(&mut self, v: &Value, out: &mut Vec<Event>) {
+        self.assistant_messages += 1;
+        let blocks = v.pointer("/message/content").and_then(Value::as_array);
+        for b in blocks.into_iter().flatten() {
+            match b.get("type").and_then(Value::as_str) {
+                Some("text") => {
+                    let text = str_of(b, "text");
+                    self.last_text = Some(text.clone());
+                    out.push(Event::Message { text });
+                }
+                Some("thinking") => out.push(Event::Reasoning {
+                    text: str_of(b, "thinking"),
+                }),
+                Some("tool_use") => self.tool_use(b, out),
+                _ => {}
+            }
+        }
+    }
+
+    /// A tool call, the skill it uses, and whether it starts or awaits background work.
+    fn tool_use(&mut self, b: &Value, out: &mut Vec<Event>) {
+        let name = str_of(b, "name");
+        let input = b.get("input").cloned().unwrap_or(Value::Null);
+        let id = str_of(b, "id");
+        if input.get("run_in_background").and_then(Value::as_bool) == Some(true) {
+            self.background.push(id.clone());
+        }
+        if matches!(
+            name.as_str(),
+            "TaskOutput" | "BashOutput" | "TaskStop" | "KillShell"
+        ) {
+            self.awaited = true;
+        }
+        let skill = skill_of_tool_call(&name, &input);
+        self.tool_names.push(name.clone());
+        out.push(Event::ToolCall { id, name, input });
+        if let Some(name) = skill {
+            out.push(Event::SkillInvoked { name, call: None });
+        }
+    }
+
+    /// The turn's result: an error when it is one, and the session id if not known yet.
+    fn result(&mut self, v: Value, out: &mut Vec<Event>) {
+        if v.get("is_error").and_then(Value::as_bool) == Some(true) {
+            out.push(Event::Error {
+                message: text_of(v.get("result").unwrap_or(&Value::Null)),
+                category: Some(classify(&v)),
+            });
+        }
+        if self.session_id.is_none() {
+            self.session_id = v
+                .get("session_id")
+                .and_then(Value::as_str)
+                .map(String::from);
+        }
+        self.result = Some(v);
+    }
+}
+
+/// A user message's tool results.
+fn tool_results(v: &Value, out: &mut Vec<Event>) {
+    let blocks = v.pointer("/message/content").and_then(Value::as_array);
+    for b in blocks.into_iter().flatten() {
+        if b.get("type").and_then(Value::as_str) == Some("tool_result") {
+            out.push(Event::ToolResult {
+                id: str_of(b, "tool_use_id"),
+                output: text_of(b.get("content").unwrap_or(&Value::Null)),
+                is_error: b.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+            });
+        }
+    }
+}
+
 impl StreamParser for ClaudeParser {
     fn line(&mut self, line: &str) -> Vec<Event> {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             return Vec::new();
         };
         let mut out = Vec::new();
-        let text = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-        let subtype = v.get("subtype").and_then(Value::as_str);
         match v.get("type").and_then(Value::as_str) {
-            Some("system") if subtype == Some("init") => {
-                let list = |k: &str| -> Vec<String> {
-                    v.get(k)
-                        .and_then(Value::as_array)
-                        .map(|a| {
-                            a.iter()
-                                .filter_map(|s| s.as_str().map(String::from))
-                                .collect()
-                        })
-                        .unwrap_or_default()
-                };
-                self.session_id = v
-                    .get("session_id")
-                    .and_then(Value::as_str)
-                    .map(String::from);
-                self.model = v.get("model").and_then(Value::as_str).map(String::from);
-                out.push(Event::SessionStarted {
-                    session_id: self.session_id.clone().unwrap_or_default(),
-                    model: self.model.clone(),
-                    tools: list("tools"),
-                    skills: list("skills"),
-                });
-                // `--agent <name>`: the session runs as that agent when Claude Code found it.
-                if let Some(name) = self.agent.take()
-                    && list("agents").contains(&name)
-                {
-                    out.push(Event::AgentStarted { name });
-                }
-            }
-            // A sub-agent started through the `Agent` tool.
-            Some("system") if subtype == Some("task_started") => {
-                let name = text("subagent_type");
-                if !name.is_empty() {
-                    out.push(Event::AgentStarted { name });
-                }
-            }
-            Some("system") if subtype == Some("api_retry") => out.push(Event::Retrying {
-                attempt: v.get("attempt").and_then(Value::as_u64).unwrap_or(0),
-                max_retries: v.get("max_retries").and_then(Value::as_u64).unwrap_or(0),
-                status: v.get("error_status").and_then(Value::as_u64),
-            }),
-            Some("system") if subtype == Some("hook_response") => out.push(Event::HookRan {
-                event: text("hook_event"),
-                exit_code: v.get("exit_code").and_then(Value::as_i64),
-                outcome: text("outcome"),
-            }),
-            Some("assistant") => {
-                self.assistant_messages += 1;
-                let blocks = v.pointer("/message/content").and_then(Value::as_array);
-                for b in blocks.into_iter().flatten() {
-                    match b.get("type").and_then(Value::as_str) {
-                        Some("text") => {
-                            let text = b
-                                .get("text")
-                                .and_then(Value::as_str)
-                                .unwrap_or("")
-                                .to_string();
-                            self.last_text = Some(text.clone());
-                            out.push(Event::Message { text });
-                        }
-                        Some("thinking") => out.push(Event::Reasoning {
-                            text: b
-                                .get("thinking")
-                                .and_then(Value::as_str)
-                                .unwrap_or("")
-                                .to_string(),
-                        }),
-                        Some("tool_use") => {
-                            let name = b
-                                .get("name")
-                                .and_then(Value::as_str)
-                                .unwrap_or("")
-                                .to_string();
-                            let input = b.get("input").cloned().unwrap_or(Value::Null);
-                            let id = b
-                                .get("id")
-                                .and_then(Value::as_str)
-                                .unwrap_or("")
-                                .to_string();
-                            if input.get("run_in_background").and_then(Value::as_bool) == Some(true)
-                            {
-                                self.background.push(id.clone());
-                            }
-                            if matches!(
-                                name.as_str(),
-                                "TaskOutput" | "BashOutput" | "TaskStop" | "KillShell"
-                            ) {
-                                self.awaited = true;
-                            }
-                            let skill = skill_of_tool_call(&name, &input);
-                            self.tool_names.push(name.clone());
-                            out.push(Event::ToolCall { id, name, input });
-                            if let Some(name) = skill {
-                                out.push(Event::SkillInvoked { name, call: None });
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            Some("user") => {
-                let blocks = v.pointer("/message/content").and_then(Value::as_array);
-                for b in blocks.into_iter().flatten() {
-                    if b.get("type").and_then(Value::as_str) == Some("tool_result") {
-                        out.push(Event::ToolResult {
-                            id: b
-                                .get("tool_use_id")
-                                .and_then(Value::as_str)
-                                .unwrap_or("")
-                                .to_string(),
-                            output: text_of(b.get("content").unwrap_or(&Value::Null)),
-                            is_error: b.get("is_error").and_then(Value::as_bool).unwrap_or(false),
-                        });
-                    }
-                }
-            }
-            Some("result") => {
-                if v.get("is_error").and_then(Value::as_bool) == Some(true) {
-                    out.push(Event::Error {
-                        message: text_of(v.get("result").unwrap_or(&Value::Null)),
-                        category: Some(classify(&v)),
-                    });
-                }
-                if self.session_id.is_none() {
-                    self.session_id = v
-                        .get("session_id")
-                        .and_then(Value::as_str)
-                        .map(String::from);
-                }
-                self.result = Some(v);
-            }
+            Some("system") => self.system(&v, &mut out),
+            Some("assistant") => self.assistant(&v, &mut out),
+            Some("user") => tool_results(&v, &mut out),
+            Some("result") => self.result(v, &mut out),
             _ => {}
         }
         out

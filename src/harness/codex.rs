@@ -233,115 +233,133 @@ fn classify(message: &str) -> ErrorCategory {
     }
 }
 
+/// A string field of `v`, empty when absent.
+fn str_of(v: &Value, k: &str) -> String {
+    v.get(k).and_then(Value::as_str).unwrap_or("").to_string()
+}
+
+impl CodexParser {
+    /// The turn's token usage, added to the run's.
+    fn usage(&mut self, v: &Value) {
+        if let Some(u) = v.get("usage") {
+            let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+            self.usage.add(&Usage {
+                input_tokens: n("input_tokens"),
+                output_tokens: n("output_tokens"),
+                cache_read_tokens: n("cached_input_tokens"),
+                cache_write_tokens: n("cache_write_input_tokens"),
+            });
+        }
+    }
+
+    /// A failure: an error event; the first one (or the turn's) is the turn's failure.
+    fn failed(&mut self, message: String, the_turns: bool, out: &mut Vec<Event>) {
+        out.push(Event::Error {
+            message: message.clone(),
+            category: Some(classify(&message)),
+        });
+        if the_turns {
+            self.failure = Some(message);
+        } else {
+            self.failure.get_or_insert(message);
+        }
+    }
+
+    /// A finished item: a message, reasoning, a command, file changes, a tool call, an error.
+    fn item(&mut self, item: &Value, out: &mut Vec<Event>) {
+        let id = str_of(item, "id");
+        match item.get("type").and_then(Value::as_str).unwrap_or("") {
+            "agent_message" => {
+                let text = str_of(item, "text");
+                self.last_message = Some(text.clone());
+                out.push(Event::Message { text });
+            }
+            "reasoning" => out.push(Event::Reasoning {
+                text: str_of(item, "text"),
+            }),
+            "command_execution" => command(item, id, out),
+            "file_change" => {
+                for c in item
+                    .get("changes")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    out.push(Event::FileChange {
+                        path: str_of(c, "path"),
+                        kind: str_of(c, "kind"),
+                    });
+                }
+            }
+            "mcp_tool_call" => out.push(Event::ToolCall {
+                id,
+                name: format!("{}.{}", str_of(item, "server"), str_of(item, "tool")),
+                input: item.get("arguments").cloned().unwrap_or(Value::Null),
+            }),
+            "web_search" => out.push(Event::ToolCall {
+                id,
+                name: "web_search".into(),
+                input: serde_json::json!({ "query": str_of(item, "query") }),
+            }),
+            "error" => out.push(Event::Error {
+                message: str_of(item, "message"),
+                category: None,
+            }),
+            _ => {}
+        }
+    }
+}
+
+/// A command the agent ran: the call, the skill it read, and its result.
+fn command(item: &Value, id: String, out: &mut Vec<Event>) {
+    let command = str_of(item, "command");
+    let skill = skill_read_by(&command);
+    out.push(Event::ToolCall {
+        id: id.clone(),
+        name: "command_execution".into(),
+        input: serde_json::json!({ "command": command }),
+    });
+    if let Some(name) = skill {
+        out.push(Event::SkillInvoked { name, call: None });
+    }
+    let exit = item.get("exit_code").and_then(Value::as_i64);
+    out.push(Event::ToolResult {
+        id,
+        output: str_of(item, "aggregated_output"),
+        is_error: exit.is_some_and(|c| c != 0) || str_of(item, "status") == "failed",
+    });
+}
+
 impl StreamParser for CodexParser {
     fn line(&mut self, line: &str) -> Vec<Event> {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             return Vec::new();
         };
-        let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
         let mut out = Vec::new();
         match v.get("type").and_then(Value::as_str).unwrap_or("") {
             "thread.started" => {
-                self.thread_id = Some(s(&v, "thread_id"));
+                self.thread_id = Some(str_of(&v, "thread_id"));
                 out.push(Event::SessionStarted {
-                    session_id: s(&v, "thread_id"),
+                    session_id: str_of(&v, "thread_id"),
                     model: None,
                     tools: Vec::new(),
                     skills: Vec::new(),
                 });
             }
             "turn.started" => self.turns += 1,
-            "turn.completed" => {
-                if let Some(u) = v.get("usage") {
-                    let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
-                    self.usage.add(&Usage {
-                        input_tokens: n("input_tokens"),
-                        output_tokens: n("output_tokens"),
-                        cache_read_tokens: n("cached_input_tokens"),
-                        cache_write_tokens: n("cache_write_input_tokens"),
-                    });
-                }
-            }
+            "turn.completed" => self.usage(&v),
             "turn.failed" => {
                 let message = v
                     .pointer("/error/message")
                     .and_then(Value::as_str)
                     .unwrap_or("the turn failed")
                     .to_string();
-                out.push(Event::Error {
-                    message: message.clone(),
-                    category: Some(classify(&message)),
-                });
-                self.failure = Some(message);
+                self.failed(message, true, &mut out);
             }
-            "error" => {
-                let message = s(&v, "message");
-                out.push(Event::Error {
-                    message: message.clone(),
-                    category: Some(classify(&message)),
-                });
-                self.failure.get_or_insert(message);
-            }
+            "error" => self.failed(str_of(&v, "message"), false, &mut out),
             "item.completed" => {
                 let item = v.get("item").cloned().unwrap_or(Value::Null);
-                let id = s(&item, "id");
-                match item.get("type").and_then(Value::as_str).unwrap_or("") {
-                    "agent_message" => {
-                        let text = s(&item, "text");
-                        self.last_message = Some(text.clone());
-                        out.push(Event::Message { text });
-                    }
-                    "reasoning" => out.push(Event::Reasoning {
-                        text: s(&item, "text"),
-                    }),
-                    "command_execution" => {
-                        let command = s(&item, "command");
-                        let skill = skill_read_by(&command);
-                        out.push(Event::ToolCall {
-                            id: id.clone(),
-                            name: "command_execution".into(),
-                            input: serde_json::json!({ "command": command }),
-                        });
-                        if let Some(name) = skill {
-                            out.push(Event::SkillInvoked { name, call: None });
-                        }
-                        let exit = item.get("exit_code").and_then(Value::as_i64);
-                        out.push(Event::ToolResult {
-                            id,
-                            output: s(&item, "aggregated_output"),
-                            is_error: exit.is_some_and(|c| c != 0)
-                                || s(&item, "status") == "failed",
-                        });
-                    }
-                    "file_change" => {
-                        for c in item
-                            .get("changes")
-                            .and_then(Value::as_array)
-                            .into_iter()
-                            .flatten()
-                        {
-                            out.push(Event::FileChange {
-                                path: s(c, "path"),
-                                kind: s(c, "kind"),
-                            });
-                        }
-                    }
-                    "mcp_tool_call" => out.push(Event::ToolCall {
-                        id,
-                        name: format!("{}.{}", s(&item, "server"), s(&item, "tool")),
-                        input: item.get("arguments").cloned().unwrap_or(Value::Null),
-                    }),
-                    "web_search" => out.push(Event::ToolCall {
-                        id,
-                        name: "web_search".into(),
-                        input: serde_json::json!({ "query": s(&item, "query") }),
-                    }),
-                    "error" => out.push(Event::Error {
-                        message: s(&item, "message"),
-                        category: None,
-                    }),
-                    _ => {}
-                }
+                self.item(&item, &mut out);
             }
             _ => {}
         }

@@ -5,6 +5,7 @@
 //! [`Problem`] with a code, a place and a fix; a project accepts a finding on purpose in
 //! `assay.toml` (`[[lint.allow]]`, with its reason), which moves it to [`Report::allowed`].
 
+pub mod counted;
 mod evals;
 mod fixtures;
 mod place;

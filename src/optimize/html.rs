@@ -305,8 +305,26 @@ pub fn render(rec: &Record, skill_text: Option<&str>) -> String {
         e(&rec.skill),
         e(&rec.skill)
     );
-    let done = !rec.verdict.is_empty();
-    if done {
+    h.push_str(&head_verdict(rec));
+    h.push_str(&settings(rec));
+    h.push_str(&rates(rec));
+    h.push_str(&start(rec));
+    for it in &rec.iterations {
+        h.push_str(&iteration(rec, it));
+    }
+    h.push_str(&feedback(rec));
+    h.push_str(&end(rec, skill_text));
+    h.push_str(&format!(
+        "<p>Everything here is in <code>optimize.json</code> (<code>{}</code>); each measurement's run folder is in <code>runs/</code>.</p></body></html>\n",
+        e(&rec.schema)
+    ));
+    h
+}
+
+/// The verdict, or where the optimisation is without one; why it stopped early.
+fn head_verdict(rec: &Record) -> String {
+    let mut h = String::new();
+    if !rec.verdict.is_empty() {
         h.push_str(&format!(
             "<p class=\"verdict {}\">{}</p>",
             if rec.improved { "improved" } else { "stays" },
@@ -323,9 +341,11 @@ pub fn render(rec: &Record, skill_text: Option<&str>) -> String {
             e(why)
         ));
     }
-    h.push_str(&settings(rec));
+    h
+}
 
-    // The plot: every measured description's train and holdout rates with their intervals.
+/// The plot: every measured description's train and holdout rates with their intervals.
+fn rates(rec: &Record) -> String {
     let mut rows = Vec::new();
     if let Some(s) = &rec.start {
         rows.push(bar("start: train".into(), &s.train, ""));
@@ -345,83 +365,94 @@ pub fn render(rec: &Record, skill_text: Option<&str>) -> String {
             }
         }
     }
-    if !rows.is_empty() {
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<h2>Rates</h2><figure><figcaption>Trigger accuracy on train and holdout</figcaption>{}</figure>",
+        bars(
+            "Trigger accuracy on train and holdout",
+            "Each description's share of correct trigger runs, with its 95% Wilson interval as an error bar; accepted candidates in green.",
+            &rows,
+            (0.0, 1.0),
+            pct
+        )
+    )
+}
+
+/// The starting description, its rates and each query's.
+fn start(rec: &Record) -> String {
+    let mut h = String::from("<h2>The starting description</h2>");
+    let Some(s) = &rec.start else {
+        h.push_str("<p>not measured yet</p>");
+        return h;
+    };
+    h.push_str(&format!(
+        "<p class=\"desc\">{}</p><table class=\"stats\"><tr><td>train</td><td>{}</td></tr><tr><td>holdout</td><td>{}</td></tr></table>",
+        e(&s.description),
+        e(&rate(&s.train)),
+        e(&s.holdout.as_ref().map_or("not measured".into(), rate))
+    ));
+    h.push_str(&format!(
+        "<details><summary>per train query</summary>{}</details>",
+        queries(&s.train, rec.threshold)
+    ));
+    if let Some(ho) = &s.holdout {
         h.push_str(&format!(
-            "<h2>Rates</h2><figure><figcaption>Trigger accuracy on train and holdout</figcaption>{}</figure>",
-            bars(
-                "Trigger accuracy on train and holdout",
-                "Each description's share of correct trigger runs, with its 95% Wilson interval as an error bar; accepted candidates in green.",
-                &rows,
-                (0.0, 1.0),
-                pct
-            )
+            "<details><summary>per holdout query</summary>{}</details>",
+            queries(ho, rec.threshold)
         ));
     }
+    h
+}
 
-    h.push_str("<h2>The starting description</h2>");
-    match &rec.start {
-        Some(s) => {
-            h.push_str(&format!(
-                "<p class=\"desc\">{}</p><table class=\"stats\"><tr><td>train</td><td>{}</td></tr><tr><td>holdout</td><td>{}</td></tr></table>",
-                e(&s.description),
-                e(&rate(&s.train)),
-                e(&s.holdout.as_ref().map_or("not measured".into(), rate))
-            ));
-            h.push_str(&format!(
-                "<details><summary>per train query</summary>{}</details>",
-                queries(&s.train, rec.threshold)
-            ));
-            if let Some(ho) = &s.holdout {
-                h.push_str(&format!(
-                    "<details><summary>per holdout query</summary>{}</details>",
-                    queries(ho, rec.threshold)
-                ));
-            }
-        }
-        None => h.push_str("<p>not measured yet</p>"),
-    }
-
-    for it in &rec.iterations {
+/// One iteration: where it started from, its note, its candidates and what was decided.
+fn iteration(rec: &Record, it: &Iteration) -> String {
+    let mut h = format!(
+        "<section class=\"iteration\" id=\"iteration-{0}\"><h2>Iteration {0}</h2>",
+        it.number
+    );
+    if rec.start.as_ref().is_none_or(|s| s.description != it.from) {
         h.push_str(&format!(
-            "<section class=\"iteration\" id=\"iteration-{0}\"><h2>Iteration {0}</h2>",
-            it.number
+            "<p>From the description accepted before:</p><p class=\"desc\">{}</p>",
+            e(&it.from)
         ));
-        if rec.start.as_ref().is_none_or(|s| s.description != it.from) {
-            h.push_str(&format!(
-                "<p>From the description accepted before:</p><p class=\"desc\">{}</p>",
-                e(&it.from)
-            ));
-        }
-        if let Some(n) = &it.note {
-            h.push_str(&format!("<p>{}</p>", e(n)));
-        }
-        if !it.candidates.is_empty() {
-            h.push_str("<table><tr><th>candidate</th><th>description</th><th>train</th><th>holdout</th><th>Fisher's exact test</th><th>decision</th></tr>");
-            for (k, c) in it.candidates.iter().enumerate() {
-                let (accepted, why) = decision(rec, it, k, c);
-                h.push_str(&format!(
-                    "<tr class=\"{}\" id=\"candidate-{}-{}\"><td>{}.{}</td><td><div class=\"desc\">{}</div></td><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td></tr>",
-                    if accepted { "accepted" } else { "rejected" },
-                    it.number,
-                    k + 1,
-                    it.number,
-                    k + 1,
-                    e(&c.description),
-                    e(&c.train.as_ref().map_or("not measured".into(), rate)),
-                    e(&c.holdout.as_ref().map_or("not measured".into(), rate)),
-                    e(&c.comparison.as_ref().map_or("-".into(), p)),
-                    if accepted { "passed" } else { "failed" },
-                    e(&why)
-                ));
-            }
-            h.push_str("</table>");
-        }
-        h.push_str("</section>");
     }
+    if let Some(n) = &it.note {
+        h.push_str(&format!("<p>{}</p>", e(n)));
+    }
+    if !it.candidates.is_empty() {
+        h.push_str("<table><tr><th>candidate</th><th>description</th><th>train</th><th>holdout</th><th>Fisher's exact test</th><th>decision</th></tr>");
+        for (k, c) in it.candidates.iter().enumerate() {
+            h.push_str(&candidate_row(rec, it, k, c));
+        }
+        h.push_str("</table>");
+    }
+    h.push_str("</section>");
+    h
+}
 
-    h.push_str(&feedback(rec));
+fn candidate_row(rec: &Record, it: &Iteration, k: usize, c: &Candidate) -> String {
+    let (accepted, why) = decision(rec, it, k, c);
+    format!(
+        "<tr class=\"{}\" id=\"candidate-{}-{}\"><td>{}.{}</td><td><div class=\"desc\">{}</div></td><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td></tr>",
+        if accepted { "accepted" } else { "rejected" },
+        it.number,
+        k + 1,
+        it.number,
+        k + 1,
+        e(&c.description),
+        e(&c.train.as_ref().map_or("not measured".into(), rate)),
+        e(&c.holdout.as_ref().map_or("not measured".into(), rate)),
+        e(&c.comparison.as_ref().map_or("-".into(), p)),
+        if accepted { "passed" } else { "failed" },
+        e(&why)
+    )
+}
 
-    h.push_str("<h2>The end</h2>");
+/// The description at the end, the verdict and the winner's diff.
+fn end(rec: &Record, skill_text: Option<&str>) -> String {
+    let mut h = String::from("<h2>The end</h2>");
     if let Some(b) = &rec.best {
         h.push_str(&format!(
             "<p>The description at the end:</p><p class=\"desc\">{}</p><table class=\"stats\"><tr><td>train</td><td>{}</td></tr><tr><td>holdout</td><td>{}</td></tr></table>",
@@ -430,7 +461,7 @@ pub fn render(rec: &Record, skill_text: Option<&str>) -> String {
             e(&b.holdout.as_ref().map_or("not measured".into(), rate))
         ));
     }
-    if done {
+    if !rec.verdict.is_empty() {
         h.push_str(&format!("<p>{}</p>", e(&rec.verdict)));
     }
     if let Some(d) = winner_diff(rec, skill_text) {
@@ -441,10 +472,6 @@ pub fn render(rec: &Record, skill_text: Option<&str>) -> String {
         }
         h.push_str("</pre>");
     }
-    h.push_str(&format!(
-        "<p>Everything here is in <code>optimize.json</code> (<code>{}</code>); each measurement's run folder is in <code>runs/</code>.</p></body></html>\n",
-        e(&rec.schema)
-    ));
     h
 }
 

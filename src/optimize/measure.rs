@@ -27,6 +27,37 @@ pub fn measure(
     opts: &RunOptions,
     dir: &Path,
 ) -> Result<Vec<Score>, String> {
+    let suites = suites_for(base, variants, queries);
+    let o = options_for(opts, dir);
+    let mut fired = Fired::default();
+    // (this run's suite and query, the reused case-run's folder)
+    let mut reused: Vec<(String, String, PathBuf)> = Vec::new();
+    let result = run::run(ctx, &suites, &o, |e| match e {
+        RunEvent::Finished(r) => fired.add(r),
+        RunEvent::Reused(r) => reused.push((r.suite.clone(), r.case.clone(), r.dir.clone())),
+        RunEvent::Started { .. } | RunEvent::Retrying(_) => {}
+    });
+    for (suite, case, dir) in reused {
+        let mut r: crate::record::case_run::CaseRunRecord = std::fs::read(dir.join("result.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .ok_or_else(|| format!("cannot read the reused result in {}", dir.display()))?;
+        // A description proposed again is measured by the cache, whose record still names the
+        // candidate it was first measured as: it counts for this one.
+        r.suite = suite;
+        r.case = case;
+        fired.add(&r);
+    }
+    ran(result)?;
+    variants
+        .iter()
+        .map(|v| fired.score(v, queries, dir))
+        .collect()
+}
+
+/// One suite per variant: the base suite with the variant's skill, its queries as trigger
+/// evals and no cases.
+fn suites_for(base: &Suite, variants: &[Variant], queries: &[Query]) -> Vec<Suite> {
     let location = base
         .triggers
         .first()
@@ -36,7 +67,7 @@ pub fn measure(
             line: 1,
             column: 1,
         });
-    let suites: Vec<Suite> = variants
+    variants
         .iter()
         .map(|v| {
             let mut s = base.clone();
@@ -55,7 +86,11 @@ pub fn measure(
                 .collect();
             s
         })
-        .collect();
+        .collect()
+}
+
+/// The run's options: trigger evals only, once each, recorded in `dir`, no judge.
+fn options_for(opts: &RunOptions, dir: &Path) -> RunOptions {
     let mut o = opts.clone();
     o.settings.output_dir = Some(dir.to_path_buf());
     o.settings.mode = Mode::Triggers;
@@ -67,64 +102,42 @@ pub fn measure(
     o.settings.dry_run = false;
     o.baseline = None;
     o.judge = Some("none".into());
-    // (suite, query id) → fired per run; failed runs; cost.
-    let mut fired: BTreeMap<(String, String), (u64, u64)> = BTreeMap::new();
-    let mut failed: BTreeMap<String, u64> = BTreeMap::new();
-    let mut cost: BTreeMap<String, f64> = BTreeMap::new();
-    let mut record = |r: &crate::record::case_run::CaseRunRecord| {
-        *cost.entry(r.suite.clone()).or_default() += r.cost_usd.unwrap_or(0.0);
+    o
+}
+
+/// What the trigger runs said, by suite (a variant's label).
+#[derive(Default)]
+struct Fired {
+    /// (suite, query id) → times fired, runs.
+    fired: BTreeMap<(String, String), (u64, u64)>,
+    /// Runs that did not say whether the skill fired.
+    failed: BTreeMap<String, u64>,
+    cost: BTreeMap<String, f64>,
+}
+
+impl Fired {
+    fn add(&mut self, r: &crate::record::case_run::CaseRunRecord) {
+        *self.cost.entry(r.suite.clone()).or_default() += r.cost_usd.unwrap_or(0.0);
         match r.trigger.as_ref().and_then(|t| t.fired) {
             Some(f) => {
-                let e = fired.entry((r.suite.clone(), r.case.clone())).or_default();
+                let e = self
+                    .fired
+                    .entry((r.suite.clone(), r.case.clone()))
+                    .or_default();
                 e.0 += u64::from(f);
                 e.1 += 1;
             }
-            None => *failed.entry(r.suite.clone()).or_default() += 1,
+            None => *self.failed.entry(r.suite.clone()).or_default() += 1,
         }
-    };
-    // (this run's suite and query, the reused case-run's folder)
-    let mut reused: Vec<(String, String, PathBuf)> = Vec::new();
-    let result = run::run(ctx, &suites, &o, |e| match e {
-        RunEvent::Finished(r) => record(r),
-        RunEvent::Reused(r) => reused.push((r.suite.clone(), r.case.clone(), r.dir.clone())),
-        RunEvent::Started { .. } | RunEvent::Retrying(_) => {}
-    });
-    for (suite, case, dir) in reused {
-        let mut r: crate::record::case_run::CaseRunRecord = std::fs::read(dir.join("result.json"))
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .ok_or_else(|| format!("cannot read the reused result in {}", dir.display()))?;
-        // A description proposed again is measured by the cache, whose record still names the
-        // candidate it was first measured as: it counts for this one.
-        r.suite = suite;
-        r.case = case;
-        record(&r);
     }
-    match result {
-        Ok(report) if report.interrupted => return Err("interrupted".into()),
-        Ok(_) => {}
-        Err(NotStarted::Unavailable(u)) => {
-            return Err(u
-                .iter()
-                .map(|(n, u)| format!("{n}: {} ({})", u.message, u.fix))
-                .collect::<Vec<_>>()
-                .join("; "));
-        }
-        Err(NotStarted::BadInput(p)) => {
-            return Err(p
-                .iter()
-                .map(|p| format!("{}: {}", p.location(), p.message))
-                .collect::<Vec<_>>()
-                .join("; "));
-        }
-        Err(NotStarted::DryRun(_)) => return Err("a dry run measures nothing".into()),
-    }
-    let mut scores = Vec::new();
-    for v in variants {
+
+    /// The variant's score; an error when none of its runs said whether the skill fired.
+    fn score(&self, v: &Variant, queries: &[Query], dir: &Path) -> Result<Score, String> {
         let per_query = queries
             .iter()
             .map(|q| {
-                let (f, n) = fired
+                let (f, n) = self
+                    .fired
                     .get(&(v.label.clone(), q.id.clone()))
                     .copied()
                     .unwrap_or((0, 0));
@@ -139,8 +152,8 @@ pub fn measure(
             .collect();
         let score = Score::from_queries(
             per_query,
-            failed.get(&v.label).copied().unwrap_or(0),
-            cost.get(&v.label).copied().unwrap_or(0.0),
+            self.failed.get(&v.label).copied().unwrap_or(0),
+            self.cost.get(&v.label).copied().unwrap_or(0.0),
         );
         if score.runs == 0 {
             return Err(format!(
@@ -150,7 +163,25 @@ pub fn measure(
                 dir.display()
             ));
         }
-        scores.push(score);
+        Ok(score)
     }
-    Ok(scores)
+}
+
+/// Why the run measured nothing, if it did not run to its end.
+fn ran(result: Result<run::RunReport, NotStarted>) -> Result<(), String> {
+    match result {
+        Ok(report) if report.interrupted => Err("interrupted".into()),
+        Ok(_) => Ok(()),
+        Err(NotStarted::Unavailable(u)) => Err(u
+            .iter()
+            .map(|(n, u)| format!("{n}: {} ({})", u.message, u.fix))
+            .collect::<Vec<_>>()
+            .join("; ")),
+        Err(NotStarted::BadInput(p)) => Err(p
+            .iter()
+            .map(|p| format!("{}: {}", p.location(), p.message))
+            .collect::<Vec<_>>()
+            .join("; ")),
+        Err(NotStarted::DryRun(_)) => Err("a dry run measures nothing".into()),
+    }
 }

@@ -15,6 +15,7 @@ pub mod feedback;
 pub mod html;
 pub mod measure;
 pub mod propose;
+pub mod queries;
 pub mod score;
 pub mod split;
 
@@ -187,6 +188,41 @@ pub fn optimize(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Er
 
 /// The optimisation's steps, each recorded as it ends.
 fn steps(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Error> {
+    let (text, mut rec, start) = begin(job, say)?;
+    // From the start, replaying what is recorded (a resumed optimisation re-decides from the
+    // recorded scores, without asking or measuring again).
+    let mut best = start;
+    let mut rounds = Rounds {
+        job,
+        text: &text,
+        rec: &mut rec,
+        best: &mut best,
+    };
+    for number in 1..=job.settings.iterations {
+        if let Some(max) = job.settings.max_cost
+            && rounds.rec.cost_usd >= max
+        {
+            rounds.rec.stopped = Some(format!(
+                "the budget: ${:.4} spent of ${max}",
+                rounds.rec.cost_usd
+            ));
+            break;
+        }
+        if rounds.run(number, say)? == Next::Stop {
+            break;
+        }
+    }
+    let start = rec.start.clone().unwrap_or_else(|| best.clone());
+    rec.improved = best.description != start.description;
+    rec.verdict = verdict(&start, &best, rec.improved, rec.level);
+    rec.best = Some(best);
+    save(&job.dir, &rec)?;
+    Ok(rec)
+}
+
+/// The skill file's text, the record with the split and the start measured (saved), and the
+/// start.
+fn begin(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<(String, Record, Measured), Error> {
     let s = &job.settings;
     let file = description::skill_file(&job.skill.path, job.skill.kind);
     let text = std::fs::read_to_string(&file)
@@ -219,79 +255,39 @@ fn steps(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Error> {
         ));
     }
     rec.start = Some(start.clone());
-    // From the start, replaying what is recorded (a resumed optimisation re-decides from the
-    // recorded scores, without asking or measuring again).
-    let mut best = start;
     save(&job.dir, &rec)?;
+    Ok((text, rec, start))
+}
 
-    for number in 1..=s.iterations {
-        if let Some(max) = s.max_cost
-            && rec.cost_usd >= max
-        {
-            rec.stopped = Some(format!("the budget: ${:.4} spent of ${max}", rec.cost_usd));
-            break;
-        }
-        let done = rec.iterations.iter().position(|i| i.number == number);
-        let mut it = match done {
-            Some(i) if rec.iterations[i].from == best.description => rec.iterations[i].clone(),
-            Some(_) => {
-                // Recorded from another description: the later ones are dropped.
-                rec.iterations.truncate(done.unwrap_or(0));
-                new_iteration(job, &rec.feedback, &text, &best, number, say)?
-            }
-            None => new_iteration(job, &rec.feedback, &text, &best, number, say)?,
-        };
+/// After a round: go on, or stop the rounds.
+#[derive(Debug, PartialEq, Eq)]
+enum Next {
+    Go,
+    Stop,
+}
+
+/// The rounds of proposing and measuring, over the record and the best description so far.
+struct Rounds<'a, 'j> {
+    job: &'a Job<'j>,
+    /// The skill file's text.
+    text: &'a str,
+    rec: &'a mut Record,
+    best: &'a mut Measured,
+}
+
+impl Rounds<'_, '_> {
+    /// Rounds `number`: its candidates (as recorded, or proposed), measured on train, the best
+    /// few on holdout, and the most significant gain accepted.
+    fn run(&mut self, number: u32, say: &mut dyn FnMut(String)) -> Result<Next, Error> {
+        let mut it = self.iteration(number, say)?;
         if it.candidates.is_empty() {
-            push_iteration(&mut rec, it.clone());
-            save(&job.dir, &rec)?;
-            if it.note.is_some() {
-                break;
-            }
-            continue;
+            let stop = it.note.is_some();
+            push_iteration(self.rec, it);
+            save(&self.job.dir, self.rec)?;
+            return Ok(if stop { Next::Stop } else { Next::Go });
         }
-        // Train: every candidate.
-        let missing: Vec<usize> = (0..it.candidates.len())
-            .filter(|&k| it.candidates[k].train.is_none())
-            .collect();
-        if !missing.is_empty() {
-            say(format!(
-                "iteration {number}: measuring {} candidate(s) on train",
-                missing.len()
-            ));
-            let on = Candidates {
-                text: &text,
-                number,
-                which: &missing,
-            };
-            on.measure(job, &mut rec, &mut it, Half::Train)?;
-            push_iteration(&mut rec, it.clone());
-            save(&job.dir, &rec)?;
-        }
-        // Holdout: the best few on train that beat the current description there.
-        let ranked = ranked(&it, &best, s.holdout_top);
-        let to_measure: Vec<usize> = ranked
-            .iter()
-            .copied()
-            .filter(|&k| it.candidates[k].holdout.is_none())
-            .collect();
-        if !to_measure.is_empty() {
-            say(format!(
-                "iteration {number}: measuring the best {} on holdout",
-                to_measure.len()
-            ));
-            let on = Candidates {
-                text: &text,
-                number,
-                which: &to_measure,
-            };
-            on.measure(job, &mut rec, &mut it, Half::Holdout)?;
-        }
-        let current_holdout = best.holdout.clone().unwrap_or_default();
-        for &k in &ranked {
-            if let Some(h) = &it.candidates[k].holdout {
-                it.candidates[k].comparison = Some(score::compare(h, &current_holdout, rec.level));
-            }
-        }
+        self.on_train(&mut it, number, say)?;
+        let ranked = self.on_holdout(&mut it, number, say)?;
         for (k, c) in it.candidates.iter().enumerate() {
             say(format!(
                 "  candidate {number}.{}: {}",
@@ -302,7 +298,7 @@ fn steps(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Error> {
         it.accepted = most_significant(&it, &ranked);
         if let Some(k) = it.accepted {
             let c = &it.candidates[k];
-            best = Measured {
+            *self.best = Measured {
                 description: c.description.clone(),
                 train: c.train.clone().unwrap_or_default(),
                 holdout: c.holdout.clone(),
@@ -316,16 +312,90 @@ fn steps(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Error> {
                 "iteration {number}: no candidate beat the current description significantly"
             ));
         }
-        push_iteration(&mut rec, it);
-        rec.best = Some(best.clone());
-        save(&job.dir, &rec)?;
+        push_iteration(self.rec, it);
+        self.rec.best = Some(self.best.clone());
+        save(&self.job.dir, self.rec)?;
+        Ok(Next::Go)
     }
-    let start = rec.start.clone().unwrap_or_else(|| best.clone());
-    rec.improved = best.description != start.description;
-    rec.verdict = verdict(&start, &best, rec.improved, rec.level);
-    rec.best = Some(best);
-    save(&job.dir, &rec)?;
-    Ok(rec)
+
+    /// The round as recorded when it started from the same description, else a new one
+    /// (recorded rounds from another description dropped).
+    fn iteration(&mut self, number: u32, say: &mut dyn FnMut(String)) -> Result<Iteration, Error> {
+        let (job, rec, best) = (self.job, &mut *self.rec, &*self.best);
+        let done = rec.iterations.iter().position(|i| i.number == number);
+        Ok(match done {
+            Some(i) if rec.iterations[i].from == best.description => rec.iterations[i].clone(),
+            Some(_) => {
+                // Recorded from another description: the later ones are dropped.
+                rec.iterations.truncate(done.unwrap_or(0));
+                new_iteration(job, &rec.feedback, self.text, best, number, say)?
+            }
+            None => new_iteration(job, &rec.feedback, self.text, best, number, say)?,
+        })
+    }
+
+    /// Every candidate not yet measured on train, measured and recorded.
+    fn on_train(
+        &mut self,
+        it: &mut Iteration,
+        number: u32,
+        say: &mut dyn FnMut(String),
+    ) -> Result<(), Error> {
+        let missing: Vec<usize> = (0..it.candidates.len())
+            .filter(|&k| it.candidates[k].train.is_none())
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        say(format!(
+            "iteration {number}: measuring {} candidate(s) on train",
+            missing.len()
+        ));
+        let on = Candidates {
+            text: self.text,
+            number,
+            which: &missing,
+        };
+        on.measure(self.job, self.rec, it, Half::Train)?;
+        push_iteration(self.rec, it.clone());
+        save(&self.job.dir, self.rec)
+    }
+
+    /// The best few on train that beat the current description there, measured on holdout
+    /// and compared with it; their places, best first.
+    fn on_holdout(
+        &mut self,
+        it: &mut Iteration,
+        number: u32,
+        say: &mut dyn FnMut(String),
+    ) -> Result<Vec<usize>, Error> {
+        let ranked = ranked(it, self.best, self.job.settings.holdout_top);
+        let to_measure: Vec<usize> = ranked
+            .iter()
+            .copied()
+            .filter(|&k| it.candidates[k].holdout.is_none())
+            .collect();
+        if !to_measure.is_empty() {
+            say(format!(
+                "iteration {number}: measuring the best {} on holdout",
+                to_measure.len()
+            ));
+            let on = Candidates {
+                text: self.text,
+                number,
+                which: &to_measure,
+            };
+            on.measure(self.job, self.rec, it, Half::Holdout)?;
+        }
+        let current_holdout = self.best.holdout.clone().unwrap_or_default();
+        for &k in &ranked {
+            if let Some(h) = &it.candidates[k].holdout {
+                it.candidates[k].comparison =
+                    Some(score::compare(h, &current_holdout, self.rec.level));
+            }
+        }
+        Ok(ranked)
+    }
 }
 
 /// The record to go on from (`--resume`, what stopped it last time cleared) or a new one

@@ -199,7 +199,28 @@ pub fn examine(
         &probe,
     ));
     plan.unavailable.extend(versions.missing);
-    let versions = versions.text;
+    out.extend(harnesses(&plan, &versions.text));
+
+    // The sandbox, and whether workspaces can be copy-on-write.
+    out.push(sandbox(ctx, opts, &plan, &sandboxing, &runtime));
+    out.extend(limits(&sandboxing, &setup, opts));
+    out.extend(backends(&host));
+
+    // Judges, each with the suites that use it and why it was chosen: a missing one does not
+    // stop a run (judge items are not graded).
+    out.extend(judges(&plan));
+    out.extend(plugins(opts));
+    out.extend(records(ctx, &setup, opts));
+    Ok(out)
+}
+
+/// Each harness the plan uses, ready (with its version) or not, and harness names nothing
+/// provides.
+fn harnesses(
+    plan: &plan::Plan<'_>,
+    versions: &std::collections::BTreeMap<String, String>,
+) -> Vec<Check> {
+    let mut out = Vec::new();
     let mut seen = Vec::new();
     for (_, h) in &plan.harnesses {
         let name = h.name().to_string();
@@ -220,28 +241,34 @@ pub fn examine(
             )),
         }
     }
-    // Harness names nothing provides.
     for (name, u) in &plan.unavailable {
         if name != "sandbox" && !seen.contains(name) {
             out.push(Check::new(format!("harness {name}"), State::Fail, &u.message).fix(&u.fix));
         }
     }
+    out
+}
 
-    // The sandbox, and whether workspaces can be copy-on-write.
+/// The sandbox the run would use (or why none), and how its workspaces are made.
+fn sandbox(
+    ctx: &LoadCtx,
+    opts: &RunOptions,
+    plan: &plan::Plan<'_>,
+    sandboxing: &Sandboxing,
+    runtime: &tokio::runtime::Runtime,
+) -> Check {
     match plan.unavailable.iter().find(|(n, _)| n == "sandbox") {
-        Some((_, u)) => out.push(Check::new("sandbox", State::Fail, &u.message).fix(&u.fix)),
-        None if sandboxing.unsandboxed() => out.push(
-            Check::new(
-                "sandbox",
-                State::Warn,
-                "off: agents would run unsandboxed, as you (--sandbox none or `[run] sandbox`)",
-            )
-            .fix("pass --sandbox auto"),
-        ),
+        Some((_, u)) => Check::new("sandbox", State::Fail, &u.message).fix(&u.fix),
+        None if sandboxing.unsandboxed() => Check::new(
+            "sandbox",
+            State::Warn,
+            "off: agents would run unsandboxed, as you (--sandbox none or `[run] sandbox`)",
+        )
+        .fix("pass --sandbox auto"),
         None => {
-            let ws = sandboxing.workspaces(ctx, opts, &runtime);
+            let ws = sandboxing.workspaces(ctx, opts, runtime);
             let ran = sandboxing.backend();
-            out.push(Check::new(
+            Check::new(
                 "sandbox",
                 State::Ok,
                 format!(
@@ -257,48 +284,46 @@ pub fn examine(
                         gaps => format!("; unlike bubblewrap: {}", gaps.join("; ")),
                     },
                 ),
-            ));
+            )
         }
     }
-    out.extend(limits(&sandboxing, &setup, opts));
-    out.extend(backends(&host));
+}
 
-    // Judges, each with the suites that use it and why it was chosen: a missing one does not
-    // stop a run (judge items are not graded).
-    out.extend(judges(&plan));
-
-    // Plugins, with what they are granted.
-    for p in &opts.plugins.providers {
-        let detail = match p {
-            crate::plugin::Provider::Wasm(w) => format!(
-                "WebAssembly, WIT {}; grants: {} ms and {} MiB per call{}{}{}",
-                w.wit_version().as_str(),
-                w.grants.timeout.as_millis(),
-                w.grants.memory_bytes >> 20,
-                list(
-                    ", reads ",
-                    &w.grants
-                        .read_dirs
-                        .iter()
-                        .map(|d| d.display().to_string())
-                        .collect::<Vec<_>>()
+/// Each plugin, with what it is granted.
+fn plugins(opts: &RunOptions) -> Vec<Check> {
+    opts.plugins
+        .providers
+        .iter()
+        .map(|p| {
+            let detail = match p {
+                crate::plugin::Provider::Wasm(w) => format!(
+                    "WebAssembly, WIT {}; grants: {} ms and {} MiB per call{}{}{}",
+                    w.wit_version().as_str(),
+                    w.grants.timeout.as_millis(),
+                    w.grants.memory_bytes >> 20,
+                    list(
+                        ", reads ",
+                        &w.grants
+                            .read_dirs
+                            .iter()
+                            .map(|d| d.display().to_string())
+                            .collect::<Vec<_>>()
+                    ),
+                    list(", env ", &w.grants.env),
+                    list(", network ", &w.grants.network),
                 ),
-                list(", env ", &w.grants.env),
-                list(", network ", &w.grants.network),
-            ),
-            crate::plugin::Provider::Native(_) => "native library, unsandboxed".to_string(),
-        };
-        out.push(Check::new(
-            format!("plugin {}", p.name()),
-            State::Ok,
-            detail,
-        ));
-    }
+                crate::plugin::Provider::Native(_) => "native library, unsandboxed".to_string(),
+            };
+            Check::new(format!("plugin {}", p.name()), State::Ok, detail)
+        })
+        .collect()
+}
 
-    // Where a run records: its folder, each project's cache, the cache key.
+/// Where a run records: its folder, each project's cache, the cache key.
+fn records(ctx: &LoadCtx, setup: &Setup, opts: &RunOptions) -> Vec<Check> {
     let runs = setup::run_dir(ctx, opts);
     let runs = runs.parent().unwrap_or(&runs).to_path_buf();
-    out.push(writable("run folder", &ctx.shown(&runs), &runs));
+    let mut out = vec![writable("run folder", &ctx.shown(&runs), &runs)];
     for root in setup.configs.keys() {
         let c = cache::root(root);
         out.push(writable("cache", &ctx.shown(&c), &c));
@@ -314,7 +339,7 @@ pub fn examine(
             .fix("set HOME, or ASSAY_CACHE_KEY to a file"),
         });
     }
-    Ok(out)
+    out
 }
 
 /// What a harness probe asks: one word back, the least a model can be asked.
@@ -331,8 +356,17 @@ pub fn probe(ctx: &LoadCtx, suites: &[Suite], opts: &RunOptions) -> Result<Vec<C
     let setup = Setup::load(ctx, suites, opts)?;
     let host = HostEnv::from_process();
     let plan = plan::plan(suites, &setup, opts, &host);
+    let probes = probe_suites(&plan);
+    let mut out = Vec::new();
+    if !probes.is_empty() {
+        out.extend(probe_agents(ctx, &probes, opts)?);
+    }
+    out.extend(probe_judges(&plan)?);
+    Ok(out)
+}
 
-    // One probe suite per distinct harness and model: the suite's settings, one tiny case.
+/// One probe suite per distinct harness and model: the suite's settings, one tiny case.
+fn probe_suites(plan: &plan::Plan<'_>) -> Vec<Suite> {
     let mut seen: Vec<(usize, Option<String>)> = Vec::new();
     let mut probes: Vec<Suite> = Vec::new();
     for p in &plan.case_runs {
@@ -355,58 +389,73 @@ pub fn probe(ctx: &LoadCtx, suites: &[Suite], opts: &RunOptions) -> Result<Vec<C
         suite.base_overlay = None;
         probes.push(suite);
     }
-    let mut out = Vec::new();
-    if !probes.is_empty() {
-        let scratch = tempfile::Builder::new()
-            .prefix("assay-doctor-probe-")
-            .tempdir()
-            .map_err(|e| {
-                NotStarted::BadInput(vec![crate::diag::Problem::error(
-                    "unwritable",
-                    &std::env::temp_dir(),
-                    format!("cannot make a scratch folder for the probe: {e}"),
-                )])
-            })?;
-        let mut probe_opts = opts.clone();
-        let s = &mut probe_opts.settings;
-        s.output_dir = Some(scratch.path().join("run"));
-        s.runs = Some(super::options::Runs::Fixed(1));
-        s.mode = plan::Mode::Artifacts;
-        s.filter = None;
-        s.target = None;
-        s.shard = None;
-        s.resume = None;
-        s.dry_run = false;
-        s.max_cost = None;
-        s.keep_workspaces = false;
-        s.workspace_dir = Some(scratch.path().join("workspaces"));
-        probe_opts.cache = false;
-        probe_opts.baseline = None;
-        probe_opts.judge = Some("none".into());
-        let mut finished = Vec::new();
-        let ran = super::run(ctx, &probes, &probe_opts, |e| {
-            if let super::RunEvent::Finished(r) = e {
-                finished.push(r.clone());
-            }
-        });
-        match ran {
-            Ok(_) | Err(NotStarted::DryRun(_)) => {}
-            Err(NotStarted::Unavailable(u)) => {
-                for (name, u) in u {
-                    out.push(
-                        Check::new(format!("probe {name}"), State::Fail, &u.message).fix(&u.fix),
-                    );
-                }
-            }
-            Err(e) => return Err(e),
-        }
-        for r in &finished {
-            out.push(probe_check(r));
-        }
-    }
+    probes
+}
 
-    // Each judge: one call, the smallest answer.
+/// The probe suites run, in a scratch folder removed after: a check per case-run, or per
+/// harness that could not start.
+fn probe_agents(
+    ctx: &LoadCtx,
+    probes: &[Suite],
+    opts: &RunOptions,
+) -> Result<Vec<Check>, NotStarted> {
+    let scratch = tempfile::Builder::new()
+        .prefix("assay-doctor-probe-")
+        .tempdir()
+        .map_err(|e| {
+            NotStarted::BadInput(vec![crate::diag::Problem::error(
+                "unwritable",
+                &std::env::temp_dir(),
+                format!("cannot make a scratch folder for the probe: {e}"),
+            )])
+        })?;
+    let probe_opts = probe_options(opts, scratch.path());
+    let mut finished = Vec::new();
+    let ran = super::run(ctx, probes, &probe_opts, |e| {
+        if let super::RunEvent::Finished(r) = e {
+            finished.push(r.clone());
+        }
+    });
+    let mut out = Vec::new();
+    match ran {
+        Ok(_) | Err(NotStarted::DryRun(_)) => {}
+        Err(NotStarted::Unavailable(u)) => {
+            for (name, u) in u {
+                out.push(Check::new(format!("probe {name}"), State::Fail, &u.message).fix(&u.fix));
+            }
+        }
+        Err(e) => return Err(e),
+    }
+    out.extend(finished.iter().map(probe_check));
+    Ok(out)
+}
+
+/// What the probe run runs with: once each, every case, recorded in `scratch`, uncached,
+/// without a budget or a judge.
+fn probe_options(opts: &RunOptions, scratch: &Path) -> RunOptions {
+    let mut probe_opts = opts.clone();
+    let s = &mut probe_opts.settings;
+    s.output_dir = Some(scratch.join("run"));
+    s.runs = Some(super::options::Runs::Fixed(1));
+    s.mode = plan::Mode::Artifacts;
+    s.filter = None;
+    s.target = None;
+    s.shard = None;
+    s.resume = None;
+    s.dry_run = false;
+    s.max_cost = None;
+    s.keep_workspaces = false;
+    s.workspace_dir = Some(scratch.join("workspaces"));
+    probe_opts.cache = false;
+    probe_opts.baseline = None;
+    probe_opts.judge = Some("none".into());
+    probe_opts
+}
+
+/// Each judge: one call, the smallest answer.
+fn probe_judges(plan: &plan::Plan<'_>) -> Result<Vec<Check>, NotStarted> {
     let runtime = super::schedule::runtime()?;
+    let mut out = Vec::new();
     let mut asked: Vec<String> = Vec::new();
     for (_, slot) in &plan.judges {
         let JudgeSlot::Ready(judge, info) = slot else {

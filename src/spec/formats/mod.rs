@@ -4,7 +4,9 @@ pub mod bmad;
 pub mod checks;
 pub mod clauditor;
 pub mod find;
+pub mod from_run;
 pub mod skillet;
+pub mod starter;
 pub mod uaaps;
 pub mod write;
 
