@@ -159,23 +159,7 @@ pub fn run(
     // Everything checked: the run folder, each suite's sandbox, and run.json before any
     // case-run starts.
     let runtime = schedule::runtime()?;
-    // The harnesses some case-run starts an agent with (a judged trigger eval starts none).
-    let agents = plan.harnesses.iter().enumerate().filter(|(i, _)| {
-        plan.case_runs.iter().any(|p| {
-            p.harness == *i
-                && !(p.trigger.is_some() && opts.settings.trigger_mode == TriggerMode::Judge)
-        })
-    });
-    let probe = sandboxing.version_probe(ctx, &setup, opts);
-    let versions = runtime.block_on(run_record::harness_versions(
-        agents.map(|(_, (_, h))| h.as_ref()),
-        &probe,
-    ));
-    // A harness whose program the sandbox cannot start: every case-run would fail on it.
-    if !versions.missing.is_empty() {
-        return Err(NotStarted::Unavailable(versions.missing));
-    }
-    let versions = versions.text;
+    let versions = agent_versions(ctx, &setup, &plan, opts, &sandboxing, &runtime)?;
     let dir = setup::run_dir(ctx, opts);
     let run = Context {
         suites,
@@ -226,6 +210,41 @@ pub fn run(
         cache_secret: cache_secret.as_ref(),
     };
     let ran = schedule::schedule(&runtime, &launch, &to_run, &mut on_event);
+    wait_for_cleanup();
+    Ok(run_json.finish(dir, ran, reused, sandboxing.unsandboxed()))
+}
+
+/// Each harness CLI's version, asked in the run's sandbox, of the harnesses some case-run
+/// starts an agent with (a judged trigger eval starts none). A harness whose program the
+/// sandbox cannot start stops the run: every case-run would fail on it.
+fn agent_versions(
+    ctx: &LoadCtx,
+    setup: &Setup,
+    plan: &plan::Plan<'_>,
+    opts: &RunOptions,
+    sandboxing: &Sandboxing,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<BTreeMap<String, String>, NotStarted> {
+    let agents = plan.harnesses.iter().enumerate().filter(|(i, _)| {
+        plan.case_runs.iter().any(|p| {
+            p.harness == *i
+                && !(p.trigger.is_some() && opts.settings.trigger_mode == TriggerMode::Judge)
+        })
+    });
+    let probe = sandboxing.version_probe(ctx, setup, opts);
+    let versions = runtime.block_on(run_record::harness_versions(
+        agents.map(|(_, (_, h))| h.as_ref()),
+        &probe,
+    ));
+    if !versions.missing.is_empty() {
+        return Err(NotStarted::Unavailable(versions.missing));
+    }
+    Ok(versions.text)
+}
+
+/// Waits (up to [`CLEANUP_WAIT`]) for finished workspaces still being removed, and says what
+/// is left to the system's temp cleanup.
+fn wait_for_cleanup() {
     let left = crate::workspace::cleanup::finish(CLEANUP_WAIT);
     if !left.is_empty() {
         eprintln!(
@@ -235,7 +254,6 @@ pub fn run(
             crate::text::printable(&left[0].display().to_string())
         );
     }
-    Ok(run_json.finish(dir, ran, reused, sandboxing.unsandboxed()))
 }
 
 /// The options with the harnesses' own host variables added to `--pass-env`, when they ask
