@@ -35,6 +35,12 @@ impl HostEnv {
         }
     }
 
+    /// One variable of this process's environment as it is set (even empty), read alone: for
+    /// a read on a hot path (a plugin call's grants) or far from a run's [`HostEnv`].
+    pub fn process_var(key: &str) -> Option<String> {
+        std::env::var(key).ok()
+    }
+
     /// A variable that is set and not empty (an empty one is taken as unset).
     pub fn var(&self, key: &str) -> Option<&str> {
         self.raw(key).filter(|v| !v.is_empty())

@@ -9,6 +9,10 @@
 //! (`assay validate --format json | head -c 10`): `print!`, `println!`, `eprint!` and
 //! `eprintln!` are redefined below for every command file, and write through [`emit`], which
 //! ends a stream quietly on a broken pipe (the exit code stays what it would have been).
+//!
+//! A flag's `ASSAY_*` variable (`#[arg(env = ...)]`, here and in `run_flags.rs`) is read by
+//! clap with the flag, the flag first; every other variable is read through
+//! [`crate::host::HostEnv`].
 
 /// `print!` through [`emit`]: a reader that went away ends stdout quietly, never a panic.
 macro_rules! print {
@@ -663,7 +667,10 @@ pub fn load(ctx: &LoadCtx, sel: &Selection) -> Loaded {
 /// Whether to colour output written to stderr: a terminal, and no `NO_COLOR`.
 pub fn stderr_color() -> bool {
     use std::io::IsTerminal;
-    crate::host::HostEnv::from_process().var("NO_COLOR").is_none() && std::io::stderr().is_terminal()
+    crate::host::HostEnv::from_process()
+        .var("NO_COLOR")
+        .is_none()
+        && std::io::stderr().is_terminal()
 }
 
 /// Prints JSON for tools to stdout, fit for a terminal (see `report::tables::printable_json`).

@@ -209,7 +209,10 @@ fn notes(args: &RunArgs, done: &Done<'_>, tally: &std::collections::BTreeMap<&st
         );
     }
     if report.judge_failed {
-        tell!("{}", terminal::summary::judge_failed_line(done.judge_failures));
+        tell!(
+            "{}",
+            terminal::summary::judge_failed_line(done.judge_failures)
+        );
     }
     if report.output_cut {
         tell!(

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::run::options::{Mode, Runs, RunSettings, TriggerMode};
+use crate::run::options::{Mode, RunSettings, Runs, TriggerMode};
 use crate::run::shard::ShardSpec;
 use crate::sandbox::limits::{count, size};
 

@@ -205,8 +205,7 @@ fn widen(targets: &mut BTreeMap<Key, u32>, graded: &Graded, rule: Rule) -> bool 
     let mut more = false;
     for (key, target) in targets.iter_mut() {
         let (p, n) = tally(graded, key);
-        if *target < rule.max && standing(p, n, rule.threshold, rule.confidence) == Standing::Open
-        {
+        if *target < rule.max && standing(p, n, rule.threshold, rule.confidence) == Standing::Open {
             *target += 1;
             more = true;
         }

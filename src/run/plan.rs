@@ -46,7 +46,6 @@ fn untrusted(p: &Planned<'_>, opts: &RunOptions) -> bool {
 /// Why a case with setup or teardown scripts is skipped without `--trust`.
 pub const UNTRUSTED_SCRIPTS: &str = "the case has setup/teardown scripts; pass --trust to run them";
 
-
 /// What a run will do, decided before anything starts: every case-run, the harnesses and
 /// judges they need, and what is missing on this machine.
 pub(super) struct Plan<'a> {
@@ -98,7 +97,12 @@ fn selected<'a>(
         work.extend(s.cases.iter().map(|c| (c, None)));
     }
     if opts.settings.mode.triggers() {
-        work.extend(trigger_cases.iter().zip(&s.triggers).map(|(c, t)| (c, Some(t))));
+        work.extend(
+            trigger_cases
+                .iter()
+                .zip(&s.triggers)
+                .map(|(c, t)| (c, Some(t))),
+        );
     }
     work.retain(|(case, _)| {
         matches_filter(&opts.settings.filter, &s.id, &case.id)
@@ -140,7 +144,12 @@ impl<'a> Plan<'a> {
         };
         let model = settings.model.clone();
         if !judge_mode {
-            need_model(&mut self.unavailable, self.harnesses[harness].1.as_ref(), &model, host);
+            need_model(
+                &mut self.unavailable,
+                self.harnesses[harness].1.as_ref(),
+                &model,
+                host,
+            );
         }
         for variant in variants {
             for run in 1..=runs {
@@ -173,16 +182,15 @@ impl<'a> Plan<'a> {
         judge_mode: bool,
     ) -> Option<usize> {
         let name = &settings.harness;
-        let (key, h) =
-            match harness::harness_for(case, name, &settings.harness_settings, opts, s) {
-                Ok(found) => found,
-                Err(u) => {
-                    if !self.unavailable.iter().any(|(n, _)| n == name) {
-                        self.unavailable.push((name.clone(), u));
-                    }
-                    return None;
+        let (key, h) = match harness::harness_for(case, name, &settings.harness_settings, opts, s) {
+            Ok(found) => found,
+            Err(u) => {
+                if !self.unavailable.iter().any(|(n, _)| n == name) {
+                    self.unavailable.push((name.clone(), u));
                 }
-            };
+                return None;
+            }
+        };
         if let Some(i) = self.harnesses.iter().position(|(k, _)| *k == key) {
             return Some(i);
         }

@@ -19,7 +19,12 @@ pub const DEFAULT_HARNESS: &str = "claude-code";
 /// `auto` at any of them names no harness (the next one decides), as in clauditor; a clauditor
 /// suite's default is `auto` ([`auto_harness`]), every other format's `claude-code`.
 pub fn harness_name(opts: &RunOptions, suite: &Suite, config: &Config, host: &HostEnv) -> String {
-    let env = |k: &str| host.var(k).map(str::trim).filter(|v| !v.is_empty()).map(str::to_string);
+    let env = |k: &str| {
+        host.var(k)
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_string)
+    };
     [
         opts.settings.harness.clone(),
         env("ASSAY_HARNESS"),

@@ -39,7 +39,10 @@ fn available_memory_mb() -> Option<u64> {
 
 /// The spending limit: `--max-cost` (or `ASSAY_MAX_COST`) > the lowest `[run] max_cost` of the
 /// projects > none.
-pub fn max_cost<'a>(opts: &RunOptions, configs: impl IntoIterator<Item = &'a Config>) -> Option<f64> {
+pub fn max_cost<'a>(
+    opts: &RunOptions,
+    configs: impl IntoIterator<Item = &'a Config>,
+) -> Option<f64> {
     opts.settings.max_cost.or_else(|| {
         configs
             .into_iter()

@@ -234,7 +234,11 @@ fn provider_of_model(
 /// The transport chooses between the Anthropic API and the `claude` CLI, for an Anthropic (or
 /// not yet known) provider: `cli`, `api`, or clauditor's `auto` (the CLI when `claude` is on
 /// PATH, subscription first, else the API). OpenAI's providers are left as they are.
-fn by_transport(provider: Option<String>, transport: Option<&str>, host: &HostEnv) -> Option<String> {
+fn by_transport(
+    provider: Option<String>,
+    transport: Option<&str>,
+    host: &HostEnv,
+) -> Option<String> {
     let anthropic_family = matches!(
         provider.as_deref(),
         None | Some("anthropic") | Some("claude-cli")
