@@ -1,7 +1,9 @@
 //! `assay.toml`: what is about a project rather than one suite.
 //!
-//! Precedence everywhere: CLI flag > `ASSAY_*` environment variable > the suite's own fields >
-//! `assay.toml` > built-in default. Each suite reads the `assay.toml` at its project root.
+//! Each suite reads the `assay.toml` at its project root. Where a setting here meets a flag, a
+//! variable or the suite's own field, `run::resolve` decides (a function per setting; mostly:
+//! flag > `ASSAY_*` variable > the suite's own fields > `assay.toml` > the format's default >
+//! the built-in default).
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -15,6 +15,8 @@ pub struct Unavailable {
 }
 
 /// What the host knows of the machine: the PATH to search, and the variables it may pass on.
+/// Every environment variable assay reads is read through it (clap's `env =` on a flag aside:
+/// see `cli::run_flags`).
 #[derive(Debug, Clone, Default)]
 pub struct HostEnv {
     pub path: String,
@@ -22,19 +24,34 @@ pub struct HostEnv {
 }
 
 impl HostEnv {
+    /// The process's environment: the one place assay reads it (a variable whose name or
+    /// value is not UTF-8 is left out, as if unset).
     pub fn from_process() -> Self {
         HostEnv {
             path: std::env::var("PATH").unwrap_or_default(),
-            vars: std::env::vars().collect(),
+            vars: std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+                .collect(),
         }
     }
 
+    /// One variable of this process's environment as it is set (even empty), read alone: for
+    /// a read on a hot path (a plugin call's grants) or far from a run's [`HostEnv`].
+    pub fn process_var(key: &str) -> Option<String> {
+        std::env::var(key).ok()
+    }
+
+    /// A variable that is set and not empty (an empty one is taken as unset).
     pub fn var(&self, key: &str) -> Option<&str> {
+        self.raw(key).filter(|v| !v.is_empty())
+    }
+
+    /// A variable as it is set, even when empty.
+    pub fn raw(&self, key: &str) -> Option<&str> {
         self.vars
             .iter()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
-            .filter(|v| !v.is_empty())
     }
 
     /// Whether one of `vars` is set, or one of `files` (relative to HOME, never leaving it)

@@ -6,7 +6,7 @@ use clap::Args;
 use super::{JudgeChoice, Selection, load, print_problems};
 use crate::exit::Outcome;
 use crate::run::doctor::{self, State};
-use crate::run::{NotStarted, RunOptions, RunSettings};
+use crate::run::{NotStarted, RunOptions};
 use crate::spec::formats::LoadCtx;
 
 #[derive(Debug, Args)]
@@ -15,7 +15,7 @@ pub struct DoctorArgs {
     pub selection: Selection,
     /// The run's own flags: check what `assay run` with them would use.
     #[command(flatten)]
-    pub settings: RunSettings,
+    pub settings: super::run_flags::RunFlags,
     #[command(flatten)]
     pub judge: JudgeChoice,
     /// Also send one smallest request to each model the run would reach: an agent case-run

@@ -9,6 +9,10 @@
 //! (`assay validate --format json | head -c 10`): `print!`, `println!`, `eprint!` and
 //! `eprintln!` are redefined below for every command file, and write through [`emit`], which
 //! ends a stream quietly on a broken pipe (the exit code stays what it would have been).
+//!
+//! A flag's `ASSAY_*` variable (`#[arg(env = ...)]`, here and in `run_flags.rs`) is read by
+//! clap with the flag, the flag first; every other variable is read through
+//! [`crate::host::HostEnv`].
 
 /// `print!` through [`emit`]: a reader that went away ends stdout quietly, never a panic.
 macro_rules! print {
@@ -69,6 +73,7 @@ mod optimize;
 mod plugin;
 mod report;
 mod run;
+mod run_flags;
 mod shell;
 mod validate;
 mod watch;
@@ -363,9 +368,9 @@ pub struct ListArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub selection: Selection,
-    /// What the run does, as `run::RunOptions` takes it.
+    /// What the run does, as `run::RunSettings` takes it.
     #[command(flatten)]
-    pub settings: crate::run::RunSettings,
+    pub settings: run_flags::RunFlags,
     /// Agent processes at once. Default: one per CPU, but no more than one per 400 MB of
     /// available memory (a Claude Code process takes about 300 MB), between 1 and 8.
     #[arg(short, long, env = "ASSAY_JOBS")]
@@ -668,10 +673,13 @@ pub fn load(ctx: &LoadCtx, sel: &Selection) -> Loaded {
     )
 }
 
-/// Whether to colour output written to stderr.
+/// Whether to colour output written to stderr: a terminal, and no `NO_COLOR`.
 pub fn stderr_color() -> bool {
     use std::io::IsTerminal;
-    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal()
+    crate::host::HostEnv::from_process()
+        .var("NO_COLOR")
+        .is_none()
+        && std::io::stderr().is_terminal()
 }
 
 /// Prints JSON for tools to stdout, fit for a terminal (see `report::tables::printable_json`).

@@ -67,7 +67,7 @@ pub struct DescriptionArgs {
     /// sandbox, network, --max-cost); `--output-dir` names the optimisation's folder and
     /// `--resume` goes on with one.
     #[command(flatten)]
-    pub settings: RunSettings,
+    pub settings: super::run_flags::RunFlags,
     #[command(flatten)]
     pub judge: JudgeChoice,
 }
@@ -203,7 +203,7 @@ fn proposer(
         judge: args.proposer.as_deref().or(args.judge.judge.as_deref()),
         transport: args.judge.transport.as_deref(),
     };
-    crate::judge::select(
+    crate::run::resolve::judge::select(
         flags,
         &base.defaults.judge,
         &host,

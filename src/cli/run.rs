@@ -10,80 +10,95 @@ use crate::spec::formats::LoadCtx;
 use crate::text::printable;
 
 pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> Outcome {
-    let mut loaded = load(ctx, &args.selection);
-    if args.sync_tasks {
-        // `--sync-tasks` (clauditor's flag) over every suite's `sync_tasks`.
-        for s in &mut loaded.suites {
-            s.defaults.sync_tasks = true;
-        }
-    }
-    print_problems(&loaded.problems);
-    if loaded.problems.iter().any(|p| p.is_error()) {
-        return Outcome::BadInput;
-    }
-    if loaded.suites.is_empty() {
-        tell!("error: no eval suites found");
-        return Outcome::BadInput;
-    }
+    let suites = match suites(ctx, args) {
+        Ok(s) => s,
+        Err(o) => return o,
+    };
     let opts = match options(ctx, args, plugins) {
         Ok(o) => o,
         Err(o) => return o,
     };
-    if let Some(ws) = &opts.settings.workspace_dir
-        && let Some(s) = loaded
-            .suites
-            .iter()
-            .find(|s| ws.starts_with(&s.project_root))
-    {
-        tell!(
-            "warning: the workspaces are inside the project {}: agents that read `.claude/` in parent folders (Claude Code does) see the project's own skills there, so baselines and trigger evals are not isolated; put --workspace-dir outside the project",
-            ctx.shown(&s.project_root).display()
-        );
-    }
-    let to_stdout = !args.json;
+    warn_workspaces(ctx, &suites, &opts);
     let mut live = crate::report::terminal::Live::new(
-        to_stdout,
+        !args.json,
         !args.json && std::io::IsTerminal::is_terminal(&std::io::stderr()),
         super::stderr_color(),
     );
-    if !args.no_canary
-        && crate::run::canary::applies(&loaded.suites, &opts)
-        && let Some(o) = canary(ctx, &loaded.suites, &opts)
-    {
+    if let Some(o) = canary(ctx, &suites, &opts, args.no_canary) {
         return o;
     }
-    let adaptive = matches!(opts.settings.runs, Some(crate::run::options::Runs::Auto));
-    if adaptive && opts.settings.min_pass_rate >= 1.0 {
-        tell!(
-            "warning: --runs auto with --min-pass-rate 1: a passing case is never settled (more runs can only fail it), so each takes --max-runs runs ({}); set --min-pass-rate below 1, e.g. 0.8",
-            opts.settings.max_runs
-        );
+    if let Some(w) = run::adaptive::warning(&opts) {
+        tell!("{w}");
     }
-    let on_event = |event: RunEvent<'_>| live.event(event);
-    let ran = if adaptive {
-        run::adaptive::run(ctx, &loaded.suites, &opts, on_event)
-    } else {
-        run::run(ctx, &loaded.suites, &opts, on_event)
-    };
+    let ran = run::adaptive::run_as_asked(ctx, &suites, &opts, |e: RunEvent<'_>| live.event(e));
     let report = match ran {
         Ok(r) => r,
         Err(e) => return not_started(e, args.json),
     };
     // Reports, from the run folder as written. A report that could not be written, or a run
     // folder that could not be read back: the run's result is not fully delivered (exit 3).
-    let (read_back, mut not_delivered) = write_reports(ctx, args, &report.dir);
+    let (read_back, not_delivered) = write_reports(ctx, args, &report.dir);
     live.done();
-    let say = |line: String| {
-        let line = crate::text::for_terminal(&line);
-        if to_stdout {
-            println!("{line}")
-        } else {
-            eprintln!("{line}")
-        }
+    let done = Done {
+        suites: &suites,
+        opts: &opts,
+        report: &report,
+        judge_failures: &live.judge_failures,
     };
-    // The whole run as recorded (this invocation's case-runs, and those reused from the cache
-    // or kept from the run being resumed), each read once and kept small (from the reports'
-    // read when there was one).
+    finish(ctx, args, &done, read_back, not_delivered)
+}
+
+/// The selected suites, loaded (with `--sync-tasks` over each suite's `sync_tasks`); `Err` is
+/// the exit when there are problems or none (said).
+fn suites(ctx: &LoadCtx, args: &RunArgs) -> Result<Vec<crate::spec::Suite>, Outcome> {
+    let mut loaded = load(ctx, &args.selection);
+    if args.sync_tasks {
+        for s in &mut loaded.suites {
+            s.defaults.sync_tasks = true;
+        }
+    }
+    print_problems(&loaded.problems);
+    if loaded.problems.iter().any(|p| p.is_error()) {
+        return Err(Outcome::BadInput);
+    }
+    if loaded.suites.is_empty() {
+        tell!("error: no eval suites found");
+        return Err(Outcome::BadInput);
+    }
+    Ok(loaded.suites)
+}
+
+/// Warns when the workspaces are made inside a project of the run.
+fn warn_workspaces(ctx: &LoadCtx, suites: &[crate::spec::Suite], opts: &RunOptions) {
+    if let Some(ws) = &opts.settings.workspace_dir
+        && let Some(s) = suites.iter().find(|s| ws.starts_with(&s.project_root))
+    {
+        tell!(
+            "warning: the workspaces are inside the project {}: agents that read `.claude/` in parent folders (Claude Code does) see the project's own skills there, so baselines and trigger evals are not isolated; put --workspace-dir outside the project",
+            ctx.shown(&s.project_root).display()
+        );
+    }
+}
+
+/// A finished run, as the end of `assay run` reads it.
+struct Done<'a> {
+    suites: &'a [crate::spec::Suite],
+    opts: &'a RunOptions,
+    report: &'a run::RunReport,
+    /// What the judge's failures said, as the live display gathered them.
+    judge_failures: &'a [String],
+}
+
+/// The end of a run: the summary from the run folder (`read_back`, the reports' read, when
+/// there was one), the history, what was not graded or delivered, and the exit.
+fn finish(
+    ctx: &LoadCtx,
+    args: &RunArgs,
+    done: &Done<'_>,
+    read_back: Option<crate::report::Report>,
+    mut not_delivered: bool,
+) -> Outcome {
+    let report = done.report;
     let (rows, agg) = match read_back {
         Some(r) => (crate::report::model::rows(&r.case_runs), r.statistics),
         None => {
@@ -93,17 +108,57 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
                 Vec::new()
             });
             let settings = aggregate::Settings {
-                min_pass_rate: opts.settings.min_pass_rate,
-                pass_k: opts.settings.pass_k,
+                min_pass_rate: done.opts.settings.min_pass_rate,
+                pass_k: done.opts.settings.pass_k,
             };
             let agg = aggregate::aggregate(&rows, settings);
             (rows, agg)
         }
     };
+    summary(ctx, args, done, &rows, &agg);
+    if let Err(e) = history(ctx, args, done, &rows) {
+        tell!("error: the history was not written: {e}");
+        not_delivered = true;
+    }
+    let mut tally: std::collections::BTreeMap<&str, usize> = Default::default();
+    for r in &rows {
+        *tally.entry(r.outcome.word()).or_default() += 1;
+    }
+    notes(args, done, &tally);
+    let ending = run::ending::Ending::of(report, &tally, not_delivered, agg.failed());
+    let shown = ctx.shown(&report.dir).display().to_string();
+    let (said, outcome) = run::ending::exit(report, ending, &shown);
+    for line in said {
+        tell!("{line}");
+    }
+    outcome
+}
+
+/// A line for people: on stdout, or on stderr with `--json` (stdout is the JSON report then).
+fn say(args: &RunArgs, line: &str) {
+    let line = crate::text::for_terminal(line);
+    if args.json {
+        eprintln!("{line}")
+    } else {
+        println!("{line}")
+    }
+}
+
+/// The end of the run as recorded (this invocation's case-runs, and those reused from the
+/// cache or kept from the run being resumed).
+fn summary(
+    ctx: &LoadCtx,
+    args: &RunArgs,
+    done: &Done<'_>,
+    rows: &[aggregate::Row],
+    agg: &aggregate::Aggregates,
+) {
+    let report = done.report;
+    let adaptive = run::adaptive::is_asked(done.opts);
     let recorded = crate::record::read_run(&report.dir).ok();
     let end = terminal::summary::End {
-        rows: &rows,
-        agg: &agg,
+        rows,
+        agg,
         adaptive: recorded
             .as_ref()
             .and_then(|r| r.adaptive.as_ref())
@@ -114,73 +169,55 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
         folder: ctx.shown(&report.dir).display().to_string(),
     };
     for l in end.lines() {
-        say(l);
+        say(args, &l);
     }
-    let mut tally: std::collections::BTreeMap<&str, usize> = Default::default();
-    for r in &rows {
-        *tally.entry(r.outcome.word()).or_default() += 1;
+}
+
+/// Appends the run to the history, when it is wanted and has a file
+/// ([`crate::report::history_file`]).
+fn history(
+    ctx: &LoadCtx,
+    args: &RunArgs,
+    done: &Done<'_>,
+    rows: &[aggregate::Row],
+) -> Result<(), crate::report::history_file::HistoryError> {
+    use crate::report::history_file;
+    let (report, flag) = (done.report, args.history.as_deref());
+    let sharded = done.opts.settings.shard.is_some();
+    if !history_file::wanted(report, sharded, flag, args.no_history) {
+        return Ok(());
     }
-    // The history, for `assay report trend` and `audit` (not for an interrupted run: its
-    // `--resume` appends the whole run; not for a shard: the shards of one plan, run one
-    // after another here, must all cut by the timings they started with).
-    if !report.interrupted
-        && (opts.settings.shard.is_none() || args.history.is_some())
-        && !args.no_history
-        && let Some(file) = history_file(ctx, args.history.as_deref(), &report.dir)
-        && let Err(e) = append_history(ctx, &loaded.suites, &report.dir, &rows, &file)
-    {
-        tell!("error: the history was not written: {e}");
-        not_delivered = true;
+    match history_file::file(&ctx.cwd, flag, &report.dir) {
+        Some(file) => history_file::append(ctx, done.suites, &report.dir, rows, &file),
+        None => Ok(()),
     }
+}
+
+/// What the run did not contain, grade or deliver: unsandboxed agents, judge items not graded,
+/// a judge that failed, output cut.
+fn notes(args: &RunArgs, done: &Done<'_>, tally: &std::collections::BTreeMap<&str, usize>) {
+    let report = done.report;
     if report.unsandboxed {
         tell!(
             "warning: unsandboxed: the agents ran without a sandbox (--sandbox none), with your files, processes and network"
         );
     }
-    let judge_failed = report.judge_failed;
     if tally.contains_key("not graded") {
         say(
-            "not graded: judge items (expectations, criteria, rubrics) that no judge graded, and checks on an output that was cut, are never counted as passed".into(),
+            args,
+            "not graded: judge items (expectations, criteria, rubrics) that no judge graded, and checks on an output that was cut, are never counted as passed",
         );
     }
-    if judge_failed {
+    if report.judge_failed {
         tell!(
             "{}",
-            terminal::summary::judge_failed_line(&live.judge_failures)
+            terminal::summary::judge_failed_line(done.judge_failures)
         );
     }
     if report.output_cut {
         tell!(
             "error: some agents wrote more output than assay keeps (64 MiB, or 16 MiB in one line); their case-runs are not graded"
         );
-    }
-    let incomplete = tally.contains_key("error") || judge_failed || report.output_cut;
-    let ending = Ending::of(&tally, incomplete || not_delivered, agg.failed());
-    exit_for(ctx, &report, ending)
-}
-
-/// How a finished run went, as read back from its folder: what its exit depends on.
-#[derive(Debug, Clone, Copy, Default)]
-struct Ending {
-    /// Some case-run ended in an error, the judge failed, an output was cut, or a report or
-    /// the history was not delivered.
-    incomplete: bool,
-    /// Case-runs planned that have no record in the run folder (`missing`): a result that
-    /// could not be recorded is never a pass, nor a failure of the skill.
-    unrecorded: usize,
-    /// Some case failed.
-    failed: bool,
-}
-
-impl Ending {
-    /// From the run's tally of outcomes (`missing` counted as not recorded).
-    fn of(tally: &std::collections::BTreeMap<&str, usize>, incomplete: bool, failed: bool) -> Self {
-        let unrecorded = tally.get("missing").copied().unwrap_or(0);
-        Ending {
-            incomplete,
-            unrecorded,
-            failed,
-        }
     }
 }
 
@@ -310,62 +347,8 @@ fn write_reports(
     (Some(r), not_delivered)
 }
 
-/// The exit: interrupted or stopped by the budget (and how to finish), not fully recorded or
-/// delivered (3), failed (1), or passed (0).
-fn exit_for(ctx: &LoadCtx, report: &crate::run::RunReport, ending: Ending) -> Outcome {
-    let stopped = report.interrupted || report.budget_stop.is_some();
-    if !stopped && ending.unrecorded > 0 {
-        tell!(
-            "error: {} case-run(s) could not be recorded: {} has no result.json for them (see the errors above)",
-            ending.unrecorded,
-            ctx.shown(&report.dir).display()
-        );
-    }
-    if report.interrupted {
-        tell!(
-            "interrupted: finish this run with `assay run --resume {}` (and the same selection)",
-            ctx.shown(&report.dir).display()
-        );
-        match report.signal {
-            libc::SIGTERM => Outcome::Terminated,
-            libc::SIGHUP => Outcome::HungUp,
-            _ => Outcome::Interrupted,
-        }
-    } else if let Some(b) = &report.budget_stop {
-        tell!(
-            "stopped by budget: ${:.4} spent of the ${:.4} limit (--max-cost or `[run] max_cost`); {} case-run(s) not started. Finish with `assay run --resume {}` (and the same selection, with a higher limit)",
-            b.spent_usd,
-            b.max_cost_usd,
-            b.not_started,
-            ctx.shown(&report.dir).display()
-        );
-        if let Some(e) = &report.record_error {
-            tell!("error: the run was not fully recorded: {e}");
-        }
-        Outcome::Infrastructure
-    } else if let Some(e) = &report.record_error {
-        tell!("error: the run was not fully recorded: {e}");
-        Outcome::Infrastructure
-    } else {
-        exit_of(ending)
-    }
-}
-
-/// The exit of a run that was neither stopped nor left `run.json` unwritten: anything not
-/// recorded or not delivered is 3 (an infrastructure failure, never a pass or a failure of the
-/// skill), else a failed case 1, else 0.
-fn exit_of(ending: Ending) -> Outcome {
-    if ending.incomplete || ending.unrecorded > 0 {
-        Outcome::Infrastructure
-    } else if ending.failed {
-        Outcome::Failed
-    } else {
-        Outcome::Success
-    }
-}
-
-/// `--dry-run`: the plan, one line per case-run, and nothing else.
-fn dry_run(plan: &crate::run::plan::Preview, json: bool) -> Outcome {
+/// `--dry-run`: the plan, one line per case-run (or as JSON), and nothing else.
+fn dry_run(plan: &crate::run::preview::Preview, json: bool) -> Outcome {
     if json {
         match serde_json::to_string_pretty(plan) {
             Ok(text) => println!("{text}"),
@@ -376,201 +359,56 @@ fn dry_run(plan: &crate::run::plan::Preview, json: bool) -> Outcome {
         }
         return Outcome::Success;
     }
-    for r in &plan.case_runs {
-        let mut line = format!(
-            "{}/{}  {}{} {}  {}  model {}  timeout {} s",
-            r.suite,
-            r.case,
-            match r.kind {
-                crate::record::case_run::Kind::Trigger => "trigger ",
-                crate::record::case_run::Kind::Case => "",
-            },
-            match r.variant {
-                crate::run::Variant::Skill => "run",
-                other => other.word(),
-            },
-            r.run,
-            match (&r.skipped, r.starts_agent) {
-                (Some(_), _) => "skipped",
-                (None, true) => r.harness.as_str(),
-                (None, false) => "judge only",
-            },
-            r.model.as_deref().unwrap_or("(harness default)"),
-            r.timeout_secs,
-        );
-        if let Some(t) = &r.target {
-            line.push_str(&format!("  target {t}"));
-        }
-        if let Some(why) = &r.skipped {
-            line.push_str(&format!("  ({why})"));
-        }
-        println!("{}", printable(&line));
+    for line in plan.dry_run_lines() {
+        println!("{line}");
     }
-    println!("{}", plan.line(0, 0));
-    if let Some(shard) = &plan.shard {
-        println!("{}", shard.line());
-    }
-    for u in &plan.unavailable {
-        println!("{}", printable(&format!("would stop: {u}")));
-    }
-    println!("dry run: nothing was started");
     Outcome::Success
 }
 
 /// `--reporter github`: the annotations on standard output, where the Actions runner reads
-/// workflow commands, and the Markdown summary appended to `$GITHUB_STEP_SUMMARY` when set.
+/// workflow commands (on stderr with `--json`: standard output is the JSON report alone; the
+/// runner reads both streams), and the Markdown summary appended to `$GITHUB_STEP_SUMMARY`.
 fn github_step(r: &crate::report::model::Report, json: bool) -> std::io::Result<()> {
-    use std::io::Write;
-    // With --json, standard output is the JSON report alone; the runner reads both streams.
     let annotations = printable(&crate::report::render(r, crate::report::Format::Github));
     if json {
         eprint!("{annotations}");
     } else {
         print!("{annotations}");
     }
-    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
-        return Ok(());
-    };
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
-    f.write_all(crate::report::render(r, crate::report::Format::Markdown).as_bytes())?;
-    f.flush()
+    crate::report::step_summary::append(r, &crate::host::HostEnv::from_process())
 }
 
-/// Where the run's history goes: `--history`, else `.assay/history.jsonl` beside the
-/// `.assay/runs/` folder the run folder is in; none for a run folder elsewhere (a project
-/// gets no file it did not ask for).
-fn history_file(
-    ctx: &LoadCtx,
-    flag: Option<&std::path::Path>,
-    dir: &std::path::Path,
-) -> Option<std::path::PathBuf> {
-    if let Some(f) = flag {
-        return Some(ctx.cwd.join(f));
-    }
-    let runs = dir.parent()?;
-    let assay = runs.parent()?;
-    (runs.file_name()? == "runs" && assay.file_name()? == ".assay")
-        .then(|| assay.join("history.jsonl"))
-}
-
-/// Appends one line per case of the run to the history file.
-fn append_history(
+/// Runs the trigger canary (unless `--no-canary`); `Some` exit when it failed (the run stops
+/// before anything else). When it cannot run at all (a harness missing, say), the run goes on
+/// and says why itself.
+fn canary(
     ctx: &LoadCtx,
     suites: &[crate::spec::Suite],
-    dir: &std::path::Path,
-    rows: &[aggregate::Row],
-    file: &std::path::Path,
-) -> Result<(), String> {
-    let run = crate::record::read_run(dir).map_err(|e| e.to_string())?;
-    let hashes: std::collections::BTreeMap<String, String> = suites
-        .iter()
-        .filter_map(|s| {
-            let k = s.skill.as_ref()?;
-            let specs = s.spec_paths(&ctx.cwd);
-            Some((s.id.clone(), crate::run::cache::skill_hash(k, &specs)))
-        })
-        .collect();
-    // Each suite's own files: its spec (and for a folder format, the folder).
-    let suite_hashes: std::collections::BTreeMap<String, String> = suites
-        .iter()
-        .map(|s| (s.id.clone(), crate::run::cache::suite_hash(s, &ctx.cwd)))
-        .collect();
-    let shown = ctx.shown(dir).display().to_string();
-    let lines = crate::report::history::lines(rows, &run, &shown, &hashes, &suite_hashes);
-    crate::record::history::append(file, &lines).map_err(|e| e.to_string())
-}
-
-/// Runs the trigger canary; `Some` exit when it failed (the run stops before anything else).
-/// When it cannot run at all (a harness missing, say), the run goes on and says why itself.
-fn canary(ctx: &LoadCtx, suites: &[crate::spec::Suite], opts: &RunOptions) -> Option<Outcome> {
-    use crate::run::canary;
-    let dir = match tempfile::Builder::new().prefix("assay-canary-").tempdir() {
-        Ok(d) => d,
-        Err(e) => {
+    opts: &RunOptions,
+    skip: bool,
+) -> Option<Outcome> {
+    use crate::run::canary::{self, Verdict};
+    match canary::check(ctx, suites, opts, skip)? {
+        Verdict::Passed(list) => {
+            for c in &list {
+                tell!("{}", c.passed_line());
+            }
+            None
+        }
+        Verdict::NoFolder(e) => {
             tell!("error: cannot make a folder for the trigger canary: {e}");
-            return Some(Outcome::Infrastructure);
+            Some(Outcome::Infrastructure)
         }
-    };
-    let list = canary::run(ctx, suites, opts, dir.path().join("run")).ok()?;
-    let failed: Vec<&canary::Canary> = list
-        .iter()
-        .filter(|c| c.failed() || c.undecided())
-        .collect();
-    if failed.is_empty() {
-        for c in &list {
+        Verdict::Failed { failed, dir } => {
+            for c in &failed {
+                tell!("{}", c.failed_line());
+            }
+            tell!("  the canary's run folder: {}", dir.display());
             tell!(
-                "canary: `{}` fired through {} in {} of {} run(s){}",
-                c.skill,
-                c.harness,
-                c.fired,
-                c.told,
-                match c.cached {
-                    0 => String::new(),
-                    n if n == c.told => ", from the cache".to_string(),
-                    n => format!(", {n} from the cache"),
-                }
+                "  fix: check the skill's name and where it is installed, read the canary's transcript; or pass --no-canary"
             );
+            tell!("nothing else was run");
+            Some(Outcome::Infrastructure)
         }
-        return None;
-    }
-    let kept = dir.keep();
-    for c in failed {
-        match &c.unrun {
-            Some(why) if c.undecided() => tell!(
-                "error: the trigger canary could not tell whether `{}` fires through {}: its runs ended before the agent answered: {}",
-                c.skill,
-                c.harness,
-                crate::text::printable(why)
-            ),
-            _ => tell!(
-                "error: the trigger canary failed: `{}` did not fire on {:?} in {} run(s) through {}: the skill is not installed where the agent looks, or assay cannot see it fire, so every trigger rate this run reported would be wrong",
-                c.skill,
-                canary::query(&c.skill),
-                c.told,
-                c.harness
-            ),
-        }
-    }
-    tell!("  the canary's run folder: {}", kept.join("run").display());
-    tell!(
-        "  fix: check the skill's name and where it is installed, read the canary's transcript; or pass --no-canary"
-    );
-    tell!("nothing else was run");
-    Some(Outcome::Infrastructure)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_case_run_that_could_not_be_recorded_makes_the_run_exit_3() {
-        let unrecorded = Ending {
-            unrecorded: 1,
-            ..Ending::default()
-        };
-        // Whatever the others did: not a pass (0), not a failure of the skill (1).
-        assert_eq!(exit_of(unrecorded), Outcome::Infrastructure);
-        let failed = Ending {
-            failed: true,
-            ..unrecorded
-        };
-        assert_eq!(exit_of(failed), Outcome::Infrastructure);
-        assert_eq!(
-            exit_of(Ending {
-                unrecorded: 0,
-                ..failed
-            }),
-            Outcome::Failed
-        );
-        assert_eq!(exit_of(Ending::default()), Outcome::Success);
-        let incomplete = Ending {
-            incomplete: true,
-            ..Ending::default()
-        };
-        assert_eq!(exit_of(incomplete), Outcome::Infrastructure);
     }
 }

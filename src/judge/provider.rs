@@ -366,7 +366,7 @@ impl Judge {
     ) -> Result<String, JudgeError> {
         let mut spawn = Spawn::new(program, folder.to_path_buf());
         spawn.args = args;
-        spawn.env = std::env::vars().collect();
+        spawn.env = crate::host::HostEnv::from_process().vars;
         spawn.stdin = Some(stdin);
         spawn.timeout = self.limits.timeout;
         let mut out = String::new();

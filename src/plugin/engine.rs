@@ -63,10 +63,11 @@ fn config(pooling: bool) -> Config {
 /// Where compiled components are kept: `ASSAY_CACHE_DIR`, else `$XDG_CACHE_HOME/assay`, else
 /// `~/.cache/assay`; `/wasm` below it.
 pub fn cache_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("ASSAY_CACHE_DIR")
+    let var = crate::host::HostEnv::process_var;
+    let base = var("ASSAY_CACHE_DIR")
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("assay")))
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/assay")))?;
+        .or_else(|| var("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("assay")))
+        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache/assay")))?;
     Some(base.join("wasm"))
 }
 

@@ -109,7 +109,7 @@ impl Grants {
         let mut b = WasiCtxBuilder::new();
         b.stderr(stderr.clone());
         for name in &self.env {
-            if let Ok(v) = std::env::var(name) {
+            if let Some(v) = crate::host::HostEnv::process_var(name) {
                 b.env(name, v);
             }
         }

@@ -14,7 +14,8 @@
 
 use std::collections::BTreeMap;
 
-use super::{NotStarted, RunEvent, RunOptions, RunReport};
+use super::options::{RunOptions, Runs};
+use super::{NotStarted, RunEvent, RunReport};
 use crate::record::case_run::{Kind, Variant};
 use crate::record::run::{AdaptiveCase, AdaptiveRecord};
 use crate::record::{CaseRunRecord, Outcome};
@@ -64,6 +65,46 @@ pub fn standing(passed: u64, n: u64, threshold: f64, confidence: f64) -> Standin
 
 type Key = (String, String);
 
+/// Each graded run with the skill, by case and run number (a run redone by a later round, as
+/// an errored one is, counts once: its latest outcome).
+type Graded = BTreeMap<(String, String, u32), bool>;
+
+/// Runs `suites` as `--runs` asks: in adaptive rounds for `auto`, else once.
+pub fn run_as_asked(
+    ctx: &LoadCtx,
+    suites: &[Suite],
+    opts: &RunOptions,
+    on_event: impl FnMut(RunEvent<'_>),
+) -> Result<RunReport, NotStarted> {
+    if is_asked(opts) {
+        run(ctx, suites, opts, on_event)
+    } else {
+        super::run(ctx, suites, opts, on_event)
+    }
+}
+
+/// Whether the run is adaptive (`--runs auto`).
+pub fn is_asked(opts: &RunOptions) -> bool {
+    matches!(opts.settings.runs, Some(Runs::Auto))
+}
+
+/// The warning for `--runs auto` with `--min-pass-rate 1`, under which no passing case is ever
+/// settled.
+pub fn warning(opts: &RunOptions) -> Option<String> {
+    (is_asked(opts) && opts.settings.min_pass_rate >= 1.0).then(|| format!(
+        "warning: --runs auto with --min-pass-rate 1: a passing case is never settled (more runs can only fail it), so each takes --max-runs runs ({}); set --min-pass-rate below 1, e.g. 0.8",
+        opts.settings.max_runs
+    ))
+}
+
+/// The sequential test's settings: `--max-runs`, `--min-pass-rate`, `--confidence`.
+#[derive(Debug, Clone, Copy)]
+struct Rule {
+    max: u32,
+    threshold: f64,
+    confidence: f64,
+}
+
 /// Runs `suites` with adaptive repeats; `opts.settings.runs` is `auto`.
 pub fn run(
     ctx: &LoadCtx,
@@ -71,83 +112,125 @@ pub fn run(
     opts: &RunOptions,
     mut on_event: impl FnMut(RunEvent<'_>),
 ) -> Result<RunReport, NotStarted> {
-    let max = opts.settings.max_runs.max(1);
-    let threshold = opts.settings.min_pass_rate;
-    let confidence = opts.settings.confidence;
+    let rule = Rule {
+        max: opts.settings.max_runs.max(1),
+        threshold: opts.settings.min_pass_rate,
+        confidence: opts.settings.confidence,
+    };
     let mut targets: BTreeMap<Key, u32> = BTreeMap::new();
     for s in suites {
         for c in s.cases.iter().filter(|c| c.command.is_none()) {
-            targets.insert((s.id.clone(), c.id.clone()), FIRST.min(max));
+            targets.insert((s.id.clone(), c.id.clone()), FIRST.min(rule.max));
         }
     }
-    // Each graded run with the skill, by case and run number (a run redone by a later round,
-    // as an errored one is, counts once: its latest outcome).
-    let mut graded: BTreeMap<(String, String, u32), bool> = BTreeMap::new();
-    let tally = |graded: &BTreeMap<(String, String, u32), bool>, key: &Key| -> (u64, u64) {
-        graded
-            .range((key.0.clone(), key.1.clone(), 0)..=(key.0.clone(), key.1.clone(), u32::MAX))
-            .fold((0, 0), |(p, n), (_, &ok)| (p + u64::from(ok), n + 1))
-    };
+    let mut graded = Graded::new();
     let mut o = opts.clone();
     let mut rounds = 0;
     let report = loop {
         rounds += 1;
         o.runs_for = targets.clone();
-        let first_round = rounds == 1;
-        let mut count = |r: &CaseRunRecord| {
-            if r.kind == Kind::Case && r.variant == Variant::Skill {
-                let key = (r.suite.clone(), r.case.clone(), r.run);
-                match r.outcome() {
-                    Outcome::Passed => {
-                        graded.insert(key, true);
-                    }
-                    Outcome::Failed | Outcome::Error => {
-                        graded.insert(key, false);
-                    }
-                    _ => {
-                        graded.remove(&key);
-                    }
-                }
-            }
-        };
-        let mut reused_dirs = Vec::new();
-        let report = super::run(ctx, suites, &o, |e| {
-            match &e {
-                RunEvent::Finished(r) => count(r),
-                // Kept from an earlier round: already counted. From the cache: new here.
-                RunEvent::Reused(r) if first_round || r.from == "cache" => {
-                    reused_dirs.push(r.dir.clone())
-                }
-                _ => {}
-            }
-            on_event(e);
-        })?;
-        for d in reused_dirs {
-            if let Ok(r) = crate::record::read_case_run(&d) {
-                count(&r);
-            }
-        }
+        let report = round(ctx, suites, &o, rounds == 1, &mut graded, &mut on_event)?;
         if report.interrupted || report.budget_stop.is_some() || report.record_error.is_some() {
             break report;
         }
-        let mut more = false;
-        for (key, target) in targets.iter_mut() {
-            let (p, n) = tally(&graded, key);
-            if *target < max && standing(p, n, threshold, confidence) == Standing::Open {
-                *target += 1;
-                more = true;
-            }
-        }
-        if !more {
+        if !widen(&mut targets, &graded, rule) {
             break report;
         }
         o.settings.output_dir = None;
         o.settings.resume = Some(report.dir.clone());
     };
+    Ok(record(report, &targets, &graded, rule, rounds))
+}
+
+/// One round: a run of `o` (the first, or a resume of the run folder), each graded run with
+/// the skill counted as it finishes, or as it is read back when reused (from the cache; in
+/// the first round, from the run being resumed).
+fn round(
+    ctx: &LoadCtx,
+    suites: &[Suite],
+    o: &RunOptions,
+    first_round: bool,
+    graded: &mut Graded,
+    on_event: &mut impl FnMut(RunEvent<'_>),
+) -> Result<RunReport, NotStarted> {
+    let mut reused_dirs = Vec::new();
+    let report = super::run(ctx, suites, o, |e| {
+        match &e {
+            RunEvent::Finished(r) => count(graded, r),
+            // Kept from an earlier round: already counted. From the cache: new here.
+            RunEvent::Reused(r) if first_round || r.from == "cache" => {
+                reused_dirs.push(r.dir.clone())
+            }
+            _ => {}
+        }
+        on_event(e);
+    })?;
+    for d in reused_dirs {
+        if let Ok(r) = crate::record::read_case_run(&d) {
+            count(graded, &r);
+        }
+    }
+    Ok(report)
+}
+
+/// Counts a case-run with the skill: passed, or failed (an error counts as a failure); any
+/// other outcome takes back what an earlier run of that number counted.
+fn count(graded: &mut Graded, r: &CaseRunRecord) {
+    if r.kind != Kind::Case || r.variant != Variant::Skill {
+        return;
+    }
+    let key = (r.suite.clone(), r.case.clone(), r.run);
+    match r.outcome() {
+        Outcome::Passed => {
+            graded.insert(key, true);
+        }
+        Outcome::Failed | Outcome::Error => {
+            graded.insert(key, false);
+        }
+        _ => {
+            graded.remove(&key);
+        }
+    }
+}
+
+/// A case's graded runs: (passed, all).
+fn tally(graded: &Graded, key: &Key) -> (u64, u64) {
+    graded
+        .range((key.0.clone(), key.1.clone(), 0)..=(key.0.clone(), key.1.clone(), u32::MAX))
+        .fold((0, 0), |(p, n), (_, &ok)| (p + u64::from(ok), n + 1))
+}
+
+/// One more run of each case not yet settled and under `--max-runs`; whether there is any.
+fn widen(targets: &mut BTreeMap<Key, u32>, graded: &Graded, rule: Rule) -> bool {
+    let mut more = false;
+    for (key, target) in targets.iter_mut() {
+        let (p, n) = tally(graded, key);
+        if *target < rule.max && standing(p, n, rule.threshold, rule.confidence) == Standing::Open {
+            *target += 1;
+            more = true;
+        }
+    }
+    more
+}
+
+/// The report, with what adaptive repeats did written into its `run.json` (a failure to
+/// write it is the report's `record_error`).
+fn record(
+    mut report: RunReport,
+    targets: &BTreeMap<Key, u32>,
+    graded: &Graded,
+    rule: Rule,
+    rounds: u32,
+) -> RunReport {
+    let Rule {
+        max,
+        threshold,
+        confidence,
+    } = rule;
     let cases: Vec<AdaptiveCase> = targets
         .iter()
         .map(|(key, &runs)| {
-            let (p, n) = tally(&graded, key);
+            let (p, n) = tally(graded, key);
             let settled = match standing(p, n, threshold, confidence) {
                 Standing::Pass => "pass",
                 Standing::Fail => "fail",
@@ -177,7 +260,6 @@ pub fn run(
         runs_fixed: cases.len() as u64 * u64::from(max),
         cases,
     };
-    let mut report = report;
     let path = report.dir.join("run.json");
     let written = crate::record::read_run(&report.dir)
         .map_err(|e| e.to_string())
@@ -188,7 +270,7 @@ pub fn run(
     if let Err(e) = written {
         report.record_error = Some(format!("the adaptive record in run.json: {e}"));
     }
-    Ok(report)
+    report
 }
 
 #[cfg(test)]

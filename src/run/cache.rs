@@ -90,7 +90,7 @@ fn program_digest(argv: &[&str], project: &Path) -> String {
     for (i, arg) in argv.iter().enumerate() {
         let mut candidates = vec![project.join(arg)];
         if i == 0 && !arg.contains('/') {
-            candidates = std::env::var_os("PATH")
+            candidates = crate::host::HostEnv::process_var("PATH")
                 .map(|p| std::env::split_paths(&p).map(|d| d.join(arg)).collect())
                 .unwrap_or_default();
         }

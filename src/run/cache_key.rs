@@ -44,11 +44,8 @@ pub enum KeyError {
 
 /// Where the key lives, by this process's environment (`None` when no variable says).
 pub fn path() -> Option<PathBuf> {
-    path_from(
-        std::env::var_os("ASSAY_CACHE_KEY"),
-        std::env::var_os("XDG_DATA_HOME"),
-        std::env::var_os("HOME"),
-    )
+    let var = |k: &str| crate::host::HostEnv::process_var(k).map(OsString::from);
+    path_from(var("ASSAY_CACHE_KEY"), var("XDG_DATA_HOME"), var("HOME"))
 }
 
 /// Where the key lives, given `ASSAY_CACHE_KEY`, `XDG_DATA_HOME` and `HOME`. Empty values

@@ -34,6 +34,42 @@ pub struct Canary {
 }
 
 impl Canary {
+    /// What a canary that passed says: `` canary: `skill` fired through claude-code in 2 of 2
+    /// run(s) ``, and how many came from the cache.
+    pub fn passed_line(&self) -> String {
+        format!(
+            "canary: `{}` fired through {} in {} of {} run(s){}",
+            self.skill,
+            self.harness,
+            self.fired,
+            self.told,
+            match self.cached {
+                0 => String::new(),
+                n if n == self.told => ", from the cache".to_string(),
+                n => format!(", {n} from the cache"),
+            }
+        )
+    }
+
+    /// What a canary that failed, or could not tell, says.
+    pub fn failed_line(&self) -> String {
+        match &self.unrun {
+            Some(why) if self.undecided() => format!(
+                "error: the trigger canary could not tell whether `{}` fires through {}: its runs ended before the agent answered: {}",
+                self.skill,
+                self.harness,
+                crate::text::printable(why)
+            ),
+            _ => format!(
+                "error: the trigger canary failed: `{}` did not fire on {:?} in {} run(s) through {}: the skill is not installed where the agent looks, or assay cannot see it fire, so every trigger rate this run reported would be wrong",
+                self.skill,
+                query(&self.skill),
+                self.told,
+                self.harness
+            ),
+        }
+    }
+
     /// The skill never fired though some run could tell: the detector or the installation is
     /// broken.
     pub fn failed(&self) -> bool {
@@ -56,6 +92,43 @@ pub fn applies(suites: &[Suite], opts: &RunOptions) -> bool {
         && suites
             .iter()
             .any(|s| !s.triggers.is_empty() && s.skill.is_some())
+}
+
+/// How the canary went.
+#[derive(Debug)]
+pub enum Verdict {
+    /// Every skill fired (or there was nothing to check): the run goes on.
+    Passed(Vec<Canary>),
+    /// These did not, or could not tell; their run folder is kept in `dir`: nothing else runs.
+    Failed { failed: Vec<Canary>, dir: PathBuf },
+    /// No folder could be made for it: nothing else runs.
+    NoFolder(std::io::Error),
+}
+
+/// Runs the canary when it applies (`--no-canary` is `skip`), in a temporary folder kept only
+/// when it failed. `None` when it does not apply, or cannot run at all (a harness missing,
+/// say): the run goes on and says why itself.
+pub fn check(ctx: &LoadCtx, suites: &[Suite], opts: &RunOptions, skip: bool) -> Option<Verdict> {
+    if skip || !applies(suites, opts) {
+        return None;
+    }
+    let dir = match tempfile::Builder::new().prefix("assay-canary-").tempdir() {
+        Ok(d) => d,
+        Err(e) => return Some(Verdict::NoFolder(e)),
+    };
+    let list = run(ctx, suites, opts, dir.path().join("run")).ok()?;
+    let failed: Vec<Canary> = list
+        .iter()
+        .filter(|c| c.failed() || c.undecided())
+        .cloned()
+        .collect();
+    if failed.is_empty() {
+        return Some(Verdict::Passed(list));
+    }
+    Some(Verdict::Failed {
+        failed,
+        dir: dir.keep().join("run"),
+    })
 }
 
 /// Runs each skill's canary (suites with trigger queries and a skill, one per skill and

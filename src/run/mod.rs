@@ -8,9 +8,12 @@ pub mod canary;
 pub mod collect;
 pub mod cow;
 pub mod doctor;
+pub mod ending;
 pub mod execute;
 pub mod options;
 pub mod plan;
+pub mod preview;
+pub mod resolve;
 pub mod shard;
 
 pub mod redact;
@@ -32,20 +35,19 @@ use serde::Serialize;
 
 pub use crate::grade::JudgeSlot;
 pub use execute::{CaseRunRecord, Status};
-pub use options::{RunOptions, RunSettings};
-pub use plan::{Baseline, Mode, TriggerMode, Variant};
+pub use options::{Baseline, Mode, RunOptions, RunSettings, TriggerMode};
+pub use plan::Variant;
+/// (`resolve::judge::judge_for`, by the name `assay grade` calls it.)
+pub use resolve::judge::judge_for;
 pub use reuse::Reused;
 pub use shard::Shard;
 
 use crate::diag::Problem;
-use crate::host::{HostEnv, Unavailable};
+use crate::host::Unavailable;
 use crate::spec::Suite;
 use crate::spec::formats::LoadCtx;
 use sandboxing::Sandboxing;
 use setup::Setup;
-
-pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
-pub const DEFAULT_HARNESS: &str = "claude-code";
 
 /// Why a run could not start.
 #[derive(Debug)]
@@ -55,7 +57,7 @@ pub enum NotStarted {
     /// A harness cannot run here (exit 3).
     Unavailable(Vec<(String, Unavailable)>),
     /// `--dry-run`: the plan, and nothing started (exit 0).
-    DryRun(plan::Preview),
+    DryRun(preview::Preview),
 }
 
 /// What the runner tells its reporters as the run goes.
@@ -67,7 +69,7 @@ pub enum RunEvent<'a> {
         jobs: usize,
         dir: &'a std::path::Path,
         /// What will run, printed before any agent starts.
-        plan: &'a plan::Preview,
+        plan: &'a preview::Preview,
         /// Case-runs taken from the cache or the run being resumed.
         reused: usize,
         /// Those of them that would have started an agent.
@@ -116,9 +118,9 @@ struct Context<'a> {
     versions: &'a BTreeMap<String, String>,
     /// The run folder.
     dir: &'a Path,
-    /// Agent processes at once, as settled ([`Setup::jobs`]).
+    /// Agent processes at once, as resolved ([`resolve::jobs::jobs`]).
     jobs: usize,
-    /// The spending limit, as settled ([`Setup::max_cost`]).
+    /// The spending limit, as resolved ([`resolve::jobs::max_cost`]).
     max_cost: Option<f64>,
 }
 
@@ -132,8 +134,8 @@ pub fn run(
     let setup = Setup::load(ctx, suites, opts)?;
 
     // Harnesses and judges, each checked before any case starts; then the sandbox.
-    let host = HostEnv::from_process();
-    let mut plan = plan::plan(suites, &setup, opts, &host);
+    let host = &setup.host;
+    let mut plan = plan::plan(suites, &setup, opts, host);
     // Host variables a harness asks for (a BMAD adapter's) pass as `--pass-env` passes them:
     // into the agent's environment, the cache key, and redacted from every record.
     let with_harness_env;
@@ -144,7 +146,7 @@ pub fn run(
         }
         None => opts,
     };
-    let sandboxing = Sandboxing::decide(ctx, &setup, &mut plan, opts, &host);
+    let sandboxing = Sandboxing::decide(ctx, &setup, &mut plan, opts, host);
     if !plan.unavailable.is_empty() && !opts.settings.dry_run {
         return Err(NotStarted::Unavailable(plan.unavailable));
     }
@@ -157,23 +159,7 @@ pub fn run(
     // Everything checked: the run folder, each suite's sandbox, and run.json before any
     // case-run starts.
     let runtime = schedule::runtime()?;
-    // The harnesses some case-run starts an agent with (a judged trigger eval starts none).
-    let agents = plan.harnesses.iter().enumerate().filter(|(i, _)| {
-        plan.case_runs.iter().any(|p| {
-            p.harness == *i
-                && !(p.trigger.is_some() && opts.settings.trigger_mode == TriggerMode::Judge)
-        })
-    });
-    let probe = sandboxing.version_probe(ctx, &setup, opts);
-    let versions = runtime.block_on(run_record::harness_versions(
-        agents.map(|(_, (_, h))| h.as_ref()),
-        &probe,
-    ));
-    // A harness whose program the sandbox cannot start: every case-run would fail on it.
-    if !versions.missing.is_empty() {
-        return Err(NotStarted::Unavailable(versions.missing));
-    }
-    let versions = versions.text;
+    let versions = agent_versions(ctx, &setup, &plan, opts, &sandboxing, &runtime)?;
     let dir = setup::run_dir(ctx, opts);
     let run = Context {
         suites,
@@ -182,8 +168,8 @@ pub fn run(
         plan: &plan,
         versions: &versions,
         dir: &dir,
-        jobs: setup.jobs(opts),
-        max_cost: setup.max_cost(opts),
+        jobs: setup.settings.jobs,
+        max_cost: setup.settings.max_cost,
     };
     let sandboxes = sandboxing.settings(ctx, &run);
     let workspaces = sandboxing.workspaces(ctx, opts, &runtime);
@@ -224,6 +210,41 @@ pub fn run(
         cache_secret: cache_secret.as_ref(),
     };
     let ran = schedule::schedule(&runtime, &launch, &to_run, &mut on_event);
+    wait_for_cleanup();
+    Ok(run_json.finish(dir, ran, reused, sandboxing.unsandboxed()))
+}
+
+/// Each harness CLI's version, asked in the run's sandbox, of the harnesses some case-run
+/// starts an agent with (a judged trigger eval starts none). A harness whose program the
+/// sandbox cannot start stops the run: every case-run would fail on it.
+fn agent_versions(
+    ctx: &LoadCtx,
+    setup: &Setup,
+    plan: &plan::Plan<'_>,
+    opts: &RunOptions,
+    sandboxing: &Sandboxing,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<BTreeMap<String, String>, NotStarted> {
+    let agents = plan.harnesses.iter().enumerate().filter(|(i, _)| {
+        plan.case_runs.iter().any(|p| {
+            p.harness == *i
+                && !(p.trigger.is_some() && opts.settings.trigger_mode == TriggerMode::Judge)
+        })
+    });
+    let probe = sandboxing.version_probe(ctx, setup, opts);
+    let versions = runtime.block_on(run_record::harness_versions(
+        agents.map(|(_, (_, h))| h.as_ref()),
+        &probe,
+    ));
+    if !versions.missing.is_empty() {
+        return Err(NotStarted::Unavailable(versions.missing));
+    }
+    Ok(versions.text)
+}
+
+/// Waits (up to [`CLEANUP_WAIT`]) for finished workspaces still being removed, and says what
+/// is left to the system's temp cleanup.
+fn wait_for_cleanup() {
     let left = crate::workspace::cleanup::finish(CLEANUP_WAIT);
     if !left.is_empty() {
         eprintln!(
@@ -233,7 +254,6 @@ pub fn run(
             crate::text::printable(&left[0].display().to_string())
         );
     }
-    Ok(run_json.finish(dir, ran, reused, sandboxing.unsandboxed()))
 }
 
 /// The options with the harnesses' own host variables added to `--pass-env`, when they ask
@@ -257,40 +277,6 @@ fn harness_env(plan: &plan::Plan<'_>, opts: &RunOptions) -> Option<RunOptions> {
 
 fn suite_index(suites: &[Suite], s: &Suite) -> usize {
     suites.iter().position(|x| std::ptr::eq(x, s)).unwrap_or(0)
-}
-
-/// The judge for a suite's judge items, shared between suites that choose the same one (so its
-/// concurrency limit holds across the run).
-pub fn judge_for(
-    judges: &mut Vec<(String, JudgeSlot)>,
-    flags: crate::judge::Flags<'_>,
-    suite: &Suite,
-    host: &HostEnv,
-    concurrency: Option<usize>,
-) -> JudgeSlot {
-    let mut limits = crate::judge::Limits::from_env(host);
-    if let Some(c) = concurrency {
-        limits.concurrency = c.max(1);
-    }
-    let slot = match crate::judge::select(
-        flags,
-        &suite.defaults.judge,
-        host,
-        limits,
-        &suite.policies.vars,
-    ) {
-        Ok((judge, info)) => JudgeSlot::Ready(std::sync::Arc::new(judge), info),
-        Err(why) => JudgeSlot::Unavailable(why),
-    };
-    let key = match &slot {
-        JudgeSlot::Ready(j, i) => format!("{}:{}:{:?}", i.provider, i.model, j.kind),
-        JudgeSlot::Unavailable(why) => why.clone(),
-    };
-    if let Some((_, existing)) = judges.iter().find(|(k, _)| *k == key) {
-        return existing.clone();
-    }
-    judges.push((key, slot.clone()));
-    slot
 }
 
 /// How long a run waits at its end for finished workspaces still being removed.

@@ -1,28 +1,24 @@
-//! What a run is made of: which case-runs, in which variant, on which shard.
+//! What a run is made of: every selected case expanded into its case-runs (variants and
+//! runs), each with the harness, model, timeout and judge the run's settings give it
+//! (`resolve`), cut to this shard; and the plan as printed (`preview`).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{DEFAULT_HARNESS, DEFAULT_TIMEOUT_SECS, JudgeSlot, RunOptions, judge_for, shard};
-use crate::config::Config;
-use crate::harness::command::CommandHarness;
-use crate::harness::{self, Harness, HarnessSettings};
+use super::options::RunOptions;
+use super::preview::{PlannedRow, Preview, ShardPreview};
+use super::resolve::{SuiteSettings, case, harness, judge};
+use super::setup::Setup;
+use super::shard;
+use crate::grade::JudgeSlot;
+use crate::harness::Harness;
 use crate::host::{HostEnv, Unavailable};
 use crate::record;
 use crate::spec::{Case, Suite, TriggerCase};
 
-pub use crate::record::run::Mode;
-
-impl Mode {
-    pub fn artifacts(self) -> bool {
-        self != Mode::Triggers
-    }
-    pub fn triggers(self) -> bool {
-        self != Mode::Artifacts
-    }
-}
-
 pub use crate::record::case_run::{TriggerMode, Variant};
+/// (`run::Mode`, kept here for `run/doctor.rs`.)
+pub use crate::record::run::Mode;
 
 impl Variant {
     /// The case-run folder's name: `run-<k>`, `baseline-<k>`.
@@ -33,180 +29,6 @@ impl Variant {
             Variant::Variant => format!("variant-{run}"),
         }
     }
-}
-
-/// What a baseline case-run has instead of the skill.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Baseline {
-    /// No skill at all.
-    WithoutSkill,
-    /// This version of the skill (a folder with SKILL.md, or a command file).
-    Skill(PathBuf),
-    /// Another version of the skill, reported as the variant (`--variant-path`).
-    Variant(PathBuf),
-}
-
-impl Baseline {
-    /// The skill the comparison arm installs instead of the suite's, if any.
-    pub fn skill_path(&self) -> Option<&std::path::Path> {
-        match self {
-            Baseline::WithoutSkill => None,
-            Baseline::Skill(p) | Baseline::Variant(p) => Some(p),
-        }
-    }
-
-    /// The variant its case-runs are recorded under.
-    pub fn variant(&self) -> Variant {
-        match self {
-            Baseline::Variant(_) => Variant::Variant,
-            _ => Variant::Baseline,
-        }
-    }
-}
-
-/// The default number of agent processes at once: one per CPU, and no more than memory allows
-/// at about 400 MB each (a Claude Code process takes ~300 MB), between 1 and 8.
-pub fn default_jobs() -> usize {
-    let cpus = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2);
-    let by_memory = available_memory_mb()
-        .map(|mb| (mb / 400) as usize)
-        .unwrap_or(cpus);
-    cpus.min(by_memory).clamp(1, 8)
-}
-
-/// `MemAvailable` from /proc/meminfo, in MB.
-fn available_memory_mb() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb / 1024)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn default_jobs_is_bounded() {
-        let j = default_jobs();
-        assert!((1..=8).contains(&j));
-    }
-}
-
-/// The plan of a run, as printed before any agent starts (and all `--dry-run` does): every
-/// case-run with its harness, model, timeout and target, and what it will cost in agent runs.
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct Preview {
-    pub case_runs: Vec<PlannedRow>,
-    /// Harnesses or a sandbox that cannot run here: a real run would stop on them (exit 3).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub unavailable: Vec<String>,
-    /// `--shard`: the slice, and each shard's expected time.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub shard: Option<Box<ShardPreview>>,
-}
-
-/// The shard a run takes, as the plan prints it.
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct ShardPreview {
-    pub index: u32,
-    pub count: u32,
-    /// Where K/N came from.
-    pub source: String,
-    /// Where the expected times came from; `None`: dealt by count.
-    pub timings: Option<String>,
-    /// Each shard's expected time in ms, shard 1 first; empty when dealt by count.
-    pub expected_ms: Vec<u64>,
-    /// Case-runs of the whole plan with a time of their own, of all.
-    pub timed: usize,
-    pub total: usize,
-    /// Cut as the run being resumed was first cut.
-    pub resumed: bool,
-}
-
-impl ShardPreview {
-    /// `shard 2/4 (…): cut by expected time from …, this shard ~3m 10s; the 4 shards 3m 10s, …`.
-    pub fn line(&self) -> String {
-        let mut line = format!(
-            "shard {}/{} ({})",
-            self.index,
-            self.count,
-            crate::text::printable(&self.source)
-        );
-        if self.resumed {
-            line.push_str(": cut as the run being resumed was");
-            return line;
-        }
-        if self.expected_ms.is_empty() {
-            line.push_str(": cut by count, round-robin (no earlier timings");
-            if let Some(t) = &self.timings {
-                line.push_str(&format!(" in {}", crate::text::printable(t)));
-            }
-            line.push(')');
-            return line;
-        }
-        let mine = self
-            .expected_ms
-            .get(self.index as usize - 1)
-            .copied()
-            .unwrap_or(0);
-        let shown: Vec<String> = self
-            .expected_ms
-            .iter()
-            .take(12)
-            .map(|ms| span(*ms))
-            .collect();
-        let more = if self.expected_ms.len() > 12 {
-            ", …"
-        } else {
-            ""
-        };
-        line.push_str(&format!(
-            ": cut by expected time from {} ({} of {} case-runs timed), this shard ~{}; the {} shards {}{more}",
-            crate::text::printable(self.timings.as_deref().unwrap_or("")),
-            self.timed,
-            self.total,
-            span(mine),
-            self.count,
-            shown.join(", "),
-        ));
-        line
-    }
-}
-
-/// `850ms`, `4.2s`, `42s`, `3m 10s`, `1h 5m`.
-fn span(ms: u64) -> String {
-    let s = ms / 1000;
-    match s {
-        0 => format!("{ms}ms"),
-        1..10 => format!("{:.1}s", ms as f64 / 1000.0),
-        10..60 => format!("{s}s"),
-        60..3600 => format!("{}m {}s", s / 60, s % 60),
-        _ => format!("{}h {}m", s / 3600, (s % 3600) / 60),
-    }
-}
-
-/// One planned case-run.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct PlannedRow {
-    pub suite: String,
-    pub case: String,
-    pub kind: crate::record::case_run::Kind,
-    pub variant: Variant,
-    pub run: u32,
-    pub harness: String,
-    /// `None`: the harness's own default model.
-    pub model: Option<String>,
-    pub timeout_secs: u64,
-    pub target: Option<String>,
-    /// Starts an agent (or a test command); a judged trigger eval only asks the judge.
-    pub starts_agent: bool,
-    pub judged: bool,
-    /// Why the run will skip it without starting anything (scripts without `--trust`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub skipped: Option<String>,
 }
 
 /// Whether the case-run starts an agent (or a test command): a judged trigger eval only asks
@@ -224,122 +46,6 @@ fn untrusted(p: &Planned<'_>, opts: &RunOptions) -> bool {
 /// Why a case with setup or teardown scripts is skipped without `--trust`.
 pub const UNTRUSTED_SCRIPTS: &str = "the case has setup/teardown scripts; pass --trust to run them";
 
-impl Preview {
-    /// One line: case-runs by kind, and how many agent runs and judge calls they take.
-    /// `reused` case-runs (cache, `--resume`) start nothing: the `reused_agents` of them that
-    /// would have started an agent are not counted as agent runs.
-    pub fn line(&self, reused: usize, reused_agents: usize) -> String {
-        use crate::record::case_run::Kind;
-        let count =
-            |f: &dyn Fn(&PlannedRow) -> bool| self.case_runs.iter().filter(|r| f(r)).count();
-        let cases = count(&|r| r.kind == Kind::Case && r.variant == Variant::Skill);
-        let baselines = count(&|r| r.variant == Variant::Baseline);
-        let variants = count(&|r| r.variant == Variant::Variant);
-        let triggers = count(&|r| r.kind == Kind::Trigger && r.starts_agent);
-        let judged_triggers =
-            count(&|r| r.kind == Kind::Trigger && !r.starts_agent && r.skipped.is_none());
-        let agent_runs = count(&|r| r.starts_agent).saturating_sub(reused_agents);
-        let skipped = count(&|r| r.skipped.is_some());
-        let mut parts = vec![format!("{cases} case run{}", plural(cases))];
-        if baselines > 0 {
-            parts.push(format!("{baselines} baseline run{}", plural(baselines)));
-        }
-        if variants > 0 {
-            parts.push(format!("{variants} variant run{}", plural(variants)));
-        }
-        if triggers > 0 {
-            parts.push(format!("{triggers} trigger run{}", plural(triggers)));
-        }
-        if judged_triggers > 0 {
-            parts.push(format!(
-                "{judged_triggers} judged trigger quer{}",
-                if judged_triggers == 1 { "y" } else { "ies" }
-            ));
-        }
-        let mut line = format!(
-            "plan: {} case-run{} ({}): {agent_runs} agent run{}",
-            self.case_runs.len(),
-            plural(self.case_runs.len()),
-            parts.join(", "),
-            plural(agent_runs)
-        );
-        if skipped > 0 {
-            line.push_str(&format!(
-                ", {skipped} skipped (setup/teardown scripts need --trust)"
-            ));
-        }
-        if reused > 0 {
-            line.push_str(&format!(", {reused} already done (cache or --resume)"));
-        }
-        line
-    }
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
-}
-
-#[cfg(test)]
-mod summary_tests {
-    use super::*;
-    use crate::record::case_run::Kind;
-
-    fn row(kind: Kind, variant: Variant, starts_agent: bool) -> PlannedRow {
-        PlannedRow {
-            suite: "s".into(),
-            case: "c".into(),
-            kind,
-            variant,
-            run: 1,
-            harness: "claude-code".into(),
-            model: None,
-            timeout_secs: 300,
-            target: None,
-            starts_agent,
-            judged: false,
-            skipped: None,
-        }
-    }
-
-    #[test]
-    fn the_line_counts_agent_runs_by_kind() {
-        let mut s = Preview::default();
-        for _ in 0..5 {
-            s.case_runs.push(row(Kind::Case, Variant::Skill, true));
-        }
-        s.case_runs.push(row(Kind::Case, Variant::Baseline, true));
-        for _ in 0..6 {
-            s.case_runs.push(row(Kind::Trigger, Variant::Skill, true));
-        }
-        assert_eq!(
-            s.line(2, 2),
-            "plan: 12 case-runs (5 case runs, 1 baseline run, 6 trigger runs): 10 agent runs, 2 already done (cache or --resume)"
-        );
-        let judged = Preview {
-            case_runs: vec![row(Kind::Trigger, Variant::Skill, false)],
-            ..Preview::default()
-        };
-        assert_eq!(
-            judged.line(0, 0),
-            "plan: 1 case-run (0 case runs, 1 judged trigger query): 0 agent runs"
-        );
-    }
-
-    #[test]
-    fn the_line_counts_case_runs_skipped_for_want_of_trust() {
-        let mut untrusted = row(Kind::Case, Variant::Skill, false);
-        untrusted.skipped = Some(UNTRUSTED_SCRIPTS.into());
-        let s = Preview {
-            case_runs: vec![row(Kind::Case, Variant::Skill, true), untrusted],
-            ..Preview::default()
-        };
-        assert_eq!(
-            s.line(0, 0),
-            "plan: 2 case-runs (2 case runs): 1 agent run, 1 skipped (setup/teardown scripts need --trust)"
-        );
-    }
-}
-
 /// What a run will do, decided before anything starts: every case-run, the harnesses and
 /// judges they need, and what is missing on this machine.
 pub(super) struct Plan<'a> {
@@ -352,205 +58,153 @@ pub(super) struct Plan<'a> {
     pub shard: Option<ShardPlan<'a>>,
 }
 
-/// Plans every selected case of `suites` (their trigger evals as `trigger_cases`, one list per
-/// suite): harness, model, timeout, judge, runs and variants, by the precedence of
-/// docs/running.md. Harnesses are checked once each; what cannot run is listed, not fatal here.
+/// Expands every selected case of `suites` into its case-runs, by the settings resolved in
+/// `setup`: each case's harness (made and checked once each), model, timeout, judge, runs and
+/// variants. What cannot run is listed, not fatal here.
 pub(super) fn plan<'a>(
     suites: &'a [Suite],
-    setup: &'a super::setup::Setup,
+    setup: &'a Setup,
     opts: &RunOptions,
     host: &HostEnv,
 ) -> Plan<'a> {
-    let (trigger_cases, configs) = (&setup.trigger_cases, &setup.configs);
-    let mut harnesses: Vec<(String, Box<dyn Harness>)> = Vec::new();
-    let mut planned: Vec<Planned<'a>> = Vec::new();
-    let mut unavailable: Vec<(String, Unavailable)> = Vec::new();
-    let mut judges: Vec<(String, JudgeSlot)> = Vec::new();
+    let mut plan = Plan {
+        case_runs: Vec::new(),
+        harnesses: Vec::new(),
+        judges: Vec::new(),
+        unavailable: Vec::new(),
+        shard: None,
+    };
     for (si, s) in suites.iter().enumerate() {
-        let config = &configs[&s.project_root];
-        let name = harness_name(opts, s, config);
-        let settings = HarnessSettings {
-            permission_mode: config.harness.claude_code.permission_mode.clone(),
-            claude_bin: std::env::var("ASSAY_CLAUDE_BIN")
-                .ok()
-                .filter(|v| !v.is_empty())
-                .or_else(|| config.harness.claude_code.bin.clone()),
-            codex_bin: std::env::var("ASSAY_CODEX_BIN")
-                .ok()
-                .filter(|v| !v.is_empty())
-                .or_else(|| config.harness.codex.bin.clone()),
-            codex_sandbox: config.harness.codex.sandbox.clone(),
-            command: if opts.command.is_empty() {
-                config.harness.command.command.clone()
-            } else {
-                opts.command.clone()
-            },
-            acp_command: if opts.command.is_empty() {
-                config.harness.acp.command.clone()
-            } else {
-                opts.command.clone()
-            },
-        };
-        let mut work: Vec<(&Case, Option<&TriggerCase>)> = Vec::new();
-        if opts.settings.mode.artifacts() {
-            work.extend(s.cases.iter().map(|c| (c, None)));
+        let settings = &setup.settings.suites[si];
+        for (case, trigger) in selected(s, &setup.trigger_cases[si], opts) {
+            plan.add(s, case, trigger, settings, opts, host);
         }
-        if opts.settings.mode.triggers() {
-            work.extend(
-                trigger_cases[si]
-                    .iter()
-                    .zip(&s.triggers)
-                    .map(|(c, t)| (c, Some(t))),
+    }
+    assign_folders(&mut plan.case_runs);
+    plan.shard = setup.shard.as_ref().map(|c| slice(&mut plan.case_runs, c));
+    plan
+}
+
+/// The cases of a suite the run takes: its artifact cases and its trigger queries (as
+/// `trigger_cases`) as `--mode` says, those `--filter` and `--target` keep.
+fn selected<'a>(
+    s: &'a Suite,
+    trigger_cases: &'a [Case],
+    opts: &RunOptions,
+) -> Vec<(&'a Case, Option<&'a TriggerCase>)> {
+    let mut work: Vec<(&Case, Option<&TriggerCase>)> = Vec::new();
+    if opts.settings.mode.artifacts() {
+        work.extend(s.cases.iter().map(|c| (c, None)));
+    }
+    if opts.settings.mode.triggers() {
+        work.extend(
+            trigger_cases
+                .iter()
+                .zip(&s.triggers)
+                .map(|(c, t)| (c, Some(t))),
+        );
+    }
+    work.retain(|(case, _)| {
+        matches_filter(&opts.settings.filter, &s.id, &case.id)
+            && (opts.settings.target.is_none() || case.target == opts.settings.target)
+    });
+    work
+}
+
+impl<'a> Plan<'a> {
+    /// A case's case-runs, one per variant and run; none when its harness is unknown.
+    fn add(
+        &mut self,
+        s: &'a Suite,
+        case: &'a Case,
+        trigger: Option<&'a TriggerCase>,
+        settings: &SuiteSettings,
+        opts: &RunOptions,
+        host: &HostEnv,
+    ) {
+        let judge_mode = trigger.is_some() && opts.settings.trigger_mode == TriggerMode::Judge;
+        let Some(harness) = self.harness(case, s, settings, opts, host, judge_mode) else {
+            return;
+        };
+        let timeout = case::case_timeout(case, settings.timeout);
+        let needs_judge = !case.judge.is_empty() || judge_mode;
+        let judge = needs_judge.then(|| {
+            let flags = crate::judge::Flags {
+                judge: opts.judge.as_deref(),
+                transport: opts.transport.as_deref(),
+            };
+            judge::judge_for(&mut self.judges, flags, s, host, opts.judge_jobs)
+        });
+        let runs = case::case_runs(opts, s, case, trigger, settings.runs);
+        let variants: Vec<Variant> = match &opts.baseline {
+            Some(b) if trigger.is_none() && case.command.is_none() => {
+                vec![Variant::Skill, b.variant()]
+            }
+            _ => vec![Variant::Skill],
+        };
+        let model = settings.model.clone();
+        if !judge_mode {
+            need_model(
+                &mut self.unavailable,
+                self.harnesses[harness].1.as_ref(),
+                &model,
+                host,
             );
         }
-        for (case, trigger) in work {
-            if !matches_filter(&opts.settings.filter, &s.id, &case.id) {
-                continue;
-            }
-            if opts.settings.target.is_some() && case.target != opts.settings.target {
-                continue;
-            }
-            let judge_mode = trigger.is_some() && opts.settings.trigger_mode == TriggerMode::Judge;
-            let (key, h): (String, Box<dyn Harness>) = match &case.command {
-                Some(cmd) => (
-                    format!("command:{}", cmd.argv.join("\u{0}")),
-                    Box::new(CommandHarness::with_argv(cmd.argv.clone())),
-                ),
-                None => match adapter_harness(&name, opts, s)
-                    .or_else(|| harness::builtin(&name, &settings))
-                    .or_else(|| opts.plugins.harness(&name, &settings))
-                {
-                    // Everything that shapes the agent's command line tells harnesses apart
-                    // (and goes into the cache key).
-                    Some(h) => (
-                        format!(
-                            "{name}:{}\u{1}{}\u{1}{:?}\u{1}{}",
-                            settings.command.join("\u{0}"),
-                            settings.acp_command.join("\u{0}"),
-                            (
-                                &settings.permission_mode,
-                                &settings.claude_bin,
-                                &settings.codex_bin,
-                                &settings.codex_sandbox,
-                            ),
-                            adapter_key(&name, opts, s),
-                        ),
-                        h,
-                    ),
-                    None => {
-                        let mut names: Vec<String> =
-                            harness::builtin_names().map(str::to_string).collect();
-                        names.extend(opts.plugins.providers.iter().flat_map(|p| {
-                            p.harnesses()
-                                .iter()
-                                .map(|h| h.name.clone())
-                                .collect::<Vec<_>>()
-                        }));
-                        let fix = format!("use one of: {}", names.join(", "));
-                        if !unavailable.iter().any(|(n, _)| *n == name) {
-                            unavailable.push((
-                                name.clone(),
-                                Unavailable {
-                                    message: format!("unknown harness `{name}`"),
-                                    fix,
-                                },
-                            ));
-                        }
-                        continue;
-                    }
-                },
-            };
-            let idx = match harnesses.iter().position(|(k, _)| *k == key) {
-                Some(i) => i,
-                None => {
-                    // A judged trigger eval starts no agent: its harness need not be here.
-                    if !judge_mode
-                        && let Err(u) = h.preflight(host)
-                        && !unavailable
-                            .iter()
-                            .any(|(n, e)| *n == h.name() && e.message == u.message)
-                    {
-                        unavailable.push((h.name().to_string(), u));
-                    }
-                    harnesses.push((key, h));
-                    harnesses.len() - 1
-                }
-            };
-            // The case's own timeout is the most specific: `--timeout` sets the default
-            // for cases that have none (BMAD's rule), over the suite's and assay.toml's.
-            let timeout = case
-                .timeout_secs
-                .or(opts.settings.timeout)
-                .or(s.defaults.timeout_secs)
-                .or(config.run.timeout)
-                .or(s.policies.default_timeout_secs)
-                .unwrap_or(DEFAULT_TIMEOUT_SECS);
-            let needs_judge = !case.judge.is_empty() || judge_mode;
-            let judge = needs_judge.then(|| {
-                judge_for(
-                    &mut judges,
-                    crate::judge::Flags {
-                        judge: opts.judge.as_deref(),
-                        transport: opts.transport.as_deref(),
-                    },
-                    s,
-                    host,
-                    opts.judge_jobs,
-                )
-            });
-            let runs = match trigger {
-                Some(_) if judge_mode => 1,
-                Some(_) => opts.settings.trigger_runs.max(1),
-                None => opts
-                    .runs_for
-                    .get(&(s.id.clone(), case.id.clone()))
-                    .copied()
-                    .or(opts.settings.runs.and_then(super::options::Runs::fixed))
-                    .or(s.defaults.variance.map(|v| v.runs))
-                    .unwrap_or(1)
-                    .max(1),
-            };
-            let variants: Vec<Variant> = match &opts.baseline {
-                Some(b) if trigger.is_none() && case.command.is_none() => {
-                    vec![Variant::Skill, b.variant()]
-                }
-                _ => vec![Variant::Skill],
-            };
-            let model = opts
-                .settings
-                .model
-                .clone()
-                .or_else(|| s.defaults.model.clone())
-                .or_else(|| config.run.model.clone());
-            if !judge_mode {
-                need_model(&mut unavailable, harnesses[idx].1.as_ref(), &model, host);
-            }
-            for variant in variants {
-                for run in 1..=runs {
-                    planned.push(Planned {
-                        judge: judge.clone(),
-                        suite: s,
-                        case,
-                        trigger,
-                        variant,
-                        run,
-                        harness: idx,
-                        model: model.clone(),
-                        timeout: Duration::from_secs(timeout),
-                        folder: PathBuf::new(),
-                    });
-                }
+        for variant in variants {
+            for run in 1..=runs {
+                self.case_runs.push(Planned {
+                    judge: judge.clone(),
+                    suite: s,
+                    case,
+                    trigger,
+                    variant,
+                    run,
+                    harness,
+                    model: model.clone(),
+                    timeout: Duration::from_secs(timeout),
+                    folder: PathBuf::new(),
+                });
             }
         }
     }
-    assign_folders(&mut planned);
-    let shard = setup.shard.as_ref().map(|c| slice(&mut planned, c));
-    Plan {
-        case_runs: planned,
-        harnesses,
-        judges,
-        unavailable,
-        shard,
+
+    /// The index in `harnesses` of the harness a case runs through ([`harness::harness_for`]),
+    /// made and checked on this machine the first time (a judged trigger eval starts no agent:
+    /// its harness need not be here). `None` when no harness has that name (listed).
+    fn harness(
+        &mut self,
+        case: &Case,
+        s: &Suite,
+        settings: &SuiteSettings,
+        opts: &RunOptions,
+        host: &HostEnv,
+        judge_mode: bool,
+    ) -> Option<usize> {
+        let name = &settings.harness;
+        let (key, h) = match harness::harness_for(case, name, &settings.harness_settings, opts, s) {
+            Ok(found) => found,
+            Err(u) => {
+                if !self.unavailable.iter().any(|(n, _)| n == name) {
+                    self.unavailable.push((name.clone(), u));
+                }
+                return None;
+            }
+        };
+        if let Some(i) = self.harnesses.iter().position(|(k, _)| *k == key) {
+            return Some(i);
+        }
+        if !judge_mode
+            && let Err(u) = h.preflight(host)
+            && !self
+                .unavailable
+                .iter()
+                .any(|(n, e)| *n == h.name() && e.message == u.message)
+        {
+            self.unavailable.push((h.name().to_string(), u));
+        }
+        self.harnesses.push((key, h));
+        Some(self.harnesses.len() - 1)
     }
 }
 
@@ -562,8 +216,6 @@ pub(super) struct ShardPlan<'a> {
     pub elsewhere: Vec<record::run::PlannedCaseRun>,
 }
 
-/// Cuts the whole plan into shards (as `--resume` of a shard first cut it, else by the
-/// expected times) and keeps this shard's case-runs.
 /// A harness that needs a model named and is given none cannot run (said once).
 fn need_model(
     unavailable: &mut Vec<(String, Unavailable)>,
@@ -578,6 +230,8 @@ fn need_model(
     }
 }
 
+/// Cuts the whole plan into shards (as `--resume` of a shard first cut it, else by the
+/// expected times) and keeps this shard's case-runs.
 fn slice<'a>(planned: &mut Vec<Planned<'_>>, chosen: &'a shard::Chosen) -> ShardPlan<'a> {
     let items: Vec<(String, Option<f64>)> = planned
         .iter()
@@ -767,91 +421,6 @@ pub(super) fn assign_folders(planned: &mut [Planned<'_>]) {
     }
     for p in planned.iter_mut() {
         p.folder = names[&(p.suite.id.as_str(), p.case.id.as_str())].clone();
-    }
-}
-
-/// The harness named for a suite, by precedence: flag > `ASSAY_HARNESS` > `CLAUDITOR_HARNESS`
-/// (clauditor suites) > suite > assay.toml > the format's default. `auto` at any of them names
-/// no harness (the next one decides), as in clauditor; a clauditor suite's default is `auto`:
-/// `claude-code` when the `claude` binary is on PATH, else `codex` when `codex` is, else
-/// `claude-code` (which then says how to install it).
-/// The `adapter` harness: `--adapter`'s, else the suite's own `adapter.json`.
-fn adapter_harness(name: &str, opts: &RunOptions, s: &Suite) -> Option<Box<dyn Harness>> {
-    if name != crate::spec::model::ADAPTER_HARNESS {
-        return None;
-    }
-    let spec = opts
-        .adapter
-        .clone()
-        .or_else(|| s.defaults.adapter.clone())?;
-    Some(Box::new(harness::adapter::Adapter::new(
-        spec,
-        opts.settings.trust,
-    )))
-}
-
-/// What tells adapters apart: the file and everything in it that shapes the command.
-fn adapter_key(name: &str, opts: &RunOptions, s: &Suite) -> String {
-    if name != crate::spec::model::ADAPTER_HARNESS {
-        return String::new();
-    }
-    opts.adapter
-        .as_ref()
-        .or(s.defaults.adapter.as_ref())
-        .map(|a| format!("{a:?}"))
-        .unwrap_or_default()
-}
-
-pub(super) fn harness_name(opts: &RunOptions, suite: &Suite, config: &Config) -> String {
-    let env = |k: &str| {
-        std::env::var(k)
-            .ok()
-            .map(|v| v.trim().to_string())
-            .filter(|v| !v.is_empty())
-    };
-    [
-        opts.settings.harness.clone(),
-        env("ASSAY_HARNESS"),
-        opts.adapter
-            .as_ref()
-            .map(|_| crate::spec::model::ADAPTER_HARNESS.to_string()),
-        suite.policies.vars.harness.and_then(env),
-        suite.defaults.harness.clone(),
-        config.run.harness.clone(),
-    ]
-    .into_iter()
-    .flatten()
-    .find(|h| h != "auto")
-    .unwrap_or_else(|| {
-        if suite.policies.auto_harness {
-            auto_harness(&HostEnv::from_process(), config)
-        } else {
-            DEFAULT_HARNESS.into()
-        }
-    })
-}
-
-/// clauditor's `harness: auto`: Claude Code when its CLI is installed, else Codex when its is.
-pub(super) fn auto_harness(host: &HostEnv, config: &Config) -> String {
-    let bin = |var: &str, configured: &Option<String>, default: &str| {
-        host.var(var)
-            .filter(|v| !v.is_empty())
-            .map(str::to_string)
-            .or_else(|| configured.clone())
-            .unwrap_or_else(|| default.to_string())
-    };
-    let claude = bin(
-        "ASSAY_CLAUDE_BIN",
-        &config.harness.claude_code.bin,
-        "claude",
-    );
-    let codex = bin("ASSAY_CODEX_BIN", &config.harness.codex.bin, "codex");
-    if host.which(&claude).is_some() {
-        "claude-code".into()
-    } else if host.which(&codex).is_some() {
-        "codex".into()
-    } else {
-        DEFAULT_HARNESS.into()
     }
 }
 

@@ -271,7 +271,7 @@ async fn version_of(
 /// as an executable file (the shell's `command -v`, the name passed as an argument).
 async fn looked_up(program: &str, probe: &VersionProbe) -> Result<String, String> {
     let mut setting = probe.setting.clone();
-    let path_var = std::env::var("PATH").unwrap_or_default();
+    let path_var = crate::host::HostEnv::process_var("PATH").unwrap_or_default();
     if let (Some(s), Some(root)) = (
         setting.as_mut(),
         crate::sandbox::shown::program_root(program, &path_var),
@@ -308,7 +308,10 @@ async fn probed(
     }
     let mut spawn = process::Spawn::new(program.to_string(), &work);
     spawn.args = args;
-    spawn.env = std::env::vars().filter(|(k, _)| k == "PATH").collect();
+    spawn.env = crate::host::HostEnv::process_var("PATH")
+        .map(|p| ("PATH".to_string(), p))
+        .into_iter()
+        .collect();
     spawn.env.push(("HOME".into(), home.display().to_string()));
     spawn.timeout = Duration::from_secs(10);
     let jail = match &setting {

@@ -2,16 +2,16 @@
 //! (and a warning when a project's own file turned it off), bubblewrap probed once, each
 //! suite's sandbox settings, and whether workspaces can be copy-on-write overlays.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use super::options::{RunOptions, TriggerMode};
 use super::plan::Plan;
+use super::resolve::sandbox::{limits, probe_limits, workspace_parent};
 use super::setup::Setup;
-use super::{Context, RunOptions, TriggerMode, cache_key, cow};
-use crate::config::Config;
+use super::{Context, cache_key, cow};
 use crate::host::HostEnv;
 use crate::record;
-use crate::sandbox::limits::{Enforcement, Limits};
+use crate::sandbox::limits::Enforcement;
 use crate::sandbox::{Backend, Mode, Network, Setting};
 use crate::spec::formats::LoadCtx;
 use crate::workspace::StageOptions;
@@ -39,7 +39,7 @@ impl Sandboxing {
         host: &HostEnv,
     ) -> Sandboxing {
         let configs = &setup.configs;
-        let mode = sandbox_mode(opts, configs);
+        let mode = setup.settings.sandbox;
         let starts_processes = plan
             .case_runs
             .iter()
@@ -110,7 +110,7 @@ impl Sandboxing {
         setup: &Setup,
         opts: &RunOptions,
     ) -> super::run_record::VersionProbe {
-        let parent = workspace_parent(ctx, opts);
+        let parent = workspace_parent(&ctx.cwd, opts);
         let setting = self.backend.clone().map(|backend| {
             let mut hidden: Vec<PathBuf> = setup.configs.keys().cloned().collect();
             hidden.push(ctx.cwd.clone());
@@ -119,9 +119,9 @@ impl Sandboxing {
                 backend: Some(backend),
                 network: Network::None,
                 hidden,
-                real_home: std::env::var_os("HOME").map(PathBuf::from),
+                real_home: real_home(&setup.host),
                 masked: cache_key::path().into_iter().collect(),
-                limits: Limits::resolve(flags(opts), &Default::default()),
+                limits: probe_limits(opts),
                 enforcement: self.enforcement.clone(),
                 ..Setting::default()
             }
@@ -136,7 +136,7 @@ impl Sandboxing {
         opts: &RunOptions,
         runtime: &tokio::runtime::Runtime,
     ) -> Workspaces {
-        let parent = workspace_parent(ctx, opts);
+        let parent = workspace_parent(&ctx.cwd, opts);
         let cow = match self.backend.as_ref().map(|b| (b, b.bwrap())) {
             Some((_, Some(b))) => runtime.block_on(cow::probe(b, &parent)),
             Some((b, None)) => Err(format!("the {} sandbox cannot mount them", b.kind())),
@@ -159,9 +159,7 @@ impl Sandboxing {
         config: &crate::sandbox::limits::LimitsConfig,
     ) -> Vec<(&'static str, record::run::LimitHeld)> {
         match &self.backend {
-            Some(_) => self
-                .enforcement
-                .describe(Limits::resolve(flags(opts), config)),
+            Some(_) => self.enforcement.describe(limits(opts, config)),
             None => Vec::new(),
         }
     }
@@ -204,9 +202,8 @@ impl Sandboxing {
         }
     }
 
-    /// Each suite's sandbox: the network by precedence (flag > `ASSAY_NETWORK` > the suite's
-    /// UAAPS `sandbox.network` > `[run] network` > model), its writable paths, what is shown
-    /// and what is hidden.
+    /// Each suite's sandbox: its network and limits as resolved ([`super::resolve::sandbox`]),
+    /// its writable paths, what is shown and what is hidden.
     pub(super) fn settings(&self, ctx: &LoadCtx, run: &Context<'_>) -> Vec<Setting> {
         let Context {
             suites,
@@ -226,31 +223,17 @@ impl Sandboxing {
                 .map(|d| ctx.cwd.join(d)),
         );
         hidden.extend(suites.iter().map(|s| ctx.cwd.join(&s.source)));
-        let real_home = std::env::var_os("HOME").map(PathBuf::from);
+        let real_home = real_home(&setup.host);
         // The cache's key, wherever a shown toolchain folder (`~/.local`) holds it.
         let masked: Vec<PathBuf> = cache_key::path().into_iter().collect();
-        let flags = flags(opts);
         suites
             .iter()
-            .map(|s| {
+            .zip(&setup.settings.suites)
+            .map(|(s, resolved)| {
                 let config = &configs[&s.project_root];
-                let network = opts
-                    .settings
-                    .network
-                    .or_else(|| {
-                        s.defaults.sandbox.as_ref().map(|b| {
-                            if b.network {
-                                Network::Host
-                            } else {
-                                Network::Model
-                            }
-                        })
-                    })
-                    .or(config.run.network)
-                    .unwrap_or_default();
                 Setting {
                     backend: self.backend.clone(),
-                    network,
+                    network: resolved.network,
                     hidden: hidden.clone(),
                     real_home: real_home.clone(),
                     masked: masked.clone(),
@@ -266,7 +249,7 @@ impl Sandboxing {
                         .as_ref()
                         .map(|b| b.writable_paths.iter().map(PathBuf::from).collect())
                         .unwrap_or_default(),
-                    limits: Limits::resolve(flags, &config.run.limits),
+                    limits: resolved.limits,
                     enforcement: self.enforcement.clone(),
                 }
             })
@@ -274,19 +257,9 @@ impl Sandboxing {
     }
 }
 
-/// Where workspaces are made: `--workspace-dir`, else the system's temp folder.
-fn workspace_parent(ctx: &LoadCtx, opts: &RunOptions) -> PathBuf {
-    opts.settings
-        .workspace_dir
-        .as_ref()
-        .map(|d| ctx.cwd.join(d))
-        .unwrap_or_else(std::env::temp_dir)
-}
-
-/// The `--limit-*` flags: memory, pids, disk.
-fn flags(opts: &RunOptions) -> [Option<crate::sandbox::limits::Cap>; 3] {
-    let l = &opts.settings;
-    [l.limit_memory, l.limit_pids, l.limit_disk]
+/// The user's HOME (covered inside the sandbox, and where login files are copied from).
+fn real_home(host: &HostEnv) -> Option<PathBuf> {
+    host.raw("HOME").map(PathBuf::from)
 }
 
 /// Where the case-runs' workspaces are made, and how.
@@ -300,11 +273,11 @@ impl Workspaces {
     /// How every case-run's workspace is staged (each case-run adjusts its copy).
     pub(super) fn stage(&self, ctx: &LoadCtx, run: &Context<'_>) -> StageOptions {
         StageOptions {
-            host_env: std::env::vars().collect(),
+            host_env: run.setup.host.vars.clone(),
             pass_env: run.opts.settings.pass_env.clone(),
             // Each case-run's harness's own ([`crate::harness::Harness::login`]).
             login: Default::default(),
-            real_home: std::env::var_os("HOME").map(PathBuf::from),
+            real_home: real_home(&run.setup.host),
             parent: Some(self.parent.clone()),
             install_skill: true,
             command_as_skill: false,
@@ -322,19 +295,4 @@ impl Workspaces {
             }),
         }
     }
-}
-
-/// `--sandbox`, else `[run] sandbox` of the projects (a project that asks for a sandbox wins
-/// over one that opts out), else auto.
-fn sandbox_mode(opts: &RunOptions, configs: &BTreeMap<PathBuf, Config>) -> Mode {
-    if let Some(m) = opts.settings.sandbox {
-        return m;
-    }
-    let modes: Vec<Mode> = configs.values().filter_map(|c| c.run.sandbox).collect();
-    modes
-        .iter()
-        .copied()
-        .find(|m| *m != Mode::None)
-        .or(modes.first().copied())
-        .unwrap_or_default()
 }

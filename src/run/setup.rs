@@ -1,13 +1,16 @@
 //! What a run needs before it is planned: every project's configuration, the folder `--resume`
-//! names, trigger evals as cases and baseline skills; and, once planned, how many case-runs run
-//! at once and in which folder.
+//! names, trigger evals as cases and baseline skills, the shard; and the run's settings,
+//! resolved from them once ([`super::resolve`]). And the run's folder.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::{Baseline, NotStarted, RunOptions, plan, shard};
+use super::NotStarted;
+use super::options::{Baseline, RunOptions};
+use super::resolve::Settings;
+use super::shard;
 use crate::config::{self, Config};
-use crate::host::Unavailable;
+use crate::host::{HostEnv, Unavailable};
 use crate::spec::formats::LoadCtx;
 use crate::spec::{Case, Skill, SkillKind, Suite, TriggerCase};
 
@@ -24,6 +27,10 @@ pub(super) struct Setup {
     pub siblings: Vec<Skill>,
     /// `--shard`: the slice this run takes, and the timings it is cut by.
     pub shard: Option<shard::Chosen>,
+    /// The host's environment, read once for the whole run.
+    pub host: HostEnv,
+    /// The run's settings, every precedence rule applied.
+    pub settings: Settings,
 }
 
 impl Setup {
@@ -81,51 +88,26 @@ impl Setup {
             Some(dir) => siblings(ctx, &ctx.cwd.join(dir))?,
             None => Vec::new(),
         };
+        let host = HostEnv::from_process();
         let shard = match opts.settings.shard {
-            Some(spec) => Some(choose_shard(ctx, suites, opts, spec)?),
+            Some(spec) => Some(choose_shard(ctx, suites, opts, spec, &host)?),
             None => None,
         };
+        let settings = Settings::resolve(suites, &configs, opts, &host);
         Ok(Setup {
             configs,
             trigger_cases,
             baseline_skills,
             siblings,
             shard,
+            host,
+            settings,
         })
     }
 
-    /// Agent processes at once: `--jobs`, else `[run] jobs` of a project, else a default from
-    /// CPUs and memory.
-    pub(super) fn jobs(&self, opts: &RunOptions) -> usize {
-        match opts.jobs {
-            0 => self
-                .configs
-                .values()
-                .find_map(|c| c.run.jobs)
-                .unwrap_or_else(plan::default_jobs)
-                .max(1),
-            n => n,
-        }
-    }
-
-    /// `[run.limits]` of the first project, for what a run records and `doctor` says of its
-    /// limits (each project's case-runs take their own).
+    /// `[run.limits]` as the run records it (for `doctor`).
     pub(super) fn limits_config(&self) -> crate::sandbox::limits::LimitsConfig {
-        self.configs
-            .values()
-            .next()
-            .map(|c| c.run.limits)
-            .unwrap_or_default()
-    }
-
-    /// The spending limit: `--max-cost`, else the lowest `[run] max_cost` of the projects.
-    pub(super) fn max_cost(&self, opts: &RunOptions) -> Option<f64> {
-        opts.settings.max_cost.or_else(|| {
-            self.configs
-                .values()
-                .filter_map(|c| c.run.max_cost)
-                .reduce(f64::min)
-        })
+        self.settings.recorded_limits
     }
 }
 
@@ -150,13 +132,14 @@ fn choose_shard(
     suites: &[Suite],
     opts: &RunOptions,
     spec: shard::ShardSpec,
+    host: &HostEnv,
 ) -> Result<shard::Chosen, NotStarted> {
     let bad = |flag: &str, message: String, help: &str| {
         NotStarted::BadInput(vec![
             crate::diag::Problem::error("shard", Path::new(flag), message).help(help),
         ])
     };
-    let var = |k: &str| std::env::var(k).ok();
+    let var = |k: &str| host.raw(k).map(str::to_string);
     let flag = match spec {
         shard::ShardSpec::Auto => "--shard auto",
         shard::ShardSpec::Fixed(_) => "--shard",
