@@ -131,16 +131,20 @@ pub(super) fn schedule(
         let (mut ran, mut judge_failed, mut output_cut) = (0, false, false);
         let mut agents = BTreeMap::new();
         loop {
+            // Retries first: a case-run's retry lines are told before it is told finished,
+            // and none is left in the channel when the run ends.
             let r = tokio::select! {
-                r = stream.next() => match r {
-                    Some(r) => r,
-                    None => break,
-                },
+                biased;
                 Some(retry) = retried.recv() => {
                     on_event(RunEvent::Retrying(&retry));
                     continue;
                 }
+                r = stream.next() => r,
             };
+            while let Ok(retry) = retried.try_recv() {
+                on_event(RunEvent::Retrying(&retry));
+            }
+            let Some(r) = r else { break };
             if let Some(r) = r {
                 budget.add(r.cost_usd);
                 on_event(RunEvent::Finished(&r));
