@@ -188,90 +188,17 @@ pub fn list_yaml(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// `eval-config.json`: the package's defaults for its eval cases.
 fn read_config(doc: &mut Doc, node: &Node) -> Option<Defaults> {
     let m = doc.map(node, "")?;
     m.check_keys(doc, "eval-config.json", CONFIG_KEYS);
     if let Some(n) = m.req(doc, "version") {
-        match doc.number(n, "version") {
-            Some(1.0) | None => {}
-            Some(v) => {
-                doc.error(
-                    "unsupported-version",
-                    n.span,
-                    "version",
-                    format!("eval config version {v} is not supported; this assay reads version 1"),
-                );
-            }
-        }
+        read_version(doc, n);
     }
-    let engine = m.req(doc, "engine").and_then(|n| {
-        let e = doc.string(n, "engine")?;
-        if ENGINES.contains(&e.as_str()) {
-            return Some(e);
-        }
-        if RESERVED_ENGINES.contains(&e.as_str()) {
-            doc.error(
-                "unsupported-engine",
-                n.span,
-                "engine",
-                format!("engine `{e}` is not supported: it has no headless mode to run evals with"),
-            )
-            .help = Some("use \"claude-code\", \"codex\" or \"copilot\"".into());
-        } else {
-            doc.error(
-                "unknown-engine",
-                n.span,
-                "engine",
-                format!("unknown engine `{e}`"),
-            )
-            .help = Some(match did_you_mean(&e, ENGINES.iter().copied()) {
-                Some(s) => format!("did you mean `{s}`?"),
-                None => format!("supported engines: {}", ENGINES.join(", ")),
-            });
-        }
-        None
-    });
-    let timeout = m.opt("timeout").and_then(|n| {
-        let t = doc.number(n, "timeout")?;
-        if t <= 0.0 {
-            doc.error(
-                "out-of-range",
-                n.span,
-                "timeout",
-                format!("must be a positive number of seconds, found {t}"),
-            );
-            return None;
-        }
-        Some(t.ceil() as u64)
-    });
+    let engine = m.req(doc, "engine").and_then(|n| read_engine(doc, n));
+    let timeout = m.opt("timeout").and_then(|n| read_timeout(doc, n));
     let judge = m.text(doc, "judge");
-    let sandbox = m.opt("sandbox").and_then(|n| {
-        let s = doc.map(n, "sandbox")?;
-        s.check_keys(doc, "sandbox", SANDBOX_KEYS);
-        let network = s.bool(doc, "network").unwrap_or(false);
-        let writable_paths = s
-            .texts(doc, "writable-paths")
-            .unwrap_or_default()
-            .into_iter()
-            .enumerate()
-            .filter_map(|(i, (p, span))| match paths::workspace_relative(&p) {
-                Ok(_) => Some(p),
-                Err(e) => {
-                    doc.error(
-                        "bad-path",
-                        span,
-                        &index("sandbox.writable-paths", i),
-                        e.to_string(),
-                    );
-                    None
-                }
-            })
-            .collect();
-        Some(Sandbox {
-            network,
-            writable_paths,
-        })
-    });
+    let sandbox = m.opt("sandbox").and_then(|n| read_sandbox(doc, n));
     let env = m
         .opt("env")
         .map(|n| read_env(doc, n, "env"))
@@ -296,6 +223,94 @@ fn read_config(doc: &mut Doc, node: &Node) -> Option<Defaults> {
         sandbox: Some(sandbox.unwrap_or_default()),
         env,
         ..Defaults::default()
+    })
+}
+
+/// `version`: 1, the only one there is.
+fn read_version(doc: &mut Doc, n: &Node) {
+    match doc.number(n, "version") {
+        Some(1.0) | None => {}
+        Some(v) => {
+            doc.error(
+                "unsupported-version",
+                n.span,
+                "version",
+                format!("eval config version {v} is not supported; this assay reads version 1"),
+            );
+        }
+    }
+}
+
+/// `engine`: one of [`ENGINES`]; one of [`RESERVED_ENGINES`] is refused with its reason.
+fn read_engine(doc: &mut Doc, n: &Node) -> Option<String> {
+    let e = doc.string(n, "engine")?;
+    if ENGINES.contains(&e.as_str()) {
+        return Some(e);
+    }
+    if RESERVED_ENGINES.contains(&e.as_str()) {
+        doc.error(
+            "unsupported-engine",
+            n.span,
+            "engine",
+            format!("engine `{e}` is not supported: it has no headless mode to run evals with"),
+        )
+        .help = Some("use \"claude-code\", \"codex\" or \"copilot\"".into());
+    } else {
+        doc.error(
+            "unknown-engine",
+            n.span,
+            "engine",
+            format!("unknown engine `{e}`"),
+        )
+        .help = Some(match did_you_mean(&e, ENGINES.iter().copied()) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => format!("supported engines: {}", ENGINES.join(", ")),
+        });
+    }
+    None
+}
+
+/// `timeout`: a positive number of seconds, rounded up.
+fn read_timeout(doc: &mut Doc, n: &Node) -> Option<u64> {
+    let t = doc.number(n, "timeout")?;
+    if t <= 0.0 {
+        doc.error(
+            "out-of-range",
+            n.span,
+            "timeout",
+            format!("must be a positive number of seconds, found {t}"),
+        );
+        return None;
+    }
+    Some(t.ceil() as u64)
+}
+
+/// `sandbox`: whether the network is open, and the workspace paths the agent may write.
+fn read_sandbox(doc: &mut Doc, n: &Node) -> Option<Sandbox> {
+    let s = doc.map(n, "sandbox")?;
+    s.check_keys(doc, "sandbox", SANDBOX_KEYS);
+    let network = s.bool(doc, "network").unwrap_or(false);
+    let writable_paths = s
+        .texts(doc, "writable-paths")
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, (p, span))| match paths::workspace_relative(&p) {
+            Ok(_) => Some(p),
+            Err(e) => {
+                doc.error(
+                    "bad-path",
+                    span,
+                    &index("sandbox.writable-paths", i),
+                    e.to_string(),
+                );
+                None
+            }
+        })
+        .collect();
+    Some(Sandbox {
+        network,
+        writable_paths,
     })
 }
 
