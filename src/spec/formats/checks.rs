@@ -2,10 +2,11 @@
 
 use serde_json::{Map as JsonMap, Value as Json};
 
+use crate::record::case_run::Routing;
 use crate::spec::check_types::{CheckType, KeyKind, KeySpec};
 use crate::spec::node::Node;
 use crate::spec::paths;
-use crate::spec::reader::{Doc, Map};
+use crate::spec::reader::{Doc, Map, index};
 use crate::spec::value_formats;
 
 /// Validates one value for a key of a check type and converts it to JSON.
@@ -120,78 +121,107 @@ pub fn read_extension(
 
 /// Reads a trigger query's [`EXTENSION_KEY`]: assay's check-list syntax limited to the
 /// routing types ([`crate::spec::check_types::ROUTING`]), made into the query's routing.
-pub fn read_routing(doc: &mut Doc, m: &Map<'_>) -> crate::record::case_run::Routing {
-    use crate::spec::check_types::ROUTING;
-    let mut routing = crate::record::case_run::Routing::default();
+pub fn read_routing(doc: &mut Doc, m: &Map<'_>) -> Routing {
     let Some(node) = m.opt(EXTENSION_KEY) else {
-        return routing;
+        return Routing::default();
     };
     let field = m.path(EXTENSION_KEY);
-    // Types that exist but say nothing about routing: the list reader accepts them, so they
-    // are refused here, each where it is written.
     if let crate::spec::node::Value::Seq(items) = &node.value {
         for (i, item) in items.iter().enumerate() {
-            let ty = item.get("type").and_then(|t| t.as_str());
-            if let Some(ty) = ty.filter(|t| !ROUTING.contains(t) && !is_plugin_type(doc, t))
-                && crate::spec::check_types::lookup(ty).is_some()
-            {
-                doc.error(
-                    "not-a-routing-check",
-                    item.get("type").map_or(item.span, |n| n.span),
-                    &format!("{field}[{i}].type"),
-                    format!("`{ty}` does not apply to a trigger query"),
-                )
-                .help = Some(format!(
-                    "a trigger query takes {} (what fired is all a trigger run records)",
-                    ROUTING.join(", ")
-                ));
-            }
-            if let Some(n) = item.get("negate") {
-                doc.error(
-                    "not-a-routing-check",
-                    n.span,
-                    &format!("{field}[{i}].negate"),
-                    "a routing check cannot be negated".to_string(),
-                )
-                .help = Some("write must_not_fire instead of a negated must_fire".into());
-            }
-            if let Some(ty) = ty.filter(|t| is_plugin_type(doc, t)) {
-                doc.error(
-                    "not-a-routing-check",
-                    item.get("type").map_or(item.span, |n| n.span),
-                    &format!("{field}[{i}].type"),
-                    format!("the plugin check `{ty}` does not apply to a trigger query"),
-                )
-                .help = Some(format!("a trigger query takes {}", ROUTING.join(", ")));
-            }
+            refuse_if_not_routing(doc, item, &index(&field, i));
         }
     }
     let checks = read_check_list(doc, node, &field, &mut std::collections::HashSet::new());
-    // A skill is named by its folder: a name with a control character or a slash names none,
-    // and would only reach a report.
-    let bad_name = |n: &str| n.chars().any(|c| c.is_control() || c == '/');
     for c in &checks {
-        let names = c.config.get("skill").into_iter().chain(
-            c.config
-                .get("allow")
-                .and_then(Json::as_array)
-                .into_iter()
-                .flatten(),
-        );
-        if let Some(n) = names.filter_map(Json::as_str).find(|n| bad_name(n)) {
-            doc.error(
-                "not-a-skill-name",
-                node.span,
-                &field,
-                format!(
-                    "{} is not a skill name",
-                    crate::text::one_line(&format!("`{n}`"))
-                ),
-            )
-            .help =
-                Some("a skill's name is its folder's name: no control characters or `/`".into());
-        }
+        check_skill_names(doc, c, node, &field);
     }
+    let routing = routing_of(checks);
+    if let Some(both) = routing
+        .must_fire
+        .iter()
+        .find(|s| routing.must_not_fire.contains(s))
+    {
+        doc.error(
+            "contradiction",
+            node.span,
+            &field,
+            format!("`{both}` is both in must_fire and must_not_fire"),
+        );
+    }
+    routing
+}
+
+/// Refuses, where it is written, what the list reader accepts but says nothing about routing:
+/// a check type of another kind, a negation, a plugin's check type.
+fn refuse_if_not_routing(doc: &mut Doc, item: &Node, field: &str) {
+    use crate::spec::check_types::ROUTING;
+    let ty = item.get("type").and_then(|t| t.as_str());
+    let ty_span = item.get("type").map_or(item.span, |n| n.span);
+    if let Some(ty) = ty.filter(|t| !ROUTING.contains(t) && !is_plugin_type(doc, t))
+        && crate::spec::check_types::lookup(ty).is_some()
+    {
+        doc.error(
+            "not-a-routing-check",
+            ty_span,
+            &format!("{field}.type"),
+            format!("`{ty}` does not apply to a trigger query"),
+        )
+        .help = Some(format!(
+            "a trigger query takes {} (what fired is all a trigger run records)",
+            ROUTING.join(", ")
+        ));
+    }
+    if let Some(n) = item.get("negate") {
+        doc.error(
+            "not-a-routing-check",
+            n.span,
+            &format!("{field}.negate"),
+            "a routing check cannot be negated".to_string(),
+        )
+        .help = Some("write must_not_fire instead of a negated must_fire".into());
+    }
+    if let Some(ty) = ty.filter(|t| is_plugin_type(doc, t)) {
+        doc.error(
+            "not-a-routing-check",
+            ty_span,
+            &format!("{field}.type"),
+            format!("the plugin check `{ty}` does not apply to a trigger query"),
+        )
+        .help = Some(format!("a trigger query takes {}", ROUTING.join(", ")));
+    }
+}
+
+/// The skills a routing check names (`skill`, then `allow`'s).
+fn named_skills(c: &crate::spec::Check) -> impl Iterator<Item = &str> {
+    let allow = c.config.get("allow").and_then(Json::as_array);
+    c.config
+        .get("skill")
+        .into_iter()
+        .chain(allow.into_iter().flatten())
+        .filter_map(Json::as_str)
+}
+
+/// A skill is named by its folder: a name with a control character or a slash names none,
+/// and would only reach a report.
+fn check_skill_names(doc: &mut Doc, c: &crate::spec::Check, node: &Node, field: &str) {
+    let bad_name = |n: &str| n.chars().any(|c| c.is_control() || c == '/');
+    if let Some(n) = named_skills(c).find(|n| bad_name(n)) {
+        doc.error(
+            "not-a-skill-name",
+            node.span,
+            field,
+            format!(
+                "{} is not a skill name",
+                crate::text::one_line(&format!("`{n}`"))
+            ),
+        )
+        .help = Some("a skill's name is its folder's name: no control characters or `/`".into());
+    }
+}
+
+/// The routing the checks of a trigger query say.
+fn routing_of(checks: Vec<crate::spec::Check>) -> Routing {
+    let mut routing = Routing::default();
     for c in checks {
         let skill = || {
             c.config
@@ -204,30 +234,12 @@ pub fn read_routing(doc: &mut Doc, m: &Map<'_>) -> crate::record::case_run::Rout
             "must_not_fire" => routing.must_not_fire.extend(skill()),
             "no_other_skill" => {
                 routing.no_other_skill = true;
-                routing.allow.extend(
-                    c.config
-                        .get("allow")
-                        .and_then(Json::as_array)
-                        .into_iter()
-                        .flatten()
-                        .filter_map(Json::as_str)
-                        .map(str::to_string),
-                );
+                let allow = c.config.get("allow").and_then(Json::as_array);
+                let allow = allow.into_iter().flatten().filter_map(Json::as_str);
+                routing.allow.extend(allow.map(str::to_string));
             }
             _ => {}
         }
-    }
-    if let Some(both) = routing
-        .must_fire
-        .iter()
-        .find(|s| routing.must_not_fire.contains(s))
-    {
-        doc.error(
-            "contradiction",
-            node.span,
-            &field,
-            format!("`{both}` is both in must_fire and must_not_fire"),
-        );
     }
     routing
 }
