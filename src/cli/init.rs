@@ -177,7 +177,7 @@ fn write_and_validate(
         .filter(|p| !p.ends_with("assay.toml") && !p.ends_with("package.agent.json"))
         .filter(|p| {
             !p.file_name().is_some_and(|n| {
-                crate::spec::formats::bmad::TRIGGER_FILES
+                crate::spec::formats::bmad::triggers::TRIGGER_FILES
                     .iter()
                     .any(|t| n == *t)
             })

@@ -10,7 +10,7 @@ use crate::spec::node::{Node, Value};
 use crate::spec::reader::{Doc, Map, index};
 
 /// Keys every assertion may have besides its type's own.
-const COMMON_KEYS: &[&str] = &["id", "type", "name"];
+pub const ASSERTION_KEYS: &[&str] = &["id", "type", "name"];
 
 /// Old or near keys and the per-type key they should be (clauditor's migration hints after #67).
 fn migration_hint(ty: &str, key: &str) -> Option<&'static str> {
@@ -46,7 +46,7 @@ fn read_assertion(doc: &mut Doc, item: &Node, field: &str, ids: &mut Ids) -> Opt
     let ty_node = a.req(doc, "type")?;
     let ty = doc.string(ty_node, &a.path("type"))?;
     if checks::is_plugin_type(doc, &ty) {
-        let config = checks::config_of(&a, COMMON_KEYS);
+        let config = checks::config_of(&a, ASSERTION_KEYS);
         let config = checks::plugin_check(doc, &ty, config, item, field);
         let at = Some(location(doc, item.span));
         return Some(Check::new(id?, ty, config?, CheckTarget::Output, at));
@@ -93,7 +93,7 @@ fn unknown_type(doc: &mut Doc, node: &Node, field: &str, ty: &str) {
 /// The assertion's keys: its type's own beside the common ones, with clauditor's migration
 /// hints; an optional key written as null is an error, not the default (as in clauditor).
 fn check_keys(doc: &mut Doc, a: &Map<'_>, ty: &str, check_type: &CheckType) {
-    let mut known = COMMON_KEYS.to_vec();
+    let mut known = ASSERTION_KEYS.to_vec();
     known.extend(check_types::clauditor_keys(check_type));
     a.check_keys_with(
         doc,

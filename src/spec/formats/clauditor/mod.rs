@@ -15,7 +15,7 @@
 //! - `triggers.rs`: `trigger_tests`;
 //! - `find.rs` (discovery) and `write.rs` (`assay init --format clauditor`).
 
-mod assertions;
+pub mod assertions;
 pub mod criteria;
 mod files;
 pub mod find;

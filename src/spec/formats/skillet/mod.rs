@@ -21,7 +21,8 @@ pub const POLICIES: crate::spec::model::Policies = crate::spec::model::Policies 
     ..crate::spec::model::Policies::NONE
 };
 
-const KEYS: &[&str] = &[
+/// The keys of a Skillet eval file, and of each of its assertions.
+pub const KEYS: &[&str] = &[
     "timestamp",
     "name",
     "prompt",
@@ -38,7 +39,7 @@ const KEYS: &[&str] = &[
     // assay's extension: checks of any assay type. They do not replace the judge.
     super::checks::EXTENSION_KEY,
 ];
-const ASSERTION_KEYS: &[&str] = &["type", "value"];
+pub const ASSERTION_KEYS: &[&str] = &["type", "value"];
 /// Skillet assertion types and the assay key their `value` becomes.
 const ASSERTION_TYPES: &[(&str, &str)] = &[
     ("contains", "needle"),

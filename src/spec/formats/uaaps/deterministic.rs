@@ -28,9 +28,10 @@ pub const POLICIES: crate::spec::model::Policies = crate::spec::model::Policies 
     ..crate::spec::model::Policies::NONE
 };
 
-const CONFIG_KEYS: &[&str] = &["version", "command", "cwd", "timeout", "env"];
+/// The keys of `test-config.json`.
+pub const CONFIG_KEYS: &[&str] = &["version", "command", "cwd", "timeout", "env"];
 /// A skill's test case: the spec's keys, then assay's aliases.
-const SKILL_CASE_KEYS: &[&str] = &[
+pub const SKILL_CASE_KEYS: &[&str] = &[
     "name",
     "description",
     "input",
@@ -43,7 +44,7 @@ const SKILL_CASE_KEYS: &[&str] = &[
     "checks",
 ];
 /// A hook's test case: the spec's keys, then assay's aliases.
-const HOOK_CASE_KEYS: &[&str] = &[
+pub const HOOK_CASE_KEYS: &[&str] = &[
     "name",
     "description",
     "event",
@@ -57,10 +58,11 @@ const HOOK_CASE_KEYS: &[&str] = &[
     "env",
     "checks",
 ];
-const SKILL_INPUT_KEYS: &[&str] = &["command", "stdin", "files"];
-const HOOK_INPUT_KEYS: &[&str] = &["fixture", "overrides"];
+/// The keys of a skill case's `input`, and of a hook case's.
+pub const SKILL_INPUT_KEYS: &[&str] = &["command", "stdin", "files"];
+pub const HOOK_INPUT_KEYS: &[&str] = &["fixture", "overrides"];
 /// The spec's expectations, then assay's.
-const EXPECTED_KEYS: &[&str] = &[
+pub const EXPECTED_KEYS: &[&str] = &[
     "exit-code",
     "stdout-contains",
     "stderr-contains",

@@ -31,9 +31,11 @@ pub const POLICIES: crate::spec::model::Policies = crate::spec::model::Policies 
     ..crate::spec::model::Policies::NONE
 };
 
-const CONFIG_KEYS: &[&str] = &["version", "engine", "timeout", "judge", "sandbox", "env"];
-const SANDBOX_KEYS: &[&str] = &["network", "writable-paths"];
-const CASE_KEYS: &[&str] = &[
+/// The keys of `eval-config.json`, and of its `sandbox`.
+pub const CONFIG_KEYS: &[&str] = &["version", "engine", "timeout", "judge", "sandbox", "env"];
+pub const SANDBOX_KEYS: &[&str] = &["network", "writable-paths"];
+/// The keys of an eval case, and of its `input`, `expected` and `judge`.
+pub const CASE_KEYS: &[&str] = &[
     "name",
     "description",
     "target",
@@ -43,9 +45,9 @@ const CASE_KEYS: &[&str] = &[
     // assay's extension: any check type, with negate and weight (docs/checks.md).
     "x-assay-checks",
 ];
-const INPUT_KEYS: &[&str] = &["prompt", "files", "workspace-files"];
-const EXPECTED_KEYS: &[&str] = &["contains", "not-contains", "files-created", "agent-blocked"];
-const JUDGE_KEYS: &[&str] = &["criteria"];
+pub const INPUT_KEYS: &[&str] = &["prompt", "files", "workspace-files"];
+pub const EXPECTED_KEYS: &[&str] = &["contains", "not-contains", "files-created", "agent-blocked"];
+pub const JUDGE_KEYS: &[&str] = &["criteria"];
 /// The spec's engines assay runs, each the harness of that name: `copilot`, reserved by the
 /// spec "until headless modes are available", runs headless now (`copilot --acp`).
 pub const ENGINES: &[&str] = &["claude-code", "codex", "copilot"];
