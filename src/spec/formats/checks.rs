@@ -264,93 +264,103 @@ pub fn read_check_list(
     field: &str,
     ids: &mut std::collections::HashSet<String>,
 ) -> Vec<crate::spec::Check> {
-    use crate::spec::check_types;
-    let mut out = Vec::new();
     let Some(items) = doc.seq(node, field) else {
-        return out;
+        return Vec::new();
     };
-    for (i, item) in items.iter().enumerate() {
-        let path = format!("{field}[{i}]");
-        let Some(m) = doc.map(item, &path) else {
-            continue;
-        };
-        let Some(ty) = m.req_text(doc, "type") else {
-            continue;
-        };
-        // A plugin's type takes every other key as its configuration, which it validates;
-        // a built-in type's keys are checked against its schema.
-        let (config, target) = if is_plugin_type(doc, &ty) {
-            let config = plugin_check(doc, &ty, config_of(&m, COMMON_KEYS), item, &path);
-            (config, crate::spec::CheckTarget::Output)
-        } else if let Some(check_type) = check_types::lookup(&ty) {
-            let mut known: Vec<&str> = COMMON_KEYS.to_vec();
-            known.extend(check_type.key_names());
-            m.check_keys(doc, &format!("a `{ty}` check"), &known);
-            (read_config(doc, &m, check_type), check_type.target.clone())
-        } else {
-            let all = all_type_names(
-                doc,
-                &check_types::BUILTIN
-                    .iter()
-                    .map(|t| t.name)
-                    .collect::<Vec<_>>(),
-            );
-            let names = all.iter().map(String::as_str);
-            let near = crate::diag::did_you_mean(&ty, names.clone());
-            doc.error(
-                "unknown-check-type",
-                m.opt("type").map_or(item.span, |n| n.span),
-                &m.path("type"),
-                format!("`{ty}` is not a check type"),
-            )
-            .help = Some(match near {
-                Some(n) => format!("did you mean `{n}`?"),
-                None => format!("check types: {}", names.collect::<Vec<_>>().join(", ")),
-            });
-            continue;
-        };
-        let id = match m.text(doc, "id") {
-            Some(id) => id,
-            None => default_id(&ty, i, ids),
-        };
-        if !ids.insert(id.clone()) {
-            doc.error(
-                "duplicate-id",
-                m.opt("id").map_or(item.span, |n| n.span),
-                &m.path("id"),
-                format!("check id `{id}` is used twice"),
-            );
-        }
-        let negate = m.bool(doc, "negate").unwrap_or(false);
-        let weight = match m.opt("weight") {
-            Some(n) => match doc.non_negative_number(n, &m.path("weight")) {
-                Some(w) if w > 0.0 => w,
-                Some(_) => {
-                    doc.error(
-                        "out-of-range",
-                        n.span,
-                        &m.path("weight"),
-                        "a weight must be above 0".to_string(),
-                    );
-                    1.0
-                }
-                None => 1.0,
-            },
-            None => 1.0,
-        };
-        if let Some(config) = config {
-            out.push(crate::spec::Check {
-                id,
-                kind: ty,
-                config,
-                negate,
-                weight,
-                target,
-                location: Some(super::location(doc, item.span)),
-            });
-        }
+    items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| read_listed_check(doc, item, &index(field, i), i, ids))
+        .collect()
+}
+
+/// The `i`th check of a list, at `path`.
+fn read_listed_check(
+    doc: &mut Doc,
+    item: &Node,
+    path: &str,
+    i: usize,
+    ids: &mut std::collections::HashSet<String>,
+) -> Option<crate::spec::Check> {
+    let m = doc.map(item, path)?;
+    let ty = m.req_text(doc, "type")?;
+    // A plugin's type takes every other key as its configuration, which it validates;
+    // a built-in type's keys are checked against its schema.
+    let (config, target) = if is_plugin_type(doc, &ty) {
+        let config = plugin_check(doc, &ty, config_of(&m, COMMON_KEYS), item, path);
+        (config, crate::spec::CheckTarget::Output)
+    } else if let Some(check_type) = crate::spec::check_types::lookup(&ty) {
+        let mut known: Vec<&str> = COMMON_KEYS.to_vec();
+        known.extend(check_type.key_names());
+        m.check_keys(doc, &format!("a `{ty}` check"), &known);
+        (read_config(doc, &m, check_type), check_type.target.clone())
+    } else {
+        unknown_check_type(doc, &m, item, &ty);
+        return None;
+    };
+    let id = match m.text(doc, "id") {
+        Some(id) => id,
+        None => default_id(&ty, i, ids),
+    };
+    if !ids.insert(id.clone()) {
+        doc.error(
+            "duplicate-id",
+            m.opt("id").map_or(item.span, |n| n.span),
+            &m.path("id"),
+            format!("check id `{id}` is used twice"),
+        );
     }
-    out
+    let negate = m.bool(doc, "negate").unwrap_or(false);
+    let weight = m
+        .opt("weight")
+        .map_or(1.0, |n| read_weight(doc, n, &m.path("weight")));
+    Some(crate::spec::Check {
+        id,
+        kind: ty,
+        config: config?,
+        negate,
+        weight,
+        target,
+        location: Some(super::location(doc, item.span)),
+    })
+}
+
+/// The error for a type that is neither built in nor a plugin's, with the nearest name.
+fn unknown_check_type(doc: &mut Doc, m: &Map<'_>, item: &Node, ty: &str) {
+    let builtin: Vec<&str> = crate::spec::check_types::BUILTIN
+        .iter()
+        .map(|t| t.name)
+        .collect();
+    let all = all_type_names(doc, &builtin);
+    let names = all.iter().map(String::as_str);
+    let near = crate::diag::did_you_mean(ty, names.clone());
+    doc.error(
+        "unknown-check-type",
+        m.opt("type").map_or(item.span, |n| n.span),
+        &m.path("type"),
+        format!("`{ty}` is not a check type"),
+    )
+    .help = Some(match near {
+        Some(n) => format!("did you mean `{n}`?"),
+        None => format!("check types: {}", names.collect::<Vec<_>>().join(", ")),
+    });
+}
+
+/// A check's `weight`: above 0 (1 when it is not a number, or not above 0, after the error).
+fn read_weight(doc: &mut Doc, n: &Node, field: &str) -> f64 {
+    match doc.non_negative_number(n, field) {
+        Some(w) if w > 0.0 => w,
+        Some(_) => {
+            doc.error(
+                "out-of-range",
+                n.span,
+                field,
+                "a weight must be above 0".to_string(),
+            );
+            1.0
+        }
+        None => 1.0,
+    }
 }
 
 /// The id of the `i`th check of a list when it names none: `<type>-<n>`, or, when a check of
