@@ -114,19 +114,7 @@ pub fn load(ctx: &LoadCtx, root: &Path) -> Loaded {
         return out;
     }
 
-    let defaults = match ctx.parse(&config_file, &ctx.shown(&config_file)) {
-        Ok((mut doc, node)) => {
-            let d = read_config(&mut doc, &node);
-            let failed = doc.has_errors();
-            out.problems.append(&mut doc.problems);
-            if failed { None } else { d }
-        }
-        Err(mut p) => {
-            out.problems.append(&mut p);
-            None
-        }
-    };
-
+    let defaults = load_config(ctx, &config_file, &mut out.problems);
     if case_files.is_empty() {
         out.problems.push(Problem::warning(
             "no-cases",
@@ -134,28 +122,9 @@ pub fn load(ctx: &LoadCtx, root: &Path) -> Loaded {
             "evals/eval-config.json is here but evals/cases/ holds no *.yaml cases",
         ));
     }
-
-    let mut cases = Vec::new();
-    let mut names: Vec<(String, PathBuf)> = Vec::new();
-    let mut ok = defaults.is_some();
-    for file in &case_files {
-        match ctx.parse(file, &ctx.shown(file)) {
-            Ok((mut doc, node)) => {
-                claim_name(ctx, &mut doc, &node, file, &mut names);
-                match read_case(&mut doc, &node, root, &evals).filter(|_| !doc.has_errors()) {
-                    Some(case) => cases.push(case),
-                    None => ok = false,
-                }
-                out.problems.append(&mut doc.problems);
-            }
-            Err(mut p) => {
-                ok = false;
-                out.problems.append(&mut p);
-            }
-        }
-    }
+    let cases = load_cases(ctx, root, &case_files, &mut out.problems);
     package.parts = super::uaaps::package::read_parts(ctx, root, &mut out.problems);
-    if let (true, Some(defaults)) = (ok, defaults) {
+    if let (Some(cases), Some(defaults)) = (cases, defaults) {
         out.suites.push(Suite {
             id: format!("uaaps:{}", package_label(&package)),
             format: Format::Uaaps,
@@ -173,6 +142,52 @@ pub fn load(ctx: &LoadCtx, root: &Path) -> Loaded {
         });
     }
     out
+}
+
+/// `evals/eval-config.json`'s defaults, or `None` when it has errors (in `problems`).
+fn load_config(ctx: &LoadCtx, file: &Path, problems: &mut Vec<Problem>) -> Option<Defaults> {
+    match ctx.parse(file, &ctx.shown(file)) {
+        Ok((mut doc, node)) => {
+            let d = read_config(&mut doc, &node);
+            let failed = doc.has_errors();
+            problems.append(&mut doc.problems);
+            if failed { None } else { d }
+        }
+        Err(mut p) => {
+            problems.append(&mut p);
+            None
+        }
+    }
+}
+
+/// The eval cases of `files`, or `None` when one has errors (all of them in `problems`).
+fn load_cases(
+    ctx: &LoadCtx,
+    root: &Path,
+    files: &[PathBuf],
+    problems: &mut Vec<Problem>,
+) -> Option<Vec<Case>> {
+    let evals = root.join("evals");
+    let mut cases = Vec::new();
+    let mut names: Vec<(String, PathBuf)> = Vec::new();
+    let mut ok = true;
+    for file in files {
+        match ctx.parse(file, &ctx.shown(file)) {
+            Ok((mut doc, node)) => {
+                claim_name(ctx, &mut doc, &node, file, &mut names);
+                match read_case(&mut doc, &node, root, &evals).filter(|_| !doc.has_errors()) {
+                    Some(case) => cases.push(case),
+                    None => ok = false,
+                }
+                problems.append(&mut doc.problems);
+            }
+            Err(mut p) => {
+                ok = false;
+                problems.append(&mut p);
+            }
+        }
+    }
+    ok.then_some(cases)
 }
 
 /// `*.yaml` and `*.yml` files directly in `dir`, sorted.
