@@ -16,173 +16,146 @@ use proptest::prelude::*;
 struct Target {
     example: &'static str,
     file: &'static str,
-    keys: &'static [&'static str],
+    /// The keys that file may hold, at any depth: the format's own lists.
+    keys: fn() -> Vec<&'static str>,
+}
+
+/// The keys of `lists`, each once.
+fn flat(lists: &[&[&'static str]]) -> Vec<&'static str> {
+    let mut keys: Vec<&'static str> = lists.iter().flat_map(|l| l.iter().copied()).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
+}
+
+fn bmad_evals() -> Vec<&'static str> {
+    use assay::spec::formats::bmad::evals;
+    flat(&[evals::TOP_KEYS, evals::EVAL_KEYS, &["_design_notes"]])
+}
+
+fn bmad_triggers() -> Vec<&'static str> {
+    use assay::spec::formats::bmad::triggers;
+    flat(&[triggers::TOP_KEYS, triggers::TRIGGER_KEYS])
+}
+
+/// A clauditor spec's keys, with every clauditor assertion type's own.
+fn clauditor() -> Vec<&'static str> {
+    use assay::spec::check_types::{CLAUDITOR_TYPES, clauditor_keys, lookup};
+    use assay::spec::formats::clauditor::{
+        TOP_KEYS, assertions, criteria, sections, settings, triggers,
+    };
+    let types: Vec<&'static str> = CLAUDITOR_TYPES
+        .iter()
+        .flat_map(|t| clauditor_keys(lookup(t).unwrap()))
+        .collect();
+    flat(&[
+        TOP_KEYS,
+        assertions::ASSERTION_KEYS,
+        &types,
+        sections::SECTION_KEYS,
+        sections::TIER_KEYS,
+        sections::FIELD_KEYS,
+        criteria::CRITERION_KEYS,
+        settings::VARIANCE_KEYS,
+        settings::THRESHOLD_KEYS,
+        triggers::TRIGGER_KEYS,
+    ])
+}
+
+fn skillet() -> Vec<&'static str> {
+    use assay::spec::formats::skillet::{ASSERTION_KEYS, KEYS};
+    flat(&[KEYS, ASSERTION_KEYS])
+}
+
+fn uaaps_case() -> Vec<&'static str> {
+    use assay::spec::formats::uaaps::{CASE_KEYS, EXPECTED_KEYS, INPUT_KEYS, JUDGE_KEYS};
+    flat(&[CASE_KEYS, INPUT_KEYS, EXPECTED_KEYS, JUDGE_KEYS])
+}
+
+fn uaaps_config() -> Vec<&'static str> {
+    use assay::spec::formats::uaaps::{CONFIG_KEYS, SANDBOX_KEYS};
+    flat(&[CONFIG_KEYS, SANDBOX_KEYS])
+}
+
+fn uaaps_skill_test() -> Vec<&'static str> {
+    use assay::spec::formats::uaaps::deterministic::{
+        EXPECTED_KEYS, SKILL_CASE_KEYS, SKILL_INPUT_KEYS,
+    };
+    flat(&[SKILL_CASE_KEYS, SKILL_INPUT_KEYS, EXPECTED_KEYS])
+}
+
+/// A hook test's keys, with an event, a fixture and override paths written as keys.
+fn uaaps_hook_test() -> Vec<&'static str> {
+    use assay::spec::formats::uaaps::deterministic::{
+        EXPECTED_KEYS, HOOK_CASE_KEYS, HOOK_INPUT_KEYS,
+    };
+    let values: &[&'static str] = &[
+        "PreToolUse",
+        "fixtures/write-etc.json",
+        "tool_input.file_path",
+        "tool_input.file_path.x",
+    ];
+    flat(&[HOOK_CASE_KEYS, HOOK_INPUT_KEYS, EXPECTED_KEYS, values])
+}
+
+/// Claude Code's `hooks.json`, which has no key list of its own in assay (its reader takes
+/// the keys it knows and lets the rest pass, as Claude Code does).
+fn uaaps_hooks() -> Vec<&'static str> {
+    vec![
+        "hooks",
+        "PreToolUse",
+        "matcher",
+        "type",
+        "command",
+        "timeout",
+    ]
 }
 
 const TARGETS: &[Target] = &[
     Target {
         example: "examples/bmad",
         file: "evals/product-brief/evals.json",
-        keys: &[
-            "skill_name",
-            "_design_notes",
-            "evals",
-            "id",
-            "prompt",
-            "expected_output",
-            "files",
-            "expectations",
-            "timeout",
-        ],
+        keys: bmad_evals,
     },
     Target {
         example: "examples/bmad",
         file: "evals/product-brief/triggers.json",
-        keys: &["query", "should_trigger"],
+        keys: bmad_triggers,
     },
     Target {
         example: "examples/clauditor",
         file: ".claude/commands/summarize-csv.eval.json",
-        keys: &[
-            "skill_name",
-            "assertions",
-            "id",
-            "type",
-            "needle",
-            "pattern",
-            "count",
-            "length",
-            "format",
-            "contains",
-            "regex",
-            "has_format",
-            "sections",
-            "tiers",
-            "fields",
-            "label",
-            "name",
-            "required",
-            "min_entries",
-            "max_entries",
-            "grading_criteria",
-            "criterion",
-            "input_files",
-            "output_files",
-            "output_file",
-            "timeout",
-            "variance",
-            "n_runs",
-            "min_stability",
-            "grade_thresholds",
-            "trigger_tests",
-            "should_trigger",
-            "harness",
-        ],
+        keys: clauditor,
     },
     Target {
         example: "examples/skillet",
         file: "evals/conventional-comments/001.yaml",
-        keys: &[
-            "timestamp",
-            "name",
-            "prompt",
-            "expected",
-            "actual",
-            "setup",
-            "teardown",
-            "schema_version",
-            "assertions",
-            "type",
-            "value",
-        ],
+        keys: skillet,
     },
     Target {
         example: "examples/uaaps",
         file: "evals/cases/count-words.yaml",
-        keys: &[
-            "name",
-            "description",
-            "target",
-            "input",
-            "prompt",
-            "files",
-            "workspace-files",
-            "expected",
-            "contains",
-            "not-contains",
-            "files-created",
-            "agent-blocked",
-            "judge",
-            "criteria",
-        ],
+        keys: uaaps_case,
     },
     Target {
         example: "examples/uaaps",
         file: "evals/eval-config.json",
-        keys: &[
-            "version",
-            "engine",
-            "timeout",
-            "judge",
-            "sandbox",
-            "network",
-            "writable-paths",
-            "env",
-        ],
+        keys: uaaps_config,
     },
     Target {
         example: "examples/uaaps",
         file: "skills/text-tools/tests/cases/counts-stdin.yaml",
-        keys: &[
-            "name",
-            "command",
-            "args",
-            "stdin",
-            "stdin-file",
-            "env",
-            "expected",
-            "exit-code",
-            "stdout-contains",
-            "stdout-matches",
-            "input",
-            "files",
-            "not-contains",
-            "stdout-json",
-        ],
+        keys: uaaps_skill_test,
     },
     Target {
         example: "examples/uaaps",
         file: "hooks/tests/cases/blocks-etc.yaml",
-        keys: &[
-            "name",
-            "event",
-            "PreToolUse",
-            "hook-index",
-            "input",
-            "fixture",
-            "fixtures/write-etc.json",
-            "overrides",
-            "tool_input.file_path",
-            "tool_input.file_path.x",
-            "expected",
-            "exit-code",
-            "stderr-contains",
-            "not-contains",
-            "stdout-json",
-            "stdin",
-        ],
+        keys: uaaps_hook_test,
     },
     Target {
         example: "examples/uaaps",
         file: "hooks/hooks.json",
-        keys: &[
-            "hooks",
-            "PreToolUse",
-            "matcher",
-            "type",
-            "command",
-            "timeout",
-        ],
+        keys: uaaps_hooks,
     },
 ];
 
@@ -233,7 +206,7 @@ fn check(root: &Path, file: &str, bytes: &[u8]) {
 }
 
 /// Small edits made of the characters and words these formats are built from.
-fn mutated(original: String, keys: &'static [&'static str]) -> impl Strategy<Value = Vec<u8>> {
+fn mutated(original: String, keys: Vec<&'static str>) -> impl Strategy<Value = Vec<u8>> {
     let len = original.len().max(1);
     let piece = prop_oneof![
         Just("{".to_string()),
@@ -256,7 +229,7 @@ fn mutated(original: String, keys: &'static [&'static str]) -> impl Strategy<Val
         Just("/etc/passwd".to_string()),
         Just("\u{0}".to_string()),
         Just("é".to_string()),
-        proptest::sample::select(keys).prop_map(|k| format!("\"{k}\": ")),
+        proptest::sample::select(keys.clone()).prop_map(|k| format!("\"{k}\": ")),
         proptest::sample::select(keys).prop_map(|k| format!("{k}: ")),
         "[ -~]{0,8}",
     ];
@@ -272,7 +245,7 @@ fn mutated(original: String, keys: &'static [&'static str]) -> impl Strategy<Val
 }
 
 /// Whole documents made of the format's keys and arbitrary values.
-fn generated(keys: &'static [&'static str], yaml: bool) -> impl Strategy<Value = Vec<u8>> {
+fn generated(keys: Vec<&'static str>, yaml: bool) -> impl Strategy<Value = Vec<u8>> {
     let leaf = prop_oneof![
         Just(serde_json::Value::Null),
         any::<bool>().prop_map(serde_json::Value::from),
@@ -297,13 +270,12 @@ fn generated(keys: &'static [&'static str], yaml: bool) -> impl Strategy<Value =
     let tree = leaf.prop_recursive(4, 48, 6, move |inner| {
         prop_oneof![
             proptest::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::from),
-            proptest::collection::vec((proptest::sample::select(keys), inner), 0..6).prop_map(
-                |kv| {
+            proptest::collection::vec((proptest::sample::select(keys.clone()), inner), 0..6)
+                .prop_map(|kv| {
                     serde_json::Value::Object(
                         kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
                     )
-                }
-            ),
+                }),
         ]
     });
     tree.prop_map(move |v| {
@@ -342,7 +314,7 @@ fn mutated_real_files_never_panic() {
     for t in TARGETS {
         let (_keep, root) = project(t.example);
         let original = std::fs::read_to_string(root.join(t.file)).unwrap();
-        proptest!(config(), |(bytes in mutated(original.clone(), t.keys))| {
+        proptest!(config(), |(bytes in mutated(original.clone(), (t.keys)()))| {
             check(&root, t.file, &bytes);
         });
     }
@@ -353,7 +325,7 @@ fn generated_documents_never_panic() {
     for t in TARGETS {
         let (_keep, root) = project(t.example);
         let yaml = t.file.ends_with(".yaml");
-        proptest!(config(), |(bytes in generated(t.keys, yaml))| {
+        proptest!(config(), |(bytes in generated((t.keys)(), yaml))| {
             check(&root, t.file, &bytes);
         });
     }

@@ -44,51 +44,8 @@ pub(super) fn fixture_places(suites: &[Suite], cwd: &Path) -> Vec<PathBuf> {
 /// Every fixture file no suite uses, across all the suites (a folder several suites share
 /// counts a file used by any of them).
 pub fn lint(suites: &[Suite], cwd: &Path, out: &mut Vec<Problem>) {
-    let mut staged: Vec<PathBuf> = Vec::new();
-    let mut mentioned = String::new();
-    for suite in suites {
-        for case in &suite.cases {
-            staged.extend(
-                case.fixtures
-                    .iter()
-                    .map(|f| canonical(&cwd.join(&f.source))),
-            );
-            for text in case
-                .turns
-                .iter()
-                .chain(case.setup.iter())
-                .chain(case.teardown.iter())
-            {
-                mentioned.push_str(text);
-                mentioned.push('\n');
-            }
-            if let Some(cmd) = &case.command {
-                mentioned.push_str(&cmd.argv.join(" "));
-                mentioned.push('\n');
-                if let Some(StdinSource::File(f)) = &cmd.stdin {
-                    mentioned.push_str(&f.to_string_lossy());
-                    mentioned.push('\n');
-                }
-            }
-            for c in &case.checks {
-                mentioned.push_str(&c.config.to_string());
-                mentioned.push('\n');
-            }
-        }
-    }
-    let mentioned = mentioned.to_lowercase();
-    let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
-    for suite in suites {
-        // A fixture folder that is a link out of the project (to `/usr`, to a home folder) is
-        // not walked: every file there would be listed by name.
-        let root = canonical(&cwd.join(&suite.project_root));
-        dirs.extend(
-            fixture_dirs(suite, cwd)
-                .into_iter()
-                .filter(|d| d.is_dir() && canonical(d).starts_with(&root)),
-        );
-    }
-    for dir in dirs {
+    let (staged, mentioned) = used(suites, cwd);
+    for dir in fixture_folders(suites, cwd) {
         let walk = ignore::WalkBuilder::new(&dir)
             .hidden(false)
             .standard_filters(false)
@@ -123,6 +80,55 @@ pub fn lint(suites: &[Suite], cwd: &Path, out: &mut Vec<Problem>) {
             ));
         }
     }
+}
+
+/// What the cases use: the fixtures they stage (resolved), and the text that may name a file
+/// (prompts, scripts, commands, checks' settings), lowercased.
+fn used(suites: &[Suite], cwd: &Path) -> (Vec<PathBuf>, String) {
+    let mut staged: Vec<PathBuf> = Vec::new();
+    let mut mentioned = String::new();
+    for case in suites.iter().flat_map(|s| &s.cases) {
+        staged.extend(
+            case.fixtures
+                .iter()
+                .map(|f| canonical(&cwd.join(&f.source))),
+        );
+        let mut texts: Vec<String> = case
+            .turns
+            .iter()
+            .chain(case.setup.iter())
+            .chain(case.teardown.iter())
+            .cloned()
+            .collect();
+        if let Some(cmd) = &case.command {
+            texts.push(cmd.argv.join(" "));
+            if let Some(StdinSource::File(f)) = &cmd.stdin {
+                texts.push(f.to_string_lossy().into_owned());
+            }
+        }
+        texts.extend(case.checks.iter().map(|c| c.config.to_string()));
+        for text in texts {
+            mentioned.push_str(&text);
+            mentioned.push('\n');
+        }
+    }
+    (staged, mentioned.to_lowercase())
+}
+
+/// The suites' fixture folders that exist, each once. A fixture folder that is a link out of
+/// the project (to `/usr`, to a home folder) is not walked: every file there would be listed
+/// by name.
+fn fixture_folders(suites: &[Suite], cwd: &Path) -> BTreeSet<PathBuf> {
+    let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
+    for suite in suites {
+        let root = canonical(&cwd.join(&suite.project_root));
+        dirs.extend(
+            fixture_dirs(suite, cwd)
+                .into_iter()
+                .filter(|d| d.is_dir() && canonical(d).starts_with(&root)),
+        );
+    }
+    dirs
 }
 
 fn canonical(p: &Path) -> PathBuf {

@@ -20,7 +20,7 @@ use crate::diag::Severity::{Error, Warning};
 use crate::diag::source::{Source, Span};
 use crate::diag::{Problem, did_you_mean};
 use crate::spec::SkillKind;
-use crate::spec::node::{Node, Value};
+use crate::spec::node::{Key, Node, Value};
 
 /// The keys the Agent Skills specification defines.
 const SPEC_KEYS: &[&str] = &[
@@ -186,20 +186,7 @@ fn keys(
     out: &mut Vec<Problem>,
 ) {
     let shown = &skill.file;
-    let here = |span: Span| Some((src.clone(), span));
-    let (node, problems) = crate::spec::yaml::parse(yaml);
-    for p in problems {
-        let span = p.span.unwrap_or_default();
-        out.push(finding(
-            Error,
-            "front-matter-syntax",
-            shown,
-            here(span),
-            format!("the front matter is not valid YAML: {}", p.message),
-            "fix the YAML between the `---` lines (quote a value holding `: `)",
-        ));
-    }
-    let Some(node) = node else {
+    let Some(node) = parse_front_matter(shown, src, yaml, out) else {
         return;
     };
     let Some(map) = node.as_map() else {
@@ -208,7 +195,7 @@ fn keys(
                 Error,
                 "front-matter-not-a-map",
                 shown,
-                here(node.span),
+                Some((src.clone(), node.span)),
                 format!(
                     "the front matter is {}, not `key: value` lines",
                     node.value.kind_name()
@@ -224,84 +211,133 @@ fn keys(
         let known = SPEC_KEYS.contains(&key.name.as_str())
             || CLAUDE_CODE_KEYS.contains(&key.name.as_str())
             || (!is_dir && key.name == "name");
-        if !known {
-            let all = SPEC_KEYS.iter().chain(CLAUDE_CODE_KEYS).copied();
-            let fix = match did_you_mean(&key.name, all) {
-                Some(s) => format!("did you mean `{s}`?"),
-                None => format!(
-                    "the Agent Skills keys are {}; Claude Code also reads {}",
-                    SPEC_KEYS.join(", "),
-                    CLAUDE_CODE_KEYS.join(", ")
-                ),
-            };
-            out.push(finding(
-                Warning,
-                "front-matter-unknown-key",
-                shown,
-                here(key.span),
-                format!("`{}` is not a front matter key agents read", key.name),
-                fix,
-            ));
-            continue;
+        if known {
+            value_of(shown, src, &key.name, value, is_dir, &folder, out);
+        } else {
+            out.push(unknown_key(shown, src, key));
         }
-        match key.name.as_str() {
-            "name" if is_dir => name(shown, src, value, &folder, out),
-            "description" => description(shown, src, value, is_dir, out),
-            "compatibility" => {
-                if let Some(s) = text_value(shown, src, "compatibility", value, out)
-                    && s.chars().count() > 500
-                {
-                    out.push(finding(
-                        Error,
-                        "compatibility-too-long",
-                        shown,
-                        here(value.span),
-                        format!("`compatibility` is {} characters, over the 500 allowed", s.chars().count()),
-                        "say only what the skill needs from its environment (a product, a tool, network access)",
-                    ));
-                }
-            }
-            "license" | "argument-hint" | "model" | "context" | "agent" => {
-                text_value(shown, src, &key.name, value, out);
-            }
-            "metadata" => metadata(shown, src, value, out),
-            "allowed-tools" => {
-                let ok = match &value.value {
-                    Value::Str(_) => true,
-                    Value::Seq(items) => items.iter().all(|i| matches!(i.value, Value::Str(_))),
-                    _ => false,
-                };
-                if !ok {
-                    out.push(type_error(
-                        shown,
-                        src,
-                        "allowed-tools",
-                        value,
-                        "a space-separated string of tool names (or a list of them)",
-                    ));
-                }
-            }
-            "disable-model-invocation" | "user-invocable"
-                if !matches!(value.value, Value::Bool(_)) =>
-            {
+    }
+    missing_keys(shown, src, map, is_dir, &folder, out);
+}
+
+/// The front matter parsed as YAML, each syntax error a finding.
+fn parse_front_matter(
+    shown: &Path,
+    src: &Arc<Source>,
+    yaml: &Arc<Source>,
+    out: &mut Vec<Problem>,
+) -> Option<Node> {
+    let (node, problems) = crate::spec::yaml::parse(yaml);
+    for p in problems {
+        let span = p.span.unwrap_or_default();
+        out.push(finding(
+            Error,
+            "front-matter-syntax",
+            shown,
+            Some((src.clone(), span)),
+            format!("the front matter is not valid YAML: {}", p.message),
+            "fix the YAML between the `---` lines (quote a value holding `: `)",
+        ));
+    }
+    node
+}
+
+/// A key neither the specification nor Claude Code reads.
+fn unknown_key(shown: &Path, src: &Arc<Source>, key: &Key) -> Problem {
+    let all = SPEC_KEYS.iter().chain(CLAUDE_CODE_KEYS).copied();
+    let fix = match did_you_mean(&key.name, all) {
+        Some(s) => format!("did you mean `{s}`?"),
+        None => format!(
+            "the Agent Skills keys are {}; Claude Code also reads {}",
+            SPEC_KEYS.join(", "),
+            CLAUDE_CODE_KEYS.join(", ")
+        ),
+    };
+    finding(
+        Warning,
+        "front-matter-unknown-key",
+        shown,
+        Some((src.clone(), key.span)),
+        format!("`{}` is not a front matter key agents read", key.name),
+        fix,
+    )
+}
+
+/// The value of a known key, by the rules of that key.
+fn value_of(
+    shown: &Path,
+    src: &Arc<Source>,
+    key: &str,
+    value: &Node,
+    is_dir: bool,
+    folder: &str,
+    out: &mut Vec<Problem>,
+) {
+    match key {
+        "name" if is_dir => name(shown, src, value, folder, out),
+        "description" => description(shown, src, value, is_dir, out),
+        "compatibility" => compatibility(shown, src, value, out),
+        "license" | "argument-hint" | "model" | "context" | "agent" => {
+            text_value(shown, src, key, value, out);
+        }
+        "metadata" => metadata(shown, src, value, out),
+        "allowed-tools" => {
+            let ok = match &value.value {
+                Value::Str(_) => true,
+                Value::Seq(items) => items.iter().all(|i| matches!(i.value, Value::Str(_))),
+                _ => false,
+            };
+            if !ok {
                 out.push(type_error(
                     shown,
                     src,
-                    &key.name,
+                    "allowed-tools",
                     value,
-                    "`true` or `false`",
+                    "a space-separated string of tool names (or a list of them)",
                 ));
             }
-            _ => {}
         }
+        "disable-model-invocation" | "user-invocable" if !matches!(value.value, Value::Bool(_)) => {
+            out.push(type_error(shown, src, key, value, "`true` or `false`"));
+        }
+        _ => {}
     }
+}
+
+/// `compatibility`: a string of at most 500 characters.
+fn compatibility(shown: &Path, src: &Arc<Source>, value: &Node, out: &mut Vec<Problem>) {
+    if let Some(s) = text_value(shown, src, "compatibility", value, out)
+        && s.chars().count() > 500
+    {
+        out.push(finding(
+            Error,
+            "compatibility-too-long",
+            shown,
+            Some((src.clone(), value.span)),
+            format!("`compatibility` is {} characters, over the 500 allowed", s.chars().count()),
+            "say only what the skill needs from its environment (a product, a tool, network access)",
+        ));
+    }
+}
+
+/// The required keys left out: a skill's `name`, and the `description` (only a warning for a
+/// command, whose first line stands in for it).
+fn missing_keys(
+    shown: &Path,
+    src: &Arc<Source>,
+    map: &[(Key, Node)],
+    is_dir: bool,
+    folder: &str,
+    out: &mut Vec<Problem>,
+) {
+    let here = Some((src.clone(), Span::new(0, 3)));
     let has = |k: &str| map.iter().any(|(key, _)| key.name == k);
     if is_dir && !has("name") {
         out.push(finding(
             Error,
             "name-missing",
             shown,
-            here(Span::new(0, 3)),
+            here.clone(),
             "the front matter has no `name` (the Agent Skills specification requires it; Codex skips a skill without one)",
             format!("add `name: {folder}`"),
         ));
@@ -311,7 +347,7 @@ fn keys(
             if is_dir { Error } else { Warning },
             "description-missing",
             shown,
-            here(Span::new(0, 3)),
+            here,
             if is_dir {
                 "the front matter has no `description`: agents choose a skill by it, so this one never fires on its own"
             } else {

@@ -68,26 +68,10 @@ fn verdict_icon(v: CaseVerdict) -> &'static str {
     }
 }
 
-/// A case's (or trigger query's) verdict, its runs and why it did not pass; a passing case
-/// with runs not graded says why they were not.
-fn row(r: &Report, g: &Group, compared: bool) -> String {
-    let skill = g.skill(r);
-    let passed = |runs: &[&CaseRun]| {
-        let graded: Vec<_> = runs
-            .iter()
-            .filter(|c| !matches!(c.outcome, Outcome::Skipped | Outcome::NotGraded))
-            .collect();
-        let ok = graded
-            .iter()
-            .filter(|c| c.outcome == Outcome::Passed)
-            .count();
-        if graded.is_empty() {
-            "–".to_string()
-        } else {
-            format!("{ok}/{}", graded.len())
-        }
-    };
-    let (icon, mut why) = if g.trigger {
+/// The icon of a case's (or trigger query's) verdict, and why it did not pass ("" when it did,
+/// or when its statistics do not say).
+fn verdict(r: &Report, g: &Group) -> (&'static str, String) {
+    if g.trigger {
         let t = r
             .statistics
             .triggers
@@ -115,7 +99,29 @@ fn row(r: &Report, g: &Group, compared: bool) -> String {
         let v = s.map_or(CaseVerdict::None, |s| s.verdict);
         let why = s.and_then(|s| s.reason.clone()).unwrap_or_default();
         (verdict_icon(v), why)
+    }
+}
+
+/// A case's (or trigger query's) verdict, its runs and why it did not pass; a passing case
+/// with runs not graded says why they were not.
+fn row(r: &Report, g: &Group, compared: bool) -> String {
+    let skill = g.skill(r);
+    let passed = |runs: &[&CaseRun]| {
+        let graded: Vec<_> = runs
+            .iter()
+            .filter(|c| !matches!(c.outcome, Outcome::Skipped | Outcome::NotGraded))
+            .collect();
+        let ok = graded
+            .iter()
+            .filter(|c| c.outcome == Outcome::Passed)
+            .count();
+        if graded.is_empty() {
+            "–".to_string()
+        } else {
+            format!("{ok}/{}", graded.len())
+        }
     };
+    let (icon, mut why) = verdict(r, g);
     if why.is_empty()
         && let Some(c) = skill.iter().find(|c| c.outcome != Outcome::Passed)
     {
@@ -154,9 +160,24 @@ fn row(r: &Report, g: &Group, compared: bool) -> String {
     format!("| {} |\n", cells.join(" | "))
 }
 
+/// The whole summary: headline and notices, the cases, the statistics, the judge's and the
+/// reviewer's feedback, then the failures.
 pub fn render(r: &Report) -> String {
+    let mut md = head(r);
+    md.push_str(&cases_table(r));
+    for t in super::tables::tables(&r.statistics) {
+        md.push_str(&table(&t));
+    }
+    md.push_str(&weak_expectations(r));
+    md.push_str(&reviewer_feedback(r));
+    md.push_str(&failures(r));
+    md
+}
+
+/// The headline in cases; the case-runs as detail, the comparison arm's apart; the time, the
+/// cost, then the warnings and notes.
+fn head(r: &Report) -> String {
     let s = &r.summary;
-    // The headline in cases; the case-runs as detail, the comparison arm's apart.
     let mut md = format!(
         "## assay: {}\n\n{}",
         text(&super::headline::headline(&r.statistics)),
@@ -178,43 +199,56 @@ pub fn render(r: &Report) -> String {
     if let Some(n) = super::contained_notice(r) {
         md.push_str(&format!("\n\n> **Note:** {}", text(&n)));
     }
+    md
+}
+
+/// A row per case and trigger query, with a column for the comparison arm when there is one.
+fn cases_table(r: &Report) -> String {
     let arm = r
         .case_runs
         .iter()
         .find(|c| c.variant.is_comparison())
         .map(|c| c.variant.word());
-    match arm {
-        Some(a) => md.push_str(&format!(
+    let mut md = match arm {
+        Some(a) => format!(
             "\n\n| | case | runs passed | {a} | time per run | why not |\n|---|---|---|---|---|---|\n"
-        )),
-        None => md.push_str("\n\n| | case | runs passed | time per run | why not |\n|---|---|---|---|---|\n"),
-    }
+        ),
+        None => "\n\n| | case | runs passed | time per run | why not |\n|---|---|---|---|---|\n"
+            .to_string(),
+    };
     for g in super::cases::groups(r) {
         md.push_str(&row(r, &g, arm.is_some()));
     }
-    for t in super::tables::tables(&r.statistics) {
-        md.push_str(&format!("\n### {}\n\n", text(&t.title)));
-        if let Some(n) = &t.note {
-            md.push_str(&format!("{}\n\n", text(n)));
-        }
-        md.push_str(&format!("| {} |\n", t.header.join(" | ")));
-        md.push_str(&format!("|{}\n", "---|".repeat(t.header.len())));
-        for (i, row) in t.rows.iter().enumerate() {
-            let cells: Vec<String> = row
-                .iter()
-                .enumerate()
-                .map(|(j, c)| {
-                    if j == 0 && t.is_total(i) {
-                        format!("**{}**", text(c))
-                    } else {
-                        text(c)
-                    }
-                })
-                .collect();
-            md.push_str(&format!("| {} |\n", cells.join(" | ")));
-        }
+    md
+}
+
+/// One statistics table, its totals' first cells in bold.
+fn table(t: &super::tables::Table) -> String {
+    let mut md = format!("\n### {}\n\n", text(&t.title));
+    if let Some(n) = &t.note {
+        md.push_str(&format!("{}\n\n", text(n)));
     }
-    // The judge's feedback on each case's eval, from its first run with any.
+    md.push_str(&format!("| {} |\n", t.header.join(" | ")));
+    md.push_str(&format!("|{}\n", "---|".repeat(t.header.len())));
+    for (i, row) in t.rows.iter().enumerate() {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(j, c)| {
+                if j == 0 && t.is_total(i) {
+                    format!("**{}**", text(c))
+                } else {
+                    text(c)
+                }
+            })
+            .collect();
+        md.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    md
+}
+
+/// The judge's feedback on each case's eval, from its first run with any ("" when none).
+fn weak_expectations(r: &Report) -> String {
     let feedback = super::aggregate::first_feedback_per_case(r.case_runs.iter().map(|c| {
         (
             c.suite.as_str(),
@@ -223,46 +257,53 @@ pub fn render(r: &Report) -> String {
             super::aggregate::feedback_of(&c.result),
         )
     }));
-    if !feedback.is_empty() {
-        md.push_str("\n### Weak expectations\n\nThe judge's review of the evals themselves: expectations that a run doing nothing useful would still pass, or that the evidence cannot show.\n");
-        for (suite, case, f) in feedback {
-            md.push_str(&format!(
-                "\n**{}**{}\n",
-                code(&format!("{suite}/{case}"), false),
-                if f.overall.trim().is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", text(&f.overall))
-                }
-            ));
-            for s in &f.suggestions {
-                md.push_str(&format!("- {}: {}\n", text(&s.assertion), text(&s.reason)));
+    if feedback.is_empty() {
+        return String::new();
+    }
+    let mut md = "\n### Weak expectations\n\nThe judge's review of the evals themselves: expectations that a run doing nothing useful would still pass, or that the evidence cannot show.\n".to_string();
+    for (suite, case, f) in feedback {
+        md.push_str(&format!(
+            "\n**{}**{}\n",
+            code(&format!("{suite}/{case}"), false),
+            if f.overall.trim().is_empty() {
+                String::new()
+            } else {
+                format!(": {}", text(&f.overall))
             }
+        ));
+        for s in &f.suggestions {
+            md.push_str(&format!("- {}: {}\n", text(&s.assertion), text(&s.reason)));
         }
     }
-    if let Some(f) = r.feedback.as_ref().filter(|f| !f.items.is_empty()) {
-        md.push_str("\n### Reviewer feedback\n\nFrom the run folder's `feedback.json`.\n\n");
-        for i in &f.items {
-            md.push_str(&format!(
-                "- {} {} (run {}, {}): **{}**{}\n",
-                if i.verdict == crate::record::feedback::Review::Good {
-                    "👍"
-                } else {
-                    "👎"
-                },
-                code(&format!("{}/{}", i.suite, i.case), false),
-                i.run,
-                i.variant.word(),
-                i.verdict.word(),
-                if i.note.trim().is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", text(&i.note))
-                }
-            ));
-        }
+    md
+}
+
+/// The reviewer's verdicts from the run folder's `feedback.json` ("" when none).
+fn reviewer_feedback(r: &Report) -> String {
+    let Some(f) = r.feedback.as_ref().filter(|f| !f.items.is_empty()) else {
+        return String::new();
+    };
+    let mut md =
+        "\n### Reviewer feedback\n\nFrom the run folder's `feedback.json`.\n\n".to_string();
+    for i in &f.items {
+        md.push_str(&format!(
+            "- {} {} (run {}, {}): **{}**{}\n",
+            if i.verdict == crate::record::feedback::Review::Good {
+                "👍"
+            } else {
+                "👎"
+            },
+            code(&format!("{}/{}", i.suite, i.case), false),
+            i.run,
+            i.variant.word(),
+            i.verdict.word(),
+            if i.note.trim().is_empty() {
+                String::new()
+            } else {
+                format!(": {}", text(&i.note))
+            }
+        ));
     }
-    md.push_str(&failures(r));
     md
 }
 

@@ -1,7 +1,7 @@
 //! The run's statistics as titled tables (repeated runs, trigger evals, baselines), rendered by
 //! the Markdown and HTML reports alike so they always show the same figures.
 
-use super::aggregate::Aggregates;
+use super::aggregate::{Aggregates, BaselineStats, CaseStats, Totals, TriggerTotals};
 
 pub struct Table {
     pub title: String,
@@ -37,179 +37,196 @@ pub fn signed(x: Option<f64>, scale: f64, unit: &str) -> String {
         .unwrap_or_else(|| "–".into())
 }
 
+/// Every table the run's statistics call for, in the reports' order.
 pub fn tables(a: &Aggregates) -> Vec<Table> {
     let mut out = Vec::new();
     if a.cases.iter().any(|c| c.runs > 1) {
-        let k = a.settings.pass_k;
-        let mut rows: Vec<Vec<String>> = a
-            .cases
-            .iter()
-            .filter(|c| c.runs > 0)
-            .map(|c| {
-                vec![
-                    format!("{}/{}", c.suite, c.case),
-                    c.verdict.to_string(),
-                    format!("{}/{}", c.pass_rate.passed, c.runs),
-                    interval(&c.pass_rate),
-                    num(c.pass_at_k),
-                    num(c.pass_hat_k),
-                    format!("{} ± {}", num(c.score_mean), num(c.score_sd)),
-                    format!(
-                        "{}{}",
-                        num(Some(c.stability)),
-                        c.min_stability
-                            .map(|m| format!(" (needs {m:.2})"))
-                            .unwrap_or_default()
-                    ),
-                    if c.flaky {
-                        "flaky".into()
-                    } else {
-                        String::new()
-                    },
-                ]
-            })
-            .collect();
-        let totals_from = rows.len();
-        for t in a.suites.iter().chain(std::iter::once(&a.total)) {
-            rows.push(vec![
-                if t.suite == "*" {
-                    "all suites".into()
-                } else {
-                    t.suite.clone()
-                },
-                format!("{}/{} cases", t.cases_passed, t.cases),
-                format!("{}/{}", t.pass_rate.passed, t.pass_rate.n),
-                interval(&t.pass_rate),
-                num(t.pass_at_k),
-                num(t.pass_hat_k),
-                format!("{} ± {}", num(t.score_mean), num(t.score_sd)),
-                num(t.stability),
-                format!("{} flaky", t.flaky.len()),
-            ]);
-        }
-        out.push(Table {
-            title: "Statistics over runs".into(),
-            note: Some(format!(
-                "Pass rate with its Wilson 95% interval; pass@{k} (at least one of {k} runs passes) and pass^{k} (all {k} pass), estimated without bias from the runs; stability is the share of runs agreeing with the majority. A case passes at a pass rate of {} or more, or by its suite's min_stability.",
-                pct(a.settings.min_pass_rate)
-            )),
-            header: vec![
-                "case",
-                "verdict",
-                "passed",
-                "pass rate",
-                "pass@k",
-                "pass^k",
-                "score",
-                "stability",
-                "",
-            ],
-            rows,
-            totals_from,
-        });
+        out.push(runs_table(a));
     }
-    for s in &a.trigger_suites {
-        let judge = s.mode == "judge";
-        out.push(Table {
-            title: format!("Triggers: {}", s.suite),
-            note: Some(format!(
-                "{}. {}/{} queries passed; precision {}, recall {}, accuracy {}.{}",
-                if judge {
-                    "Estimated by the judge from the skill's name and description (--trigger-mode judge), not observed"
-                } else {
-                    "Observed: the real agent ran each query with the skill installed"
-                },
-                s.passed,
-                s.queries,
-                num(s.precision),
-                num(s.recall),
-                num(s.accuracy),
-                a.triggers
-                    .iter()
-                    .find(|t| t.suite == s.suite)
-                    .and_then(|t| t.note.clone())
-                    .map(|n| format!(" Note: {n}."))
-                    .unwrap_or_default()
-                    + &s
-                        .warning
-                        .as_ref()
-                        .map(|w| format!(" Warning: {w}."))
-                        .unwrap_or_default()
-            )),
-            header: vec!["query", "should trigger", "fired", "rate", "verdict"],
-            rows: a
-                .triggers
-                .iter()
-                .filter(|t| t.suite == s.suite)
-                .map(|t| {
-                    vec![
-                        t.query.clone(),
-                        if t.should_trigger { "yes" } else { "no" }.into(),
-                        format!("{}/{}", t.fired, t.runs),
-                        format!("{} (threshold {})", pct(t.trigger_rate), pct(t.threshold)),
-                        if t.passed { "pass" } else { "fail" }.into(),
-                    ]
-                })
-                .collect(),
-            totals_from: usize::MAX,
-        });
-    }
+    out.extend(a.trigger_suites.iter().map(|s| trigger_table(a, s)));
     if super::routing::shown(a) {
         out.extend(routing_tables(a));
     }
     if !a.baselines.is_empty() {
-        out.push(Table {
-            title: "With the skill against the baseline".into(),
-            note: Some(
-                "Differences are the skill's minus the baseline's means; p is Fisher's exact test (two-sided) on the pass and fail counts.".into(),
-            ),
-            header: vec![
-                "case",
-                "with skill",
-                "baseline",
-                "Δ pass rate",
-                "Δ duration",
-                "Δ tokens",
-                "Δ cost",
-                "p",
-            ],
-            rows: a
-                .baselines
-                .iter()
-                .chain(a.baseline_total.iter())
-                .map(|b| {
-                    vec![
-                        if b.case == "*" {
-                            "all cases".into()
-                        } else {
-                            format!("{}/{}", b.suite, b.case)
-                        },
-                        format!(
-                            "{}/{} ({})",
-                            b.skill.pass_rate.passed,
-                            b.skill.pass_rate.n,
-                            pct(b.skill.pass_rate.rate)
-                        ),
-                        format!(
-                            "{}/{} ({})",
-                            b.baseline.pass_rate.passed,
-                            b.baseline.pass_rate.n,
-                            pct(b.baseline.pass_rate.rate)
-                        ),
-                        format!("{:+.0} points", b.delta_pass_rate * 100.0),
-                        signed(b.delta_duration_ms, 1000.0, " s"),
-                        signed(b.delta_tokens, 1.0, ""),
-                        b.delta_cost_usd
-                            .map(|c| format!("{c:+.4} USD"))
-                            .unwrap_or_else(|| "–".into()),
-                        format!("{:.4}", b.p_value),
-                    ]
-                })
-                .collect(),
-            totals_from: a.baselines.len(),
-        });
+        out.push(baseline_table(a));
     }
     out
+}
+
+/// Repeated runs: each case's pass rate, pass@k, pass^k, score and stability, then each
+/// suite's totals and all suites'.
+fn runs_table(a: &Aggregates) -> Table {
+    let k = a.settings.pass_k;
+    let mut rows: Vec<Vec<String>> = a
+        .cases
+        .iter()
+        .filter(|c| c.runs > 0)
+        .map(case_row)
+        .collect();
+    let totals_from = rows.len();
+    rows.extend(
+        a.suites
+            .iter()
+            .chain(std::iter::once(&a.total))
+            .map(totals_row),
+    );
+    Table {
+        title: "Statistics over runs".into(),
+        note: Some(format!(
+            "Pass rate with its Wilson 95% interval; pass@{k} (at least one of {k} runs passes) and pass^{k} (all {k} pass), estimated without bias from the runs; stability is the share of runs agreeing with the majority. A case passes at a pass rate of {} or more, or by its suite's min_stability.",
+            pct(a.settings.min_pass_rate)
+        )),
+        header: vec![
+            "case",
+            "verdict",
+            "passed",
+            "pass rate",
+            "pass@k",
+            "pass^k",
+            "score",
+            "stability",
+            "",
+        ],
+        rows,
+        totals_from,
+    }
+}
+
+fn case_row(c: &CaseStats) -> Vec<String> {
+    vec![
+        format!("{}/{}", c.suite, c.case),
+        c.verdict.to_string(),
+        format!("{}/{}", c.pass_rate.passed, c.runs),
+        interval(&c.pass_rate),
+        num(c.pass_at_k),
+        num(c.pass_hat_k),
+        format!("{} ± {}", num(c.score_mean), num(c.score_sd)),
+        format!(
+            "{}{}",
+            num(Some(c.stability)),
+            c.min_stability
+                .map(|m| format!(" (needs {m:.2})"))
+                .unwrap_or_default()
+        ),
+        if c.flaky {
+            "flaky".into()
+        } else {
+            String::new()
+        },
+    ]
+}
+
+fn totals_row(t: &Totals) -> Vec<String> {
+    vec![
+        if t.suite == "*" {
+            "all suites".into()
+        } else {
+            t.suite.clone()
+        },
+        format!("{}/{} cases", t.cases_passed, t.cases),
+        format!("{}/{}", t.pass_rate.passed, t.pass_rate.n),
+        interval(&t.pass_rate),
+        num(t.pass_at_k),
+        num(t.pass_hat_k),
+        format!("{} ± {}", num(t.score_mean), num(t.score_sd)),
+        num(t.stability),
+        format!("{} flaky", t.flaky.len()),
+    ]
+}
+
+/// One trigger suite: each query's firing rate against its threshold.
+fn trigger_table(a: &Aggregates, s: &TriggerTotals) -> Table {
+    let how = if s.mode == "judge" {
+        "Estimated by the judge from the skill's name and description (--trigger-mode judge), not observed"
+    } else {
+        "Observed: the real agent ran each query with the skill installed"
+    };
+    let note = a
+        .triggers
+        .iter()
+        .find(|t| t.suite == s.suite)
+        .and_then(|t| t.note.clone())
+        .map(|n| format!(" Note: {n}."))
+        .unwrap_or_default();
+    let warning = s
+        .warning
+        .as_ref()
+        .map(|w| format!(" Warning: {w}."))
+        .unwrap_or_default();
+    Table {
+        title: format!("Triggers: {}", s.suite),
+        note: Some(format!(
+            "{how}. {}/{} queries passed; precision {}, recall {}, accuracy {}.{note}{warning}",
+            s.passed,
+            s.queries,
+            num(s.precision),
+            num(s.recall),
+            num(s.accuracy),
+        )),
+        header: vec!["query", "should trigger", "fired", "rate", "verdict"],
+        rows: a
+            .triggers
+            .iter()
+            .filter(|t| t.suite == s.suite)
+            .map(|t| {
+                vec![
+                    t.query.clone(),
+                    if t.should_trigger { "yes" } else { "no" }.into(),
+                    format!("{}/{}", t.fired, t.runs),
+                    format!("{} (threshold {})", pct(t.trigger_rate), pct(t.threshold)),
+                    if t.passed { "pass" } else { "fail" }.into(),
+                ]
+            })
+            .collect(),
+        totals_from: usize::MAX,
+    }
+}
+
+/// With the skill against without: each case's pass rates and differences, then all cases'.
+fn baseline_table(a: &Aggregates) -> Table {
+    Table {
+        title: "With the skill against the baseline".into(),
+        note: Some(
+            "Differences are the skill's minus the baseline's means; p is Fisher's exact test (two-sided) on the pass and fail counts.".into(),
+        ),
+        header: vec![
+            "case",
+            "with skill",
+            "baseline",
+            "Δ pass rate",
+            "Δ duration",
+            "Δ tokens",
+            "Δ cost",
+            "p",
+        ],
+        rows: a
+            .baselines
+            .iter()
+            .chain(a.baseline_total.iter())
+            .map(baseline_row)
+            .collect(),
+        totals_from: a.baselines.len(),
+    }
+}
+
+fn baseline_row(b: &BaselineStats) -> Vec<String> {
+    let passed = |r: &super::aggregate::Rate| format!("{}/{} ({})", r.passed, r.n, pct(r.rate));
+    vec![
+        if b.case == "*" {
+            "all cases".into()
+        } else {
+            format!("{}/{}", b.suite, b.case)
+        },
+        passed(&b.skill.pass_rate),
+        passed(&b.baseline.pass_rate),
+        format!("{:+.0} points", b.delta_pass_rate * 100.0),
+        signed(b.delta_duration_ms, 1000.0, " s"),
+        signed(b.delta_tokens, 1.0, ""),
+        b.delta_cost_usd
+            .map(|c| format!("{c:+.4} USD"))
+            .unwrap_or_else(|| "–".into()),
+        format!("{:.4}", b.p_value),
+    ]
 }
 
 /// Routing across sibling skills: each observed query's skills reached against what it

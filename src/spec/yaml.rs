@@ -33,201 +33,228 @@ enum Frame {
 
 /// Parses a single-document YAML file.
 pub fn parse(source: &Arc<Source>) -> (Option<Node>, Vec<Problem>) {
-    let mut problems = Vec::new();
-    let offsets = CharOffsets::new(&source.text);
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut anchors: HashMap<usize, (Node, usize)> = HashMap::new();
-    let mut root: Option<Node> = None;
-    let mut documents = 0;
-    let mut budget = MAX_NODES;
-
-    let fail = |problems: &mut Vec<Problem>, at: usize, msg: String| {
-        problems.push(Problem::error("syntax", &source.path, msg).at(source, Span::new(at, at)));
-    };
-
+    let mut tree = Tree::new(source);
     for item in Parser::new_from_str(&source.text) {
-        let (event, yspan) = match item {
-            Ok(ev) => ev,
+        let step = match item {
+            Ok((event, yspan)) => {
+                let span = span_of(&tree.offsets, &yspan);
+                tree.event(event, span)
+            }
             Err(e) => {
-                let at = offsets.byte(e.marker().index());
-                fail(&mut problems, at, format!("invalid YAML: {}", e.info()));
-                return (None, problems);
+                let at = tree.offsets.byte(e.marker().index());
+                Err(tree.fail(at, format!("invalid YAML: {}", e.info())))
             }
         };
-        let span = span_of(&offsets, &yspan);
-        let finished: Option<(Node, usize)> = match event {
+        if let Err(Stop) = step {
+            return (None, tree.problems);
+        }
+    }
+    tree.finish()
+}
+
+/// Parsing stopped: the error is among the problems.
+struct Stop;
+
+/// The tree built from the parser's events: the collections still open, the anchors seen,
+/// and what is left of the node budget.
+struct Tree<'s> {
+    source: &'s Arc<Source>,
+    offsets: CharOffsets,
+    stack: Vec<Frame>,
+    /// Each anchor's node and its size in nodes, counted against the budget when an alias
+    /// repeats it.
+    anchors: HashMap<usize, (Node, usize)>,
+    root: Option<Node>,
+    documents: usize,
+    budget: usize,
+    problems: Vec<Problem>,
+}
+
+impl<'s> Tree<'s> {
+    fn new(source: &'s Arc<Source>) -> Self {
+        Tree {
+            source,
+            offsets: CharOffsets::new(&source.text),
+            stack: Vec::new(),
+            anchors: HashMap::new(),
+            root: None,
+            documents: 0,
+            budget: MAX_NODES,
+            problems: Vec::new(),
+        }
+    }
+
+    /// A syntax error at `at`, which stops the parse.
+    fn fail(&mut self, at: usize, msg: impl Into<String>) -> Stop {
+        let problem = Problem::error("syntax", &self.source.path, msg.into());
+        self.problems
+            .push(problem.at(self.source, Span::new(at, at)));
+        Stop
+    }
+
+    fn event(&mut self, event: Event<'_>, span: Span) -> Result<(), Stop> {
+        let finished = match event {
             Event::DocumentStart(_) => {
-                documents += 1;
-                if documents > 1 {
-                    fail(
-                        &mut problems,
-                        span.start,
-                        "the file holds more than one YAML document; an eval file is one document"
-                            .into(),
-                    );
-                    return (None, problems);
+                self.documents += 1;
+                if self.documents > 1 {
+                    let msg =
+                        "the file holds more than one YAML document; an eval file is one document";
+                    return Err(self.fail(span.start, msg));
                 }
                 None
             }
             Event::Scalar(text, style, anchor, tag) => {
                 let tag = tag.map(|t| t.suffix.clone());
-                Some((
-                    Node {
-                        value: resolve_scalar(&text, style, tag.as_deref()),
-                        span,
-                    },
-                    anchor,
-                ))
+                let value = resolve_scalar(&text, style, tag.as_deref());
+                Some((Node { value, span }, anchor))
             }
-            Event::Alias(id) => match anchors.get(&id) {
-                Some((node, size)) => {
-                    if *size > budget {
-                        fail(
-                            &mut problems,
-                            span.start,
-                            "YAML aliases expand to more than a million values; refusing to load"
-                                .into(),
-                        );
-                        return (None, problems);
-                    }
-                    budget -= size;
-                    Some((node.clone(), 0))
-                }
-                None => {
-                    fail(
-                        &mut problems,
-                        span.start,
-                        "YAML alias refers to an unknown anchor".into(),
-                    );
-                    return (None, problems);
-                }
-            },
-            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
-                if stack.len() >= MAX_DEPTH {
-                    fail(
-                        &mut problems,
-                        span.start,
-                        format!("nesting deeper than {MAX_DEPTH} levels"),
-                    );
-                    return (None, problems);
-                }
-                stack.push(if matches!(event, Event::SequenceStart(..)) {
+            Event::Alias(id) => Some((self.alias(id, span)?, 0)),
+            Event::SequenceStart(anchor, _) => {
+                self.open(
+                    span,
                     Frame::Seq {
                         start: span.start,
                         anchor,
                         items: Vec::new(),
-                    }
-                } else {
-                    Frame::Map {
-                        start: span.start,
-                        anchor,
-                        entries: Vec::new(),
-                        keys: KeySet::default(),
-                        key: None,
-                    }
-                });
+                    },
+                )?;
                 None
             }
-            Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
-                Some(Frame::Seq {
-                    start,
+            Event::MappingStart(anchor, _) => {
+                let frame = Frame::Map {
+                    start: span.start,
                     anchor,
-                    items,
-                }) => Some((
-                    Node {
-                        value: Value::Seq(items),
-                        span: Span::new(start, span.end),
-                    },
-                    anchor,
-                )),
-                Some(Frame::Map {
-                    start,
-                    anchor,
-                    entries,
-                    ..
-                }) => Some((
-                    Node {
-                        value: Value::Map(entries),
-                        span: Span::new(start, span.end),
-                    },
-                    anchor,
-                )),
-                None => None,
-            },
+                    entries: Vec::new(),
+                    keys: KeySet::default(),
+                    key: None,
+                };
+                self.open(span, frame)?;
+                None
+            }
+            Event::SequenceEnd | Event::MappingEnd => self.close(span),
             Event::StreamStart | Event::StreamEnd | Event::DocumentEnd | Event::Nothing => None,
         };
-
-        let Some((node, anchor)) = finished else {
-            continue;
-        };
-        if budget == 0 {
-            fail(
-                &mut problems,
-                span.start,
-                "the document holds more than a million values".into(),
-            );
-            return (None, problems);
+        match finished {
+            Some((node, anchor)) => self.add(node, anchor, span),
+            None => Ok(()),
         }
-        budget -= 1;
+    }
+
+    /// The anchored node an alias repeats, its size taken from the budget.
+    fn alias(&mut self, id: usize, span: Span) -> Result<Node, Stop> {
+        let Some((node, size)) = self.anchors.get(&id) else {
+            return Err(self.fail(span.start, "YAML alias refers to an unknown anchor"));
+        };
+        if *size > self.budget {
+            let msg = "YAML aliases expand to more than a million values; refusing to load";
+            return Err(self.fail(span.start, msg));
+        }
+        self.budget -= size;
+        Ok(node.clone())
+    }
+
+    fn open(&mut self, span: Span, frame: Frame) -> Result<(), Stop> {
+        if self.stack.len() >= MAX_DEPTH {
+            return Err(self.fail(
+                span.start,
+                format!("nesting deeper than {MAX_DEPTH} levels"),
+            ));
+        }
+        self.stack.push(frame);
+        Ok(())
+    }
+
+    /// The collection that ends at `span`, with its anchor.
+    fn close(&mut self, span: Span) -> Option<(Node, usize)> {
+        let (start, anchor, value) = match self.stack.pop()? {
+            Frame::Seq {
+                start,
+                anchor,
+                items,
+            } => (start, anchor, Value::Seq(items)),
+            Frame::Map {
+                start,
+                anchor,
+                entries,
+                ..
+            } => (start, anchor, Value::Map(entries)),
+        };
+        let span = Span::new(start, span.end);
+        Some((Node { value, span }, anchor))
+    }
+
+    /// A finished node: counted, remembered under its anchor, and put in its parent.
+    fn add(&mut self, node: Node, anchor: usize, span: Span) -> Result<(), Stop> {
+        if self.budget == 0 {
+            return Err(self.fail(span.start, "the document holds more than a million values"));
+        }
+        self.budget -= 1;
         if anchor != 0 {
             let size = count(&node);
-            anchors.insert(anchor, (node.clone(), size));
+            self.anchors.insert(anchor, (node.clone(), size));
         }
-        match stack.last_mut() {
-            None => root = Some(node),
+        match self.stack.last_mut() {
+            None => self.root = Some(node),
             Some(Frame::Seq { items, .. }) => items.push(node),
             Some(Frame::Map {
                 entries, key, keys, ..
             }) => match key.take() {
                 None => *key = Some(node),
                 Some(k) => {
-                    let name = match &k.value {
-                        Value::Str(s) => s.clone(),
-                        Value::Int(i) => i.to_string(),
-                        Value::Bool(b) => b.to_string(),
-                        Value::Float(f) => f.to_string(),
-                        Value::Null => "null".to_string(),
-                        Value::Seq(_) | Value::Map(_) => {
-                            problems.push(
-                                Problem::error(
-                                    "syntax",
-                                    &source.path,
-                                    "a mapping key must be a plain value, not a list or mapping",
-                                )
-                                .at(source, k.span),
-                            );
-                            continue;
-                        }
-                    };
-                    if keys.contains(entries, &name) {
-                        problems.push(
-                            Problem::error(
-                                "duplicate-key",
-                                &source.path,
-                                format!("duplicate key `{name}`"),
-                            )
-                            .at(source, k.span)
-                            .help("YAML forbids repeated keys; keep exactly one"),
-                        );
-                        continue;
+                    if let Some(problem) = entry(self.source, entries, keys, k, node) {
+                        self.problems.push(problem);
                     }
-                    entries.push((Key { name, span: k.span }, node));
                 }
             },
         }
+        Ok(())
     }
 
-    if root.is_none() && problems.is_empty() {
-        problems.push(
-            Problem::error(
-                "syntax",
-                &source.path,
-                "the file is empty; expected a YAML mapping",
-            )
-            .at(source, Span::new(0, 0)),
+    fn finish(mut self) -> (Option<Node>, Vec<Problem>) {
+        if self.root.is_none() && self.problems.is_empty() {
+            self.problems.push(
+                Problem::error(
+                    "syntax",
+                    &self.source.path,
+                    "the file is empty; expected a YAML mapping",
+                )
+                .at(self.source, Span::new(0, 0)),
+            );
+        }
+        (self.root, self.problems)
+    }
+}
+
+/// Adds the entry `k: node` to a mapping, or says why not: a key that is a collection, or one
+/// the mapping already has.
+fn entry(
+    source: &Arc<Source>,
+    entries: &mut Vec<(Key, Node)>,
+    keys: &mut KeySet,
+    k: Node,
+    node: Node,
+) -> Option<Problem> {
+    let name = match &k.value {
+        Value::Str(s) => s.clone(),
+        Value::Int(i) => i.to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Float(f) => f.to_string(),
+        Value::Null => "null".to_string(),
+        Value::Seq(_) | Value::Map(_) => {
+            let msg = "a mapping key must be a plain value, not a list or mapping";
+            return Some(Problem::error("syntax", &source.path, msg).at(source, k.span));
+        }
+    };
+    if keys.contains(entries, &name) {
+        let msg = format!("duplicate key `{name}`");
+        return Some(
+            Problem::error("duplicate-key", &source.path, msg)
+                .at(source, k.span)
+                .help("YAML forbids repeated keys; keep exactly one"),
         );
     }
-    (root, problems)
+    entries.push((Key { name, span: k.span }, node));
+    None
 }
 
 fn count(node: &Node) -> usize {

@@ -2,10 +2,11 @@
 
 use serde_json::{Map as JsonMap, Value as Json};
 
+use crate::record::case_run::Routing;
 use crate::spec::check_types::{CheckType, KeyKind, KeySpec};
 use crate::spec::node::Node;
 use crate::spec::paths;
-use crate::spec::reader::{Doc, Map};
+use crate::spec::reader::{Doc, Map, index};
 use crate::spec::value_formats;
 
 /// Validates one value for a key of a check type and converts it to JSON.
@@ -120,78 +121,107 @@ pub fn read_extension(
 
 /// Reads a trigger query's [`EXTENSION_KEY`]: assay's check-list syntax limited to the
 /// routing types ([`crate::spec::check_types::ROUTING`]), made into the query's routing.
-pub fn read_routing(doc: &mut Doc, m: &Map<'_>) -> crate::record::case_run::Routing {
-    use crate::spec::check_types::ROUTING;
-    let mut routing = crate::record::case_run::Routing::default();
+pub fn read_routing(doc: &mut Doc, m: &Map<'_>) -> Routing {
     let Some(node) = m.opt(EXTENSION_KEY) else {
-        return routing;
+        return Routing::default();
     };
     let field = m.path(EXTENSION_KEY);
-    // Types that exist but say nothing about routing: the list reader accepts them, so they
-    // are refused here, each where it is written.
     if let crate::spec::node::Value::Seq(items) = &node.value {
         for (i, item) in items.iter().enumerate() {
-            let ty = item.get("type").and_then(|t| t.as_str());
-            if let Some(ty) = ty.filter(|t| !ROUTING.contains(t) && !is_plugin_type(doc, t))
-                && crate::spec::check_types::lookup(ty).is_some()
-            {
-                doc.error(
-                    "not-a-routing-check",
-                    item.get("type").map_or(item.span, |n| n.span),
-                    &format!("{field}[{i}].type"),
-                    format!("`{ty}` does not apply to a trigger query"),
-                )
-                .help = Some(format!(
-                    "a trigger query takes {} (what fired is all a trigger run records)",
-                    ROUTING.join(", ")
-                ));
-            }
-            if let Some(n) = item.get("negate") {
-                doc.error(
-                    "not-a-routing-check",
-                    n.span,
-                    &format!("{field}[{i}].negate"),
-                    "a routing check cannot be negated".to_string(),
-                )
-                .help = Some("write must_not_fire instead of a negated must_fire".into());
-            }
-            if let Some(ty) = ty.filter(|t| is_plugin_type(doc, t)) {
-                doc.error(
-                    "not-a-routing-check",
-                    item.get("type").map_or(item.span, |n| n.span),
-                    &format!("{field}[{i}].type"),
-                    format!("the plugin check `{ty}` does not apply to a trigger query"),
-                )
-                .help = Some(format!("a trigger query takes {}", ROUTING.join(", ")));
-            }
+            refuse_if_not_routing(doc, item, &index(&field, i));
         }
     }
     let checks = read_check_list(doc, node, &field, &mut std::collections::HashSet::new());
-    // A skill is named by its folder: a name with a control character or a slash names none,
-    // and would only reach a report.
-    let bad_name = |n: &str| n.chars().any(|c| c.is_control() || c == '/');
     for c in &checks {
-        let names = c.config.get("skill").into_iter().chain(
-            c.config
-                .get("allow")
-                .and_then(Json::as_array)
-                .into_iter()
-                .flatten(),
-        );
-        if let Some(n) = names.filter_map(Json::as_str).find(|n| bad_name(n)) {
-            doc.error(
-                "not-a-skill-name",
-                node.span,
-                &field,
-                format!(
-                    "{} is not a skill name",
-                    crate::text::one_line(&format!("`{n}`"))
-                ),
-            )
-            .help =
-                Some("a skill's name is its folder's name: no control characters or `/`".into());
-        }
+        check_skill_names(doc, c, node, &field);
     }
+    let routing = routing_of(checks);
+    if let Some(both) = routing
+        .must_fire
+        .iter()
+        .find(|s| routing.must_not_fire.contains(s))
+    {
+        doc.error(
+            "contradiction",
+            node.span,
+            &field,
+            format!("`{both}` is both in must_fire and must_not_fire"),
+        );
+    }
+    routing
+}
+
+/// Refuses, where it is written, what the list reader accepts but says nothing about routing:
+/// a check type of another kind, a negation, a plugin's check type.
+fn refuse_if_not_routing(doc: &mut Doc, item: &Node, field: &str) {
+    use crate::spec::check_types::ROUTING;
+    let ty = item.get("type").and_then(|t| t.as_str());
+    let ty_span = item.get("type").map_or(item.span, |n| n.span);
+    if let Some(ty) = ty.filter(|t| !ROUTING.contains(t) && !is_plugin_type(doc, t))
+        && crate::spec::check_types::lookup(ty).is_some()
+    {
+        doc.error(
+            "not-a-routing-check",
+            ty_span,
+            &format!("{field}.type"),
+            format!("`{ty}` does not apply to a trigger query"),
+        )
+        .help = Some(format!(
+            "a trigger query takes {} (what fired is all a trigger run records)",
+            ROUTING.join(", ")
+        ));
+    }
+    if let Some(n) = item.get("negate") {
+        doc.error(
+            "not-a-routing-check",
+            n.span,
+            &format!("{field}.negate"),
+            "a routing check cannot be negated".to_string(),
+        )
+        .help = Some("write must_not_fire instead of a negated must_fire".into());
+    }
+    if let Some(ty) = ty.filter(|t| is_plugin_type(doc, t)) {
+        doc.error(
+            "not-a-routing-check",
+            ty_span,
+            &format!("{field}.type"),
+            format!("the plugin check `{ty}` does not apply to a trigger query"),
+        )
+        .help = Some(format!("a trigger query takes {}", ROUTING.join(", ")));
+    }
+}
+
+/// The skills a routing check names (`skill`, then `allow`'s).
+fn named_skills(c: &crate::spec::Check) -> impl Iterator<Item = &str> {
+    let allow = c.config.get("allow").and_then(Json::as_array);
+    c.config
+        .get("skill")
+        .into_iter()
+        .chain(allow.into_iter().flatten())
+        .filter_map(Json::as_str)
+}
+
+/// A skill is named by its folder: a name with a control character or a slash names none,
+/// and would only reach a report.
+fn check_skill_names(doc: &mut Doc, c: &crate::spec::Check, node: &Node, field: &str) {
+    let bad_name = |n: &str| n.chars().any(|c| c.is_control() || c == '/');
+    if let Some(n) = named_skills(c).find(|n| bad_name(n)) {
+        doc.error(
+            "not-a-skill-name",
+            node.span,
+            field,
+            format!(
+                "{} is not a skill name",
+                crate::text::one_line(&format!("`{n}`"))
+            ),
+        )
+        .help = Some("a skill's name is its folder's name: no control characters or `/`".into());
+    }
+}
+
+/// The routing the checks of a trigger query say.
+fn routing_of(checks: Vec<crate::spec::Check>) -> Routing {
+    let mut routing = Routing::default();
     for c in checks {
         let skill = || {
             c.config
@@ -204,30 +234,12 @@ pub fn read_routing(doc: &mut Doc, m: &Map<'_>) -> crate::record::case_run::Rout
             "must_not_fire" => routing.must_not_fire.extend(skill()),
             "no_other_skill" => {
                 routing.no_other_skill = true;
-                routing.allow.extend(
-                    c.config
-                        .get("allow")
-                        .and_then(Json::as_array)
-                        .into_iter()
-                        .flatten()
-                        .filter_map(Json::as_str)
-                        .map(str::to_string),
-                );
+                let allow = c.config.get("allow").and_then(Json::as_array);
+                let allow = allow.into_iter().flatten().filter_map(Json::as_str);
+                routing.allow.extend(allow.map(str::to_string));
             }
             _ => {}
         }
-    }
-    if let Some(both) = routing
-        .must_fire
-        .iter()
-        .find(|s| routing.must_not_fire.contains(s))
-    {
-        doc.error(
-            "contradiction",
-            node.span,
-            &field,
-            format!("`{both}` is both in must_fire and must_not_fire"),
-        );
     }
     routing
 }
@@ -252,93 +264,103 @@ pub fn read_check_list(
     field: &str,
     ids: &mut std::collections::HashSet<String>,
 ) -> Vec<crate::spec::Check> {
-    use crate::spec::check_types;
-    let mut out = Vec::new();
     let Some(items) = doc.seq(node, field) else {
-        return out;
+        return Vec::new();
     };
-    for (i, item) in items.iter().enumerate() {
-        let path = format!("{field}[{i}]");
-        let Some(m) = doc.map(item, &path) else {
-            continue;
-        };
-        let Some(ty) = m.req_text(doc, "type") else {
-            continue;
-        };
-        // A plugin's type takes every other key as its configuration, which it validates;
-        // a built-in type's keys are checked against its schema.
-        let (config, target) = if is_plugin_type(doc, &ty) {
-            let config = plugin_check(doc, &ty, config_of(&m, COMMON_KEYS), item, &path);
-            (config, crate::spec::CheckTarget::Output)
-        } else if let Some(check_type) = check_types::lookup(&ty) {
-            let mut known: Vec<&str> = COMMON_KEYS.to_vec();
-            known.extend(check_type.key_names());
-            m.check_keys(doc, &format!("a `{ty}` check"), &known);
-            (read_config(doc, &m, check_type), check_type.target.clone())
-        } else {
-            let all = all_type_names(
-                doc,
-                &check_types::BUILTIN
-                    .iter()
-                    .map(|t| t.name)
-                    .collect::<Vec<_>>(),
-            );
-            let names = all.iter().map(String::as_str);
-            let near = crate::diag::did_you_mean(&ty, names.clone());
-            doc.error(
-                "unknown-check-type",
-                m.opt("type").map_or(item.span, |n| n.span),
-                &m.path("type"),
-                format!("`{ty}` is not a check type"),
-            )
-            .help = Some(match near {
-                Some(n) => format!("did you mean `{n}`?"),
-                None => format!("check types: {}", names.collect::<Vec<_>>().join(", ")),
-            });
-            continue;
-        };
-        let id = match m.text(doc, "id") {
-            Some(id) => id,
-            None => default_id(&ty, i, ids),
-        };
-        if !ids.insert(id.clone()) {
-            doc.error(
-                "duplicate-id",
-                m.opt("id").map_or(item.span, |n| n.span),
-                &m.path("id"),
-                format!("check id `{id}` is used twice"),
-            );
-        }
-        let negate = m.bool(doc, "negate").unwrap_or(false);
-        let weight = match m.opt("weight") {
-            Some(n) => match doc.non_negative_number(n, &m.path("weight")) {
-                Some(w) if w > 0.0 => w,
-                Some(_) => {
-                    doc.error(
-                        "out-of-range",
-                        n.span,
-                        &m.path("weight"),
-                        "a weight must be above 0".to_string(),
-                    );
-                    1.0
-                }
-                None => 1.0,
-            },
-            None => 1.0,
-        };
-        if let Some(config) = config {
-            out.push(crate::spec::Check {
-                id,
-                kind: ty,
-                config,
-                negate,
-                weight,
-                target,
-                location: Some(super::location(doc, item.span)),
-            });
-        }
+    items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| read_listed_check(doc, item, &index(field, i), i, ids))
+        .collect()
+}
+
+/// The `i`th check of a list, at `path`.
+fn read_listed_check(
+    doc: &mut Doc,
+    item: &Node,
+    path: &str,
+    i: usize,
+    ids: &mut std::collections::HashSet<String>,
+) -> Option<crate::spec::Check> {
+    let m = doc.map(item, path)?;
+    let ty = m.req_text(doc, "type")?;
+    // A plugin's type takes every other key as its configuration, which it validates;
+    // a built-in type's keys are checked against its schema.
+    let (config, target) = if is_plugin_type(doc, &ty) {
+        let config = plugin_check(doc, &ty, config_of(&m, COMMON_KEYS), item, path);
+        (config, crate::spec::CheckTarget::Output)
+    } else if let Some(check_type) = crate::spec::check_types::lookup(&ty) {
+        let mut known: Vec<&str> = COMMON_KEYS.to_vec();
+        known.extend(check_type.key_names());
+        m.check_keys(doc, &format!("a `{ty}` check"), &known);
+        (read_config(doc, &m, check_type), check_type.target.clone())
+    } else {
+        unknown_check_type(doc, &m, item, &ty);
+        return None;
+    };
+    let id = match m.text(doc, "id") {
+        Some(id) => id,
+        None => default_id(&ty, i, ids),
+    };
+    if !ids.insert(id.clone()) {
+        doc.error(
+            "duplicate-id",
+            m.opt("id").map_or(item.span, |n| n.span),
+            &m.path("id"),
+            format!("check id `{id}` is used twice"),
+        );
     }
-    out
+    let negate = m.bool(doc, "negate").unwrap_or(false);
+    let weight = m
+        .opt("weight")
+        .map_or(1.0, |n| read_weight(doc, n, &m.path("weight")));
+    Some(crate::spec::Check {
+        id,
+        kind: ty,
+        config: config?,
+        negate,
+        weight,
+        target,
+        location: Some(super::location(doc, item.span)),
+    })
+}
+
+/// The error for a type that is neither built in nor a plugin's, with the nearest name.
+fn unknown_check_type(doc: &mut Doc, m: &Map<'_>, item: &Node, ty: &str) {
+    let builtin: Vec<&str> = crate::spec::check_types::BUILTIN
+        .iter()
+        .map(|t| t.name)
+        .collect();
+    let all = all_type_names(doc, &builtin);
+    let names = all.iter().map(String::as_str);
+    let near = crate::diag::did_you_mean(ty, names.clone());
+    doc.error(
+        "unknown-check-type",
+        m.opt("type").map_or(item.span, |n| n.span),
+        &m.path("type"),
+        format!("`{ty}` is not a check type"),
+    )
+    .help = Some(match near {
+        Some(n) => format!("did you mean `{n}`?"),
+        None => format!("check types: {}", names.collect::<Vec<_>>().join(", ")),
+    });
+}
+
+/// A check's `weight`: above 0 (1 when it is not a number, or not above 0, after the error).
+fn read_weight(doc: &mut Doc, n: &Node, field: &str) -> f64 {
+    match doc.non_negative_number(n, field) {
+        Some(w) if w > 0.0 => w,
+        Some(_) => {
+            doc.error(
+                "out-of-range",
+                n.span,
+                field,
+                "a weight must be above 0".to_string(),
+            );
+            1.0
+        }
+        None => 1.0,
+    }
 }
 
 /// The id of the `i`th check of a list when it names none: `<type>-<n>`, or, when a check of

@@ -95,7 +95,7 @@ impl Starter {
             .filter(|p| !p.ends_with("assay.toml") && !p.ends_with("package.agent.json"))
             .filter(|p| {
                 !p.file_name()
-                    .is_some_and(|n| super::bmad::TRIGGER_FILES.iter().any(|t| n == *t))
+                    .is_some_and(|n| super::bmad::triggers::TRIGGER_FILES.iter().any(|t| n == *t))
             })
             .map(|p| dialect.suite_path(p))
             .collect();

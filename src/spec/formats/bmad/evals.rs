@@ -12,8 +12,9 @@ use crate::spec::model::{Case, Suite};
 use crate::spec::node::{Node, Value};
 use crate::spec::reader::{Doc, Map};
 
-const TOP_KEYS: &[&str] = &["skill_name", "evals"];
-const EVAL_KEYS: &[&str] = &[
+/// The keys of the file's top level, and of each eval.
+pub const TOP_KEYS: &[&str] = &["skill_name", "evals"];
+pub const EVAL_KEYS: &[&str] = &[
     "id",
     // skill-creator's descriptive name ("Give each eval a descriptive name").
     "name",

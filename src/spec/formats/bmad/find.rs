@@ -5,8 +5,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use super::Input;
 use super::sniff::Sniff;
-use super::{Input, TRIGGER_FILES};
+use super::triggers::TRIGGER_FILES;
 use crate::diag::Problem;
 use crate::spec::formats::LoadCtx;
 use crate::spec::formats::find::{EvalFormat, File, Found, Job, Scan};

@@ -16,11 +16,11 @@
 
 pub mod adapter;
 mod cases;
-mod evals;
+pub mod evals;
 pub mod find;
 mod fixtures;
 mod sniff;
-mod triggers;
+pub mod triggers;
 mod unread;
 pub mod write;
 
@@ -34,8 +34,6 @@ use crate::spec::reader::Doc;
 
 use super::LoadCtx;
 use super::is_assay_key as is_strict;
-
-pub use triggers::TRIGGER_FILES;
 
 /// What the BMAD runner (and skill-creator) decide: the eval folder whole is the evaluation,
 /// and fixtures are kept in its `files/`.

@@ -24,7 +24,8 @@ pub const TRIGGER_FILES: &[&str] = &[
     "eval_set.json",
 ];
 
-const TRIGGER_KEYS: &[&str] = &[
+/// The keys of a trigger query, and of the file's top level.
+pub const TRIGGER_KEYS: &[&str] = &[
     "query",
     "should_trigger",
     // assay's extension: which skills the query must and must not reach.
@@ -32,7 +33,7 @@ const TRIGGER_KEYS: &[&str] = &[
 ];
 
 /// The keys of a trigger file that is an object: the list is under `queries`.
-const TOP_KEYS: &[&str] = &["skill_name", "queries"];
+pub const TOP_KEYS: &[&str] = &["skill_name", "queries"];
 
 pub(super) fn read(doc: &mut Doc, root: &Node, input: &super::Input, suite: &mut Suite) {
     let (top, items) = super::top_list(doc, root, "queries", TOP_KEYS);

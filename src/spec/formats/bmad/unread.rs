@@ -4,8 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
+use super::Input;
 use super::sniff::Sniff;
-use super::{Input, TRIGGER_FILES};
+use super::triggers::TRIGGER_FILES;
 use crate::diag::Problem;
 use crate::spec::formats::LoadCtx;
 

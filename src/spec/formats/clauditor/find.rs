@@ -43,7 +43,7 @@ impl EvalFormat for Clauditor {
     }
 
     fn of_skill(&self, skill: &Skill, root: &Path) -> Vec<Job> {
-        super::specs_of_skill(&skill.path, &skill.name)
+        super::skill::specs_of(&skill.path, &skill.name)
             .into_iter()
             .map(|file| job(file, root.to_path_buf()))
             .collect()

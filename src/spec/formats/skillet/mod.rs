@@ -21,7 +21,8 @@ pub const POLICIES: crate::spec::model::Policies = crate::spec::model::Policies 
     ..crate::spec::model::Policies::NONE
 };
 
-const KEYS: &[&str] = &[
+/// The keys of a Skillet eval file, and of each of its assertions.
+pub const KEYS: &[&str] = &[
     "timestamp",
     "name",
     "prompt",
@@ -38,7 +39,7 @@ const KEYS: &[&str] = &[
     // assay's extension: checks of any assay type. They do not replace the judge.
     super::checks::EXTENSION_KEY,
 ];
-const ASSERTION_KEYS: &[&str] = &["type", "value"];
+pub const ASSERTION_KEYS: &[&str] = &["type", "value"];
 /// Skillet assertion types and the assay key their `value` becomes.
 const ASSERTION_TYPES: &[(&str, &str)] = &[
     ("contains", "needle"),
@@ -188,52 +189,12 @@ fn read_case(doc: &mut Doc, root: &Node) -> Option<Case> {
     m.warn_unknown_keys(doc, "a Skillet eval", KEYS, |_| false, super::is_assay_key);
     read_domain(doc, &m);
 
-    if let Some(n) = m.opt("schema_version")
-        && let Some(v) = doc.int(n, "schema_version")
-        && !SCHEMA_VERSIONS.contains(&v)
-    {
-        doc.error(
-            "unsupported-version",
-            n.span,
-            "schema_version",
-            format!("schema_version {v} is not supported; this assay reads version 1"),
-        )
-        .help = Some("omit schema_version or set it to 1".into());
+    if let Some(n) = m.opt("schema_version") {
+        read_schema_version(doc, n);
     }
-    let timestamp = m.req(doc, "timestamp").and_then(|n| {
-        let s = match &n.value {
-            crate::spec::node::Value::Str(s) => s.clone(),
-            _ => return doc.string(n, "timestamp"),
-        };
-        if !is_iso8601(&s) {
-            doc.error(
-                "bad-timestamp",
-                n.span,
-                "timestamp",
-                format!("`{s}` is not an ISO 8601 timestamp"),
-            )
-            .help = Some("write it like 2025-01-15T10:30:00Z".into());
-            return None;
-        }
-        Some(s)
-    });
+    let timestamp = m.req(doc, "timestamp").and_then(|n| read_timestamp(doc, n));
     m.req_text(doc, "name");
-    let turns = m.req(doc, "prompt").and_then(|n| match &n.value {
-        crate::spec::node::Value::Seq(_) => {
-            let list = doc.texts(n, "prompt")?;
-            if list.is_empty() {
-                doc.error(
-                    "empty",
-                    n.span,
-                    "prompt",
-                    "a multi-turn prompt needs at least one turn",
-                );
-                return None;
-            }
-            Some(list.into_iter().map(|(s, _)| s).collect::<Vec<_>>())
-        }
-        _ => doc.text(n, "prompt").map(|s| vec![s]),
-    });
+    let turns = m.req(doc, "prompt").and_then(|n| read_prompt(doc, n));
     let expected = m.req_text(doc, "expected");
     let actual = m.str(doc, "actual");
     let setup = m.text(doc, "setup");
@@ -266,6 +227,60 @@ fn read_case(doc: &mut Doc, root: &Node) -> Option<Case> {
     Some(case)
 }
 
+/// `schema_version`: 1, the only one there is.
+fn read_schema_version(doc: &mut Doc, n: &Node) {
+    if let Some(v) = doc.int(n, "schema_version")
+        && !SCHEMA_VERSIONS.contains(&v)
+    {
+        doc.error(
+            "unsupported-version",
+            n.span,
+            "schema_version",
+            format!("schema_version {v} is not supported; this assay reads version 1"),
+        )
+        .help = Some("omit schema_version or set it to 1".into());
+    }
+}
+
+/// `timestamp`: an ISO 8601 string.
+fn read_timestamp(doc: &mut Doc, n: &Node) -> Option<String> {
+    let s = match &n.value {
+        crate::spec::node::Value::Str(s) => s.clone(),
+        _ => return doc.string(n, "timestamp"),
+    };
+    if !is_iso8601(&s) {
+        doc.error(
+            "bad-timestamp",
+            n.span,
+            "timestamp",
+            format!("`{s}` is not an ISO 8601 timestamp"),
+        )
+        .help = Some("write it like 2025-01-15T10:30:00Z".into());
+        return None;
+    }
+    Some(s)
+}
+
+/// `prompt`: one turn, or a list of at least one.
+fn read_prompt(doc: &mut Doc, n: &Node) -> Option<Vec<String>> {
+    match &n.value {
+        crate::spec::node::Value::Seq(_) => {
+            let list = doc.texts(n, "prompt")?;
+            if list.is_empty() {
+                doc.error(
+                    "empty",
+                    n.span,
+                    "prompt",
+                    "a multi-turn prompt needs at least one turn",
+                );
+                return None;
+            }
+            Some(list.into_iter().map(|(s, _)| s).collect::<Vec<_>>())
+        }
+        _ => doc.text(n, "prompt").map(|s| vec![s]),
+    }
+}
+
 /// `domain`: a string; one outside Skillet's three is loaded with a warning (Skillet's
 /// `--domain` filter would never select it).
 fn read_domain(doc: &mut Doc, m: &crate::spec::reader::Map<'_>) {
@@ -291,88 +306,74 @@ fn read_domain(doc: &mut Doc, m: &crate::spec::reader::Map<'_>) {
 }
 
 fn read_assertions(doc: &mut Doc, items: &[Node]) -> Vec<Check> {
-    let mut checks = Vec::new();
-    for (i, node) in items.iter().enumerate() {
-        let field = index("assertions", i);
-        let Some(m) = doc.map(node, &field) else {
-            continue;
+    items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, node)| read_assertion(doc, node, i))
+        .collect()
+}
+
+/// The `i`th assertion: its type's check, id `<type>-<i+1>`, its `value` under the type's key.
+fn read_assertion(doc: &mut Doc, node: &Node, i: usize) -> Option<Check> {
+    let field = index("assertions", i);
+    let m = doc.map(node, &field)?;
+    m.check_keys(doc, "an assertion", ASSERTION_KEYS);
+    let ty_node = m.req(doc, "type")?;
+    let ty = doc.string(ty_node, &m.path("type"))?;
+    let id = format!("{ty}-{}", i + 1);
+    if super::checks::is_plugin_type(doc, &ty) {
+        // A plugin type's settings are Skillet's `value`: an object as is, anything else
+        // as `{"value": …}`.
+        let config = match m.opt("value").map(|n| n.to_json()) {
+            Some(serde_json::Value::Object(o)) => serde_json::Value::Object(o),
+            Some(v) => json!({ "value": v }),
+            None => json!({}),
         };
-        m.check_keys(doc, "an assertion", ASSERTION_KEYS);
-        let Some(ty_node) = m.req(doc, "type") else {
-            continue;
-        };
-        let Some(ty) = doc.string(ty_node, &m.path("type")) else {
-            continue;
-        };
-        if super::checks::is_plugin_type(doc, &ty) {
-            // A plugin type's settings are Skillet's `value`: an object as is, anything else
-            // as `{"value": …}`.
-            let config = match m.opt("value").map(|n| n.to_json()) {
-                Some(serde_json::Value::Object(o)) => serde_json::Value::Object(o),
-                Some(v) => json!({ "value": v }),
-                None => json!({}),
-            };
-            if let Some(config) = super::checks::plugin_check(doc, &ty, config, node, &field) {
-                let at = Some(location(doc, node.span));
-                checks.push(Check::new(
-                    format!("{ty}-{}", i + 1),
-                    ty,
-                    config,
-                    CheckTarget::Output,
-                    at,
-                ));
-            }
-            continue;
-        }
-        let Some(&(_, key)) = ASSERTION_TYPES.iter().find(|(t, _)| *t == ty) else {
-            let names: Vec<_> = ASSERTION_TYPES.iter().map(|(t, _)| *t).collect();
-            doc.error(
-                "unknown-type",
-                ty_node.span,
-                &m.path("type"),
-                format!("unknown assertion type `{ty}`"),
-            )
-            .help = super::checks::extension_hint(&ty, "Skillet").or_else(|| {
-                Some(
-                    match crate::diag::did_you_mean(&ty, names.iter().copied()) {
-                        Some(s) => format!("did you mean `{s}`?"),
-                        None => format!("Skillet assertion types: {}", names.join(", ")),
-                    },
-                )
-            });
-            continue;
-        };
-        let Some(value_node) = m.req(doc, "value") else {
-            continue;
-        };
-        let spec = check_types::lookup(&ty)
-            .and_then(|t| t.keys.iter().find(|k| k.name == key))
-            .expect("every Skillet type is built in");
-        let Some(value) = super::checks::read_value(doc, spec, value_node, &m.path("value")) else {
-            continue;
-        };
-        let target = if ty.starts_with("tool_") {
-            CheckTarget::Transcript
-        } else {
-            CheckTarget::Output
-        };
-        // Skillet's text checks ignore case; its regex and tool checks do not.
-        let config = match ty.as_str() {
-            "contains" | "not_contains" | "starts_with" | "ends_with" => {
-                json!({ key: value, "ignore_case": true })
-            }
-            _ => json!({ key: value }),
-        };
+        let config = super::checks::plugin_check(doc, &ty, config, node, &field)?;
         let at = Some(location(doc, node.span));
-        checks.push(Check::new(
-            format!("{ty}-{}", i + 1),
-            ty,
-            config,
-            target,
-            at,
-        ));
+        return Some(Check::new(id, ty, config, CheckTarget::Output, at));
     }
-    checks
+    let Some(&(_, key)) = ASSERTION_TYPES.iter().find(|(t, _)| *t == ty) else {
+        unknown_type(doc, ty_node, &m.path("type"), &ty);
+        return None;
+    };
+    let value_node = m.req(doc, "value")?;
+    let spec = check_types::lookup(&ty)
+        .and_then(|t| t.keys.iter().find(|k| k.name == key))
+        .expect("every Skillet type is built in");
+    let value = super::checks::read_value(doc, spec, value_node, &m.path("value"))?;
+    let target = if ty.starts_with("tool_") {
+        CheckTarget::Transcript
+    } else {
+        CheckTarget::Output
+    };
+    // Skillet's text checks ignore case; its regex and tool checks do not.
+    let config = match ty.as_str() {
+        "contains" | "not_contains" | "starts_with" | "ends_with" => {
+            json!({ key: value, "ignore_case": true })
+        }
+        _ => json!({ key: value }),
+    };
+    let at = Some(location(doc, node.span));
+    Some(Check::new(id, ty, config, target, at))
+}
+
+/// The error for a type that is not one of Skillet's, pointing to the extension key when it
+/// is one of assay's.
+fn unknown_type(doc: &mut Doc, node: &Node, field: &str, ty: &str) {
+    let names: Vec<_> = ASSERTION_TYPES.iter().map(|(t, _)| *t).collect();
+    doc.error(
+        "unknown-type",
+        node.span,
+        field,
+        format!("unknown assertion type `{ty}`"),
+    )
+    .help = super::checks::extension_hint(ty, "Skillet").or_else(|| {
+        Some(match crate::diag::did_you_mean(ty, names.iter().copied()) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => format!("Skillet assertion types: {}", names.join(", ")),
+        })
+    });
 }
 
 /// ISO 8601 as people write it in these files: a date, a local date-time, or an instant.

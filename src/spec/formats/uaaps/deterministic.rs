@@ -28,9 +28,10 @@ pub const POLICIES: crate::spec::model::Policies = crate::spec::model::Policies 
     ..crate::spec::model::Policies::NONE
 };
 
-const CONFIG_KEYS: &[&str] = &["version", "command", "cwd", "timeout", "env"];
+/// The keys of `test-config.json`.
+pub const CONFIG_KEYS: &[&str] = &["version", "command", "cwd", "timeout", "env"];
 /// A skill's test case: the spec's keys, then assay's aliases.
-const SKILL_CASE_KEYS: &[&str] = &[
+pub const SKILL_CASE_KEYS: &[&str] = &[
     "name",
     "description",
     "input",
@@ -43,7 +44,7 @@ const SKILL_CASE_KEYS: &[&str] = &[
     "checks",
 ];
 /// A hook's test case: the spec's keys, then assay's aliases.
-const HOOK_CASE_KEYS: &[&str] = &[
+pub const HOOK_CASE_KEYS: &[&str] = &[
     "name",
     "description",
     "event",
@@ -57,10 +58,11 @@ const HOOK_CASE_KEYS: &[&str] = &[
     "env",
     "checks",
 ];
-const SKILL_INPUT_KEYS: &[&str] = &["command", "stdin", "files"];
-const HOOK_INPUT_KEYS: &[&str] = &["fixture", "overrides"];
+/// The keys of a skill case's `input`, and of a hook case's.
+pub const SKILL_INPUT_KEYS: &[&str] = &["command", "stdin", "files"];
+pub const HOOK_INPUT_KEYS: &[&str] = &["fixture", "overrides"];
 /// The spec's expectations, then assay's.
-const EXPECTED_KEYS: &[&str] = &[
+pub const EXPECTED_KEYS: &[&str] = &[
     "exit-code",
     "stdout-contains",
     "stderr-contains",
@@ -695,76 +697,120 @@ fn read_checks(doc: &mut Doc, m: &Map<'_>, artifact_rel: &Path, span: Span) -> V
     checks
 }
 
-fn read_expected(doc: &mut Doc, e: &Map<'_>, artifact_rel: &Path, checks: &mut Vec<Check>) {
-    use CheckTarget::{Output, Process};
-    for (key, kind, target) in [
-        ("stdout-contains", "contains", Output),
-        ("stdout-not-contains", "not_contains", Output),
-        ("stderr-contains", "stderr_contains", Process),
+/// How an `expected` key is written, and so how it is read into the configs of its checks.
+enum Written {
+    /// A list of strings, a check `<key>[i]` per item: `{needle}`.
+    Needles,
+    /// A JSON object that stdout must hold: `{json}`.
+    Object,
+    /// A string: `{text}`.
+    Text,
+    /// A regular expression: `{pattern}`.
+    Regex,
+    /// A list of paths from the artifact folder, a check `<key>[i]` per item: `{path}`.
+    Paths,
+}
+
+/// An `expected` key and the check it becomes.
+struct Expectation {
+    key: &'static str,
+    written: Written,
+    /// The check type.
+    kind: &'static str,
+    target: CheckTarget,
+}
+
+/// Every `expected` key but `exit-code`, in the order their checks are made.
+const EXPECTATIONS: &[Expectation] = {
+    use CheckTarget::{Output, Process, Workspace};
+    use Written::{Needles, Object, Paths, Regex, Text};
+    const fn x(
+        key: &'static str,
+        written: Written,
+        kind: &'static str,
+        target: CheckTarget,
+    ) -> Expectation {
+        Expectation {
+            key,
+            written,
+            kind,
+            target,
+        }
+    }
+    &[
+        x("stdout-contains", Needles, "contains", Output),
+        x("stdout-not-contains", Needles, "not_contains", Output),
+        x("stderr-contains", Needles, "stderr_contains", Process),
         // The spec's: neither stdout nor stderr ("combined output").
-        ("not-contains", "stdio_not_contains", Process),
-    ] {
-        for (i, (needle, span)) in e
-            .texts(doc, key)
+        x("not-contains", Needles, "stdio_not_contains", Process),
+        x("stdout-json", Object, "stdout_json", Process),
+        x("stdout-equals", Text, "stdout_equals", Process),
+        x("stdout-matches", Regex, "regex", Output),
+        x("files-created", Paths, "file_exists", Workspace),
+    ]
+};
+
+/// The checks of `expected`'s keys (but `exit-code`), as [`EXPECTATIONS`] says.
+fn read_expected(doc: &mut Doc, e: &Map<'_>, artifact_rel: &Path, checks: &mut Vec<Check>) {
+    for x in EXPECTATIONS {
+        for (id, config, span) in read_expectation(doc, e, x, artifact_rel) {
+            checks.push(check(doc, id, x.kind, config, x.target.clone(), span));
+        }
+    }
+}
+
+/// The id, config and place of each check one `expected` key makes.
+fn read_expectation(
+    doc: &mut Doc,
+    e: &Map<'_>,
+    x: &Expectation,
+    artifact_rel: &Path,
+) -> Vec<(String, serde_json::Value, Span)> {
+    match x.written {
+        Written::Needles => e
+            .texts(doc, x.key)
             .unwrap_or_default()
             .into_iter()
             .enumerate()
-        {
-            let config = json!({ "needle": needle });
-            checks.push(check(
-                doc,
-                index(key, i),
-                kind,
-                config,
-                target.clone(),
-                span,
-            ));
-        }
+            .map(|(i, (needle, span))| (index(x.key, i), json!({ "needle": needle }), span))
+            .collect(),
+        Written::Object => read_once(doc, e, x.key, |doc, n, field| {
+            doc.map(n, field).map(|_| json!({ "json": n.to_json() }))
+        }),
+        Written::Text => read_once(doc, e, x.key, |doc, n, field| {
+            doc.string(n, field).map(|text| json!({ "text": text }))
+        }),
+        Written::Regex => read_once(doc, e, x.key, |doc, n, field| {
+            doc.regex(n, field)
+                .map(|pattern| json!({ "pattern": pattern }))
+        }),
+        Written::Paths => read_files_created(doc, e, artifact_rel),
     }
-    if let Some(n) = e.opt("stdout-json")
-        && doc.map(n, "expected.stdout-json").is_some()
-    {
-        let config = json!({ "json": n.to_json() });
-        checks.push(check(
-            doc,
-            "stdout-json".into(),
-            "stdout_json",
-            config,
-            Process,
-            n.span,
-        ));
-    }
-    if let Some(n) = e.opt("stdout-equals")
-        && let Some(text) = doc.string(n, "expected.stdout-equals")
-    {
-        let config = json!({ "text": text });
-        checks.push(check(
-            doc,
-            "stdout-equals".into(),
-            "stdout_equals",
-            config,
-            Process,
-            n.span,
-        ));
-    }
-    if let Some(n) = e.opt("stdout-matches")
-        && let Some(pattern) = doc.regex(n, "expected.stdout-matches")
-    {
-        let config = json!({ "pattern": pattern });
-        checks.push(check(
-            doc,
-            "stdout-matches".into(),
-            "regex",
-            config,
-            Output,
-            n.span,
-        ));
-    }
-    read_files_created(doc, e, artifact_rel, checks);
+}
+
+/// The one check of a key written once, its config read by `read` (`None`: none, the key
+/// left out or wrong).
+fn read_once(
+    doc: &mut Doc,
+    e: &Map<'_>,
+    key: &str,
+    read: impl FnOnce(&mut Doc, &Node, &str) -> Option<serde_json::Value>,
+) -> Vec<(String, serde_json::Value, Span)> {
+    let Some(n) = e.opt(key) else {
+        return Vec::new();
+    };
+    read(doc, n, &e.path(key))
+        .map(|config| vec![(key.to_string(), config, n.span)])
+        .unwrap_or_default()
 }
 
 /// `files-created`: paths from the artifact folder that must exist after the run.
-fn read_files_created(doc: &mut Doc, e: &Map<'_>, artifact_rel: &Path, checks: &mut Vec<Check>) {
+fn read_files_created(
+    doc: &mut Doc,
+    e: &Map<'_>,
+    artifact_rel: &Path,
+) -> Vec<(String, serde_json::Value, Span)> {
+    let mut out = Vec::new();
     for (i, (written, span)) in e
         .texts(doc, "files-created")
         .unwrap_or_default()
@@ -782,16 +828,9 @@ fn read_files_created(doc: &mut Doc, e: &Map<'_>, artifact_rel: &Path, checks: &
             continue;
         };
         let config = json!({ "path": p.to_string_lossy() });
-        let id = index("files-created", i);
-        checks.push(check(
-            doc,
-            id,
-            "file_exists",
-            config,
-            CheckTarget::Workspace,
-            span,
-        ));
+        out.push((index("files-created", i), config, span));
     }
+    out
 }
 
 /// One check of an expectation, located where it is written.

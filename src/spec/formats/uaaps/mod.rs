@@ -31,9 +31,11 @@ pub const POLICIES: crate::spec::model::Policies = crate::spec::model::Policies 
     ..crate::spec::model::Policies::NONE
 };
 
-const CONFIG_KEYS: &[&str] = &["version", "engine", "timeout", "judge", "sandbox", "env"];
-const SANDBOX_KEYS: &[&str] = &["network", "writable-paths"];
-const CASE_KEYS: &[&str] = &[
+/// The keys of `eval-config.json`, and of its `sandbox`.
+pub const CONFIG_KEYS: &[&str] = &["version", "engine", "timeout", "judge", "sandbox", "env"];
+pub const SANDBOX_KEYS: &[&str] = &["network", "writable-paths"];
+/// The keys of an eval case, and of its `input`, `expected` and `judge`.
+pub const CASE_KEYS: &[&str] = &[
     "name",
     "description",
     "target",
@@ -43,9 +45,9 @@ const CASE_KEYS: &[&str] = &[
     // assay's extension: any check type, with negate and weight (docs/checks.md).
     "x-assay-checks",
 ];
-const INPUT_KEYS: &[&str] = &["prompt", "files", "workspace-files"];
-const EXPECTED_KEYS: &[&str] = &["contains", "not-contains", "files-created", "agent-blocked"];
-const JUDGE_KEYS: &[&str] = &["criteria"];
+pub const INPUT_KEYS: &[&str] = &["prompt", "files", "workspace-files"];
+pub const EXPECTED_KEYS: &[&str] = &["contains", "not-contains", "files-created", "agent-blocked"];
+pub const JUDGE_KEYS: &[&str] = &["criteria"];
 /// The spec's engines assay runs, each the harness of that name: `copilot`, reserved by the
 /// spec "until headless modes are available", runs headless now (`copilot --acp`).
 pub const ENGINES: &[&str] = &["claude-code", "codex", "copilot"];
@@ -112,19 +114,7 @@ pub fn load(ctx: &LoadCtx, root: &Path) -> Loaded {
         return out;
     }
 
-    let defaults = match ctx.parse(&config_file, &ctx.shown(&config_file)) {
-        Ok((mut doc, node)) => {
-            let d = read_config(&mut doc, &node);
-            let failed = doc.has_errors();
-            out.problems.append(&mut doc.problems);
-            if failed { None } else { d }
-        }
-        Err(mut p) => {
-            out.problems.append(&mut p);
-            None
-        }
-    };
-
+    let defaults = load_config(ctx, &config_file, &mut out.problems);
     if case_files.is_empty() {
         out.problems.push(Problem::warning(
             "no-cases",
@@ -132,28 +122,9 @@ pub fn load(ctx: &LoadCtx, root: &Path) -> Loaded {
             "evals/eval-config.json is here but evals/cases/ holds no *.yaml cases",
         ));
     }
-
-    let mut cases = Vec::new();
-    let mut names: Vec<(String, PathBuf)> = Vec::new();
-    let mut ok = defaults.is_some();
-    for file in &case_files {
-        match ctx.parse(file, &ctx.shown(file)) {
-            Ok((mut doc, node)) => {
-                claim_name(ctx, &mut doc, &node, file, &mut names);
-                match read_case(&mut doc, &node, root, &evals).filter(|_| !doc.has_errors()) {
-                    Some(case) => cases.push(case),
-                    None => ok = false,
-                }
-                out.problems.append(&mut doc.problems);
-            }
-            Err(mut p) => {
-                ok = false;
-                out.problems.append(&mut p);
-            }
-        }
-    }
+    let cases = load_cases(ctx, root, &case_files, &mut out.problems);
     package.parts = super::uaaps::package::read_parts(ctx, root, &mut out.problems);
-    if let (true, Some(defaults)) = (ok, defaults) {
+    if let (Some(cases), Some(defaults)) = (cases, defaults) {
         out.suites.push(Suite {
             id: format!("uaaps:{}", package_label(&package)),
             format: Format::Uaaps,
@@ -173,6 +144,52 @@ pub fn load(ctx: &LoadCtx, root: &Path) -> Loaded {
     out
 }
 
+/// `evals/eval-config.json`'s defaults, or `None` when it has errors (in `problems`).
+fn load_config(ctx: &LoadCtx, file: &Path, problems: &mut Vec<Problem>) -> Option<Defaults> {
+    match ctx.parse(file, &ctx.shown(file)) {
+        Ok((mut doc, node)) => {
+            let d = read_config(&mut doc, &node);
+            let failed = doc.has_errors();
+            problems.append(&mut doc.problems);
+            if failed { None } else { d }
+        }
+        Err(mut p) => {
+            problems.append(&mut p);
+            None
+        }
+    }
+}
+
+/// The eval cases of `files`, or `None` when one has errors (all of them in `problems`).
+fn load_cases(
+    ctx: &LoadCtx,
+    root: &Path,
+    files: &[PathBuf],
+    problems: &mut Vec<Problem>,
+) -> Option<Vec<Case>> {
+    let evals = root.join("evals");
+    let mut cases = Vec::new();
+    let mut names: Vec<(String, PathBuf)> = Vec::new();
+    let mut ok = true;
+    for file in files {
+        match ctx.parse(file, &ctx.shown(file)) {
+            Ok((mut doc, node)) => {
+                claim_name(ctx, &mut doc, &node, file, &mut names);
+                match read_case(&mut doc, &node, root, &evals).filter(|_| !doc.has_errors()) {
+                    Some(case) => cases.push(case),
+                    None => ok = false,
+                }
+                problems.append(&mut doc.problems);
+            }
+            Err(mut p) => {
+                ok = false;
+                problems.append(&mut p);
+            }
+        }
+    }
+    ok.then_some(cases)
+}
+
 /// `*.yaml` and `*.yml` files directly in `dir`, sorted.
 pub fn list_yaml(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -188,90 +205,17 @@ pub fn list_yaml(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// `eval-config.json`: the package's defaults for its eval cases.
 fn read_config(doc: &mut Doc, node: &Node) -> Option<Defaults> {
     let m = doc.map(node, "")?;
     m.check_keys(doc, "eval-config.json", CONFIG_KEYS);
     if let Some(n) = m.req(doc, "version") {
-        match doc.number(n, "version") {
-            Some(1.0) | None => {}
-            Some(v) => {
-                doc.error(
-                    "unsupported-version",
-                    n.span,
-                    "version",
-                    format!("eval config version {v} is not supported; this assay reads version 1"),
-                );
-            }
-        }
+        read_version(doc, n);
     }
-    let engine = m.req(doc, "engine").and_then(|n| {
-        let e = doc.string(n, "engine")?;
-        if ENGINES.contains(&e.as_str()) {
-            return Some(e);
-        }
-        if RESERVED_ENGINES.contains(&e.as_str()) {
-            doc.error(
-                "unsupported-engine",
-                n.span,
-                "engine",
-                format!("engine `{e}` is not supported: it has no headless mode to run evals with"),
-            )
-            .help = Some("use \"claude-code\", \"codex\" or \"copilot\"".into());
-        } else {
-            doc.error(
-                "unknown-engine",
-                n.span,
-                "engine",
-                format!("unknown engine `{e}`"),
-            )
-            .help = Some(match did_you_mean(&e, ENGINES.iter().copied()) {
-                Some(s) => format!("did you mean `{s}`?"),
-                None => format!("supported engines: {}", ENGINES.join(", ")),
-            });
-        }
-        None
-    });
-    let timeout = m.opt("timeout").and_then(|n| {
-        let t = doc.number(n, "timeout")?;
-        if t <= 0.0 {
-            doc.error(
-                "out-of-range",
-                n.span,
-                "timeout",
-                format!("must be a positive number of seconds, found {t}"),
-            );
-            return None;
-        }
-        Some(t.ceil() as u64)
-    });
+    let engine = m.req(doc, "engine").and_then(|n| read_engine(doc, n));
+    let timeout = m.opt("timeout").and_then(|n| read_timeout(doc, n));
     let judge = m.text(doc, "judge");
-    let sandbox = m.opt("sandbox").and_then(|n| {
-        let s = doc.map(n, "sandbox")?;
-        s.check_keys(doc, "sandbox", SANDBOX_KEYS);
-        let network = s.bool(doc, "network").unwrap_or(false);
-        let writable_paths = s
-            .texts(doc, "writable-paths")
-            .unwrap_or_default()
-            .into_iter()
-            .enumerate()
-            .filter_map(|(i, (p, span))| match paths::workspace_relative(&p) {
-                Ok(_) => Some(p),
-                Err(e) => {
-                    doc.error(
-                        "bad-path",
-                        span,
-                        &index("sandbox.writable-paths", i),
-                        e.to_string(),
-                    );
-                    None
-                }
-            })
-            .collect();
-        Some(Sandbox {
-            network,
-            writable_paths,
-        })
-    });
+    let sandbox = m.opt("sandbox").and_then(|n| read_sandbox(doc, n));
     let env = m
         .opt("env")
         .map(|n| read_env(doc, n, "env"))
@@ -296,6 +240,94 @@ fn read_config(doc: &mut Doc, node: &Node) -> Option<Defaults> {
         sandbox: Some(sandbox.unwrap_or_default()),
         env,
         ..Defaults::default()
+    })
+}
+
+/// `version`: 1, the only one there is.
+fn read_version(doc: &mut Doc, n: &Node) {
+    match doc.number(n, "version") {
+        Some(1.0) | None => {}
+        Some(v) => {
+            doc.error(
+                "unsupported-version",
+                n.span,
+                "version",
+                format!("eval config version {v} is not supported; this assay reads version 1"),
+            );
+        }
+    }
+}
+
+/// `engine`: one of [`ENGINES`]; one of [`RESERVED_ENGINES`] is refused with its reason.
+fn read_engine(doc: &mut Doc, n: &Node) -> Option<String> {
+    let e = doc.string(n, "engine")?;
+    if ENGINES.contains(&e.as_str()) {
+        return Some(e);
+    }
+    if RESERVED_ENGINES.contains(&e.as_str()) {
+        doc.error(
+            "unsupported-engine",
+            n.span,
+            "engine",
+            format!("engine `{e}` is not supported: it has no headless mode to run evals with"),
+        )
+        .help = Some("use \"claude-code\", \"codex\" or \"copilot\"".into());
+    } else {
+        doc.error(
+            "unknown-engine",
+            n.span,
+            "engine",
+            format!("unknown engine `{e}`"),
+        )
+        .help = Some(match did_you_mean(&e, ENGINES.iter().copied()) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => format!("supported engines: {}", ENGINES.join(", ")),
+        });
+    }
+    None
+}
+
+/// `timeout`: a positive number of seconds, rounded up.
+fn read_timeout(doc: &mut Doc, n: &Node) -> Option<u64> {
+    let t = doc.number(n, "timeout")?;
+    if t <= 0.0 {
+        doc.error(
+            "out-of-range",
+            n.span,
+            "timeout",
+            format!("must be a positive number of seconds, found {t}"),
+        );
+        return None;
+    }
+    Some(t.ceil() as u64)
+}
+
+/// `sandbox`: whether the network is open, and the workspace paths the agent may write.
+fn read_sandbox(doc: &mut Doc, n: &Node) -> Option<Sandbox> {
+    let s = doc.map(n, "sandbox")?;
+    s.check_keys(doc, "sandbox", SANDBOX_KEYS);
+    let network = s.bool(doc, "network").unwrap_or(false);
+    let writable_paths = s
+        .texts(doc, "writable-paths")
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, (p, span))| match paths::workspace_relative(&p) {
+            Ok(_) => Some(p),
+            Err(e) => {
+                doc.error(
+                    "bad-path",
+                    span,
+                    &index("sandbox.writable-paths", i),
+                    e.to_string(),
+                );
+                None
+            }
+        })
+        .collect();
+    Some(Sandbox {
+        network,
+        writable_paths,
     })
 }
 
