@@ -16,7 +16,7 @@ use assay::assert::check::Checks;
 use assay::assert::view::CaseRunView;
 use assay::plugin::grants::PluginConfig;
 use assay::plugin::{Declared, NativePolicy, Plugins};
-use assay::spec::{Check, CheckTarget};
+use assay::suite::{Check, CheckTarget};
 use serde_json::json;
 
 fn median(mut v: Vec<Duration>) -> Duration {

@@ -116,7 +116,7 @@ fn main() {
 /// the changes back. Returns the first staging (which makes the base), and the medians of the
 /// others' staging and of reading the changes.
 fn copy_on_write(project: &Path, tmp: &Path) -> (Duration, Duration, Duration) {
-    use assay::spec::{Case, Fixture, Location, Skill, SkillKind};
+    use assay::suite::{Case, Fixture, Location, Skill, SkillKind};
     use assay::workspace::{StageOptions, SuiteStage, base::Bases, stage};
     let skill_dir = tmp.join(format!("skill-{}", project.file_name().unwrap().display()));
     std::fs::create_dir_all(&skill_dir).unwrap();

@@ -274,7 +274,7 @@ fn main() {
     let samples: Vec<Duration> = (0..RUNS).map(|_| run().0).collect();
     let (median, min, max) = stats(samples);
 
-    let ctx = assay::spec::formats::LoadCtx::new(dir.path());
+    let ctx = assay::formats::LoadCtx::new(dir.path());
     let in_process: Vec<Duration> = (0..RUNS)
         .map(|_| {
             let t = Instant::now();

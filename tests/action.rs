@@ -856,8 +856,8 @@ fn assert_clean(files: &[&Path]) {
 fn action_yml() -> serde_json::Value {
     let path = repo().join("action.yml");
     let text = std::fs::read_to_string(&path).unwrap();
-    let source = assay::spec::node::Source::new(path, text);
-    let (node, problems) = assay::spec::yaml::parse(&source);
+    let source = assay::syntax::node::Source::new(path, text);
+    let (node, problems) = assay::syntax::yaml::parse(&source);
     assert!(problems.is_empty(), "action.yml: {problems:?}");
     node.map(|n| n.to_json()).unwrap_or_default()
 }

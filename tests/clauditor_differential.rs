@@ -20,7 +20,7 @@ use std::sync::Arc;
 use assay::assert::check::Checks;
 use assay::assert::urls::UrlPolicy;
 use assay::assert::view::CaseRunView;
-use assay::spec::formats::LoadCtx;
+use assay::formats::LoadCtx;
 use serde_json::{Value, json};
 
 /// SplitMix64: small, seedable and the same everywhere.
@@ -311,7 +311,7 @@ fn assay_verdict(
     a["id"] = json!("a");
     let spec = json!({"skill_name": "diff", "assertions": [a]});
     std::fs::write(file, spec.to_string()).unwrap();
-    let loaded = assay::spec::formats::clauditor::load(ctx, file, file.parent().unwrap());
+    let loaded = assay::formats::clauditor::load(ctx, file, file.parent().unwrap());
     if let Some(p) = loaded.problems.iter().find(|p| p.is_error()) {
         return Err(p.message.clone());
     }

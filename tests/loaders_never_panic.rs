@@ -9,7 +9,7 @@ use crate::support;
 use std::path::{Path, PathBuf};
 
 use assay::discover::{self, Options};
-use assay::spec::formats::LoadCtx;
+use assay::formats::LoadCtx;
 use proptest::prelude::*;
 
 /// A format's example project, and the file inside it that the generated text replaces.
@@ -29,21 +29,19 @@ fn flat(lists: &[&[&'static str]]) -> Vec<&'static str> {
 }
 
 fn bmad_evals() -> Vec<&'static str> {
-    use assay::spec::formats::bmad::evals;
+    use assay::formats::bmad::evals;
     flat(&[evals::TOP_KEYS, evals::EVAL_KEYS, &["_design_notes"]])
 }
 
 fn bmad_triggers() -> Vec<&'static str> {
-    use assay::spec::formats::bmad::triggers;
+    use assay::formats::bmad::triggers;
     flat(&[triggers::TOP_KEYS, triggers::TRIGGER_KEYS])
 }
 
 /// A clauditor spec's keys, with every clauditor assertion type's own.
 fn clauditor() -> Vec<&'static str> {
-    use assay::spec::check_types::{CLAUDITOR_TYPES, clauditor_keys, lookup};
-    use assay::spec::formats::clauditor::{
-        TOP_KEYS, assertions, criteria, sections, settings, triggers,
-    };
+    use assay::formats::clauditor::{TOP_KEYS, assertions, criteria, sections, settings, triggers};
+    use assay::suite::check_types::{CLAUDITOR_TYPES, clauditor_keys, lookup};
     let types: Vec<&'static str> = CLAUDITOR_TYPES
         .iter()
         .flat_map(|t| clauditor_keys(lookup(t).unwrap()))
@@ -63,32 +61,28 @@ fn clauditor() -> Vec<&'static str> {
 }
 
 fn skillet() -> Vec<&'static str> {
-    use assay::spec::formats::skillet::{ASSERTION_KEYS, KEYS};
+    use assay::formats::skillet::{ASSERTION_KEYS, KEYS};
     flat(&[KEYS, ASSERTION_KEYS])
 }
 
 fn uaaps_case() -> Vec<&'static str> {
-    use assay::spec::formats::uaaps::{CASE_KEYS, EXPECTED_KEYS, INPUT_KEYS, JUDGE_KEYS};
+    use assay::formats::uaaps::{CASE_KEYS, EXPECTED_KEYS, INPUT_KEYS, JUDGE_KEYS};
     flat(&[CASE_KEYS, INPUT_KEYS, EXPECTED_KEYS, JUDGE_KEYS])
 }
 
 fn uaaps_config() -> Vec<&'static str> {
-    use assay::spec::formats::uaaps::{CONFIG_KEYS, SANDBOX_KEYS};
+    use assay::formats::uaaps::{CONFIG_KEYS, SANDBOX_KEYS};
     flat(&[CONFIG_KEYS, SANDBOX_KEYS])
 }
 
 fn uaaps_skill_test() -> Vec<&'static str> {
-    use assay::spec::formats::uaaps::deterministic::{
-        EXPECTED_KEYS, SKILL_CASE_KEYS, SKILL_INPUT_KEYS,
-    };
+    use assay::formats::uaaps::deterministic::{EXPECTED_KEYS, SKILL_CASE_KEYS, SKILL_INPUT_KEYS};
     flat(&[SKILL_CASE_KEYS, SKILL_INPUT_KEYS, EXPECTED_KEYS])
 }
 
 /// A hook test's keys, with an event, a fixture and override paths written as keys.
 fn uaaps_hook_test() -> Vec<&'static str> {
-    use assay::spec::formats::uaaps::deterministic::{
-        EXPECTED_KEYS, HOOK_CASE_KEYS, HOOK_INPUT_KEYS,
-    };
+    use assay::formats::uaaps::deterministic::{EXPECTED_KEYS, HOOK_CASE_KEYS, HOOK_INPUT_KEYS};
     let values: &[&'static str] = &[
         "PreToolUse",
         "fixtures/write-etc.json",

@@ -2,7 +2,7 @@
 //! problems that render.
 #![no_main]
 
-use assay::spec::node::Source;
+use assay::syntax::node::Source;
 use assay_fuzz::{check_problems, check_tree};
 use libfuzzer_sys::fuzz_target;
 
@@ -11,7 +11,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let source = Source::new("fuzz", text.to_string());
-    for parse in [assay::spec::json::parse, assay::spec::yaml::parse] {
+    for parse in [assay::syntax::json::parse, assay::syntax::yaml::parse] {
         let (node, problems) = parse(&source);
         if let Some(node) = &node {
             check_tree(&source, node);

@@ -10,8 +10,8 @@ use std::sync::Mutex;
 
 use assay::diag::Problem;
 use assay::discover::{self, Options};
-use assay::spec::formats::LoadCtx;
-use assay::spec::node::{Node, Source, Span, Value};
+use assay::formats::LoadCtx;
+use assay::syntax::node::{Node, Source, Span, Value};
 
 /// A private copy of an example project whose `files` the fuzzer may overwrite.
 pub struct Project {

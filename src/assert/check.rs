@@ -11,7 +11,7 @@ use super::builtin::{self, CheckOutcome, EvalFn, Evaluation, Finding};
 use super::formats::{ExtraFormats, Formats};
 use super::urls::{UrlPolicy, UrlsReachable};
 use super::view::CaseRunView;
-use crate::spec;
+use crate::suite;
 
 /// One check type's evaluation. `Err` means the check could not be evaluated; it then counts as failed.
 ///
@@ -130,7 +130,7 @@ impl Checks {
     }
 
     /// Runs every check of a case-run, applying negation and weights.
-    pub fn run(&self, checks: &[spec::Check], view: &Arc<CaseRunView>) -> Vec<CheckOutcome> {
+    pub fn run(&self, checks: &[suite::Check], view: &Arc<CaseRunView>) -> Vec<CheckOutcome> {
         checks
             .iter()
             .map(|c| {

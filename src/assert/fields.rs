@@ -9,7 +9,7 @@ use fancy_regex::Regex;
 use super::builtin::CheckOutcome;
 use super::formats::{Formats, ValueFormat, full_match};
 use crate::judge::extract::Extraction;
-use crate::spec::Section;
+use crate::suite::Section;
 
 fn outcome(
     id: String,
@@ -166,7 +166,7 @@ pub fn check(
 mod tests {
     use super::*;
     use crate::judge::extract::parse;
-    use crate::spec::{Field, Tier};
+    use crate::suite::{Field, Tier};
     use serde_json::json;
 
     fn field(id: &str, required: bool, format: Option<&str>) -> Field {

@@ -1,12 +1,12 @@
 //! Value formats at run time: the one extension point behind `has_format` and extraction field
-//! `format`. A built-in format (a pattern from [`crate::spec::value_formats`], the load-time
+//! `format`. A built-in format (a pattern from [`crate::suite::value_formats`], the load-time
 //! schema) and a plugin's implement [`ValueFormat`] side by side; [`Formats`] finds either by
 //! name, built-ins first.
 
 use std::sync::Arc;
 
 use super::builtin::matching;
-use crate::spec::value_formats::{self, NamedFormat};
+use crate::suite::value_formats::{self, NamedFormat};
 
 /// One named format.
 pub trait ValueFormat: Send + Sync {
@@ -79,6 +79,6 @@ impl Formats {
 
 /// A pattern that must match the whole value.
 pub fn full_match(pattern: &str) -> Result<fancy_regex::Regex, String> {
-    crate::spec::pyregex::compile(&format!(r"\A(?:{pattern})\z"))
+    crate::syntax::pyregex::compile(&format!(r"\A(?:{pattern})\z"))
         .map_err(|e| format!("invalid format regex: {e}"))
 }

@@ -72,15 +72,16 @@ impl CaseRunView {
 
     /// A file's bytes, on the terms of [`CaseRunView::read_file`].
     pub fn read_file_bytes(&self, path: &Path) -> Option<Vec<u8>> {
-        let rel = crate::spec::paths::normalize(path)?;
+        let rel = crate::suite::paths::normalize(path)?;
         self.file_root.as_ref()?.read(&rel, MAX_FILE_BYTES).ok()
     }
 
     /// Whether `path` is, or lies through, a symlink (which checks never follow).
     pub fn is_symlink(&self, path: &Path) -> bool {
-        let (Some(root), Some(rel)) =
-            (self.file_root.as_ref(), crate::spec::paths::normalize(path))
-        else {
+        let (Some(root), Some(rel)) = (
+            self.file_root.as_ref(),
+            crate::suite::paths::normalize(path),
+        ) else {
             return false;
         };
         root.kind(&rel) == Some(crate::workspace::confined::Kind::Symlink)

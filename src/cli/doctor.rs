@@ -5,9 +5,9 @@ use clap::Args;
 
 use super::{JudgeChoice, Selection, load, print_problems};
 use crate::exit::Outcome;
+use crate::formats::LoadCtx;
 use crate::run::doctor::{self, State};
 use crate::run::{NotStarted, RunOptions};
-use crate::spec::formats::LoadCtx;
 
 #[derive(Debug, Args)]
 pub struct DoctorArgs {

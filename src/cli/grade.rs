@@ -11,6 +11,7 @@ use crate::assert::check::Checks;
 use crate::assert::urls::UrlPolicy;
 use crate::assert::verdict::Verdict;
 use crate::exit::Outcome;
+use crate::formats::LoadCtx;
 use crate::grade::ab::Tally;
 use crate::grade::captured::{Captured, needs_judge, pick_case};
 use crate::grade::regrade::{self, Recorded};
@@ -18,8 +19,7 @@ use crate::grade::regrading::{self, CaseRunRegraded, Regrading};
 use crate::grade::{self, Graded};
 use crate::host::HostEnv;
 use crate::judge::compare::{Comparison, Preference};
-use crate::spec::formats::LoadCtx;
-use crate::spec::{Case, Suite};
+use crate::suite::{Case, Suite};
 
 pub fn run(ctx: &LoadCtx, args: &GradeArgs, plugins: &crate::plugin::Plugins) -> Outcome {
     let path = ctx.cwd.join(&args.path);

@@ -10,11 +10,11 @@ use clap::Args;
 
 use super::{Selection, load, print_problems};
 use crate::exit::Outcome;
+use crate::formats::LoadCtx;
+use crate::formats::from_run::{self, SkillRun};
+use crate::formats::starter::{self, Starter, UndoError, WriteError, Written};
+use crate::formats::write::{self, RunSeed};
 use crate::record::feedback::Review;
-use crate::spec::formats::LoadCtx;
-use crate::spec::formats::from_run::{self, SkillRun};
-use crate::spec::formats::starter::{self, Starter, UndoError, WriteError, Written};
-use crate::spec::formats::write::{self, RunSeed};
 
 #[derive(Debug, Args)]
 pub struct InitArgs {
@@ -88,7 +88,7 @@ pub fn run(ctx: &LoadCtx, args: &InitArgs) -> Outcome {
 fn plan(
     ctx: &LoadCtx,
     args: &InitArgs,
-) -> Result<(&'static dyn write::Dialect, crate::spec::Skill, Starter), Outcome> {
+) -> Result<(&'static dyn write::Dialect, crate::suite::Skill, Starter), Outcome> {
     let bad = |why: String| {
         tell!("error: {why}");
         Outcome::BadInput
@@ -97,7 +97,7 @@ fn plan(
         Some(p) => ctx.cwd.join(p),
         None => starter::only_skill(&ctx.cwd).map_err(bad)?,
     };
-    let Some(skill) = crate::spec::skill::read(&path) else {
+    let Some(skill) = crate::suite::skill::read(&path) else {
         return Err(bad(format!(
             "{} is neither a skill folder with a SKILL.md nor a command file",
             ctx.shown(&path).display()
@@ -121,7 +121,7 @@ fn write_and_validate(
     ctx: &LoadCtx,
     dialect: &dyn write::Dialect,
     planned: &Starter,
-) -> Result<crate::spec::Loaded, Outcome> {
+) -> Result<crate::suite::Loaded, Outcome> {
     let written = write(ctx, &planned.root, &planned.files, true)?;
     let loaded = load(
         ctx,

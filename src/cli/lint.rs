@@ -5,9 +5,9 @@ use clap::Args;
 
 use super::{OutputFormat, Selection, load, print_problems};
 use crate::exit::Outcome;
+use crate::formats::LoadCtx;
 use crate::lint::counted::Counted;
 use crate::lint::{self, Options};
-use crate::spec::formats::LoadCtx;
 
 #[derive(Debug, Args)]
 pub struct LintArgs {

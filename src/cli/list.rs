@@ -2,8 +2,8 @@
 
 use super::{ListArgs, load, print_problems};
 use crate::exit::Outcome;
-use crate::spec::formats::LoadCtx;
-use crate::spec::{Case, Suite};
+use crate::formats::LoadCtx;
+use crate::suite::{Case, Suite};
 use crate::text::printable;
 
 pub fn run(ctx: &LoadCtx, args: &ListArgs) -> Outcome {

@@ -86,8 +86,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::diag::{self, Problem, RenderOptions};
 use crate::discover::{self, Options};
 use crate::exit::Outcome;
-use crate::spec::Loaded;
-use crate::spec::formats::LoadCtx;
+use crate::formats::LoadCtx;
+use crate::suite::Loaded;
 
 /// `assay --version`: the version and the commit it was built from (`build.rs`).
 pub const VERSION: &str = concat!(
@@ -586,7 +586,7 @@ fn project_roots(ctx: &LoadCtx, scope: &[PathBuf]) -> Vec<PathBuf> {
         roots.extend(crate::config::find_root(start));
         if p.is_dir() {
             roots.extend(
-                crate::spec::paths::walk(&p)
+                crate::suite::paths::walk(&p)
                     .flatten()
                     .filter(|e| e.file_name() == "assay.toml")
                     .filter_map(|e| e.path().parent().map(std::path::Path::to_path_buf)),

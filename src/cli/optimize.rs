@@ -8,10 +8,10 @@ use clap::{Args, Subcommand};
 use super::{JudgeChoice, print_problems};
 use crate::discover::{self, Options};
 use crate::exit::Outcome;
+use crate::formats::LoadCtx;
 use crate::optimize::{self, Error, Job, Query, Settings};
 use crate::run::{RunOptions, RunSettings};
-use crate::spec::formats::LoadCtx;
-use crate::spec::{Skill, Suite};
+use crate::suite::{Skill, Suite};
 
 #[derive(Debug, Subcommand)]
 pub enum OptimizeCommand {
@@ -84,7 +84,7 @@ fn inside_zero_one(s: &str) -> Result<f64, String> {
 pub fn run(ctx: &LoadCtx, cmd: &OptimizeCommand, plugins: &crate::plugin::Plugins) -> Outcome {
     let OptimizeCommand::Description(args) = cmd;
     let path = ctx.cwd.join(&args.skill);
-    let Some(skill) = crate::spec::skill::read(&path) else {
+    let Some(skill) = crate::suite::skill::read(&path) else {
         tell!(
             "error: {} is neither a skill folder with a SKILL.md nor a command file",
             args.skill.display()
@@ -208,7 +208,7 @@ fn proposer(
         &base.defaults.judge,
         &host,
         crate::judge::Limits::from_env(&host),
-        &crate::spec::RunnerVars::default(),
+        &crate::suite::RunnerVars::default(),
     )
     .map_err(|why| {
         tell!("error: no proposer: {why}");

@@ -4,10 +4,10 @@ use serde_json::json;
 
 use super::{PluginCommand, PluginInspectArgs, PluginKind, PluginNewArgs};
 use crate::exit::Outcome;
+use crate::formats::LoadCtx;
 use crate::plugin::grants::Grants;
 use crate::plugin::loaded::{LoadedPlugin, WIT_VERSION};
 use crate::plugin::{Provider, engine};
-use crate::spec::formats::LoadCtx;
 
 pub fn run(ctx: &LoadCtx, cmd: &PluginCommand) -> Outcome {
     match cmd {

@@ -4,9 +4,9 @@ use std::collections::BTreeSet;
 
 use super::{ReportArgs, ReportCommand, ReportDiffArgs, ReportMergeArgs, ReportTrendArgs};
 use crate::exit::Outcome;
+use crate::formats::LoadCtx;
 use crate::report;
 use crate::report::history::{Fingerprint, incomparable};
-use crate::spec::formats::LoadCtx;
 use crate::text::{printable, printable_json};
 
 fn read(ctx: &LoadCtx, dir: &std::path::Path) -> Result<report::Report, Outcome> {

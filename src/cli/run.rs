@@ -3,10 +3,10 @@
 
 use super::{RunArgs, load, print_problems};
 use crate::exit::Outcome;
+use crate::formats::LoadCtx;
 use crate::report::aggregate;
 use crate::report::terminal;
 use crate::run::{self, NotStarted, RunEvent, RunOptions};
-use crate::spec::formats::LoadCtx;
 use crate::text::printable;
 
 pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> Outcome {
@@ -50,7 +50,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
 
 /// The selected suites, loaded (with `--sync-tasks` over each suite's `sync_tasks`); `Err` is
 /// the exit when there are problems or none (said).
-fn suites(ctx: &LoadCtx, args: &RunArgs) -> Result<Vec<crate::spec::Suite>, Outcome> {
+fn suites(ctx: &LoadCtx, args: &RunArgs) -> Result<Vec<crate::suite::Suite>, Outcome> {
     let mut loaded = load(ctx, &args.selection);
     if args.sync_tasks {
         for s in &mut loaded.suites {
@@ -69,7 +69,7 @@ fn suites(ctx: &LoadCtx, args: &RunArgs) -> Result<Vec<crate::spec::Suite>, Outc
 }
 
 /// Warns when the workspaces are made inside a project of the run.
-fn warn_workspaces(ctx: &LoadCtx, suites: &[crate::spec::Suite], opts: &RunOptions) {
+fn warn_workspaces(ctx: &LoadCtx, suites: &[crate::suite::Suite], opts: &RunOptions) {
     if let Some(ws) = &opts.settings.workspace_dir
         && let Some(s) = suites.iter().find(|s| ws.starts_with(&s.project_root))
     {
@@ -82,7 +82,7 @@ fn warn_workspaces(ctx: &LoadCtx, suites: &[crate::spec::Suite], opts: &RunOptio
 
 /// A finished run, as the end of `assay run` reads it.
 struct Done<'a> {
-    suites: &'a [crate::spec::Suite],
+    suites: &'a [crate::suite::Suite],
     opts: &'a RunOptions,
     report: &'a run::RunReport,
     /// What the judge's failures said, as the live display gathered them.
@@ -231,18 +231,16 @@ fn options(
     let command = split_command(args.command.as_deref())?;
     let adapter = match &args.adapter {
         None => None,
-        Some(file) => {
-            match crate::spec::formats::bmad::adapter::read(ctx, &ctx.cwd.join(file), true) {
-                Ok((spec, warnings)) => {
-                    print_problems(&warnings);
-                    Some(spec)
-                }
-                Err(problems) => {
-                    print_problems(&problems);
-                    return Err(Outcome::BadInput);
-                }
+        Some(file) => match crate::formats::bmad::adapter::read(ctx, &ctx.cwd.join(file), true) {
+            Ok((spec, warnings)) => {
+                print_problems(&warnings);
+                Some(spec)
             }
-        }
+            Err(problems) => {
+                print_problems(&problems);
+                return Err(Outcome::BadInput);
+            }
+        },
     };
     Ok(RunOptions {
         adapter,
@@ -383,7 +381,7 @@ fn github_step(r: &crate::report::model::Report, json: bool) -> std::io::Result<
 /// and says why itself.
 fn canary(
     ctx: &LoadCtx,
-    suites: &[crate::spec::Suite],
+    suites: &[crate::suite::Suite],
     opts: &RunOptions,
     skip: bool,
 ) -> Option<Outcome> {

@@ -94,7 +94,7 @@ pub struct RunFlags {
     /// Only cases that evaluate this (UAAPS `target`): skill:<name>, agent:<name> or
     /// hook:<event>.
     #[arg(long, value_name = "KIND:NAME")]
-    pub target: Option<crate::spec::Target>,
+    pub target: Option<crate::suite::Target>,
     /// Print every case-run that would run (harness, model, timeout, target) and the agent
     /// runs it takes, then stop: no agent, judge or run folder.
     #[arg(long)]

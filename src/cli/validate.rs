@@ -6,8 +6,8 @@ use super::{OutputFormat, ValidateArgs, load, print_problems};
 use crate::diag;
 use crate::discover::count_by_format;
 use crate::exit::Outcome;
-use crate::spec::Suite;
-use crate::spec::formats::LoadCtx;
+use crate::formats::LoadCtx;
+use crate::suite::Suite;
 use crate::text::printable;
 
 pub fn run(ctx: &LoadCtx, args: &ValidateArgs) -> Outcome {

@@ -14,8 +14,8 @@ use notify::{EventKind, RecursiveMode, Watcher};
 
 use super::RunArgs;
 use crate::exit::Outcome;
+use crate::formats::LoadCtx;
 use crate::record::Outcome as CaseOutcome;
-use crate::spec::formats::LoadCtx;
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {

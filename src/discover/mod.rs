@@ -1,7 +1,7 @@
 //! Finding eval files under some paths and loading them all: the generic part. The walk never
 //! enters `.git`, `node_modules`, `target`, virtualenvs, build output or what `.gitignore`
 //! excludes; each file it finds is offered to the formats of
-//! [`spec::formats::find::FORMATS`](crate::spec::formats::find::FORMATS) in order, the first
+//! [`formats::find::FORMATS`](crate::formats::find::FORMATS) in order, the first
 //! to claim it has it, then each format turns what it claimed into loading jobs, which run in
 //! parallel. Which files are a format's, and how, is in that format's folder (`find.rs`).
 
@@ -11,12 +11,12 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::diag::{self, Problem};
-use crate::spec::formats::LoadCtx;
-use crate::spec::formats::find::{self, FORMATS, Found, Job, Scan};
-use crate::spec::{Format, Loaded, paths, skill};
+use crate::formats::LoadCtx;
+use crate::formats::find::{self, FORMATS, Found, Job, Scan};
+use crate::suite::{Format, Loaded, paths, skill};
 
-pub use crate::spec::paths::{SKIPPED_DIRS, is_skipped_dir};
-pub use crate::spec::root::project_root;
+pub use crate::suite::paths::{SKIPPED_DIRS, is_skipped_dir};
+pub use crate::suite::root::project_root;
 
 /// What to look at.
 #[derive(Debug, Clone, Default)]
@@ -69,7 +69,7 @@ pub fn discover(ctx: &LoadCtx, opts: &Options) -> Loaded {
     }
     dedupe_suites(ctx, &mut out);
     for suite in &mut out.suites {
-        crate::spec::routing::resolve(suite);
+        crate::suite::routing::resolve(suite);
     }
     out.suites
         .sort_by(|a, b| (&a.source, &a.id).cmp(&(&b.source, &b.id)));
@@ -168,7 +168,7 @@ fn flag_jobs(
             });
     }
     let skill = skill.expect("one of --skill/--evals is set");
-    let root = crate::spec::root::skill_project_root(&skill.path, &ctx.cwd);
+    let root = crate::suite::root::skill_project_root(&skill.path, &ctx.cwd);
     let jobs: Vec<Job> = FORMATS
         .iter()
         .flat_map(|f| f.of_skill(&skill, &root))
@@ -188,7 +188,7 @@ fn flag_jobs(
 }
 
 /// `--skill`: the skill's folder (or its SKILL.md).
-fn read_skill(ctx: &LoadCtx, path: &Path) -> Result<crate::spec::Skill, Box<Problem>> {
+fn read_skill(ctx: &LoadCtx, path: &Path) -> Result<crate::suite::Skill, Box<Problem>> {
     let dir = if path.is_file() {
         path.parent().unwrap_or(path)
     } else {
@@ -217,7 +217,7 @@ fn dedupe_suites(_ctx: &LoadCtx, out: &mut Loaded) {
 }
 
 /// Suites per format, for summaries.
-pub fn count_by_format(suites: &[crate::spec::Suite]) -> Vec<(Format, usize)> {
+pub fn count_by_format(suites: &[crate::suite::Suite]) -> Vec<(Format, usize)> {
     Format::ALL
         .iter()
         .map(|f| (*f, suites.iter().filter(|s| s.format == *f).count()))

@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::regrade::Recorded;
 use super::{Graded, JudgeSlot};
 use crate::judge::compare::{self, Comparison, Preference};
-use crate::spec::Case;
+use crate::suite::Case;
 
 /// What the judge is told the outputs answer: the blind-compare prompt, else the case's turns.
 fn request(case: &Case) -> String {

@@ -13,7 +13,7 @@ use super::{GradeInput, Graded, JudgeSlot};
 use crate::assert::check::Checks;
 use crate::assert::view::CaseRunView;
 use crate::judge::compare::Comparison;
-use crate::spec::{Case, Check, CheckTarget, Suite};
+use crate::suite::{Case, Check, CheckTarget, Suite};
 
 /// A captured output, graded.
 pub struct Captured {

@@ -12,7 +12,7 @@ use crate::assert::view::CaseRunView;
 use crate::judge::extract;
 use crate::judge::modes::{self, Evidence};
 use crate::judge::{Judge, JudgeInfo};
-use crate::spec::{Case, JudgeSpec, Suite};
+use crate::suite::{Case, JudgeSpec, Suite};
 
 /// What judging a case-run needs besides the case-run itself.
 pub(super) struct Judging<'a> {

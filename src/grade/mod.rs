@@ -20,7 +20,7 @@ use crate::assert::view::CaseRunView;
 use crate::harness::Event;
 use crate::judge::{Judge, JudgeInfo};
 use crate::record;
-use crate::spec::{Case, Suite};
+use crate::suite::{Case, Suite};
 
 /// The judge a case-run may use, or why it has none.
 #[derive(Debug, Clone)]
@@ -179,18 +179,18 @@ pub async fn grade(
 /// check passes when it passes on each, and otherwise says on which it failed first.
 fn each_output_file(
     registry: &Checks,
-    list: &[crate::spec::Check],
+    list: &[crate::suite::Check],
     view: &Arc<CaseRunView>,
     outputs: &[(String, Option<String>)],
     outcomes: &mut [CheckOutcome],
 ) {
     let on_output: Vec<usize> = (0..list.len())
-        .filter(|&i| list[i].target == crate::spec::CheckTarget::Output)
+        .filter(|&i| list[i].target == crate::suite::CheckTarget::Output)
         .collect();
     if on_output.is_empty() {
         return;
     }
-    let checks: Vec<crate::spec::Check> = on_output.iter().map(|&i| list[i].clone()).collect();
+    let checks: Vec<crate::suite::Check> = on_output.iter().map(|&i| list[i].clone()).collect();
     // Per check: the first failing file's outcome, or the first file's when all pass.
     let mut merged: Vec<Option<CheckOutcome>> = vec![None; checks.len()];
     // One copy of the view, its output swapped per file (a copy per file would cost the

@@ -15,7 +15,7 @@ use crate::grade::{self, Graded};
 use crate::harness::Event;
 use crate::record::changes::ChangeKind;
 use crate::record::{self, CaseRunRecord};
-use crate::spec::Case;
+use crate::suite::Case;
 
 /// The most of one artifact's text the judge is given again (what a run copies, at most).
 const MAX_ARTIFACT_TEXT: u64 = 16 << 20;

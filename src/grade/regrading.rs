@@ -15,7 +15,7 @@ use crate::assert::check::Checks;
 use crate::judge::compare::Comparison;
 use crate::record::Status;
 use crate::record::case_run::Kind;
-use crate::spec::{Case, Suite};
+use crate::suite::{Case, Suite};
 
 /// What a run folder is graded again with.
 pub struct Regrading<'a> {

@@ -10,7 +10,7 @@ use super::{
     TurnSummary, Unavailable,
 };
 use crate::process::Exited;
-use crate::spec::AdapterSpec;
+use crate::suite::AdapterSpec;
 use crate::workspace::Engine;
 
 pub struct Adapter {
@@ -59,7 +59,7 @@ const FILE_TRANSCRIPT: &str = "\"$@\" 1>&2; s=$?; cat -- \"$0\" 2>/dev/null; exi
 
 impl Harness for Adapter {
     fn name(&self) -> &str {
-        crate::spec::model::ADAPTER_HARNESS
+        crate::suite::ADAPTER_HARNESS
     }
 
     fn preflight(&self, env: &HostEnv) -> Result<(), Unavailable> {

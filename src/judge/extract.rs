@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::fence::{FENCE_RULE, bounded, fence};
 use super::modes::{GradeError, ask_valid};
 use super::provider::{Judge, Prompt};
-use crate::spec::Section;
+use crate::suite::Section;
 
 pub use crate::record::grading::{ExtractedSection, ExtractedTier, Extraction};
 
@@ -125,7 +125,7 @@ pub fn parse(v: &Value, sections: &[Section]) -> Result<Extraction, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{Field, Tier};
+    use crate::suite::{Field, Tier};
     use serde_json::json;
 
     fn venues() -> Vec<Section> {

@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::fence::{FENCE_RULE, bounded, fence};
 use super::matching::{CRITERION, EXPECTATION, Wanted, match_items};
 use super::provider::{Judge, JudgeError, Prompt};
-use crate::spec::{Criterion, Thresholds};
+use crate::suite::{Criterion, Thresholds};
 
 /// What the judge sees of a case-run.
 #[derive(Debug, Clone, Default)]

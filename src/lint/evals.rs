@@ -11,7 +11,7 @@ use crate::assert::urls::UrlPolicy;
 use crate::assert::view::CaseRunView;
 use crate::diag::Problem;
 use crate::diag::Severity::Warning;
-use crate::spec::{Case, Check, Location, SkillKind, Suite};
+use crate::suite::{Case, Check, Location, SkillKind, Suite};
 
 /// Check types that guard rather than ask for something: passing on an empty answer is what
 /// they do, so only a case made of nothing else is suspect.
@@ -420,7 +420,7 @@ mod tests {
             "c".into(),
             "contains",
             serde_json::json!({"needle": "aaa"}),
-            crate::spec::CheckTarget::Output,
+            crate::suite::CheckTarget::Output,
             None,
         );
         let checks = checks();

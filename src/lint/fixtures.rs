@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::place::finding;
 use crate::diag::Problem;
 use crate::diag::Severity::Warning;
-use crate::spec::{StdinSource, Suite};
+use crate::suite::{StdinSource, Suite};
 
 /// The folders a format keeps fixtures in, for one suite (BMAD `files/` beside evals.json,
 /// clauditor `fixtures/` beside the spec, UAAPS `evals/fixtures/` and `files/`, a UAAPS test

@@ -19,7 +19,7 @@ pub use skill::{SkillFile, estimate_tokens};
 
 use crate::config::{self, LintConfig};
 use crate::diag::{self, Problem};
-use crate::spec::{SkillKind, Suite};
+use crate::suite::{SkillKind, Suite};
 
 /// The SKILL.md body budget when neither `--max-tokens` nor `[lint] max_tokens` sets one: the
 /// Agent Skills specification's recommendation.
@@ -148,7 +148,7 @@ fn skill_files(cwd: &Path, paths: &[PathBuf], suites: &[Suite]) -> BTreeSet<Skil
     }
     for p in paths {
         let root = cwd.join(p);
-        for entry in crate::spec::paths::walk(&root).flatten() {
+        for entry in crate::suite::paths::walk(&root).flatten() {
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 continue;
             }

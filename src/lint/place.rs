@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::diag::source::{Source, Span};
 use crate::diag::{Problem, Severity};
-use crate::spec::Location;
+use crate::suite::Location;
 
 /// The most of a file lint reads (a SKILL.md or suite file larger than this is not linted
 /// past it).

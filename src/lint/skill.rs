@@ -19,8 +19,8 @@ use super::place::{finding, read_text};
 use crate::diag::Severity::{Error, Warning};
 use crate::diag::source::{Source, Span};
 use crate::diag::{Problem, did_you_mean};
-use crate::spec::SkillKind;
-use crate::spec::node::{Key, Node, Value};
+use crate::suite::SkillKind;
+use crate::syntax::node::{Key, Node, Value};
 
 /// The keys the Agent Skills specification defines.
 const SPEC_KEYS: &[&str] = &[
@@ -227,7 +227,7 @@ fn parse_front_matter(
     yaml: &Arc<Source>,
     out: &mut Vec<Problem>,
 ) -> Option<Node> {
-    let (node, problems) = crate::spec::yaml::parse(yaml);
+    let (node, problems) = crate::syntax::yaml::parse(yaml);
     for p in problems {
         let span = p.span.unwrap_or_default();
         out.push(finding(
@@ -644,7 +644,7 @@ fn check_reference(
     // Outside the skill's folder, as written or through a link in it: said without looking the
     // path up, so lint tells nobody which host files exist.
     let inside = !rel.is_absolute()
-        && crate::spec::paths::normalize(rel).is_some()
+        && crate::suite::paths::normalize(rel).is_some()
         && resolves_inside(dir, &dir.join(rel));
     if !inside {
         out.push(finding(

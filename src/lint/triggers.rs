@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use super::place::{Files, finding};
 use crate::diag::Problem;
 use crate::diag::Severity::{Error, Warning};
-use crate::spec::{Suite, TriggerCase};
+use crate::suite::{Suite, TriggerCase};
 
 /// Every finding in one suite's trigger queries.
 pub fn lint(suite: &Suite, files: &mut Files, out: &mut Vec<Problem>) {

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::spec::SkillKind;
+use crate::suite::SkillKind;
 
 /// The file holding a skill's front matter: its SKILL.md, or the command file itself.
 pub fn skill_file(path: &Path, kind: SkillKind) -> PathBuf {
@@ -76,7 +76,7 @@ pub fn one_line(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::skill::front_matter_field;
+    use crate::suite::skill::front_matter_field;
 
     #[test]
     fn replaces_any_form_of_the_value_and_keeps_the_rest() {

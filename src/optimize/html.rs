@@ -139,7 +139,8 @@ pub fn winner_diff(rec: &Record, skill_text: Option<&str>) -> Option<String> {
     }
     let (start, best) = (rec.start.as_ref()?, rec.best.as_ref()?);
     let one = super::description::one_line;
-    let field = |t: &str| crate::spec::skill::front_matter_field(t, "description").map(|d| one(&d));
+    let field =
+        |t: &str| crate::suite::skill::front_matter_field(t, "description").map(|d| one(&d));
     let replace = super::description::replace;
     match skill_text {
         Some(t) if field(t) == Some(one(&start.description)) => {

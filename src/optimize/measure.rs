@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use super::Query;
 use super::score::{QueryScore, Score};
+use crate::formats::LoadCtx;
 use crate::run::{self, Mode, NotStarted, RunEvent, RunOptions};
-use crate::spec::formats::LoadCtx;
-use crate::spec::{Location, Skill, Suite, TriggerCase};
+use crate::suite::{Location, Skill, Suite, TriggerCase};
 
 /// One description to measure: a label (its suite's id) and the skill installed with it.
 pub struct Variant {

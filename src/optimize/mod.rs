@@ -23,10 +23,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::formats::LoadCtx;
 use crate::judge::provider::Judge;
 use crate::run::RunOptions;
-use crate::spec::formats::LoadCtx;
-use crate::spec::{Skill, SkillKind, Suite};
+use crate::suite::{Skill, SkillKind, Suite};
 use measure::Variant;
 use score::{Comparison, Score};
 
@@ -227,7 +227,7 @@ fn begin(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<(String, Record, 
     let file = description::skill_file(&job.skill.path, job.skill.kind);
     let text = std::fs::read_to_string(&file)
         .map_err(|e| Error::Input(format!("cannot read {}: {e}", file.display())))?;
-    let current = crate::spec::skill::front_matter_field(&text, "description").unwrap_or_default();
+    let current = crate::suite::skill::front_matter_field(&text, "description").unwrap_or_default();
     let comparisons = (s.iterations * s.holdout_top).max(1);
     let mut rec = record(job, &file, comparisons, say);
     both_kinds(&rec)?;
@@ -676,7 +676,7 @@ fn new_iteration(
         ));
         return Ok(it);
     }
-    let body = crate::spec::skill::body(text).unwrap_or_default();
+    let body = crate::suite::skill::body(text).unwrap_or_default();
     let notes: Vec<&feedback::Note> = rec_notes.iter().filter(|n| n.used).collect();
     let prompt = propose::prompt(
         &job.skill.name,

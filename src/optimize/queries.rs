@@ -3,7 +3,7 @@
 //! suite trigger evals of them run in.
 
 use super::Query;
-use crate::spec::{Skill, Suite};
+use crate::suite::{Skill, Suite};
 
 /// The base suite (the first with trigger queries, given the skill) and the queries of every
 /// suite of `suites` that tests `skill` with triggers; every suite's when `any_skill` (they

@@ -69,7 +69,7 @@ pub fn files(run: &CaseRunView) -> Vec<String> {
 /// A workspace file's bytes: relative to the root, else to the agent's folder; never outside
 /// the workspace, and never through a symlink.
 pub fn file(run: &CaseRunView, path: &str) -> Option<Vec<u8>> {
-    let rel = crate::spec::paths::workspace_relative(path).ok()?;
+    let rel = crate::suite::paths::workspace_relative(path).ok()?;
     [rel.clone(), run.cwd.join(&rel)]
         .into_iter()
         .find_map(|p| run.read_file_bytes(&p))

@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use crate::assert::check::Checks;
 use crate::assert::formats::ExtraFormats;
-use crate::spec::extra::ExtraTypes;
+use crate::syntax::extra::ExtraTypes;
 use grants::{Grants, PluginConfig};
 use loaded::LoadedPlugin;
 use native::NativePlugin;
@@ -153,7 +153,7 @@ fn files_of(path: &Path, trusted: bool) -> Result<Vec<PathBuf>, String> {
     } else if path.is_file() {
         Ok(vec![path.to_path_buf()])
     } else {
-        let shown = crate::spec::paths::normalize_abs(path);
+        let shown = crate::suite::paths::normalize_abs(path);
         Err(format!(
             "{}: no such plugin file or folder{}",
             shown.display(),
@@ -294,8 +294,8 @@ impl Plugins {
                 .chain(p.harnesses().iter().map(|h| ("harness", h.name.clone())));
             for (what, name) in names {
                 let builtin = match what {
-                    "check type" => crate::spec::check_types::lookup(&name).is_some(),
-                    "format" => crate::spec::value_formats::lookup(&name).is_some(),
+                    "check type" => crate::suite::check_types::lookup(&name).is_some(),
+                    "format" => crate::suite::value_formats::lookup(&name).is_some(),
                     _ => crate::harness::is_builtin(&name),
                 };
                 let key = format!("{what} `{name}`");
@@ -368,7 +368,7 @@ impl ExtraTypes for Plugins {
     fn has_check_type(&self, name: &str) -> bool {
         self.check_provider(name).is_some()
             || (!self.unloaded_native.is_empty()
-                && crate::spec::check_types::lookup(name).is_none())
+                && crate::suite::check_types::lookup(name).is_none())
     }
 
     fn validate_check(&self, name: &str, config: &Value) -> Result<(), String> {
@@ -383,7 +383,7 @@ impl ExtraTypes for Plugins {
     fn has_format(&self, name: &str) -> bool {
         self.format_provider(name).is_some()
             || (!self.unloaded_native.is_empty()
-                && crate::spec::value_formats::lookup(name).is_none())
+                && crate::suite::value_formats::lookup(name).is_none())
     }
 
     fn check_type_names(&self) -> Vec<String> {

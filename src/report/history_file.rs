@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::aggregate::Row;
+use crate::formats::LoadCtx;
 use crate::run::RunReport;
-use crate::spec::Suite;
-use crate::spec::formats::LoadCtx;
+use crate::suite::Suite;
 
 /// Why the history was not written.
 #[derive(Debug, thiserror::Error)]

@@ -16,11 +16,11 @@ use std::collections::BTreeMap;
 
 use super::options::{RunOptions, Runs};
 use super::{NotStarted, RunEvent, RunReport};
+use crate::formats::LoadCtx;
 use crate::record::case_run::{Kind, Variant};
 use crate::record::run::{AdaptiveCase, AdaptiveRecord};
 use crate::record::{CaseRunRecord, Outcome};
-use crate::spec::Suite;
-use crate::spec::formats::LoadCtx;
+use crate::suite::Suite;
 
 /// Runs of each case in the first round.
 pub const FIRST: u32 = 2;

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use crate::record::CaseRunRecord;
 use crate::record::case_run::Cached;
-use crate::spec::{Case, Skill, Suite};
+use crate::suite::{Case, Skill, Suite};
 
 /// Everything that goes into one key besides files.
 pub struct KeyInput<'a> {
@@ -142,7 +142,7 @@ impl Digests {
     /// A skill by what is installed of it ([`crate::workspace::copy::copy_skill`]): its eval
     /// specs, `.assay/` and the rest left out, so editing a case is no change of the skill.
     fn skill(&mut self, skill: &Skill) -> blake3::Hash {
-        if skill.kind == crate::spec::SkillKind::Command {
+        if skill.kind == crate::suite::SkillKind::Command {
             return self.tree(&skill.path);
         }
         let specs = &self.specs;
@@ -269,15 +269,15 @@ pub fn content_hash(path: &Path) -> String {
 /// suite's spec files): an edit of a case is no change of the skill.
 pub fn skill_hash(skill: &Skill, specs: &[PathBuf]) -> String {
     let hash = match skill.kind {
-        crate::spec::SkillKind::Dir => hash_skill(&skill.path, specs),
-        crate::spec::SkillKind::Command => hash_tree(&skill.path),
+        crate::suite::SkillKind::Dir => hash_skill(&skill.path, specs),
+        crate::suite::SkillKind::Command => hash_tree(&skill.path),
     };
     hash.to_hex()[..16].to_string()
 }
 
 /// A short content hash of a suite's own files, its eval specs (and for a folder format, the
 /// folder): an edit of the eval changes it.
-pub fn suite_hash(suite: &crate::spec::Suite, cwd: &Path) -> String {
+pub fn suite_hash(suite: &crate::suite::Suite, cwd: &Path) -> String {
     let parts: String = suite
         .spec_paths(cwd)
         .iter()
@@ -313,7 +313,7 @@ fn without_positions(v: &mut Value) {
 fn hash_tree(path: &Path) -> blake3::Hash {
     let files: Vec<PathBuf> = ignore::WalkBuilder::new(path)
         .standard_filters(false)
-        .filter_entry(|e| !crate::spec::paths::is_skipped_dir(&e.file_name().to_string_lossy()))
+        .filter_entry(|e| !crate::suite::paths::is_skipped_dir(&e.file_name().to_string_lossy()))
         .build()
         .flatten()
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()))

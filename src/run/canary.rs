@@ -7,8 +7,8 @@
 use std::path::PathBuf;
 
 use super::{Mode, NotStarted, RunEvent, RunOptions, TriggerMode};
-use crate::spec::formats::LoadCtx;
-use crate::spec::{Suite, TriggerCase};
+use crate::formats::LoadCtx;
+use crate::suite::{Suite, TriggerCase};
 
 /// Runs of the canary query per skill: it passes when the skill fires in any.
 pub const RUNS: u32 = 2;

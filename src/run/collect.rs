@@ -11,7 +11,7 @@ use crate::assert::shared_text::SharedText;
 use crate::assert::view::CaseRunView;
 use crate::record;
 use crate::record::files::FileList;
-use crate::spec::{Case, OutputSpec};
+use crate::suite::{Case, OutputSpec};
 use crate::workspace::Staged;
 use crate::workspace::layers::Tree;
 use crate::workspace::snapshot::{Change, ChangeKind, Snapshot};
@@ -190,7 +190,7 @@ fn collect_output(
     const MAX_OUTPUT_FILE_BYTES: u64 = 64 << 20;
     // Folded lexically: nothing on the way is a symlink, so this is where it really is.
     let read = |p: &Path| {
-        let rel = crate::spec::paths::normalize(&cwd_rel.join(p))?;
+        let rel = crate::suite::paths::normalize(&cwd_rel.join(p))?;
         tree.read_to_string(&rel, MAX_OUTPUT_FILE_BYTES).ok()
     };
     match &case.output {
@@ -224,7 +224,7 @@ fn collect_output(
             let many = found.len() > MAX_OUTPUT_FILES;
             for p in found.iter().take(MAX_OUTPUT_FILES) {
                 let key = p.to_string_lossy().replace('\\', "/");
-                let text = crate::spec::paths::normalize(&cwd_rel.join(p))
+                let text = crate::suite::paths::normalize(&cwd_rel.join(p))
                     .and_then(|rel| tree.read_to_string(&rel, budget).ok());
                 if let Some(t) = &text {
                     budget -= t.len() as u64;

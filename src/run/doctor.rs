@@ -10,10 +10,10 @@ use serde::Serialize;
 use super::sandboxing::Sandboxing;
 use super::setup::Setup;
 use super::{NotStarted, RunOptions, cache, cache_key, plan, setup};
+use crate::formats::LoadCtx;
 use crate::grade::JudgeSlot;
 use crate::host::HostEnv;
-use crate::spec::Suite;
-use crate::spec::formats::LoadCtx;
+use crate::suite::Suite;
 
 /// One thing checked.
 #[derive(Debug, Clone, Serialize)]
@@ -376,7 +376,7 @@ fn probe_suites(plan: &plan::Plan<'_>) -> Vec<Suite> {
         }
         seen.push(key);
         let mut suite = p.suite.clone();
-        let mut case = crate::spec::Case::new(
+        let mut case = crate::suite::Case::new(
             format!("probe-{}", probes.len() + 1),
             p.case.location.clone(),
             vec![PROBE_PROMPT.to_string()],

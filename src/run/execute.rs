@@ -15,7 +15,7 @@ use crate::grade::{self, GradeInput, JudgeSlot};
 use crate::harness::{AgentError, ErrorCategory, Event, Harness, Usage};
 use crate::process::{self, Spawn};
 use crate::record;
-use crate::spec::{Case, Skill, Suite, TriggerCase};
+use crate::suite::{Case, Skill, Suite, TriggerCase};
 use crate::workspace::{self, StageOptions, Staged};
 
 /// Setup and teardown scripts get this long each (as in Skillet).
@@ -127,7 +127,7 @@ impl CaseRunRecord {
                     .skill
                     .as_ref()
                     .filter(|s| {
-                        s.kind == crate::spec::SkillKind::Command && t.mode == TriggerMode::Agent
+                        s.kind == crate::suite::SkillKind::Command && t.mode == TriggerMode::Agent
                     })
                     .map(|s| {
                         format!(
@@ -147,9 +147,9 @@ impl CaseRunRecord {
                 .and_then(|v| v.min_stability),
             target: plan.case.target.as_ref().map(|t| {
                 let kind = match t.kind {
-                    crate::spec::TargetKind::Skill => "skill",
-                    crate::spec::TargetKind::Hook => "hook",
-                    crate::spec::TargetKind::Agent => "agent",
+                    crate::suite::TargetKind::Skill => "skill",
+                    crate::suite::TargetKind::Hook => "hook",
+                    crate::suite::TargetKind::Agent => "agent",
                 };
                 format!("{kind}:{}", t.name)
             }),
@@ -670,11 +670,11 @@ impl CaseRunPlan<'_> {
         let skill = self.skill.as_ref().or(self.suite.skill.as_ref());
         skill
             .map(|s| match s.kind {
-                crate::spec::SkillKind::Dir => s.path.join("SKILL.md"),
-                crate::spec::SkillKind::Command => s.path.clone(),
+                crate::suite::SkillKind::Dir => s.path.join("SKILL.md"),
+                crate::suite::SkillKind::Command => s.path.clone(),
             })
             .and_then(|file| std::fs::read_to_string(file).ok())
-            .and_then(|t| crate::spec::skill::body(&t))
+            .and_then(|t| crate::suite::skill::body(&t))
             .is_some_and(|b| b.trim() == text.trim())
     }
 }

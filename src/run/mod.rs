@@ -43,9 +43,9 @@ pub use reuse::Reused;
 pub use shard::Shard;
 
 use crate::diag::Problem;
+use crate::formats::LoadCtx;
 use crate::host::Unavailable;
-use crate::spec::Suite;
-use crate::spec::formats::LoadCtx;
+use crate::suite::Suite;
 use sandboxing::Sandboxing;
 use setup::Setup;
 

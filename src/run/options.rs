@@ -83,7 +83,7 @@ pub struct RunSettings {
     pub filter: Option<String>,
     /// Only cases that evaluate this (UAAPS `target`): skill:<name>, agent:<name> or
     /// hook:<event>.
-    pub target: Option<crate::spec::Target>,
+    pub target: Option<crate::suite::Target>,
     /// Print every case-run that would run (harness, model, timeout, target) and the agent
     /// runs it takes, then stop: no agent, judge or run folder.
     pub dry_run: bool,
@@ -152,7 +152,7 @@ pub struct RunOptions {
     pub baseline: Option<Baseline>,
     /// `--adapter` (or `BMAD_EVAL_ADAPTER`): a BMAD runner adapter that every suite runs
     /// through, over the suites' own `adapter.json`.
-    pub adapter: Option<crate::spec::AdapterSpec>,
+    pub adapter: Option<crate::suite::AdapterSpec>,
     /// Reuse unchanged case-runs from the cache (off with `--no-cache`).
     pub cache: bool,
     /// Runs of particular cases, by (suite id, case id), over `--runs` (adaptive repeats set

@@ -14,7 +14,7 @@ use crate::grade::JudgeSlot;
 use crate::harness::Harness;
 use crate::host::{HostEnv, Unavailable};
 use crate::record;
-use crate::spec::{Case, Suite, TriggerCase};
+use crate::suite::{Case, Suite, TriggerCase};
 
 pub use crate::record::case_run::{TriggerMode, Variant};
 /// (`run::Mode`, kept here for `run/doctor.rs`.)

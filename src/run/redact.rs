@@ -27,7 +27,7 @@ use serde_json::Value;
 use super::RunOptions;
 use crate::config::Config;
 use crate::host::Login;
-use crate::spec::Suite;
+use crate::suite::Suite;
 
 /// The shortest value of a key or `--pass-env` variable that is redacted.
 pub const MIN_SECRET: usize = 4;

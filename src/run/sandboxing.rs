@@ -9,11 +9,11 @@ use super::plan::Plan;
 use super::resolve::sandbox::{limits, probe_limits, workspace_parent};
 use super::setup::Setup;
 use super::{Context, cache_key, cow};
+use crate::formats::LoadCtx;
 use crate::host::HostEnv;
 use crate::record;
 use crate::sandbox::limits::Enforcement;
 use crate::sandbox::{Backend, Mode, Network, Setting};
-use crate::spec::formats::LoadCtx;
 use crate::workspace::StageOptions;
 
 /// The run's sandbox, as decided.

@@ -10,9 +10,9 @@ use super::options::{Baseline, RunOptions};
 use super::resolve::Settings;
 use super::shard;
 use crate::config::{self, Config};
+use crate::formats::LoadCtx;
 use crate::host::{HostEnv, Unavailable};
-use crate::spec::formats::LoadCtx;
-use crate::spec::{Case, Skill, SkillKind, Suite, TriggerCase};
+use crate::suite::{Case, Skill, SkillKind, Suite, TriggerCase};
 
 /// What the plan is made from besides the suites and the options.
 pub(super) struct Setup {
@@ -291,7 +291,7 @@ fn siblings(ctx: &LoadCtx, dir: &std::path::Path) -> Result<Vec<Skill>, NotStart
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| p.is_dir())
-        .filter_map(|p| crate::spec::skill::read(&p))
+        .filter_map(|p| crate::suite::skill::read(&p))
         .collect();
     if out.is_empty() {
         return Err(bad(

@@ -13,7 +13,7 @@
 //!
 //! Prompts that do not start with `/<skill>` are sent as written.
 
-use crate::spec::{Skill, SkillKind};
+use crate::suite::{Skill, SkillKind};
 
 /// The prompt to send to an agent without slash commands for a turn written as `prompt`,
 /// when `skill` is installed. `body` reads a command file's text (only called for commands).
@@ -34,7 +34,10 @@ pub fn expand(
         SkillKind::Command => {
             let text = body()?;
             // An unclosed front matter is text, as Claude Code reads it.
-            Ok(fill(&crate::spec::skill::body(&text).unwrap_or(text), args))
+            Ok(fill(
+                &crate::suite::skill::body(&text).unwrap_or(text),
+                args,
+            ))
         }
     }
 }

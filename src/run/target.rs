@@ -2,7 +2,7 @@
 //! the sub-agent ran, the hook ran. Read from the normalized transcript only.
 
 use crate::harness::Event;
-use crate::spec::{Target, TargetKind};
+use crate::suite::{Target, TargetKind};
 
 /// Whether `events` show `target` at work.
 pub fn exercised(target: &Target, events: &[Event]) -> bool {

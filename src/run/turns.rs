@@ -8,7 +8,7 @@ use super::execute::{CaseRunPlan, CaseRunRecord, Status, Stop};
 use crate::harness::{ErrorCategory, Event, Invocation, StreamParser};
 use crate::process::{self, Exited, Spawn};
 use crate::record::Lines;
-use crate::spec::StdinSource;
+use crate::suite::StdinSource;
 use crate::workspace::Staged;
 
 /// Where the agent runs: its environment, and the sandbox around it.
@@ -139,7 +139,7 @@ pub async fn drive(
                 .case
                 .target
                 .as_ref()
-                .filter(|t| t.kind == crate::spec::TargetKind::Agent && plan.stage.install_skill)
+                .filter(|t| t.kind == crate::suite::TargetKind::Agent && plan.stage.install_skill)
                 .map(|t| t.name.as_str()),
             sandboxed: jail.is_some(),
             mcp_servers: package_mcp_servers(plan),
@@ -273,7 +273,7 @@ pub const OUTPUT_FILE: &str = "output.txt";
 /// Whether the case-run's stdout is a plain program's and is its output as well: one turn
 /// whose output is the final message or stdout, which for such a program are all of stdout.
 fn stdout_is_output(plan: &CaseRunPlan<'_>, sent: &[String]) -> bool {
-    use crate::spec::OutputSpec;
+    use crate::suite::OutputSpec;
     !plan.harness.sealed_stdout()
         && (sent.len() <= 1 || plan.case.command.is_some())
         && matches!(

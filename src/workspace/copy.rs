@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::spec::paths::is_skipped_dir;
+use crate::suite::paths::is_skipped_dir;
 
 /// Copies `from` into `to`, merging into what is there (later copies win, as `rsync -a`).
 /// With `project` set, skips vendored and build folders and what `.gitignore` excludes.

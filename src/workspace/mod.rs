@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::spec::{Case, Package, Skill, SkillKind, Suite};
+use crate::suite::{Case, Package, Skill, SkillKind, Suite};
 use layers::Tree;
 use snapshot::Snapshot;
 use writer::Writer;

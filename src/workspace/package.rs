@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use super::writer::Writer;
 use super::{StageError, copy, io};
-use crate::spec::{Package, PackageAgent};
+use crate::suite::{Package, PackageAgent};
 
 /// The conventions of an agent CLI: where it reads skills, agents, rules and MCP servers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -291,7 +291,7 @@ mod tests {
             "---\nname: \"rev\"\ndescription: \"Reviews: code\\n---\\nname: evil\"\ntools: \"Read, Grep\"\nmodel: \"inherit\"\n---\n\nYou review.\n"
         );
         assert_eq!(
-            crate::spec::skill::front_matter_field(&text, "description").as_deref(),
+            crate::suite::skill::front_matter_field(&text, "description").as_deref(),
             Some("Reviews: code\n---\nname: evil")
         );
     }

@@ -63,7 +63,7 @@ pub(super) fn nearest(text: &str, needle: &str, ignore_case: bool) -> String {
 }
 
 pub(crate) fn regex(pattern: &str) -> Result<Regex, String> {
-    crate::spec::pyregex::compile(pattern).map_err(|e| format!("invalid regular expression: {e}"))
+    crate::syntax::pyregex::compile(pattern).map_err(|e| format!("invalid regular expression: {e}"))
 }
 
 /// Non-overlapping matches, as Python's `re.findall` counts them: since Python 3.7 an empty

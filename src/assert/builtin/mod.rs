@@ -5,7 +5,7 @@
 //! whitespace, and tool checks match tool names exactly across every turn.
 //!
 //! Each type (or family of close types) is one function in a file per family; [`EVALUATORS`]
-//! names them all, one entry per type of [`crate::spec::check_types::BUILTIN`].
+//! names them all, one entry per type of [`crate::suite::check_types::BUILTIN`].
 
 mod budget;
 mod files;
@@ -17,7 +17,7 @@ mod transcript;
 use serde_json::Value;
 
 use super::view::CaseRunView;
-use crate::spec::Check;
+use crate::suite::Check;
 
 pub use crate::record::grading::CheckOutcome;
 pub use matching::excerpt;
@@ -52,7 +52,7 @@ pub enum Evaluation {
 use Evaluation::Pure;
 
 /// Every built-in type's evaluation, by name: one entry per type in
-/// [`crate::spec::check_types::BUILTIN`], in its order.
+/// [`crate::suite::check_types::BUILTIN`], in its order.
 pub const EVALUATORS: &[(&str, Evaluation)] = &[
     ("contains", Pure(|c, v| text::contains(c, v, true))),
     ("not_contains", Pure(|c, v| text::contains(c, v, false))),

@@ -19,7 +19,7 @@ fn evaluate(kind: &str, config: &Value, view: &CaseRunView) -> Result<Finding, S
 
 #[test]
 fn every_built_in_type_has_exactly_one_evaluator() {
-    let spec: Vec<&str> = crate::spec::check_types::BUILTIN
+    let spec: Vec<&str> = crate::suite::check_types::BUILTIN
         .iter()
         .map(|t| t.name)
         .collect();
@@ -382,7 +382,7 @@ fn negation_and_unevaluable_checks() {
         config,
         negate,
         weight: 1.0,
-        target: crate::spec::CheckTarget::Output,
+        target: crate::suite::CheckTarget::Output,
         location: None,
     };
     let checks = crate::assert::check::Checks::builtin(Default::default());

@@ -3,7 +3,7 @@
 
 use crate::config::Config;
 use crate::run::options::{RunOptions, Runs, TriggerMode};
-use crate::spec::{Case, Suite, TriggerCase};
+use crate::suite::{Case, Suite, TriggerCase};
 
 /// Seconds per case-run when nothing else says.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 600;

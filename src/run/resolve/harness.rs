@@ -8,7 +8,7 @@ use crate::harness::command::CommandHarness;
 use crate::harness::{self, Harness, HarnessSettings};
 use crate::host::{HostEnv, Unavailable};
 use crate::run::options::RunOptions;
-use crate::spec::{Case, Suite};
+use crate::suite::{Case, Suite};
 
 /// The harness when nothing names one (and the format's `auto` finds none).
 pub const DEFAULT_HARNESS: &str = "claude-code";
@@ -30,7 +30,7 @@ pub fn harness_name(opts: &RunOptions, suite: &Suite, config: &Config, host: &Ho
         env("ASSAY_HARNESS"),
         opts.adapter
             .as_ref()
-            .map(|_| crate::spec::model::ADAPTER_HARNESS.to_string()),
+            .map(|_| crate::suite::ADAPTER_HARNESS.to_string()),
         suite.policies.vars.harness.and_then(env),
         suite.defaults.harness.clone(),
         config.run.harness.clone(),
@@ -100,7 +100,10 @@ pub fn harness_settings(opts: &RunOptions, config: &Config, host: &HostEnv) -> H
 
 /// The adapter a suite's `adapter` harness runs: `--adapter` (or `BMAD_EVAL_ADAPTER`) > the
 /// suite's own `adapter.json`.
-pub fn adapter<'a>(opts: &'a RunOptions, suite: &'a Suite) -> Option<&'a crate::spec::AdapterSpec> {
+pub fn adapter<'a>(
+    opts: &'a RunOptions,
+    suite: &'a Suite,
+) -> Option<&'a crate::suite::AdapterSpec> {
     opts.adapter.as_ref().or(suite.defaults.adapter.as_ref())
 }
 
@@ -121,7 +124,7 @@ pub fn harness_for(
             Box::new(CommandHarness::with_argv(cmd.argv.clone())),
         ));
     }
-    let is_adapter = name == crate::spec::model::ADAPTER_HARNESS;
+    let is_adapter = name == crate::suite::ADAPTER_HARNESS;
     let adapter = adapter(opts, suite).filter(|_| is_adapter);
     let made = adapter
         .map(|spec| -> Box<dyn Harness> {

@@ -13,14 +13,14 @@
 
 use std::sync::Arc;
 
+use crate::formats::clauditor::provider_for_model;
 use crate::grade::JudgeSlot;
 use crate::host::HostEnv;
 use crate::judge::{
     DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL, Flags, Judge, JudgeInfo, Limits, PROVIDERS,
     ProviderKind, TRANSPORTS, resolve_model,
 };
-use crate::spec::formats::clauditor::provider_for_model;
-use crate::spec::{JudgeConfig, RunnerVars, Suite};
+use crate::suite::{JudgeConfig, RunnerVars, Suite};
 
 /// The judge for a suite's judge items, shared between suites that choose the same one (so its
 /// concurrency limit holds across the run). Judge calls at once: `concurrency` (`--judge-jobs`)
@@ -177,7 +177,7 @@ fn env_word<'a>(host: &'a HostEnv, key: &str) -> Option<&'a str> {
 fn format_provider<'a>(host: &'a HostEnv, vars: &RunnerVars) -> Result<Option<&'a str>, String> {
     let provider = vars.judge_provider.and_then(|v| env_word(host, v));
     if let (Some(p), Some(var)) = (provider, vars.judge_provider)
-        && !crate::spec::formats::clauditor::PROVIDERS.contains(&p)
+        && !crate::formats::clauditor::PROVIDERS.contains(&p)
     {
         return Err(format!(
             "{var} must be one of anthropic, openai, auto, not `{p}`"
@@ -560,7 +560,7 @@ mod tests {
 
     fn pick(flags: Flags<'_>, spec: &JudgeConfig, h: &HostEnv, clauditor: bool) -> String {
         let vars = if clauditor {
-            crate::spec::formats::clauditor::POLICIES.vars
+            crate::formats::clauditor::POLICIES.vars
         } else {
             RunnerVars::default()
         };

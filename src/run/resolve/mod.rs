@@ -39,7 +39,7 @@ use crate::host::HostEnv;
 use crate::run::options::RunOptions;
 use crate::sandbox::limits::{Limits, LimitsConfig};
 use crate::sandbox::{Mode, Network};
-use crate::spec::Suite;
+use crate::suite::Suite;
 
 /// The run's settings, as resolved.
 pub struct Settings {

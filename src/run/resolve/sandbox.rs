@@ -8,7 +8,7 @@ use crate::config::Config;
 use crate::run::options::RunOptions;
 use crate::sandbox::limits::{Cap, Limits, LimitsConfig};
 use crate::sandbox::{Mode, Network};
-use crate::spec::Suite;
+use crate::suite::Suite;
 
 /// `--sandbox` (or `ASSAY_SANDBOX`) > `[run] sandbox` of the projects (a project that asks for
 /// a sandbox wins over one that opts out) > auto.
