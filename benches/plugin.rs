@@ -122,7 +122,7 @@ fn main() {
             let run = store
                 .data_mut()
                 .table
-                .push(assay::plugin::host::CaseRun(view.clone()))
+                .push(assay::plugin::host::CaseRunResource(view.clone()))
                 .unwrap();
             let r = w
                 .exports()

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 /// What a command's outcome means to a script or CI job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub enum Exit {
     /// Everything passed (or loaded).
     Success = 0,
     /// Some case failed.
@@ -21,8 +21,8 @@ pub enum Outcome {
     Terminated = 143,
 }
 
-impl From<Outcome> for ExitCode {
-    fn from(o: Outcome) -> Self {
+impl From<Exit> for ExitCode {
+    fn from(o: Exit) -> Self {
         ExitCode::from(o as u8)
     }
 }

@@ -84,6 +84,6 @@ impl CaseRunView {
         ) else {
             return false;
         };
-        root.kind(&rel) == Some(crate::workspace::confined::Kind::Symlink)
+        root.kind(&rel) == Some(crate::workspace::confined::EntryKind::Symlink)
     }
 }

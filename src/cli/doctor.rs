@@ -4,7 +4,7 @@
 use clap::Args;
 
 use super::{JudgeChoice, Selection, load, print_problems};
-use crate::exit::Outcome;
+use crate::exit::Exit;
 use crate::formats::LoadCtx;
 use crate::run::doctor::{self, State};
 use crate::run::{NotStarted, RunOptions};
@@ -32,11 +32,11 @@ pub struct DoctorArgs {
     pub command: Option<String>,
 }
 
-pub fn run(ctx: &LoadCtx, args: &DoctorArgs, plugins: &crate::plugin::Plugins) -> Outcome {
+pub fn run(ctx: &LoadCtx, args: &DoctorArgs, plugins: &crate::plugin::Plugins) -> Exit {
     let loaded = load(ctx, &args.selection);
     print_problems(&loaded.problems);
     if loaded.problems.iter().any(|p| p.is_error()) {
-        return Outcome::BadInput;
+        return Exit::BadInput;
     }
     let opts = match options(ctx, args, plugins) {
         Ok(o) => o,
@@ -84,11 +84,11 @@ pub fn run(ctx: &LoadCtx, args: &DoctorArgs, plugins: &crate::plugin::Plugins) -
         }
     }
     if failed == 0 && !loaded.suites.is_empty() {
-        Outcome::Success
+        Exit::Success
     } else if loaded.suites.is_empty() {
-        Outcome::BadInput
+        Exit::BadInput
     } else {
-        Outcome::Infrastructure
+        Exit::Infrastructure
     }
 }
 
@@ -97,7 +97,7 @@ fn options(
     ctx: &LoadCtx,
     args: &DoctorArgs,
     plugins: &crate::plugin::Plugins,
-) -> Result<RunOptions, Outcome> {
+) -> Result<RunOptions, Exit> {
     Ok(RunOptions {
         settings: args.settings.from(&ctx.cwd),
         command: super::run::split_command(args.command.as_deref())?,
@@ -110,15 +110,15 @@ fn options(
 }
 
 /// Why the checks could not be made: bad input (exit 2), or something else (exit 3).
-fn not_started(e: NotStarted) -> Outcome {
+fn not_started(e: NotStarted) -> Exit {
     match e {
         NotStarted::BadInput(problems) => {
             print_problems(&problems);
-            Outcome::BadInput
+            Exit::BadInput
         }
         other => {
             tell!("error: {other:?}");
-            Outcome::Infrastructure
+            Exit::Infrastructure
         }
     }
 }

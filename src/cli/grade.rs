@@ -10,7 +10,7 @@ use super::{GradeArgs, Selection, load, print_problems};
 use crate::assert::check::Checks;
 use crate::assert::urls::UrlPolicy;
 use crate::assert::verdict::Verdict;
-use crate::exit::Outcome;
+use crate::exit::Exit;
 use crate::formats::LoadCtx;
 use crate::grade::ab::Tally;
 use crate::grade::captured::{Captured, needs_judge, pick_case};
@@ -21,7 +21,7 @@ use crate::host::HostEnv;
 use crate::judge::compare::{Comparison, Preference};
 use crate::suite::{Case, Suite};
 
-pub fn run(ctx: &LoadCtx, args: &GradeArgs, plugins: &crate::plugin::Plugins) -> Outcome {
+pub fn run(ctx: &LoadCtx, args: &GradeArgs, plugins: &crate::plugin::Plugins) -> Exit {
     let path = ctx.cwd.join(&args.path);
     if path.join("run.json").is_file() {
         if args.output.is_some() {
@@ -29,7 +29,7 @@ pub fn run(ctx: &LoadCtx, args: &GradeArgs, plugins: &crate::plugin::Plugins) ->
                 "error: {} is a run folder; --output grades a captured output against a spec",
                 args.path.display()
             );
-            return Outcome::BadInput;
+            return Exit::BadInput;
         }
         return regrade_run(ctx, args, &path, plugins);
     }
@@ -56,14 +56,14 @@ pub fn scope(ctx: &LoadCtx, args: &GradeArgs) -> Vec<PathBuf> {
     }
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, Outcome> {
+fn runtime() -> Result<tokio::runtime::Runtime, Exit> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| {
             tell!("error: cannot start the async runtime: {e}");
-            Outcome::Infrastructure
+            Exit::Infrastructure
         })
 }
 
@@ -82,19 +82,19 @@ fn captured(
     args: &GradeArgs,
     path: &Path,
     plugins: &crate::plugin::Plugins,
-) -> Outcome {
+) -> Exit {
     let (output_path, output, against) = match captured_inputs(ctx, args) {
         Ok(read) => read,
         Err(o) => return o,
     };
     let Some(loaded) = load_specs(ctx, vec![path.to_path_buf()]) else {
-        return Outcome::BadInput;
+        return Exit::BadInput;
     };
     let (suite, case) = match pick_case(&loaded.suites, args.case.as_deref()) {
         Ok(found) => found,
         Err(why) => {
             tell!("error: {why}");
-            return Outcome::BadInput;
+            return Exit::BadInput;
         }
     };
     if !case.fixtures.is_empty() {
@@ -133,20 +133,20 @@ fn captured(
 fn captured_inputs<'a>(
     ctx: &LoadCtx,
     args: &'a GradeArgs,
-) -> Result<(&'a Path, String, Option<String>), Outcome> {
+) -> Result<(&'a Path, String, Option<String>), Exit> {
     let Some(output_path) = &args.output else {
         tell!(
             "error: {} is not a run folder (no run.json); to grade a captured output give it with --output <file>",
             args.path.display()
         );
-        return Err(Outcome::BadInput);
+        return Err(Exit::BadInput);
     };
     let output = std::fs::read_to_string(ctx.cwd.join(output_path)).map_err(|e| {
         tell!(
             "error: {}: cannot read the output: {e}",
             output_path.display()
         );
-        Outcome::BadInput
+        Exit::BadInput
     })?;
     let against = match &args.against {
         Some(p) => Some(std::fs::read_to_string(ctx.cwd.join(p)).map_err(|e| {
@@ -154,7 +154,7 @@ fn captured_inputs<'a>(
                 "error: {}: cannot read the output to compare against: {e}",
                 p.display()
             );
-            Outcome::BadInput
+            Exit::BadInput
         })?),
         None => None,
     };
@@ -331,7 +331,7 @@ fn print_rubric(r: &crate::record::grading::RubricGrade) {
 fn exit_for<'a>(
     graded: impl Iterator<Item = &'a Graded>,
     comparisons: impl Iterator<Item = &'a Result<Comparison, String>>,
-) -> Outcome {
+) -> Exit {
     let mut failed = false;
     let mut broken = false;
     for g in graded {
@@ -342,11 +342,11 @@ fn exit_for<'a>(
         broken |= c.is_err();
     }
     if broken {
-        Outcome::Infrastructure
+        Exit::Infrastructure
     } else if failed {
-        Outcome::Failed
+        Exit::Failed
     } else {
-        Outcome::Success
+        Exit::Success
     }
 }
 
@@ -364,13 +364,13 @@ fn regrade_run(
     args: &GradeArgs,
     dir: &Path,
     plugins: &crate::plugin::Plugins,
-) -> Outcome {
+) -> Exit {
     let (mut recorded, others) = match read_runs(ctx, args, dir) {
         Ok(read) => read,
         Err(o) => return o,
     };
     let Some(loaded) = specs_now(ctx, dir, &recorded) else {
-        return Outcome::BadInput;
+        return Exit::BadInput;
     };
     let host = HostEnv::from_process();
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
@@ -405,7 +405,7 @@ fn regraded(
     dir: &Path,
     against: bool,
     done: &[CaseRunRegraded],
-) -> Outcome {
+) -> Exit {
     let graded: Vec<&Graded> = done
         .iter()
         .filter_map(|d| d.regraded())
@@ -432,7 +432,7 @@ fn regraded(
         .any(|d| d.regraded().is_some_and(|r| r.unrecorded.is_some()));
     let rewritten = graded.is_empty() || rewrite_reports(ctx, dir);
     if unrecorded || !rewritten {
-        return Outcome::Infrastructure;
+        return Exit::Infrastructure;
     }
     exit_for(graded.into_iter(), comparisons())
 }
@@ -442,10 +442,10 @@ fn read_runs(
     ctx: &LoadCtx,
     args: &GradeArgs,
     dir: &Path,
-) -> Result<(Vec<Recorded>, Option<Vec<Recorded>>), Outcome> {
+) -> Result<(Vec<Recorded>, Option<Vec<Recorded>>), Exit> {
     let bad = |e: regrade::ReadError| {
         tell!("error: {e}");
-        Outcome::BadInput
+        Exit::BadInput
     };
     let recorded = regrade::read_run(dir).map_err(bad)?;
     let others = match &args.against {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::{Selection, load, print_problems};
-use crate::exit::Outcome;
+use crate::exit::Exit;
 use crate::formats::LoadCtx;
 use crate::formats::from_run::{self, SkillRun};
 use crate::formats::starter::{self, Starter, UndoError, WriteError, Written};
@@ -41,7 +41,7 @@ pub struct InitArgs {
     pub case: Option<String>,
 }
 
-pub fn run(ctx: &LoadCtx, args: &InitArgs) -> Outcome {
+pub fn run(ctx: &LoadCtx, args: &InitArgs) -> Exit {
     match (&args.from_run, &args.case) {
         (Some(run_dir), Some(case)) => return from_run(ctx, &ctx.cwd.join(run_dir), case),
         (Some(run_dir), None) => return list_cases(ctx, &ctx.cwd.join(run_dir)),
@@ -59,7 +59,7 @@ pub fn run(ctx: &LoadCtx, args: &InitArgs) -> Outcome {
                 ctx.shown(p).display()
             );
         }
-        return Outcome::BadInput;
+        return Exit::BadInput;
     }
     let loaded = match write_and_validate(ctx, dialect, &planned) {
         Ok(loaded) => loaded,
@@ -81,17 +81,17 @@ pub fn run(ctx: &LoadCtx, args: &InitArgs) -> Outcome {
         say!("  - make the trigger queries look like what your users type (near misses too);");
     }
     say!("  - `assay doctor`, then `assay run` (or `assay run --dry-run` to see the plan).");
-    Outcome::Success
+    Exit::Success
 }
 
 /// The dialect, the skill and the starter planned for it.
 fn plan(
     ctx: &LoadCtx,
     args: &InitArgs,
-) -> Result<(&'static dyn write::Dialect, crate::suite::Skill, Starter), Outcome> {
+) -> Result<(&'static dyn write::Dialect, crate::suite::Skill, Starter), Exit> {
     let bad = |why: String| {
         tell!("error: {why}");
-        Outcome::BadInput
+        Exit::BadInput
     };
     let path = match &args.skill {
         Some(p) => ctx.cwd.join(p),
@@ -121,7 +121,7 @@ fn write_and_validate(
     ctx: &LoadCtx,
     dialect: &dyn write::Dialect,
     planned: &Starter,
-) -> Result<crate::suite::Loaded, Outcome> {
+) -> Result<crate::suite::Loaded, Exit> {
     let written = write(ctx, &planned.root, &planned.files, true)?;
     let loaded = load(
         ctx,
@@ -137,7 +137,7 @@ fn write_and_validate(
             tell!("{}", shown_undo(ctx, &e));
         }
         tell!("error: the starter suite does not validate (what was written is undone)");
-        return Err(Outcome::Infrastructure);
+        return Err(Exit::Infrastructure);
     }
     Ok(loaded)
 }
@@ -149,7 +149,7 @@ fn write(
     root: &Path,
     files: &[(PathBuf, String)],
     say_each: bool,
-) -> Result<Written, Outcome> {
+) -> Result<Written, Exit> {
     let mut wrote = |p: &Path| {
         if say_each {
             say!("wrote {}", ctx.shown(p).display());
@@ -161,11 +161,11 @@ fn write(
                 "error: {} is a symbolic link: assay init writes no file through one",
                 ctx.shown(&link).display()
             );
-            Outcome::BadInput
+            Exit::BadInput
         }
         WriteError::Write(p, e) => {
             tell!("error: cannot write {}: {e}", ctx.shown(&p).display());
-            Outcome::Infrastructure
+            Exit::Infrastructure
         }
     })
 }
@@ -184,15 +184,15 @@ fn shown_undo(ctx: &LoadCtx, e: &UndoError) -> String {
 }
 
 /// The run folder's feedback.json, or the error naming it.
-fn run_feedback(run_dir: &Path) -> Result<Option<crate::record::feedback::FeedbackFile>, Outcome> {
+fn run_feedback(run_dir: &Path) -> Result<Option<crate::record::feedback::FeedbackFile>, Exit> {
     crate::record::feedback::read(run_dir).map_err(|e| {
         tell!("error: {e}");
-        Outcome::BadInput
+        Exit::BadInput
     })
 }
 
 /// `--from-run <run-dir>` alone: the cases it can take, with any reviewer's verdict.
-fn list_cases(ctx: &LoadCtx, run_dir: &Path) -> Outcome {
+fn list_cases(ctx: &LoadCtx, run_dir: &Path) -> Exit {
     use crate::record::grading::Verdict;
     let found = from_run::skill_case_runs(run_dir);
     if found.is_empty() {
@@ -200,7 +200,7 @@ fn list_cases(ctx: &LoadCtx, run_dir: &Path) -> Outcome {
             "error: {} has no recorded case-run of a case with the skill",
             ctx.shown(run_dir).display()
         );
-        return Outcome::BadInput;
+        return Exit::BadInput;
     }
     let feedback = match run_feedback(run_dir) {
         Ok(f) => f,
@@ -235,14 +235,14 @@ fn list_cases(ctx: &LoadCtx, run_dir: &Path) -> Outcome {
         "pick one: assay init --from-run {} --case <ID>",
         ctx.shown(run_dir).display()
     );
-    Outcome::Success
+    Exit::Success
 }
 
 /// `--from-run <run-dir> --case <id>`: the case-run's prompt (the case's own, as its suite
 /// says it) and its recorded output, as a new case of the same suite. A reviewer's verdict on
 /// it in the run's feedback.json is used: a `bad` one's note becomes what the new case must
 /// get right (the recorded answer kept only as the one not to give), a `good` one is said.
-fn from_run(ctx: &LoadCtx, run_dir: &Path, case: &str) -> Outcome {
+fn from_run(ctx: &LoadCtx, run_dir: &Path, case: &str) -> Exit {
     let (picked, review, output) = match picked(ctx, run_dir, case) {
         Ok(p) => p,
         Err(o) => return o,
@@ -271,7 +271,7 @@ fn from_run(ctx: &LoadCtx, run_dir: &Path, case: &str) -> Outcome {
             tell!("error: cannot restore {}: {}", shown.display(), e.io());
         }
         tell!("error: the new case does not validate (undone); this is a bug in assay init");
-        return Outcome::Infrastructure;
+        return Exit::Infrastructure;
     }
     let (shown, run) = (ctx.shown(&path), picked.record.run);
     match &review {
@@ -288,21 +288,21 @@ fn from_run(ctx: &LoadCtx, run_dir: &Path, case: &str) -> Outcome {
             shown.display()
         ),
     }
-    Outcome::Success
+    Exit::Success
 }
 
 /// The case-run `--from-run` takes, the reviewer's verdict on it and its recorded output
 /// (which a case-run not reviewed `bad` must have).
 type Picked = (SkillRun, Option<(Review, String)>, String);
 
-fn picked(ctx: &LoadCtx, run_dir: &Path, case: &str) -> Result<Picked, Outcome> {
+fn picked(ctx: &LoadCtx, run_dir: &Path, case: &str) -> Result<Picked, Exit> {
     let feedback = run_feedback(run_dir)?;
     let Some(picked) = from_run::pick(run_dir, case, feedback.as_ref()) else {
         tell!(
             "error: {} has no recorded case-run of a case `{case}` (with the skill)",
             ctx.shown(run_dir).display()
         );
-        return Err(Outcome::BadInput);
+        return Err(Exit::BadInput);
     };
     let review = picked.verdict(feedback.as_ref());
     let bad = review.as_ref().is_some_and(|(v, _)| *v == Review::Bad);
@@ -312,7 +312,7 @@ fn picked(ctx: &LoadCtx, run_dir: &Path, case: &str) -> Result<Picked, Outcome> 
             "error: the case-run in {} recorded no output to expect",
             ctx.shown(&picked.dir).display()
         );
-        return Err(Outcome::BadInput);
+        return Err(Exit::BadInput);
     }
     Ok((picked, review, output))
 }
@@ -325,7 +325,7 @@ fn new_case(
     picked: &SkillRun,
     review: Option<(Review, String)>,
     output: String,
-) -> Result<(PathBuf, PathBuf, String), Outcome> {
+) -> Result<(PathBuf, PathBuf, String), Exit> {
     let record = &picked.record;
     let source = ctx.cwd.join(&record.suite_source);
     let selection = Selection {
@@ -340,7 +340,7 @@ fn new_case(
             record.suite,
             record.suite_source.display()
         );
-        return Err(Outcome::BadInput);
+        return Err(Exit::BadInput);
     };
     let seed = RunSeed {
         case: case.to_string(),
@@ -354,7 +354,7 @@ fn new_case(
         Ok((path, text)) => Ok((source, path, text)),
         Err(why) => {
             tell!("error: {why}");
-            Err(Outcome::BadInput)
+            Err(Exit::BadInput)
         }
     }
 }

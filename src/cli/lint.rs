@@ -4,7 +4,7 @@
 use clap::Args;
 
 use super::{OutputFormat, Selection, load, print_problems};
-use crate::exit::Outcome;
+use crate::exit::Exit;
 use crate::formats::LoadCtx;
 use crate::lint::counted::Counted;
 use crate::lint::{self, Options};
@@ -27,7 +27,7 @@ pub struct LintArgs {
     pub format: OutputFormat,
 }
 
-pub fn run(ctx: &LoadCtx, args: &LintArgs) -> Outcome {
+pub fn run(ctx: &LoadCtx, args: &LintArgs) -> Exit {
     let loaded = load(ctx, &args.selection);
     let report = lint::lint(
         &ctx.cwd,
@@ -43,14 +43,14 @@ pub fn run(ctx: &LoadCtx, args: &LintArgs) -> Outcome {
         OutputFormat::Text => print_text(args, &report, &counted),
     }
     if counted.failed {
-        Outcome::BadInput
+        Exit::BadInput
     } else {
-        Outcome::Success
+        Exit::Success
     }
 }
 
 /// The loader's problems, each finding with its fix, and the counts.
-fn print_text(args: &LintArgs, report: &lint::Report, v: &Counted) {
+fn print_text(args: &LintArgs, report: &lint::Findings, v: &Counted) {
     print_problems(&v.load);
     for f in &report.findings {
         let kind = if f.is_error() { "error" } else { "warning" };

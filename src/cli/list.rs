@@ -1,12 +1,12 @@
 //! `assay list`: the suites, their cases and trigger cases.
 
 use super::{ListArgs, load, print_problems};
-use crate::exit::Outcome;
+use crate::exit::Exit;
 use crate::formats::LoadCtx;
 use crate::suite::{Case, Suite};
 use crate::text::printable;
 
-pub fn run(ctx: &LoadCtx, args: &ListArgs) -> Outcome {
+pub fn run(ctx: &LoadCtx, args: &ListArgs) -> Exit {
     let loaded = load(ctx, &args.selection);
     print_problems(&loaded.problems);
     if loaded.problems.iter().any(|p| p.is_error()) {
@@ -17,14 +17,14 @@ pub fn run(ctx: &LoadCtx, args: &ListArgs) -> Outcome {
                 "problems": crate::diag::render_json(&loaded.problems),
             }));
         }
-        return Outcome::BadInput;
+        return Exit::BadInput;
     }
     if args.json {
         super::print_json(&loaded.suites);
     } else {
         print!("{}", printable(&render_table(&loaded.suites)));
     }
-    Outcome::Success
+    Exit::Success
 }
 
 /// A table: one row per case and trigger case, grouped under their suite.

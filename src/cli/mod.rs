@@ -85,7 +85,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::diag::{self, Problem, RenderOptions};
 use crate::discover::{self, Options};
-use crate::exit::Outcome;
+use crate::exit::Exit;
 use crate::formats::LoadCtx;
 use crate::suite::Loaded;
 
@@ -168,8 +168,8 @@ pub struct ReportArgs {
     /// The run folder (as `assay run` wrote it).
     pub run_dir: Option<PathBuf>,
     /// The report to render.
-    #[arg(long, value_enum, default_value_t = crate::report::Format::Markdown)]
-    pub format: crate::report::Format,
+    #[arg(long, value_enum, default_value_t = crate::report::Reporter::Markdown)]
+    pub format: crate::report::Reporter,
     /// Write it to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -413,7 +413,7 @@ pub struct RunArgs {
     /// report per package), html (report.html), github (annotations at each failing case's
     /// line, printed, and the summary appended to $GITHUB_STEP_SUMMARY).
     #[arg(long, value_enum, value_delimiter = ',')]
-    pub reporter: Vec<crate::report::Format>,
+    pub reporter: Vec<crate::report::Reporter>,
     /// Print the JSON report to standard output (progress goes to standard error).
     #[arg(long)]
     pub json: bool,
@@ -450,9 +450,9 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() {
-                Outcome::BadInput
+                Exit::BadInput
             } else {
-                Outcome::Success
+                Exit::Success
             };
             let _ = e.print();
             return code.into();
@@ -462,7 +462,7 @@ pub fn main() -> ExitCode {
         Ok(d) => d,
         Err(e) => {
             tell!("error: cannot read the current folder: {e}");
-            return Outcome::Infrastructure.into();
+            return Exit::Infrastructure.into();
         }
     };
     let mut ctx = LoadCtx::new(cwd);
@@ -541,7 +541,7 @@ fn native(cli: &Cli) -> crate::plugin::NativePolicy {
 }
 
 /// The commands that may use plugins.
-fn dispatch(ctx: &LoadCtx, command: Command, plugins: &crate::plugin::Plugins) -> Outcome {
+fn dispatch(ctx: &LoadCtx, command: Command, plugins: &crate::plugin::Plugins) -> Exit {
     match command {
         Command::Validate(args) => validate::run(ctx, &args),
         Command::Lint(args) => lint::run(ctx, &args),
@@ -605,7 +605,7 @@ fn load_plugins(
     scope: &[PathBuf],
     flags: &[PathBuf],
     native: crate::plugin::NativePolicy,
-) -> Result<crate::plugin::Plugins, Outcome> {
+) -> Result<crate::plugin::Plugins, Exit> {
     use crate::plugin::{Declared, Plugins, grants::PluginConfig};
     let mut declared: Vec<Declared> = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
@@ -629,7 +629,7 @@ fn load_plugins(
             }
             Err(p) => {
                 print_problems(&[*p]);
-                return Err(Outcome::BadInput);
+                return Err(Exit::BadInput);
             }
         }
     }
@@ -649,7 +649,7 @@ fn load_plugins(
             tell!("error: plugin ({}): {}", e.origin, e.message);
         }
         tell!("nothing was run");
-        Outcome::BadInput
+        Exit::BadInput
     })?;
     for e in &plugins.unloaded_native {
         tell!(

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 
 use super::{JudgeChoice, print_problems};
 use crate::discover::{self, Options};
-use crate::exit::Outcome;
+use crate::exit::Exit;
 use crate::formats::LoadCtx;
 use crate::optimize::{self, Error, Job, Query, Settings};
 use crate::run::{RunOptions, RunSettings};
@@ -81,7 +81,7 @@ fn inside_zero_one(s: &str) -> Result<f64, String> {
     }
 }
 
-pub fn run(ctx: &LoadCtx, cmd: &OptimizeCommand, plugins: &crate::plugin::Plugins) -> Outcome {
+pub fn run(ctx: &LoadCtx, cmd: &OptimizeCommand, plugins: &crate::plugin::Plugins) -> Exit {
     let OptimizeCommand::Description(args) = cmd;
     let path = ctx.cwd.join(&args.skill);
     let Some(skill) = crate::suite::skill::read(&path) else {
@@ -89,7 +89,7 @@ pub fn run(ctx: &LoadCtx, cmd: &OptimizeCommand, plugins: &crate::plugin::Plugin
             "error: {} is neither a skill folder with a SKILL.md nor a command file",
             args.skill.display()
         );
-        return Outcome::BadInput;
+        return Exit::BadInput;
     };
     let (base, queries) = match queries_for(ctx, args, &skill) {
         Ok(found) => found,
@@ -128,7 +128,7 @@ pub fn run(ctx: &LoadCtx, cmd: &OptimizeCommand, plugins: &crate::plugin::Plugin
         Ok(rec) => print_record(ctx, args, &rec),
         Err(Error::Input(e)) => {
             tell!("error: {e}");
-            Outcome::BadInput
+            Exit::BadInput
         }
         Err(Error::Infrastructure(e)) => {
             tell!("error: {e}");
@@ -136,7 +136,7 @@ pub fn run(ctx: &LoadCtx, cmd: &OptimizeCommand, plugins: &crate::plugin::Plugin
                 "what was done is recorded; go on with: --resume {}",
                 ctx.shown(&dir).display()
             );
-            Outcome::Infrastructure
+            Exit::Infrastructure
         }
     }
 }
@@ -172,14 +172,14 @@ fn optimize_settings(args: &DescriptionArgs, settings: &RunSettings) -> Settings
 }
 
 /// The reviewer notes of every `--feedback`, saying how many items each left out.
-fn notes(ctx: &LoadCtx, args: &DescriptionArgs) -> Result<Vec<optimize::feedback::Note>, Outcome> {
+fn notes(ctx: &LoadCtx, args: &DescriptionArgs) -> Result<Vec<optimize::feedback::Note>, Exit> {
     let mut notes = Vec::new();
     for f in &args.feedback {
         let path = ctx.cwd.join(f);
         let shown = ctx.shown(&path).display().to_string();
         let read = optimize::feedback::read(&path, &ctx.cwd, &shown).map_err(|e| {
             tell!("error: {e}");
-            Outcome::BadInput
+            Exit::BadInput
         })?;
         if read.other > 0 {
             tell!(
@@ -197,7 +197,7 @@ fn notes(ctx: &LoadCtx, args: &DescriptionArgs) -> Result<Vec<optimize::feedback
 fn proposer(
     args: &DescriptionArgs,
     base: &Suite,
-) -> Result<(crate::judge::provider::Judge, crate::judge::JudgeInfo), Outcome> {
+) -> Result<(crate::judge::provider::Judge, crate::judge::JudgeInfo), Exit> {
     let host = crate::host::HostEnv::from_process();
     let flags = crate::judge::Flags {
         judge: args.proposer.as_deref().or(args.judge.judge.as_deref()),
@@ -207,7 +207,7 @@ fn proposer(
         flags,
         &base.defaults.judge,
         &host,
-        crate::judge::Limits::from_env(&host),
+        crate::judge::CallLimits::from_env(&host),
         &crate::suite::RunnerVars::default(),
     )
     .map_err(|why| {
@@ -215,7 +215,7 @@ fn proposer(
         tell!(
             "  fix: pass --proposer (anthropic, openai, claude-cli, codex-cli, or provider:model)"
         );
-        Outcome::Infrastructure
+        Exit::Infrastructure
     })
 }
 
@@ -224,11 +224,11 @@ fn proposer(
 fn folder(
     ctx: &LoadCtx,
     settings: &RunSettings,
-) -> Result<(PathBuf, Option<optimize::Record>), Outcome> {
+) -> Result<(PathBuf, Option<optimize::Record>), Exit> {
     let resume = match &settings.resume {
         Some(dir) => Some(optimize::load(&ctx.cwd.join(dir)).map_err(|e| {
             tell!("error: {e}");
-            Outcome::BadInput
+            Exit::BadInput
         })?),
         None => None,
     };
@@ -241,7 +241,7 @@ fn folder(
 
 /// The record (with `--json`), before and after, the verdict and the diff; the description
 /// written with `--write`. Lines go to stderr with `--json`.
-fn print_record(ctx: &LoadCtx, args: &DescriptionArgs, rec: &optimize::Record) -> Outcome {
+fn print_record(ctx: &LoadCtx, args: &DescriptionArgs, rec: &optimize::Record) -> Exit {
     if args.json {
         super::print_json(rec);
     }
@@ -268,7 +268,7 @@ fn print_record(ctx: &LoadCtx, args: &DescriptionArgs, rec: &optimize::Record) -
     }
     say_or_tell(&rec.verdict);
     if !rec.improved {
-        return Outcome::Success;
+        return Exit::Success;
     }
     let text = std::fs::read_to_string(&rec.file).unwrap_or_default();
     let diff = optimize::diff(&text, &optimize::description::replace(&text, &best));
@@ -277,7 +277,7 @@ fn print_record(ctx: &LoadCtx, args: &DescriptionArgs, rec: &optimize::Record) -
     }
     if !args.write {
         say_or_tell("(pass --write to apply it)");
-        return Outcome::Success;
+        return Exit::Success;
     }
     match optimize::apply(&rec.file, &best) {
         Ok(_) => say_or_tell(&format!("wrote {}", ctx.shown(&rec.file).display())),
@@ -286,10 +286,10 @@ fn print_record(ctx: &LoadCtx, args: &DescriptionArgs, rec: &optimize::Record) -
                 "error: cannot write {}: {e}",
                 ctx.shown(&rec.file).display()
             );
-            return Outcome::Infrastructure;
+            return Exit::Infrastructure;
         }
     }
-    Outcome::Success
+    Exit::Success
 }
 
 /// The suite trigger evals of the skill run in, and its queries: from `--queries`, or from
@@ -298,7 +298,7 @@ fn queries_for(
     ctx: &LoadCtx,
     args: &DescriptionArgs,
     skill: &Skill,
-) -> Result<(Suite, Vec<Query>), Outcome> {
+) -> Result<(Suite, Vec<Query>), Exit> {
     let options = match &args.queries {
         Some(file) => Options {
             evals: Some(file.clone()),
@@ -312,7 +312,7 @@ fn queries_for(
     let loaded = discover::discover(ctx, &options);
     print_problems(&loaded.problems);
     if loaded.problems.iter().any(|p| p.is_error()) {
-        return Err(Outcome::BadInput);
+        return Err(Exit::BadInput);
     }
     optimize::queries::gather(&loaded.suites, skill, args.queries.is_some()).ok_or_else(|| {
         tell!(
@@ -322,6 +322,6 @@ fn queries_for(
         tell!(
             "  fix: add triggers (BMAD triggers.json, clauditor trigger_tests), or pass --queries FILE"
         );
-        Outcome::BadInput
+        Exit::BadInput
     })
 }

@@ -3,13 +3,13 @@
 use serde_json::json;
 
 use super::{PluginCommand, PluginInspectArgs, PluginKind, PluginNewArgs};
-use crate::exit::Outcome;
+use crate::exit::Exit;
 use crate::formats::LoadCtx;
 use crate::plugin::grants::Grants;
 use crate::plugin::loaded::{LoadedPlugin, WIT_VERSION};
 use crate::plugin::{Provider, engine};
 
-pub fn run(ctx: &LoadCtx, cmd: &PluginCommand) -> Outcome {
+pub fn run(ctx: &LoadCtx, cmd: &PluginCommand) -> Exit {
     match cmd {
         PluginCommand::New(args) => new(ctx, args),
         PluginCommand::Inspect(args) => inspect(ctx, args),
@@ -35,13 +35,13 @@ fn valid_name(name: &str) -> bool {
         && name.starts_with(|c: char| c.is_ascii_lowercase())
 }
 
-fn new(ctx: &LoadCtx, args: &PluginNewArgs) -> Outcome {
+fn new(ctx: &LoadCtx, args: &PluginNewArgs) -> Exit {
     if !valid_name(&args.name) {
         tell!(
             "error: `{}` is not a plugin name: use lowercase letters, digits, `-` and `_`, starting with a letter",
             args.name
         );
-        return Outcome::BadInput;
+        return Exit::BadInput;
     }
     let parent = args
         .dir
@@ -51,7 +51,7 @@ fn new(ctx: &LoadCtx, args: &PluginNewArgs) -> Outcome {
     let root = parent.join(&args.name);
     if root.exists() {
         tell!("error: {} already exists", ctx.shown(&root).display());
-        return Outcome::BadInput;
+        return Exit::BadInput;
     }
     let (files, kind) = files(args);
     for (rel, text) in &files {
@@ -62,7 +62,7 @@ fn new(ctx: &LoadCtx, args: &PluginNewArgs) -> Outcome {
             .and_then(|_| std::fs::write(&path, text));
         if let Err(e) = written {
             tell!("error: {}: {e}", ctx.shown(&path).display());
-            return Outcome::Infrastructure;
+            return Exit::Infrastructure;
         }
     }
     say!(
@@ -70,7 +70,7 @@ fn new(ctx: &LoadCtx, args: &PluginNewArgs) -> Outcome {
         ctx.shown(&root).display(),
         ctx.shown(&root).display()
     );
-    Outcome::Success
+    Exit::Success
 }
 
 /// A new plugin's files, each with its text: its manifest and README, the template of its
@@ -132,12 +132,12 @@ fn wasi_needs(imports: &[String]) -> Vec<(String, &'static str)> {
 
 /// A native library, described without loading it: loading one runs its code, and inspecting
 /// is how a user decides whether to trust it.
-fn inspect_native(ctx: &LoadCtx, args: &PluginInspectArgs, path: &std::path::Path) -> Outcome {
+fn inspect_native(ctx: &LoadCtx, args: &PluginInspectArgs, path: &std::path::Path) -> Exit {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) => {
             tell!("error: {}: {e}", ctx.shown(path).display());
-            return Outcome::BadInput;
+            return Exit::BadInput;
         }
     };
     let Some(kind) = crate::plugin::native::kind_of(&bytes) else {
@@ -145,7 +145,7 @@ fn inspect_native(ctx: &LoadCtx, args: &PluginInspectArgs, path: &std::path::Pat
             "error: {}: neither a .wasm component nor a native library",
             args.path.display()
         );
-        return Outcome::BadInput;
+        return Exit::BadInput;
     };
     let name = path
         .file_stem()
@@ -158,7 +158,7 @@ fn inspect_native(ctx: &LoadCtx, args: &PluginInspectArgs, path: &std::path::Pat
             "name": name, "path": path, "blake3": hash, "sandboxed": false, "native": kind,
             "loaded": false, "note": why,
         }));
-        return Outcome::Success;
+        return Exit::Success;
     }
     say!("{name}  {}", ctx.shown(path).display());
     say!(
@@ -166,10 +166,10 @@ fn inspect_native(ctx: &LoadCtx, args: &PluginInspectArgs, path: &std::path::Pat
         &hash[..16]
     );
     say!("  {why}");
-    Outcome::Success
+    Exit::Success
 }
 
-fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs) -> Outcome {
+fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs) -> Exit {
     let path = ctx.cwd.join(&args.path);
     let is_wasm = path.extension().is_some_and(|e| e == "wasm");
     if !is_wasm {
@@ -181,7 +181,7 @@ fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs) -> Outcome {
         Ok(p) => std::sync::Arc::new(p),
         Err(e) => {
             tell!("error: {e}");
-            return Outcome::BadInput;
+            return Exit::BadInput;
         }
     };
     let provider = Provider::Wasm(plugin.clone());
@@ -193,8 +193,8 @@ fn inspect(ctx: &LoadCtx, args: &PluginInspectArgs) -> Outcome {
         .flat_map(|h| h.problems())
         .collect();
     let outcome = match problems.is_empty() {
-        true => Outcome::Success,
-        false => Outcome::BadInput,
+        true => Exit::Success,
+        false => Exit::BadInput,
     };
     if args.json {
         let mut v = provider.record();

@@ -3,13 +3,13 @@
 use std::collections::BTreeSet;
 
 use super::{ReportArgs, ReportCommand, ReportDiffArgs, ReportMergeArgs, ReportTrendArgs};
-use crate::exit::Outcome;
+use crate::exit::Exit;
 use crate::formats::LoadCtx;
 use crate::report;
 use crate::report::history::{Fingerprint, incomparable};
 use crate::text::{printable, printable_json};
 
-fn read(ctx: &LoadCtx, dir: &std::path::Path) -> Result<report::Report, Outcome> {
+fn read(ctx: &LoadCtx, dir: &std::path::Path) -> Result<report::Report, Exit> {
     let dir = ctx.cwd.join(dir);
     match report::read(&dir) {
         Ok(mut r) => {
@@ -18,7 +18,7 @@ fn read(ctx: &LoadCtx, dir: &std::path::Path) -> Result<report::Report, Outcome>
         }
         Err(e) => {
             tell!("error: {e}");
-            Err(Outcome::BadInput)
+            Err(Exit::BadInput)
         }
     }
 }
@@ -27,14 +27,14 @@ fn read(ctx: &LoadCtx, dir: &std::path::Path) -> Result<report::Report, Outcome>
 fn side(
     ctx: &LoadCtx,
     path: &std::path::Path,
-) -> Result<(report::diff::Side, BTreeSet<Fingerprint>), Outcome> {
+) -> Result<(report::diff::Side, BTreeSet<Fingerprint>), Exit> {
     let full = ctx.cwd.join(path);
     if full.is_file() {
         return report::uaaps::read(&full, &ctx.shown(&full).display().to_string())
             .map(|s| (s, BTreeSet::new()))
             .map_err(|e| {
                 tell!("error: {e}");
-                Outcome::BadInput
+                Exit::BadInput
             });
     }
     read(ctx, path).map(|r| (report::diff::Side::from(&r), fingerprints(&r)))
@@ -53,7 +53,7 @@ fn fingerprints(r: &report::Report) -> BTreeSet<Fingerprint> {
         .collect()
 }
 
-fn diff(ctx: &LoadCtx, args: &ReportDiffArgs) -> Outcome {
+fn diff(ctx: &LoadCtx, args: &ReportDiffArgs) -> Exit {
     let ((a, fa), (b, fb)) = match (side(ctx, &args.before), side(ctx, &args.after)) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(o), _) | (_, Err(o)) => return o,
@@ -63,7 +63,7 @@ fn diff(ctx: &LoadCtx, args: &ReportDiffArgs) -> Outcome {
         if let Some(why) = incomparable(&both) {
             tell!("error: not comparable: {why}");
             tell!("  fix: compare runs made the same way, or pass --cross to compare them anyway");
-            return Outcome::BadInput;
+            return Exit::BadInput;
         }
     }
     let d = report::diff::diff(&a, &b);
@@ -73,13 +73,13 @@ fn diff(ctx: &LoadCtx, args: &ReportDiffArgs) -> Outcome {
         print!("{}", printable(&report::diff::render_text(&d)));
     }
     if d.has_regressions() {
-        Outcome::Failed
+        Exit::Failed
     } else {
-        Outcome::Success
+        Exit::Success
     }
 }
 
-fn merge(ctx: &LoadCtx, args: &ReportMergeArgs) -> Outcome {
+fn merge(ctx: &LoadCtx, args: &ReportMergeArgs) -> Exit {
     let runs: Vec<_> = args.runs.iter().map(|r| ctx.cwd.join(r)).collect();
     let out = ctx.cwd.join(&args.output_dir);
     match report::merge::merge(&runs, &out) {
@@ -107,17 +107,17 @@ fn merge(ctx: &LoadCtx, args: &ReportMergeArgs) -> Outcome {
                     "incomplete: {} planned case-run(s) were not recorded (they show as missing; exit 3)",
                     m.missing
                 );
-                return Outcome::Infrastructure;
+                return Exit::Infrastructure;
             }
-            Outcome::Success
+            Exit::Success
         }
         Err(e @ report::merge::MergeError::Io { .. }) => {
             tell!("error: {e}");
-            Outcome::Infrastructure
+            Exit::Infrastructure
         }
         Err(e) => {
             tell!("error: {e}");
-            Outcome::BadInput
+            Exit::BadInput
         }
     }
 }
@@ -126,11 +126,11 @@ fn merge(ctx: &LoadCtx, args: &ReportMergeArgs) -> Outcome {
 fn history(
     ctx: &LoadCtx,
     args: &ReportTrendArgs,
-) -> Result<Vec<crate::record::history::HistoryLine>, Outcome> {
+) -> Result<Vec<crate::record::history::HistoryLine>, Exit> {
     let file = ctx.cwd.join(&args.history);
     let (lines, bad) = crate::record::history::read(&file).map_err(|e| {
         tell!("error: cannot read {}: {e}", ctx.shown(&file).display());
-        Outcome::Infrastructure
+        Exit::Infrastructure
     })?;
     if bad > 0 {
         tell!(
@@ -143,7 +143,7 @@ fn history(
             "error: no history in {}: `assay run` appends to it when a run ends",
             ctx.shown(&file).display()
         );
-        return Err(Outcome::BadInput);
+        return Err(Exit::BadInput);
     }
     Ok(lines)
 }
@@ -153,7 +153,7 @@ fn comparable(
     lines: &[crate::record::history::HistoryLine],
     runs: &[String],
     cross: bool,
-) -> Result<(), Outcome> {
+) -> Result<(), Exit> {
     let prints: BTreeSet<Fingerprint> = lines
         .iter()
         .filter(|l| runs.contains(&l.run) && l.variant == "skill")
@@ -163,7 +163,7 @@ fn comparable(
         Some(why) if !cross => {
             tell!("error: not comparable: {why}");
             tell!("  fix: --last fewer runs, or pass --cross to compare them anyway");
-            Err(Outcome::BadInput)
+            Err(Exit::BadInput)
         }
         Some(why) => {
             tell!("note: {why} (compared anyway: --cross)");
@@ -173,7 +173,7 @@ fn comparable(
     }
 }
 
-fn trend(ctx: &LoadCtx, args: &ReportTrendArgs) -> Outcome {
+fn trend(ctx: &LoadCtx, args: &ReportTrendArgs) -> Exit {
     let lines = match history(ctx, args) {
         Ok(l) => l,
         Err(o) => return o,
@@ -190,10 +190,10 @@ fn trend(ctx: &LoadCtx, args: &ReportTrendArgs) -> Outcome {
             crate::text::for_terminal(&report::history::render_trend(&t))
         );
     }
-    Outcome::Success
+    Exit::Success
 }
 
-fn audit(ctx: &LoadCtx, args: &ReportTrendArgs) -> Outcome {
+fn audit(ctx: &LoadCtx, args: &ReportTrendArgs) -> Exit {
     let lines = match history(ctx, args) {
         Ok(l) => l,
         Err(o) => return o,
@@ -225,16 +225,16 @@ fn audit(ctx: &LoadCtx, args: &ReportTrendArgs) -> Outcome {
     } else {
         print!("{}", crate::text::for_terminal(&report::audit::render(&a)));
     }
-    Outcome::Success
+    Exit::Success
 }
 
 /// An optimisation folder (`optimize.json`, no `run.json`): its HTML view, or its record.
-fn optimisation(ctx: &LoadCtx, dir: &std::path::Path, args: &ReportArgs) -> Outcome {
+fn optimisation(ctx: &LoadCtx, dir: &std::path::Path, args: &ReportArgs) -> Exit {
     let rec = match crate::optimize::load(dir) {
         Ok(r) => r,
         Err(e) => {
             tell!("error: {e}");
-            return Outcome::BadInput;
+            return Exit::BadInput;
         }
     };
     if args.against.is_some() {
@@ -242,20 +242,20 @@ fn optimisation(ctx: &LoadCtx, dir: &std::path::Path, args: &ReportArgs) -> Outc
             "error: --against compares run folders; {} is an optimisation folder",
             ctx.shown(dir).display()
         );
-        return Outcome::BadInput;
+        return Exit::BadInput;
     }
     let text = match args.format {
-        report::Format::Html => {
+        report::Reporter::Html => {
             let skill = std::fs::read_to_string(&rec.file).ok();
             crate::optimize::html::render(&rec, skill.as_deref())
         }
-        report::Format::Json => serde_json::to_string_pretty(&rec).unwrap_or_default() + "\n",
+        report::Reporter::Json => serde_json::to_string_pretty(&rec).unwrap_or_default() + "\n",
         _ => {
             tell!(
                 "error: {} is an optimisation folder: its reports are --format html (the page) and --format json (optimize.json)",
                 ctx.shown(dir).display()
             );
-            return Outcome::BadInput;
+            return Exit::BadInput;
         }
     };
     emit(ctx, args, &text)
@@ -264,24 +264,28 @@ fn optimisation(ctx: &LoadCtx, dir: &std::path::Path, args: &ReportArgs) -> Outc
 /// A report to `--output`, else to stdout: JSON as JSON (its escapes are fit for a
 /// terminal); the other formats hold no control characters but newlines and tabs, so what
 /// prints is what a file would hold.
-fn emit(ctx: &LoadCtx, args: &ReportArgs, text: &str) -> Outcome {
+fn emit(ctx: &LoadCtx, args: &ReportArgs, text: &str) -> Exit {
     match &args.output {
         Some(path) => {
             let path = ctx.cwd.join(path);
             if let Err(e) = crate::record::write_atomic(&path, text.as_bytes()) {
                 tell!("error: {}: {e}", path.display());
-                return Outcome::Infrastructure;
+                return Exit::Infrastructure;
             }
         }
-        None if matches!(args.format, report::Format::Json | report::Format::Uaaps) => {
+        None if matches!(
+            args.format,
+            report::Reporter::Json | report::Reporter::Uaaps
+        ) =>
+        {
             print!("{}", printable_json(text))
         }
         None => print!("{}", printable(text)),
     }
-    Outcome::Success
+    Exit::Success
 }
 
-pub fn run(ctx: &LoadCtx, args: &ReportArgs) -> Outcome {
+pub fn run(ctx: &LoadCtx, args: &ReportArgs) -> Exit {
     match &args.command {
         Some(ReportCommand::Diff(d)) => return diff(ctx, d),
         Some(ReportCommand::Merge(m)) => return merge(ctx, m),
@@ -291,7 +295,7 @@ pub fn run(ctx: &LoadCtx, args: &ReportArgs) -> Outcome {
     }
     let Some(run_dir) = &args.run_dir else {
         tell!("error: give a run folder (assay report <run-dir>), or `assay report diff <a> <b>`");
-        return Outcome::BadInput;
+        return Exit::BadInput;
     };
     let dir = ctx.cwd.join(run_dir);
     if !dir.join("run.json").exists() && dir.join("optimize.json").is_file() {
@@ -304,7 +308,7 @@ pub fn run(ctx: &LoadCtx, args: &ReportArgs) -> Outcome {
         }
         Err(e) => {
             tell!("error: {e}");
-            return Outcome::BadInput;
+            return Exit::BadInput;
         }
     };
     for w in &r.warnings {
@@ -312,24 +316,24 @@ pub fn run(ctx: &LoadCtx, args: &ReportArgs) -> Outcome {
     }
     let text = match &args.against {
         None => report::render(&r, args.format),
-        Some(older) if args.format == report::Format::Html => match read(ctx, older) {
+        Some(older) if args.format == report::Reporter::Html => match read(ctx, older) {
             Ok(o) => report::html::render_against(&r, Some(&o)),
             Err(o) => return o,
         },
         Some(_) => {
             tell!("error: --against shows an older run beside this one in the HTML report only");
             tell!("  fix: add --format html, or use `assay report diff <older> <run>`");
-            return Outcome::BadInput;
+            return Exit::BadInput;
         }
     };
     let written = emit(ctx, args, &text);
-    if written != Outcome::Success {
+    if written != Exit::Success {
         return written;
     }
     if let Some(n) = report::missing_notice(&r.summary) {
         // A run that did not record all it planned is never a success.
         tell!("error: {n}");
-        return Outcome::Infrastructure;
+        return Exit::Infrastructure;
     }
-    Outcome::Success
+    Exit::Success
 }

@@ -2,14 +2,14 @@
 //! (`report::terminal`) shows it, the other reporters are written from the run folder.
 
 use super::{RunArgs, load, print_problems};
-use crate::exit::Outcome;
+use crate::exit::Exit;
 use crate::formats::LoadCtx;
 use crate::report::aggregate;
 use crate::report::terminal;
 use crate::run::{self, NotStarted, RunEvent, RunOptions};
 use crate::text::printable;
 
-pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> Outcome {
+pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> Exit {
     let suites = match suites(ctx, args) {
         Ok(s) => s,
         Err(o) => return o,
@@ -50,7 +50,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
 
 /// The selected suites, loaded (with `--sync-tasks` over each suite's `sync_tasks`); `Err` is
 /// the exit when there are problems or none (said).
-fn suites(ctx: &LoadCtx, args: &RunArgs) -> Result<Vec<crate::suite::Suite>, Outcome> {
+fn suites(ctx: &LoadCtx, args: &RunArgs) -> Result<Vec<crate::suite::Suite>, Exit> {
     let mut loaded = load(ctx, &args.selection);
     if args.sync_tasks {
         for s in &mut loaded.suites {
@@ -59,11 +59,11 @@ fn suites(ctx: &LoadCtx, args: &RunArgs) -> Result<Vec<crate::suite::Suite>, Out
     }
     print_problems(&loaded.problems);
     if loaded.problems.iter().any(|p| p.is_error()) {
-        return Err(Outcome::BadInput);
+        return Err(Exit::BadInput);
     }
     if loaded.suites.is_empty() {
         tell!("error: no eval suites found");
-        return Err(Outcome::BadInput);
+        return Err(Exit::BadInput);
     }
     Ok(loaded.suites)
 }
@@ -97,7 +97,7 @@ fn finish(
     done: &Done<'_>,
     read_back: Option<crate::report::Report>,
     mut not_delivered: bool,
-) -> Outcome {
+) -> Exit {
     let report = done.report;
     let (rows, agg) = match read_back {
         Some(r) => (crate::report::model::rows(&r.case_runs), r.statistics),
@@ -227,7 +227,7 @@ fn options(
     ctx: &LoadCtx,
     args: &RunArgs,
     plugins: &crate::plugin::Plugins,
-) -> Result<RunOptions, Outcome> {
+) -> Result<RunOptions, Exit> {
     let command = split_command(args.command.as_deref())?;
     let adapter = match &args.adapter {
         None => None,
@@ -238,7 +238,7 @@ fn options(
             }
             Err(problems) => {
                 print_problems(&problems);
-                return Err(Outcome::BadInput);
+                return Err(Exit::BadInput);
             }
         },
     };
@@ -266,24 +266,24 @@ fn options(
 }
 
 /// `--command` split as a shell would; `Err` (said) when it cannot be.
-pub(super) fn split_command(command: Option<&str>) -> Result<Vec<String>, Outcome> {
+pub(super) fn split_command(command: Option<&str>) -> Result<Vec<String>, Exit> {
     match command.map(shell_words::split) {
         None => Ok(Vec::new()),
         Some(Ok(words)) => Ok(words),
         Some(Err(e)) => {
             tell!("error: --command: {e} (quote it as a shell would)");
-            Err(Outcome::BadInput)
+            Err(Exit::BadInput)
         }
     }
 }
 
 /// A run that never started: the plan of a dry run, bad input, or a harness missing.
-fn not_started(e: NotStarted, json: bool) -> Outcome {
+fn not_started(e: NotStarted, json: bool) -> Exit {
     match e {
         NotStarted::DryRun(plan) => dry_run(&plan, json),
         NotStarted::BadInput(problems) => {
             print_problems(&problems);
-            Outcome::BadInput
+            Exit::BadInput
         }
         NotStarted::Unavailable(list) => {
             for (name, u) in list {
@@ -293,7 +293,7 @@ fn not_started(e: NotStarted, json: bool) -> Outcome {
                 }
             }
             tell!("nothing was run");
-            Outcome::Infrastructure
+            Exit::Infrastructure
         }
     }
 }
@@ -329,7 +329,7 @@ fn write_reports(
                 not_delivered = true;
             }
         }
-        if *f == crate::report::Format::Github
+        if *f == crate::report::Reporter::Github
             && let Err(e) = github_step(&r, args.json)
         {
             tell!("error: the GitHub step summary: {e}");
@@ -339,35 +339,35 @@ fn write_reports(
     if args.json {
         print!(
             "{}",
-            crate::text::printable_json(&crate::report::render(&r, crate::report::Format::Json))
+            crate::text::printable_json(&crate::report::render(&r, crate::report::Reporter::Json))
         );
     }
     (Some(r), not_delivered)
 }
 
 /// `--dry-run`: the plan, one line per case-run (or as JSON), and nothing else.
-fn dry_run(plan: &crate::run::preview::Preview, json: bool) -> Outcome {
+fn dry_run(plan: &crate::run::preview::Preview, json: bool) -> Exit {
     if json {
         match serde_json::to_string_pretty(plan) {
             Ok(text) => println!("{text}"),
             Err(e) => {
                 tell!("error: {e}");
-                return Outcome::Infrastructure;
+                return Exit::Infrastructure;
             }
         }
-        return Outcome::Success;
+        return Exit::Success;
     }
     for line in plan.dry_run_lines() {
         println!("{line}");
     }
-    Outcome::Success
+    Exit::Success
 }
 
 /// `--reporter github`: the annotations on standard output, where the Actions runner reads
 /// workflow commands (on stderr with `--json`: standard output is the JSON report alone; the
 /// runner reads both streams), and the Markdown summary appended to `$GITHUB_STEP_SUMMARY`.
 fn github_step(r: &crate::report::model::Report, json: bool) -> std::io::Result<()> {
-    let annotations = printable(&crate::report::render(r, crate::report::Format::Github));
+    let annotations = printable(&crate::report::render(r, crate::report::Reporter::Github));
     if json {
         eprint!("{annotations}");
     } else {
@@ -384,7 +384,7 @@ fn canary(
     suites: &[crate::suite::Suite],
     opts: &RunOptions,
     skip: bool,
-) -> Option<Outcome> {
+) -> Option<Exit> {
     use crate::run::canary::{self, Verdict};
     match canary::check(ctx, suites, opts, skip)? {
         Verdict::Passed(list) => {
@@ -395,7 +395,7 @@ fn canary(
         }
         Verdict::NoFolder(e) => {
             tell!("error: cannot make a folder for the trigger canary: {e}");
-            Some(Outcome::Infrastructure)
+            Some(Exit::Infrastructure)
         }
         Verdict::Failed { failed, dir } => {
             for c in &failed {
@@ -406,7 +406,7 @@ fn canary(
                 "  fix: check the skill's name and where it is installed, read the canary's transcript; or pass --no-canary"
             );
             tell!("nothing else was run");
-            Some(Outcome::Infrastructure)
+            Some(Exit::Infrastructure)
         }
     }
 }

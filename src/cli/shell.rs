@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, CommandFactory};
 
-use crate::exit::Outcome;
+use crate::exit::Exit;
 
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
@@ -23,7 +23,7 @@ pub struct ManArgs {
 }
 
 /// Prints the completion script for a shell.
-pub fn completions(args: &CompletionsArgs) -> Outcome {
+pub fn completions(args: &CompletionsArgs) -> Exit {
     let mut cmd = super::Cli::command();
     let mut out = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "assay", &mut out);
@@ -31,44 +31,44 @@ pub fn completions(args: &CompletionsArgs) -> Outcome {
 }
 
 /// Prints the man page, or writes every page into `--dir`.
-pub fn man(args: &ManArgs) -> Outcome {
+pub fn man(args: &ManArgs) -> Exit {
     let cmd = super::Cli::command();
     let Some(dir) = &args.dir else {
         let mut out = Vec::new();
         if let Err(e) = clap_mangen::Man::new(cmd).render(&mut out) {
             tell!("error: cannot render the man page: {e}");
-            return Outcome::Infrastructure;
+            return Exit::Infrastructure;
         }
         return write_stdout(&out);
     };
     if let Err(e) = std::fs::create_dir_all(dir) {
         tell!("error: cannot create {}: {e}", dir.display());
-        return Outcome::Infrastructure;
+        return Exit::Infrastructure;
     }
     match clap_mangen::generate_to(cmd, dir) {
         Ok(()) => {
             tell!("wrote the man pages into {}", dir.display());
-            Outcome::Success
+            Exit::Success
         }
         Err(e) => {
             tell!(
                 "error: cannot write the man pages into {}: {e}",
                 dir.display()
             );
-            Outcome::Infrastructure
+            Exit::Infrastructure
         }
     }
 }
 
-fn write_stdout(bytes: &[u8]) -> Outcome {
+fn write_stdout(bytes: &[u8]) -> Exit {
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
-        Ok(()) => Outcome::Success,
+        Ok(()) => Exit::Success,
         // A closed pipe (`| head`) is the reader's choice, not a failure.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Outcome::Success,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Exit::Success,
         Err(e) => {
             tell!("error: cannot write to standard output: {e}");
-            Outcome::Infrastructure
+            Exit::Infrastructure
         }
     }
 }

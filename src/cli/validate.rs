@@ -5,18 +5,18 @@ use serde_json::json;
 use super::{OutputFormat, ValidateArgs, load, print_problems};
 use crate::diag;
 use crate::discover::count_by_format;
-use crate::exit::Outcome;
+use crate::exit::Exit;
 use crate::formats::LoadCtx;
 use crate::suite::Suite;
 use crate::text::printable;
 
-pub fn run(ctx: &LoadCtx, args: &ValidateArgs) -> Outcome {
+pub fn run(ctx: &LoadCtx, args: &ValidateArgs) -> Exit {
     let loaded = load(ctx, &args.selection);
     let failed = loaded.problems.iter().any(|p| p.is_error());
     let outcome = if failed {
-        Outcome::BadInput
+        Exit::BadInput
     } else {
-        Outcome::Success
+        Exit::Success
     };
     let totals = Totals::of(&loaded.suites);
     match args.format {

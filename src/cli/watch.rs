@@ -13,7 +13,7 @@ use clap::Args;
 use notify::{EventKind, RecursiveMode, Watcher};
 
 use super::RunArgs;
-use crate::exit::Outcome;
+use crate::exit::Exit;
 use crate::formats::LoadCtx;
 use crate::record::Outcome as CaseOutcome;
 
@@ -26,16 +26,16 @@ pub struct WatchArgs {
     pub debounce: u64,
 }
 
-pub fn run(ctx: &LoadCtx, args: &WatchArgs, plugins: &crate::plugin::Plugins) -> Outcome {
+pub fn run(ctx: &LoadCtx, args: &WatchArgs, plugins: &crate::plugin::Plugins) -> Exit {
     if args.run.settings.resume.is_some() || args.run.settings.output_dir.is_some() {
         tell!(
             "error: assay watch makes a run folder per pass: --resume and --output-dir do not apply"
         );
-        return Outcome::BadInput;
+        return Exit::BadInput;
     }
     if args.run.no_cache {
         tell!("error: assay watch re-runs only what changed through the cache: drop --no-cache");
-        return Outcome::BadInput;
+        return Exit::BadInput;
     }
     let (tx, rx) = mpsc::channel::<notify::Result<notify::Event>>();
     // Kept for the watch's life: dropping it stops the events.
@@ -56,10 +56,7 @@ pub fn run(ctx: &LoadCtx, args: &WatchArgs, plugins: &crate::plugin::Plugins) ->
         }
         say!("assay watch: pass {pass} ({why})");
         let outcome = run_pass(ctx, args, plugins, pass, &mut last);
-        if matches!(
-            outcome,
-            Outcome::Interrupted | Outcome::Terminated | Outcome::HungUp
-        ) {
+        if matches!(outcome, Exit::Interrupted | Exit::Terminated | Exit::HungUp) {
             return outcome;
         }
         say!(
@@ -74,7 +71,7 @@ pub fn run(ctx: &LoadCtx, args: &WatchArgs, plugins: &crate::plugin::Plugins) ->
             None => return outcome,
         }
     }
-    Outcome::Success
+    Exit::Success
 }
 
 /// A watcher over the selection's roots (the current folder when none is given).
@@ -82,10 +79,10 @@ fn watcher(
     ctx: &LoadCtx,
     args: &WatchArgs,
     tx: mpsc::Sender<notify::Result<notify::Event>>,
-) -> Result<notify::RecommendedWatcher, Outcome> {
+) -> Result<notify::RecommendedWatcher, Exit> {
     let mut watcher = notify::recommended_watcher(tx).map_err(|e| {
         tell!("error: cannot watch files: {e}");
-        Outcome::Infrastructure
+        Exit::Infrastructure
     })?;
     let mut roots = args.run.selection.scope();
     if roots.is_empty() {
@@ -95,7 +92,7 @@ fn watcher(
         let path = ctx.cwd.join(r);
         if let Err(e) = watcher.watch(&path, RecursiveMode::Recursive) {
             tell!("error: cannot watch {}: {e}", ctx.shown(&path).display());
-            return Err(Outcome::BadInput);
+            return Err(Exit::BadInput);
         }
     }
     Ok(watcher)
@@ -109,7 +106,7 @@ fn run_pass(
     plugins: &crate::plugin::Plugins,
     pass: u32,
     last: &mut Option<BTreeMap<String, CaseOutcome>>,
-) -> Outcome {
+) -> Exit {
     let stamp = jiff::Timestamp::now()
         .strftime("%Y%m%dT%H%M%SZ")
         .to_string();
@@ -119,10 +116,7 @@ fn run_pass(
     // A pass re-runs what is being edited: it is no point of the history.
     run_args.no_history = true;
     let outcome = super::run::run(ctx, &run_args, plugins);
-    if matches!(
-        outcome,
-        Outcome::Interrupted | Outcome::Terminated | Outcome::HungUp
-    ) {
+    if matches!(outcome, Exit::Interrupted | Exit::Terminated | Exit::HungUp) {
         return outcome;
     }
     let now = outcomes(&ctx.cwd.join(&dir));
@@ -270,9 +264,9 @@ fn exit_on_signal_while(waiting: Arc<AtomicBool>) {
                 };
                 loop {
                     let code = tokio::select! {
-                        _ = int.recv() => Outcome::Interrupted,
-                        _ = term.recv() => Outcome::Terminated,
-                        _ = hup.recv() => Outcome::HungUp,
+                        _ = int.recv() => Exit::Interrupted,
+                        _ = term.recv() => Exit::Terminated,
+                        _ = hup.recv() => Exit::HungUp,
                     };
                     if waiting.load(Ordering::SeqCst) {
                         std::process::exit(code as i32);

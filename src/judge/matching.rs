@@ -21,19 +21,19 @@ pub struct Wanted<'a> {
 /// The vocabulary of a kind of item: what it is called in messages and which keys of a
 /// reply item may hold its text.
 #[derive(Debug, Clone, Copy)]
-pub struct Kind {
+pub struct ItemKind {
     pub singular: &'static str,
     pub plural: &'static str,
     pub text_keys: &'static [&'static str],
 }
 
-pub const CRITERION: Kind = Kind {
+pub const CRITERION: ItemKind = ItemKind {
     singular: "criterion",
     plural: "criteria",
     text_keys: &["criterion", "text"],
 };
 
-pub const EXPECTATION: Kind = Kind {
+pub const EXPECTATION: ItemKind = ItemKind {
     singular: "expectation",
     plural: "expectations",
     text_keys: &["text", "expectation", "criterion"],
@@ -54,7 +54,7 @@ fn id_of(item: &Value) -> Option<&str> {
         .filter(|s| !s.is_empty())
 }
 
-fn texts_of(item: &Value, kind: Kind) -> Vec<String> {
+fn texts_of(item: &Value, kind: ItemKind) -> Vec<String> {
     kind.text_keys
         .iter()
         .filter_map(|k| item.get(*k).and_then(Value::as_str))
@@ -64,7 +64,7 @@ fn texts_of(item: &Value, kind: Kind) -> Vec<String> {
 }
 
 /// How `w` is named in messages.
-fn name(w: &Wanted<'_>, kind: Kind) -> String {
+fn name(w: &Wanted<'_>, kind: ItemKind) -> String {
     match w.id {
         Some(id) => format!("{} `{id}`", kind.singular),
         None => format!("{} {:?}", kind.singular, w.text),
@@ -75,7 +75,7 @@ fn name(w: &Wanted<'_>, kind: Kind) -> String {
 pub fn match_items<'v>(
     items: &'v [Value],
     wanted: &[Wanted<'_>],
-    kind: Kind,
+    kind: ItemKind,
 ) -> Result<Vec<&'v Value>, String> {
     let mut chosen: Vec<Option<usize>> = vec![None; wanted.len()];
     let mut used = vec![false; items.len()];

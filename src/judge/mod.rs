@@ -12,7 +12,7 @@ pub mod trigger;
 
 use serde::Serialize;
 
-pub use provider::{Judge, JudgeError, Limits, ProviderKind};
+pub use provider::{CallLimits, Judge, JudgeError, ProviderKind};
 
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-6";
 pub const DEFAULT_OPENAI_MODEL: &str = "gpt-5.4";

@@ -38,7 +38,7 @@ impl ProviderKind {
 
 /// How hard to try.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub struct CallLimits {
     pub attempts: u32,
     pub timeout: Duration,
     pub base_backoff: Duration,
@@ -46,9 +46,9 @@ pub struct Limits {
     pub concurrency: usize,
 }
 
-impl Default for Limits {
+impl Default for CallLimits {
     fn default() -> Self {
-        Limits {
+        CallLimits {
             attempts: 4,
             timeout: Duration::from_secs(120),
             base_backoff: Duration::from_millis(500),
@@ -58,11 +58,11 @@ impl Default for Limits {
     }
 }
 
-impl Limits {
+impl CallLimits {
     /// The defaults, with `ASSAY_JUDGE_TIMEOUT` (seconds per attempt), `ASSAY_JUDGE_ATTEMPTS`
     /// and `ASSAY_JUDGE_CONCURRENCY` applied.
-    pub fn from_env(host: &crate::host::HostEnv) -> Limits {
-        let mut l = Limits::default();
+    pub fn from_env(host: &crate::host::HostEnv) -> CallLimits {
+        let mut l = CallLimits::default();
         if let Some(t) = host
             .var("ASSAY_JUDGE_TIMEOUT")
             .and_then(|v| v.parse::<f64>().ok())
@@ -117,7 +117,7 @@ impl JudgeError {
 pub struct Judge {
     pub kind: ProviderKind,
     pub model: String,
-    pub limits: Limits,
+    pub limits: CallLimits,
     client: reqwest::Client,
     slots: Arc<Semaphore>,
 }
@@ -144,7 +144,7 @@ pub struct Answer {
 }
 
 impl Judge {
-    pub fn new(kind: ProviderKind, model: impl Into<String>, limits: Limits) -> Judge {
+    pub fn new(kind: ProviderKind, model: impl Into<String>, limits: CallLimits) -> Judge {
         let client = reqwest::Client::builder()
             .timeout(limits.timeout)
             .build()
@@ -410,7 +410,7 @@ mod tests {
                 api_key: String::new(),
             },
             "m",
-            Limits::default(),
+            CallLimits::default(),
         );
         let first = j.backoff(1, None);
         assert!(

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::{Report, SAME_AS_LOADER};
+use super::{Findings, SAME_AS_LOADER};
 use crate::diag::{self, Problem};
 
 /// The loader's problems and the findings, counted.
@@ -23,7 +23,7 @@ pub struct Counted {
 }
 
 /// The findings of `report` beside the loader's `problems`, counted.
-pub fn count(report: &Report, problems: &[Problem], strict: bool) -> Counted {
+pub fn count(report: &Findings, problems: &[Problem], strict: bool) -> Counted {
     // A loader's warning about what a lint finding at its place is about (a repeated trigger
     // query) says the same thing with less: the finding, with its fix, stands for both. Any
     // other warning there is about something else, and stays.
@@ -78,7 +78,7 @@ pub struct LintSummary {
 }
 
 impl Counted {
-    pub fn json(&self, report: &Report) -> LintJson {
+    pub fn json(&self, report: &Findings) -> LintJson {
         LintJson {
             ok: !self.failed,
             summary: LintSummary {

@@ -3,7 +3,7 @@
 //! What loads may still measure badly: a skill no agent can pick, a check that passes on an
 //! empty answer, an expectation a judge passes anything against. Each finding is a
 //! [`Problem`] with a code, a place and a fix; a project accepts a finding on purpose in
-//! `assay.toml` (`[[lint.allow]]`, with its reason), which moves it to [`Report::allowed`].
+//! `assay.toml` (`[[lint.allow]]`, with its reason), which moves it to [`Findings::allowed`].
 
 pub mod counted;
 mod evals;
@@ -73,7 +73,7 @@ pub struct Options {
 
 /// The findings, and those a project accepted.
 #[derive(Debug, Default)]
-pub struct Report {
+pub struct Findings {
     pub findings: Vec<Problem>,
     /// Accepted by a `[[lint.allow]]` entry, with its reason.
     pub allowed: Vec<(Problem, String)>,
@@ -82,7 +82,7 @@ pub struct Report {
 }
 
 /// Lints the skills under `paths` and those the suites test, then the suites.
-pub fn lint(cwd: &Path, paths: &[PathBuf], suites: &[Suite], opts: &Options) -> Report {
+pub fn lint(cwd: &Path, paths: &[PathBuf], suites: &[Suite], opts: &Options) -> Findings {
     let mut projects = Projects::default();
     let mut findings = Vec::new();
     let skills = skill_files(cwd, paths, suites);
@@ -111,10 +111,10 @@ pub fn lint(cwd: &Path, paths: &[PathBuf], suites: &[Suite], opts: &Options) -> 
     }
     fixtures::lint(suites, cwd, &mut findings);
     diag::sort(&mut findings);
-    let mut report = Report {
+    let mut report = Findings {
         skills: skills.len(),
         suites: suites.len(),
-        ..Report::default()
+        ..Findings::default()
     };
     for f in findings {
         match projects.allowed(cwd, &f) {

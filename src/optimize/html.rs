@@ -8,7 +8,7 @@
 //! nothing is fetched and no script runs (the page has none), and every text a proposer, an
 //! agent, a reviewer or a suite wrote escaped as HTML text.
 
-use super::score::{Comparison, Score};
+use super::score::{CandidateVerdict, Score};
 use super::{Candidate, Iteration, Measured, Record};
 use crate::report::html::plots::{Bar, bars};
 use crate::report::html::{STYLE, csp, e};
@@ -42,7 +42,7 @@ fn rate(s: &Score) -> String {
     )
 }
 
-fn p(c: &Comparison) -> String {
+fn p(c: &CandidateVerdict) -> String {
     format!("p = {:.4} (level {:.4})", c.p_value, c.level)
 }
 

@@ -28,7 +28,7 @@ use crate::judge::provider::Judge;
 use crate::run::RunOptions;
 use crate::suite::{Skill, SkillKind, Suite};
 use measure::Variant;
-use score::{Comparison, Score};
+use score::{CandidateVerdict, Score};
 
 /// The version of `optimize.json`.
 pub const SCHEMA: &str = "assay.optimize/v1";
@@ -71,7 +71,7 @@ pub struct Candidate {
     pub train: Option<Score>,
     pub holdout: Option<Score>,
     /// Against the description current at this iteration, on holdout.
-    pub comparison: Option<Comparison>,
+    pub comparison: Option<CandidateVerdict>,
 }
 
 /// One round: the candidates proposed from the current description, and which (if any)

@@ -110,7 +110,7 @@ impl Score {
 
 /// The verdict on a candidate against the current description, on the holdout.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Comparison {
+pub struct CandidateVerdict {
     /// Two-sided p-value of Fisher's exact test on the holdout's correct and wrong runs.
     pub p_value: f64,
     /// The level the p-value must be under: `alpha` divided among every holdout comparison the
@@ -121,7 +121,7 @@ pub struct Comparison {
 }
 
 /// Compares a candidate's holdout score with the current description's.
-pub fn compare(candidate: &Score, current: &Score, level: f64) -> Comparison {
+pub fn compare(candidate: &Score, current: &Score, level: f64) -> CandidateVerdict {
     let p_value = fisher_exact(
         candidate.correct,
         candidate.runs - candidate.correct,
@@ -129,7 +129,7 @@ pub fn compare(candidate: &Score, current: &Score, level: f64) -> Comparison {
         current.runs - current.correct,
     );
     let better = candidate.accuracy() > current.accuracy();
-    Comparison {
+    CandidateVerdict {
         p_value,
         level,
         better,

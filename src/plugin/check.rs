@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::Provider;
-use super::host::CaseRun;
+use super::host::CaseRunResource;
 use super::loaded::LoadedPlugin;
 use crate::assert::builtin::Finding;
 use crate::assert::check::Evaluator;
@@ -41,14 +41,16 @@ impl Evaluator for PluginCheck {
             Provider::Wasm(p) => {
                 let config = config.to_string();
                 let (result, log) = p.call_logged(|store, inst, p| {
-                    let run = store.data_mut().table.push(CaseRun(view.clone()))?;
+                    let run = store.data_mut().table.push(CaseRunResource(view.clone()))?;
                     let rep = run.rep();
                     let r = p.exports().evaluate(store, inst, &self.kind, &config, run);
                     // The case-run belongs to this call only; a reused instance never sees it.
                     let _ = store
                         .data_mut()
                         .table
-                        .delete(wasmtime::component::Resource::<CaseRun>::new_own(rep));
+                        .delete(wasmtime::component::Resource::<CaseRunResource>::new_own(
+                            rep,
+                        ));
                     r
                 });
                 let log = log_of(log);

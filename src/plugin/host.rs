@@ -13,7 +13,7 @@ use crate::assert::view::CaseRunView;
 use crate::harness::Event;
 
 /// The case-run as a host resource.
-pub struct CaseRun(pub Arc<CaseRunView>);
+pub struct CaseRunResource(pub Arc<CaseRunView>);
 
 /// A plugin call's store: WASI (deny-by-default), the resource table, memory limits and the
 /// captured stderr.
@@ -44,7 +44,7 @@ impl HostState {
 
     /// The case-run behind a handle. The resource was pushed by the host for this call; a
     /// stale handle yields an empty run.
-    pub fn run(&self, r: &Resource<CaseRun>) -> Arc<CaseRunView> {
+    pub fn run(&self, r: &Resource<CaseRunResource>) -> Arc<CaseRunView> {
         self.table.get(r).map(|c| c.0.clone()).unwrap_or_default()
     }
 }
@@ -108,47 +108,50 @@ macro_rules! case_run_host {
         mod case_run_host {
             use ::wasmtime::component::Resource;
             use $case_run as case_run_bindings;
-            use $crate::plugin::host::{self as host_fns, CaseRun, HostState};
+            use $crate::plugin::host::{self as host_fns, CaseRunResource, HostState};
             use $types as types_bindings;
 
             impl types_bindings::Host for HostState {}
             impl case_run_bindings::Host for HostState {}
 
             impl case_run_bindings::HostRun for HostState {
-                fn output(&mut self, r: Resource<CaseRun>) -> String {
+                fn output(&mut self, r: Resource<CaseRunResource>) -> String {
                     self.run(&r).output.to_string()
                 }
-                fn final_message(&mut self, r: Resource<CaseRun>) -> String {
+                fn final_message(&mut self, r: Resource<CaseRunResource>) -> String {
                     self.run(&r).final_message.to_string()
                 }
-                fn stdout(&mut self, r: Resource<CaseRun>) -> String {
+                fn stdout(&mut self, r: Resource<CaseRunResource>) -> String {
                     self.run(&r).stdout.to_string()
                 }
-                fn stderr(&mut self, r: Resource<CaseRun>) -> String {
+                fn stderr(&mut self, r: Resource<CaseRunResource>) -> String {
                     self.run(&r).stderr.clone()
                 }
-                fn exit_code(&mut self, r: Resource<CaseRun>) -> Option<i32> {
+                fn exit_code(&mut self, r: Resource<CaseRunResource>) -> Option<i32> {
                     self.run(&r).exit_code
                 }
-                fn files(&mut self, r: Resource<CaseRun>) -> Vec<String> {
+                fn files(&mut self, r: Resource<CaseRunResource>) -> Vec<String> {
                     host_fns::files(&self.run(&r))
                 }
-                fn file(&mut self, r: Resource<CaseRun>, path: String) -> Option<Vec<u8>> {
+                fn file(&mut self, r: Resource<CaseRunResource>, path: String) -> Option<Vec<u8>> {
                     host_fns::file(&self.run(&r), &path)
                 }
-                fn events(&mut self, r: Resource<CaseRun>) -> Vec<String> {
+                fn events(&mut self, r: Resource<CaseRunResource>) -> Vec<String> {
                     host_fns::events(&self.run(&r))
                 }
-                fn tool_calls(&mut self, r: Resource<CaseRun>) -> Vec<types_bindings::ToolCall> {
+                fn tool_calls(
+                    &mut self,
+                    r: Resource<CaseRunResource>,
+                ) -> Vec<types_bindings::ToolCall> {
                     host_fns::tool_calls(&self.run(&r))
                         .into_iter()
                         .map(|(name, input)| types_bindings::ToolCall { name, input })
                         .collect()
                 }
-                fn skills_invoked(&mut self, r: Resource<CaseRun>) -> Vec<String> {
+                fn skills_invoked(&mut self, r: Resource<CaseRunResource>) -> Vec<String> {
                     host_fns::skills_invoked(&self.run(&r))
                 }
-                fn usage(&mut self, r: Resource<CaseRun>) -> types_bindings::Usage {
+                fn usage(&mut self, r: Resource<CaseRunResource>) -> types_bindings::Usage {
                     let run = self.run(&r);
                     types_bindings::Usage {
                         input_tokens: 0,
@@ -158,7 +161,7 @@ macro_rules! case_run_host {
                         duration_ms: run.duration_ms,
                     }
                 }
-                fn drop(&mut self, r: Resource<CaseRun>) -> ::wasmtime::Result<()> {
+                fn drop(&mut self, r: Resource<CaseRunResource>) -> ::wasmtime::Result<()> {
                     self.table.delete(r)?;
                     Ok(())
                 }
@@ -216,7 +219,7 @@ macro_rules! assertion_and_format_exports {
             i: &Instance,
             kind: &str,
             config: &str,
-            run: Resource<CaseRun>,
+            run: Resource<CaseRunResource>,
         ) -> wasmtime::Result<Result<Verdict, String>> {
             Ok(self
                 .assertion(s, i)?

@@ -73,7 +73,7 @@ fn skill_pass_rate(entries: &[Entry]) -> f64 {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Change {
+pub struct VerdictChange {
     pub suite: String,
     pub case: String,
     pub run: u32,
@@ -93,15 +93,15 @@ pub struct Diff {
     pub after: String,
     pub pass_rate_before: f64,
     pub pass_rate_after: f64,
-    pub regressed: Vec<Change>,
-    pub fixed: Vec<Change>,
-    pub new: Vec<Change>,
-    pub removed: Vec<Change>,
+    pub regressed: Vec<VerdictChange>,
+    pub fixed: Vec<VerdictChange>,
+    pub new: Vec<VerdictChange>,
+    pub removed: Vec<VerdictChange>,
     /// Same outcome in both, with any score change.
-    pub unchanged: Vec<Change>,
+    pub unchanged: Vec<VerdictChange>,
     /// The comparison arms' case-runs whose outcome changed, appeared or went: never a
     /// regression of the skill.
-    pub comparisons: Vec<Change>,
+    pub comparisons: Vec<VerdictChange>,
     /// Cases of the skill whose count of passing runs changed.
     pub cases: Vec<CaseChange>,
 }
@@ -130,7 +130,7 @@ fn key(c: &Entry) -> (&str, &str, Variant, u32) {
 pub fn diff(a: &Side, b: &Side) -> Diff {
     let change = |x: Option<&Entry>, y: Option<&Entry>| {
         let any = y.or(x).expect("one side exists");
-        Change {
+        VerdictChange {
             suite: any.suite.clone(),
             case: any.case.clone(),
             run: any.run,
@@ -233,7 +233,7 @@ pub fn render_text(d: &Diff) -> String {
         d.pass_rate_after * 100.0,
         (d.pass_rate_after - d.pass_rate_before) * 100.0
     );
-    let mut section = |title: &str, mark: &str, list: &[Change]| {
+    let mut section = |title: &str, mark: &str, list: &[VerdictChange]| {
         if list.is_empty() {
             return;
         }
@@ -287,7 +287,7 @@ pub fn render_text(d: &Diff) -> String {
 }
 
 /// ` [baseline, run 2]`, ` run 2`, or nothing for the skill's first run.
-fn label(c: &Change) -> String {
+fn label(c: &VerdictChange) -> String {
     match (c.variant.is_comparison(), c.run > 1) {
         (true, true) => format!(" [{}, run {}]", c.variant.word(), c.run),
         (true, false) => format!(" [{}]", c.variant.word()),

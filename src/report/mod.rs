@@ -29,7 +29,7 @@ pub use model::{Report, read};
 /// The report formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Format {
+pub enum Reporter {
     /// assay's versioned JSON report (schema `assay.report/v1`).
     Json,
     /// JUnit XML, for CI test views.
@@ -49,17 +49,17 @@ pub enum Format {
     SkillCreator,
 }
 
-impl Format {
+impl Reporter {
     /// The file a reporter writes into the run folder.
     pub fn file_name(self) -> &'static str {
         match self {
-            Format::Json => "report.json",
-            Format::Junit => "junit.xml",
-            Format::Markdown => "summary.md",
-            Format::Uaaps => "uaaps-report.json",
-            Format::Html => "report.html",
-            Format::Github => "github-annotations.txt",
-            Format::SkillCreator => "benchmark.json",
+            Reporter::Json => "report.json",
+            Reporter::Junit => "junit.xml",
+            Reporter::Markdown => "summary.md",
+            Reporter::Uaaps => "uaaps-report.json",
+            Reporter::Html => "report.html",
+            Reporter::Github => "github-annotations.txt",
+            Reporter::SkillCreator => "benchmark.json",
         }
     }
 }
@@ -104,23 +104,23 @@ pub fn contained_notice(r: &Report) -> Option<String> {
     })
 }
 
-pub fn render(r: &Report, format: Format) -> String {
+pub fn render(r: &Report, format: Reporter) -> String {
     match format {
-        Format::Json => serde_json::to_string_pretty(r).unwrap_or_default() + "\n",
-        Format::Junit => junit::render(r),
-        Format::Markdown => markdown::render(r),
-        Format::Uaaps => uaaps::render(r),
-        Format::Html => html::render(r),
-        Format::Github => github::render(r),
-        Format::SkillCreator => skill_creator::render(r),
+        Reporter::Json => serde_json::to_string_pretty(r).unwrap_or_default() + "\n",
+        Reporter::Junit => junit::render(r),
+        Reporter::Markdown => markdown::render(r),
+        Reporter::Uaaps => uaaps::render(r),
+        Reporter::Html => html::render(r),
+        Reporter::Github => github::render(r),
+        Reporter::SkillCreator => skill_creator::render(r),
     }
 }
 
 /// The reports a run folder holds (each format whose file is there), so they can be written
 /// again when the folder's verdicts change (`assay grade <run-dir>`).
-pub fn written_in(dir: &Path) -> Vec<Format> {
+pub fn written_in(dir: &Path) -> Vec<Reporter> {
     use clap::ValueEnum as _;
-    Format::value_variants()
+    Reporter::value_variants()
         .iter()
         .copied()
         .filter(|f| dir.join(f.file_name()).is_file())
@@ -129,15 +129,15 @@ pub fn written_in(dir: &Path) -> Vec<Format> {
 
 /// Writes a report into the run folder, atomically; the UAAPS report also goes to
 /// `evals/reports/<id>.json` in each UAAPS package of the run, as the UAAPS runner does.
-pub fn write(r: &Report, format: Format, dir: &Path) -> std::io::Result<Vec<std::path::PathBuf>> {
+pub fn write(r: &Report, format: Reporter, dir: &Path) -> std::io::Result<Vec<std::path::PathBuf>> {
     let text = render(r, format);
     let path = dir.join(format.file_name());
     crate::record::write_atomic(&path, text.as_bytes())?;
     let mut written = vec![path];
-    if format == Format::SkillCreator {
+    if format == Reporter::SkillCreator {
         written.extend(skill_creator::write_workspace(r, dir)?);
     }
-    if format == Format::Uaaps {
+    if format == Reporter::Uaaps {
         // Each package its own report, of its own case-runs.
         let stamp = r.started.as_deref().unwrap_or("run").replace(':', "-");
         let mut packages: Vec<(&str, std::path::PathBuf)> = r

@@ -14,6 +14,6 @@ pub fn append(r: &super::Report, host: &HostEnv) -> std::io::Result<()> {
         .create(true)
         .append(true)
         .open(path)?;
-    f.write_all(super::render(r, super::Format::Markdown).as_bytes())?;
+    f.write_all(super::render(r, super::Reporter::Markdown).as_bytes())?;
     f.flush()
 }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::RunReport;
-use crate::exit::Outcome;
+use crate::exit::Exit;
 
 /// How a finished run went, as read back from its folder: what its exit depends on.
 #[derive(Debug, Clone, Copy, Default)]
@@ -41,7 +41,7 @@ impl Ending {
 
 /// The exit of a finished run, and the lines to say (on stderr) about it; `dir` is the run
 /// folder as the user reaches it.
-pub fn exit(report: &RunReport, ending: Ending, dir: &str) -> (Vec<String>, Outcome) {
+pub fn exit(report: &RunReport, ending: Ending, dir: &str) -> (Vec<String>, Exit) {
     let mut said = Vec::new();
     let stopped = report.interrupted || report.budget_stop.is_some();
     if !stopped && ending.unrecorded > 0 {
@@ -56,9 +56,9 @@ pub fn exit(report: &RunReport, ending: Ending, dir: &str) -> (Vec<String>, Outc
             "interrupted: finish this run with `assay run --resume {dir}` (and the same selection)"
         ));
         match report.signal {
-            libc::SIGTERM => Outcome::Terminated,
-            libc::SIGHUP => Outcome::HungUp,
-            _ => Outcome::Interrupted,
+            libc::SIGTERM => Exit::Terminated,
+            libc::SIGHUP => Exit::HungUp,
+            _ => Exit::Interrupted,
         }
     } else if let Some(b) = &report.budget_stop {
         said.push(format!(
@@ -66,10 +66,10 @@ pub fn exit(report: &RunReport, ending: Ending, dir: &str) -> (Vec<String>, Outc
             b.spent_usd, b.max_cost_usd, b.not_started,
         ));
         said.extend(report.record_error.as_ref().map(not_recorded));
-        Outcome::Infrastructure
+        Exit::Infrastructure
     } else if let Some(e) = &report.record_error {
         said.push(not_recorded(e));
-        Outcome::Infrastructure
+        Exit::Infrastructure
     } else {
         exit_of(ending)
     };
@@ -79,13 +79,13 @@ pub fn exit(report: &RunReport, ending: Ending, dir: &str) -> (Vec<String>, Outc
 /// The exit of a run that was neither stopped nor left `run.json` unwritten: anything not
 /// recorded or not delivered is 3 (an infrastructure failure, never a pass or a failure of the
 /// skill), else a failed case 1, else 0.
-pub fn exit_of(ending: Ending) -> Outcome {
+pub fn exit_of(ending: Ending) -> Exit {
     if ending.incomplete || ending.unrecorded > 0 {
-        Outcome::Infrastructure
+        Exit::Infrastructure
     } else if ending.failed {
-        Outcome::Failed
+        Exit::Failed
     } else {
-        Outcome::Success
+        Exit::Success
     }
 }
 
@@ -100,24 +100,24 @@ mod tests {
             ..Ending::default()
         };
         // Whatever the others did: not a pass (0), not a failure of the skill (1).
-        assert_eq!(exit_of(unrecorded), Outcome::Infrastructure);
+        assert_eq!(exit_of(unrecorded), Exit::Infrastructure);
         let failed = Ending {
             failed: true,
             ..unrecorded
         };
-        assert_eq!(exit_of(failed), Outcome::Infrastructure);
+        assert_eq!(exit_of(failed), Exit::Infrastructure);
         assert_eq!(
             exit_of(Ending {
                 unrecorded: 0,
                 ..failed
             }),
-            Outcome::Failed
+            Exit::Failed
         );
-        assert_eq!(exit_of(Ending::default()), Outcome::Success);
+        assert_eq!(exit_of(Ending::default()), Exit::Success);
         let incomplete = Ending {
             incomplete: true,
             ..Ending::default()
         };
-        assert_eq!(exit_of(incomplete), Outcome::Infrastructure);
+        assert_eq!(exit_of(incomplete), Exit::Infrastructure);
     }
 }

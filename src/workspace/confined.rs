@@ -223,14 +223,14 @@ pub fn copy_out_max(root: &Path, rel: &Path, dest: &Path, max_bytes: u64) -> io:
 
 /// What is at `rel` under `root`, without following a symlink in any component: `None` when
 /// nothing is (or `rel` is refused). A symlink anywhere on the way answers `Symlink`.
-pub fn kind(root: &Path, rel: &Path) -> Option<Kind> {
+pub fn kind(root: &Path, rel: &Path) -> Option<EntryKind> {
     let names = names(rel).ok()?;
     let (last, folders) = names.split_last()?;
     let mut dir = open_root(root).ok()?;
     for name in folders {
         let st = rustix::fs::statat(&dir, *name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).ok()?;
         if rustix::fs::FileType::from_raw_mode(st.st_mode).is_symlink() {
-            return Some(Kind::Symlink);
+            return Some(EntryKind::Symlink);
         }
         dir = rustix::fs::openat(
             &dir,
@@ -243,19 +243,19 @@ pub fn kind(root: &Path, rel: &Path) -> Option<Kind> {
     let st = rustix::fs::statat(&dir, *last, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).ok()?;
     let t = rustix::fs::FileType::from_raw_mode(st.st_mode);
     Some(if t.is_symlink() {
-        Kind::Symlink
+        EntryKind::Symlink
     } else if t.is_dir() {
-        Kind::Dir
+        EntryKind::Dir
     } else if t.is_file() {
-        Kind::File
+        EntryKind::File
     } else {
-        Kind::Other
+        EntryKind::Other
     })
 }
 
 /// What [`kind`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum EntryKind {
     File,
     Dir,
     Symlink,
@@ -290,8 +290,8 @@ mod tests {
             read(&ws, Path::new("./a/b/file.txt"), 100).unwrap(),
             b"inside"
         );
-        assert_eq!(kind(&ws, Path::new("a/b/file.txt")), Some(Kind::File));
-        assert_eq!(kind(&ws, Path::new("a")), Some(Kind::Dir));
+        assert_eq!(kind(&ws, Path::new("a/b/file.txt")), Some(EntryKind::File));
+        assert_eq!(kind(&ws, Path::new("a")), Some(EntryKind::Dir));
         assert_eq!(kind(&ws, Path::new("nope")), None);
         let e = read(&ws, Path::new("a/b/file.txt"), 3).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::FileTooLarge);
@@ -310,7 +310,7 @@ mod tests {
             let e = read(&ws, Path::new(p), 1 << 20).unwrap_err();
             assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{p}: {e}");
             assert!(is_symlink_error(&e), "{p}: {e}");
-            assert_eq!(kind(&ws, Path::new(p)), Some(Kind::Symlink));
+            assert_eq!(kind(&ws, Path::new(p)), Some(EntryKind::Symlink));
         }
     }
 
@@ -322,7 +322,7 @@ mod tests {
         for p in ["a/out/file.txt", "a/b/up/a/b/file.txt"] {
             let e = read_to_string(&ws, Path::new(p), 1 << 20).unwrap_err();
             assert!(is_symlink_error(&e), "{p}: {e}");
-            assert_eq!(kind(&ws, Path::new(p)), Some(Kind::Symlink));
+            assert_eq!(kind(&ws, Path::new(p)), Some(EntryKind::Symlink));
         }
         // The portable walk refuses it too (openat2 may have answered above).
         let dir = open_root(&ws).unwrap();

@@ -17,7 +17,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::confined::{self, Kind};
+use super::confined::{self, EntryKind};
 
 /// The attribute overlayfs (mounted with `userxattr`) marks an opaque folder with.
 pub const OPAQUE_XATTR: &str = "user.overlay.opaque";
@@ -91,8 +91,8 @@ impl Tree {
     }
 
     /// Which layer holds `rel` in the merged view, and what it is there. A symlink anywhere
-    /// on the way answers `Kind::Symlink` (with the layer of that symlink).
-    fn resolve(&self, rel: &Path) -> io::Result<(usize, Kind)> {
+    /// on the way answers `EntryKind::Symlink` (with the layer of that symlink).
+    fn resolve(&self, rel: &Path) -> io::Result<(usize, EntryKind)> {
         let names = confined::names(rel)?;
         let mut candidates: Vec<usize> = (0..self.layers.len()).collect();
         let mut prefix = PathBuf::new();
@@ -129,10 +129,10 @@ impl Tree {
                 return Err(io::ErrorKind::NotFound.into());
             };
             let kind = kind_of(&meta);
-            if kind == Kind::Symlink || last {
+            if kind == EntryKind::Symlink || last {
                 return Ok((i, kind));
             }
-            if kind != Kind::Dir {
+            if kind != EntryKind::Dir {
                 return Err(io::ErrorKind::NotADirectory.into());
             }
             candidates = below;
@@ -146,7 +146,7 @@ impl Tree {
             return Ok(dir);
         }
         match self.resolve(rel)? {
-            (_, Kind::Symlink) => Err(io::Error::new(
+            (_, EntryKind::Symlink) => Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 confined::Refused::Symlink(rel.to_path_buf()),
             )),
@@ -175,7 +175,7 @@ impl Tree {
     }
 
     /// [`confined::kind`] in the merged view.
-    pub fn kind(&self, rel: &Path) -> Option<Kind> {
+    pub fn kind(&self, rel: &Path) -> Option<EntryKind> {
         if let Some(dir) = self.as_dir() {
             return confined::kind(dir, rel);
         }
@@ -204,16 +204,16 @@ fn is_absent(e: &io::Error) -> bool {
     )
 }
 
-fn kind_of(meta: &std::fs::Metadata) -> Kind {
+fn kind_of(meta: &std::fs::Metadata) -> EntryKind {
     let t = meta.file_type();
     if t.is_symlink() {
-        Kind::Symlink
+        EntryKind::Symlink
     } else if t.is_dir() {
-        Kind::Dir
+        EntryKind::Dir
     } else if t.is_file() {
-        Kind::File
+        EntryKind::File
     } else {
-        Kind::Other
+        EntryKind::Other
     }
 }
 
@@ -350,9 +350,9 @@ mod tests {
         assert_eq!(s("a/x"), None, "whited out above");
         assert_eq!(s("gone"), None, "whited out in the middle");
         assert_eq!(s("b/z"), None, "hidden by an opaque folder");
-        assert_eq!(t.kind(Path::new("a")), Some(Kind::Dir));
-        assert_eq!(t.kind(Path::new("link")), Some(Kind::Symlink));
-        assert_eq!(t.kind(Path::new("link/y")), Some(Kind::Symlink));
+        assert_eq!(t.kind(Path::new("a")), Some(EntryKind::Dir));
+        assert_eq!(t.kind(Path::new("link")), Some(EntryKind::Symlink));
+        assert_eq!(t.kind(Path::new("link/y")), Some(EntryKind::Symlink));
         let e = t.read(Path::new("link/y"), 100).unwrap_err();
         assert!(confined::is_symlink_error(&e), "{e}");
         assert!(t.read(Path::new("../x"), 100).is_err());

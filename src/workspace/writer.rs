@@ -49,7 +49,7 @@ impl Writer {
             Writer::Plain(root) => root.join(rel).is_dir(),
             Writer::Layered { .. } => {
                 rel.as_os_str().is_empty()
-                    || self.tree().kind(rel) == Some(super::confined::Kind::Dir)
+                    || self.tree().kind(rel) == Some(super::confined::EntryKind::Dir)
             }
         }
     }

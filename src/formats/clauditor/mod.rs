@@ -82,8 +82,8 @@ pub const TOP_KEYS: &[&str] = &[
     super::checks::EXTENSION_KEY,
 ];
 /// The values of `grading_provider`, `transport` and `harness` (`auto`: clauditor's choice).
-pub const PROVIDERS: &[&str] = &["anthropic", "openai", "auto"];
-pub const TRANSPORTS: &[&str] = &["api", "cli", "auto"];
+pub const GRADING_PROVIDERS: &[&str] = &["anthropic", "openai", "auto"];
+pub const GRADING_TRANSPORTS: &[&str] = &["api", "cli", "auto"];
 pub const HARNESSES: &[&str] = &["claude-code", "codex", "auto"];
 
 /// Maps a grading model to its provider as clauditor does, or `None` for an unknown prefix.

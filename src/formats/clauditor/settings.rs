@@ -2,7 +2,7 @@
 //! judge's transport, provider and model, the hang heuristic, `sync_tasks`, and the variance
 //! and thresholds a run must reach. They become the suite's [`Defaults`].
 
-use super::{HARNESSES, PROVIDERS, TRANSPORTS, provider_for_model};
+use super::{GRADING_PROVIDERS, GRADING_TRANSPORTS, HARNESSES, provider_for_model};
 use crate::suite::{Defaults, JudgeConfig, Thresholds, Variance};
 use crate::syntax::node::{Node, Value};
 use crate::syntax::reader::{Doc, Map};
@@ -28,9 +28,9 @@ impl Settings {
         let allow_hang_heuristic = strict_bool(doc, m, "allow_hang_heuristic").unwrap_or(true);
         let sync_tasks = strict_bool(doc, m, "sync_tasks").unwrap_or(false);
         let timeout = m.positive_int(doc, "timeout");
-        let transport = choice(doc, m, "transport", TRANSPORTS, false);
+        let transport = choice(doc, m, "transport", GRADING_TRANSPORTS, false);
         let harness = choice(doc, m, "harness", HARNESSES, false);
-        let provider = choice(doc, m, "grading_provider", PROVIDERS, true);
+        let provider = choice(doc, m, "grading_provider", GRADING_PROVIDERS, true);
         let model = m.text(doc, "grading_model");
         if let (None, Some(model)) = (&provider, &model)
             && provider_for_model(model).is_none()

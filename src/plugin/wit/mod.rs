@@ -13,7 +13,7 @@ pub mod since_v0_3_0;
 use wasmtime::Store;
 use wasmtime::component::{Instance, InstancePre, Resource, ResourceAny};
 
-use super::host::{CaseRun, HostState};
+use super::host::{CaseRunResource, HostState};
 use super::provides::{CheckTypeInfo, FormatInfo, HarnessInfo, Verdict};
 use crate::harness::{CommandLine, Invocation};
 use crate::process::Exited;
@@ -93,7 +93,7 @@ pub trait Exports: Send + Sync {
         i: &Instance,
         kind: &str,
         config: &str,
-        run: Resource<CaseRun>,
+        run: Resource<CaseRunResource>,
     ) -> wasmtime::Result<Result<Verdict, String>>;
 
     fn formats(&self, s: S, i: &Instance) -> wasmtime::Result<Vec<FormatInfo>>;

@@ -11,7 +11,7 @@ use wasmtime::component::{Instance, Resource, ResourceAny};
 
 use super::{Exports, GuestParser, HarnessCall, WitVersion};
 use crate::harness::CommandLine;
-pub use crate::plugin::host::CaseRun;
+pub use crate::plugin::host::CaseRunResource;
 use crate::plugin::host::{
     HostState, assertion_and_format_exports, guest_parser, harness_exports, version_exports,
 };
@@ -22,7 +22,7 @@ wasmtime::component::bindgen!({
     path: "wit/0.2.0",
     world: "plugin",
     with: {
-        "assay:plugin/case-run.run": CaseRun,
+        "assay:plugin/case-run.run": CaseRunResource,
     },
 });
 

@@ -17,14 +17,14 @@ use crate::formats::clauditor::provider_for_model;
 use crate::grade::JudgeSlot;
 use crate::host::HostEnv;
 use crate::judge::{
-    DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL, Flags, Judge, JudgeInfo, Limits, PROVIDERS,
+    CallLimits, DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL, Flags, Judge, JudgeInfo, PROVIDERS,
     ProviderKind, TRANSPORTS, resolve_model,
 };
 use crate::suite::{JudgeConfig, RunnerVars, Suite};
 
 /// The judge for a suite's judge items, shared between suites that choose the same one (so its
 /// concurrency limit holds across the run). Judge calls at once: `concurrency` (`--judge-jobs`)
-/// over `ASSAY_JUDGE_CONCURRENCY` ([`Limits::from_env`]).
+/// over `ASSAY_JUDGE_CONCURRENCY` ([`CallLimits::from_env`]).
 pub fn judge_for(
     judges: &mut Vec<(String, JudgeSlot)>,
     flags: Flags<'_>,
@@ -32,7 +32,7 @@ pub fn judge_for(
     host: &HostEnv,
     concurrency: Option<usize>,
 ) -> JudgeSlot {
-    let mut limits = Limits::from_env(host);
+    let mut limits = CallLimits::from_env(host);
     if let Some(c) = concurrency {
         limits.concurrency = c.max(1);
     }
@@ -65,7 +65,7 @@ pub fn select(
     flags: Flags<'_>,
     spec: &JudgeConfig,
     host: &HostEnv,
-    limits: Limits,
+    limits: CallLimits,
     vars: &RunnerVars,
 ) -> Result<(Judge, JudgeInfo), String> {
     let flag = flags.judge.map(str::trim).filter(|f| !f.is_empty());
@@ -177,7 +177,7 @@ fn env_word<'a>(host: &'a HostEnv, key: &str) -> Option<&'a str> {
 fn format_provider<'a>(host: &'a HostEnv, vars: &RunnerVars) -> Result<Option<&'a str>, String> {
     let provider = vars.judge_provider.and_then(|v| env_word(host, v));
     if let (Some(p), Some(var)) = (provider, vars.judge_provider)
-        && !crate::formats::clauditor::PROVIDERS.contains(&p)
+        && !crate::formats::clauditor::GRADING_PROVIDERS.contains(&p)
     {
         return Err(format!(
             "{var} must be one of anthropic, openai, auto, not `{p}`"
@@ -369,7 +369,7 @@ mod tests {
             flag("claude-haiku-4-5"),
             &spec,
             &h,
-            Limits::default(),
+            CallLimits::default(),
             &RunnerVars::default(),
         )
         .unwrap();
@@ -381,7 +381,7 @@ mod tests {
             Flags::default(),
             &spec,
             &h,
-            Limits::default(),
+            CallLimits::default(),
             &RunnerVars::default(),
         )
         .unwrap();
@@ -394,7 +394,7 @@ mod tests {
             Flags::default(),
             &spec,
             &h,
-            Limits::default(),
+            CallLimits::default(),
             &RunnerVars::default(),
         )
         .unwrap();
@@ -406,7 +406,7 @@ mod tests {
             Flags::default(),
             &JudgeConfig::default(),
             &h,
-            Limits::default(),
+            CallLimits::default(),
             &RunnerVars::default(),
         )
         .unwrap();
@@ -418,7 +418,7 @@ mod tests {
             Flags::default(),
             &JudgeConfig::default(),
             &host(&[("OPENAI_API_KEY", "o")]),
-            Limits::default(),
+            CallLimits::default(),
             &RunnerVars::default(),
         )
         .unwrap();
@@ -437,7 +437,7 @@ mod tests {
             Flags::default(),
             &uaaps(Some("claude-sonnet"), None),
             &h,
-            Limits::default(),
+            CallLimits::default(),
             &RunnerVars::default(),
         )
         .unwrap();
@@ -452,7 +452,7 @@ mod tests {
             },
             &JudgeConfig::default(),
             &h,
-            Limits::default(),
+            CallLimits::default(),
             &RunnerVars::default(),
         )
         .unwrap();
@@ -462,7 +462,7 @@ mod tests {
             Flags::default(),
             &uaaps(None, Some("openai")),
             &h,
-            Limits::default(),
+            CallLimits::default(),
             &RunnerVars::default(),
         )
         .unwrap();
@@ -474,7 +474,7 @@ mod tests {
             Flags::default(),
             &uaaps(None, Some("anthropic")),
             &h,
-            Limits::default(),
+            CallLimits::default(),
             &RunnerVars::default(),
         )
         .unwrap();
@@ -484,7 +484,7 @@ mod tests {
             Flags::default(),
             &uaaps(None, Some("openai")),
             &host(&[("ANTHROPIC_API_KEY", "a")]),
-            Limits::default(),
+            CallLimits::default(),
             &RunnerVars::default(),
         )
         .unwrap();
@@ -499,7 +499,7 @@ mod tests {
                 flag("o3-pro"),
                 &JudgeConfig::default(),
                 &h,
-                Limits::default(),
+                CallLimits::default(),
                 &RunnerVars::default()
             )
             .unwrap()
@@ -511,7 +511,7 @@ mod tests {
             flag("gtp-5"),
             &JudgeConfig::default(),
             &h,
-            Limits::default(),
+            CallLimits::default(),
             &RunnerVars::default(),
         )
         .unwrap_err();
@@ -525,7 +525,7 @@ mod tests {
                 Flags::default(),
                 &spec,
                 &h,
-                Limits::default(),
+                CallLimits::default(),
                 &RunnerVars::default()
             )
             .unwrap()
@@ -538,7 +538,7 @@ mod tests {
                 Flags::default(),
                 &JudgeConfig::default(),
                 &host(&[]),
-                Limits::default(),
+                CallLimits::default(),
                 &RunnerVars::default()
             )
             .unwrap_err()
@@ -564,7 +564,7 @@ mod tests {
         } else {
             RunnerVars::default()
         };
-        match select(flags, spec, h, Limits::default(), &vars) {
+        match select(flags, spec, h, CallLimits::default(), &vars) {
             Ok((_, i)) => format!("{} {}", i.provider, i.chosen_by),
             Err(e) => format!("error: {e}"),
         }
