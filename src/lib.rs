@@ -1,6 +1,8 @@
 //! assay: one runner for AI-agent skill evals.
 //!
-//! Data flows one way: spec → plan → stage → execute → collect → grade → record → report.
+//! Data flows one way: spec → discover → plan → stage → execute → collect → grade → record →
+//! report. The modules below are declared in that order: each uses only modules above it
+//! (`.ci/architecture` checks it).
 //! This crate holds the host; ARCHITECTURE.md is the map.
 
 /// `eprintln!` that never panics: every module's lines to stderr go through
@@ -18,27 +20,51 @@ macro_rules! eprintln {
     };
 }
 
-pub mod assert;
-pub mod cli;
-pub mod config;
-pub mod diag;
-pub mod discover;
-pub mod exit;
-pub mod formats;
-pub mod grade;
-pub mod harness;
-pub mod host;
-pub mod judge;
-pub mod lint;
-pub mod optimize;
-pub mod plugin;
-pub mod process;
-pub mod record;
-pub mod report;
-pub mod run;
-pub mod sandbox;
-pub mod stats;
-pub mod suite;
-pub mod syntax;
+// Leaves, using nothing of assay's: escaping untrusted text on its way out;
 pub mod text;
+// the machine: its PATH and variables;
+pub mod host;
+// the process supervisor;
+pub mod process;
+// exit codes, one meaning each;
+pub mod exit;
+// the run folder's typed records and its layout;
+pub mod record;
+// problems in the user's input (uses `text`);
+pub mod diag;
+// statistics for verdicts.
+pub mod stats;
+// The spec stage: JSON and YAML into spanned trees, read strictly;
+pub mod syntax;
+// the normalized model;
+pub mod suite;
+// each eval format's reader into the model, its discovery and its dialects.
+pub mod formats;
+// Which files are suites.
+pub mod discover;
+// The stage stage: the case-run's container;
+pub mod sandbox;
+// `assay.toml`;
+pub mod config;
+// the case-run's workspace.
 pub mod workspace;
+// The execute and collect stages: the agent CLIs, normalized;
+pub mod harness;
+// the LLM judge;
+pub mod judge;
+// deterministic checks;
+pub mod assert;
+// WebAssembly plugins: checks, value formats, harnesses.
+pub mod plugin;
+// Static checks of skills and suites, with no agent.
+pub mod lint;
+// The grade stage: a case-run becomes a verdict.
+pub mod grade;
+// The run: settings resolved once, plan, execute, cache, resume.
+pub mod run;
+// The report stage, read back from the run folder.
+pub mod report;
+// Runs of runs: a description improved against its trigger queries.
+pub mod optimize;
+// The command line: parses, calls the library, prints.
+pub mod cli;

@@ -1,4 +1,4 @@
-//! Stage 6, grade: a collected case-run becomes a verdict, the same way for `assay run` and
+//! The grade stage: a collected case-run becomes a verdict, the same way for `assay run` and
 //! `assay grade` (which re-grades a run folder through [`regrading`], reading it back through
 //! [`regrade`], and grades a captured output through [`captured`]): deterministic
 //! checks first, then extraction (clauditor L2), then the judge's modes; the verdict and
