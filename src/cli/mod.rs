@@ -598,39 +598,33 @@ fn project_roots(ctx: &LoadCtx, scope: &[PathBuf]) -> Vec<PathBuf> {
     roots
 }
 
-/// The plugins of every project involved (`[[plugin]]` in their assay.toml) and those named
-/// with `--plugin`. Any problem is bad input: nothing runs.
-fn load_plugins(
+/// The plugins the projects' assay.toml files declare (each once, however many declare it),
+/// then those named with `--plugin`.
+fn declared_plugins(
     ctx: &LoadCtx,
     scope: &[PathBuf],
     flags: &[PathBuf],
-    native: crate::plugin::NativePolicy,
-) -> Result<crate::plugin::Plugins, Exit> {
-    use crate::plugin::{Declared, Plugins, grants::PluginConfig};
+) -> Result<Vec<crate::plugin::Declared>, Exit> {
+    use crate::plugin::{Declared, grants::PluginConfig};
     let mut declared: Vec<Declared> = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
     for root in project_roots(ctx, scope) {
-        match crate::config::load(&root, &ctx.shown(&root)) {
-            Ok(c) => {
-                for config in c.plugins {
-                    // The same plugin declared by several projects is loaded once.
-                    let at = root.join(&config.path);
-                    let key = at.canonicalize().unwrap_or(at);
-                    if seen.contains(&key) {
-                        continue;
-                    }
-                    seen.push(key);
-                    declared.push(Declared {
-                        config,
-                        root: root.clone(),
-                        origin: ctx.shown(&root.join("assay.toml")).display().to_string(),
-                    });
-                }
+        let c = crate::config::load(&root, &ctx.shown(&root)).map_err(|p| {
+            print_problems(&[*p]);
+            Exit::BadInput
+        })?;
+        for config in c.plugins {
+            let at = root.join(&config.path);
+            let key = at.canonicalize().unwrap_or(at);
+            if seen.contains(&key) {
+                continue;
             }
-            Err(p) => {
-                print_problems(&[*p]);
-                return Err(Exit::BadInput);
-            }
+            seen.push(key);
+            declared.push(Declared {
+                config,
+                root: root.clone(),
+                origin: ctx.shown(&root.join("assay.toml")).display().to_string(),
+            });
         }
     }
     declared.extend(flags.iter().map(|f| Declared {
@@ -641,6 +635,19 @@ fn load_plugins(
         root: ctx.cwd.clone(),
         origin: "--plugin".into(),
     }));
+    Ok(declared)
+}
+
+/// The plugins of every project involved (`[[plugin]]` in their assay.toml) and those named
+/// with `--plugin`. Any problem is bad input: nothing runs.
+fn load_plugins(
+    ctx: &LoadCtx,
+    scope: &[PathBuf],
+    flags: &[PathBuf],
+    native: crate::plugin::NativePolicy,
+) -> Result<crate::plugin::Plugins, Exit> {
+    use crate::plugin::Plugins;
+    let declared = declared_plugins(ctx, scope, flags)?;
     if declared.is_empty() {
         return Ok(Plugins::default());
     }

@@ -214,6 +214,11 @@ fn wait(
                 .any(|c| c.as_os_str() == ".assay" || c.as_os_str() == ".git")
         }));
     }
+    Some(changed_line(&changed, cwd))
+}
+
+/// `changed: a, b, c and 2 more`: the files first (folders only when no file changed).
+fn changed_line(changed: &[PathBuf], cwd: &Path) -> String {
     let mut shown: Vec<String> = changed
         .iter()
         .filter(|p| !p.is_dir())
@@ -229,7 +234,7 @@ fn wait(
     shown.dedup();
     let n = shown.len();
     shown.truncate(3);
-    Some(format!(
+    format!(
         "changed: {}{}",
         shown.join(", "),
         if n > 3 {
@@ -237,7 +242,7 @@ fn wait(
         } else {
             String::new()
         }
-    ))
+    )
 }
 
 /// SIGINT, SIGTERM and SIGHUP end the watch (128 + the signal) while `waiting` is set. (A run's

@@ -85,33 +85,7 @@ fn item(c: &CaseRun, ev: &Value, called: &HashSet<String>) -> Option<(&'static s
                 e(&s(ev, "text"))
             ),
         ),
-        Some("tool_call") => {
-            let id = s(ev, "id");
-            let res: String = c
-                .transcript
-                .iter()
-                .filter(|r| r["type"] == "tool_result" && !id.is_empty() && s(r, "id") == id)
-                .map(result)
-                .collect();
-            let failed = res.contains("class=\"result error\"");
-            (
-                if failed { "tool error" } else { "tool" },
-                format!(
-                    "<details{}><summary>tool call <code>{}</code>{}</summary><pre>{}</pre>{}</details>",
-                    if failed { " open" } else { "" },
-                    e(&s(ev, "name")),
-                    if failed {
-                        " (error)"
-                    } else if res.is_empty() {
-                        " (no result)"
-                    } else {
-                        ""
-                    },
-                    e(&serde_json::to_string_pretty(&ev["input"]).unwrap_or_default()),
-                    res
-                ),
-            )
-        }
+        Some("tool_call") => tool_call(c, ev),
         Some("tool_result") if !called.contains(&s(ev, "id")) => (
             if ev["is_error"] == true {
                 "tool error"
@@ -168,6 +142,35 @@ fn item(c: &CaseRun, ev: &Value, called: &HashSet<String>) -> Option<(&'static s
         _ => return None,
     };
     Some(shown)
+}
+
+/// A tool call as the timeline's item, with its results (open when one failed).
+fn tool_call(c: &CaseRun, ev: &Value) -> (&'static str, String) {
+    let id = s(ev, "id");
+    let res: String = c
+        .transcript
+        .iter()
+        .filter(|r| r["type"] == "tool_result" && !id.is_empty() && s(r, "id") == id)
+        .map(result)
+        .collect();
+    let failed = res.contains("class=\"result error\"");
+    (
+        if failed { "tool error" } else { "tool" },
+        format!(
+            "<details{}><summary>tool call <code>{}</code>{}</summary><pre>{}</pre>{}</details>",
+            if failed { " open" } else { "" },
+            e(&s(ev, "name")),
+            if failed {
+                " (error)"
+            } else if res.is_empty() {
+                " (no result)"
+            } else {
+                ""
+            },
+            e(&serde_json::to_string_pretty(&ev["input"]).unwrap_or_default()),
+            res
+        ),
+    )
 }
 
 #[cfg(test)]
