@@ -18,7 +18,7 @@ use std::process::Command;
 use std::sync::Arc;
 
 use assay::assert::check::Checks;
-use assay::assert::urls::UrlPolicy;
+use assay::assert::builtin::urls::UrlPolicy;
 use assay::assert::view::CaseRunView;
 use assay::spec::formats::LoadCtx;
 use serde_json::{Value, json};

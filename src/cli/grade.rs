@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::{GradeArgs, Selection, load, print_problems};
 use crate::assert::check::Checks;
-use crate::assert::urls::UrlPolicy;
+use crate::assert::builtin::urls::UrlPolicy;
 use crate::assert::verdict::Verdict;
 use crate::exit::Outcome;
 use crate::grade::regrade::{self, Recorded};

@@ -14,7 +14,7 @@ use super::{
     redact,
 };
 use crate::assert::check::Checks;
-use crate::assert::urls::UrlPolicy;
+use crate::assert::builtin::urls::UrlPolicy;
 use crate::host::Unavailable;
 use crate::process;
 use crate::record;
