@@ -87,7 +87,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> O
     let (rows, agg) = match read_back {
         Some(r) => (crate::report::model::rows(&r.case_runs), r.statistics),
         None => {
-            let rows = aggregate::rows_of(&report.dir).unwrap_or_else(|e| {
+            let rows = crate::report::rows::rows_of(&report.dir).unwrap_or_else(|e| {
                 tell!("error: reading the run folder back: {e}");
                 not_delivered = true;
                 Vec::new()
@@ -461,7 +461,7 @@ fn append_history(
     ctx: &LoadCtx,
     suites: &[crate::spec::Suite],
     dir: &std::path::Path,
-    rows: &[aggregate::Row],
+    rows: &[crate::report::rows::Row],
     file: &std::path::Path,
 ) -> Result<(), String> {
     let run = crate::record::read_run(dir).map_err(|e| e.to_string())?;

@@ -215,12 +215,12 @@ pub fn render(r: &Report) -> String {
         }
     }
     // The judge's feedback on each case's eval, from its first run with any.
-    let feedback = super::aggregate::first_feedback_per_case(r.case_runs.iter().map(|c| {
+    let feedback = super::rows::first_feedback_per_case(r.case_runs.iter().map(|c| {
         (
             c.suite.as_str(),
             c.case.as_str(),
             c.variant.is_comparison(),
-            super::aggregate::feedback_of(&c.result),
+            super::rows::feedback_of(&c.result),
         )
     }));
     if !feedback.is_empty() {

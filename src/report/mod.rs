@@ -14,6 +14,7 @@ pub mod markdown;
 pub mod merge;
 pub mod model;
 pub mod routing;
+pub mod rows;
 pub mod skill_creator;
 pub mod tables;
 pub mod terminal;

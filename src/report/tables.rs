@@ -154,7 +154,7 @@ pub fn tables(a: &Aggregates) -> Vec<Table> {
             totals_from: usize::MAX,
         });
     }
-    if super::routing::shown(a) {
+    if a.shows_routing() {
         out.extend(routing_tables(a));
     }
     if !a.baselines.is_empty() {

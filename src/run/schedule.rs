@@ -13,8 +13,8 @@ use super::{
     CaseRunRecord, Context, NotStarted, RunEvent, RunOptions, Variant, cache, cache_key, execute,
     redact,
 };
-use crate::assert::check::Checks;
 use crate::assert::builtin::urls::UrlPolicy;
+use crate::assert::check::Checks;
 use crate::host::Unavailable;
 use crate::process;
 use crate::record;
