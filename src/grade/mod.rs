@@ -5,6 +5,7 @@
 
 pub mod captured;
 pub mod regrade;
+pub mod trigger;
 
 use std::path::Path;
 use std::sync::Arc;
