@@ -1,7 +1,7 @@
 //! Finding eval files under some paths and loading them all: the generic part. The walk never
 //! enters `.git`, `node_modules`, `target`, virtualenvs, build output or what `.gitignore`
 //! excludes; each file it finds is offered to the formats of
-//! [`spec::formats::find::FORMATS`](crate::spec::formats::find::FORMATS) in order, the first
+//! [`spec::formats::FORMATS`](crate::spec::formats::FORMATS) in order, the first
 //! to claim it has it, then each format turns what it claimed into loading jobs, which run in
 //! parallel. Which files are a format's, and how, is in that format's folder (`find.rs`).
 
@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::diag::{self, Problem};
+use crate::spec::formats::FORMATS;
 use crate::spec::formats::LoadCtx;
-use crate::spec::formats::find::{self, FORMATS, Found, Job, Scan};
+use crate::spec::formats::find::{self, Found, Job, Scan};
 use crate::spec::{Format, Loaded, paths, skill};
 
 pub use crate::spec::paths::{SKIPPED_DIRS, is_skipped_dir};
