@@ -2,7 +2,7 @@
 //! of its own, so that starting it costs what starting a small program costs, not what
 //! loading all of assay does. `assay __sandbox-exec` does the same where this is missing.
 
-#[path = "../sandbox/inside.rs"]
+#[path = "../sandbox/inside/mod.rs"]
 mod inside;
 
 fn main() -> std::process::ExitCode {

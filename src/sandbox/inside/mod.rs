@@ -14,10 +14,8 @@
 
 #![cfg_attr(not(target_os = "linux"), allow(unused_imports, dead_code))]
 
-#[path = "confine.rs"]
 mod confine;
 #[cfg(target_os = "linux")]
-#[path = "reap.rs"]
 mod reap;
 
 use std::collections::HashMap;

@@ -6,54 +6,27 @@
 //!
 //! What the command may do:
 //! - read and run the system folders, the toolchains on its PATH and its program's install
-//!   folder ([`shown`](super::shown)), `[run] sandbox_read`, and its case-run's folder;
+//!   folder ([`shown`](crate::sandbox::shown)), `[run] sandbox_read`, and its case-run's folder;
 //! - write only its workspace, private HOME and temp folder (`TMPDIR`);
 //! - connect over TCP only to the forwarder's loopback ports (Landlock ABI 4, Linux 6.7);
 //!   no UDP, raw, netlink or Unix sockets (the filter);
 //! - not signal, ptrace or read `/proc/<pid>/environ` of anything outside (Landlock's ptrace
 //!   rule; signals and abstract Unix sockets scoped from ABI 6, Linux 6.12).
+//!
+//! [`probe`] says whether it works here; [`LandlockJail`] makes one case-run's rules.
+
+pub mod probe;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use super::forward::LoopbackNet;
-use super::jail::JailSpec;
-use super::shown::{self, real_folder_under};
-use super::{Network, SandboxRecord};
-use crate::host::{HostEnv, Unavailable};
+use self::probe::Landlock;
 use crate::process::Spawn;
-
-/// The Landlock ABI that can limit TCP connects (Linux 6.7).
-pub const MIN_ABI: u32 = 4;
-/// The ABI that scopes signals and abstract Unix sockets (Linux 6.12).
-pub const SCOPED_ABI: u32 = 6;
-
-/// Landlock, working on this machine, and the program that confines commands with it.
-#[derive(Debug, Clone)]
-pub struct Landlock {
-    pub abi: u32,
-    pub helper: PathBuf,
-}
-
-/// The kernel's Landlock ABI; 0 without Landlock.
-pub fn abi() -> u32 {
-    #[cfg(target_os = "linux")]
-    {
-        const VERSION: libc::c_uint = 1; // LANDLOCK_CREATE_RULESET_VERSION
-        // SAFETY: the version query takes no attribute.
-        let v = unsafe {
-            libc::syscall(
-                libc::SYS_landlock_create_ruleset,
-                std::ptr::null::<u8>(),
-                0usize,
-                VERSION,
-            )
-        };
-        u32::try_from(v).unwrap_or(0)
-    }
-    #[cfg(not(target_os = "linux"))]
-    0
-}
+use crate::sandbox::allowed::{allowed_except, writable_parts};
+use crate::sandbox::forward::LoopbackNet;
+use crate::sandbox::inside::{HELPER_BIN, SUBCOMMAND};
+use crate::sandbox::shown;
+use crate::sandbox::spec::JailSpec;
+use crate::sandbox::{Network, SandboxRecord};
 
 /// What the kernel shows of itself: read, never written. `/dev` is not here: only
 /// [`DEVICES`] are reachable (no terminal, console screen or disk of the host's).
@@ -69,61 +42,12 @@ const DEVICES: &[&str] = &[
     "/dev/tty",
 ];
 
-/// Checks that Landlock can limit the network here (ABI ≥ 4) and that the helper starts.
-/// `ASSAY_LANDLOCK_ABI` in `host` lowers the ABI seen (to try the older kernels' paths).
-pub fn probe(host: &HostEnv, helper: PathBuf) -> Result<Landlock, Unavailable> {
-    if !cfg!(target_os = "linux") {
-        return Err(Unavailable {
-            message: "Landlock is a Linux feature".into(),
-            fix: String::new(),
-        });
-    }
-    let abi = match host.var("ASSAY_LANDLOCK_ABI").and_then(|v| v.parse().ok()) {
-        Some(v) => abi().min(v),
-        None => abi(),
-    };
-    if abi == 0 {
-        return Err(Unavailable {
-            message: "this kernel has no Landlock (Linux 5.13 or later, with `landlock` in the `lsm=` boot list)".into(),
-            fix: "install bubblewrap, or boot a kernel with Landlock enabled".into(),
-        });
-    }
-    if abi < MIN_ABI {
-        return Err(Unavailable {
-            message: format!(
-                "this kernel's Landlock (ABI {abi}) cannot limit the network: ABI {MIN_ABI} (Linux 6.7) can"
-            ),
-            fix: "install bubblewrap, or run a Linux 6.7 or later kernel".into(),
-        });
-    }
-    let out = Command::new(&helper)
-        .args(helper_args(&helper))
-        .args(["--landlock", "--read", "/", "--", "/bin/true"])
-        .env_clear()
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| Unavailable {
-            message: format!("cannot start {}: {e}", helper.display()),
-            fix: String::new(),
-        })?;
-    if !out.status.success() {
-        return Err(Unavailable {
-            message: format!(
-                "a Landlock sandbox cannot be made here: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ),
-            fix: "install bubblewrap".into(),
-        });
-    }
-    Ok(Landlock { abi, helper })
-}
-
 /// The helper's first arguments: the subcommand, when it is assay itself.
 fn helper_args(helper: &Path) -> Vec<String> {
-    if helper.file_name().and_then(|n| n.to_str()) == Some(super::inside::HELPER_BIN) {
+    if helper.file_name().and_then(|n| n.to_str()) == Some(HELPER_BIN) {
         Vec::new()
     } else {
-        vec![super::inside::SUBCOMMAND.into()]
+        vec![SUBCOMMAND.into()]
     }
 }
 
@@ -226,68 +150,5 @@ impl LandlockJail {
             _ => {}
         }
         a
-    }
-}
-
-/// The case-run's folders written to: each part of the case-run's folder (workspace, HOME,
-/// temp), or with UAAPS `writable-paths`, those folders of the workspace alone (reached
-/// without a symlink) and the other parts.
-pub(super) fn writable_parts(s: &JailSpec) -> Vec<PathBuf> {
-    let mut parts: Vec<PathBuf> = std::fs::read_dir(&s.case_dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| e.path())
-        .filter(|p| *p != s.root)
-        .collect();
-    if s.writable.is_empty() {
-        parts.push(s.root.clone());
-    } else {
-        parts.extend(
-            s.writable
-                .iter()
-                .filter(|w| real_folder_under(&s.root, w))
-                .map(|w| s.root.join(w)),
-        );
-    }
-    parts
-}
-
-/// `dir`, or where a masked file is inside it, each entry of it but the way to that file.
-pub(super) fn allowed_except(dir: &Path, masked: &[PathBuf]) -> Vec<PathBuf> {
-    if masked.iter().any(|m| m == dir) {
-        return Vec::new();
-    }
-    if !masked.iter().any(|m| m.starts_with(dir)) || !dir.is_dir() {
-        return vec![dir.to_path_buf()];
-    }
-    // A link inside is left out, not followed: allowed, it would grant wherever it leads.
-    std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| !t.is_symlink()))
-        .flat_map(|e| allowed_except(&e.path(), masked))
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_masked_file_leaves_its_siblings_readable_and_itself_out() {
-        let d = tempfile::tempdir().unwrap();
-        let t = d.path();
-        std::fs::create_dir_all(t.join("a/b")).unwrap();
-        std::fs::write(t.join("a/b/key"), "k").unwrap();
-        std::fs::write(t.join("a/b/other"), "o").unwrap();
-        std::fs::write(t.join("a/c"), "c").unwrap();
-        std::os::unix::fs::symlink("/root", t.join("a/b/link")).unwrap();
-        let mut got = allowed_except(t, &[t.join("a/b/key")]);
-        got.sort();
-        assert_eq!(got, [t.join("a/b/other"), t.join("a/c")]);
-        assert_eq!(allowed_except(t, &[]), [t.to_path_buf()]);
     }
 }
