@@ -116,8 +116,8 @@ fn main() {
     }
     let bare = spawn_loop("true", &[]);
     // The same namespaces and host view as a case-run's sandbox, without its covers.
-    let system = assay::sandbox::jail::system();
-    let mut args: Vec<&str> = assay::sandbox::jail::BASE.to_vec();
+    let system = assay::sandbox::bwrap::mounts::system();
+    let mut args: Vec<&str> = assay::sandbox::bwrap::mounts::BASE.to_vec();
     args.extend(system.iter().map(String::as_str));
     args.extend(["--unshare-net", "true"]);
     let bwrap = spawn_loop("bwrap", &args);

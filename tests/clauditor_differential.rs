@@ -17,8 +17,8 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
+use assay::assert::builtin::urls::UrlPolicy;
 use assay::assert::check::Checks;
-use assay::assert::urls::UrlPolicy;
 use assay::assert::view::CaseRunView;
 use assay::formats::LoadCtx;
 use serde_json::{Value, json};

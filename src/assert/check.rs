@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::builtin::urls::{UrlPolicy, UrlsReachable};
 use super::builtin::{self, CheckOutcome, EvalFn, Evaluation, Finding};
 use super::formats::{ExtraFormats, Formats};
-use super::urls::{UrlPolicy, UrlsReachable};
 use super::view::CaseRunView;
 use crate::suite;
 
@@ -31,6 +31,12 @@ struct Builtin(EvalFn);
 impl Evaluator for Builtin {
     fn evaluate(&self, config: &Value, view: &Arc<CaseRunView>) -> Result<Finding, String> {
         (self.0)(config, view)
+    }
+}
+
+impl Evaluator for UrlsReachable {
+    fn evaluate(&self, config: &Value, view: &Arc<CaseRunView>) -> Result<Finding, String> {
+        UrlsReachable::evaluate(self, config, view)
     }
 }
 

@@ -9,7 +9,7 @@ use fancy_regex::Regex;
 use super::builtin::CheckOutcome;
 use super::formats::{Formats, ValueFormat, full_match};
 use crate::judge::extract::Extraction;
-use crate::suite::Section;
+use crate::suite::{Field, Section, Tier};
 
 fn outcome(
     id: String,
@@ -57,27 +57,8 @@ pub fn check(
     let mut out = Vec::new();
     for (sec, got) in sections.iter().zip(&extraction.sections) {
         for (tier, got) in sec.tiers.iter().zip(&got.tiers) {
-            let n = got.entries.len() as u64;
             let place = format!("{}/{}", sec.name, tier.label);
-            out.push(outcome(
-                format!("{place}:count_min"),
-                "count_min",
-                n >= tier.min_entries,
-                format!(
-                    "{n} entries extracted from {place}, at least {} wanted",
-                    tier.min_entries
-                ),
-                None,
-            ));
-            if let Some(max) = tier.max_entries {
-                out.push(outcome(
-                    format!("{place}:count_max"),
-                    "count_max",
-                    n <= max,
-                    format!("{n} entries extracted from {place}, at most {max} wanted"),
-                    None,
-                ));
-            }
+            out.extend(counts(tier, got.entries.len() as u64, &place));
             for field in &tier.fields {
                 let values: Vec<Option<&str>> = got
                     .entries
@@ -85,81 +66,121 @@ pub fn check(
                     .map(|e| e.get(&field.name).and_then(|v| v.as_deref()))
                     .collect();
                 if field.required {
-                    let missing: Vec<String> = values
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, v)| v.is_none_or(|s| s.trim().is_empty()))
-                        .map(|(i, _)| (i + 1).to_string())
-                        .collect();
-                    out.push(outcome(
-                        format!("{}:required", field.id),
-                        "field_required",
-                        missing.is_empty(),
-                        if missing.is_empty() {
-                            format!("`{}` is present in all {n} entries of {place}", field.name)
-                        } else {
-                            format!(
-                                "`{}` is missing from entr{} {} of {place}",
-                                field.name,
-                                if missing.len() == 1 { "y" } else { "ies" },
-                                missing.join(", ")
-                            )
-                        },
-                        None,
-                    ));
+                    out.push(required(field, &values, &place));
                 }
                 if let Some(format) = &field.format {
-                    let re = match formats.get(format) {
-                        Some(f) => Ok(Matcher::Named(f)),
-                        None => full_match(format).map(Matcher::Regex),
-                    };
-                    let re = match re {
-                        Ok(re) => re,
-                        Err(e) => {
-                            let mut o = outcome(
-                                format!("{}:format", field.id),
-                                "field_format",
-                                false,
-                                format!("not evaluated: {e}"),
-                                None,
-                            );
-                            o.error = Some(e);
-                            out.push(o);
-                            continue;
-                        }
-                    };
-                    let bad: Vec<String> = values
-                        .iter()
-                        .enumerate()
-                        .filter_map(|(i, v)| {
-                            let v = (*v)?;
-                            (!re.matches(v)).then(|| format!("entry {}: {v:?}", i + 1))
-                        })
-                        .collect();
-                    let checked = values.iter().flatten().count();
-                    out.push(outcome(
-                        format!("{}:format", field.id),
-                        "field_format",
-                        bad.is_empty(),
-                        if bad.is_empty() {
-                            format!(
-                                "all {checked} `{}` values of {place} are {format}",
-                                field.name
-                            )
-                        } else {
-                            format!(
-                                "{} of {checked} `{}` values of {place} are not {format}",
-                                bad.len(),
-                                field.name
-                            )
-                        },
-                        (!bad.is_empty()).then(|| bad.join("; ")),
-                    ));
+                    out.push(formatted(field, format, &values, &place, formats));
                 }
             }
         }
     }
     out
+}
+
+/// A tier's entry count against its `min_entries` (and `max_entries`, when set).
+fn counts(tier: &Tier, n: u64, place: &str) -> Vec<CheckOutcome> {
+    let mut out = vec![outcome(
+        format!("{place}:count_min"),
+        "count_min",
+        n >= tier.min_entries,
+        format!(
+            "{n} entries extracted from {place}, at least {} wanted",
+            tier.min_entries
+        ),
+        None,
+    )];
+    if let Some(max) = tier.max_entries {
+        out.push(outcome(
+            format!("{place}:count_max"),
+            "count_max",
+            n <= max,
+            format!("{n} entries extracted from {place}, at most {max} wanted"),
+            None,
+        ));
+    }
+    out
+}
+
+/// A required field: present and not blank in every entry (`values`, one per entry).
+fn required(field: &Field, values: &[Option<&str>], place: &str) -> CheckOutcome {
+    let n = values.len();
+    let missing: Vec<String> = values
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.is_none_or(|s| s.trim().is_empty()))
+        .map(|(i, _)| (i + 1).to_string())
+        .collect();
+    outcome(
+        format!("{}:required", field.id),
+        "field_required",
+        missing.is_empty(),
+        if missing.is_empty() {
+            format!("`{}` is present in all {n} entries of {place}", field.name)
+        } else {
+            format!(
+                "`{}` is missing from entr{} {} of {place}",
+                field.name,
+                if missing.len() == 1 { "y" } else { "ies" },
+                missing.join(", ")
+            )
+        },
+        None,
+    )
+}
+
+/// A field with a `format`: every present value matches it fully.
+fn formatted(
+    field: &Field,
+    format: &str,
+    values: &[Option<&str>],
+    place: &str,
+    formats: &Formats,
+) -> CheckOutcome {
+    let re = match formats.get(format) {
+        Some(f) => Ok(Matcher::Named(f)),
+        None => full_match(format).map(Matcher::Regex),
+    };
+    let re = match re {
+        Ok(re) => re,
+        Err(e) => {
+            let mut o = outcome(
+                format!("{}:format", field.id),
+                "field_format",
+                false,
+                format!("not evaluated: {e}"),
+                None,
+            );
+            o.error = Some(e);
+            return o;
+        }
+    };
+    let bad: Vec<String> = values
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| {
+            let v = (*v)?;
+            (!re.matches(v)).then(|| format!("entry {}: {v:?}", i + 1))
+        })
+        .collect();
+    let checked = values.iter().flatten().count();
+    outcome(
+        format!("{}:format", field.id),
+        "field_format",
+        bad.is_empty(),
+        if bad.is_empty() {
+            format!(
+                "all {checked} `{}` values of {place} are {format}",
+                field.name
+            )
+        } else {
+            format!(
+                "{} of {checked} `{}` values of {place} are not {format}",
+                bad.len(),
+                field.name
+            )
+        },
+        (!bad.is_empty()).then(|| bad.join("; ")),
+    )
 }
 
 #[cfg(test)]

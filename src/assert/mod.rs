@@ -10,6 +10,5 @@ pub mod check;
 pub mod fields;
 pub mod formats;
 pub mod shared_text;
-pub mod urls;
 pub mod verdict;
 pub mod view;

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{GradeArgs, Selection, load, print_problems};
+use crate::assert::builtin::urls::UrlPolicy;
 use crate::assert::check::Checks;
-use crate::assert::urls::UrlPolicy;
 use crate::assert::verdict::Verdict;
 use crate::exit::Exit;
 use crate::formats::LoadCtx;

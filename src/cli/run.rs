@@ -102,7 +102,7 @@ fn finish(
     let (rows, agg) = match read_back {
         Some(r) => (crate::report::model::rows(&r.case_runs), r.statistics),
         None => {
-            let rows = aggregate::rows_of(&report.dir).unwrap_or_else(|e| {
+            let rows = crate::report::rows::rows_of(&report.dir).unwrap_or_else(|e| {
                 tell!("error: reading the run folder back: {e}");
                 not_delivered = true;
                 Vec::new()
@@ -150,7 +150,7 @@ fn summary(
     ctx: &LoadCtx,
     args: &RunArgs,
     done: &Done<'_>,
-    rows: &[aggregate::Row],
+    rows: &[crate::report::rows::Row],
     agg: &aggregate::Aggregates,
 ) {
     let report = done.report;
@@ -179,7 +179,7 @@ fn history(
     ctx: &LoadCtx,
     args: &RunArgs,
     done: &Done<'_>,
-    rows: &[aggregate::Row],
+    rows: &[crate::report::rows::Row],
 ) -> Result<(), crate::report::history_file::HistoryError> {
     use crate::report::history_file;
     let (report, flag) = (done.report, args.history.as_deref());

@@ -1,7 +1,7 @@
 //! Finding eval files under some paths and loading them all: the generic part. The walk never
 //! enters `.git`, `node_modules`, `target`, virtualenvs, build output or what `.gitignore`
 //! excludes; each file it finds is offered to the formats of
-//! [`formats::find::FORMATS`](crate::formats::find::FORMATS) in order, the first
+//! [`formats::FORMATS`](crate::formats::FORMATS) in order, the first
 //! to claim it has it, then each format turns what it claimed into loading jobs, which run in
 //! parallel. Which files are a format's, and how, is in that format's folder (`find.rs`).
 
@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::diag::{self, Problem};
+use crate::formats::FORMATS;
 use crate::formats::LoadCtx;
-use crate::formats::find::{self, FORMATS, Found, Job, Scan};
+use crate::formats::find::{self, Found, Job, Scan};
 use crate::suite::{Format, Loaded, paths, skill};
 
 pub use crate::suite::paths::{SKIPPED_DIRS, is_skipped_dir};

@@ -1,13 +1,14 @@
 //! An eval format: how it is found (which files the walk hands it, and what it loads from
 //! them) and the dialects it writes. Each format's folder implements [`EvalFormat`] (in its
-//! `find.rs`) and is listed once in [`FORMATS`]; `discover` walks the paths, offers each file to
+//! `find.rs`) and is listed once in [`FORMATS`] (in `formats/mod.rs`, so that this trait does
+//! not use the formats that implement it); `discover` walks the paths, offers each file to
 //! the formats in the list's order, then asks each, in the same order, for its loading jobs.
 //! Its reader is the folder's `load`, its policies the `POLICIES` it puts on every suite.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use super::LoadCtx;
+use super::{FORMATS, LoadCtx};
 use crate::diag::Problem;
 use crate::suite::{Loaded, Skill};
 
@@ -60,15 +61,6 @@ pub trait EvalFormat: Sync {
         Vec::new()
     }
 }
-
-/// Every format discovery finds, in the order files are offered to them and formats are
-/// planned: UAAPS before Skillet, so a package's case YAML is never taken for Skillet's.
-pub const FORMATS: &[&dyn EvalFormat] = &[
-    &super::bmad::find::Bmad,
-    &super::clauditor::find::Clauditor,
-    &super::uaaps::find::Uaaps,
-    &super::skillet::find::Skillet,
-];
 
 /// A file the walk found, or the user named.
 #[derive(Debug)]

@@ -1,4 +1,5 @@
-//! One loader per eval format, each turning files into [`Suite`](crate::suite::Suite)s.
+//! One loader per eval format, each turning files into [`Suite`](crate::suite::Suite)s, behind one
+//! trait ([`find::EvalFormat`]) and listed once in [`FORMATS`].
 
 pub mod bmad;
 pub mod checks;
@@ -15,6 +16,16 @@ use std::path::{Path, PathBuf};
 use crate::suite::Location;
 use crate::syntax::node::Span;
 use crate::syntax::reader::Doc;
+use find::EvalFormat;
+
+/// Every format discovery finds, in the order files are offered to them and formats are
+/// planned: UAAPS before Skillet, so a package's case YAML is never taken for Skillet's.
+pub const FORMATS: &[&dyn EvalFormat] = &[
+    &bmad::find::Bmad,
+    &clauditor::find::Clauditor,
+    &uaaps::find::Uaaps,
+    &skillet::find::Skillet,
+];
 
 /// assay's own extension keys (`x-assay-checks`, …): in a format whose runner ignores unknown
 /// keys, a typo there would still drop checks in silence, so they stay errors.

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::find::FORMATS;
+use super::FORMATS;
 use crate::record::feedback::Review;
 use crate::suite::{Skill, SkillKind, Suite};
 

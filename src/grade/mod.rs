@@ -9,6 +9,7 @@ pub mod captured;
 mod judging;
 pub mod regrade;
 pub mod regrading;
+pub mod trigger;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -6,8 +6,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::place::{Files, finding, read_text};
+use crate::assert::builtin::urls::UrlPolicy;
 use crate::assert::check::Checks;
-use crate::assert::urls::UrlPolicy;
 use crate::assert::view::CaseRunView;
 use crate::diag::Problem;
 use crate::diag::Severity::Warning;

@@ -6,140 +6,12 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::record::case_run::{Kind, Variant};
-use crate::record::{CaseRunRecord, Outcome, ReadError, RunRecord};
+use super::routing::{SkillRouting, TriggerStats, per_skill, trigger_stats};
+use super::rows::Row;
+use crate::record::{Outcome, RunRecord};
 use crate::stats;
 
 pub use super::verdict::CaseVerdict;
-
-/// The few fields of a `result.json` the statistics need (kept small: a run may have 10,000).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Row {
-    pub suite: String,
-    pub case: String,
-    pub run: u32,
-    pub trigger: bool,
-    /// The comparison arm (`--baseline`, `--baseline-skill`, `--variant-path`).
-    pub baseline: bool,
-    /// Which arm: `skill`, `baseline` or `variant`.
-    pub variant: Variant,
-    pub outcome: Outcome,
-    pub score: Option<f64>,
-    pub duration_ms: u64,
-    pub tokens: u64,
-    pub cost_usd: Option<f64>,
-    pub cached: bool,
-    pub reason: Option<String>,
-    pub min_stability: Option<f64>,
-    pub query: String,
-    pub should_trigger: bool,
-    pub fired: Option<bool>,
-    pub threshold: f64,
-    pub trigger_mode: String,
-    pub note: Option<String>,
-    /// The case-run's folder, relative to the run folder.
-    pub dir: std::path::PathBuf,
-    /// The expectations grader's review of the eval itself (weak expectations), when it said
-    /// anything.
-    pub feedback: Option<crate::record::grading::Feedback>,
-    pub harness: String,
-    pub model: Option<String>,
-    /// Trigger rows: the skill under test, every skill that fired, and the routing
-    /// expectations.
-    pub skill: String,
-    pub skills_fired: Vec<String>,
-    pub routing: crate::record::case_run::Routing,
-}
-
-impl Row {
-    pub fn of(r: &CaseRunRecord) -> Row {
-        let t = r.trigger.as_ref();
-        Row {
-            suite: r.suite.clone(),
-            case: r.case.clone(),
-            run: r.run,
-            trigger: r.kind == Kind::Trigger,
-            baseline: r.variant.is_comparison(),
-            variant: r.variant,
-            outcome: r.outcome(),
-            // The checks' weighted score: none when the case-run had no check to score.
-            score: r
-                .grade
-                .as_ref()
-                .filter(|g| g.checks_total > 0)
-                .map(|g| g.score),
-            duration_ms: r.duration_ms,
-            tokens: r.usage.input_tokens.saturating_add(r.usage.output_tokens),
-            cost_usd: r.cost_usd,
-            cached: r.cached.is_some(),
-            reason: r.why_not_passed().map(str::to_string),
-            min_stability: r.min_stability,
-            query: t.map(|t| t.query.clone()).unwrap_or_default(),
-            should_trigger: t.is_some_and(|t| t.should_trigger),
-            fired: t.and_then(|t| t.fired),
-            threshold: t.map_or(0.5, |t| t.threshold),
-            trigger_mode: crate::record::run::word(&t.map(|t| t.mode).unwrap_or_default()),
-            note: t.and_then(|t| t.note.clone()),
-            dir: std::path::PathBuf::new(),
-            feedback: feedback_of(r).cloned(),
-            harness: r.harness.clone(),
-            model: r.model.clone(),
-            skill: t.map(|t| t.skill.clone()).unwrap_or_default(),
-            skills_fired: if t.is_some() {
-                r.skills_invoked.clone()
-            } else {
-                Vec::new()
-            },
-            routing: t.map(|t| t.routing.clone()).unwrap_or_default(),
-        }
-    }
-}
-
-/// The expectations grader's feedback on a case-run's eval, when it flagged anything.
-pub fn feedback_of(r: &CaseRunRecord) -> Option<&crate::record::grading::Feedback> {
-    r.judge
-        .as_ref()
-        .and_then(|j| j.expectations.as_ref())
-        .map(|e| &e.eval_feedback)
-        .filter(|f| !f.suggestions.is_empty() || !f.overall.trim().is_empty())
-}
-
-/// The judge's feedback per case (the first of its runs with any; baselines left out, as the
-/// feedback is about the eval, not the run), in the rows' order.
-pub fn feedback_by_case(rows: &[Row]) -> Vec<(&str, &str, &crate::record::grading::Feedback)> {
-    first_feedback_per_case(rows.iter().map(|r| {
-        (
-            r.suite.as_str(),
-            r.case.as_str(),
-            r.baseline,
-            r.feedback.as_ref(),
-        )
-    }))
-}
-
-/// Of `(suite, case, baseline, feedback)` items, the first feedback of each case that flags an
-/// expectation, baselines left out, in order: a review that flags none (only an `overall`
-/// sentence) is no weak expectation, and is never counted as one.
-pub fn first_feedback_per_case<'a>(
-    items: impl IntoIterator<
-        Item = (
-            &'a str,
-            &'a str,
-            bool,
-            Option<&'a crate::record::grading::Feedback>,
-        ),
-    >,
-) -> Vec<(&'a str, &'a str, &'a crate::record::grading::Feedback)> {
-    let mut out: Vec<(&str, &str, &crate::record::grading::Feedback)> = Vec::new();
-    for (suite, case, baseline, feedback) in items {
-        if let Some(f) = feedback.filter(|f| !baseline && !f.suggestions.is_empty())
-            && !out.iter().any(|(s, c, _)| *s == suite && *c == case)
-        {
-            out.push((suite, case, f));
-        }
-    }
-    out
-}
 
 /// How cases are judged over their runs, as the run recorded it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -229,39 +101,6 @@ pub struct Totals {
     pub flaky: Vec<String>,
 }
 
-/// One trigger query over its runs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TriggerStats {
-    pub suite: String,
-    pub id: String,
-    pub query: String,
-    pub should_trigger: bool,
-    /// Runs that could tell (the agent did not fail).
-    pub runs: u64,
-    /// Runs that could not tell (they ended in error before the agent answered: the model API
-    /// down, say): counted neither as firing nor as not firing.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub untold: u64,
-    pub fired: u64,
-    pub trigger_rate: f64,
-    pub threshold: f64,
-    /// `agent` (observed) or `judge` (estimated from the name and description).
-    pub mode: String,
-    pub passed: bool,
-    pub note: Option<String>,
-    /// The skill under test.
-    pub skill: String,
-    /// Every skill that fired on the query, most often first (observed through the agent).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub skills: Vec<super::routing::SkillRate>,
-    /// The query's routing expectations (`must_fire`, `must_not_fire`, `no_other_skill`).
-    #[serde(skip_serializing_if = "crate::record::case_run::Routing::is_empty")]
-    pub expect: crate::record::case_run::Routing,
-    /// How each held over the runs; the query passes only when each does.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub rules: Vec<super::routing::RuleStats>,
-}
-
 /// A suite's trigger queries as a classifier: "fires" is a rate at or over the threshold.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TriggerTotals {
@@ -329,49 +168,15 @@ pub struct Aggregates {
     /// Each skill's precision and recall across every suite's trigger queries, when more
     /// than one skill is in play (see [`super::routing`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub routing: Vec<super::routing::SkillRouting>,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
-impl TriggerStats {
-    /// No run could tell whether the skill fires: the query is neither passed nor failed, it
-    /// is an error.
-    pub fn undecided(&self) -> bool {
-        self.runs == 0 && self.untold > 0
-    }
-
-    /// How a query's firing missed: `fired in 0/2 runs; should trigger (threshold 0.5)`, or
-    /// `could not tell in 3 run(s) …` when no run could.
-    pub fn shortfall(&self) -> String {
-        format!(
-            "{}; should {}trigger (threshold {})",
-            self.fired_in(),
-            if self.should_trigger { "" } else { "not " },
-            self.threshold
-        )
-    }
-
-    /// `fired in 1/2 runs`, with the runs that could not tell; or `could not tell in 3 run(s)
-    /// (each ended in error before the agent answered)`.
-    pub fn fired_in(&self) -> String {
-        if self.undecided() {
-            return format!(
-                "could not tell in {} run(s) (each ended in error before the agent answered)",
-                self.untold
-            );
-        }
-        let untold = match self.untold {
-            0 => String::new(),
-            n => format!(" ({n} more could not tell)"),
-        };
-        format!("fired in {}/{} runs{untold}", self.fired, self.runs)
-    }
+    pub routing: Vec<SkillRouting>,
 }
 
 impl Aggregates {
+    /// Whether a run's reports show routing: more than one skill in play, or a rule to check.
+    pub fn shows_routing(&self) -> bool {
+        !self.routing.is_empty() || self.triggers.iter().any(|t| !t.rules.is_empty())
+    }
+
     /// Whether anything failed: a case, or a trigger query.
     pub fn failed(&self) -> bool {
         self.cases.iter().any(|c| c.verdict == CaseVerdict::Fail)
@@ -505,39 +310,6 @@ fn totals(suite: &str, cases: &[&CaseStats], rows: &[&Row]) -> Totals {
     }
 }
 
-fn trigger_stats(rows: &[&Row]) -> TriggerStats {
-    let told: Vec<&&Row> = rows.iter().filter(|r| r.fired.is_some()).collect();
-    let fired = told.iter().filter(|r| r.fired == Some(true)).count() as u64;
-    let n = told.len() as u64;
-    let r0 = rows[0];
-    let rate = if n == 0 { 0.0 } else { fired as f64 / n as f64 };
-    let judged = r0.trigger_mode == "judge";
-    let routed = super::routing::of_query(rows, &r0.skill, r0.should_trigger, r0.threshold);
-    // A judge guesses for the skill under test only: routing is not observed then.
-    let rules = if judged { Vec::new() } else { routed.rules };
-    TriggerStats {
-        suite: r0.suite.clone(),
-        id: r0.case.clone(),
-        query: r0.query.clone(),
-        should_trigger: r0.should_trigger,
-        runs: n,
-        untold: rows.len() as u64 - n,
-        fired,
-        trigger_rate: rate,
-        threshold: r0.threshold,
-        mode: r0.trigger_mode.clone(),
-        // No run that could tell is never a pass.
-        passed: n > 0
-            && ((rate >= r0.threshold) == r0.should_trigger)
-            && rules.iter().all(|r| r.passed),
-        note: r0.note.clone(),
-        skill: r0.skill.clone(),
-        skills: if judged { Vec::new() } else { routed.skills },
-        expect: routed.expect,
-        rules,
-    }
-}
-
 fn arm(rows: &[&Row]) -> Arm {
     let g = GradedRuns::of(rows);
     Arm {
@@ -583,21 +355,10 @@ fn baseline_stats(
 
 /// Every statistic of a run, from its rows.
 pub fn aggregate(rows: &[Row], settings: Settings) -> Aggregates {
-    // Groups in first-seen order of (suite, case), runs in run order.
-    let mut order: Vec<(String, String)> = Vec::new();
-    let mut groups: BTreeMap<(String, String), Vec<&Row>> = BTreeMap::new();
-    for r in rows {
-        let key = (r.suite.clone(), r.case.clone());
-        if !groups.contains_key(&key) {
-            order.push(key.clone());
-        }
-        groups.entry(key).or_default().push(r);
-    }
     let mut cases = Vec::new();
     let mut triggers = Vec::new();
     let mut baselines = Vec::new();
-    for key in &order {
-        let mut g = groups[key].clone();
+    for ((suite, case), mut g) in groups(rows) {
         g.sort_by_key(|r| r.run);
         let (base, main): (Vec<&Row>, Vec<&Row>) = g.iter().partition(|r| r.baseline);
         if main.is_empty() {
@@ -609,17 +370,53 @@ pub fn aggregate(rows: &[Row], settings: Settings) -> Aggregates {
         }
         cases.push(case_stats(&main, settings));
         if !base.is_empty() {
-            baselines.push(baseline_stats(&key.0, &key.1, &main, &base, settings));
+            baselines.push(baseline_stats(&suite, &case, &main, &base, settings));
         }
     }
+    let case_rows: Vec<&Row> = rows.iter().filter(|r| !r.trigger && !r.baseline).collect();
+    let baseline_total = baseline_total(rows, &baselines, settings);
+    Aggregates {
+        settings,
+        routing: per_skill(&triggers),
+        suites: suite_totals(&cases, &case_rows),
+        total: totals("*", &cases.iter().collect::<Vec<_>>(), &case_rows),
+        trigger_suites: trigger_totals(&triggers),
+        cases,
+        triggers,
+        baselines,
+        baseline_total,
+    }
+}
+
+/// The rows by (suite, case), in the order each case is first seen.
+fn groups(rows: &[Row]) -> Vec<((String, String), Vec<&Row>)> {
+    let mut order: Vec<(String, String)> = Vec::new();
+    let mut groups: BTreeMap<(String, String), Vec<&Row>> = BTreeMap::new();
+    for r in rows {
+        let key = (r.suite.clone(), r.case.clone());
+        if !groups.contains_key(&key) {
+            order.push(key.clone());
+        }
+        groups.entry(key).or_default().push(r);
+    }
+    order
+        .into_iter()
+        .map(|key| {
+            let g = groups.remove(&key).unwrap_or_default();
+            (key, g)
+        })
+        .collect()
+}
+
+/// Each suite's totals over its cases, in the order the suites' cases come.
+fn suite_totals(cases: &[CaseStats], case_rows: &[&Row]) -> Vec<Totals> {
     let mut suite_names: Vec<String> = Vec::new();
-    for c in &cases {
+    for c in cases {
         if !suite_names.contains(&c.suite) {
             suite_names.push(c.suite.clone());
         }
     }
-    let case_rows: Vec<&Row> = rows.iter().filter(|r| !r.trigger && !r.baseline).collect();
-    let suites = suite_names
+    suite_names
         .iter()
         .map(|s| {
             let cs: Vec<&CaseStats> = cases.iter().filter(|c| c.suite == *s).collect();
@@ -630,13 +427,15 @@ pub fn aggregate(rows: &[Row], settings: Settings) -> Aggregates {
                 .collect();
             totals(s, &cs, &rs)
         })
-        .collect();
-    let total = totals("*", &cases.iter().collect::<Vec<_>>(), &case_rows);
+        .collect()
+}
 
+/// Each suite's trigger queries as a classifier, in the order the queries come.
+fn trigger_totals(triggers: &[TriggerStats]) -> Vec<TriggerTotals> {
     let mut trigger_suites: Vec<TriggerTotals> = Vec::new();
     // Each suite's queries as a classifier, beside `trigger_suites`.
     let mut confusions: Vec<stats::Confusion> = Vec::new();
-    for t in &triggers {
+    for t in triggers {
         let i = match trigger_suites.iter().position(|x| x.suite == t.suite) {
             Some(i) => i,
             None => {
@@ -678,8 +477,16 @@ pub fn aggregate(rows: &[Row], settings: Settings) -> Aggregates {
             s.warning = Some(NEVER_FIRED.to_string());
         }
     }
+    trigger_suites
+}
 
-    let baseline_total = (!baselines.is_empty()).then(|| {
+/// With the skill against the baseline over the whole run, when any case has a baseline.
+fn baseline_total(
+    rows: &[Row],
+    baselines: &[BaselineStats],
+    settings: Settings,
+) -> Option<BaselineStats> {
+    (!baselines.is_empty()).then(|| {
         // Only cases that have a baseline: the others have nothing to compare with.
         let compared: std::collections::BTreeSet<(&str, &str)> = baselines
             .iter()
@@ -692,37 +499,13 @@ pub fn aggregate(rows: &[Row], settings: Settings) -> Aggregates {
             .collect();
         let base: Vec<&Row> = rows.iter().filter(|r| !r.trigger && r.baseline).collect();
         baseline_stats("*", "*", &skill, &base, settings)
-    });
-    let routing = super::routing::per_skill(&triggers);
-    Aggregates {
-        settings,
-        routing,
-        cases,
-        suites,
-        total,
-        triggers,
-        trigger_suites,
-        baselines,
-        baseline_total,
-    }
-}
-
-/// The rows of a run folder, reading each `result.json` once and keeping only the row.
-pub fn rows_of(dir: &std::path::Path) -> Result<Vec<Row>, ReadError> {
-    let run = crate::record::read_run(dir)?;
-    let mut rows = Vec::new();
-    crate::record::each_case_run(dir, &run, |rel, r| {
-        rows.push(Row {
-            dir: rel,
-            ..Row::of(&r)
-        })
-    })?;
-    Ok(rows)
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::case_run::Variant;
 
     fn row(case: &str, run: u32, outcome: Outcome) -> Row {
         Row {

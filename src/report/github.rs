@@ -6,8 +6,9 @@
 //! escapes them, so no text from an agent or a suite can end the command early or start
 //! another one (`::set-output`, `::add-mask`, …).
 
-use super::aggregate::{CaseStats, CaseVerdict, TriggerStats};
+use super::aggregate::{CaseStats, CaseVerdict};
 use super::model::{CaseRun, Report};
+use super::routing::TriggerStats;
 use crate::record::case_run::Outcome;
 
 /// At most this many annotations (GitHub shows ten per step and type; the rest are counted).

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::aggregate::Row;
+use super::rows::Row;
 use crate::record::RunRecord;
 use crate::record::history::{HistoryLine, SCHEMA};
 

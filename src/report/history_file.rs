@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::aggregate::Row;
+use super::rows::Row;
 use crate::formats::LoadCtx;
 use crate::run::RunReport;
 use crate::suite::Suite;

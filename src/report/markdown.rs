@@ -249,12 +249,12 @@ fn table(t: &super::tables::Table) -> String {
 
 /// The judge's feedback on each case's eval, from its first run with any ("" when none).
 fn weak_expectations(r: &Report) -> String {
-    let feedback = super::aggregate::first_feedback_per_case(r.case_runs.iter().map(|c| {
+    let feedback = super::rows::first_feedback_per_case(r.case_runs.iter().map(|c| {
         (
             c.suite.as_str(),
             c.case.as_str(),
             c.variant.is_comparison(),
-            super::aggregate::feedback_of(&c.result),
+            super::rows::feedback_of(&c.result),
         )
     }));
     if feedback.is_empty() {

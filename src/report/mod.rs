@@ -15,6 +15,7 @@ pub mod markdown;
 pub mod merge;
 pub mod model;
 pub mod routing;
+pub mod rows;
 pub mod skill_creator;
 pub mod step_summary;
 pub mod tables;

@@ -142,11 +142,11 @@ impl Report {
 }
 
 /// The statistics' rows of read case-runs.
-pub fn rows(case_runs: &[CaseRun]) -> Vec<super::aggregate::Row> {
+pub fn rows(case_runs: &[CaseRun]) -> Vec<super::rows::Row> {
     case_runs
         .iter()
         .map(|c| {
-            let mut row = super::aggregate::Row::of(&c.result);
+            let mut row = super::rows::Row::of(&c.result);
             row.dir = c.dir.clone();
             row
         })

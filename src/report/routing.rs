@@ -1,6 +1,6 @@
-//! Routing across skills installed side by side: which skills each trigger query reached, its
-//! routing expectations over its runs, and each skill's precision and recall across every
-//! suite's queries.
+//! Trigger queries over their runs, and routing across skills installed side by side: how often
+//! each query fired ([`TriggerStats`]), which skills it reached, its routing expectations over
+//! its runs, and each skill's precision and recall across every suite's queries.
 //!
 //! A query's ground truth for a skill `s`: positive when the query names `s` in `must_fire`,
 //! negative in `must_not_fire`; for the suite's own skill, its `should_trigger`; and a query that
@@ -9,9 +9,115 @@
 
 use serde::Serialize;
 
-use super::aggregate::{Row, TriggerStats};
+use super::rows::Row;
 use crate::record::case_run::Routing;
 use crate::stats;
+
+/// One trigger query over its runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TriggerStats {
+    pub suite: String,
+    pub id: String,
+    pub query: String,
+    pub should_trigger: bool,
+    /// Runs that could tell (the agent did not fail).
+    pub runs: u64,
+    /// Runs that could not tell (they ended in error before the agent answered: the model API
+    /// down, say): counted neither as firing nor as not firing.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub untold: u64,
+    pub fired: u64,
+    pub trigger_rate: f64,
+    pub threshold: f64,
+    /// `agent` (observed) or `judge` (estimated from the name and description).
+    pub mode: String,
+    pub passed: bool,
+    pub note: Option<String>,
+    /// The skill under test.
+    pub skill: String,
+    /// Every skill that fired on the query, most often first (observed through the agent).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<SkillRate>,
+    /// The query's routing expectations (`must_fire`, `must_not_fire`, `no_other_skill`).
+    #[serde(skip_serializing_if = "Routing::is_empty")]
+    pub expect: Routing,
+    /// How each held over the runs; the query passes only when each does.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<RuleStats>,
+}
+
+impl TriggerStats {
+    /// No run could tell whether the skill fires: the query is neither passed nor failed, it
+    /// is an error.
+    pub fn undecided(&self) -> bool {
+        self.runs == 0 && self.untold > 0
+    }
+
+    /// How a query's firing missed: `fired in 0/2 runs; should trigger (threshold 0.5)`, or
+    /// `could not tell in 3 run(s) …` when no run could.
+    pub fn shortfall(&self) -> String {
+        format!(
+            "{}; should {}trigger (threshold {})",
+            self.fired_in(),
+            if self.should_trigger { "" } else { "not " },
+            self.threshold
+        )
+    }
+
+    /// `fired in 1/2 runs`, with the runs that could not tell; or `could not tell in 3 run(s)
+    /// (each ended in error before the agent answered)`.
+    pub fn fired_in(&self) -> String {
+        if self.undecided() {
+            return format!(
+                "could not tell in {} run(s) (each ended in error before the agent answered)",
+                self.untold
+            );
+        }
+        let untold = match self.untold {
+            0 => String::new(),
+            n => format!(" ({n} more could not tell)"),
+        };
+        format!("fired in {}/{} runs{untold}", self.fired, self.runs)
+    }
+}
+
+/// One trigger query's statistics from its rows (its runs, in order).
+pub fn trigger_stats(rows: &[&Row]) -> TriggerStats {
+    let told: Vec<&&Row> = rows.iter().filter(|r| r.fired.is_some()).collect();
+    let fired = told.iter().filter(|r| r.fired == Some(true)).count() as u64;
+    let n = told.len() as u64;
+    let r0 = rows[0];
+    let rate = if n == 0 { 0.0 } else { fired as f64 / n as f64 };
+    let judged = r0.trigger_mode == "judge";
+    let routed = of_query(rows, &r0.skill, r0.should_trigger, r0.threshold);
+    // A judge guesses for the skill under test only: routing is not observed then.
+    let rules = if judged { Vec::new() } else { routed.rules };
+    TriggerStats {
+        suite: r0.suite.clone(),
+        id: r0.case.clone(),
+        query: r0.query.clone(),
+        should_trigger: r0.should_trigger,
+        runs: n,
+        untold: rows.len() as u64 - n,
+        fired,
+        trigger_rate: rate,
+        threshold: r0.threshold,
+        mode: r0.trigger_mode.clone(),
+        // No run that could tell is never a pass.
+        passed: n > 0
+            && ((rate >= r0.threshold) == r0.should_trigger)
+            && rules.iter().all(|r| r.passed),
+        note: r0.note.clone(),
+        skill: r0.skill.clone(),
+        skills: if judged { Vec::new() } else { routed.skills },
+        expect: routed.expect,
+        rules,
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
 
 /// How often one skill fired on a query, over the runs that could tell.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -37,7 +143,7 @@ pub struct RuleStats {
 }
 
 /// The skills a query's runs reached, most often first, and its rules' outcomes.
-pub fn of_query(rows: &[&Row], skill: &str, should: bool, threshold: f64) -> Routed {
+fn of_query(rows: &[&Row], skill: &str, should: bool, threshold: f64) -> Routed {
     let told: Vec<&&Row> = rows.iter().filter(|r| r.fired.is_some()).collect();
     let n = told.len() as u64;
     let rate = |k: u64| if n == 0 { 0.0 } else { k as f64 / n as f64 };
@@ -87,7 +193,7 @@ pub fn of_query(rows: &[&Row], skill: &str, should: bool, threshold: f64) -> Rou
 }
 
 /// What [`of_query`] found.
-pub struct Routed {
+struct Routed {
     pub skills: Vec<SkillRate>,
     pub rules: Vec<RuleStats>,
     pub expect: Routing,
@@ -233,11 +339,6 @@ pub fn broken(t: &TriggerStats) -> Vec<String> {
             )
         })
         .collect()
-}
-
-/// Whether a run's reports show routing: more than one skill in play, or a rule to check.
-pub fn shown(a: &super::aggregate::Aggregates) -> bool {
-    !a.routing.is_empty() || a.triggers.iter().any(|t| !t.rules.is_empty())
 }
 
 #[cfg(test)]

@@ -44,7 +44,7 @@ pub fn tables(a: &Aggregates) -> Vec<Table> {
         out.push(runs_table(a));
     }
     out.extend(a.trigger_suites.iter().map(|s| trigger_table(a, s)));
-    if super::routing::shown(a) {
+    if a.shows_routing() {
         out.extend(routing_tables(a));
     }
     if !a.baselines.is_empty() {

@@ -5,11 +5,13 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::execute::{CaseRunPlan, CaseRunRecord, Status, Stop};
+use super::case_run::{CaseRunPlan, Stop};
 use super::turns::Driven;
 use crate::assert::shared_text::SharedText;
 use crate::assert::view::CaseRunView;
 use crate::record;
+use crate::record::case_run::{CaseRunRecord, Status};
+use crate::record::changes::FixtureChange;
 use crate::record::files::FileList;
 use crate::suite::{Case, OutputSpec};
 use crate::workspace::Staged;
@@ -43,25 +45,17 @@ pub async fn collect(
     driven: Driven,
     started: Instant,
 ) -> Result<(Staged, Collected), Stop> {
-    let artifacts_dir = plan.dir.join("artifacts");
-    let (staged, after, changes, fixture_changes) = match tokio::task::spawn_blocking(move || {
-        let after = staged.snapshot_now();
-        let changes = staged.before.changes(&after);
-        copy_artifacts(&staged.tree, &changes, &artifacts_dir);
-        let fixture_changes = staged.fixture_changes();
-        (staged, after, changes, fixture_changes)
-    })
-    .await
-    {
-        Ok(collected) => collected,
-        Err(e) => {
-            r.end(
-                Status::Error,
-                format!("collecting the workspace failed: {e}"),
-            );
-            return Err(Stop::Finish);
-        }
-    };
+    let (staged, after, changes, fixture_changes) =
+        match left(staged, plan.dir.join("artifacts")).await {
+            Ok(collected) => collected,
+            Err(e) => {
+                r.end(
+                    Status::Error,
+                    format!("collecting the workspace failed: {e}"),
+                );
+                return Err(Stop::Finish);
+            }
+        };
     let cwd_rel = staged
         .cwd
         .strip_prefix(&staged.root)
@@ -114,20 +108,7 @@ pub async fn collect(
         duration_ms: started.elapsed().as_millis() as u64,
         permission_denials: r.turns.iter().map(|t| t.permission_denials.len()).sum(),
     };
-    let artifacts = r
-        .artifacts
-        .iter()
-        .filter(|c| c.kind != ChangeKind::Deleted)
-        .take(10)
-        .filter_map(|c| {
-            // Never through a symlink: the agent may point one anywhere.
-            let text = staged
-                .tree
-                .read_to_string(&c.path, MAX_ARTIFACT_BYTES)
-                .ok()?;
-            Some((record::path_text::encode(&c.path).into_owned(), text))
-        })
-        .collect();
+    let artifacts = for_the_judge(&r.artifacts, &staged.tree);
     Ok((
         staged,
         Collected {
@@ -136,6 +117,36 @@ pub async fn collect(
             outputs,
         },
     ))
+}
+
+/// The workspace as the agent left it, off the executor: its files now, what changed (the
+/// created and modified files copied to `artifacts_dir`), the fixtures changed.
+async fn left(
+    staged: Staged,
+    artifacts_dir: PathBuf,
+) -> Result<(Staged, Snapshot, Vec<Change>, Vec<FixtureChange>), tokio::task::JoinError> {
+    tokio::task::spawn_blocking(move || {
+        let after = staged.snapshot_now();
+        let changes = staged.before.changes(&after);
+        copy_artifacts(&staged.tree, &changes, &artifacts_dir);
+        let fixture_changes = staged.fixture_changes();
+        (staged, after, changes, fixture_changes)
+    })
+    .await
+}
+
+/// Up to ten created or modified files with their text, for the judge.
+fn for_the_judge(changes: &[Change], tree: &Tree) -> Vec<(String, String)> {
+    changes
+        .iter()
+        .filter(|c| c.kind != ChangeKind::Deleted)
+        .take(10)
+        .filter_map(|c| {
+            // Never through a symlink: the agent may point one anywhere.
+            let text = tree.read_to_string(&c.path, MAX_ARTIFACT_BYTES).ok()?;
+            Some((record::path_text::encode(&c.path).into_owned(), text))
+        })
+        .collect()
 }
 
 /// Writes `workspace.json` (the case-run's changes over its project's listing) and the

@@ -11,7 +11,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::process::{self, Spawn};
-use crate::sandbox::{Bwrap, JailSpec, Layers, Network, jail::overlay_safe};
+use crate::sandbox::spec::overlay_safe;
+use crate::sandbox::{Bwrap, JailSpec, Layers, Network};
 
 /// `Ok` when copy-on-write workspaces work in `parent`; otherwise why not.
 pub async fn probe(bwrap: &Bwrap, parent: &Path) -> Result<(), String> {
@@ -39,7 +40,7 @@ pub async fn probe(bwrap: &Bwrap, parent: &Path) -> Result<(), String> {
         std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
     }
     std::fs::write(base.join("seen"), "").map_err(|e| e.to_string())?;
-    let jail = crate::sandbox::jail::BwrapJail::new(
+    let jail = crate::sandbox::bwrap::BwrapJail::new(
         bwrap.clone(),
         JailSpec {
             case_dir: case.clone(),

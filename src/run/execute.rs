@@ -6,24 +6,22 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::case_run::{CaseRunPlan, Stop, TriggerPlan};
 use super::collect::{self, Collected};
-use super::plan::{TriggerMode, Variant};
+use super::plan::TriggerMode;
 use super::turns::{self, Contained, Driven};
-use crate::assert::check::Checks;
-use crate::assert::verdict::Grade;
-use crate::grade::{self, GradeInput, JudgeSlot};
-use crate::harness::{AgentError, ErrorCategory, Event, Harness, Usage};
+use crate::grade::{self, GradeInput};
+use crate::harness::{AgentError, ErrorCategory, Event, Usage};
 use crate::process::{self, Spawn};
 use crate::record;
-use crate::suite::{Case, Skill, Suite, TriggerCase};
-use crate::workspace::{self, StageOptions, Staged};
+use crate::record::case_run::{FailedToolCall, Kind, TriggerRecord};
+use crate::suite::{Case, Suite};
+use crate::workspace::{self, Staged};
 
 /// Setup and teardown scripts get this long each (as in Skillet).
 pub const SCRIPT_TIMEOUT: Duration = Duration::from_secs(30);
 
-pub use crate::record::case_run::{CaseRunRecord, Kind, Status};
-
-pub use crate::record::case_run::FailedToolCall;
+pub use crate::record::case_run::{CaseRunRecord, Status};
 
 /// The tool calls among `events` whose result was an error (at most 20, each output cut to
 /// 500 characters).
@@ -49,54 +47,7 @@ fn failed_tool_calls(events: &[Event]) -> Vec<FailedToolCall> {
     out
 }
 
-pub use crate::record::case_run::TriggerRecord;
-
-/// What a trigger case-run needs besides the synthetic case.
-#[derive(Debug, Clone)]
-pub struct TriggerPlan<'a> {
-    pub case: &'a TriggerCase,
-    pub mode: TriggerMode,
-    pub threshold: f64,
-}
-
-/// What the runner decided for this case-run.
-pub struct CaseRunPlan<'a> {
-    pub suite: &'a Suite,
-    pub case: &'a Case,
-    pub run: u32,
-    pub variant: Variant,
-    /// Set for a trigger eval.
-    pub trigger: Option<TriggerPlan<'a>>,
-    /// The skill to install instead of the suite's (`--baseline-skill`).
-    pub skill: Option<Skill>,
-    /// Interrupt (Ctrl-C): stop the agent, record the case-run as interrupted.
-    pub cancel: Option<tokio::sync::watch::Receiver<bool>>,
-    pub harness: &'a dyn Harness,
-    pub model: Option<String>,
-    pub timeout: Duration,
-    pub trust: bool,
-    pub keep_workspace: bool,
-    pub stage: StageOptions,
-    /// How the case-run's processes are contained.
-    pub sandbox: crate::sandbox::Setting,
-    pub dir: PathBuf,
-    /// The run folder `dir` is in (its project listings are kept there once each).
-    pub run_dir: PathBuf,
-    pub judge: Option<JudgeSlot>,
-    pub checks: &'a Checks,
-    /// Secrets out of everything recorded (see [`super::redact`]).
-    pub redact: &'a super::redact::Redactor,
-    /// Where the agent's retries of its model API are told as they happen.
-    pub retries: Option<super::retry::Retries>,
-}
-
 impl CaseRunRecord {
-    /// How the case-run ended, when not as a completed run: its status and why.
-    pub(super) fn end(&mut self, status: Status, reason: impl Into<String>) {
-        self.status = status;
-        self.reason = Some(reason.into());
-    }
-
     fn new(plan: &CaseRunPlan<'_>) -> Self {
         CaseRunRecord {
             schema: crate::record::case_run::SCHEMA.into(),
@@ -191,14 +142,6 @@ impl CaseRunRecord {
             stdout_in: None,
         }
     }
-}
-
-/// Why a stage ended the case-run early (having recorded why in the result).
-pub enum Stop {
-    /// It ends here, with what is recorded.
-    Finish,
-    /// Ctrl-C, SIGTERM or SIGHUP stopped it.
-    Interrupted,
 }
 
 /// Runs one case-run to its end and records it. Never panics on agent behaviour; every
@@ -435,19 +378,8 @@ fn conclude(r: &mut CaseRunRecord, plan: &CaseRunPlan<'_>, driven: &Driven) {
 /// The grade: a trigger eval's (did the skill fire?), or the checks' and the judge's; then
 /// `grading.json`.
 async fn grade_case_run(r: &mut CaseRunRecord, plan: &CaseRunPlan<'_>, collected: Collected) {
-    if let Some(t) = r.trigger.as_mut() {
-        // A trigger eval: did the skill fire, as the agent's own events show?
-        let fired = r.skills_invoked.contains(&t.skill);
-        // A failed agent cannot tell: such runs are left out of the trigger rate.
-        t.fired = (r.status == Status::Completed).then_some(fired);
-        let broken: Vec<String> = t
-            .routing
-            .rules(&t.skill, t.should_trigger)
-            .into_iter()
-            .filter(|rule| !rule.holds(&r.skills_invoked))
-            .map(|rule| rule.describe())
-            .collect();
-        r.grade = Some(trigger_grade(t, r.reason.as_deref(), &broken));
+    if r.trigger.is_some() {
+        grade::trigger::grade_observed(r);
     } else {
         let graded = grade::grade(
             plan.suite,
@@ -473,6 +405,20 @@ async fn grade_case_run(r: &mut CaseRunRecord, plan: &CaseRunPlan<'_>, collected
     }
 }
 
+/// `--trigger-mode judge`: no agent runs; the judge guesses from the skill's name and
+/// description whether it would fire on the query.
+async fn judge_trigger(r: &mut CaseRunRecord, plan: &CaseRunPlan<'_>, t: &TriggerPlan<'_>) {
+    let skill = plan.skill.as_ref().or(plan.suite.skill.as_ref());
+    let description = skill
+        .and_then(|s| s.description.clone())
+        .unwrap_or_default();
+    let judged =
+        grade::trigger::grade_judged(r, plan.judge.as_ref(), &description, &t.case.query).await;
+    if let Err(why) = judged {
+        r.end(Status::Error, why);
+    }
+}
+
 /// The name the skill goes by in the workspace (and in `Skill` tool calls).
 fn skill_name(suite: &Suite) -> String {
     suite
@@ -481,87 +427,6 @@ fn skill_name(suite: &Suite) -> String {
         .map(|s| s.name.clone())
         .or_else(|| suite.package.as_ref().and_then(|p| p.name.clone()))
         .unwrap_or_default()
-}
-
-/// One trigger case-run's verdict: the skill fired exactly when it should have. (The query's
-/// verdict is its trigger rate over all its runs against the threshold; see the report.)
-fn trigger_grade(t: &TriggerRecord, failure: Option<&str>, broken: &[String]) -> Grade {
-    use crate::assert::verdict::Verdict;
-    let (verdict, mut reasons) = match t.fired {
-        Some(f) if f == t.should_trigger => (Verdict::Pass, Vec::new()),
-        Some(true) => (
-            Verdict::Fail,
-            vec![format!("the skill `{}` fired but should not have", t.skill)],
-        ),
-        Some(false) => (
-            Verdict::Fail,
-            vec![format!(
-                "the skill `{}` did not fire but should have",
-                t.skill
-            )],
-        ),
-        None => (
-            Verdict::Fail,
-            vec![failure.unwrap_or("the agent failed").to_string()],
-        ),
-    };
-    // Routing holds or not only in a run that could tell what fired.
-    let verdict = if t.fired.is_some() && !broken.is_empty() {
-        reasons.extend(broken.iter().map(|b| format!("routing: {b} did not hold")));
-        Verdict::Fail
-    } else {
-        verdict
-    };
-    Grade {
-        score: if verdict == Verdict::Pass { 1.0 } else { 0.0 },
-        verdict,
-        checks_passed: 0,
-        checks_total: 0,
-        reasons,
-    }
-}
-
-/// `--trigger-mode judge`: no agent runs; the judge guesses from the skill's name and
-/// description whether it would fire on the query.
-async fn judge_trigger(result: &mut CaseRunRecord, plan: &CaseRunPlan<'_>, t: &TriggerPlan<'_>) {
-    let Some(slot) = plan.judge.as_ref() else {
-        result.end(
-            Status::Error,
-            "--trigger-mode judge needs a judge (see --judge)",
-        );
-        return;
-    };
-    let judge = match slot {
-        JudgeSlot::Ready(j, _) => j.clone(),
-        JudgeSlot::Unavailable(why) => {
-            result.end(
-                Status::Error,
-                format!("no judge for --trigger-mode judge: {why}"),
-            );
-            return;
-        }
-    };
-    let skill = plan.skill.as_ref().or(plan.suite.skill.as_ref());
-    let name = result
-        .trigger
-        .as_ref()
-        .map(|t| t.skill.clone())
-        .unwrap_or_default();
-    let description = skill
-        .and_then(|s| s.description.clone())
-        .unwrap_or_default();
-    match crate::judge::trigger::would_fire(&judge, &name, &description, &t.case.query).await {
-        Ok(j) => {
-            if let Some(rec) = result.trigger.as_mut() {
-                rec.fired = Some(j.fires);
-                rec.reason = Some(j.reason);
-                result.grade = Some(trigger_grade(rec, None, &[]));
-            }
-        }
-        Err(e) => {
-            result.end(Status::Error, format!("the trigger judge failed: {e}"));
-        }
-    }
 }
 
 /// A case-run stopped by Ctrl-C: recorded as an error, so `--resume` redoes it.
@@ -617,14 +482,6 @@ fn finish(mut result: CaseRunRecord, started: Instant, plan: &CaseRunPlan<'_>) -
 }
 
 impl CaseRunRecord {
-    /// Writes a file of the case-run's folder, noting a failure.
-    pub(super) fn write(&mut self, path: &Path, bytes: &[u8]) {
-        if let Err(e) = std::fs::write(path, bytes) {
-            self.unrecorded
-                .push(format!("cannot write {}: {e}", path.display()));
-        }
-    }
-
     /// Replaces secret values in every text the terminal may show.
     fn redact(&mut self, r: &super::redact::Redactor) {
         if r.is_empty() {
@@ -660,22 +517,6 @@ impl CaseRunRecord {
         if let Some(g) = self.grade.as_mut() {
             g.reasons.iter_mut().for_each(|s| r.string(s));
         }
-    }
-}
-
-/// Whether `text` is the body of the skill or command under test (front matter removed).
-impl CaseRunPlan<'_> {
-    /// Whether `text` is the body of the skill installed (a command's or a SKILL.md's).
-    pub fn skill_body_is(&self, text: &str) -> bool {
-        let skill = self.skill.as_ref().or(self.suite.skill.as_ref());
-        skill
-            .map(|s| match s.kind {
-                crate::suite::SkillKind::Dir => s.path.join("SKILL.md"),
-                crate::suite::SkillKind::Command => s.path.clone(),
-            })
-            .and_then(|file| std::fs::read_to_string(file).ok())
-            .and_then(|t| crate::suite::skill::body(&t))
-            .is_some_and(|b| b.trim() == text.trim())
     }
 }
 

@@ -5,6 +5,7 @@ pub mod adaptive;
 pub mod cache;
 pub mod cache_key;
 pub mod canary;
+pub mod case_run;
 pub mod collect;
 pub mod cow;
 pub mod doctor;

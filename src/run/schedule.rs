@@ -13,8 +13,8 @@ use super::{
     CaseRunRecord, Context, NotStarted, RunEvent, RunOptions, Variant, cache, cache_key, execute,
     redact,
 };
+use crate::assert::builtin::urls::UrlPolicy;
 use crate::assert::check::Checks;
-use crate::assert::urls::UrlPolicy;
 use crate::host::Unavailable;
 use crate::process;
 use crate::record;
@@ -302,12 +302,12 @@ impl Launch<'_> {
         }
         let case_dir = p.dir(dir);
         let _ = crate::workspace::remove::tree(&case_dir);
-        let r = execute::execute(execute::CaseRunPlan {
+        let r = execute::execute(super::case_run::CaseRunPlan {
             suite: p.suite,
             case: p.case,
             run: p.run,
             variant: p.variant,
-            trigger: p.trigger.map(|t| execute::TriggerPlan {
+            trigger: p.trigger.map(|t| super::case_run::TriggerPlan {
                 case: t,
                 mode: opts.settings.trigger_mode,
                 threshold: opts.settings.trigger_threshold,

@@ -4,10 +4,12 @@
 
 use std::time::{Duration, Instant};
 
-use super::execute::{CaseRunPlan, CaseRunRecord, Status, Stop};
-use crate::harness::{ErrorCategory, Event, Invocation, StreamParser};
+use super::case_run::{CaseRunPlan, Stop};
+use crate::harness::skill_loads::Settled;
+use crate::harness::{ErrorCategory, Event, Invocation, StreamParser, TurnSummary};
 use crate::process::{self, Exited, Spawn};
 use crate::record::Lines;
+use crate::record::case_run::{CaseRunRecord, Status};
 use crate::suite::StdinSource;
 use crate::workspace::Staged;
 
@@ -104,21 +106,11 @@ pub async fn drive(
     let deadline = Instant::now() + plan.timeout;
     // A plain program's stdout that is also the case's output is stored once, as output.txt.
     let plain = stdout_is_output(plan, sent);
-    let (mut raw, mut transcript) = open_records(r, plan, plain);
-    // A prompt expanded to name the skill already carries its body (a command's, filled in;
-    // Codex injects a `$skill`'s SKILL.md): clauditor's system prompt derived from that same
-    // body is not sent twice.
-    let system_prompt = plan
-        .suite
-        .defaults
-        .system_prompt
-        .clone()
-        .filter(|sp| sent.first() == plan.case.turns.first() || !plan.skill_body_is(sp));
+    let mut records = Records::open(r, plan, plain);
+    let system_prompt = system_prompt(plan, sent);
     let mut driven = Driven::default();
     let mut session: Option<String> = None;
     let mut retries_told = 0;
-    let jail = contained.jail.as_ref();
-
     let turns: Vec<String> = if plan.case.command.is_some() {
         vec![String::new()]
     } else {
@@ -129,20 +121,8 @@ pub async fn drive(
             prompt,
             turn: i,
             resume: session.as_deref(),
-            model: plan.model.as_deref(),
             system_prompt: system_prompt.as_deref(),
-            cwd: &staged.cwd,
-            home: &staged.home,
-            sync_tasks: plan.suite.defaults.sync_tasks,
-            allow_hang_heuristic: plan.suite.defaults.allow_hang_heuristic,
-            agent: plan
-                .case
-                .target
-                .as_ref()
-                .filter(|t| t.kind == crate::suite::TargetKind::Agent && plan.stage.install_skill)
-                .map(|t| t.name.as_str()),
-            sandboxed: jail.is_some(),
-            mcp_servers: package_mcp_servers(plan),
+            ..invocation(plan, staged, contained)
         };
         let line = match plan.harness.command(&inv) {
             Ok(line) => line,
@@ -153,99 +133,181 @@ pub async fn drive(
         };
         let mut spawn = spawn_for(line, plan, staged, contained, deadline);
         spawn.sealed_stdout = plan.harness.sealed_stdout();
-        let mut parser = crate::harness::skill_loads::Settled::new(plan.harness.parser(&inv));
-        let mut events: Vec<Event> = Vec::new();
-        let exited = process::run(&spawn, |l| {
-            if let Some(r) = raw.as_mut() {
-                r.raw(l);
-            }
-            // A plain program's output lines are kept once, as its final message.
-            let evs = parser
-                .line(l)
-                .into_iter()
-                .filter(|e| !plain || !matches!(e, Event::Output { .. }));
-            for e in evs {
-                if let Some(t) = transcript.as_mut() {
-                    t.json(&e);
+        let mut parser = Settled::new(plan.harness.parser(&inv));
+        let tell = |e: &Event| tell_retry(plan, e, &mut retries_told);
+        let (exited, mut events) =
+            match stream(&spawn, &mut parser, &mut records, plain, tell).await {
+                Ok(streamed) => streamed,
+                Err(e) => {
+                    r.end(Status::Error, e.to_string());
+                    break;
                 }
-                tell_retry(plan, &e, &mut retries_told);
-                events.push(e);
-            }
-        })
-        .await;
-        let exited = match exited {
-            Ok(e) => e,
-            Err(e) => {
-                r.end(Status::Error, e.to_string());
-                break;
-            }
-        };
+            };
         if let Some(why) = crate::sandbox::failed_to_start(&exited) {
             r.end(Status::Error, why);
             r.stderr_tail = exited.stderr_tail.clone();
             break;
         }
         let late = parser.after_exit(&exited);
-        if let Some(t) = transcript.as_mut() {
-            for e in &late {
-                t.json(e);
-            }
-        }
+        records.events(&late);
         events.extend(late);
         // An agent's claimed cost is believed only within bounds.
         let summary = parser.finish(&exited).with_believed_cost();
-        tally(r, &mut driven, events, plain);
-        r.usage.add(&summary.usage);
-        if let Some(c) = summary.cost_usd {
-            *r.cost_usd.get_or_insert(0.0) += c;
-        }
         session = summary.session_id.clone().or(session);
-        let error = summary.error.clone();
-        r.turns.push(summary);
-        r.exit_code = exited.code;
-        r.timed_out |= exited.timed_out;
-        r.stdout_bytes += exited.stdout_bytes;
-        r.output_truncated |= exited.truncated;
-        r.stderr_tail = exited.stderr_tail.clone();
-        if exited.interrupted {
-            return Err(Stop::Interrupted);
-        }
-        if past_limit(r, &exited, jail) {
-            driven.last_exit = Some(exited);
-            break;
-        }
-        driven.last_exit = Some(exited);
-        if let Some(err) = error {
-            end_on(r, err);
-            break;
-        }
-        if r.timed_out {
+        tally(r, &mut driven, events, plain);
+        if !conclude_turn(r, &mut driven, summary, exited, contained.jail.as_ref())? {
             break;
         }
     }
-    r.unrecorded
-        .extend(raw.iter().chain(transcript.iter()).filter_map(Lines::error));
+    r.unrecorded.extend(records.errors());
     Ok(driven)
 }
 
-/// `raw.jsonl` (none for a plain program whose stdout is its output) and `transcript.jsonl`,
-/// created; a file that cannot be is said in `r.unrecorded`.
-fn open_records(
-    r: &mut CaseRunRecord,
-    plan: &CaseRunPlan<'_>,
-    plain: bool,
-) -> (Option<Lines>, Option<Lines>) {
-    let mut open = |name: &str| {
-        Lines::create(&plan.dir.join(name))
-            .inspect_err(|e| r.unrecorded.push(format!("cannot create {name}: {e}")))
-            .ok()
-    };
-    let raw = if plain { None } else { open("raw.jsonl") };
-    let transcript = open("transcript.jsonl");
-    if plain {
-        r.stdout_in = Some(OUTPUT_FILE.into());
+/// The system prompt to send. A prompt expanded to name the skill already carries its body (a
+/// command's, filled in; Codex injects a `$skill`'s SKILL.md): clauditor's system prompt
+/// derived from that same body is not sent twice.
+fn system_prompt(plan: &CaseRunPlan<'_>, sent: &[String]) -> Option<String> {
+    plan.suite
+        .defaults
+        .system_prompt
+        .clone()
+        .filter(|sp| sent.first() == plan.case.turns.first() || !plan.skill_body_is(sp))
+}
+
+/// What every turn's invocation shares (the prompt, the turn and what it resumes are each
+/// turn's own).
+fn invocation<'a>(
+    plan: &'a CaseRunPlan<'_>,
+    staged: &'a Staged,
+    contained: &Contained,
+) -> Invocation<'a> {
+    Invocation {
+        prompt: "",
+        turn: 0,
+        resume: None,
+        model: plan.model.as_deref(),
+        system_prompt: None,
+        cwd: &staged.cwd,
+        home: &staged.home,
+        sync_tasks: plan.suite.defaults.sync_tasks,
+        allow_hang_heuristic: plan.suite.defaults.allow_hang_heuristic,
+        agent: plan
+            .case
+            .target
+            .as_ref()
+            .filter(|t| t.kind == crate::suite::TargetKind::Agent && plan.stage.install_skill)
+            .map(|t| t.name.as_str()),
+        sandboxed: contained.jail.is_some(),
+        mcp_servers: package_mcp_servers(plan),
     }
-    (raw, transcript)
+}
+
+/// Runs one turn's process: each stdout line recorded raw and read into events as it comes
+/// (a plain program's output lines are kept once, as its final message), each retry told.
+async fn stream(
+    spawn: &Spawn,
+    parser: &mut Settled,
+    records: &mut Records,
+    plain: bool,
+    mut tell: impl FnMut(&Event),
+) -> Result<(Exited, Vec<Event>), process::SpawnError> {
+    let mut events: Vec<Event> = Vec::new();
+    let exited = process::run(spawn, |l| {
+        if let Some(r) = records.raw.as_mut() {
+            r.raw(l);
+        }
+        let evs = parser
+            .line(l)
+            .into_iter()
+            .filter(|e| !plain || !matches!(e, Event::Output { .. }));
+        for e in evs {
+            if let Some(t) = records.transcript.as_mut() {
+                t.json(&e);
+            }
+            tell(&e);
+            events.push(e);
+        }
+    })
+    .await?;
+    Ok((exited, events))
+}
+
+/// A finished turn into the case-run: its summary, usage and cost, how its process ended.
+/// `Ok(false)` when the case-run ends here (a limit, the agent's error, the timeout); `Err`
+/// when it was interrupted.
+fn conclude_turn(
+    r: &mut CaseRunRecord,
+    driven: &mut Driven,
+    summary: TurnSummary,
+    exited: Exited,
+    jail: Option<&crate::sandbox::Jail>,
+) -> Result<bool, Stop> {
+    r.usage.add(&summary.usage);
+    if let Some(c) = summary.cost_usd {
+        *r.cost_usd.get_or_insert(0.0) += c;
+    }
+    let error = summary.error.clone();
+    r.turns.push(summary);
+    r.exit_code = exited.code;
+    r.timed_out |= exited.timed_out;
+    r.stdout_bytes += exited.stdout_bytes;
+    r.output_truncated |= exited.truncated;
+    r.stderr_tail = exited.stderr_tail.clone();
+    if exited.interrupted {
+        return Err(Stop::Interrupted);
+    }
+    if past_limit(r, &exited, jail) {
+        driven.last_exit = Some(exited);
+        return Ok(false);
+    }
+    driven.last_exit = Some(exited);
+    if let Some(err) = error {
+        end_on(r, err);
+        return Ok(false);
+    }
+    Ok(!r.timed_out)
+}
+
+/// The files a case-run's turns are written to as they stream: `raw.jsonl` (none for a plain
+/// program whose stdout is its output) and `transcript.jsonl`.
+struct Records {
+    raw: Option<Lines>,
+    transcript: Option<Lines>,
+}
+
+impl Records {
+    /// Both created; a file that cannot be is said in `r.unrecorded`.
+    fn open(r: &mut CaseRunRecord, plan: &CaseRunPlan<'_>, plain: bool) -> Records {
+        let mut open = |name: &str| {
+            Lines::create(&plan.dir.join(name))
+                .inspect_err(|e| r.unrecorded.push(format!("cannot create {name}: {e}")))
+                .ok()
+        };
+        let raw = if plain { None } else { open("raw.jsonl") };
+        let transcript = open("transcript.jsonl");
+        if plain {
+            r.stdout_in = Some(OUTPUT_FILE.into());
+        }
+        Records { raw, transcript }
+    }
+
+    /// Events that came after the process exited, into the transcript.
+    fn events(&mut self, events: &[Event]) {
+        if let Some(t) = self.transcript.as_mut() {
+            for e in events {
+                t.json(e);
+            }
+        }
+    }
+
+    /// What could not be written to either.
+    fn errors(&self) -> Vec<String> {
+        self.raw
+            .iter()
+            .chain(self.transcript.iter())
+            .filter_map(Lines::error)
+            .collect()
+    }
 }
 
 /// Whether a limit of the case-run stopped it (the disk watch, or the kernel's memory or

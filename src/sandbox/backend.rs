@@ -1,17 +1,20 @@
 //! The sandbox backends, one interface: which work on this machine (probed once per run),
 //! which one `--sandbox` takes, and one case-run's sandbox ([`Jail`]) whatever the backend.
 //!
-//! - `bwrap`: bubblewrap's namespaces (the strongest: [`jail`](super::jail)).
+//! - `bwrap`: bubblewrap's namespaces (the strongest: [`bwrap`](super::bwrap)).
 //! - `landlock`: Landlock, seccomp and a subreaper, nothing to install
-//!   ([`landlocked`](super::landlocked)).
+//!   ([`landlock`](super::landlock)).
 //! - `seatbelt`: macOS's `sandbox-exec` ([`seatbelt`](super::seatbelt)).
 
 use std::path::PathBuf;
 
-use super::jail::{BwrapJail, JailSpec};
-use super::landlocked::{Landlock, LandlockJail};
-use super::probe::Bwrap;
+use super::bwrap::BwrapJail;
+use super::bwrap::probe::Bwrap;
+use super::landlock::LandlockJail;
+use super::landlock::probe::{Landlock, SCOPED_ABI};
+use super::limits::Bounds;
 use super::seatbelt::{Seatbelt, SeatbeltJail};
+use super::spec::JailSpec;
 use super::{Mode, SandboxRecord};
 use crate::host::{HostEnv, Unavailable};
 use crate::process::Spawn;
@@ -66,7 +69,7 @@ impl Backend {
             Backend::Landlock(l) => LANDLOCK_GAPS
                 .iter()
                 .copied()
-                .chain((l.abi < super::landlocked::SCOPED_ABI).then_some(LANDLOCK_UNSCOPED))
+                .chain((l.abi < SCOPED_ABI).then_some(LANDLOCK_UNSCOPED))
                 .collect(),
             Backend::Seatbelt(_) => SEATBELT_GAPS.to_vec(),
         };
@@ -112,8 +115,8 @@ pub fn helper() -> Result<PathBuf, Unavailable> {
 /// Whether `mode`'s backend works here; `None` for `auto` and `none`.
 pub fn probe(mode: Mode, host: &HostEnv) -> Result<Backend, Unavailable> {
     match mode {
-        Mode::Bwrap => super::probe::probe(host, None).map(Backend::Bwrap),
-        Mode::Landlock => super::landlocked::probe(host, helper()?).map(Backend::Landlock),
+        Mode::Bwrap => super::bwrap::probe::probe(host, None).map(Backend::Bwrap),
+        Mode::Landlock => super::landlock::probe::probe(host, helper()?).map(Backend::Landlock),
         Mode::Seatbelt => super::seatbelt::probe().map(Backend::Seatbelt),
         Mode::Auto | Mode::None => Err(Unavailable {
             message: format!("`{}` is not a backend", mode.as_str()),
@@ -164,7 +167,7 @@ pub fn native() -> &'static [Mode] {
 #[derive(Debug)]
 pub struct Jail {
     confined: Confined,
-    bounds: Option<super::limits::Bounds>,
+    bounds: Option<Bounds>,
 }
 
 /// One case-run's confinement by its backend.
@@ -176,7 +179,7 @@ pub enum Confined {
 }
 
 impl Jail {
-    pub fn new(confined: Confined, bounds: Option<super::limits::Bounds>) -> Jail {
+    pub fn new(confined: Confined, bounds: Option<Bounds>) -> Jail {
         Jail { confined, bounds }
     }
 

@@ -12,7 +12,7 @@
 
 use url::Url;
 
-use super::jail::NET_INSIDE;
+use super::spec::NET_INSIDE;
 
 /// One endpoint the host side connects to.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,37 +9,44 @@
 //! `/proc`; and everything inside killed when the case-run ends. The network is the harness's
 //! model endpoints only (through [`forward`]), none, or the host's on request.
 //!
+//! - [`spec`]: what shapes one case-run's sandbox, whatever the backend ([`JailSpec`]).
 //! - [`backend`]: the backends, which work here, which `--sandbox` takes; [`Jail`].
-//! - [`probe`]: is bubblewrap here and does it work? The exit-3 message and its fixes.
-//! - [`jail`]: the bubblewrap command line for one case-run.
-//! - [`landlocked`]: the Landlock backend (with `confine` and `reap` inside).
-//! - [`seatbelt`]: the Seatbelt backend's profile.
-//! - [`shown`]: what of the host a command may read besides the system.
+//! - [`bwrap`]: the bubblewrap backend: the command line for one case-run, what it shows of
+//!   the host ([`bwrap::mounts`]), whether it works here ([`bwrap::probe`]: the exit-3
+//!   message and its fixes).
+//! - [`landlock`]: the Landlock backend's host side (the rules; confining is done inside).
+//! - [`seatbelt`]: the Seatbelt backend and its profile.
+//! - [`shown`]: what of the host a command may read besides the system (every backend).
+//! - [`allowed`]: the Landlock and Seatbelt rules for what a command may write, and reading
+//!   around masked files.
 //! - [`endpoint`]: the model endpoints a harness talks to, and how they are reached inside.
 //! - [`forward`]: the host side of the network: a Unix socket per allowed endpoint.
-//! - [`inside`]: `assay __sandbox-exec`, the first process inside: loopback listeners that
-//!   lead to those sockets, then the command.
+//! - [`inside`]: `assay-sandbox-init` (or `assay __sandbox-exec`), the first process inside
+//!   bubblewrap's and Landlock's sandboxes: the overlay, loopback listeners that lead to those
+//!   sockets, the command's confinement (`confine`) and, under Landlock, its reaping (`reap`).
+//! - [`limits`]: the case-run's limits ([`cgroup`] for memory and processes, [`disk`]).
 
+pub mod allowed;
 pub mod backend;
+pub mod bwrap;
 pub mod cgroup;
 pub mod disk;
 pub mod endpoint;
 pub mod forward;
 pub mod inside;
-pub mod jail;
-pub mod landlocked;
+pub mod landlock;
 pub mod limits;
-pub mod probe;
 pub mod seatbelt;
 pub mod shown;
+pub mod spec;
 
 use serde::{Deserialize, Serialize};
 
 pub use crate::record::case_run::SandboxRecord;
 
 pub use backend::{Backend, Jail};
-pub use jail::{JailSpec, Layers};
-pub use probe::Bwrap;
+pub use bwrap::probe::Bwrap;
+pub use spec::{JailSpec, Layers};
 
 /// `--sandbox`: how agents are contained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, Default)]

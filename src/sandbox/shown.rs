@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::jail::JailSpec;
+use super::spec::JailSpec;
 
 /// Top-level folders of a HOME never shown to an agent, even when a PATH entry is inside.
 pub const SECRET_HOME_DIRS: &[&str] = &[

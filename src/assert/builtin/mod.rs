@@ -13,6 +13,7 @@ pub(crate) mod matching;
 mod process;
 mod text;
 mod transcript;
+pub mod urls;
 
 use serde_json::Value;
 
@@ -43,7 +44,7 @@ pub type EvalFn = fn(&Value, &CaseRunView) -> Result<Finding, String>;
 pub enum Evaluation {
     /// By a function of the check's configuration and the case-run alone.
     Pure(EvalFn),
-    /// By [`super::urls::UrlsReachable`], which needs the run's URL policy.
+    /// By [`urls::UrlsReachable`], which needs the run's URL policy.
     UrlsReachable,
     /// By `has_format` over the run's [`super::formats::Formats`] (built in and plugins').
     HasFormat,

@@ -431,7 +431,8 @@ mod tests {
         use crate::record::case_run::{Kind, TriggerRecord};
         use crate::record::grading::{Grade, Verdict};
         use crate::record::{CaseRunRecord, Status};
-        use crate::report::aggregate::{Row, Settings, aggregate};
+        use crate::report::aggregate::{Settings, aggregate};
+        use crate::report::rows::Row;
         let record = |case: &str, run, passed: bool, variant| CaseRunRecord {
             suite: "s".into(),
             case: case.into(),

@@ -6,11 +6,12 @@ use std::path::Path;
 
 use crate::record::run::AdaptiveRecord;
 use crate::report::aggregate::{self, CaseVerdict};
+use crate::report::rows::{self, Row};
 use crate::report::tables::{interval, num, pct, signed};
 
 /// What the end of a run says, from the run folder as read back.
 pub struct End<'a> {
-    pub rows: &'a [aggregate::Row],
+    pub rows: &'a [Row],
     pub agg: &'a aggregate::Aggregates,
     /// What adaptive repeats did (`--runs auto`), as `run.json` recorded it.
     pub adaptive: Option<&'a AdaptiveRecord>,
@@ -42,7 +43,7 @@ impl End<'_> {
 /// The end-of-run summary: failures first (each with why and where to look), then the
 /// statistics over repeated runs, trigger evals and baselines, when there are any.
 pub fn summary(
-    rows: &[aggregate::Row],
+    rows: &[Row],
     agg: &aggregate::Aggregates,
     shown: impl Fn(&Path) -> String,
 ) -> Vec<String> {
@@ -66,7 +67,7 @@ pub fn summary(
 /// Failing cases (by their verdict over runs) and failing trigger queries, each once, with
 /// why and where to look.
 fn failures(
-    rows: &[aggregate::Row],
+    rows: &[Row],
     agg: &aggregate::Aggregates,
     shown: &dyn Fn(&Path) -> String,
 ) -> Vec<String> {
@@ -123,11 +124,11 @@ fn failures(
 
 /// The expectations grader's review of the evals themselves: expectations a run doing
 /// nothing useful would pass.
-fn weak_expectations(rows: &[aggregate::Row]) -> Vec<String> {
+fn weak_expectations(rows: &[Row]) -> Vec<String> {
     let mut out = Vec::new();
     // The expectations grader's review of the evals themselves: expectations a run doing
     // nothing useful would pass. A model wrote it: one line per item, printed escaped.
-    let feedback = aggregate::feedback_by_case(rows);
+    let feedback = rows::feedback_by_case(rows);
     if !feedback.is_empty() {
         let one_line = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
         out.push(String::new());
@@ -254,7 +255,7 @@ fn triggers(agg: &aggregate::Aggregates) -> Vec<String> {
             if let Some(w) = &s.warning {
                 out.push(format!("  warning: {w}"));
             }
-            let routed = crate::report::routing::shown(agg);
+            let routed = agg.shows_routing();
             for t in agg.triggers.iter().filter(|t| t.suite == s.suite) {
                 out.push(format!(
                     "  {} {} \"{}\": {}, should {}trigger{}",
@@ -354,11 +355,7 @@ fn baselines(agg: &aggregate::Aggregates) -> Vec<String> {
 /// The case-runs as detail under the headline: the skill's and trigger queries' outcomes,
 /// those reused, then the comparison arms' apart (`12 case-runs: 6 passed · baseline runs: 6
 /// failed`).
-pub fn case_runs_line(
-    rows: &[aggregate::Row],
-    adaptive: bool,
-    reused_from: impl Fn(&str) -> usize,
-) -> String {
+pub fn case_runs_line(rows: &[Row], adaptive: bool, reused_from: impl Fn(&str) -> usize) -> String {
     let tally_of = |compared: bool| {
         let mut t: std::collections::BTreeMap<&str, usize> = Default::default();
         for r in rows.iter().filter(|r| r.baseline == compared) {

@@ -1,4 +1,6 @@
-//! The bubblewrap command line for one case-run.
+//! The `bwrap` backend, bubblewrap's namespaces (the strongest): [`BwrapJail`], the
+//! bubblewrap command line for one case-run; [`mounts`], what it shows of the host before what
+//! a command needs; [`probe`], whether bubblewrap works here.
 //!
 //! What the agent sees, in mount order (later mounts cover earlier ones):
 //! 1. of the host's tree, the system folders alone ([`shown::SYSTEM`]: `/usr`, `/etc`, the
@@ -17,79 +19,20 @@
 //!    outside, so every path a harness computed stays true; with UAAPS `writable-paths`, the
 //!    workspace read-only except those folders.
 
+pub mod mounts;
+pub mod probe;
+
 use std::path::{Path, PathBuf};
 
-use super::endpoint::Plan as NetPlan;
-use super::probe::{Bwrap, HELPER_INSIDE};
-use super::shown::{self, real_folder_under};
-use super::{Network, SandboxRecord};
+use self::mounts::{bind, covers, in_system, mask, ro_bind_at};
+use self::probe::{Bwrap, HELPER_INSIDE};
 use crate::process::Spawn;
-
-/// What every sandbox is, before what is shown: its namespaces (the network's is added unless
-/// `--network host`), no capabilities and no way to get them back, death with assay, its own
-/// `/proc` and a minimal `/dev`.
-pub const BASE: &[&str] = &[
-    "--unshare-user",
-    "--unshare-pid",
-    "--unshare-ipc",
-    "--unshare-uts",
-    "--unshare-cgroup-try",
-    // Run as root, bubblewrap would keep every capability inside: enough to unmount what
-    // hides the host, or remount it writable. None (and no user namespace to get them back
-    // in: see [`NO_USERNS`]).
-    "--cap-drop",
-    "ALL",
-    "--die-with-parent",
-    "--dev",
-    "/dev",
-    "--proc",
-    "/proc",
-];
-
-/// No user namespaces inside. bubblewrap does it by running the command in a second, nested
-/// user namespace, where the first process could not mount a copy-on-write workspace; so with
-/// one, the first process's seccomp filter refuses them instead (see `inside`), after the mount.
-pub const NO_USERNS: &str = "--disable-userns";
-
-/// Where the forwarder's sockets appear inside.
-pub const NET_INSIDE: &str = "/run/assay/net";
-
-/// Everything that shapes one case-run's sandbox.
-#[derive(Debug, Clone)]
-pub struct JailSpec {
-    /// The case-run's folder (`work/` and `home/`): writable.
-    pub case_dir: PathBuf,
-    /// The workspace root (`work/`).
-    pub root: PathBuf,
-    /// Workspace-relative folders that alone are writable (UAAPS `writable-paths`); empty: all.
-    pub writable: Vec<PathBuf>,
-    /// Folders (or files) covered by an empty one: projects, run folder, cache, workspaces.
-    pub hidden: Vec<PathBuf>,
-    /// The user's real HOME, hidden too.
-    pub real_home: Option<PathBuf>,
-    /// Extra host folders shown read-only (`[run] sandbox_read`).
-    pub read_only: Vec<PathBuf>,
-    /// Host files covered by an empty one, even inside a folder that is shown.
-    pub masked: Vec<PathBuf>,
-    pub network: Network,
-    /// A copy-on-write workspace: its layers, mounted over `root` inside.
-    pub overlay: Option<Layers>,
-    /// The size of the sandbox's own `/tmp`, `/dev/shm`, `/run` and `/var/tmp` (the disk
-    /// limit); `None`: the kernel's default (half the memory).
-    pub tmpfs_size: Option<u64>,
-}
-
-/// The layers of a copy-on-write workspace (see `workspace::layers`).
-#[derive(Debug, Clone)]
-pub struct Layers {
-    /// The read-only layers, top first (the case-run's stage, the project's shared copy).
-    pub lower: Vec<PathBuf>,
-    /// The agent's layer, and overlayfs's work folder beside it (both in `dir`).
-    pub upper: PathBuf,
-    pub work: PathBuf,
-    /// The case-run's folder holding `upper` and `work` (and the stage).
-    pub dir: PathBuf,
-}
+use crate::sandbox::endpoint::Plan as NetPlan;
+use crate::sandbox::forward::Forwarder;
+use crate::sandbox::inside::{HELPER_BIN, SUBCOMMAND};
+use crate::sandbox::shown::{self, real_folder_under};
+use crate::sandbox::spec::{JailSpec, NET_INSIDE};
+use crate::sandbox::{Network, SandboxRecord};
 
 /// What the first process inside may do before it drops them all: mount the overlay, and
 /// (as overlayfs does its copying with the mounter's rights) own what it copies up.
@@ -101,11 +44,6 @@ const OVERLAY_CAPS: &[&str] = &[
     "CAP_SETPCAP",
 ];
 
-/// Whether overlayfs can take `path` in its mount options (no `:`, `,` or `\\`, UTF-8).
-pub fn overlay_safe(path: &Path) -> bool {
-    path.to_str().is_some_and(|p| !p.contains([':', ',', '\\']))
-}
-
 /// One case-run's bubblewrap sandbox, ready to wrap commands.
 #[derive(Debug)]
 pub struct BwrapJail {
@@ -113,7 +51,7 @@ pub struct BwrapJail {
     spec: JailSpec,
     net: Option<NetPlan>,
     /// The host side of the network, kept alive as long as the jail.
-    forwarder: Option<super::forward::Forwarder>,
+    forwarder: Option<Forwarder>,
     /// The start of every command line: see [`covers`]. Worked out once per case-run.
     covers: Vec<String>,
     /// The folders those cover.
@@ -127,7 +65,7 @@ impl BwrapJail {
         let (net, forwarder) = match spec.network {
             Network::Model => {
                 let plan = NetPlan::new(endpoints);
-                let fwd = super::forward::Forwarder::start(&plan.targets())?;
+                let fwd = Forwarder::start(&plan.targets())?;
                 (Some(plan), Some(fwd))
             }
             Network::None | Network::Host => (None, None),
@@ -180,9 +118,8 @@ impl BwrapJail {
         }
         args.push("--".into());
         args.push(HELPER_INSIDE.into());
-        if self.bwrap.helper.file_name().and_then(|n| n.to_str()) != Some(super::inside::HELPER_BIN)
-        {
-            args.push(super::inside::SUBCOMMAND.into());
+        if self.bwrap.helper.file_name().and_then(|n| n.to_str()) != Some(HELPER_BIN) {
+            args.push(SUBCOMMAND.into());
         }
         if let Some(o) = &self.spec.overlay {
             let path = |p: &Path| p.display().to_string();
@@ -274,129 +211,6 @@ impl BwrapJail {
                 mask(a, &m);
             }
         }
-    }
-}
-
-/// What the kernel shows of itself besides `/proc`: read-only.
-const SYS: &str = "/sys";
-
-/// The folders every sandbox has empty and private.
-const PRIVATE: &[&str] = &["/tmp", "/var/tmp", "/run", "/dev/shm", "/home", "/root"];
-
-/// What every command of one case-run's sandbox starts with: [`BASE`], its network, the
-/// system folders, and an empty folder over every private folder and everything hidden
-/// within them; with the folders actually covered.
-fn covers(spec: &JailSpec) -> (Vec<String>, Vec<PathBuf>) {
-    let mut a: Vec<String> = BASE.iter().map(|x| x.to_string()).collect();
-    if spec.overlay.is_none() {
-        a.push(NO_USERNS.into());
-    }
-    a.extend(["--hostname".into(), "assay-sandbox".into()]);
-    if spec.network != Network::Host {
-        a.push("--unshare-net".into());
-    }
-    a.extend(system());
-    let mut hidden: Vec<PathBuf> = PRIVATE
-        .iter()
-        .map(PathBuf::from)
-        .chain(spec.real_home.clone())
-        .chain(spec.hidden.iter().cloned())
-        .filter(|p| p.is_absolute() && p.as_os_str().len() > 1)
-        .filter(|p| PRIVATE.iter().any(|d| p == Path::new(d)) || in_system(p))
-        .collect();
-    hidden.sort_by_key(|p| p.components().count());
-    let mut covered: Vec<PathBuf> = Vec::new();
-    for h in hidden {
-        if covered.iter().any(|c| h.starts_with(c)) {
-            continue;
-        }
-        // Only real folders can be covered; a symlink (`/var/run -> /run`) follows its target.
-        match std::fs::symlink_metadata(&h) {
-            Ok(m) if m.is_dir() => {
-                if let Some(n) = spec.tmpfs_size {
-                    a.extend(["--size".into(), n.to_string()]);
-                }
-                a.extend(["--tmpfs".into(), h.display().to_string()]);
-                covered.push(h);
-            }
-            Ok(m) if m.is_file() => mask(&mut a, &h),
-            _ => {}
-        }
-    }
-    if std::fs::symlink_metadata("/var/run").is_ok_and(|m| m.file_type().is_symlink()) {
-        a.extend(["--symlink".into(), "/run".into(), "/var/run".into()]);
-    }
-    if spec.network == Network::Host {
-        // Name resolution may live under /run (systemd-resolved).
-        if let Ok(real) = std::fs::canonicalize("/etc/resolv.conf")
-            && (covered.iter().any(|c| real.starts_with(c)) || !in_system(&real))
-        {
-            ro_bind_at(&mut a, &real, &real);
-        }
-    }
-    (a, covered)
-}
-
-/// The system folders, read-only, each where the host has it (a link as a link), and `/sys`:
-/// bubblewrap's arguments for all a sandbox shows of the host's tree before its toolchains.
-pub fn system() -> Vec<String> {
-    let mut a = Vec::new();
-    for dir in shown::SYSTEM.iter().chain(&[SYS]) {
-        match std::fs::symlink_metadata(dir) {
-            Ok(m) if m.file_type().is_symlink() => {
-                if let Ok(to) = std::fs::read_link(dir) {
-                    a.extend(["--symlink".into(), to.display().to_string(), (*dir).into()]);
-                }
-            }
-            Ok(m) if m.is_dir() => ro_bind_at(&mut a, Path::new(dir), Path::new(dir)),
-            _ => {}
-        }
-    }
-    a
-}
-
-/// Whether the system folders that every sandbox shows hold `p` (by its path as given, and
-/// by its real path).
-pub fn in_system(p: &Path) -> bool {
-    static REAL: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
-    let system = REAL.get_or_init(|| {
-        let real = shown::SYSTEM
-            .iter()
-            .filter_map(|d| std::fs::canonicalize(d).ok());
-        shown::SYSTEM
-            .iter()
-            .map(PathBuf::from)
-            .chain(real)
-            .collect()
-    });
-    if system.iter().any(|d| p.starts_with(d)) {
-        return true;
-    }
-    std::fs::canonicalize(p).is_ok_and(|r| system.iter().any(|d| r.starts_with(d)))
-}
-
-/// `--ro-bind SOURCE DEST`.
-fn ro_bind_at(a: &mut Vec<String>, source: &Path, dest: &Path) {
-    a.extend([
-        "--ro-bind".into(),
-        source.display().to_string(),
-        dest.display().to_string(),
-    ]);
-}
-
-/// `--bind PATH PATH`: writable.
-fn bind(a: &mut Vec<String>, path: &Path) {
-    let p = path.display().to_string();
-    a.extend(["--bind".into(), p.clone(), p]);
-}
-
-/// An empty, read-only file (or folder) over `path`.
-fn mask(a: &mut Vec<String>, path: &Path) {
-    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
-        let p = path.display().to_string();
-        a.extend(["--tmpfs".into(), p.clone(), "--remount-ro".into(), p]);
-    } else {
-        ro_bind_at(a, Path::new("/dev/null"), path);
     }
 }
 

@@ -14,10 +14,8 @@
 
 #![cfg_attr(not(target_os = "linux"), allow(unused_imports, dead_code))]
 
-#[path = "confine.rs"]
 mod confine;
 #[cfg(target_os = "linux")]
-#[path = "reap.rs"]
 mod reap;
 
 use std::collections::HashMap;
@@ -143,8 +141,8 @@ fn parse(args: &[String]) -> Result<Args, String> {
 }
 
 /// Runs inside the sandbox; `args` are those after the subcommand. Plain threads, std and
-/// libc only (`src/bin/assay-sandbox-init.rs` builds this file alone into a small binary): this
-/// runs once per command, and its start-up is the sandbox's cost.
+/// libc only (`src/bin/assay-sandbox-init.rs` builds this folder alone into a small binary):
+/// this runs once per command, and its start-up is the sandbox's cost.
 pub fn main(args: &[String]) -> ExitCode {
     let args = match parse(args) {
         Ok(a) => a,

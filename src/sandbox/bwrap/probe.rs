@@ -51,9 +51,9 @@ pub fn probe(host: &HostEnv, helper: Option<PathBuf>) -> Result<Bwrap, Unavailab
     };
     // Every namespace a case-run may use, the network's included.
     let out = Command::new(&program)
-        .args(super::jail::BASE)
-        .args(super::jail::system())
-        .args([super::jail::NO_USERNS, "--unshare-net", "--", "true"])
+        .args(super::mounts::BASE)
+        .args(super::mounts::system())
+        .args([super::mounts::NO_USERNS, "--unshare-net", "--", "true"])
         .env_clear()
         .stdin(Stdio::null())
         .output()
@@ -81,7 +81,7 @@ pub fn probe(host: &HostEnv, helper: Option<PathBuf>) -> Result<Bwrap, Unavailab
 /// The small `assay-sandbox-init` installed beside assay, else assay itself (which runs the
 /// same code as `assay __sandbox-exec`, at the cost of loading all of assay).
 fn helper_beside(exe: PathBuf) -> PathBuf {
-    let small = exe.with_file_name(super::inside::HELPER_BIN);
+    let small = exe.with_file_name(crate::sandbox::inside::HELPER_BIN);
     if small.is_file() { small } else { exe }
 }
 

@@ -17,9 +17,8 @@ use reqwest::Url;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use serde_json::Value;
 
-use super::builtin::{Finding, URL_PATTERN};
-use super::check::Evaluator;
-use super::view::CaseRunView;
+use super::{Finding, URL_PATTERN};
+use crate::assert::view::CaseRunView;
 
 pub const MAX_URLS: usize = 20;
 pub const MAX_REDIRECTS: usize = 5;
@@ -227,8 +226,9 @@ where
     }
 }
 
-impl Evaluator for UrlsReachable {
-    fn evaluate(&self, config: &Value, view: &Arc<CaseRunView>) -> Result<Finding, String> {
+impl UrlsReachable {
+    /// The check over `view`'s output (`assert::check::Evaluator` calls this).
+    pub fn evaluate(&self, config: &Value, view: &CaseRunView) -> Result<Finding, String> {
         let wanted = config.get("count").and_then(Value::as_i64).unwrap_or(1);
         let urls = urls_in(&view.output);
         let total = urls.len();
