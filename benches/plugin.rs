@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use assay::assert::check::Checks;
 use assay::assert::view::CaseRunView;
-use assay::plugin::grants::PluginConfig;
+use assay::config::PluginConfig;
 use assay::plugin::{Declared, NativePolicy, Plugins};
 use assay::suite::{Check, CheckTarget};
 use serde_json::json;

@@ -856,7 +856,7 @@ fn assert_clean(files: &[&Path]) {
 fn action_yml() -> serde_json::Value {
     let path = repo().join("action.yml");
     let text = std::fs::read_to_string(&path).unwrap();
-    let source = assay::syntax::node::Source::new(path, text);
+    let source = assay::diag::source::Source::new(path, text);
     let (node, problems) = assay::syntax::yaml::parse(&source);
     assert!(problems.is_empty(), "action.yml: {problems:?}");
     node.map(|n| n.to_json()).unwrap_or_default()

@@ -11,11 +11,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use assay::harness::claude_code::ClaudeCode;
-use assay::harness::{Event, Harness, HarnessSettings, Invocation, TurnSummary};
 use assay::plugin::grants::Grants;
 use assay::plugin::harness::PluginHarness;
 use assay::plugin::loaded::LoadedPlugin;
 use assay::process::Exited;
+use assay::{
+    harness::{Event, Harness, HarnessSettings, Invocation},
+    record::agent::TurnSummary,
+};
 use serde_json::json;
 use support::model_server::{ModelServer, text, tool};
 use support::*;

@@ -2,7 +2,7 @@
 //! problems that render.
 #![no_main]
 
-use assay::syntax::node::Source;
+use assay::diag::source::Source;
 use assay_fuzz::{check_problems, check_tree};
 use libfuzzer_sys::fuzz_target;
 

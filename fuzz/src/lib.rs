@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use assay::diag::Problem;
 use assay::discover::{self, Options};
 use assay::formats::LoadCtx;
-use assay::syntax::node::{Node, Source, Span, Value};
+use assay::{syntax::{node::{Node, Value}}, diag::{source::{Source, Span}}};
 
 /// A private copy of an example project whose `files` the fuzzer may overwrite.
 pub struct Project {

@@ -8,10 +8,13 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::builtin::urls::{UrlPolicy, UrlsReachable};
-use super::builtin::{self, CheckOutcome, EvalFn, Evaluation, Finding};
 use super::formats::{ExtraFormats, Formats};
 use super::view::CaseRunView;
 use crate::suite;
+use {
+    super::builtin::{self, EvalFn, Evaluation, Finding},
+    crate::record::grading::CheckOutcome,
+};
 
 /// One check type's evaluation. `Err` means the check could not be evaluated; it then counts as failed.
 ///

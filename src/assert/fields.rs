@@ -6,9 +6,9 @@
 
 use fancy_regex::Regex;
 
-use super::builtin::CheckOutcome;
 use super::formats::{Formats, ValueFormat, full_match};
-use crate::judge::extract::Extraction;
+use crate::record::grading::CheckOutcome;
+use crate::record::grading::Extraction;
 use crate::suite::{Field, Section, Tier};
 
 fn outcome(

@@ -1,8 +1,8 @@
 //! A case-run's verdict from its harness outcome, its checks and its judge items.
 
-use super::builtin::CheckOutcome;
+use crate::record::grading::CheckOutcome;
 
-pub use crate::record::grading::{Grade, Verdict};
+use crate::record::grading::{Grade, Verdict};
 
 /// What the judge concluded about a case-run's judge items.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -9,7 +9,6 @@ use serde_json::Value;
 use super::{GradeArgs, Selection, load, print_problems};
 use crate::assert::builtin::urls::UrlPolicy;
 use crate::assert::check::Checks;
-use crate::assert::verdict::Verdict;
 use crate::exit::Exit;
 use crate::formats::LoadCtx;
 use crate::grade::ab::Tally;
@@ -19,6 +18,7 @@ use crate::grade::regrading::{self, CaseRunRegraded, Regrading};
 use crate::grade::{self, Graded};
 use crate::host::HostEnv;
 use crate::judge::compare::{Comparison, Preference};
+use crate::record::grading::Verdict;
 use crate::suite::{Case, Suite};
 
 pub fn run(ctx: &LoadCtx, args: &GradeArgs, plugins: &crate::plugin::Plugins) -> Exit {
@@ -278,7 +278,7 @@ fn print_graded(label: &str, g: &Graded, detail: bool) {
 }
 
 /// What the judge found: each expectation, the rubric, the criteria, its failure.
-fn print_judge(j: &grade::JudgeRecord) {
+fn print_judge(j: &crate::record::grading::JudgeRecord) {
     say!(
         "  judge {}:{} (chosen by {})",
         j.provider,
@@ -443,7 +443,7 @@ fn read_runs(
     args: &GradeArgs,
     dir: &Path,
 ) -> Result<(Vec<Recorded>, Option<Vec<Recorded>>), Exit> {
-    let bad = |e: regrade::ReadError| {
+    let bad = |e: crate::record::ReadError| {
         tell!("error: {e}");
         Exit::BadInput
     };

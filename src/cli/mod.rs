@@ -17,34 +17,34 @@
 /// `print!` through [`emit`]: a reader that went away ends stdout quietly, never a panic.
 macro_rules! print {
     ($($arg:tt)*) => {
-        $crate::cli::emit($crate::cli::Stream::Stdout, &format!($($arg)*))
+        $crate::host::output::emit($crate::host::output::Stream::Stdout, &format!($($arg)*))
     };
 }
 
 /// `println!` through [`emit`].
 macro_rules! println {
     () => {
-        $crate::cli::emit($crate::cli::Stream::Stdout, "\n")
+        $crate::host::output::emit($crate::host::output::Stream::Stdout, "\n")
     };
     ($($arg:tt)*) => {
-        $crate::cli::emit($crate::cli::Stream::Stdout, &format!("{}\n", format_args!($($arg)*)))
+        $crate::host::output::emit($crate::host::output::Stream::Stdout, &format!("{}\n", format_args!($($arg)*)))
     };
 }
 
 /// `eprint!` through [`emit`].
 macro_rules! eprint {
     ($($arg:tt)*) => {
-        $crate::cli::emit($crate::cli::Stream::Stderr, &format!($($arg)*))
+        $crate::host::output::emit($crate::host::output::Stream::Stderr, &format!($($arg)*))
     };
 }
 
 /// `eprintln!` through [`emit`].
 macro_rules! eprintln {
     () => {
-        $crate::cli::emit($crate::cli::Stream::Stderr, "\n")
+        $crate::host::output::emit($crate::host::output::Stream::Stderr, "\n")
     };
     ($($arg:tt)*) => {
-        $crate::cli::emit($crate::cli::Stream::Stderr, &format!("{}\n", format_args!($($arg)*)))
+        $crate::host::output::emit($crate::host::output::Stream::Stderr, &format!("{}\n", format_args!($($arg)*)))
     };
 }
 
@@ -605,7 +605,7 @@ fn declared_plugins(
     scope: &[PathBuf],
     flags: &[PathBuf],
 ) -> Result<Vec<crate::plugin::Declared>, Exit> {
-    use crate::plugin::{Declared, grants::PluginConfig};
+    use crate::{config::PluginConfig, plugin::Declared};
     let mut declared: Vec<Declared> = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
     for root in project_roots(ctx, scope) {
@@ -694,8 +694,6 @@ pub fn print_json(v: &impl serde::Serialize) {
     let text = serde_json::to_string_pretty(v).unwrap_or_default();
     println!("{}", crate::text::printable_json(&text));
 }
-
-pub use crate::host::output::{Stream, emit};
 
 /// Prints problems to stderr, and a closing line when any is an error.
 pub fn print_problems(problems: &[Problem]) {

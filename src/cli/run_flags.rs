@@ -9,9 +9,12 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::run::options::{Mode, RunSettings, Runs, TriggerMode};
 use crate::run::shard::ShardSpec;
 use crate::sandbox::limits::{count, size};
+use crate::{
+    record::{case_run::TriggerMode, run::Mode},
+    run::options::{RunSettings, Runs},
+};
 
 /// The `assay run` flags that the run takes as they are (flattened into `run`, `watch`,
 /// `doctor` and `optimize`), converted once into [`RunSettings`] by [`RunFlags::from`].

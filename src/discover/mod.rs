@@ -16,8 +16,7 @@ use crate::formats::LoadCtx;
 use crate::formats::find::{self, Found, Job, Scan};
 use crate::suite::{Format, Loaded, paths, skill};
 
-pub use crate::suite::paths::{SKIPPED_DIRS, is_skipped_dir};
-pub use crate::suite::root::project_root;
+use crate::suite::paths::is_skipped_dir;
 
 /// What to look at.
 #[derive(Debug, Clone, Default)]

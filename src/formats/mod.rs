@@ -13,8 +13,8 @@ pub mod write;
 
 use std::path::{Path, PathBuf};
 
+use crate::diag::source::Span;
 use crate::suite::Location;
-use crate::syntax::node::Span;
 use crate::syntax::reader::Doc;
 use find::EvalFormat;
 

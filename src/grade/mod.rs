@@ -14,14 +14,14 @@ pub mod trigger;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::assert::builtin::CheckOutcome;
 use crate::assert::check::Checks;
-use crate::assert::verdict::{self, Grade};
 use crate::assert::view::CaseRunView;
 use crate::harness::Event;
 use crate::judge::{Judge, JudgeInfo};
 use crate::record;
+use crate::record::grading::CheckOutcome;
 use crate::suite::{Case, Suite};
+use crate::{assert::verdict, record::grading::Grade};
 
 /// The judge a case-run may use, or why it has none.
 #[derive(Debug, Clone)]
@@ -48,7 +48,7 @@ impl JudgeSlot {
     }
 }
 
-pub use crate::record::grading::JudgeRecord;
+use crate::record::grading::JudgeRecord;
 
 /// What grading needs of a finished case-run.
 pub struct GradeInput {
@@ -161,10 +161,10 @@ pub async fn grade(
     let mut grade = verdict::grade(input.completed, input.reason.as_deref(), &outcomes, &judged);
     let output_cut = input.output_cut.is_some();
     if let Some(why) = input.output_cut
-        && grade.verdict == verdict::Verdict::Pass
+        && grade.verdict == crate::record::grading::Verdict::Pass
     {
         // What was cut could have made a check fail (a `not_contains`, a length limit).
-        grade.verdict = verdict::Verdict::NotGraded;
+        grade.verdict = crate::record::grading::Verdict::NotGraded;
         grade.reasons.insert(0, why);
     }
     Graded {

@@ -30,7 +30,7 @@ pub struct Recorded {
     pub result: CaseRunRecord,
 }
 
-pub use crate::record::ReadError;
+use crate::record::folder::ReadError;
 
 /// Every case-run recorded in a run folder, in folder order.
 pub fn read_run(dir: &Path) -> Result<Vec<Recorded>, ReadError> {

@@ -3,8 +3,8 @@
 //! guessed by a judge from the skill's name and description, no agent run.
 
 use super::JudgeSlot;
-use crate::assert::verdict::{Grade, Verdict};
 use crate::record::case_run::{CaseRunRecord, Status, TriggerRecord};
+use crate::record::grading::{Grade, Verdict};
 
 /// A trigger case-run observed through the agent: whether the skill fired, as the agent's own
 /// events show, and the grade that follows.

@@ -5,13 +5,16 @@
 //! translates: the host runs the command in the sandbox, with the scrubbed environment.
 
 use super::claude_code::ClaudeParser;
-use super::{
-    AgentError, CommandLine, ErrorCategory, Event, Harness, HostEnv, Invocation, StreamParser,
-    TurnSummary, Unavailable,
-};
 use crate::process::Exited;
 use crate::suite::AdapterSpec;
 use crate::workspace::Engine;
+use {
+    super::{CommandLine, Event, Harness, Invocation, StreamParser},
+    crate::{
+        host::{HostEnv, Unavailable},
+        record::agent::{AgentError, ErrorCategory, TurnSummary},
+    },
+};
 
 pub struct Adapter {
     spec: AdapterSpec,

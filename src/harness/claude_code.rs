@@ -6,11 +6,14 @@
 
 use serde_json::Value;
 
-use super::{
-    AgentError, CommandLine, ErrorCategory, Event, Harness, HarnessSettings, HostEnv, Invocation,
-    StreamParser, TurnSummary, Unavailable, Usage,
-};
 use crate::process::Exited;
+use {
+    super::{CommandLine, Event, Harness, HarnessSettings, Invocation, StreamParser},
+    crate::{
+        host::{HostEnv, Unavailable},
+        record::agent::{AgentError, ErrorCategory, TurnSummary, Usage},
+    },
+};
 
 pub const DEFAULT_PERMISSION_MODE: &str = "bypassPermissions";
 /// Variables that carry a Claude login.
@@ -121,8 +124,8 @@ impl Harness for ClaudeCode {
     }
 
     /// Anthropic's key variables, `ANTHROPIC_BASE_URL` and `~/.claude/.credentials.json`.
-    fn login(&self) -> super::Login {
-        super::Login::of(AUTH_VARS, &["ANTHROPIC_BASE_URL"], &[LOGIN_FILE])
+    fn login(&self) -> crate::host::Login {
+        crate::host::Login::of(AUTH_VARS, &["ANTHROPIC_BASE_URL"], &[LOGIN_FILE])
     }
 
     /// `ANTHROPIC_BASE_URL`, else Anthropic's API.

@@ -9,11 +9,14 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{
-    AgentError, CommandLine, ErrorCategory, Event, Harness, HarnessSettings, HostEnv, Invocation,
-    StreamParser, TurnSummary, Unavailable, Usage,
-};
 use crate::process::Exited;
+use {
+    super::{CommandLine, Event, Harness, HarnessSettings, Invocation, StreamParser},
+    crate::{
+        host::{HostEnv, Unavailable},
+        record::agent::{AgentError, ErrorCategory, TurnSummary, Usage},
+    },
+};
 
 pub const DEFAULT_SANDBOX: &str = "workspace-write";
 pub const AUTH_VARS: &[&str] = &["OPENAI_API_KEY", "CODEX_API_KEY"];
@@ -68,8 +71,8 @@ impl Harness for Codex {
     }
 
     /// OpenAI's key variables, `OPENAI_BASE_URL` and `~/.codex/auth.json`.
-    fn login(&self) -> super::Login {
-        super::Login::of(AUTH_VARS, &["OPENAI_BASE_URL"], &[LOGIN_FILE])
+    fn login(&self) -> crate::host::Login {
+        crate::host::Login::of(AUTH_VARS, &["OPENAI_BASE_URL"], &[LOGIN_FILE])
     }
 
     /// A private `CODEX_HOME` whose config bounds connection retries (Codex otherwise retries

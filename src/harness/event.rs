@@ -73,4 +73,4 @@ pub enum Event {
     },
 }
 
-pub use crate::record::agent::{AgentError, ErrorCategory, TurnSummary, Usage};
+use crate::record::agent::ErrorCategory;

@@ -14,11 +14,12 @@ pub mod skill_loads;
 
 use std::path::Path;
 
-pub use event::{AgentError, ErrorCategory, Event, TurnSummary, Usage};
+use crate::record::agent::TurnSummary;
+pub use event::Event;
 
 use crate::process::Exited;
 
-pub use crate::host::{HostEnv, Login, Unavailable};
+use crate::host::{HostEnv, Login, Unavailable};
 
 /// One turn of a case, as a harness needs to see it.
 #[derive(Debug, Clone)]

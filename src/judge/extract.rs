@@ -11,7 +11,7 @@ use super::modes::{GradeError, ask_valid};
 use super::provider::{Judge, Prompt};
 use crate::suite::Section;
 
-pub use crate::record::grading::{ExtractedSection, ExtractedTier, Extraction};
+use crate::record::grading::{ExtractedSection, ExtractedTier, Extraction};
 
 const SYSTEM: &str = "You extract structured data from documents, exactly as written. You never invent, complete \
 or correct values: a value that is not in the document is null. Reply with JSON only, in exactly the shape asked for.";

@@ -12,7 +12,8 @@ use serde_json::Value;
 use super::fence::{FENCE_RULE, bounded, fence};
 use super::matching::{CRITERION, EXPECTATION, Wanted, match_items};
 use super::provider::{Judge, JudgeError, Prompt};
-use crate::suite::{Criterion, Thresholds};
+use crate::record::grading::Thresholds;
+use crate::suite::Criterion;
 
 /// What the judge sees of a case-run.
 #[derive(Debug, Clone, Default)]
@@ -38,9 +39,9 @@ pub enum GradeError {
     },
 }
 
-pub use crate::record::grading::{
+use crate::record::grading::{
     CriteriaGrade, CriterionResult, ExpectationResult, ExpectationsGrade,
-    ExpectationsSummary as Summary, Feedback, RubricGrade, Suggestion,
+    ExpectationsSummary as Summary, Feedback, RubricGrade,
 };
 
 pub(super) const SYSTEM: &str = "You are a strict, careful grader of AI agent runs. You judge only from the evidence given. \

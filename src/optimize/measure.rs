@@ -7,8 +7,11 @@ use std::path::{Path, PathBuf};
 use super::Query;
 use super::score::{QueryScore, Score};
 use crate::formats::LoadCtx;
-use crate::run::{self, Mode, NotStarted, RunEvent, RunOptions};
 use crate::suite::{Location, Skill, Suite, TriggerCase};
+use crate::{
+    record::run::Mode,
+    run::{self, NotStarted, RunEvent, RunOptions},
+};
 
 /// One description to measure: a label (its suite's id) and the skill installed with it.
 pub struct Variant {

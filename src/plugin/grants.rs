@@ -16,7 +16,7 @@ use super::host::STDERR_CAP;
 pub const DEFAULT_TIMEOUT_MS: u64 = 1_000;
 pub const DEFAULT_MEMORY_MIB: u64 = 64;
 
-pub use crate::config::PluginConfig;
+use crate::config::PluginConfig;
 
 /// The grants and limits in force for one plugin, resolved against the project root.
 #[derive(Debug, Clone, PartialEq, Serialize)]

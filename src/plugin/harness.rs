@@ -10,12 +10,15 @@ use super::host::HostState;
 use super::loaded::{HarnessInfo, LoadedPlugin};
 use super::sync_call::outside_async;
 use super::wit::{GuestParser, HarnessCall};
-use crate::harness::{
-    AgentError, CommandLine, ErrorCategory, Event, Harness, HarnessSettings, HostEnv, Invocation,
-    StreamParser, TurnSummary, Unavailable, VersionCommand,
-};
 use crate::process::Exited;
 use crate::workspace::Engine;
+use crate::{
+    harness::{
+        CommandLine, Event, Harness, HarnessSettings, Invocation, StreamParser, VersionCommand,
+    },
+    host::{HostEnv, Unavailable},
+    record::agent::{AgentError, ErrorCategory, TurnSummary},
+};
 
 pub struct PluginHarness {
     plugin: Arc<LoadedPlugin>,

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::harness::ErrorCategory;
+use crate::record::agent::ErrorCategory;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckTypeInfo {

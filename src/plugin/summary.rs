@@ -6,7 +6,10 @@
 use serde_json::Value;
 
 use super::provides::ErrorKind;
-use crate::harness::{ErrorCategory, Event, TurnSummary};
+use crate::{
+    harness::Event,
+    record::agent::{ErrorCategory, TurnSummary},
+};
 
 /// A turn's summary, its error's own kind kept.
 pub fn summary(json: &str, kinds: &[ErrorKind]) -> Result<TurnSummary, serde_json::Error> {

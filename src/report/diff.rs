@@ -8,8 +8,8 @@
 
 use serde::Serialize;
 
-use super::model::{Outcome, Report};
 use crate::record::case_run::Variant;
+use {super::model::Report, crate::record::case_run::Outcome};
 
 /// One side of a diff: a run folder's report, or a UAAPS report file
 /// ([`super::uaaps::read`]).

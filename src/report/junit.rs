@@ -14,7 +14,10 @@ use std::collections::BTreeMap;
 use quick_xml::escape::escape;
 
 use super::aggregate::CaseVerdict;
-use super::model::{CaseRun, Outcome, Report};
+use {
+    super::model::{CaseRun, Report},
+    crate::record::case_run::Outcome,
+};
 
 fn secs(ms: u64) -> String {
     format!("{:.3}", ms as f64 / 1000.0)

@@ -10,7 +10,7 @@ use crate::record::case_run::{Kind, Variant};
 use crate::record::feedback::{FeedbackFile, FeedbackItem};
 use crate::record::grading::{CheckOutcome, JudgeRecord};
 use crate::record::{CaseRunRecord, RunRecord};
-pub use crate::record::{Outcome, ReadError};
+use crate::record::{case_run::Outcome, folder::ReadError};
 /// The JSON report's schema; a new version is a new name, old ones keep their meaning.
 pub const SCHEMA: &str = "assay.report/v1";
 

@@ -6,9 +6,12 @@
 
 use std::path::PathBuf;
 
-use super::{Mode, NotStarted, RunEvent, RunOptions, TriggerMode};
 use crate::formats::LoadCtx;
 use crate::suite::{Suite, TriggerCase};
+use {
+    super::{NotStarted, RunEvent, RunOptions},
+    crate::record::{case_run::TriggerMode, run::Mode},
+};
 
 /// Runs of the canary query per skill: it passes when the skill fires in any.
 pub const RUNS: u32 = 2;

@@ -5,11 +5,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::plan::{TriggerMode, Variant};
 use crate::assert::check::Checks;
 use crate::grade::JudgeSlot;
 use crate::harness::Harness;
 use crate::record::case_run::{CaseRunRecord, Status};
+use crate::record::case_run::{TriggerMode, Variant};
 use crate::suite::{Case, Skill, Suite, TriggerCase};
 use crate::workspace::StageOptions;
 

@@ -16,7 +16,10 @@ use crate::record::files::FileList;
 use crate::suite::{Case, OutputSpec};
 use crate::workspace::Staged;
 use crate::workspace::layers::Tree;
-use crate::workspace::snapshot::{Change, ChangeKind, Snapshot};
+use crate::{
+    record::changes::{Change, ChangeKind},
+    workspace::snapshot::Snapshot,
+};
 
 /// Artifacts copied into the run folder, at most.
 const MAX_ARTIFACT_BYTES: u64 = 16 << 20;

@@ -437,7 +437,7 @@ fn probe_options(opts: &RunOptions, scratch: &Path) -> RunOptions {
     let s = &mut probe_opts.settings;
     s.output_dir = Some(scratch.join("run"));
     s.runs = Some(super::options::Runs::Fixed(1));
-    s.mode = plan::Mode::Artifacts;
+    s.mode = crate::record::run::Mode::Artifacts;
     s.filter = None;
     s.target = None;
     s.shard = None;
@@ -506,7 +506,7 @@ fn category_fix(category: crate::record::agent::ErrorCategory) -> &'static str {
 }
 
 /// A probe case-run's outcome as a check.
-fn probe_check(r: &super::CaseRunRecord) -> Check {
+fn probe_check(r: &crate::record::case_run::CaseRunRecord) -> Check {
     let what = format!("probe {}", r.harness);
     let model = r.model.as_deref().unwrap_or("its default model");
     let answer = std::fs::read_to_string(r.dir.join("output.txt"))
@@ -515,7 +515,7 @@ fn probe_check(r: &super::CaseRunRecord) -> Check {
         .map(|t| format!(": {:?}", crate::text::shorten(t.trim(), 40)))
         .unwrap_or_default();
     match (&r.status, &r.error) {
-        (super::Status::Completed, None) => Check::new(
+        (crate::record::case_run::Status::Completed, None) => Check::new(
             what,
             State::Ok,
             format!(

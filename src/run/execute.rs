@@ -8,20 +8,23 @@ use std::time::{Duration, Instant};
 
 use super::case_run::{CaseRunPlan, Stop, TriggerPlan};
 use super::collect::{self, Collected};
-use super::plan::TriggerMode;
 use super::turns::{self, Contained, Driven};
 use crate::grade::{self, GradeInput};
-use crate::harness::{AgentError, ErrorCategory, Event, Usage};
 use crate::process::{self, Spawn};
 use crate::record;
+use crate::record::case_run::TriggerMode;
 use crate::record::case_run::{FailedToolCall, Kind, TriggerRecord};
 use crate::suite::{Case, Suite};
 use crate::workspace::{self, Staged};
+use crate::{
+    harness::Event,
+    record::agent::{AgentError, ErrorCategory, Usage},
+};
 
 /// Setup and teardown scripts get this long each (as in Skillet).
 pub const SCRIPT_TIMEOUT: Duration = Duration::from_secs(30);
 
-pub use crate::record::case_run::{CaseRunRecord, Status};
+use crate::record::case_run::{CaseRunRecord, Status};
 
 /// The tool calls among `events` whose result was an error (at most 20, each output cut to
 /// 500 characters).

@@ -34,10 +34,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-pub use crate::grade::JudgeSlot;
-pub use execute::{CaseRunRecord, Status};
-pub use options::{Baseline, Mode, RunOptions, RunSettings, TriggerMode};
-pub use plan::Variant;
+use crate::record::case_run::CaseRunRecord;
+use crate::record::case_run::TriggerMode;
+pub use options::{Baseline, RunOptions, RunSettings};
 /// (`resolve::judge::judge_for`, by the name `assay grade` calls it.)
 pub use resolve::judge::judge_for;
 pub use reuse::Reused;

@@ -8,8 +8,8 @@
 use std::path::PathBuf;
 
 use super::shard::ShardSpec;
-pub use crate::record::case_run::TriggerMode;
-pub use crate::record::run::Mode;
+use crate::record::case_run::TriggerMode;
+use crate::record::run::Mode;
 
 impl Mode {
     pub fn artifacts(self) -> bool {

@@ -16,9 +16,7 @@ use crate::host::{HostEnv, Unavailable};
 use crate::record;
 use crate::suite::{Case, Suite, TriggerCase};
 
-pub use crate::record::case_run::{TriggerMode, Variant};
-/// (`run::Mode`, kept here for `run/doctor.rs`.)
-pub use crate::record::run::Mode;
+use crate::record::case_run::{TriggerMode, Variant};
 
 impl Variant {
     /// The case-run folder's name: `run-<k>`, `baseline-<k>`.

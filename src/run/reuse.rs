@@ -4,8 +4,14 @@
 use std::path::{Path, PathBuf};
 
 use super::plan::Planned;
-use super::{CaseRunRecord, Context, JudgeSlot, RunOptions, Status, Variant, cache, cache_key};
 use crate::record;
+use {
+    super::{Context, RunOptions, cache, cache_key},
+    crate::{
+        grade::JudgeSlot,
+        record::case_run::{CaseRunRecord, Status, Variant},
+    },
+};
 
 /// A case-run not run again: its result is already in the run folder (`--resume`) or came
 /// from the cache.
@@ -128,7 +134,7 @@ pub(super) fn cacheable(r: &CaseRunRecord) -> bool {
     r.status == Status::Completed
         && r.grade
             .as_ref()
-            .is_some_and(|g| g.verdict != crate::assert::verdict::Verdict::NotGraded)
+            .is_some_and(|g| g.verdict != crate::record::grading::Verdict::NotGraded)
         && r.judge.as_ref().is_none_or(|j| j.error.is_none())
 }
 

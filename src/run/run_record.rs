@@ -203,7 +203,7 @@ pub(super) struct VersionProbe {
 #[derive(Default)]
 pub(super) struct Versions {
     pub text: BTreeMap<String, String>,
-    pub missing: Vec<(String, crate::harness::Unavailable)>,
+    pub missing: Vec<(String, crate::host::Unavailable)>,
 }
 
 /// Each harness CLI's `--version` (10 s at most each), run as its agents will be: in the
@@ -227,7 +227,7 @@ pub(super) async fn harness_versions(
             }
             Err(why) => out.missing.push((
                 h.name().to_string(),
-                crate::harness::Unavailable {
+                crate::host::Unavailable {
                     message: format!(
                         "`{program}` (the {} harness's program) cannot be started inside the sandbox: {why}",
                         h.name()

@@ -4,7 +4,6 @@
 
 use std::path::PathBuf;
 
-use super::options::{RunOptions, TriggerMode};
 use super::plan::Plan;
 use super::resolve::sandbox::{limits, probe_limits, workspace_parent};
 use super::setup::Setup;
@@ -15,6 +14,7 @@ use crate::record;
 use crate::sandbox::limits::Enforcement;
 use crate::sandbox::{Backend, Mode, Network, Setting};
 use crate::workspace::StageOptions;
+use {super::options::RunOptions, crate::record::case_run::TriggerMode};
 
 /// The run's sandbox, as decided.
 pub(super) struct Sandboxing {

@@ -9,16 +9,16 @@ use futures::StreamExt;
 
 use super::plan::Planned;
 use super::reuse::cacheable;
-use super::{
-    CaseRunRecord, Context, NotStarted, RunEvent, RunOptions, Variant, cache, cache_key, execute,
-    redact,
-};
 use crate::assert::builtin::urls::UrlPolicy;
 use crate::assert::check::Checks;
 use crate::host::Unavailable;
 use crate::process;
 use crate::record;
 use crate::workspace::StageOptions;
+use {
+    super::{Context, NotStarted, RunEvent, RunOptions, cache, cache_key, execute, redact},
+    crate::record::case_run::{CaseRunRecord, Variant},
+};
 
 /// The async runtime the run's case-runs (and its probes) run on.
 pub(super) fn runtime() -> Result<tokio::runtime::Runtime, NotStarted> {

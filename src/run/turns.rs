@@ -6,12 +6,15 @@ use std::time::{Duration, Instant};
 
 use super::case_run::{CaseRunPlan, Stop};
 use crate::harness::skill_loads::Settled;
-use crate::harness::{ErrorCategory, Event, Invocation, StreamParser, TurnSummary};
 use crate::process::{self, Exited, Spawn};
 use crate::record::Lines;
 use crate::record::case_run::{CaseRunRecord, Status};
 use crate::suite::StdinSource;
 use crate::workspace::Staged;
+use crate::{
+    harness::{Event, Invocation, StreamParser},
+    record::agent::{ErrorCategory, TurnSummary},
+};
 
 /// Where the agent runs: its environment, and the sandbox around it.
 pub struct Contained {
@@ -33,7 +36,7 @@ pub struct Driven {
 
 /// The turn's harness reported an error: the case-run ends with it, as an error when the
 /// model API or a harness plugin failed, else as the agent's failure.
-fn end_on(r: &mut CaseRunRecord, mut err: crate::harness::AgentError) {
+fn end_on(r: &mut CaseRunRecord, mut err: crate::record::agent::AgentError) {
     if err.category == ErrorCategory::Network
         && let Some(why) = r.sandbox.as_ref().and_then(|s| s.why_unreachable())
     {
@@ -321,7 +324,7 @@ fn past_limit(r: &mut CaseRunRecord, exited: &Exited, jail: Option<&crate::sandb
         return false;
     };
     r.end(Status::Error, why.clone());
-    r.error = Some(crate::harness::AgentError {
+    r.error = Some(crate::record::agent::AgentError {
         category: ErrorCategory::Limit,
         message: why,
         kind: None,

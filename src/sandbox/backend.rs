@@ -15,9 +15,9 @@ use super::landlock::probe::{Landlock, SCOPED_ABI};
 use super::limits::Bounds;
 use super::seatbelt::{Seatbelt, SeatbeltJail};
 use super::spec::JailSpec;
-use super::{Mode, SandboxRecord};
 use crate::host::{HostEnv, Unavailable};
 use crate::process::Spawn;
+use {super::Mode, crate::record::case_run::SandboxRecord};
 
 /// A backend that works on this machine.
 #[derive(Debug, Clone)]

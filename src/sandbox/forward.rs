@@ -15,7 +15,7 @@ use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinHandle;
 
 use super::endpoint::{Plan, Target};
-use super::{Network, SandboxRecord};
+use {super::Network, crate::record::case_run::SandboxRecord};
 
 /// Connections one case-run's sandbox may have open to its endpoints at once.
 pub const MAX_CONNECTIONS: usize = 64;

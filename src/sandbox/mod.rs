@@ -42,7 +42,7 @@ pub mod spec;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::record::case_run::SandboxRecord;
+use crate::record::case_run::SandboxRecord;
 
 pub use backend::{Backend, Jail};
 pub use bwrap::probe::Bwrap;

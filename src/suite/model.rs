@@ -289,7 +289,7 @@ pub struct JudgeConfig {
     pub family: Option<String>,
 }
 
-pub use crate::record::grading::Thresholds;
+use crate::record::grading::Thresholds;
 
 impl Default for Thresholds {
     fn default() -> Self {

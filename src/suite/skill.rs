@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use super::model::{Skill, SkillKind};
-use crate::syntax::node::{Source, Value};
 use crate::syntax::yaml;
+use crate::{diag::source::Source, syntax::node::Value};
 
 /// Reads a skill folder (with SKILL.md) or a command file. The name is the folder's or file's
 /// name, as the BMAD and clauditor runners derive it; front matter supplies the description.

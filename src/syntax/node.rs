@@ -3,7 +3,7 @@
 //! JSON and YAML both parse into this one shape, so every loader validates with
 //! the same reader and every error can point at a line and column.
 
-pub use crate::diag::source::{Source, Span};
+use crate::diag::source::Span;
 
 /// One value in a document.
 #[derive(Debug, Clone, PartialEq)]

@@ -29,7 +29,7 @@ pub const ALLOWED: &[&str] = &[
 ];
 
 /// Every vendor's login and endpoint variables (each harness is given its own only).
-pub use crate::host::{AUTH, LOGIN_FILES, Login};
+use crate::host::{AUTH, LOGIN_FILES, Login};
 
 /// Whether `name` is a vendor's endpoint variable (`ANTHROPIC_BASE_URL`, …): no secret, and
 /// passed to every agent, so a program the `command` harness runs finds its model (and

@@ -87,7 +87,7 @@ pub struct StagedFixture {
     pub size: u64,
 }
 
-pub use crate::record::changes::FixtureChange;
+use crate::record::changes::FixtureChange;
 
 #[derive(Debug, thiserror::Error)]
 #[error("cannot {what} {path}: {source}")]
@@ -115,7 +115,7 @@ pub struct StageOptions {
     pub pass_env: Vec<String>,
     /// The harness's login ([`crate::harness::Harness::login`]): its variables and login files,
     /// and no other vendor's.
-    pub login: env::Login,
+    pub login: crate::host::Login,
     /// The user's real HOME, for copying CLI login files.
     pub real_home: Option<PathBuf>,
     /// Where workspaces are made (default: the system temp folder).

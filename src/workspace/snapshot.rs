@@ -78,7 +78,7 @@ impl Entry {
     }
 }
 
-pub use crate::record::changes::{Change, ChangeKind};
+use crate::record::changes::{Change, ChangeKind};
 
 /// Calls `f` with every entry under `root` (not `root` itself): its path relative to `root`,
 /// its full path and its own metadata (links are not followed). What cannot be read is noted

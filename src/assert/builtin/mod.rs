@@ -20,7 +20,7 @@ use serde_json::Value;
 use super::view::CaseRunView;
 use crate::suite::Check;
 
-pub use crate::record::grading::CheckOutcome;
+use crate::record::grading::CheckOutcome;
 pub use matching::excerpt;
 pub use text::{ENTRY_PATTERN, URL_PATTERN};
 pub use transcript::agent_blocked;

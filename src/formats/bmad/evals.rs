@@ -90,7 +90,7 @@ fn read_eval(
 /// The prompt, and after it the eval's input files as written in `files`, as skill-creator's
 /// executor tells its agent ("Input files: …"): an agent is never left to guess that a fixture
 /// was staged for it. Nothing is added when there are none.
-fn with_input_files(prompt: String, files: &[(String, crate::syntax::node::Span)]) -> String {
+fn with_input_files(prompt: String, files: &[(String, crate::diag::source::Span)]) -> String {
     if files.is_empty() {
         return prompt;
     }

@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use super::Input;
+use crate::diag::source::Span;
 use crate::suite::Fixture;
 use crate::suite::paths::{self, PathError};
-use crate::syntax::node::Span;
 use crate::syntax::reader::{Doc, index};
 
 /// Files a folder fixture may stand for: past this, it is an error (a fixture is an input,

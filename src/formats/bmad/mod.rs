@@ -29,8 +29,8 @@ use std::path::PathBuf;
 use crate::diag::Problem;
 use crate::suite::Loaded;
 use crate::suite::{Defaults, Format, Skill, Suite};
-use crate::syntax::node::{Node, Span};
 use crate::syntax::reader::Doc;
+use crate::{diag::source::Span, syntax::node::Node};
 
 use super::LoadCtx;
 use super::is_assay_key as is_strict;

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 
 use crate::formats::location;
 use crate::suite::{Suite, TriggerCase};
-use crate::syntax::node::{Node, Span};
 use crate::syntax::reader::{Doc, index};
+use crate::{diag::source::Span, syntax::node::Node};
 
 /// The names a skill's trigger eval file goes by: BMAD's, then those skill-creator's users
 /// give the set its scripts read (its review page exports `eval_set.json`).

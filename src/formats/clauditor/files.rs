@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::diag::source::Span;
 use crate::suite::paths;
 use crate::suite::{Fixture, OutputSpec};
-use crate::syntax::node::Span;
 use crate::syntax::reader::{Doc, Map, index};
 
 /// `input_files`: relative to the spec's folder, inside it, existing, flattened to `inputs/<basename>`.

@@ -3,8 +3,8 @@
 
 use std::collections::HashSet;
 
+use crate::diag::source::Span;
 use crate::formats::check_unique;
-use crate::syntax::node::Span;
 use crate::syntax::reader::{Doc, Map};
 
 /// Every id read so far, with where it was written (its span and field path).

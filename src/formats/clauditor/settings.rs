@@ -3,7 +3,8 @@
 //! and thresholds a run must reach. They become the suite's [`Defaults`].
 
 use super::{GRADING_PROVIDERS, GRADING_TRANSPORTS, HARNESSES, provider_for_model};
-use crate::suite::{Defaults, JudgeConfig, Thresholds, Variance};
+use crate::record::grading::Thresholds;
+use crate::suite::{Defaults, JudgeConfig, Variance};
 use crate::syntax::node::{Node, Value};
 use crate::syntax::reader::{Doc, Map};
 

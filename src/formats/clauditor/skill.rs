@@ -61,7 +61,7 @@ pub(super) fn specs_of(dir: &Path, name: &str) -> Vec<PathBuf> {
 /// [`derived_system_prompt`], or `None` with the reason as an error at `span`.
 pub(super) fn system_prompt(
     doc: &mut Doc,
-    span: crate::syntax::node::Span,
+    span: crate::diag::source::Span,
     skill: &Skill,
     project_root: &Path,
 ) -> Option<String> {

@@ -18,8 +18,11 @@ use crate::suite::{
     Suite,
 };
 use crate::suite::{Loaded, paths};
-use crate::syntax::node::{Node, Span, Value};
 use crate::syntax::reader::{Doc, Map, index};
+use crate::{
+    diag::source::Span,
+    syntax::node::{Node, Value},
+};
 
 /// What a UAAPS `tests/` folder decides: its fixtures are kept in `fixtures/` beside the
 /// config.

@@ -11,8 +11,11 @@ use crate::diag::{Problem, did_you_mean};
 use crate::formats::LoadCtx;
 use crate::suite::Fixture;
 use crate::suite::paths;
-use crate::syntax::node::{Node, Source, Span, Value};
 use crate::syntax::reader::{Doc, Map, join};
+use crate::{
+    diag::source::{Source, Span},
+    syntax::node::{Node, Value},
+};
 
 /// Runs several command hooks of one group in order, each with the same payload on standard
 /// input, and stops at the first that exits non-zero (its code is the case's exit code).

@@ -19,8 +19,8 @@ use crate::suite::{
     Target, TargetKind,
 };
 use crate::suite::{Loaded, paths};
-use crate::syntax::node::{Node, Span};
 use crate::syntax::reader::{Doc, Map, index};
+use crate::{diag::source::Span, syntax::node::Node};
 
 /// What a UAAPS package's eval config decides: 120 s, `evals/` whole is the evaluation, and
 /// fixtures are kept in `evals/fixtures/` and `evals/files/`.

@@ -8,9 +8,9 @@ mod mcp;
 pub mod presets;
 mod read;
 
-use super::{
-    CommandLine, Harness, HarnessSettings, HostEnv, Invocation, StreamParser, Unavailable,
-    VersionCommand,
+use {
+    super::{CommandLine, Harness, HarnessSettings, Invocation, StreamParser, VersionCommand},
+    crate::host::{HostEnv, Unavailable},
 };
 
 pub struct AcpHarness {
@@ -121,10 +121,10 @@ impl Harness for AcpHarness {
 
     /// A preset's engine: its keys, its endpoint variable and its login files; any other agent:
     /// none (`--pass-env` names what it needs).
-    fn login(&self) -> super::Login {
+    fn login(&self) -> crate::host::Login {
         match self.preset {
-            Some(p) => super::Login::of(p.keys, &[p.base_url], p.files),
-            None => super::Login::default(),
+            Some(p) => crate::host::Login::of(p.keys, &[p.base_url], p.files),
+            None => crate::host::Login::default(),
         }
     }
 

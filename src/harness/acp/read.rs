@@ -21,8 +21,11 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::harness::{AgentError, ErrorCategory, Event, StreamParser, TurnSummary};
 use crate::process::Exited;
+use crate::{
+    harness::{Event, StreamParser},
+    record::agent::{AgentError, ErrorCategory, TurnSummary},
+};
 
 /// The longest tool output kept in a `tool_result` event, and tool input in a `tool_call`.
 const MAX_TOOL_OUTPUT: usize = 64 << 10;
@@ -58,7 +61,7 @@ pub struct AcpParser {
     /// Why a cost the agent claimed in this turn was not believed: the turn's is unknown.
     cost_refused: Option<String>,
     /// The tokens the agent said the turn took (the `session/prompt` answer's `usage`).
-    usage: crate::harness::Usage,
+    usage: crate::record::agent::Usage,
 }
 
 /// What is known of one tool call so far.
@@ -386,9 +389,9 @@ impl AcpParser {
 
 /// The tokens of a `session/prompt` answer's `usage` (ACP's `inputTokens`, `outputTokens`,
 /// `cachedReadTokens`, `cachedWriteTokens`).
-fn tokens(u: &Value) -> crate::harness::Usage {
+fn tokens(u: &Value) -> crate::record::agent::Usage {
     let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
-    crate::harness::Usage {
+    crate::record::agent::Usage {
         input_tokens: n("inputTokens"),
         output_tokens: n("outputTokens"),
         cache_read_tokens: n("cachedReadTokens"),

@@ -9,7 +9,10 @@ use crate::record::case_run::Variant;
 use crate::report::aggregate::{CaseVerdict, Rate};
 use crate::report::cases::Group;
 pub use crate::report::cases::groups;
-use crate::report::model::{CaseRun, Outcome, Report};
+use crate::{
+    record::case_run::Outcome,
+    report::model::{CaseRun, Report},
+};
 
 /// The arms the run has beside the skill (the baseline or the variant), in order.
 fn comparison(r: &Report) -> Option<Variant> {

@@ -18,11 +18,14 @@ use std::collections::HashMap;
 
 use quick_xml::escape::escape;
 
-use super::model::{CaseRun, Outcome, Report};
 use crate::record::case_run::Variant;
 use crate::record::feedback::Review;
 use crate::record::grading::JudgeRecord;
 use crate::text::{printable, unify_newlines};
+use {
+    super::model::{CaseRun, Report},
+    crate::record::case_run::Outcome,
+};
 
 /// The page's one script. It reads its data from `#assay-data`, never from the page's text.
 pub const SCRIPT: &str = include_str!("script.js");

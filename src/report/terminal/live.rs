@@ -181,7 +181,7 @@ fn line(r: &CaseRunRecord, totals: &Totals) -> String {
     let reason = r
         .grade
         .as_ref()
-        .filter(|g| g.verdict != crate::assert::verdict::Verdict::Pass)
+        .filter(|g| g.verdict != crate::record::grading::Verdict::Pass)
         .and_then(|g| g.reasons.first().cloned())
         .or_else(|| r.reason.clone());
     if let Some(reason) = reason {

@@ -2,8 +2,11 @@
 //! ([`timeout`], [`case_timeout`]) and how many runs of each case ([`runs`], [`case_runs`]).
 
 use crate::config::Config;
-use crate::run::options::{RunOptions, Runs, TriggerMode};
 use crate::suite::{Case, Suite, TriggerCase};
+use crate::{
+    record::case_run::TriggerMode,
+    run::options::{RunOptions, Runs},
+};
 
 /// Seconds per case-run when nothing else says.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 600;

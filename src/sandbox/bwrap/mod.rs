@@ -32,7 +32,7 @@ use crate::sandbox::forward::Forwarder;
 use crate::sandbox::inside::{HELPER_BIN, SUBCOMMAND};
 use crate::sandbox::shown::{self, real_folder_under};
 use crate::sandbox::spec::{JailSpec, NET_INSIDE};
-use crate::sandbox::{Network, SandboxRecord};
+use crate::{record::case_run::SandboxRecord, sandbox::Network};
 
 /// What the first process inside may do before it drops them all: mount the overlay, and
 /// (as overlayfs does its copying with the mounter's rights) own what it copies up.

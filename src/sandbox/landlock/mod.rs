@@ -26,7 +26,7 @@ use crate::sandbox::forward::LoopbackNet;
 use crate::sandbox::inside::{HELPER_BIN, SUBCOMMAND};
 use crate::sandbox::shown;
 use crate::sandbox::spec::JailSpec;
-use crate::sandbox::{Network, SandboxRecord};
+use crate::{record::case_run::SandboxRecord, sandbox::Network};
 
 /// What the kernel shows of itself: read, never written. `/dev` is not here: only
 /// [`DEVICES`] are reachable (no terminal, console screen or disk of the host's).

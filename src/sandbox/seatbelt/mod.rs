@@ -18,7 +18,10 @@ use crate::process::Spawn;
 use crate::sandbox::allowed::{allowed_except, writable_parts};
 use crate::sandbox::forward::LoopbackNet;
 use crate::sandbox::spec::JailSpec;
-use crate::sandbox::{Network, SandboxRecord, shown};
+use crate::{
+    record::case_run::SandboxRecord,
+    sandbox::{Network, shown},
+};
 
 /// `sandbox-exec`, where it is.
 pub const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
