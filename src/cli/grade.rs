@@ -19,11 +19,12 @@ use crate::grade::{self, Graded};
 use crate::host::HostEnv;
 use crate::judge::compare::{Comparison, Preference};
 use crate::record::grading::Verdict;
+use crate::record::layout;
 use crate::suite::{Case, Suite};
 
 pub fn run(ctx: &LoadCtx, args: &GradeArgs, plugins: &crate::plugin::Plugins) -> Exit {
     let path = ctx.cwd.join(&args.path);
-    if path.join("run.json").is_file() {
+    if path.join(layout::RUN_JSON).is_file() {
         if args.output.is_some() {
             tell!(
                 "error: {} is a run folder; --output grades a captured output against a spec",
@@ -39,7 +40,7 @@ pub fn run(ctx: &LoadCtx, args: &GradeArgs, plugins: &crate::plugin::Plugins) ->
 /// What `assay grade` looks at, for finding plugins: the spec, or a run folder's projects.
 pub fn scope(ctx: &LoadCtx, args: &GradeArgs) -> Vec<PathBuf> {
     let path = ctx.cwd.join(&args.path);
-    let run = path.join("run.json");
+    let run = path.join(layout::RUN_JSON);
     if !run.is_file() {
         return vec![path];
     }

@@ -15,6 +15,7 @@ use crate::formats::from_run::{self, SkillRun};
 use crate::formats::starter::{self, Starter, UndoError, WriteError, Written};
 use crate::formats::write::{self, RunSeed};
 use crate::record::feedback::Review;
+use crate::record::layout;
 
 #[derive(Debug, Args)]
 pub struct InitArgs {
@@ -306,7 +307,7 @@ fn picked(ctx: &LoadCtx, run_dir: &Path, case: &str) -> Result<Picked, Exit> {
     };
     let review = picked.verdict(feedback.as_ref());
     let bad = review.as_ref().is_some_and(|(v, _)| *v == Review::Bad);
-    let output = std::fs::read_to_string(picked.dir.join("output.txt")).unwrap_or_default();
+    let output = std::fs::read_to_string(picked.dir.join(layout::OUTPUT_TXT)).unwrap_or_default();
     if output.trim().is_empty() && !bad {
         tell!(
             "error: the case-run in {} recorded no output to expect",

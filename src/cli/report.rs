@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use super::{ReportArgs, ReportCommand, ReportDiffArgs, ReportMergeArgs, ReportTrendArgs};
 use crate::exit::Exit;
 use crate::formats::LoadCtx;
+use crate::record::layout;
 use crate::report;
 use crate::report::history::{Fingerprint, incomparable};
 use crate::text::{printable, printable_json};
@@ -298,7 +299,7 @@ pub fn run(ctx: &LoadCtx, args: &ReportArgs) -> Exit {
         return Exit::BadInput;
     };
     let dir = ctx.cwd.join(run_dir);
-    if !dir.join("run.json").exists() && dir.join("optimize.json").is_file() {
+    if !dir.join(layout::RUN_JSON).exists() && dir.join(layout::OPTIMIZE_JSON).is_file() {
         return optimisation(ctx, &dir, args);
     }
     let r = match report::read(&dir) {

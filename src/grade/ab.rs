@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::regrade::Recorded;
 use super::{Graded, JudgeSlot};
 use crate::judge::compare::{self, Comparison, Preference};
+use crate::record::layout;
 use crate::suite::Case;
 
 /// What the judge is told the outputs answer: the blind-compare prompt, else the case's turns.
@@ -50,7 +51,7 @@ pub async fn compare_with_other(
     let Some(o) = pair else {
         return Err("not compared: the other run has no such case-run".into());
     };
-    let b = std::fs::read_to_string(o.dir.join("output.txt")).unwrap_or_default();
+    let b = std::fs::read_to_string(o.dir.join(layout::OUTPUT_TXT)).unwrap_or_default();
     compare_with(slot, case, &graded.view.output, &b).await
 }
 

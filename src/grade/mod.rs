@@ -49,6 +49,7 @@ impl JudgeSlot {
 }
 
 use crate::record::grading::JudgeRecord;
+use crate::record::layout;
 
 /// What grading needs of a finished case-run.
 pub struct GradeInput {
@@ -317,7 +318,7 @@ pub fn write_grading(
     grade: Option<&Grade>,
 ) -> std::io::Result<()> {
     record::write_json(
-        &dir.join("grading.json"),
+        &dir.join(layout::GRADING_JSON),
         &grading_json(checks, judge, grade),
     )?;
     match judge.filter(|j| !j.unusable_answers.is_empty()) {
@@ -335,7 +336,7 @@ pub fn write_grading(
 
 /// Where a case-run keeps the judge's answers that could not be used (redacted with the rest
 /// of its folder, each cut at [`MAX_ANSWER`] bytes).
-pub const JUDGE_REPLY: &str = "judge-reply.txt";
+pub const JUDGE_REPLY: &str = layout::JUDGE_REPLY_TXT;
 
 /// The most of one unusable answer kept.
 const MAX_ANSWER: usize = 64 << 10;

@@ -31,6 +31,7 @@ pub struct Recorded {
 }
 
 use crate::record::folder::ReadError;
+use crate::record::layout;
 
 /// Every case-run recorded in a run folder, in folder order.
 pub fn read_run(dir: &Path) -> Result<Vec<Recorded>, ReadError> {
@@ -91,11 +92,11 @@ impl Recorded {
     fn view_of(&self, case: &Case) -> (CaseRunView, Option<String>) {
         let r = &self.result;
         let read = |name: &str| std::fs::read_to_string(self.dir.join(name)).unwrap_or_default();
-        let events: Vec<Event> = read("transcript.jsonl")
+        let events: Vec<Event> = read(layout::TRANSCRIPT_JSONL)
             .lines()
             .filter_map(|l| serde_json::from_str(l).ok())
             .collect();
-        let output = SharedText::from(read("output.txt"));
+        let output = SharedText::from(read(layout::OUTPUT_TXT));
         // A plain program's stdout kept once, as its output (and its final message).
         let kept_once = r.stdout_in.is_some();
         let stdout = match kept_once {
@@ -130,7 +131,7 @@ impl Recorded {
             },
             output,
             stdout,
-            stderr: read("stderr.txt"),
+            stderr: read(layout::STDERR_TXT),
             exit_code: r.exit_code,
             events,
             files,
@@ -185,7 +186,7 @@ impl Recorded {
         self.result.judge = graded.judge.clone();
         self.result.grade = Some(graded.grade.clone());
         self.result.regraded = Some(jiff::Timestamp::now().to_string());
-        record::write_json(&self.dir.join("result.json"), &self.result)
+        record::write_json(&self.dir.join(layout::RESULT_JSON), &self.result)
     }
 }
 

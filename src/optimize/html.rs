@@ -10,11 +10,12 @@
 
 use super::score::{CandidateVerdict, Score};
 use super::{Candidate, Iteration, Measured, Record};
+use crate::record::layout;
 use crate::report::html::plots::{Bar, bars};
 use crate::report::html::{STYLE, csp, e};
 
 /// The page's name in the optimisation folder.
-pub const FILE: &str = "report.html";
+pub const FILE: &str = layout::REPORT_HTML;
 
 const MORE_STYLE: &str = ".desc{white-space:pre-wrap;background:#f6f6f6;padding:.5em .7em;border-radius:4px;margin:.2em 0;overflow-wrap:anywhere}\
 .verdict{font-size:1.1em;font-weight:600;padding:.5em 1em;border-radius:6px;border:1px solid #ddd}.verdict.improved{background:#e6f4ea}.verdict.stays{background:#f6f6f6}\

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::Query;
 use super::score::{QueryScore, Score};
 use crate::formats::LoadCtx;
+use crate::record::layout;
 use crate::suite::{Location, Skill, Suite, TriggerCase};
 use crate::{
     record::run::Mode,
@@ -41,10 +42,11 @@ pub fn measure(
         RunEvent::Started { .. } | RunEvent::Retrying(_) => {}
     });
     for (suite, case, dir) in reused {
-        let mut r: crate::record::case_run::CaseRunRecord = std::fs::read(dir.join("result.json"))
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .ok_or_else(|| format!("cannot read the reused result in {}", dir.display()))?;
+        let mut r: crate::record::case_run::CaseRunRecord =
+            std::fs::read(dir.join(layout::RESULT_JSON))
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .ok_or_else(|| format!("cannot read the reused result in {}", dir.display()))?;
         // A description proposed again is measured by the cache, whose record still names the
         // candidate it was first measured as: it counts for this one.
         r.suite = suite;

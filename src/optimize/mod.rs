@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::formats::LoadCtx;
 use crate::judge::provider::Judge;
+use crate::record::layout;
 use crate::run::RunOptions;
 use crate::suite::{Skill, SkillKind, Suite};
 use measure::Variant;
@@ -819,14 +820,14 @@ pub fn save(dir: &Path, rec: &Record) -> Result<(), Error> {
     let fail = |e: std::io::Error| {
         Error::Infrastructure(format!(
             "cannot record {}: {e}",
-            dir.join("optimize.json").display()
+            dir.join(layout::OPTIMIZE_JSON).display()
         ))
     };
     std::fs::create_dir_all(dir).map_err(fail)?;
     let text = serde_json::to_string_pretty(rec).map_err(|e| fail(std::io::Error::other(e)))?;
     let tmp = dir.join(".optimize.json.tmp");
     std::fs::write(&tmp, text).map_err(fail)?;
-    std::fs::rename(&tmp, dir.join("optimize.json")).map_err(fail)?;
+    std::fs::rename(&tmp, dir.join(layout::OPTIMIZE_JSON)).map_err(fail)?;
     // The HTML view beside it, redrawn each step.
     let skill = std::fs::read_to_string(&rec.file).ok();
     let page = html::render(rec, skill.as_deref());
@@ -840,7 +841,7 @@ pub fn save(dir: &Path, rec: &Record) -> Result<(), Error> {
 
 /// Reads a recorded optimisation to go on from.
 pub fn load(dir: &Path) -> Result<Record, Error> {
-    let path = dir.join("optimize.json");
+    let path = dir.join(layout::OPTIMIZE_JSON);
     let bytes = std::fs::read(&path).map_err(|e| {
         Error::Input(format!(
             "{} is not an optimisation folder: {e}",

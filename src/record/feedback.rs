@@ -12,12 +12,13 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::case_run::Variant;
+use crate::record::layout;
 
 /// The version of `feedback.json` this assay writes and reads.
 pub const SCHEMA: &str = "assay.feedback/v1";
 
 /// The file's name in a run folder.
-pub const FILE: &str = "feedback.json";
+pub const FILE: &str = layout::FEEDBACK_JSON;
 
 /// A reviewer's verdict on one case-run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

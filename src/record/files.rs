@@ -7,6 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::record::layout;
 use serde::{Deserialize, Serialize};
 
 /// The run folder's folder of project listings.
@@ -207,7 +208,7 @@ impl Listings {
 /// project's files (and a check that a file is gone would pass on it).
 pub fn read(case_dir: &Path, listings: &Listings) -> Result<FileList, String> {
     // None when the case-run ended before its workspace was read.
-    let Ok(text) = std::fs::read_to_string(case_dir.join("workspace.json")) else {
+    let Ok(text) = std::fs::read_to_string(case_dir.join(layout::WORKSPACE_JSON)) else {
         return Ok(FileList::default());
     };
     if text.trim_start().starts_with('[') {
@@ -225,7 +226,7 @@ pub fn read(case_dir: &Path, listings: &Listings) -> Result<FileList, String> {
 
 /// The listing hash a case-run's `workspace.json` names, if any.
 pub fn project_of(case_dir: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(case_dir.join("workspace.json")).ok()?;
+    let text = std::fs::read_to_string(case_dir.join(layout::WORKSPACE_JSON)).ok()?;
     serde_json::from_str::<WorkspaceRecord>(&text)
         .ok()
         .map(|r| r.project)

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::case_run::{CaseRunRecord, Status};
 use super::run::RunRecord;
+use crate::record::layout;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
@@ -23,7 +24,7 @@ fn unreadable(path: &Path, message: impl Into<String>) -> ReadError {
 
 /// Reads a run folder's `run.json`.
 pub fn read_run(dir: &Path) -> Result<RunRecord, ReadError> {
-    let path = dir.join("run.json");
+    let path = dir.join(layout::RUN_JSON);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -36,7 +37,7 @@ pub fn read_run(dir: &Path) -> Result<RunRecord, ReadError> {
 
 /// Reads the `result.json` of the case-run folder `dir`.
 pub fn read_case_run(dir: &Path) -> Result<CaseRunRecord, ReadError> {
-    let path = dir.join("result.json");
+    let path = dir.join(layout::RESULT_JSON);
     let text = std::fs::read_to_string(&path).map_err(|e| unreadable(&path, e.to_string()))?;
     CaseRunRecord::parse(&text).map_err(|m| unreadable(&path, m))
 }
@@ -49,7 +50,7 @@ pub fn case_run_dirs(run_dir: &Path) -> Vec<PathBuf> {
         .max_depth(Some(4))
         .build()
         .flatten()
-        .filter(|e| e.file_name() == "result.json" && e.depth() > 0)
+        .filter(|e| e.file_name() == layout::RESULT_JSON && e.depth() > 0)
         .filter_map(|e| e.path().parent().map(Path::to_path_buf))
         .collect();
     found.sort_by(|a, b| natural_cmp(&a.to_string_lossy(), &b.to_string_lossy()));
@@ -111,7 +112,7 @@ pub fn missing(run_dir: &Path, run: &RunRecord) -> Vec<(PathBuf, CaseRunRecord)>
             p.dir
                 .components()
                 .all(|c| matches!(c, std::path::Component::Normal(_)))
-                && !run_dir.join(&p.dir).join("result.json").is_file()
+                && !run_dir.join(&p.dir).join(layout::RESULT_JSON).is_file()
         })
         .map(|p| {
             let record = CaseRunRecord {

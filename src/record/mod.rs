@@ -27,6 +27,7 @@ pub mod files;
 pub mod folder;
 pub mod grading;
 pub mod history;
+pub mod layout;
 pub mod names;
 pub mod path_text;
 pub mod run;

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::rows::Row;
 use crate::formats::LoadCtx;
+use crate::record::layout;
 use crate::run::RunReport;
 use crate::suite::Suite;
 
@@ -36,7 +37,7 @@ pub fn file(cwd: &Path, flag: Option<&Path>, dir: &Path) -> Option<PathBuf> {
     let runs = dir.parent()?;
     let assay = runs.parent()?;
     (runs.file_name()? == "runs" && assay.file_name()? == ".assay")
-        .then(|| assay.join("history.jsonl"))
+        .then(|| assay.join(layout::HISTORY_JSONL))
 }
 
 /// Appends one line per case of the run in `dir` (its `rows`) to the history `file`, with each

@@ -23,6 +23,7 @@ pub mod terminal;
 pub mod uaaps;
 pub mod verdict;
 
+use crate::record::layout;
 use std::path::Path;
 
 pub use model::{Report, read};
@@ -54,13 +55,13 @@ impl Reporter {
     /// The file a reporter writes into the run folder.
     pub fn file_name(self) -> &'static str {
         match self {
-            Reporter::Json => "report.json",
-            Reporter::Junit => "junit.xml",
-            Reporter::Markdown => "summary.md",
-            Reporter::Uaaps => "uaaps-report.json",
-            Reporter::Html => "report.html",
+            Reporter::Json => layout::REPORT_JSON,
+            Reporter::Junit => layout::JUNIT_XML,
+            Reporter::Markdown => layout::SUMMARY_MD,
+            Reporter::Uaaps => layout::UAAPS_REPORT_JSON,
+            Reporter::Html => layout::REPORT_HTML,
             Reporter::Github => "github-annotations.txt",
-            Reporter::SkillCreator => "benchmark.json",
+            Reporter::SkillCreator => layout::BENCHMARK_JSON,
         }
     }
 }

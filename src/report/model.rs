@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::record::case_run::{Kind, Variant};
 use crate::record::feedback::{FeedbackFile, FeedbackItem};
 use crate::record::grading::{CheckOutcome, JudgeRecord};
+use crate::record::layout;
 use crate::record::{CaseRunRecord, RunRecord};
 use crate::record::{case_run::Outcome, folder::ReadError};
 /// The JSON report's schema; a new version is a new name, old ones keep their meaning.
@@ -217,9 +218,9 @@ pub fn read(dir: &Path) -> Result<Report, ReadError> {
         let case_dir = dir.join(&rel);
         let read = |name: &str, max: u64| read_prefix(&case_dir.join(name), max);
         case_runs.push(CaseRun {
-            prompt: read("prompt.txt", MAX_PROMPT).0,
-            output_snippet: crate::text::shorten(&read("output.txt", 8 << 10).0, 2000),
-            transcript: transcript(read("transcript.jsonl", MAX_TRANSCRIPT), &rel),
+            prompt: read(layout::PROMPT_TXT, MAX_PROMPT).0,
+            output_snippet: crate::text::shorten(&read(layout::OUTPUT_TXT, 8 << 10).0, 2000),
+            transcript: transcript(read(layout::TRANSCRIPT_JSONL, MAX_TRANSCRIPT), &rel),
             artifacts: r
                 .artifacts
                 .iter()

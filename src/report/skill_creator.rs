@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 
 use super::model::{CaseRun, Report};
 use crate::record::case_run::{Kind, Variant};
+use crate::record::layout;
 
 /// The case-runs skill-creator has a configuration for: the skill's and the baseline's.
 fn configured(r: &Report) -> Vec<(&CaseRun, &'static str)> {
@@ -110,9 +111,12 @@ pub fn write_workspace(r: &Report, run_dir: &Path) -> std::io::Result<Vec<PathBu
         };
         // A run with no verdict has no grading here, so skill-creator's aggregator skips it.
         if has_verdict(c) {
-            copy(from.join("grading.json"), to.join("grading.json"));
+            copy(
+                from.join(layout::GRADING_JSON),
+                to.join(layout::GRADING_JSON),
+            );
         }
-        copy(from.join("output.txt"), to.join("outputs/output.txt"));
+        copy(from.join(layout::OUTPUT_TXT), to.join("outputs/output.txt"));
         for e in std::fs::read_dir(from.join("artifacts"))
             .into_iter()
             .flatten()
@@ -125,7 +129,7 @@ pub fn write_workspace(r: &Report, run_dir: &Path) -> std::io::Result<Vec<PathBu
             written.push(path);
         }
     }
-    let bench = root.join("benchmark.json");
+    let bench = root.join(layout::BENCHMARK_JSON);
     crate::record::write_atomic(&bench, render(r).as_bytes())?;
     written.push(bench);
     Ok(written)

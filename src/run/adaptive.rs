@@ -18,6 +18,7 @@ use super::options::{RunOptions, Runs};
 use super::{NotStarted, RunEvent, RunReport};
 use crate::formats::LoadCtx;
 use crate::record::case_run::{Kind, Variant};
+use crate::record::layout;
 use crate::record::run::{AdaptiveCase, AdaptiveRecord};
 use crate::record::{CaseRunRecord, Outcome};
 use crate::suite::Suite;
@@ -260,7 +261,7 @@ fn record(
         runs_fixed: cases.len() as u64 * u64::from(max),
         cases,
     };
-    let path = report.dir.join("run.json");
+    let path = report.dir.join(layout::RUN_JSON);
     let written = crate::record::read_run(&report.dir)
         .map_err(|e| e.to_string())
         .and_then(|mut run| {

@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use crate::record::CaseRunRecord;
 use crate::record::case_run::Cached;
+use crate::record::layout;
 use crate::suite::{Case, Skill, Suite};
 
 /// Everything that goes into one key besides files.
@@ -472,7 +473,7 @@ pub fn restore(
         from: std::mem::replace(&mut result.dir, dest.to_path_buf()),
     });
     result.workspace = None;
-    crate::record::write_json(&tmp.path().join("result.json"), &result).ok()?;
+    crate::record::write_json(&tmp.path().join(layout::RESULT_JSON), &result).ok()?;
     let tmp = tmp.keep();
     if std::fs::rename(&tmp, dest).is_err() {
         let _ = crate::workspace::remove::tree(&tmp);

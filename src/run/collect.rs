@@ -13,6 +13,7 @@ use crate::record;
 use crate::record::case_run::{CaseRunRecord, Status};
 use crate::record::changes::FixtureChange;
 use crate::record::files::FileList;
+use crate::record::layout;
 use crate::suite::{Case, OutputSpec};
 use crate::workspace::Staged;
 use crate::workspace::layers::Tree;
@@ -80,9 +81,9 @@ pub async fn collect(
         .filter_map(|(p, t)| Some((p.clone(), t.clone()?)))
         .collect();
     let output = output.unwrap_or_default();
-    r.write(&plan.dir.join("output.txt"), output.as_bytes());
+    r.write(&plan.dir.join(layout::OUTPUT_TXT), output.as_bytes());
     let stderr_tail = r.stderr_tail.clone();
-    r.write(&plan.dir.join("stderr.txt"), stderr_tail.as_bytes());
+    r.write(&plan.dir.join(layout::STDERR_TXT), stderr_tail.as_bytes());
     r.artifacts = changes;
     r.fixture_changes = fixture_changes;
     r.workspace_unread = after.unread().to_vec();
@@ -162,7 +163,7 @@ fn record_files(r: &mut CaseRunRecord, plan: &CaseRunPlan<'_>, after: &Snapshot,
             .push(format!("cannot write {}: {e}", path.display()));
     }
     let recorded = files.record(&listing.hash);
-    if let Err(e) = record::write_json(&plan.dir.join("workspace.json"), &recorded) {
+    if let Err(e) = record::write_json(&plan.dir.join(layout::WORKSPACE_JSON), &recorded) {
         r.unrecorded
             .push(format!("cannot write workspace.json: {e}"));
     }

@@ -13,6 +13,7 @@ use super::{NotStarted, RunOptions, cache, cache_key, plan, setup};
 use crate::formats::LoadCtx;
 use crate::grade::JudgeSlot;
 use crate::host::HostEnv;
+use crate::record::layout;
 use crate::suite::Suite;
 
 /// One thing checked.
@@ -509,7 +510,7 @@ fn category_fix(category: crate::record::agent::ErrorCategory) -> &'static str {
 fn probe_check(r: &crate::record::case_run::CaseRunRecord) -> Check {
     let what = format!("probe {}", r.harness);
     let model = r.model.as_deref().unwrap_or("its default model");
-    let answer = std::fs::read_to_string(r.dir.join("output.txt"))
+    let answer = std::fs::read_to_string(r.dir.join(layout::OUTPUT_TXT))
         .ok()
         .filter(|t| !t.trim().is_empty())
         .map(|t| format!(": {:?}", crate::text::shorten(t.trim(), 40)))

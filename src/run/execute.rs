@@ -25,6 +25,7 @@ use crate::{
 pub const SCRIPT_TIMEOUT: Duration = Duration::from_secs(30);
 
 use crate::record::case_run::{CaseRunRecord, Status};
+use crate::record::layout;
 
 /// The tool calls among `events` whose result was an error (at most 20, each output cut to
 /// 500 characters).
@@ -261,7 +262,7 @@ fn begin(r: &mut CaseRunRecord, plan: &CaseRunPlan<'_>) -> Result<Vec<String>, S
         Stop::Finish
     })?;
     r.write(
-        &plan.dir.join("prompt.txt"),
+        &plan.dir.join(layout::PROMPT_TXT),
         prompt_text(plan.case, &sent).as_bytes(),
     );
     Ok(sent)
@@ -472,7 +473,7 @@ fn finish(mut result: CaseRunRecord, started: Instant, plan: &CaseRunPlan<'_>) -
         .map_err(std::io::Error::other)
         .and_then(|mut v| {
             plan.redact.json(&mut v);
-            record::write_json(&plan.dir.join("result.json"), &v)
+            record::write_json(&plan.dir.join(layout::RESULT_JSON), &v)
         });
     if let Err(e) = written {
         // Never a silent loss: the case-run is an infrastructure error (exit 3).

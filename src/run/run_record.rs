@@ -13,6 +13,7 @@ use crate::harness::Harness;
 use crate::host::Unavailable;
 use crate::process;
 use crate::record;
+use crate::record::layout;
 
 impl RunOptions {
     /// The options as run.json records them (`jobs`: the number the run settled on).
@@ -99,13 +100,13 @@ pub(super) fn start(
     }
     // Private (0700): what an agent printed or copied is no other local user's to read.
     if let Err(e) = record::write::create_run_folder(dir)
-        .and_then(|()| record::write_json(&dir.join("run.json"), &run_record))
+        .and_then(|()| record::write_json(&dir.join(layout::RUN_JSON), &run_record))
     {
         // Nothing runs that could not be recorded.
         return Err(NotStarted::Unavailable(vec![(
             "run folder".into(),
             Unavailable {
-                message: format!("cannot write {}: {e}", dir.join("run.json").display()),
+                message: format!("cannot write {}: {e}", dir.join(layout::RUN_JSON).display()),
                 fix: "free some disk space, or pass --output-dir to a folder you can write".into(),
             },
         )]));
@@ -158,9 +159,9 @@ impl RunJson {
                 *v = agent.clone();
             }
         }
-        let record_error = record::write_json(&dir.join("run.json"), &run_record)
+        let record_error = record::write_json(&dir.join(layout::RUN_JSON), &run_record)
             .err()
-            .map(|e| format!("cannot write {}: {e}", dir.join("run.json").display()));
+            .map(|e| format!("cannot write {}: {e}", dir.join(layout::RUN_JSON).display()));
         RunReport {
             record_error,
             dir,

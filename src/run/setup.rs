@@ -12,6 +12,7 @@ use super::shard;
 use crate::config::{self, Config};
 use crate::formats::LoadCtx;
 use crate::host::{HostEnv, Unavailable};
+use crate::record::layout;
 use crate::suite::{Case, Skill, SkillKind, Suite, TriggerCase};
 
 /// What the plan is made from besides the suites and the options.
@@ -57,7 +58,7 @@ impl Setup {
             return Err(NotStarted::BadInput(problems));
         }
         if let Some(dir) = &opts.settings.resume
-            && !ctx.cwd.join(dir).join("run.json").is_file()
+            && !ctx.cwd.join(dir).join(layout::RUN_JSON).is_file()
         {
             return Err(NotStarted::Unavailable(vec![(
                 "resume".into(),

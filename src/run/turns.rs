@@ -9,6 +9,7 @@ use crate::harness::skill_loads::Settled;
 use crate::process::{self, Exited, Spawn};
 use crate::record::Lines;
 use crate::record::case_run::{CaseRunRecord, Status};
+use crate::record::layout;
 use crate::suite::StdinSource;
 use crate::workspace::Staged;
 use crate::{
@@ -286,8 +287,8 @@ impl Records {
                 .inspect_err(|e| r.unrecorded.push(format!("cannot create {name}: {e}")))
                 .ok()
         };
-        let raw = if plain { None } else { open("raw.jsonl") };
-        let transcript = open("transcript.jsonl");
+        let raw = if plain { None } else { open(layout::RAW_JSONL) };
+        let transcript = open(layout::TRANSCRIPT_JSONL);
         if plain {
             r.stdout_in = Some(OUTPUT_FILE.into());
         }
@@ -333,7 +334,7 @@ fn past_limit(r: &mut CaseRunRecord, exited: &Exited, jail: Option<&crate::sandb
 }
 
 /// Where a plain program's stdout is kept when it is the output (see [`stdout_is_output`]).
-pub const OUTPUT_FILE: &str = "output.txt";
+pub const OUTPUT_FILE: &str = layout::OUTPUT_TXT;
 
 /// Whether the case-run's stdout is a plain program's and is its output as well: one turn
 /// whose output is the final message or stdout, which for such a program are all of stdout.

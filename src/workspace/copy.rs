@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+use crate::record::layout;
 use crate::suite::paths::is_skipped_dir;
 
 /// Copies `from` into `to`, merging into what is there (later copies win, as `rsync -a`).
@@ -136,7 +137,7 @@ fn walker(from: &Path, filter: Filter, except: &[PathBuf]) -> ignore::Walk {
 /// results and grading are never shown to an agent.
 fn is_run_folder(dir: &Path) -> bool {
     use std::io::Read;
-    let Ok(file) = std::fs::File::open(dir.join("run.json")) else {
+    let Ok(file) = std::fs::File::open(dir.join(layout::RUN_JSON)) else {
         return false;
     };
     let mut head = Vec::new();

@@ -8,7 +8,7 @@ use super::{class, e};
 use crate::record::case_run::Variant;
 use crate::report::aggregate::{CaseVerdict, Rate};
 use crate::report::cases::Group;
-pub use crate::report::cases::groups;
+use crate::report::cases::groups;
 use crate::{
     record::case_run::Outcome,
     report::model::{CaseRun, Report},

@@ -556,7 +556,7 @@ pub fn render_against(r: &Report, older: Option<&Report>) -> String {
             .map(|(i, c)| (key(c), i))
             .collect(),
     };
-    for (n, g) in matrix::groups(r).iter().enumerate() {
+    for (n, g) in crate::report::cases::groups(r).iter().enumerate() {
         h.push_str(&matrix::group_head(r, g, n, older));
         for &i in &g.runs {
             h.push_str(&page.case_run(i));

@@ -7,6 +7,7 @@ pub mod shards;
 
 use std::path::{Path, PathBuf};
 
+use crate::record::layout;
 use crate::record::{ReadError, RunRecord};
 
 #[derive(Debug, thiserror::Error)]
@@ -166,7 +167,7 @@ pub fn merge(runs: &[PathBuf], out: &Path) -> Result<Merged, MergeError> {
     }
     merged.options.shard = None;
     merged.case_runs = merged.planned.len().max(plan.len());
-    crate::record::write_json(&out.join("run.json"), &merged).map_err(|e| io(out, e))?;
+    crate::record::write_json(&out.join(layout::RUN_JSON), &merged).map_err(|e| io(out, e))?;
     let missing = crate::record::folder::missing(out, &merged).len();
     Ok(Merged {
         case_runs: plan.len(),

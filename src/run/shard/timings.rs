@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::record::case_run::{Kind, Variant};
+use crate::record::layout;
 
 /// The history lines of a case-run that count: the latest few, their median (one slow run
 /// does not move a case to another shard on its own).
@@ -71,7 +72,7 @@ impl Timings {
 
     /// A run folder's recorded case-runs, each case-run's mean over its runs.
     pub fn from_run(dir: &Path, shown: &str) -> Result<Timings, String> {
-        if !dir.join("run.json").is_file() {
+        if !dir.join(layout::RUN_JSON).is_file() {
             return Err(format!("{shown}: not a run folder (it has no run.json)"));
         }
         let mut seen: BTreeMap<Key, (f64, f64)> = BTreeMap::new();
