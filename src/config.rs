@@ -113,7 +113,7 @@ pub struct RunConfig {
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     /// How agents are contained: `auto` (default), `bwrap` or `none`.
-    pub sandbox: Option<crate::sandbox::Mode>,
+    pub sandbox: Option<crate::sandbox::SandboxMode>,
     /// What a sandboxed agent may reach: `model` (default), `none` or `host`.
     pub network: Option<crate::sandbox::Network>,
     /// Host folders a sandboxed agent may also read (toolchains, say); relative paths are

@@ -8,13 +8,11 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::builtin::urls::{UrlPolicy, UrlsReachable};
+use super::builtin::{self, EvalFn, Evaluation, Finding};
 use super::formats::{ExtraFormats, Formats};
 use super::view::CaseRunView;
+use crate::record::grading::CheckOutcome;
 use crate::suite;
-use {
-    super::builtin::{self, EvalFn, Evaluation, Finding},
-    crate::record::grading::CheckOutcome,
-};
 
 /// One check type's evaluation. `Err` means the check could not be evaluated; it then counts as failed.
 ///

@@ -256,9 +256,9 @@ fn options(
         command,
         judge_jobs: args.judge_jobs.map(|n| n as usize),
         baseline: match (&args.variant_path, &args.baseline_skill) {
-            (Some(p), _) => Some(crate::run::Baseline::Variant(ctx.cwd.join(p))),
-            (None, Some(p)) => Some(crate::run::Baseline::Skill(ctx.cwd.join(p))),
-            (None, None) => args.baseline.then_some(crate::run::Baseline::WithoutSkill),
+            (Some(p), _) => Some(crate::run::OtherArm::Variant(ctx.cwd.join(p))),
+            (None, Some(p)) => Some(crate::run::OtherArm::Skill(ctx.cwd.join(p))),
+            (None, None) => args.baseline.then_some(crate::run::OtherArm::WithoutSkill),
         },
         cache: !args.no_cache,
         runs_for: Default::default(),

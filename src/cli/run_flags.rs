@@ -118,7 +118,7 @@ pub struct RunFlags {
     /// report).
     /// Default: `[run] sandbox` of assay.toml, else auto.
     #[arg(long, value_enum, env = "ASSAY_SANDBOX")]
-    pub sandbox: Option<crate::sandbox::Mode>,
+    pub sandbox: Option<crate::sandbox::SandboxMode>,
     /// What a sandboxed agent may reach: `model` (only its harness's model endpoints),
     /// `none`, or `host` (the host's network). Default: the suite's (UAAPS
     /// `sandbox.network`), then `[run] network` of assay.toml, then model.

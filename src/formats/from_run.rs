@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::write::RunSeed;
 use crate::record::CaseRunRecord;
-use crate::record::case_run::{Kind, Variant};
+use crate::record::case_run::{Arm, Kind};
 use crate::record::feedback::{FeedbackFile, FeedbackItem, Review};
 use crate::suite::Suite;
 
@@ -28,7 +28,7 @@ pub fn skill_case_runs(run_dir: &Path) -> Vec<SkillRun> {
             let record = crate::record::read_case_run(&dir).ok()?;
             Some(SkillRun { dir, record })
         })
-        .filter(|r| r.record.kind == Kind::Case && r.record.variant == Variant::Skill)
+        .filter(|r| r.record.kind == Kind::Case && r.record.variant == Arm::Skill)
         .collect();
     found.sort_by(|a, b| {
         let (a, b) = (&a.record, &b.record);
@@ -41,7 +41,7 @@ impl SkillRun {
     /// What a reviewer said of it in feedback.json, if anything.
     pub fn review<'f>(&self, feedback: Option<&'f FeedbackFile>) -> Option<&'f FeedbackItem> {
         let r = &self.record;
-        feedback?.find(&r.suite, &r.case, r.run, Variant::Skill)
+        feedback?.find(&r.suite, &r.case, r.run, Arm::Skill)
     }
 
     /// The reviewer's verdict and note (cut at [`MAX_NOTE`]), as a new case carries them.

@@ -3,6 +3,7 @@
 //! only while the judge has not failed; what it found is the [`JudgeRecord`], what it decides
 //! the [`JudgeVerdict`].
 
+use super::{JUDGE_REPLY, JudgeSlot, transcript_text};
 use crate::assert::check::Checks;
 use crate::assert::fields;
 use crate::assert::verdict::JudgeVerdict;
@@ -11,11 +12,8 @@ use crate::judge::extract;
 use crate::judge::modes::{self, Evidence};
 use crate::judge::{Judge, JudgeInfo};
 use crate::record::grading::CheckOutcome;
+use crate::record::grading::JudgeRecord;
 use crate::suite::{Case, JudgeSpec, Suite};
-use {
-    super::{JUDGE_REPLY, JudgeSlot, transcript_text},
-    crate::record::grading::JudgeRecord,
-};
 
 /// What judging a case-run needs besides the case-run itself.
 pub(super) struct Judging<'a> {

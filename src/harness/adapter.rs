@@ -5,15 +5,13 @@
 //! translates: the host runs the command in the sandbox, with the scrubbed environment.
 
 use super::claude_code::ClaudeParser;
+use super::{CommandLine, Event, Harness, Invocation, StreamParser};
 use crate::process::Exited;
 use crate::suite::AdapterSpec;
 use crate::workspace::Engine;
-use {
-    super::{CommandLine, Event, Harness, Invocation, StreamParser},
-    crate::{
-        host::{HostEnv, Unavailable},
-        record::agent::{AgentError, ErrorCategory, TurnSummary},
-    },
+use crate::{
+    host::{HostEnv, Unavailable},
+    record::agent::{AgentError, ErrorCategory, TurnSummary},
 };
 
 pub struct Adapter {

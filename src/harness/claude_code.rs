@@ -6,13 +6,11 @@
 
 use serde_json::Value;
 
+use super::{CommandLine, Event, Harness, HarnessSettings, Invocation, StreamParser};
 use crate::process::Exited;
-use {
-    super::{CommandLine, Event, Harness, HarnessSettings, Invocation, StreamParser},
-    crate::{
-        host::{HostEnv, Unavailable},
-        record::agent::{AgentError, ErrorCategory, TurnSummary, Usage},
-    },
+use crate::{
+    host::{HostEnv, Unavailable},
+    record::agent::{AgentError, ErrorCategory, TurnSummary, Usage},
 };
 
 pub const DEFAULT_PERMISSION_MODE: &str = "bypassPermissions";

@@ -9,13 +9,11 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::{CommandLine, Event, Harness, HarnessSettings, Invocation, StreamParser};
 use crate::process::Exited;
-use {
-    super::{CommandLine, Event, Harness, HarnessSettings, Invocation, StreamParser},
-    crate::{
-        host::{HostEnv, Unavailable},
-        record::agent::{AgentError, ErrorCategory, TurnSummary, Usage},
-    },
+use crate::{
+    host::{HostEnv, Unavailable},
+    record::agent::{AgentError, ErrorCategory, TurnSummary, Usage},
 };
 
 pub const DEFAULT_SANDBOX: &str = "workspace-write";

@@ -1,13 +1,11 @@
 //! The `command` harness: any program. The prompt replaces `{prompt}` in its arguments, or
 //! goes to its stdin; its stdout is the output and its exit code is kept.
 
+use super::{CommandLine, Event, Harness, HarnessSettings, Invocation, StreamParser};
 use crate::process::Exited;
-use {
-    super::{CommandLine, Event, Harness, HarnessSettings, Invocation, StreamParser},
-    crate::{
-        host::{HostEnv, Unavailable},
-        record::agent::TurnSummary,
-    },
+use crate::{
+    host::{HostEnv, Unavailable},
+    record::agent::TurnSummary,
 };
 
 pub struct CommandHarness {

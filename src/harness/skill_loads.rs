@@ -8,11 +8,9 @@
 
 use std::collections::HashMap;
 
+use super::{Event, StreamParser};
 use crate::process::Exited;
-use {
-    super::{Event, StreamParser},
-    crate::record::agent::TurnSummary,
-};
+use crate::record::agent::TurnSummary;
 
 /// The longest failure text kept in a `skill_failed` event.
 const MAX_ERROR: usize = 500;

@@ -15,7 +15,7 @@ use crate::{
 };
 
 /// One description to measure: a label (its suite's id) and the skill installed with it.
-pub struct Variant {
+pub struct Described {
     pub label: String,
     pub skill: Skill,
 }
@@ -26,7 +26,7 @@ pub struct Variant {
 pub fn measure(
     ctx: &LoadCtx,
     base: &Suite,
-    variants: &[Variant],
+    variants: &[Described],
     queries: &[Query],
     opts: &RunOptions,
     dir: &Path,
@@ -62,7 +62,7 @@ pub fn measure(
 
 /// One suite per variant: the base suite with the variant's skill, its queries as trigger
 /// evals and no cases.
-fn suites_for(base: &Suite, variants: &[Variant], queries: &[Query]) -> Vec<Suite> {
+fn suites_for(base: &Suite, variants: &[Described], queries: &[Query]) -> Vec<Suite> {
     let location = base
         .triggers
         .first()
@@ -137,7 +137,7 @@ impl Fired {
     }
 
     /// The variant's score; an error when none of its runs said whether the skill fired.
-    fn score(&self, v: &Variant, queries: &[Query], dir: &Path) -> Result<Score, String> {
+    fn score(&self, v: &Described, queries: &[Query], dir: &Path) -> Result<Score, String> {
         let per_query = queries
             .iter()
             .map(|q| {

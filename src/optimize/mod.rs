@@ -28,7 +28,7 @@ use crate::judge::provider::Judge;
 use crate::record::layout;
 use crate::run::RunOptions;
 use crate::suite::{Skill, SkillKind, Suite};
-use measure::Variant;
+use measure::Described;
 use score::{CandidateVerdict, Score};
 
 /// The version of `optimize.json`.
@@ -492,7 +492,7 @@ fn measure_start(
                 "measuring the current description on train and holdout ({} queries)",
                 rec.train.len() + rec.holdout.len()
             ));
-            let v = [Variant {
+            let v = [Described {
                 label: "optimize:current".into(),
                 skill: job.skill.clone(),
             }];
@@ -726,7 +726,7 @@ fn candidate_variants(
     number: u32,
     it: &Iteration,
     which: &[usize],
-) -> Result<Vec<Variant>, Error> {
+) -> Result<Vec<Described>, Error> {
     let mut out = Vec::new();
     for &k in which {
         let c = &it.candidates[k];
@@ -737,7 +737,7 @@ fn candidate_variants(
         let skill = write_candidate(job.skill, text, &c.description, &folder).map_err(|e| {
             Error::Infrastructure(format!("cannot write candidate {number}.{}: {e}", k + 1))
         })?;
-        out.push(Variant {
+        out.push(Described {
             label: format!("optimize:candidate-{number}.{}", k + 1),
             skill,
         });
@@ -787,7 +787,7 @@ enum Half {
 fn step(
     job: &Job<'_>,
     rec: &mut Record,
-    variants: &[Variant],
+    variants: &[Described],
     half: Half,
     name: &str,
 ) -> Result<Vec<Score>, Error> {

@@ -26,10 +26,11 @@ use serde_json::Value;
 
 use crate::assert::check::Checks;
 use crate::assert::formats::ExtraFormats;
+use crate::config::PluginConfig;
 use crate::syntax::extra::ExtraTypes;
+use grants::Grants;
 use loaded::LoadedPlugin;
 use native::NativePlugin;
-use {crate::config::PluginConfig, grants::Grants};
 
 /// A plugin declaration and where it came from.
 #[derive(Debug, Clone)]

@@ -112,7 +112,7 @@ pub struct CaseRunRecord {
     /// `case` (an artifact eval) or `trigger` (does the skill fire on a query?).
     pub kind: Kind,
     /// `skill`, or `baseline` (without the skill, or with `--baseline-skill`).
-    pub variant: Variant,
+    pub variant: Arm,
     /// For a trigger eval: the query, what was expected, and whether the skill fired.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trigger: Option<TriggerRecord>,
@@ -356,7 +356,7 @@ pub enum TriggerMode {
 /// Which version of the skill a case-run has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Variant {
+pub enum Arm {
     /// The skill under test.
     #[default]
     Skill,
@@ -367,19 +367,19 @@ pub enum Variant {
     Variant,
 }
 
-impl Variant {
+impl Arm {
     pub fn word(self) -> &'static str {
         match self {
-            Variant::Skill => "skill",
-            Variant::Baseline => "baseline",
-            Variant::Variant => "variant",
+            Arm::Skill => "skill",
+            Arm::Baseline => "baseline",
+            Arm::Variant => "variant",
         }
     }
 
     /// Whether the case-run is the comparison arm (the baseline or the variant), not the
     /// skill under test: reported beside the skill, never as a failure of it.
     pub fn is_comparison(self) -> bool {
-        self != Variant::Skill
+        self != Arm::Skill
     }
 }
 
@@ -463,7 +463,7 @@ mod tests {
             case: "c".into(),
             run: 2,
             kind: Kind::Trigger,
-            variant: Variant::Baseline,
+            variant: Arm::Baseline,
             status: Status::Completed,
             grade: Some(Grade {
                 verdict,
@@ -486,7 +486,7 @@ mod tests {
         assert_eq!(back.why_not_passed(), Some("a check failed"));
         assert_eq!(
             (back.kind, back.variant, back.run),
-            (Kind::Trigger, Variant::Baseline, 2)
+            (Kind::Trigger, Arm::Baseline, 2)
         );
     }
 

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::case_run::Variant;
+use super::case_run::Arm;
 use crate::record::layout;
 
 /// The version of `feedback.json` this assay writes and reads.
@@ -56,7 +56,7 @@ pub struct FeedbackItem {
     pub case: String,
     pub run: u32,
     #[serde(default)]
-    pub variant: Variant,
+    pub variant: Arm,
     pub verdict: Review,
     #[serde(default)]
     pub note: String,
@@ -67,13 +67,7 @@ pub struct FeedbackItem {
 
 impl FeedbackFile {
     /// The review of one case-run, if any.
-    pub fn find(
-        &self,
-        suite: &str,
-        case: &str,
-        run: u32,
-        variant: Variant,
-    ) -> Option<&FeedbackItem> {
+    pub fn find(&self, suite: &str, case: &str, run: u32, variant: Arm) -> Option<&FeedbackItem> {
         self.items
             .iter()
             .find(|i| i.suite == suite && i.case == case && i.run == run && i.variant == variant)
@@ -148,9 +142,9 @@ mod tests {
         let f = FeedbackFile::parse(GOOD).unwrap();
         assert_eq!(f.items.len(), 2);
         assert_eq!(f.items[1].note, "");
-        let i = f.find("s", "c", 1, Variant::Skill).unwrap();
+        let i = f.find("s", "c", 1, Arm::Skill).unwrap();
         assert_eq!((i.verdict, i.note.as_str()), (Review::Bad, "wrote <b>"));
-        assert!(f.find("s", "c", 2, Variant::Skill).is_none());
+        assert!(f.find("s", "c", 2, Arm::Skill).is_none());
         let again = FeedbackFile::parse(&serde_json::to_string(&f).unwrap()).unwrap();
         assert_eq!(again, f);
     }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::case_run::{Kind, TriggerMode, Variant};
+use super::case_run::{Arm, Kind, TriggerMode};
 
 /// The version of `run.json` this assay writes. A new version is a new name; readers keep
 /// reading the older ones.
@@ -272,7 +272,7 @@ pub struct PlannedCaseRun {
     pub case: String,
     pub run: u32,
     #[serde(default)]
-    pub variant: Variant,
+    pub variant: Arm,
     #[serde(default)]
     pub kind: Kind,
     /// Relative to the run folder.

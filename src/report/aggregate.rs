@@ -126,7 +126,7 @@ pub const NEVER_FIRED: &str = "the skill never fired on any query (0% recall, no
 
 /// One arm of a baseline comparison.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Arm {
+pub struct ArmStats {
     pub pass_rate: Rate,
     pub duration_ms_mean: Option<f64>,
     pub tokens_mean: Option<f64>,
@@ -141,8 +141,8 @@ pub struct BaselineStats {
     /// What the skill is compared with: `baseline` (none, or `--baseline-skill`) or `variant`
     /// (`--variant-path`).
     pub against: &'static str,
-    pub skill: Arm,
-    pub baseline: Arm,
+    pub skill: ArmStats,
+    pub baseline: ArmStats,
     /// Skill minus baseline.
     pub delta_pass_rate: f64,
     pub delta_duration_ms: Option<f64>,
@@ -310,9 +310,9 @@ fn totals(suite: &str, cases: &[&CaseStats], rows: &[&Row]) -> Totals {
     }
 }
 
-fn arm(rows: &[&Row]) -> Arm {
+fn arm(rows: &[&Row]) -> ArmStats {
     let g = GradedRuns::of(rows);
-    Arm {
+    ArmStats {
         pass_rate: g.rate(),
         duration_ms_mean: mean(g.rows.iter().map(|r| r.duration_ms as f64)),
         tokens_mean: mean(g.rows.iter().map(|r| r.tokens as f64)),
@@ -505,7 +505,7 @@ fn baseline_total(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::case_run::Variant;
+    use crate::record::case_run::Arm;
 
     fn row(case: &str, run: u32, outcome: Outcome) -> Row {
         Row {
@@ -514,7 +514,7 @@ mod tests {
             run,
             trigger: false,
             baseline: false,
-            variant: Variant::Skill,
+            variant: Arm::Skill,
             outcome,
             score: Some(if outcome == Outcome::Passed { 1.0 } else { 0.0 }),
             duration_ms: 1000,
@@ -673,7 +673,7 @@ mod tests {
             rows.push(row("c", i, Outcome::Passed));
             rows.push(Row {
                 baseline: true,
-                variant: Variant::Baseline,
+                variant: Arm::Baseline,
                 duration_ms: 3000,
                 tokens: 300,
                 ..row("c", i, Outcome::Failed)

@@ -3,11 +3,9 @@
 
 use std::collections::BTreeMap;
 
+use super::model::{CaseRun, Report};
 use crate::record::case_run::Kind;
-use {
-    super::model::{CaseRun, Report},
-    crate::record::case_run::Outcome,
-};
+use crate::record::case_run::Outcome;
 
 /// A case or a trigger query, with the indexes of its case-runs in the report.
 pub struct Group<'a> {

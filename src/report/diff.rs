@@ -8,8 +8,9 @@
 
 use serde::Serialize;
 
-use crate::record::case_run::Variant;
-use {super::model::Report, crate::record::case_run::Outcome};
+use super::model::Report;
+use crate::record::case_run::Arm;
+use crate::record::case_run::Outcome;
 
 /// One side of a diff: a run folder's report, or a UAAPS report file
 /// ([`super::uaaps::read`]).
@@ -25,7 +26,7 @@ pub struct Entry {
     pub suite: String,
     pub case: String,
     pub run: u32,
-    pub variant: Variant,
+    pub variant: Arm,
     pub outcome: Outcome,
     pub score: Option<f64>,
     pub reason: Option<String>,
@@ -78,7 +79,7 @@ pub struct VerdictChange {
     pub case: String,
     pub run: u32,
     /// `skill`, or the comparison arm: `baseline`, `variant`.
-    pub variant: Variant,
+    pub variant: Arm,
     pub before: Option<Outcome>,
     pub after: Option<Outcome>,
     pub score_before: Option<f64>,
@@ -123,7 +124,7 @@ impl Diff {
     }
 }
 
-fn key(c: &Entry) -> (&str, &str, Variant, u32) {
+fn key(c: &Entry) -> (&str, &str, Arm, u32) {
     (&c.suite, &c.case, c.variant, c.run)
 }
 

@@ -14,10 +14,8 @@ use std::collections::BTreeMap;
 use quick_xml::escape::escape;
 
 use super::aggregate::CaseVerdict;
-use {
-    super::model::{CaseRun, Report},
-    crate::record::case_run::Outcome,
-};
+use super::model::{CaseRun, Report};
+use crate::record::case_run::Outcome;
 
 fn secs(ms: u64) -> String {
     format!("{:.3}", ms as f64 / 1000.0)

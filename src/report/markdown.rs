@@ -5,11 +5,9 @@
 
 use super::aggregate::CaseVerdict;
 use super::cases::Group;
+use super::model::{CaseRun, Report};
+use crate::record::case_run::Outcome;
 use crate::text::{printable, unify_newlines};
-use {
-    super::model::{CaseRun, Report},
-    crate::record::case_run::Outcome,
-};
 
 /// Text from a suite, an agent or a script as inline Markdown that shows exactly that text:
 /// on one line (a table row or list item stays whole), control characters shown escaped,

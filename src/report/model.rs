@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::record::case_run::{Kind, Variant};
+use crate::record::case_run::{Arm, Kind};
 use crate::record::feedback::{FeedbackFile, FeedbackItem};
 use crate::record::grading::{CheckOutcome, JudgeRecord};
 use crate::record::layout;
@@ -69,7 +69,7 @@ pub struct CaseRun {
     pub name: Option<String>,
     pub run: u32,
     pub kind: Kind,
-    pub variant: Variant,
+    pub variant: Arm,
     /// Reused from the cache instead of run.
     pub cached: bool,
     pub outcome: Outcome,

@@ -1,7 +1,7 @@
 //! A run's case-runs as rows: the few fields of each `result.json` that the statistics
 //! ([`super::aggregate`], [`super::routing`]) and the history need, read once per case-run.
 
-use crate::record::case_run::{Kind, Variant};
+use crate::record::case_run::{Arm, Kind};
 use crate::record::{CaseRunRecord, Outcome, ReadError};
 
 /// The few fields of a `result.json` the statistics need (kept small: a run may have 10,000).
@@ -14,7 +14,7 @@ pub struct Row {
     /// The comparison arm (`--baseline`, `--baseline-skill`, `--variant-path`).
     pub baseline: bool,
     /// Which arm: `skill`, `baseline` or `variant`.
-    pub variant: Variant,
+    pub variant: Arm,
     pub outcome: Outcome,
     pub score: Option<f64>,
     pub duration_ms: u64,

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::model::{CaseRun, Report};
-use crate::record::case_run::{Kind, Variant};
+use crate::record::case_run::{Arm, Kind};
 use crate::record::layout;
 
 /// The case-runs skill-creator has a configuration for: the skill's and the baseline's.
@@ -30,8 +30,8 @@ fn configured(r: &Report) -> Vec<(&CaseRun, &'static str)> {
         .iter()
         .filter(|c| c.kind == Kind::Case)
         .filter_map(|c| match c.variant {
-            Variant::Skill => Some((c, "with_skill")),
-            Variant::Baseline => Some((c, "without_skill")),
+            Arm::Skill => Some((c, "with_skill")),
+            Arm::Baseline => Some((c, "without_skill")),
             _ => None,
         })
         .collect()
@@ -199,7 +199,7 @@ pub fn render(r: &Report) -> String {
         format!("{d:+.digits$}")
     };
     let mut notes: Vec<String> = left_out(&runs, &ids);
-    if r.case_runs.iter().any(|c| c.variant == Variant::Variant) {
+    if r.case_runs.iter().any(|c| c.variant == Arm::Variant) {
         notes.push("the --variant-path arm is neither with_skill nor without_skill and is left out; assay's report.json has it".into());
     }
     let doc = json!({

@@ -17,11 +17,9 @@
 use serde_json::{Map, Value, json};
 
 use super::aggregate::CaseVerdict;
+use super::model::{CaseRun, Report};
 use crate::record::case_run::Kind;
-use {
-    super::model::{CaseRun, Report},
-    crate::record::case_run::Outcome,
-};
+use crate::record::case_run::Outcome;
 
 /// The provider a model name belongs to.
 fn provider(model: &str) -> &'static str {

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use super::options::{RunOptions, Runs};
 use super::{NotStarted, RunEvent, RunReport};
 use crate::formats::LoadCtx;
-use crate::record::case_run::{Kind, Variant};
+use crate::record::case_run::{Arm, Kind};
 use crate::record::layout;
 use crate::record::run::{AdaptiveCase, AdaptiveRecord};
 use crate::record::{CaseRunRecord, Outcome};
@@ -177,7 +177,7 @@ fn round(
 /// Counts a case-run with the skill: passed, or failed (an error counts as a failure); any
 /// other outcome takes back what an earlier run of that number counted.
 fn count(graded: &mut Graded, r: &CaseRunRecord) {
-    if r.kind != Kind::Case || r.variant != Variant::Skill {
+    if r.kind != Kind::Case || r.variant != Arm::Skill {
         return;
     }
     let key = (r.suite.clone(), r.case.clone(), r.run);

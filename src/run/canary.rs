@@ -6,12 +6,10 @@
 
 use std::path::PathBuf;
 
+use super::{NotStarted, RunEvent, RunOptions};
 use crate::formats::LoadCtx;
+use crate::record::{case_run::TriggerMode, run::Mode};
 use crate::suite::{Suite, TriggerCase};
-use {
-    super::{NotStarted, RunEvent, RunOptions},
-    crate::record::{case_run::TriggerMode, run::Mode},
-};
 
 /// Runs of the canary query per skill: it passes when the skill fires in any.
 pub const RUNS: u32 = 2;

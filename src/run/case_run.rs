@@ -8,8 +8,8 @@ use std::time::Duration;
 use crate::assert::check::Checks;
 use crate::grade::JudgeSlot;
 use crate::harness::Harness;
+use crate::record::case_run::{Arm, TriggerMode};
 use crate::record::case_run::{CaseRunRecord, Status};
-use crate::record::case_run::{TriggerMode, Variant};
 use crate::suite::{Case, Skill, Suite, TriggerCase};
 use crate::workspace::StageOptions;
 
@@ -26,7 +26,7 @@ pub struct CaseRunPlan<'a> {
     pub suite: &'a Suite,
     pub case: &'a Case,
     pub run: u32,
-    pub variant: Variant,
+    pub variant: Arm,
     /// Set for a trigger eval.
     pub trigger: Option<TriggerPlan<'a>>,
     /// The skill to install instead of the suite's (`--baseline-skill`).

@@ -36,7 +36,7 @@ use serde::Serialize;
 
 use crate::record::case_run::CaseRunRecord;
 use crate::record::case_run::TriggerMode;
-pub use options::{Baseline, RunOptions, RunSettings};
+pub use options::{OtherArm, RunOptions, RunSettings};
 /// (`resolve::judge::judge_for`, by the name `assay grade` calls it.)
 pub use resolve::judge::judge_for;
 pub use reuse::Reused;

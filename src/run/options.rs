@@ -99,7 +99,7 @@ pub struct RunSettings {
     /// backend or refuse; `none` runs them unsandboxed, as you (recorded in run.json and every
     /// report).
     /// Default: `[run] sandbox` of assay.toml, else auto.
-    pub sandbox: Option<crate::sandbox::Mode>,
+    pub sandbox: Option<crate::sandbox::SandboxMode>,
     /// What a sandboxed agent may reach: `model` (only its harness's model endpoints),
     /// `none`, or `host` (the host's network). Default: the suite's (UAAPS
     /// `sandbox.network`), then `[run] network` of assay.toml, then model.
@@ -149,7 +149,7 @@ pub struct RunOptions {
     pub plugins: crate::plugin::Plugins,
     /// `--judge-jobs`: judge calls at once (over `ASSAY_JUDGE_CONCURRENCY`).
     pub judge_jobs: Option<usize>,
-    pub baseline: Option<Baseline>,
+    pub baseline: Option<OtherArm>,
     /// `--adapter` (or `BMAD_EVAL_ADAPTER`): a BMAD runner adapter that every suite runs
     /// through, over the suites' own `adapter.json`.
     pub adapter: Option<crate::suite::AdapterSpec>,
@@ -180,7 +180,7 @@ impl Runs {
 
 /// What a baseline case-run has instead of the skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Baseline {
+pub enum OtherArm {
     /// No skill at all.
     WithoutSkill,
     /// This version of the skill (a folder with SKILL.md, or a command file).
@@ -189,21 +189,21 @@ pub enum Baseline {
     Variant(PathBuf),
 }
 
-impl Baseline {
+impl OtherArm {
     /// The skill the comparison arm installs instead of the suite's, if any.
     pub fn skill_path(&self) -> Option<&std::path::Path> {
         match self {
-            Baseline::WithoutSkill => None,
-            Baseline::Skill(p) | Baseline::Variant(p) => Some(p),
+            OtherArm::WithoutSkill => None,
+            OtherArm::Skill(p) | OtherArm::Variant(p) => Some(p),
         }
     }
 
     /// The variant its case-runs are recorded under.
-    pub fn variant(&self) -> crate::record::case_run::Variant {
-        use crate::record::case_run::Variant;
+    pub fn variant(&self) -> crate::record::case_run::Arm {
+        use crate::record::case_run::Arm;
         match self {
-            Baseline::Variant(_) => Variant::Variant,
-            _ => Variant::Baseline,
+            OtherArm::Variant(_) => Arm::Variant,
+            _ => Arm::Baseline,
         }
     }
 }

@@ -16,15 +16,15 @@ use crate::host::{HostEnv, Unavailable};
 use crate::record;
 use crate::suite::{Case, Suite, TriggerCase};
 
-use crate::record::case_run::{TriggerMode, Variant};
+use crate::record::case_run::{Arm, TriggerMode};
 
-impl Variant {
+impl Arm {
     /// The case-run folder's name: `run-<k>`, `baseline-<k>`.
     pub fn folder(self, run: u32) -> String {
         match self {
-            Variant::Skill => format!("run-{run}"),
-            Variant::Baseline => format!("baseline-{run}"),
-            Variant::Variant => format!("variant-{run}"),
+            Arm::Skill => format!("run-{run}"),
+            Arm::Baseline => format!("baseline-{run}"),
+            Arm::Variant => format!("variant-{run}"),
         }
     }
 }
@@ -134,11 +134,11 @@ impl<'a> Plan<'a> {
             judge::judge_for(&mut self.judges, flags, s, host, opts.judge_jobs)
         });
         let runs = case::case_runs(opts, s, case, trigger, settings.runs);
-        let variants: Vec<Variant> = match &opts.baseline {
+        let variants: Vec<Arm> = match &opts.baseline {
             Some(b) if trigger.is_none() && case.command.is_none() => {
-                vec![Variant::Skill, b.variant()]
+                vec![Arm::Skill, b.variant()]
             }
-            _ => vec![Variant::Skill],
+            _ => vec![Arm::Skill],
         };
         let model = settings.model.clone();
         if !judge_mode {
@@ -345,7 +345,7 @@ pub(super) struct Planned<'a> {
     pub(super) suite: &'a Suite,
     pub(super) case: &'a Case,
     pub(super) trigger: Option<&'a TriggerCase>,
-    pub(super) variant: Variant,
+    pub(super) variant: Arm,
     pub(super) run: u32,
     pub(super) judge: Option<JudgeSlot>,
     pub(super) harness: usize,

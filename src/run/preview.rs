@@ -2,7 +2,7 @@
 //! shows: a row per case-run (harness, model, timeout, target), the agent runs it takes, the
 //! shard, and what would stop a real run.
 
-use crate::record::case_run::{Kind, Variant};
+use crate::record::case_run::{Arm, Kind};
 
 /// The plan of a run, as printed before any agent starts (and all `--dry-run` does): every
 /// case-run with its harness, model, timeout and target, and what it will cost in agent runs.
@@ -103,7 +103,7 @@ pub struct PlannedRow {
     pub suite: String,
     pub case: String,
     pub kind: Kind,
-    pub variant: Variant,
+    pub variant: Arm,
     pub run: u32,
     pub harness: String,
     /// `None`: the harness's own default model.
@@ -125,9 +125,9 @@ impl Preview {
     pub fn line(&self, reused: usize, reused_agents: usize) -> String {
         let count =
             |f: &dyn Fn(&PlannedRow) -> bool| self.case_runs.iter().filter(|r| f(r)).count();
-        let cases = count(&|r| r.kind == Kind::Case && r.variant == Variant::Skill);
-        let baselines = count(&|r| r.variant == Variant::Baseline);
-        let variants = count(&|r| r.variant == Variant::Variant);
+        let cases = count(&|r| r.kind == Kind::Case && r.variant == Arm::Skill);
+        let baselines = count(&|r| r.variant == Arm::Baseline);
+        let variants = count(&|r| r.variant == Arm::Variant);
         let triggers = count(&|r| r.kind == Kind::Trigger && r.starts_agent);
         let judged_triggers =
             count(&|r| r.kind == Kind::Trigger && !r.starts_agent && r.skipped.is_none());
@@ -202,7 +202,7 @@ impl PlannedRow {
                 Kind::Case => "",
             },
             match self.variant {
-                Variant::Skill => "run",
+                Arm::Skill => "run",
                 other => other.word(),
             },
             self.run,
@@ -232,7 +232,7 @@ fn plural(n: usize) -> &'static str {
 mod summary_tests {
     use super::*;
 
-    fn row(kind: Kind, variant: Variant, starts_agent: bool) -> PlannedRow {
+    fn row(kind: Kind, variant: Arm, starts_agent: bool) -> PlannedRow {
         PlannedRow {
             suite: "s".into(),
             case: "c".into(),
@@ -253,18 +253,18 @@ mod summary_tests {
     fn the_line_counts_agent_runs_by_kind() {
         let mut s = Preview::default();
         for _ in 0..5 {
-            s.case_runs.push(row(Kind::Case, Variant::Skill, true));
+            s.case_runs.push(row(Kind::Case, Arm::Skill, true));
         }
-        s.case_runs.push(row(Kind::Case, Variant::Baseline, true));
+        s.case_runs.push(row(Kind::Case, Arm::Baseline, true));
         for _ in 0..6 {
-            s.case_runs.push(row(Kind::Trigger, Variant::Skill, true));
+            s.case_runs.push(row(Kind::Trigger, Arm::Skill, true));
         }
         assert_eq!(
             s.line(2, 2),
             "plan: 12 case-runs (5 case runs, 1 baseline run, 6 trigger runs): 10 agent runs, 2 already done (cache or --resume)"
         );
         let judged = Preview {
-            case_runs: vec![row(Kind::Trigger, Variant::Skill, false)],
+            case_runs: vec![row(Kind::Trigger, Arm::Skill, false)],
             ..Preview::default()
         };
         assert_eq!(
@@ -275,10 +275,10 @@ mod summary_tests {
 
     #[test]
     fn the_line_counts_case_runs_skipped_for_want_of_trust() {
-        let mut untrusted = row(Kind::Case, Variant::Skill, false);
+        let mut untrusted = row(Kind::Case, Arm::Skill, false);
         untrusted.skipped = Some("scripts".into());
         let s = Preview {
-            case_runs: vec![row(Kind::Case, Variant::Skill, true), untrusted],
+            case_runs: vec![row(Kind::Case, Arm::Skill, true), untrusted],
             ..Preview::default()
         };
         assert_eq!(

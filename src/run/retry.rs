@@ -1,7 +1,7 @@
 //! What a case-run says while it runs: its agent asking its model API again after a failed
 //! request (an outage, a rate limit), so a run held up by one says so before it ends.
 
-use crate::record::case_run::Variant;
+use crate::record::case_run::Arm;
 
 /// One retry of one case-run's agent, as its harness reported it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -9,7 +9,7 @@ pub struct Retry {
     pub suite: String,
     pub case: String,
     pub run: u32,
-    pub variant: Variant,
+    pub variant: Arm,
     /// Which retry this is, of how many the agent makes at most.
     pub attempt: u64,
     pub max_retries: u64,
@@ -46,7 +46,7 @@ mod tests {
             suite: "bmad:greeter".into(),
             case: "card".into(),
             run: 1,
-            variant: Variant::Skill,
+            variant: Arm::Skill,
             attempt: 2,
             max_retries: 3,
             status: Some(500),

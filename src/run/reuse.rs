@@ -4,13 +4,11 @@
 use std::path::{Path, PathBuf};
 
 use super::plan::Planned;
+use super::{Context, RunOptions, cache, cache_key};
 use crate::record;
-use {
-    super::{Context, RunOptions, cache, cache_key},
-    crate::{
-        grade::JudgeSlot,
-        record::case_run::{CaseRunRecord, Status, Variant},
-    },
+use crate::{
+    grade::JudgeSlot,
+    record::case_run::{Arm, CaseRunRecord, Status},
 };
 
 /// A case-run not run again: its result is already in the run folder (`--resume`) or came
@@ -20,7 +18,7 @@ pub struct Reused {
     pub suite: String,
     pub case: String,
     pub run: u32,
-    pub variant: Variant,
+    pub variant: Arm,
     pub outcome: record::Outcome,
     /// `cache` or `resume`.
     pub from: &'static str,
@@ -175,8 +173,8 @@ impl KeyParts<'_, '_> {
                 }),
                 variant: p.variant.word(),
                 skill: match p.variant {
-                    Variant::Skill => p.suite.skill.as_ref(),
-                    Variant::Baseline | Variant::Variant => {
+                    Arm::Skill => p.suite.skill.as_ref(),
+                    Arm::Baseline | Arm::Variant => {
                         setup.baseline_skills[super::suite_index(suites, p.suite)].as_ref()
                     }
                 },

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::plan::Planned;
 use super::schedule::Ran;
-use super::{Baseline, Context, NotStarted, Reused, RunOptions, RunReport};
+use super::{Context, NotStarted, OtherArm, Reused, RunOptions, RunReport};
 use crate::config::Config;
 use crate::harness::Harness;
 use crate::host::Unavailable;
@@ -35,9 +35,9 @@ impl RunOptions {
             trigger_runs: self.settings.trigger_runs,
             trigger_threshold: self.settings.trigger_threshold,
             baseline: self.baseline.as_ref().map(|b| match b {
-                Baseline::WithoutSkill => "without-skill".to_string(),
-                Baseline::Skill(p) => p.display().to_string(),
-                Baseline::Variant(p) => format!("variant:{}", p.display()),
+                OtherArm::WithoutSkill => "without-skill".to_string(),
+                OtherArm::Skill(p) => p.display().to_string(),
+                OtherArm::Variant(p) => format!("variant:{}", p.display()),
             }),
             cache: self.cache,
             // The slice as resolved (`auto` too) is set from the plan.

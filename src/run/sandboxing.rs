@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use super::options::RunOptions;
 use super::plan::Plan;
 use super::resolve::sandbox::{limits, probe_limits, workspace_parent};
 use super::setup::Setup;
@@ -11,14 +12,14 @@ use super::{Context, cache_key, cow};
 use crate::formats::LoadCtx;
 use crate::host::HostEnv;
 use crate::record;
+use crate::record::case_run::TriggerMode;
 use crate::sandbox::limits::Enforcement;
-use crate::sandbox::{Backend, Mode, Network, Setting};
+use crate::sandbox::{Backend, Network, SandboxMode, Setting};
 use crate::workspace::StageOptions;
-use {super::options::RunOptions, crate::record::case_run::TriggerMode};
 
 /// The run's sandbox, as decided.
 pub(super) struct Sandboxing {
-    mode: Mode,
+    mode: SandboxMode,
     /// Some case-run starts a process (all but judged trigger evals do).
     starts_processes: bool,
     /// The backend, probed; `None` without a sandbox.
@@ -44,11 +45,11 @@ impl Sandboxing {
             .case_runs
             .iter()
             .any(|p| !(p.trigger.is_some() && opts.settings.trigger_mode == TriggerMode::Judge));
-        if opts.settings.sandbox.is_none() && mode == Mode::None && starts_processes {
+        if opts.settings.sandbox.is_none() && mode == SandboxMode::None && starts_processes {
             // A project's own file turned it off (a pull request can carry that): say which.
             for (root, _) in configs
                 .iter()
-                .filter(|(_, c)| c.run.sandbox == Some(Mode::None))
+                .filter(|(_, c)| c.run.sandbox == Some(SandboxMode::None))
             {
                 // A folder name may hold anything: no control characters reach the terminal.
                 eprintln!(
@@ -60,7 +61,7 @@ impl Sandboxing {
             }
         }
         let backend = match mode {
-            Mode::None => None,
+            SandboxMode::None => None,
             _ if !starts_processes => None,
             _ => match crate::sandbox::backend::choose(mode, host) {
                 Ok(b) => Some(b),
@@ -70,8 +71,8 @@ impl Sandboxing {
                 }
             },
         };
-        if let (Mode::Auto, Some(b @ Backend::Landlock(_))) = (mode, &backend)
-            && let Err(u) = crate::sandbox::backend::probe(Mode::Bwrap, host)
+        if let (SandboxMode::Auto, Some(b @ Backend::Landlock(_))) = (mode, &backend)
+            && let Err(u) = crate::sandbox::backend::probe(SandboxMode::Bwrap, host)
         {
             eprintln!(
                 "note: agents are contained by {} rather than bubblewrap ({}); `assay doctor` lists what it does not contain",

@@ -9,16 +9,14 @@ use futures::StreamExt;
 
 use super::plan::Planned;
 use super::reuse::cacheable;
+use super::{Context, NotStarted, RunEvent, RunOptions, cache, cache_key, execute, redact};
 use crate::assert::builtin::urls::UrlPolicy;
 use crate::assert::check::Checks;
 use crate::host::Unavailable;
 use crate::process;
 use crate::record;
+use crate::record::case_run::{Arm, CaseRunRecord};
 use crate::workspace::StageOptions;
-use {
-    super::{Context, NotStarted, RunEvent, RunOptions, cache, cache_key, execute, redact},
-    crate::record::case_run::{CaseRunRecord, Variant},
-};
 
 /// The async runtime the run's case-runs (and its probes) run on.
 pub(super) fn runtime() -> Result<tokio::runtime::Runtime, NotStarted> {
@@ -286,8 +284,8 @@ impl Launch<'_> {
         }
         let mut stage = self.stage.clone();
         let skill = match p.variant {
-            Variant::Skill => None,
-            Variant::Baseline | Variant::Variant => {
+            Arm::Skill => None,
+            Arm::Baseline | Arm::Variant => {
                 stage.install_skill = setup.baseline_skills[si].is_some();
                 setup.baseline_skills[si].clone()
             }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::NotStarted;
-use super::options::{Baseline, RunOptions};
+use super::options::{OtherArm, RunOptions};
 use super::resolve::Settings;
 use super::shard;
 use crate::config::{self, Config};
@@ -81,7 +81,7 @@ impl Setup {
             .map(|s| {
                 opts.baseline
                     .as_ref()
-                    .and_then(Baseline::skill_path)
+                    .and_then(OtherArm::skill_path)
                     .map(|p| baseline_skill(p, s))
             })
             .collect();
@@ -226,7 +226,7 @@ fn trigger_case(t: &TriggerCase) -> Case {
 
 /// `--baseline-skill` and `--variant-path` name a skill: a folder with SKILL.md, or a command
 /// file. Anything else stops the run before it starts.
-fn check_other_skill(ctx: &LoadCtx, b: &Baseline) -> Result<(), NotStarted> {
+fn check_other_skill(ctx: &LoadCtx, b: &OtherArm) -> Result<(), NotStarted> {
     let Some(path) = b.skill_path() else {
         return Ok(());
     };
@@ -236,7 +236,7 @@ fn check_other_skill(ctx: &LoadCtx, b: &Baseline) -> Result<(), NotStarted> {
         return Ok(());
     }
     let flag = match b {
-        Baseline::Variant(_) => "--variant-path",
+        OtherArm::Variant(_) => "--variant-path",
         _ => "--baseline-skill",
     };
     Err(NotStarted::BadInput(vec![

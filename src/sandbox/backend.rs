@@ -8,6 +8,7 @@
 
 use std::path::PathBuf;
 
+use super::SandboxMode;
 use super::bwrap::BwrapJail;
 use super::bwrap::probe::Bwrap;
 use super::landlock::LandlockJail;
@@ -17,7 +18,7 @@ use super::seatbelt::{Seatbelt, SeatbeltJail};
 use super::spec::JailSpec;
 use crate::host::{HostEnv, Unavailable};
 use crate::process::Spawn;
-use {super::Mode, crate::record::case_run::SandboxRecord};
+use crate::record::case_run::SandboxRecord;
 
 /// A backend that works on this machine.
 #[derive(Debug, Clone)]
@@ -99,7 +100,11 @@ impl Backend {
 }
 
 /// The backends, strongest first.
-pub const KINDS: &[Mode] = &[Mode::Bwrap, Mode::Landlock, Mode::Seatbelt];
+pub const KINDS: &[SandboxMode] = &[
+    SandboxMode::Bwrap,
+    SandboxMode::Landlock,
+    SandboxMode::Seatbelt,
+];
 
 /// The assay program run as the first process inside: `assay-sandbox-init` beside this
 /// executable, else assay itself.
@@ -113,12 +118,14 @@ pub fn helper() -> Result<PathBuf, Unavailable> {
 }
 
 /// Whether `mode`'s backend works here; `None` for `auto` and `none`.
-pub fn probe(mode: Mode, host: &HostEnv) -> Result<Backend, Unavailable> {
+pub fn probe(mode: SandboxMode, host: &HostEnv) -> Result<Backend, Unavailable> {
     match mode {
-        Mode::Bwrap => super::bwrap::probe::probe(host, None).map(Backend::Bwrap),
-        Mode::Landlock => super::landlock::probe::probe(host, helper()?).map(Backend::Landlock),
-        Mode::Seatbelt => super::seatbelt::probe().map(Backend::Seatbelt),
-        Mode::Auto | Mode::None => Err(Unavailable {
+        SandboxMode::Bwrap => super::bwrap::probe::probe(host, None).map(Backend::Bwrap),
+        SandboxMode::Landlock => {
+            super::landlock::probe::probe(host, helper()?).map(Backend::Landlock)
+        }
+        SandboxMode::Seatbelt => super::seatbelt::probe().map(Backend::Seatbelt),
+        SandboxMode::Auto | SandboxMode::None => Err(Unavailable {
             message: format!("`{}` is not a backend", mode.as_str()),
             fix: String::new(),
         }),
@@ -126,14 +133,14 @@ pub fn probe(mode: Mode, host: &HostEnv) -> Result<Backend, Unavailable> {
 }
 
 /// Every backend on this machine, strongest first, working or why not (for `doctor`).
-pub fn probe_all(host: &HostEnv) -> Vec<(Mode, Result<Backend, Unavailable>)> {
+pub fn probe_all(host: &HostEnv) -> Vec<(SandboxMode, Result<Backend, Unavailable>)> {
     KINDS.iter().map(|m| (*m, probe(*m, host))).collect()
 }
 
 /// The backend `mode` takes: `auto` the strongest that works (or, where none does, why each
 /// does not and what would make the strongest work); a named one that one.
-pub fn choose(mode: Mode, host: &HostEnv) -> Result<Backend, Unavailable> {
-    if mode != Mode::Auto {
+pub fn choose(mode: SandboxMode, host: &HostEnv) -> Result<Backend, Unavailable> {
+    if mode != SandboxMode::Auto {
         return probe(mode, host);
     }
     let mut why = Vec::new();
@@ -154,11 +161,11 @@ pub fn choose(mode: Mode, host: &HostEnv) -> Result<Backend, Unavailable> {
 }
 
 /// The backends of this operating system, strongest first.
-pub fn native() -> &'static [Mode] {
+pub fn native() -> &'static [SandboxMode] {
     if cfg!(target_os = "macos") {
-        &[Mode::Seatbelt]
+        &[SandboxMode::Seatbelt]
     } else {
-        &[Mode::Bwrap, Mode::Landlock]
+        &[SandboxMode::Bwrap, SandboxMode::Landlock]
     }
 }
 

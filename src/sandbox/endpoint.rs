@@ -16,12 +16,12 @@ use super::spec::NET_INSIDE;
 
 /// One endpoint the host side connects to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
+pub struct Endpoint {
     pub host: String,
     pub port: u16,
 }
 
-impl Target {
+impl Endpoint {
     pub fn addr(&self) -> String {
         if self.host.contains(':') {
             format!("[{}]:{}", self.host, self.port)
@@ -34,7 +34,7 @@ impl Target {
 /// How a case-run's sandbox reaches its endpoints.
 #[derive(Debug, Clone, Default)]
 pub struct Plan {
-    targets: Vec<Target>,
+    targets: Vec<Endpoint>,
     /// `http` endpoints: (loopback port inside, target index).
     direct: Vec<(u16, usize)>,
     /// `https` endpoints, reached through the CONNECT proxy.
@@ -70,7 +70,7 @@ impl Plan {
                 .trim_start_matches('[')
                 .trim_end_matches(']')
                 .to_string();
-            let target = Target { host, port };
+            let target = Endpoint { host, port };
             let idx = match plan.targets.iter().position(|t| *t == target) {
                 Some(i) => i,
                 None => {
@@ -97,13 +97,13 @@ impl Plan {
     }
 
     /// The endpoints the host side connects to; socket `N` inside leads to target `N`.
-    pub fn targets(&self) -> Vec<Target> {
+    pub fn targets(&self) -> Vec<Endpoint> {
         self.targets.clone()
     }
 
     /// `host:port` of each endpoint, for the record.
     pub fn describe(&self) -> Vec<String> {
-        self.targets.iter().map(Target::addr).collect()
+        self.targets.iter().map(Endpoint::addr).collect()
     }
 
     /// The agent's environment inside bubblewrap's sandbox: `http` base URLs on another host

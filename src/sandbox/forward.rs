@@ -14,8 +14,9 @@ use tokio::net::{TcpListener, TcpStream, UnixListener};
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinHandle;
 
-use super::endpoint::{Plan, Target};
-use {super::Network, crate::record::case_run::SandboxRecord};
+use super::Network;
+use super::endpoint::{Endpoint, Plan};
+use crate::record::case_run::SandboxRecord;
 
 /// Connections one case-run's sandbox may have open to its endpoints at once.
 pub const MAX_CONNECTIONS: usize = 64;
@@ -80,7 +81,7 @@ impl Forwarder {
 
     /// bubblewrap's: listens on `<dir>/<i>.sock` for each target. Must be called within a
     /// tokio runtime.
-    pub fn start(targets: &[Target]) -> std::io::Result<Forwarder> {
+    pub fn start(targets: &[Endpoint]) -> std::io::Result<Forwarder> {
         // A short path: Unix socket paths are limited to 108 bytes.
         let dir = tempfile::Builder::new().prefix("assay-net-").tempdir()?;
         let (shared, closed) = Self::shared();
@@ -106,7 +107,7 @@ impl Forwarder {
     /// Landlock's: a loopback port for each target, and with `proxied` (indexes into
     /// `targets`), a `CONNECT` proxy that tunnels to those alone. Must be called within a
     /// tokio runtime.
-    pub fn start_tcp(targets: &[Target], proxied: &[usize]) -> std::io::Result<Forwarder> {
+    pub fn start_tcp(targets: &[Endpoint], proxied: &[usize]) -> std::io::Result<Forwarder> {
         let (shared, closed) = Self::shared();
         let mut tasks = Vec::new();
         let mut ports = Vec::new();
@@ -278,7 +279,7 @@ mod tests {
     }
 
     fn forwarder_to(port: u16) -> Forwarder {
-        Forwarder::start(&[Target {
+        Forwarder::start(&[Endpoint {
             host: "127.0.0.1".into(),
             port,
         }])

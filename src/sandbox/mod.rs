@@ -51,7 +51,7 @@ pub use spec::{JailSpec, Layers};
 /// `--sandbox`: how agents are contained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, Default)]
 #[serde(rename_all = "lowercase")]
-pub enum Mode {
+pub enum SandboxMode {
     /// The strongest backend that works here (bubblewrap, then Landlock; Seatbelt on macOS);
     /// where none does, refuse to start an agent (exit 3).
     #[default]
@@ -66,14 +66,14 @@ pub enum Mode {
     None,
 }
 
-impl Mode {
+impl SandboxMode {
     pub fn as_str(self) -> &'static str {
         match self {
-            Mode::Auto => "auto",
-            Mode::Bwrap => "bwrap",
-            Mode::Landlock => "landlock",
-            Mode::Seatbelt => "seatbelt",
-            Mode::None => "none",
+            SandboxMode::Auto => "auto",
+            SandboxMode::Bwrap => "bwrap",
+            SandboxMode::Landlock => "landlock",
+            SandboxMode::Seatbelt => "seatbelt",
+            SandboxMode::None => "none",
         }
     }
 }

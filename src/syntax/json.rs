@@ -6,11 +6,9 @@ use jsonc_parser::ast::{ObjectPropName, Value as Ast};
 use jsonc_parser::common::Ranged;
 use jsonc_parser::{CollectOptions, ParseOptions};
 
+use super::node::{Key, KeySet, Node, Value};
 use crate::diag::Problem;
-use {
-    super::node::{Key, KeySet, Node, Value},
-    crate::diag::source::{Source, Span},
-};
+use crate::diag::source::{Source, Span};
 
 /// Parses a whole JSON document. Problems are syntax errors and duplicate keys.
 pub fn parse(source: &Arc<Source>) -> (Option<Node>, Vec<Problem>) {

@@ -12,8 +12,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::diag::Problem;
+use crate::diag::source::Source;
+use node::Node;
 use reader::Doc;
-use {crate::diag::source::Source, node::Node};
 
 /// Reads a file as UTF-8 text, shown in messages under `shown` (a path relative to where
 /// assay runs, when possible).

@@ -6,11 +6,9 @@
 
 use std::sync::Arc;
 
+use super::node::{Key, Node, Value};
+use crate::diag::source::{Source, Span};
 use crate::diag::{Problem, did_you_mean};
-use {
-    super::node::{Key, Node, Value},
-    crate::diag::source::{Source, Span},
-};
 
 /// One document being read, and the problems found in it so far.
 pub struct Doc {

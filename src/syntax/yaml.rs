@@ -8,11 +8,9 @@ use std::sync::Arc;
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Span as YSpan};
 
+use super::node::{Key, KeySet, Node, Value};
 use crate::diag::Problem;
-use {
-    super::node::{Key, KeySet, Node, Value},
-    crate::diag::source::{Source, Span},
-};
+use crate::diag::source::{Source, Span};
 
 /// Deeper nesting than this is certainly not an eval file.
 const MAX_DEPTH: usize = 128;

@@ -8,10 +8,8 @@ mod mcp;
 pub mod presets;
 mod read;
 
-use {
-    super::{CommandLine, Harness, HarnessSettings, Invocation, StreamParser, VersionCommand},
-    crate::host::{HostEnv, Unavailable},
-};
+use super::{CommandLine, Harness, HarnessSettings, Invocation, StreamParser, VersionCommand};
+use crate::host::{HostEnv, Unavailable};
 
 pub struct AcpHarness {
     argv: Vec<String>,

@@ -5,7 +5,7 @@
 //! case-runs.
 
 use super::{class, e};
-use crate::record::case_run::Variant;
+use crate::record::case_run::Arm;
 use crate::report::aggregate::{CaseVerdict, Rate};
 use crate::report::cases::Group;
 use crate::report::cases::groups;
@@ -15,7 +15,7 @@ use crate::{
 };
 
 /// The arms the run has beside the skill (the baseline or the variant), in order.
-fn comparison(r: &Report) -> Option<Variant> {
+fn comparison(r: &Report) -> Option<Arm> {
     r.case_runs
         .iter()
         .map(|c| c.variant)
@@ -93,7 +93,7 @@ fn verdict_class(v: CaseVerdict) -> &'static str {
 }
 
 /// The verdict, rate and marks of a case's runs of one arm, in this report or an older one.
-fn case_cell(r: &Report, g: &Group, variant: Variant, link: bool) -> String {
+fn case_cell(r: &Report, g: &Group, variant: Arm, link: bool) -> String {
     let runs: Vec<(usize, &CaseRun)> = r
         .case_runs
         .iter()
@@ -207,14 +207,14 @@ pub fn table(r: &Report, older: Option<&Report>) -> String {
             "<tr id=\"m{n}\" data-runs=\"{}\"><td><a href=\"#k{n}\">{}</a></td>{}",
             runs.join(" "),
             e(&name(r, g)),
-            case_cell(r, g, Variant::Skill, true)
+            case_cell(r, g, Arm::Skill, true)
         ));
         if let Some(v) = arm {
             h.push_str(&case_cell(r, g, v, true));
             h.push_str(&delta(r, g));
         }
         if let Some(o) = older {
-            h.push_str(&case_cell(o, g, Variant::Skill, false));
+            h.push_str(&case_cell(o, g, Arm::Skill, false));
         }
         h.push_str("</tr>");
     }
@@ -327,12 +327,12 @@ pub fn group_head(r: &Report, g: &Group, n: usize, older: Option<&Report>) -> St
             .join(" "),
         e(&name(r, g))
     );
-    let first = |rep: &'_ Report, v: Variant| -> Option<usize> {
+    let first = |rep: &'_ Report, v: Arm| -> Option<usize> {
         rep.case_runs
             .iter()
             .position(|c| c.suite == g.suite && c.case == g.case && c.variant == v)
     };
-    let skill = first(r, Variant::Skill).map(|i| &r.case_runs[i]);
+    let skill = first(r, Arm::Skill).map(|i| &r.case_runs[i]);
     let other = comparison(r)
         .and_then(|v| first(r, v))
         .map(|i| &r.case_runs[i]);
@@ -345,7 +345,7 @@ pub fn group_head(r: &Report, g: &Group, n: usize, older: Option<&Report>) -> St
     }
     if let (Some(s), Some(o)) = (
         skill,
-        older.and_then(|o| first(o, Variant::Skill).map(|i| &o.case_runs[i])),
+        older.and_then(|o| first(o, Arm::Skill).map(|i| &o.case_runs[i])),
     ) {
         h.push_str("<h3>Files: the older run against this one (run 1)</h3>");
         h.push_str(&files_diff(("the older run", o), ("this run", s)));

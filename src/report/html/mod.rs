@@ -18,14 +18,12 @@ use std::collections::HashMap;
 
 use quick_xml::escape::escape;
 
-use crate::record::case_run::Variant;
+use super::model::{CaseRun, Report};
+use crate::record::case_run::Arm;
+use crate::record::case_run::Outcome;
 use crate::record::feedback::Review;
 use crate::record::grading::JudgeRecord;
 use crate::text::{printable, unify_newlines};
-use {
-    super::model::{CaseRun, Report},
-    crate::record::case_run::Outcome,
-};
 
 /// The page's one script. It reads its data from `#assay-data`, never from the page's text.
 pub const SCRIPT: &str = include_str!("script.js");
@@ -277,8 +275,8 @@ impl Page<'_> {
         };
         let other = &self.r.case_runs[j];
         let (skill, base) = match c.variant {
-            Variant::Skill => ((i, c), (j, other)),
-            Variant::Baseline | Variant::Variant => ((j, other), (i, c)),
+            Arm::Skill => ((i, c), (j, other)),
+            Arm::Baseline | Arm::Variant => ((j, other), (i, c)),
         };
         format!(
             "<h4>Side by side: with the skill and the {}</h4>{}",

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::e;
-use crate::record::case_run::Variant;
+use crate::record::case_run::Arm;
 use crate::report::aggregate::{Aggregates, CaseVerdict};
 use crate::report::model::CaseRun;
 
@@ -224,7 +224,7 @@ pub fn trigger_rates(a: &Aggregates) -> Option<Plot> {
 
 /// The mean duration and the mean cost of each case (and variant).
 pub fn costs(case_runs: &[CaseRun]) -> Vec<Plot> {
-    let mut by: BTreeMap<(String, Variant), (u64, u64, f64, u64)> = BTreeMap::new();
+    let mut by: BTreeMap<(String, Arm), (u64, u64, f64, u64)> = BTreeMap::new();
     for c in case_runs
         .iter()
         .filter(|c| c.duration_ms > 0 || c.cost_usd.is_some())
@@ -238,7 +238,7 @@ pub fn costs(case_runs: &[CaseRun]) -> Vec<Plot> {
             v.3 += 1;
         }
     }
-    let label = |(l, variant): &(String, Variant)| {
+    let label = |(l, variant): &(String, Arm)| {
         if variant.is_comparison() {
             format!("{l} ({})", variant.word())
         } else {
@@ -451,12 +451,12 @@ mod tests {
             ..CaseRunRecord::default()
         };
         let mut records = vec![
-            record("a", 1, true, Variant::Skill),
-            record("a", 2, false, Variant::Skill),
-            record("a", 1, false, Variant::Baseline),
-            record("b", 1, true, Variant::Skill),
+            record("a", 1, true, Arm::Skill),
+            record("a", 2, false, Arm::Skill),
+            record("a", 1, false, Arm::Baseline),
+            record("b", 1, true, Arm::Skill),
         ];
-        let mut t = record("q1", 1, true, Variant::Skill);
+        let mut t = record("q1", 1, true, Arm::Skill);
         t.kind = Kind::Trigger;
         t.trigger = Some(TriggerRecord {
             query: "use <it> & go".into(),

@@ -2,7 +2,7 @@
 //! arm and run, how long, how many checks passed, why not), and on a terminal a progress bar
 //! (done, running, queued, passed, not passed, ETA). Fed by the runner's events.
 
-use crate::record::case_run::{CaseRunRecord, Outcome, Variant};
+use crate::record::case_run::{Arm, CaseRunRecord, Outcome};
 use crate::run::{Reused, RunEvent};
 
 /// What `assay run` shows while it runs, and the judge failures it names at the end.
@@ -112,7 +112,7 @@ pub type Totals = std::collections::HashMap<(String, String, &'static str), u32>
 
 /// Which run a line is about, where the case has more than one: ` [baseline, run 2/3]`,
 /// ` [run 1/3]`, ` [baseline]`; nothing for the one run of the skill.
-fn which_run(suite: &str, case: &str, variant: Variant, run: u32, totals: &Totals) -> String {
+fn which_run(suite: &str, case: &str, variant: Arm, run: u32, totals: &Totals) -> String {
     let total = totals
         .get(&(suite.to_string(), case.to_string(), variant.word()))
         .copied()

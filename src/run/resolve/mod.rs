@@ -38,7 +38,7 @@ use crate::harness::HarnessSettings;
 use crate::host::HostEnv;
 use crate::run::options::RunOptions;
 use crate::sandbox::limits::{Limits, LimitsConfig};
-use crate::sandbox::{Mode, Network};
+use crate::sandbox::{Network, SandboxMode};
 use crate::suite::Suite;
 
 /// The run's settings, as resolved.
@@ -48,7 +48,7 @@ pub struct Settings {
     /// The spending limit (USD), if any.
     pub max_cost: Option<f64>,
     /// The sandbox's mode (the backend is probed for it later).
-    pub sandbox: Mode,
+    pub sandbox: SandboxMode,
     /// `[run.limits]` as the run records it.
     pub recorded_limits: LimitsConfig,
     /// Each suite's, in the suites' order.

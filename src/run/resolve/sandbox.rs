@@ -7,20 +7,23 @@ use std::path::{Path, PathBuf};
 use crate::config::Config;
 use crate::run::options::RunOptions;
 use crate::sandbox::limits::{Cap, Limits, LimitsConfig};
-use crate::sandbox::{Mode, Network};
+use crate::sandbox::{Network, SandboxMode};
 use crate::suite::Suite;
 
 /// `--sandbox` (or `ASSAY_SANDBOX`) > `[run] sandbox` of the projects (a project that asks for
 /// a sandbox wins over one that opts out) > auto.
-pub fn sandbox_mode<'a>(opts: &RunOptions, configs: impl IntoIterator<Item = &'a Config>) -> Mode {
+pub fn sandbox_mode<'a>(
+    opts: &RunOptions,
+    configs: impl IntoIterator<Item = &'a Config>,
+) -> SandboxMode {
     if let Some(m) = opts.settings.sandbox {
         return m;
     }
-    let modes: Vec<Mode> = configs.into_iter().filter_map(|c| c.run.sandbox).collect();
+    let modes: Vec<SandboxMode> = configs.into_iter().filter_map(|c| c.run.sandbox).collect();
     modes
         .iter()
         .copied()
-        .find(|m| *m != Mode::None)
+        .find(|m| *m != SandboxMode::None)
         .or(modes.first().copied())
         .unwrap_or_default()
 }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::record::case_run::{Kind, Variant};
+use crate::record::case_run::{Arm, Kind};
 use crate::record::layout;
 
 /// The history lines of a case-run that count: the latest few, their median (one slow run
@@ -94,13 +94,7 @@ impl Timings {
     }
 
     /// How long this case-run took before, in ms, if it ran.
-    pub fn expected_ms(
-        &self,
-        suite: &str,
-        case: &str,
-        kind: Kind,
-        variant: Variant,
-    ) -> Option<f64> {
+    pub fn expected_ms(&self, suite: &str, case: &str, kind: Kind, variant: Arm) -> Option<f64> {
         self.expected
             .get(&key(suite, case, kind.word(), variant.word()))
             .copied()
@@ -157,16 +151,13 @@ mod tests {
         lines.push(line("forged", -5.0));
         append(&file, &lines).unwrap();
         let t = Timings::load(&file, "h").unwrap();
-        let get = |c| t.expected_ms("s", c, Kind::Case, Variant::Skill);
+        let get = |c| t.expected_ms("s", c, Kind::Case, Arm::Skill);
         // The oldest line (9e9) is past the latest five.
         assert_eq!(get("slow"), Some(300.0));
         assert_eq!(get("fast"), Some(10.0));
         assert_eq!(get("forged"), Some(0.0));
         assert_eq!(get("unseen"), None);
-        assert_eq!(
-            t.expected_ms("s", "fast", Kind::Case, Variant::Baseline),
-            None
-        );
+        assert_eq!(t.expected_ms("s", "fast", Kind::Case, Arm::Baseline), None);
         assert_eq!(t.source.as_deref(), Some("h"));
     }
 
