@@ -1,11 +1,12 @@
-//! Harness adapters: how a case becomes an agent command, and how its output becomes events.
+//! Harnesses: how a case becomes an agent command, and how its output becomes events.
 //!
-//! An adapter is a pure translator — build the command, parse lines, summarize. The host owns
-//! processes, limits and isolation. Built-in adapters and WebAssembly harness plugins
-//! implement the same [`Harness`] trait.
+//! A harness is a pure translator — build the command, parse lines, summarize. The host owns
+//! processes, limits and isolation. Built-in harnesses and WebAssembly harness plugins
+//! implement the same [`Harness`] trait. (BMAD's platform adapter, `adapter.json`, is one
+//! harness among them: [`bmad_adapter`].)
 
 pub mod acp;
-pub mod adapter;
+pub mod bmad_adapter;
 pub mod claude_code;
 pub mod codex;
 pub mod command;

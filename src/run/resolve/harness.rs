@@ -128,7 +128,7 @@ pub fn harness_for(
     let adapter = adapter(opts, suite).filter(|_| is_adapter);
     let made = adapter
         .map(|spec| -> Box<dyn Harness> {
-            Box::new(harness::adapter::Adapter::new(
+            Box::new(harness::bmad_adapter::BmadAdapter::new(
                 spec.clone(),
                 opts.settings.trust,
             ))

@@ -8,7 +8,7 @@
 //! |---|---|
 //! | harness | [`harness::harness_name`] (clauditor's `auto`: [`harness::auto_harness`]) |
 //! | harness settings | [`harness::harness_settings`] ([`harness::claude_bin`], [`harness::codex_bin`]) |
-//! | a case's harness | [`harness::harness_for`] (the adapter: [`harness::adapter`]) |
+//! | a case's harness | [`harness::harness_for`] (the adapter: [`harness::bmad_adapter`]) |
 //! | model | [`case::model`] |
 //! | timeout | [`case::timeout`], [`case::case_timeout`] |
 //! | runs | [`case::runs`], [`case::case_runs`] |

@@ -14,17 +14,17 @@ use crate::{
     record::agent::{AgentError, ErrorCategory, TurnSummary},
 };
 
-pub struct Adapter {
+pub struct BmadAdapter {
     spec: AdapterSpec,
     /// Whether host variables (`auth_env`, `env_passthrough`) are forwarded: an adapter the
     /// user named, or one found beside the eval files under `--trust`.
     forward: bool,
 }
 
-impl Adapter {
+impl BmadAdapter {
     pub fn new(spec: AdapterSpec, trust: bool) -> Self {
         let forward = spec.chosen || trust;
-        Adapter { spec, forward }
+        BmadAdapter { spec, forward }
     }
 
     /// The host variables the adapter asks for but does not get (found beside the eval
@@ -58,7 +58,7 @@ fn fill(arg: &str, prompt: &str, cwd: &str) -> String {
 /// exits: its own stdout goes to stderr, then the file is printed; its exit code is kept.
 const FILE_TRANSCRIPT: &str = "\"$@\" 1>&2; s=$?; cat -- \"$0\" 2>/dev/null; exit $s";
 
-impl Harness for Adapter {
+impl Harness for BmadAdapter {
     fn name(&self) -> &str {
         crate::suite::ADAPTER_HARNESS
     }
