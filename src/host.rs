@@ -41,6 +41,13 @@ impl HostEnv {
         std::env::var(key).ok()
     }
 
+    /// This process's HOME as it is set (any bytes, even empty), read alone: for the readers
+    /// that look beside the user's home (a project's root is never HOME's `.claude/`; Skillet's
+    /// `~/.skillet/evals/`).
+    pub fn process_home() -> Option<std::path::PathBuf> {
+        std::env::var_os("HOME").map(std::path::PathBuf::from)
+    }
+
     /// A variable that is set and not empty (an empty one is taken as unset).
     pub fn var(&self, key: &str) -> Option<&str> {
         self.raw(key).filter(|v| !v.is_empty())

@@ -374,7 +374,7 @@ fn regrade_run(
         return Exit::BadInput;
     };
     let host = HostEnv::from_process();
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let home = HostEnv::process_home();
     let redactor = crate::run::redact::for_host(&host.vars, home.as_deref());
     let mut judges = Vec::new();
     let mut judge =

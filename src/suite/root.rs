@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 /// say so explicitly), then `.git` or `_bmad/` (as the BMAD runner looks), then `.claude/`
 /// (as clauditor looks, but never the one in the user's home). Otherwise `fallback`.
 pub fn project_root(start: &Path, fallback: &Path) -> PathBuf {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let home = crate::host::HostEnv::process_home();
     let marked = |markers: &[&str]| {
         start.ancestors().find(|dir| {
             markers.iter().any(|m| {

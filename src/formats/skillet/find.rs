@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::formats::LoadCtx;
 use crate::formats::find::{EvalFormat, File, Found, Job, Scan, Walk};
+use crate::host::HostEnv;
 use crate::suite::paths;
 use crate::suite::root::project_root;
 
@@ -66,10 +67,10 @@ impl EvalFormat for Skillet {
     /// out when the working folder is inside it or holds it (the walk of the project already
     /// covers it).
     fn home(&self, ctx: &LoadCtx, walk: Walk) -> Vec<Job> {
-        let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
+        let Some(home) = HostEnv::process_home().filter(|h| !h.as_os_str().is_empty()) else {
             return Vec::new();
         };
-        let dir = paths::normalize_abs(&PathBuf::from(home).join(".skillet/evals"));
+        let dir = paths::normalize_abs(&home.join(".skillet/evals"));
         if !dir.is_dir() || dir.starts_with(&ctx.cwd) || ctx.cwd.starts_with(&dir) {
             return Vec::new();
         }

@@ -270,9 +270,9 @@ fn tee(stdout: tokio::net::UnixStream) -> tokio::io::DuplexStream {
 
 /// The package's MCP servers, handed over by the harness ([`super::mcp::VAR`]).
 fn mcp_servers() -> Result<Vec<McpServer>, String> {
-    match std::env::var(super::mcp::VAR) {
-        Ok(text) => serde_json::from_str(&text).map_err(|e| format!("bad MCP servers: {e}")),
-        Err(_) => Ok(Vec::new()),
+    match crate::host::HostEnv::process_var(super::mcp::VAR) {
+        Some(text) => serde_json::from_str(&text).map_err(|e| format!("bad MCP servers: {e}")),
+        None => Ok(Vec::new()),
     }
 }
 
