@@ -7,7 +7,7 @@ use super::{OutputFormat, Selection, load, print_problems};
 use crate::exit::Exit;
 use crate::formats::LoadCtx;
 use crate::lint::counted::Counted;
-use crate::lint::{self, Options};
+use crate::lint::{self, LintOptions};
 
 #[derive(Debug, Args)]
 pub struct LintArgs {
@@ -33,7 +33,7 @@ pub fn run(ctx: &LoadCtx, args: &LintArgs) -> Exit {
         &ctx.cwd,
         &args.selection.scope(),
         &loaded.suites,
-        &Options {
+        &LintOptions {
             max_tokens: args.max_tokens,
         },
     );

@@ -9,7 +9,7 @@ use super::{JudgeChoice, print_problems};
 use crate::discover::{self, Options};
 use crate::exit::Exit;
 use crate::formats::LoadCtx;
-use crate::optimize::{self, Error, Job, Query, Settings};
+use crate::optimize::{self, Error, Optimization, OptimizeSettings, Query};
 use crate::run::{RunOptions, RunSettings};
 use crate::suite::{Skill, Suite};
 
@@ -109,7 +109,7 @@ pub fn run(ctx: &LoadCtx, cmd: &OptimizeCommand, plugins: &crate::plugin::Plugin
         Err(o) => return o,
     };
     let opts = run_options(&settings, plugins);
-    let job = Job {
+    let job = Optimization {
         ctx,
         base: &base,
         skill: &skill,
@@ -158,8 +158,8 @@ fn run_options(settings: &RunSettings, plugins: &crate::plugin::Plugins) -> RunO
 }
 
 /// How the optimisation goes, from the flags and the trigger evals' settings.
-fn optimize_settings(args: &DescriptionArgs, settings: &RunSettings) -> Settings {
-    Settings {
+fn optimize_settings(args: &DescriptionArgs, settings: &RunSettings) -> OptimizeSettings {
+    OptimizeSettings {
         train_fraction: args.train_fraction,
         seed: args.seed,
         iterations: args.iterations,

@@ -107,7 +107,7 @@ fn finish(
                 not_delivered = true;
                 Vec::new()
             });
-            let settings = aggregate::Settings {
+            let settings = aggregate::VerdictSettings {
                 min_pass_rate: done.opts.settings.min_pass_rate,
                 pass_k: done.opts.settings.pass_k,
             };
@@ -385,19 +385,19 @@ fn canary(
     opts: &RunOptions,
     skip: bool,
 ) -> Option<Exit> {
-    use crate::run::canary::{self, Verdict};
+    use crate::run::canary::{self, CanaryVerdict};
     match canary::check(ctx, suites, opts, skip)? {
-        Verdict::Passed(list) => {
+        CanaryVerdict::Passed(list) => {
             for c in &list {
                 tell!("{}", c.passed_line());
             }
             None
         }
-        Verdict::NoFolder(e) => {
+        CanaryVerdict::NoFolder(e) => {
             tell!("error: cannot make a folder for the trigger canary: {e}");
             Some(Exit::Infrastructure)
         }
-        Verdict::Failed { failed, dir } => {
+        CanaryVerdict::Failed { failed, dir } => {
             for c in &failed {
                 tell!("{}", c.failed_line());
             }

@@ -66,7 +66,7 @@ pub const SAME_AS_LOADER: &[(&str, &str)] = &[
 
 /// What to lint with.
 #[derive(Debug, Clone, Default)]
-pub struct Options {
+pub struct LintOptions {
     /// Over every project's `[lint] max_tokens`.
     pub max_tokens: Option<u64>,
 }
@@ -82,7 +82,7 @@ pub struct Findings {
 }
 
 /// Lints the skills under `paths` and those the suites test, then the suites.
-pub fn lint(cwd: &Path, paths: &[PathBuf], suites: &[Suite], opts: &Options) -> Findings {
+pub fn lint(cwd: &Path, paths: &[PathBuf], suites: &[Suite], opts: &LintOptions) -> Findings {
     let mut projects = Projects::default();
     let mut findings = Vec::new();
     let skills = skill_files(cwd, paths, suites);

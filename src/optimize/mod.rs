@@ -44,7 +44,7 @@ pub struct Query {
 
 /// How the optimisation goes.
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub struct OptimizeSettings {
     pub train_fraction: f64,
     pub seed: u64,
     pub iterations: u32,
@@ -146,14 +146,14 @@ pub enum Error {
 }
 
 /// The optimisation's inputs.
-pub struct Job<'a> {
+pub struct Optimization<'a> {
     pub ctx: &'a LoadCtx,
     /// The suite the queries come from: the project, harness and settings trigger evals use.
     pub base: &'a Suite,
     pub skill: &'a Skill,
     pub queries: Vec<Query>,
     pub opts: &'a RunOptions,
-    pub settings: Settings,
+    pub settings: OptimizeSettings,
     pub proposer: &'a Judge,
     pub proposer_name: String,
     /// The folder everything is recorded in (`optimize.json`, each measurement's run folder,
@@ -169,7 +169,7 @@ pub struct Job<'a> {
 /// Runs the optimisation, telling `say` what it does as it goes. When a measurement or the
 /// proposer fails, the last record says it stopped and why (its page too), and the error is
 /// returned.
-pub fn optimize(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Error> {
+pub fn optimize(job: &Optimization<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Error> {
     let result = steps(job, say);
     let Err(Error::Infrastructure(why)) = &result else {
         return result;
@@ -188,7 +188,7 @@ pub fn optimize(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Er
 }
 
 /// The optimisation's steps, each recorded as it ends.
-fn steps(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Error> {
+fn steps(job: &Optimization<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Error> {
     let (text, mut rec, start) = begin(job, say)?;
     // From the start, replaying what is recorded (a resumed optimisation re-decides from the
     // recorded scores, without asking or measuring again).
@@ -223,7 +223,10 @@ fn steps(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<Record, Error> {
 
 /// The skill file's text, the record with the split and the start measured (saved), and the
 /// start.
-fn begin(job: &Job<'_>, say: &mut dyn FnMut(String)) -> Result<(String, Record, Measured), Error> {
+fn begin(
+    job: &Optimization<'_>,
+    say: &mut dyn FnMut(String),
+) -> Result<(String, Record, Measured), Error> {
     let s = &job.settings;
     let file = description::skill_file(&job.skill.path, job.skill.kind);
     let text = std::fs::read_to_string(&file)
@@ -269,7 +272,7 @@ enum Next {
 
 /// The rounds of proposing and measuring, over the record and the best description so far.
 struct Rounds<'a, 'j> {
-    job: &'a Job<'j>,
+    job: &'a Optimization<'j>,
     /// The skill file's text.
     text: &'a str,
     rec: &'a mut Record,
@@ -402,7 +405,12 @@ impl Rounds<'_, '_> {
 /// The record to go on from (`--resume`, what stopped it last time cleared) or a new one
 /// with the split, what the settings plan, and the reviewer notes sorted into used and left
 /// out (said).
-fn record(job: &Job<'_>, file: &Path, comparisons: u32, say: &mut dyn FnMut(String)) -> Record {
+fn record(
+    job: &Optimization<'_>,
+    file: &Path,
+    comparisons: u32,
+    say: &mut dyn FnMut(String),
+) -> Record {
     let s = &job.settings;
     let mut rec = match &job.resume {
         // Going on: what stopped it last time is over.
@@ -480,7 +488,7 @@ fn both_kinds(rec: &Record) -> Result<(), Error> {
 
 /// The description as it is, on both halves (taken from the record when it is there).
 fn measure_start(
-    job: &Job<'_>,
+    job: &Optimization<'_>,
     rec: &mut Record,
     current: &str,
     say: &mut dyn FnMut(String),
@@ -563,7 +571,7 @@ impl Candidates<'_> {
     /// each one's score in the iteration.
     fn measure(
         &self,
-        job: &Job<'_>,
+        job: &Optimization<'_>,
         rec: &mut Record,
         it: &mut Iteration,
         half: Half,
@@ -655,7 +663,7 @@ fn push_iteration(rec: &mut Record, it: Iteration) {
 
 /// Asks the proposer for this iteration's candidates.
 fn new_iteration(
-    job: &Job<'_>,
+    job: &Optimization<'_>,
     rec_notes: &[feedback::Note],
     text: &str,
     best: &Measured,
@@ -721,7 +729,7 @@ fn new_iteration(
 
 /// The skill copies for some candidates of an iteration, each with its description in place.
 fn candidate_variants(
-    job: &Job<'_>,
+    job: &Optimization<'_>,
     text: &str,
     number: u32,
     it: &Iteration,
@@ -785,7 +793,7 @@ enum Half {
 
 /// One measurement, recorded in its own run folder, its cost added to the record's.
 fn step(
-    job: &Job<'_>,
+    job: &Optimization<'_>,
     rec: &mut Record,
     variants: &[Described],
     half: Half,

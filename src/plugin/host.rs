@@ -220,11 +220,11 @@ macro_rules! assertion_and_format_exports {
             kind: &str,
             config: &str,
             run: Resource<CaseRunResource>,
-        ) -> wasmtime::Result<Result<Verdict, String>> {
+        ) -> wasmtime::Result<Result<PluginVerdict, String>> {
             Ok(self
                 .assertion(s, i)?
                 .call_evaluate(s, kind, config, run)?
-                .map(|v| Verdict {
+                .map(|v| PluginVerdict {
                     passed: v.passed,
                     message: v.message,
                     evidence: v.evidence,

@@ -32,7 +32,7 @@ pub struct HarnessInfo {
     /// Whether the agent expands `/<command>` prompts itself.
     pub slash_commands: bool,
     /// How the agent logs in, checked before anything runs.
-    pub login: Option<Login>,
+    pub login: Option<DeclaredLogin>,
     /// (variable, default URL) of each model endpoint.
     pub endpoints: Vec<(String, String)>,
     /// Folders (relative to the workspace) the agent reads skills from, beyond its engines'.
@@ -63,7 +63,7 @@ impl ErrorKind {
 
 /// A login: any one of the variables set, or any one of the files (below HOME) present.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Login {
+pub struct DeclaredLogin {
     pub vars: Vec<String>,
     pub files: Vec<String>,
     pub fix: String,
@@ -183,7 +183,7 @@ fn plain_name(n: &str) -> bool {
 
 /// What a plugin's check concluded, before negation.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Verdict {
+pub struct PluginVerdict {
     pub passed: bool,
     pub message: String,
     pub evidence: Option<String>,

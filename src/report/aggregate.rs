@@ -15,15 +15,15 @@ pub use super::verdict::CaseVerdict;
 
 /// How cases are judged over their runs, as the run recorded it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Settings {
+pub struct VerdictSettings {
     pub min_pass_rate: f64,
     pub pass_k: u32,
 }
 
-impl Settings {
+impl VerdictSettings {
     /// From `run.json`'s options (defaults for runs recorded before they existed).
-    pub fn of(run: &RunRecord) -> Settings {
-        Settings {
+    pub fn of(run: &RunRecord) -> VerdictSettings {
+        VerdictSettings {
             min_pass_rate: run.options.min_pass_rate,
             pass_k: run.options.pass_k.max(1),
         }
@@ -157,7 +157,7 @@ pub struct BaselineStats {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Aggregates {
-    pub settings: Settings,
+    pub settings: VerdictSettings,
     pub cases: Vec<CaseStats>,
     pub suites: Vec<Totals>,
     pub total: Totals,
@@ -216,7 +216,7 @@ impl<'a> GradedRuns<'a> {
     }
 }
 
-fn case_stats(rows: &[&Row], s: Settings) -> CaseStats {
+fn case_stats(rows: &[&Row], s: VerdictSettings) -> CaseStats {
     let g = GradedRuns::of(rows);
     let (n, passed) = (g.n(), g.passed);
     let errors = rows.iter().filter(|r| r.outcome == Outcome::Error).count() as u64;
@@ -325,7 +325,7 @@ fn baseline_stats(
     case: &str,
     skill: &[&Row],
     base: &[&Row],
-    settings: Settings,
+    settings: VerdictSettings,
 ) -> BaselineStats {
     let (a, b) = (arm(skill), arm(base));
     let diff = |x: Option<f64>, y: Option<f64>| Some(x? - y?);
@@ -354,7 +354,7 @@ fn baseline_stats(
 }
 
 /// Every statistic of a run, from its rows.
-pub fn aggregate(rows: &[Row], settings: Settings) -> Aggregates {
+pub fn aggregate(rows: &[Row], settings: VerdictSettings) -> Aggregates {
     let mut cases = Vec::new();
     let mut triggers = Vec::new();
     let mut baselines = Vec::new();
@@ -484,7 +484,7 @@ fn trigger_totals(triggers: &[TriggerStats]) -> Vec<TriggerTotals> {
 fn baseline_total(
     rows: &[Row],
     baselines: &[BaselineStats],
-    settings: Settings,
+    settings: VerdictSettings,
 ) -> Option<BaselineStats> {
     (!baselines.is_empty()).then(|| {
         // Only cases that have a baseline: the others have nothing to compare with.
@@ -539,7 +539,7 @@ mod tests {
         }
     }
 
-    const STRICT: Settings = Settings {
+    const STRICT: VerdictSettings = VerdictSettings {
         min_pass_rate: 1.0,
         pass_k: 3,
     };
@@ -577,7 +577,7 @@ mod tests {
         // A 60% gate lets it pass.
         let lenient = aggregate(
             &rows,
-            Settings {
+            VerdictSettings {
                 min_pass_rate: 0.6,
                 pass_k: 3,
             },

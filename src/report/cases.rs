@@ -8,7 +8,7 @@ use crate::record::case_run::Kind;
 use crate::record::case_run::Outcome;
 
 /// A case or a trigger query, with the indexes of its case-runs in the report.
-pub struct Group<'a> {
+pub struct CaseGroup<'a> {
     pub suite: &'a str,
     pub case: &'a str,
     pub trigger: bool,
@@ -17,7 +17,7 @@ pub struct Group<'a> {
     pub runs: Vec<usize>,
 }
 
-impl Group<'_> {
+impl CaseGroup<'_> {
     /// The skill's case-runs (no baseline, no variant).
     pub fn skill<'r>(&self, r: &'r Report) -> Vec<&'r CaseRun> {
         self.runs
@@ -38,12 +38,12 @@ impl Group<'_> {
 }
 
 /// The report's cases and trigger queries, in the order their first case-run is listed.
-pub fn groups(r: &Report) -> Vec<Group<'_>> {
+pub fn groups(r: &Report) -> Vec<CaseGroup<'_>> {
     let mut at: BTreeMap<(&str, &str), usize> = BTreeMap::new();
-    let mut out: Vec<Group> = Vec::new();
+    let mut out: Vec<CaseGroup> = Vec::new();
     for (i, c) in r.case_runs.iter().enumerate() {
         let n = *at.entry((&c.suite, &c.case)).or_insert_with(|| {
-            out.push(Group {
+            out.push(CaseGroup {
                 suite: &c.suite,
                 case: &c.case,
                 trigger: c.kind == Kind::Trigger,
@@ -63,7 +63,7 @@ pub fn groups(r: &Report) -> Vec<Group<'_>> {
 }
 
 /// A trigger query's text on one line, quoted, for where its id stands (empty for a case).
-pub fn query(r: &Report, g: &Group, n: usize) -> String {
+pub fn query(r: &Report, g: &CaseGroup, n: usize) -> String {
     if !g.trigger {
         return String::new();
     }

@@ -4,7 +4,7 @@
 //! with the first of its failing runs, its failed checks and their evidence.
 
 use super::aggregate::CaseVerdict;
-use super::cases::Group;
+use super::cases::CaseGroup;
 use super::model::{CaseRun, Report};
 use crate::record::case_run::Outcome;
 use crate::text::{printable, unify_newlines};
@@ -71,7 +71,7 @@ fn verdict_icon(v: CaseVerdict) -> &'static str {
 
 /// The icon of a case's (or trigger query's) verdict, and why it did not pass ("" when it did,
 /// or when its statistics do not say).
-fn verdict(r: &Report, g: &Group) -> (&'static str, String) {
+fn verdict(r: &Report, g: &CaseGroup) -> (&'static str, String) {
     if g.trigger {
         let t = r
             .statistics
@@ -105,7 +105,7 @@ fn verdict(r: &Report, g: &Group) -> (&'static str, String) {
 
 /// A case's (or trigger query's) verdict, its runs and why it did not pass; a passing case
 /// with runs not graded says why they were not.
-fn row(r: &Report, g: &Group, compared: bool) -> String {
+fn row(r: &Report, g: &CaseGroup, compared: bool) -> String {
     let skill = g.skill(r);
     let passed = |runs: &[&CaseRun]| {
         let graded: Vec<_> = runs

@@ -270,8 +270,10 @@ pub fn read(dir: &Path) -> Result<Report, ReadError> {
     } else {
         s.passed as f64 / counted as f64
     };
-    let statistics =
-        super::aggregate::aggregate(&rows(&case_runs), super::aggregate::Settings::of(&config));
+    let statistics = super::aggregate::aggregate(
+        &rows(&case_runs),
+        super::aggregate::VerdictSettings::of(&config),
+    );
     // A bad feedback file never stops a report: it is said, and left out.
     let (feedback, warnings) = match crate::record::feedback::read(dir) {
         Ok(f) => (f, Vec::new()),

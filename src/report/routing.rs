@@ -344,7 +344,7 @@ pub fn broken(t: &TriggerStats) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::aggregate::{Settings, aggregate};
+    use crate::report::aggregate::{VerdictSettings, aggregate};
 
     /// A trigger run of `skill`'s suite on query `id` that saw `fired` fire.
     fn run(skill: &str, id: &str, should: bool, fired: &[&str], routing: &Routing) -> Row {
@@ -369,7 +369,7 @@ mod tests {
         Row::of(&r)
     }
 
-    const SETTINGS: Settings = Settings {
+    const SETTINGS: VerdictSettings = VerdictSettings {
         min_pass_rate: 1.0,
         pass_k: 3,
     };

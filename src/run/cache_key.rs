@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 pub const LEN: usize = 32;
 
 /// The secret.
-pub type Key = [u8; LEN];
+pub type CacheKey = [u8; LEN];
 
 #[derive(Debug, thiserror::Error)]
 pub enum KeyError {
@@ -66,17 +66,17 @@ pub fn path_from(
 }
 
 /// The key at [`path`], made there if there is none yet.
-pub fn load() -> Result<Key, KeyError> {
+pub fn load() -> Result<CacheKey, KeyError> {
     load_or_create(&path().ok_or(KeyError::NoPlace)?)
 }
 
 /// The key in `path`, made there if the file does not exist.
-pub fn load_or_create(path: &Path) -> Result<Key, KeyError> {
+pub fn load_or_create(path: &Path) -> Result<CacheKey, KeyError> {
     match read(path) {
         Err(KeyError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
         other => return other,
     }
-    let mut fresh: Key = [0; LEN];
+    let mut fresh: CacheKey = [0; LEN];
     {
         use rand::TryRng;
         rand::rngs::SysRng
@@ -86,12 +86,12 @@ pub fn load_or_create(path: &Path) -> Result<Key, KeyError> {
     create(path, &fresh)
 }
 
-fn read(path: &Path) -> Result<Key, KeyError> {
+fn read(path: &Path) -> Result<CacheKey, KeyError> {
     let bytes = std::fs::read(path).map_err(|source| KeyError::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    Key::try_from(bytes.as_slice()).map_err(|_| KeyError::WrongLength {
+    CacheKey::try_from(bytes.as_slice()).map_err(|_| KeyError::WrongLength {
         path: path.to_path_buf(),
         len: bytes.len(),
     })
@@ -99,7 +99,7 @@ fn read(path: &Path) -> Result<Key, KeyError> {
 
 /// Writes `fresh` to `path` through a private temporary file moved into place without
 /// replacing anything; when another process made the key first, that key is the one.
-fn create(path: &Path, fresh: &Key) -> Result<Key, KeyError> {
+fn create(path: &Path, fresh: &CacheKey) -> Result<CacheKey, KeyError> {
     let failed = |source: std::io::Error| KeyError::Create {
         path: path.to_path_buf(),
         source,
@@ -199,7 +199,7 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), [1; LEN]);
         // Racing processes all end up with the one key.
         let path = d.path().join("raced/cache.key");
-        let keys: Vec<Key> = std::thread::scope(|s| {
+        let keys: Vec<CacheKey> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..8)
                 .map(|_| s.spawn(|| load_or_create(&path).unwrap()))
                 .collect();

@@ -97,7 +97,7 @@ pub fn applies(suites: &[Suite], opts: &RunOptions) -> bool {
 
 /// How the canary went.
 #[derive(Debug)]
-pub enum Verdict {
+pub enum CanaryVerdict {
     /// Every skill fired (or there was nothing to check): the run goes on.
     Passed(Vec<Canary>),
     /// These did not, or could not tell; their run folder is kept in `dir`: nothing else runs.
@@ -109,13 +109,18 @@ pub enum Verdict {
 /// Runs the canary when it applies (`--no-canary` is `skip`), in a temporary folder kept only
 /// when it failed. `None` when it does not apply, or cannot run at all (a harness missing,
 /// say): the run goes on and says why itself.
-pub fn check(ctx: &LoadCtx, suites: &[Suite], opts: &RunOptions, skip: bool) -> Option<Verdict> {
+pub fn check(
+    ctx: &LoadCtx,
+    suites: &[Suite],
+    opts: &RunOptions,
+    skip: bool,
+) -> Option<CanaryVerdict> {
     if skip || !applies(suites, opts) {
         return None;
     }
     let dir = match tempfile::Builder::new().prefix("assay-canary-").tempdir() {
         Ok(d) => d,
-        Err(e) => return Some(Verdict::NoFolder(e)),
+        Err(e) => return Some(CanaryVerdict::NoFolder(e)),
     };
     let list = run(ctx, suites, opts, dir.path().join("run")).ok()?;
     let failed: Vec<Canary> = list
@@ -124,9 +129,9 @@ pub fn check(ctx: &LoadCtx, suites: &[Suite], opts: &RunOptions, skip: bool) -> 
         .cloned()
         .collect();
     if failed.is_empty() {
-        return Some(Verdict::Passed(list));
+        return Some(CanaryVerdict::Passed(list));
     }
-    Some(Verdict::Failed {
+    Some(CanaryVerdict::Failed {
         failed,
         dir: dir.keep().join("run"),
     })

@@ -18,7 +18,7 @@ use crate::suite::Suite;
 
 /// One thing checked.
 #[derive(Debug, Clone, Serialize)]
-pub struct Check {
+pub struct DoctorCheck {
     /// What was checked: `harness claude-code`, `sandbox`, `judge`, …
     pub what: String,
     pub state: State,
@@ -38,9 +38,9 @@ pub enum State {
     Fail,
 }
 
-impl Check {
+impl DoctorCheck {
     fn new(what: impl Into<String>, state: State, detail: impl Into<String>) -> Self {
-        Check {
+        DoctorCheck {
             what: what.into(),
             state,
             detail: detail.into(),
@@ -56,7 +56,7 @@ impl Check {
 }
 
 /// Each judge the run would use: which, for which suites, and why it was chosen.
-fn judges(plan: &plan::Plan<'_>) -> Vec<Check> {
+fn judges(plan: &plan::Plan<'_>) -> Vec<DoctorCheck> {
     let mut found: Vec<(State, String, Vec<String>)> = Vec::new();
     for p in &plan.case_runs {
         let Some(slot) = &p.judge else { continue };
@@ -87,7 +87,7 @@ fn judges(plan: &plan::Plan<'_>) -> Vec<Check> {
         .into_iter()
         .map(|(state, detail, suites)| {
             let detail = format!("{detail}, for {}", suites.join(", "));
-            Check::new("judge", state, detail).fix(match state {
+            DoctorCheck::new("judge", state, detail).fix(match state {
                 State::Ok => "",
                 _ => "set ANTHROPIC_API_KEY or OPENAI_API_KEY, or pass --judge",
             })
@@ -115,7 +115,7 @@ fn why_judge(chosen_by: &str, provider: &str) -> String {
 
 /// Each limit of a case-run, its figure and how it holds here: a warning where only a bound
 /// per process does (no control group), or where there is none.
-fn limits(sandboxing: &Sandboxing, setup: &Setup, opts: &RunOptions) -> Vec<Check> {
+fn limits(sandboxing: &Sandboxing, setup: &Setup, opts: &RunOptions) -> Vec<DoctorCheck> {
     sandboxing
         .limits(opts, &setup.limits_config())
         .into_iter()
@@ -130,7 +130,7 @@ fn limits(sandboxing: &Sandboxing, setup: &Setup, opts: &RunOptions) -> Vec<Chec
             } else {
                 state
             };
-            Check::new(
+            DoctorCheck::new(
                 format!("limit {name}"),
                 state,
                 format!("{figure}: {}", held.how),
@@ -141,7 +141,7 @@ fn limits(sandboxing: &Sandboxing, setup: &Setup, opts: &RunOptions) -> Vec<Chec
 
 /// Each sandbox backend of this system, strongest first: whether it works, why not, and what
 /// would make it work.
-fn backends(host: &HostEnv) -> Vec<Check> {
+fn backends(host: &HostEnv) -> Vec<DoctorCheck> {
     crate::sandbox::backend::probe_all(host)
         .into_iter()
         .filter(|(m, _)| crate::sandbox::backend::native().contains(m))
@@ -150,7 +150,7 @@ fn backends(host: &HostEnv) -> Vec<Check> {
             match r {
                 Ok(b) => uncontained(&what, &b),
                 Err(u) => vec![
-                    Check::new(what, State::Warn, format!("does not work: {}", u.message))
+                    DoctorCheck::new(what, State::Warn, format!("does not work: {}", u.message))
                         .fix(u.fix),
                 ],
             }
@@ -160,12 +160,12 @@ fn backends(host: &HostEnv) -> Vec<Check> {
 
 /// A backend that works, and a line for each thing it does not contain that bubblewrap does
 /// (docs/running.md's attack table has each row).
-fn uncontained(what: &str, backend: &crate::sandbox::Backend) -> Vec<Check> {
-    let works = Check::new(what, State::Ok, format!("works: {}", backend.version()));
+fn uncontained(what: &str, backend: &crate::sandbox::Backend) -> Vec<DoctorCheck> {
+    let works = DoctorCheck::new(what, State::Ok, format!("works: {}", backend.version()));
     let gaps = backend
         .gaps()
         .into_iter()
-        .map(|gap| Check::new(what, State::Warn, format!("does not contain: {gap}")));
+        .map(|gap| DoctorCheck::new(what, State::Warn, format!("does not contain: {gap}")));
     std::iter::once(works).chain(gaps).collect()
 }
 
@@ -175,12 +175,12 @@ pub fn examine(
     ctx: &LoadCtx,
     suites: &[Suite],
     opts: &RunOptions,
-) -> Result<Vec<Check>, NotStarted> {
+) -> Result<Vec<DoctorCheck>, NotStarted> {
     let setup = Setup::load(ctx, suites, opts)?;
     let host = HostEnv::from_process();
     let mut plan = plan::plan(suites, &setup, opts, &host);
     let sandboxing = Sandboxing::decide(ctx, &setup, &mut plan, opts, &host);
-    let mut out = vec![Check::new(
+    let mut out = vec![DoctorCheck::new(
         "suites",
         State::Ok,
         format!(
@@ -220,7 +220,7 @@ pub fn examine(
 fn harnesses(
     plan: &plan::Plan<'_>,
     versions: &std::collections::BTreeMap<String, String>,
-) -> Vec<Check> {
+) -> Vec<DoctorCheck> {
     let mut out = Vec::new();
     let mut seen = Vec::new();
     for (_, h) in &plan.harnesses {
@@ -231,8 +231,8 @@ fn harnesses(
         seen.push(name.clone());
         let what = format!("harness {name}");
         match plan.unavailable.iter().find(|(n, _)| *n == name) {
-            Some((_, u)) => out.push(Check::new(what, State::Fail, &u.message).fix(&u.fix)),
-            None => out.push(Check::new(
+            Some((_, u)) => out.push(DoctorCheck::new(what, State::Fail, &u.message).fix(&u.fix)),
+            None => out.push(DoctorCheck::new(
                 what,
                 State::Ok,
                 match versions.get(&name) {
@@ -244,7 +244,9 @@ fn harnesses(
     }
     for (name, u) in &plan.unavailable {
         if name != "sandbox" && !seen.contains(name) {
-            out.push(Check::new(format!("harness {name}"), State::Fail, &u.message).fix(&u.fix));
+            out.push(
+                DoctorCheck::new(format!("harness {name}"), State::Fail, &u.message).fix(&u.fix),
+            );
         }
     }
     out
@@ -257,10 +259,10 @@ fn sandbox(
     plan: &plan::Plan<'_>,
     sandboxing: &Sandboxing,
     runtime: &tokio::runtime::Runtime,
-) -> Check {
+) -> DoctorCheck {
     match plan.unavailable.iter().find(|(n, _)| n == "sandbox") {
-        Some((_, u)) => Check::new("sandbox", State::Fail, &u.message).fix(&u.fix),
-        None if sandboxing.unsandboxed() => Check::new(
+        Some((_, u)) => DoctorCheck::new("sandbox", State::Fail, &u.message).fix(&u.fix),
+        None if sandboxing.unsandboxed() => DoctorCheck::new(
             "sandbox",
             State::Warn,
             "off: agents would run unsandboxed, as you (--sandbox none or `[run] sandbox`)",
@@ -269,7 +271,7 @@ fn sandbox(
         None => {
             let ws = sandboxing.workspaces(ctx, opts, runtime);
             let ran = sandboxing.backend();
-            Check::new(
+            DoctorCheck::new(
                 "sandbox",
                 State::Ok,
                 format!(
@@ -291,7 +293,7 @@ fn sandbox(
 }
 
 /// Each plugin, with what it is granted.
-fn plugins(opts: &RunOptions) -> Vec<Check> {
+fn plugins(opts: &RunOptions) -> Vec<DoctorCheck> {
     opts.plugins
         .providers
         .iter()
@@ -315,13 +317,13 @@ fn plugins(opts: &RunOptions) -> Vec<Check> {
                 ),
                 crate::plugin::Provider::Native(_) => "native library, unsandboxed".to_string(),
             };
-            Check::new(format!("plugin {}", p.name()), State::Ok, detail)
+            DoctorCheck::new(format!("plugin {}", p.name()), State::Ok, detail)
         })
         .collect()
 }
 
 /// Where a run records: its folder, each project's cache, the cache key.
-fn records(ctx: &LoadCtx, setup: &Setup, opts: &RunOptions) -> Vec<Check> {
+fn records(ctx: &LoadCtx, setup: &Setup, opts: &RunOptions) -> Vec<DoctorCheck> {
     let runs = setup::run_dir(ctx, opts);
     let runs = runs.parent().unwrap_or(&runs).to_path_buf();
     let mut out = vec![writable("run folder", &ctx.shown(&runs), &runs)];
@@ -332,7 +334,7 @@ fn records(ctx: &LoadCtx, setup: &Setup, opts: &RunOptions) -> Vec<Check> {
     if opts.cache {
         out.push(match cache_key::path() {
             Some(p) => writable_file("cache key", &p),
-            None => Check::new(
+            None => DoctorCheck::new(
                 "cache key",
                 State::Warn,
                 "no HOME or XDG_DATA_HOME: the cache is off",
@@ -353,7 +355,11 @@ const PROBE_TIMEOUT_SECS: u64 = 120;
 /// case-run per distinct harness and model, through the run's own path (the same sandbox,
 /// network, login and harness settings), recorded in a scratch folder that is removed; then
 /// one call per judge. Costs a few tokens each.
-pub fn probe(ctx: &LoadCtx, suites: &[Suite], opts: &RunOptions) -> Result<Vec<Check>, NotStarted> {
+pub fn probe(
+    ctx: &LoadCtx,
+    suites: &[Suite],
+    opts: &RunOptions,
+) -> Result<Vec<DoctorCheck>, NotStarted> {
     let setup = Setup::load(ctx, suites, opts)?;
     let host = HostEnv::from_process();
     let plan = plan::plan(suites, &setup, opts, &host);
@@ -399,7 +405,7 @@ fn probe_agents(
     ctx: &LoadCtx,
     probes: &[Suite],
     opts: &RunOptions,
-) -> Result<Vec<Check>, NotStarted> {
+) -> Result<Vec<DoctorCheck>, NotStarted> {
     let scratch = tempfile::Builder::new()
         .prefix("assay-doctor-probe-")
         .tempdir()
@@ -422,7 +428,9 @@ fn probe_agents(
         Ok(_) | Err(NotStarted::DryRun(_)) => {}
         Err(NotStarted::Unavailable(u)) => {
             for (name, u) in u {
-                out.push(Check::new(format!("probe {name}"), State::Fail, &u.message).fix(&u.fix));
+                out.push(
+                    DoctorCheck::new(format!("probe {name}"), State::Fail, &u.message).fix(&u.fix),
+                );
             }
         }
         Err(e) => return Err(e),
@@ -454,7 +462,7 @@ fn probe_options(opts: &RunOptions, scratch: &Path) -> RunOptions {
 }
 
 /// Each judge: one call, the smallest answer.
-fn probe_judges(plan: &plan::Plan<'_>) -> Result<Vec<Check>, NotStarted> {
+fn probe_judges(plan: &plan::Plan<'_>) -> Result<Vec<DoctorCheck>, NotStarted> {
     let runtime = super::schedule::runtime()?;
     let mut out = Vec::new();
     let mut asked: Vec<String> = Vec::new();
@@ -474,7 +482,7 @@ fn probe_judges(plan: &plan::Plan<'_>) -> Result<Vec<Check>, NotStarted> {
         };
         let started = std::time::Instant::now();
         out.push(match runtime.block_on(judge.ask(&prompt)) {
-            Ok(answer) => Check::new(
+            Ok(answer) => DoctorCheck::new(
                 "probe judge",
                 State::Ok,
                 format!(
@@ -483,7 +491,7 @@ fn probe_judges(plan: &plan::Plan<'_>) -> Result<Vec<Check>, NotStarted> {
                     crate::text::shorten(answer.text.trim(), 40)
                 ),
             ),
-            Err(e) => Check::new("probe judge", State::Fail, format!("{name}: {e}"))
+            Err(e) => DoctorCheck::new("probe judge", State::Fail, format!("{name}: {e}"))
                 .fix("check the judge's key and endpoint (ANTHROPIC_API_KEY / OPENAI_API_KEY, their *_BASE_URL), or pass --judge"),
         });
     }
@@ -507,7 +515,7 @@ fn category_fix(category: crate::record::agent::ErrorCategory) -> &'static str {
 }
 
 /// A probe case-run's outcome as a check.
-fn probe_check(r: &crate::record::case_run::CaseRunRecord) -> Check {
+fn probe_check(r: &crate::record::case_run::CaseRunRecord) -> DoctorCheck {
     let what = format!("probe {}", r.harness);
     let model = r.model.as_deref().unwrap_or("its default model");
     let answer = std::fs::read_to_string(r.dir.join(layout::OUTPUT_TXT))
@@ -516,7 +524,7 @@ fn probe_check(r: &crate::record::case_run::CaseRunRecord) -> Check {
         .map(|t| format!(": {:?}", crate::text::shorten(t.trim(), 40)))
         .unwrap_or_default();
     match (&r.status, &r.error) {
-        (crate::record::case_run::Status::Completed, None) => Check::new(
+        (crate::record::case_run::Status::Completed, None) => DoctorCheck::new(
             what,
             State::Ok,
             format!(
@@ -527,9 +535,9 @@ fn probe_check(r: &crate::record::case_run::CaseRunRecord) -> Check {
                     .unwrap_or_default()
             ),
         ),
-        (_, Some(e)) => Check::new(what, State::Fail, format!("{model}: {}", e.message))
+        (_, Some(e)) => DoctorCheck::new(what, State::Fail, format!("{model}: {}", e.message))
             .fix(category_fix(e.category)),
-        (status, None) => Check::new(
+        (status, None) => DoctorCheck::new(
             what,
             State::Fail,
             format!(
@@ -554,7 +562,7 @@ fn list(label: &str, items: &[String]) -> String {
 
 /// Whether files can be made in `dir` (made if missing, as a run would): a file is written and
 /// removed. Folders made only for the probe are removed again.
-fn writable(what: &str, shown: &Path, dir: &Path) -> Check {
+fn writable(what: &str, shown: &Path, dir: &Path) -> DoctorCheck {
     let made: Vec<&Path> = dir.ancestors().take_while(|d| !d.exists()).collect();
     let probe = dir.join(format!(".assay-doctor-{}", std::process::id()));
     // A new file only (never through a link or over a file that is there), removed after.
@@ -574,8 +582,8 @@ fn writable(what: &str, shown: &Path, dir: &Path) -> Check {
         }
     }
     match result {
-        Ok(()) => Check::new(what, State::Ok, format!("{} is writable", shown.display())),
-        Err(e) => Check::new(
+        Ok(()) => DoctorCheck::new(what, State::Ok, format!("{} is writable", shown.display())),
+        Err(e) => DoctorCheck::new(
             what,
             State::Fail,
             format!("cannot write in {}: {e}", shown.display()),
@@ -585,11 +593,11 @@ fn writable(what: &str, shown: &Path, dir: &Path) -> Check {
 }
 
 /// Whether the cache key can be read, or made where it goes.
-fn writable_file(what: &str, path: &Path) -> Check {
+fn writable_file(what: &str, path: &Path) -> DoctorCheck {
     if path.is_file() {
         return match std::fs::read(path) {
-            Ok(_) => Check::new(what, State::Ok, format!("{} is readable", path.display())),
-            Err(e) => Check::new(
+            Ok(_) => DoctorCheck::new(what, State::Ok, format!("{} is readable", path.display())),
+            Err(e) => DoctorCheck::new(
                 what,
                 State::Warn,
                 format!(
@@ -603,18 +611,18 @@ fn writable_file(what: &str, path: &Path) -> Check {
         Some(dir) => {
             let c = writable(what, dir, dir);
             match c.state {
-                State::Ok => Check::new(
+                State::Ok => DoctorCheck::new(
                     what,
                     State::Ok,
                     format!("{} will be made on the first run", path.display()),
                 ),
-                _ => Check {
+                _ => DoctorCheck {
                     state: State::Warn,
                     detail: format!("{}; the cache would be off", c.detail),
                     ..c
                 },
             }
         }
-        None => Check::new(what, State::Warn, "no folder for the cache key"),
+        None => DoctorCheck::new(what, State::Warn, "no folder for the cache key"),
     }
 }

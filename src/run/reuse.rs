@@ -26,7 +26,7 @@ pub struct Reused {
 }
 
 /// The secret that authenticates cache entries, read once; without it, no cache.
-pub(super) fn cache_secret(opts: &RunOptions) -> Option<cache_key::Key> {
+pub(super) fn cache_secret(opts: &RunOptions) -> Option<cache_key::CacheKey> {
     opts.cache
         .then(|| {
             cache_key::load()
@@ -53,7 +53,7 @@ pub(super) fn partition<'p, 'a>(
     run: &'p Context<'a>,
     stage: &crate::workspace::StageOptions,
     sandboxes: &[crate::sandbox::Setting],
-    cache_secret: Option<&cache_key::Key>,
+    cache_secret: Option<&cache_key::CacheKey>,
 ) -> Partition<'p, 'a> {
     let key_parts = KeyParts {
         run,

@@ -257,7 +257,7 @@ pub(super) struct Launch<'a> {
     /// Each suite's sandbox.
     pub sandboxes: &'a [crate::sandbox::Setting],
     /// The cache, when it is on.
-    pub cache_secret: Option<&'a cache_key::Key>,
+    pub cache_secret: Option<&'a cache_key::CacheKey>,
 }
 
 impl Launch<'_> {

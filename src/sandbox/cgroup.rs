@@ -139,22 +139,22 @@ fn limit_file(v: Version, c: Controller) -> &'static str {
 
 /// One case-run's groups (one per controller with v1; one with v2), removed when dropped.
 #[derive(Debug)]
-pub struct Group {
+pub struct Cgroup {
     dirs: Vec<(PathBuf, Version, Vec<Controller>)>,
 }
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
-impl Group {
+impl Cgroup {
     /// Makes the groups and writes the limits: `(controller, parent, limit)`. A parent shared
     /// by two controllers (v2) gets one group.
-    pub fn make(limits: &[(Controller, &Parent, u64)]) -> std::io::Result<Group> {
+    pub fn make(limits: &[(Controller, &Parent, u64)]) -> std::io::Result<Cgroup> {
         let name = format!(
             "assay-{}-{}",
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
-        let mut g = Group { dirs: Vec::new() };
+        let mut g = Cgroup { dirs: Vec::new() };
         for (c, parent, limit) in limits {
             let dir = parent.dir.join(&name);
             if !g.dirs.iter().any(|(d, _, _)| *d == dir) {
@@ -226,7 +226,7 @@ fn count(file: &Path, key: &str) -> u64 {
         .unwrap_or(0)
 }
 
-impl Drop for Group {
+impl Drop for Cgroup {
     /// Removes the groups once their processes are gone (the sandbox ended them; v2 kills any
     /// left first). A group whose last processes are still exiting is removed by a thread of
     /// its own, so the case-run does not wait.

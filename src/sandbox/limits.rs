@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::cgroup::{self, Controller, Group, Parent};
+use super::cgroup::{self, Cgroup, Controller, Parent};
 use super::disk::{self, Pace};
 use crate::process::{Look, Spawn, Watch};
 use crate::record::run::LimitHeld;
@@ -207,9 +207,9 @@ impl Enforcement {
             groups.push((Controller::Pids, p, n));
         }
         let group = (!groups.is_empty())
-            .then(|| Group::make(&groups))
+            .then(|| Cgroup::make(&groups))
             .transpose()?;
-        let members = group.as_ref().and_then(Group::members);
+        let members = group.as_ref().and_then(Cgroup::members);
         let disk = l.disk.map(|limit| Disk {
             dir: case_dir.to_path_buf(),
             base: disk::folder(case_dir),
@@ -316,7 +316,7 @@ fn rounded(n: u64) -> String {
 #[derive(Debug)]
 pub struct Bounds {
     limits: Limits,
-    group: Option<Group>,
+    group: Option<Cgroup>,
     disk: Option<Disk>,
 }
 

@@ -25,7 +25,7 @@ pub struct Bmad;
 impl EvalFormat for Bmad {
     fn dialects(&self) -> &'static [&'static dyn crate::formats::write::Dialect] {
         &[
-            &super::write::Bmad,
+            &super::write::BmadDialect,
             &super::write::SkillCreator,
             &super::write::BmadCases,
         ]

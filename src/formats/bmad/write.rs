@@ -9,7 +9,7 @@ use crate::formats::write::{Dialect, RunSeed, Words, pretty, read_json};
 use crate::suite::{Format, Skill, SkillKind, Suite};
 
 /// BMAD's `evals/<skill>/evals.json` and `triggers.json`.
-pub struct Bmad;
+pub struct BmadDialect;
 /// skill-creator's `<skill>/evals/evals.json` (integer ids, `files` from the skill's folder)
 /// and its trigger eval set.
 pub struct SkillCreator;
@@ -24,7 +24,7 @@ fn is_triggers_only(suite: &Suite) -> bool {
     suite.cases.is_empty() && !suite.triggers.is_empty()
 }
 
-impl Dialect for Bmad {
+impl Dialect for BmadDialect {
     fn name(&self) -> &'static str {
         "bmad"
     }

@@ -16,7 +16,7 @@ pub struct Clauditor;
 
 impl EvalFormat for Clauditor {
     fn dialects(&self) -> &'static [&'static dyn crate::formats::write::Dialect] {
-        &[&super::write::Clauditor]
+        &[&super::write::ClauditorDialect]
     }
 
     fn reads(&self) -> &'static str {

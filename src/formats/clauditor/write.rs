@@ -8,9 +8,9 @@ use serde_json::json;
 use crate::formats::write::{Dialect, Words, pretty};
 use crate::suite::{Skill, SkillKind};
 
-pub struct Clauditor;
+pub struct ClauditorDialect;
 
-impl Dialect for Clauditor {
+impl Dialect for ClauditorDialect {
     fn name(&self) -> &'static str {
         "clauditor"
     }

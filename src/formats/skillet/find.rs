@@ -20,7 +20,7 @@ pub struct Skillet;
 
 impl EvalFormat for Skillet {
     fn dialects(&self) -> &'static [&'static dyn crate::formats::write::Dialect] {
-        &[&super::write::Skillet]
+        &[&super::write::SkilletDialect]
     }
 
     fn reads(&self) -> &'static str {

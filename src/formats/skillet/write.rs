@@ -1,5 +1,5 @@
 //! `assay init --format skillet`: `evals/<name>/NNN.yaml`, and `--from-run` adds the next
-//! `NNN.yaml` of the set with the recorded answer as what is expected (as Skillet's `/gap`
+//! `NNN.yaml` of the set with the recorded answer as what is expected (as SkilletDialect's `/gap`
 //! saves a bad answer as a test).
 
 use std::path::{Path, PathBuf};
@@ -8,7 +8,7 @@ use crate::formats::write::{Dialect, RunSeed, Words, now_stamp, yaml_str};
 use crate::record::feedback::Review;
 use crate::suite::{Format, Skill, Suite};
 
-pub struct Skillet;
+pub struct SkilletDialect;
 
 fn eval_text(name: &str, prompt: &str, expected: &str, assertion: bool) -> String {
     let mut text = format!(
@@ -26,12 +26,12 @@ fn eval_text(name: &str, prompt: &str, expected: &str, assertion: bool) -> Strin
     text
 }
 
-impl Dialect for Skillet {
+impl Dialect for SkilletDialect {
     fn name(&self) -> &'static str {
         "skillet"
     }
     fn title(&self) -> &'static str {
-        "Skillet"
+        "SkilletDialect"
     }
     fn starter(&self, root: &Path, skill: &Skill) -> Result<Vec<(PathBuf, String)>, String> {
         let w = Words::of(skill);
@@ -47,7 +47,7 @@ impl Dialect for Skillet {
             (dir.join("002.yaml"), eval_text(&w.name, &p2, chose, true)),
         ])
     }
-    /// A Skillet set is its folder.
+    /// A SkilletDialect set is its folder.
     fn suite_path(&self, written: &Path) -> PathBuf {
         written
             .parent()

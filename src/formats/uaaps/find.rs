@@ -23,7 +23,7 @@ pub struct Uaaps;
 
 impl EvalFormat for Uaaps {
     fn dialects(&self) -> &'static [&'static dyn crate::formats::write::Dialect] {
-        &[&super::write::Uaaps]
+        &[&super::write::UaapsDialect]
     }
 
     fn reads(&self) -> &'static str {

@@ -10,9 +10,9 @@ use crate::formats::write::{Dialect, RunSeed, Words, pretty, yaml_str};
 use crate::record::feedback::Review;
 use crate::suite::{Format, Skill, SkillKind, Suite};
 
-pub struct Uaaps;
+pub struct UaapsDialect;
 
-impl Dialect for Uaaps {
+impl Dialect for UaapsDialect {
     fn name(&self) -> &'static str {
         "uaaps"
     }

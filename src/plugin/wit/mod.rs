@@ -14,7 +14,7 @@ use wasmtime::Store;
 use wasmtime::component::{Instance, InstancePre, Resource, ResourceAny};
 
 use super::host::{CaseRunResource, HostState};
-use super::provides::{CheckTypeInfo, FormatInfo, HarnessInfo, Verdict};
+use super::provides::{CheckTypeInfo, FormatInfo, HarnessInfo, PluginVerdict};
 use crate::harness::{CommandLine, Invocation};
 use crate::process::Exited;
 
@@ -94,7 +94,7 @@ pub trait Exports: Send + Sync {
         kind: &str,
         config: &str,
         run: Resource<CaseRunResource>,
-    ) -> wasmtime::Result<Result<Verdict, String>>;
+    ) -> wasmtime::Result<Result<PluginVerdict, String>>;
 
     fn formats(&self, s: S, i: &Instance) -> wasmtime::Result<Vec<FormatInfo>>;
     fn matches(&self, s: S, i: &Instance, format: &str, value: &str) -> wasmtime::Result<bool>;

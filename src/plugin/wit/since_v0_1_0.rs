@@ -12,7 +12,7 @@ pub use crate::plugin::host::CaseRunResource;
 use crate::plugin::host::{
     HostState, assertion_and_format_exports, guest_parser, harness_exports, version_exports,
 };
-use crate::plugin::provides::{CheckTypeInfo, FormatInfo, HarnessInfo, Verdict};
+use crate::plugin::provides::{CheckTypeInfo, FormatInfo, HarnessInfo, PluginVerdict};
 use crate::process::Exited;
 
 wasmtime::component::bindgen!({

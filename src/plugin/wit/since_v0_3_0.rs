@@ -13,7 +13,9 @@ pub use crate::plugin::host::CaseRunResource;
 use crate::plugin::host::{
     HostState, assertion_and_format_exports, guest_parser, harness_exports, version_exports,
 };
-use crate::plugin::provides::{CheckTypeInfo, ErrorKind, FormatInfo, HarnessInfo, Login, Verdict};
+use crate::plugin::provides::{
+    CheckTypeInfo, DeclaredLogin, ErrorKind, FormatInfo, HarnessInfo, PluginVerdict,
+};
 use crate::process::Exited;
 
 wasmtime::component::bindgen!({
@@ -57,7 +59,7 @@ fn info(h: harness::HarnessInfo) -> HarnessInfo {
         program: h.program,
         engines: h.engines,
         slash_commands: h.slash_commands,
-        login: h.login.map(|l| Login {
+        login: h.login.map(|l| DeclaredLogin {
             vars: l.vars,
             files: l.files,
             fix: l.fix,

@@ -7,7 +7,7 @@
 use super::{class, e};
 use crate::record::case_run::Arm;
 use crate::report::aggregate::{CaseVerdict, Rate};
-use crate::report::cases::Group;
+use crate::report::cases::CaseGroup;
 use crate::report::cases::groups;
 use crate::{
     record::case_run::Outcome,
@@ -93,7 +93,7 @@ fn verdict_class(v: CaseVerdict) -> &'static str {
 }
 
 /// The verdict, rate and marks of a case's runs of one arm, in this report or an older one.
-fn case_cell(r: &Report, g: &Group, variant: Arm, link: bool) -> String {
+fn case_cell(r: &Report, g: &CaseGroup, variant: Arm, link: bool) -> String {
     let runs: Vec<(usize, &CaseRun)> = r
         .case_runs
         .iter()
@@ -154,7 +154,7 @@ fn case_cell(r: &Report, g: &Group, variant: Arm, link: bool) -> String {
 }
 
 /// The change in pass rate against the comparison arm, with Fisher's p.
-fn delta(r: &Report, g: &Group) -> String {
+fn delta(r: &Report, g: &CaseGroup) -> String {
     match r
         .statistics
         .baselines
@@ -172,7 +172,7 @@ fn delta(r: &Report, g: &Group) -> String {
 
 /// A row's name: the case (with its author's name for it, when it has one), or the trigger
 /// query's id and its text on one line.
-pub fn name(r: &Report, g: &Group) -> String {
+pub fn name(r: &Report, g: &CaseGroup) -> String {
     let named = r
         .case_runs
         .iter()
@@ -317,7 +317,7 @@ fn diff(a: &str, b: &str) -> String {
 
 /// The head of a case's group: its verdicts and the files each arm wrote, diffed (the first
 /// run of each arm; of this run and the older one's with `--against`).
-pub fn group_head(r: &Report, g: &Group, n: usize, older: Option<&Report>) -> String {
+pub fn group_head(r: &Report, g: &CaseGroup, n: usize, older: Option<&Report>) -> String {
     let mut h = format!(
         "<section class=\"group\" id=\"k{n}\" data-runs=\"{}\"><h2>{}</h2>",
         g.runs

@@ -431,7 +431,7 @@ mod tests {
         use crate::record::case_run::{Kind, TriggerRecord};
         use crate::record::grading::{Grade, Verdict};
         use crate::record::{CaseRunRecord, Status};
-        use crate::report::aggregate::{Settings, aggregate};
+        use crate::report::aggregate::{VerdictSettings, aggregate};
         use crate::report::rows::Row;
         let record = |case: &str, run, passed: bool, variant| CaseRunRecord {
             suite: "s".into(),
@@ -473,7 +473,7 @@ mod tests {
         let rows: Vec<Row> = records.iter().map(Row::of).collect();
         let a = aggregate(
             &rows,
-            Settings {
+            VerdictSettings {
                 min_pass_rate: 1.0,
                 pass_k: 1,
             },

@@ -8,7 +8,7 @@ use crate::run::{Reused, RunEvent};
 /// What `assay run` shows while it runs, and the judge failures it names at the end.
 pub struct Live {
     progress: Progress,
-    totals: Totals,
+    totals: LiveTotals,
     /// Lines go to standard output (else standard error: stdout is the JSON report).
     to_stdout: bool,
     /// Each case-run the judge failed on, with why: `suite/case [run 1/3]: cause`.
@@ -20,7 +20,7 @@ impl Live {
     pub fn new(to_stdout: bool, bar: bool, color: bool) -> Live {
         Live {
             progress: Progress::new(bar, color),
-            totals: Totals::new(),
+            totals: LiveTotals::new(),
             to_stdout,
             judge_failures: Vec::new(),
         }
@@ -108,11 +108,11 @@ fn mark(outcome: Outcome) -> &'static str {
 
 /// How many runs of each case and variant the plan holds (for "run 2/3"), by suite, case and
 /// variant.
-pub type Totals = std::collections::HashMap<(String, String, &'static str), u32>;
+pub type LiveTotals = std::collections::HashMap<(String, String, &'static str), u32>;
 
 /// Which run a line is about, where the case has more than one: ` [baseline, run 2/3]`,
 /// ` [run 1/3]`, ` [baseline]`; nothing for the one run of the skill.
-fn which_run(suite: &str, case: &str, variant: Arm, run: u32, totals: &Totals) -> String {
+fn which_run(suite: &str, case: &str, variant: Arm, run: u32, totals: &LiveTotals) -> String {
     let total = totals
         .get(&(suite.to_string(), case.to_string(), variant.word()))
         .copied()
@@ -147,7 +147,7 @@ fn name_text(name: Option<&str>) -> String {
 }
 
 /// One line for a case-run taken from the cache or kept from the resumed run.
-fn reused_line(r: &Reused, totals: &Totals) -> String {
+fn reused_line(r: &Reused, totals: &LiveTotals) -> String {
     let mark = mark(r.outcome);
     format!(
         "{mark} {}/{}{} ({})",
@@ -164,7 +164,7 @@ fn reused_line(r: &Reused, totals: &Totals) -> String {
 
 /// One line per finished case-run: which case (a trigger query with its text), which variant
 /// and run, how long, how many checks passed and why not.
-fn line(r: &CaseRunRecord, totals: &Totals) -> String {
+fn line(r: &CaseRunRecord, totals: &LiveTotals) -> String {
     let mark = mark(r.outcome());
     let mut s = format!(
         "{mark} {}/{}{}{}{} ({:.1}s)",
