@@ -480,7 +480,7 @@ fn end(rec: &Record, skill_text: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::score::{QueryScore, compare};
-    use super::super::{Planned, Query};
+    use super::super::{PlannedBudget, Query};
     use super::*;
 
     const EVIL: &str =
@@ -587,7 +587,7 @@ mod tests {
                 used: false,
                 left_out: Some("its query is a holdout query".into()),
             }],
-            planned: Some(Planned {
+            planned: Some(PlannedBudget {
                 iterations: 2,
                 candidates: 3,
                 holdout_top: 2,

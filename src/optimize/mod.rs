@@ -123,12 +123,12 @@ pub struct Record {
     /// The rounds, candidates and holdout places the settings allowed (absent in records
     /// written before it was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub planned: Option<Planned>,
+    pub planned: Option<PlannedBudget>,
 }
 
 /// What the settings allowed, as recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Planned {
+pub struct PlannedBudget {
     pub iterations: u32,
     pub candidates: u32,
     pub holdout_top: u32,
@@ -446,7 +446,7 @@ fn record(
         }
     };
     if rec.planned.is_none() {
-        rec.planned = Some(Planned {
+        rec.planned = Some(PlannedBudget {
             iterations: s.iterations,
             candidates: s.candidates,
             holdout_top: s.holdout_top,

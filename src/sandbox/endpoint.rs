@@ -33,7 +33,7 @@ impl Endpoint {
 
 /// How a case-run's sandbox reaches its endpoints.
 #[derive(Debug, Clone, Default)]
-pub struct Plan {
+pub struct EndpointPlan {
     targets: Vec<Endpoint>,
     /// `http` endpoints: (loopback port inside, target index).
     direct: Vec<(u16, usize)>,
@@ -57,10 +57,10 @@ fn is_loopback(host: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
-impl Plan {
+impl EndpointPlan {
     /// The plan for these endpoint URLs (unparseable ones and other schemes are left out).
-    pub fn new(endpoints: &[String]) -> Plan {
-        let mut plan = Plan::default();
+    pub fn new(endpoints: &[String]) -> EndpointPlan {
+        let mut plan = EndpointPlan::default();
         for e in endpoints {
             let Ok(url) = Url::parse(e) else { continue };
             let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) else {
@@ -223,7 +223,7 @@ mod tests {
 
     #[test]
     fn a_loopback_endpoint_keeps_its_url_and_port() {
-        let plan = Plan::new(&["http://127.0.0.1:4567".into()]);
+        let plan = EndpointPlan::new(&["http://127.0.0.1:4567".into()]);
         let mut e = env(&[("ANTHROPIC_BASE_URL", "http://127.0.0.1:4567")]);
         plan.rewrite_env(&mut e);
         assert!(e.contains(&("ANTHROPIC_BASE_URL".into(), "http://127.0.0.1:4567".into())));
@@ -236,7 +236,7 @@ mod tests {
 
     #[test]
     fn https_endpoints_go_through_the_proxy_and_only_to_them() {
-        let plan = Plan::new(&[
+        let plan = EndpointPlan::new(&[
             "https://api.anthropic.com".into(),
             "http://models.internal:8080/v1".into(),
         ]);
@@ -263,7 +263,7 @@ mod tests {
 
     #[test]
     fn under_landlock_every_http_endpoint_points_at_its_relay_port() {
-        let plan = Plan::new(&[
+        let plan = EndpointPlan::new(&[
             "http://127.0.0.1:4567".into(),
             "https://api.anthropic.com".into(),
         ]);

@@ -15,7 +15,7 @@ use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinHandle;
 
 use super::Network;
-use super::endpoint::{Endpoint, Plan};
+use super::endpoint::{Endpoint, EndpointPlan};
 use crate::record::case_run::SandboxRecord;
 
 /// Connections one case-run's sandbox may have open to its endpoints at once.
@@ -168,7 +168,7 @@ impl Forwarder {
 /// plan and its loopback relays, for `--network model`.
 #[derive(Debug)]
 pub struct LoopbackNet {
-    plan: Plan,
+    plan: EndpointPlan,
     forwarder: Forwarder,
 }
 
@@ -179,7 +179,7 @@ impl LoopbackNet {
         if network != Network::Model {
             return Ok(None);
         }
-        let plan = Plan::new(endpoints);
+        let plan = EndpointPlan::new(endpoints);
         let forwarder = Forwarder::start_tcp(&plan.targets(), plan.proxied())?;
         Ok(Some(LoopbackNet { plan, forwarder }))
     }

@@ -35,7 +35,7 @@ use crate::suite::{Case, Format, Skill, Suite};
 use crate::syntax::node::Node;
 use crate::syntax::reader::{Doc, Map};
 use ids::Ids;
-use settings::Settings;
+use settings::SpecSettings;
 
 /// What clauditor's runner decides: it waits 300 s, reads its own variables after assay's,
 /// picks the harness this machine can run, keeps fixtures in `fixtures/`, and says its own
@@ -160,7 +160,7 @@ fn read_spec(
     let prompt = format!("/{invocation} {test_args}").trim_end().to_string();
     let mut case = Case::new(skill_name.clone(), location(doc, root.span), vec![prompt]);
     read_case(doc, &m, file, &mut case);
-    let settings = Settings::read(doc, &m);
+    let settings = SpecSettings::read(doc, &m);
     let triggers = m.opt("trigger_tests").map(|n| triggers::read(doc, n));
     let variance = m
         .opt("variance")

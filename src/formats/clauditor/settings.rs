@@ -14,7 +14,7 @@ pub const VARIANCE_KEYS: &[&str] = &["n_runs", "min_stability"];
 pub const THRESHOLD_KEYS: &[&str] = &["min_pass_rate", "min_mean_score"];
 
 /// The spec's top-level settings (`variance` and `grade_thresholds` are read on their own).
-pub(super) struct Settings {
+pub(super) struct SpecSettings {
     pub(super) timeout: Option<u64>,
     harness: Option<String>,
     transport: Option<String>,
@@ -24,8 +24,8 @@ pub(super) struct Settings {
     sync_tasks: bool,
 }
 
-impl Settings {
-    pub(super) fn read(doc: &mut Doc, m: &Map<'_>) -> Settings {
+impl SpecSettings {
+    pub(super) fn read(doc: &mut Doc, m: &Map<'_>) -> SpecSettings {
         let allow_hang_heuristic = strict_bool(doc, m, "allow_hang_heuristic").unwrap_or(true);
         let sync_tasks = strict_bool(doc, m, "sync_tasks").unwrap_or(false);
         let timeout = m.positive_int(doc, "timeout");
@@ -45,7 +45,7 @@ impl Settings {
             )
             .help = Some("set grading_provider explicitly, or fix a typo such as gtp- for gpt-".into());
         }
-        Settings {
+        SpecSettings {
             timeout,
             harness,
             transport,

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use self::mounts::{bind, covers, in_system, mask, ro_bind_at};
 use self::probe::{Bwrap, HELPER_INSIDE};
 use crate::process::Spawn;
-use crate::sandbox::endpoint::Plan as NetPlan;
+use crate::sandbox::endpoint::EndpointPlan as NetPlan;
 use crate::sandbox::forward::Forwarder;
 use crate::sandbox::inside::{HELPER_BIN, SUBCOMMAND};
 use crate::sandbox::shown::{self, real_folder_under};
