@@ -258,7 +258,7 @@ fn settings(rec: &Record) -> String {
             format!("${:.4} (what the agents reported; the proposer not counted)", rec.cost_usd),
         ),
     ];
-    let mut h = String::from("<h2>OptimizeSettings</h2><table class=\"stats\">");
+    let mut h = String::from("<h2>Settings</h2><table class=\"stats\">");
     for (k, v) in rows {
         h.push_str(&format!("<tr><td>{}</td><td>{}</td></tr>", e(k), e(&v)));
     }

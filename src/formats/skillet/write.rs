@@ -31,7 +31,7 @@ impl Dialect for SkilletDialect {
         "skillet"
     }
     fn title(&self) -> &'static str {
-        "SkilletDialect"
+        "Skillet"
     }
     fn starter(&self, root: &Path, skill: &Skill) -> Result<Vec<(PathBuf, String)>, String> {
         let w = Words::of(skill);
