@@ -56,6 +56,8 @@ pub fn read_value(doc: &mut Doc, spec: &KeySpec, node: &Node, field: &str) -> Op
             .map(|l| Json::from(l.into_iter().map(|(s, _)| s).collect::<Vec<_>>())),
         KeyKind::Number => doc.non_negative_number(node, field).map(Json::from),
         KeyKind::Object => doc.map(node, field).map(|_| node.to_json()),
+        KeyKind::String => doc.string(node, field).map(Json::from),
+        KeyKind::Any => Some(node.to_json()),
         KeyKind::Path => {
             let s = doc.text(node, field)?;
             match paths::workspace_relative(&s) {

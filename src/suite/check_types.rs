@@ -26,6 +26,10 @@ pub enum KeyKind {
     Path,
     /// An object, kept as written (the JSON structure of `stdout_json`).
     Object,
+    /// A string, the empty one included (a JavaScript regular expression's flags).
+    String,
+    /// Any value, kept as written (`tool_order`'s sides: a tool's name, or an object).
+    Any,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -81,6 +85,15 @@ const fn opt_list(name: &'static str) -> KeySpec {
 
 /// The check types that say which skills a query reaches: the only ones a trigger query takes.
 pub const ROUTING: &[&str] = &["must_fire", "must_not_fire", "no_other_skill"];
+
+const fn opt(name: &'static str, kind: KeyKind) -> KeySpec {
+    KeySpec {
+        name,
+        kind,
+        required: false,
+        default: None,
+    }
+}
 
 const fn opt_bool(name: &'static str) -> KeySpec {
     KeySpec {
@@ -297,6 +310,42 @@ pub const BUILTIN: &[CheckType] = &[
         keys: NEEDLE,
         target: CheckTarget::Process,
         summary: "neither standard output nor standard error contains `needle`",
+    },
+    CheckType {
+        name: "js_regex",
+        keys: &[
+            req("pattern", KeyKind::Text),
+            opt("flags", KeyKind::String),
+            opt("match", KeyKind::Text),
+            opt("source", KeyKind::Text),
+            opt("path", KeyKind::Path),
+            opt("case", KeyKind::String),
+        ],
+        target: CheckTarget::Transcript,
+        summary: "a JavaScript regular expression (`pattern`, `flags`) over the last message, the transcript, the created files' names or a file (`source`, `path`): `match` contains, not_contains or count:N",
+    },
+    CheckType {
+        name: "tool_used",
+        keys: &[
+            req("tool", KeyKind::Text),
+            opt("input_match", KeyKind::Text),
+            opt("min", KeyKind::Int { min: 0 }),
+            opt("max", KeyKind::Int { min: 0 }),
+        ],
+        target: CheckTarget::Transcript,
+        summary: "`tool` was called between `min` (1) and `max` times, with input (compact JSON) matching the JavaScript regular expression `input_match`",
+    },
+    CheckType {
+        name: "tool_order",
+        keys: &[req("before", KeyKind::Any), req("after", KeyKind::Any)],
+        target: CheckTarget::Transcript,
+        summary: "the first call of `before` comes before the first call of `after` (each a tool, or `{tool, input_match}`)",
+    },
+    CheckType {
+        name: "created_glob",
+        keys: &[req("path", KeyKind::Text), opt_bool("exists")],
+        target: CheckTarget::Workspace,
+        summary: "a file the run created matches the glob `path` (none does, with `exists: false`)",
     },
     CheckType {
         name: "stdout_json",

@@ -10,6 +10,7 @@
 mod budget;
 mod files;
 pub(crate) mod matching;
+pub mod plugin_eval;
 mod process;
 mod text;
 mod transcript;
@@ -93,6 +94,10 @@ pub const EVALUATORS: &[(&str, Evaluation)] = &[
     ("stdout_equals", Pure(process::stdout_equals)),
     ("stderr_contains", Pure(process::stderr_contains)),
     ("stdio_not_contains", Pure(process::stdio_not_contains)),
+    ("js_regex", Pure(plugin_eval::js_regex)),
+    ("tool_used", Pure(plugin_eval::tool_used)),
+    ("tool_order", Pure(plugin_eval::tool_order)),
+    ("created_glob", Pure(plugin_eval::created_glob)),
     ("stdout_json", Pure(process::stdout_json)),
 ];
 

@@ -1,0 +1,516 @@
+//! Checks with the semantics of Claude Code's `claude plugin eval` graders, so a suite of that
+//! format gets the verdicts Claude Code gives it: JavaScript regular expressions over a chosen
+//! text (`js_regex`), a tool's calls counted with their input matched (`tool_used`), the first
+//! call of one tool before the first of another (`tool_order`), and a glob over the files the
+//! run created (`created_glob`). Their messages are Claude Code's explanations, word for word.
+//!
+//! A grader that cannot be evaluated (a pattern JavaScript refuses, a file that is not there)
+//! fails with `grader threw: …`, as in Claude Code: the suite's fault, scored as a failure.
+
+use std::path::{Component, Path};
+
+use serde_json::Value;
+
+use super::{Finding, finding, str_of};
+use crate::assert::view::CaseRunView;
+use crate::harness::Event;
+
+/// The most of one file a `js_regex` reads, as Claude Code (10 MiB).
+const MAX_FILE_BYTES: usize = 10 << 20;
+
+/// A JavaScript `RegExp` built as `new RegExp(pattern, flags)`: ECMAScript syntax (no `(?i)`),
+/// JavaScriptCore's message when it is refused.
+pub struct JsRegex {
+    re: regress::Regex,
+    sticky: bool,
+}
+
+impl JsRegex {
+    pub fn new(pattern: &str, flags: &str) -> Result<JsRegex, String> {
+        let mut seen = String::new();
+        for f in flags.chars() {
+            if !"dgimsuvy".contains(f) || seen.contains(f) {
+                return Err(format!(
+                    "Invalid flags supplied to RegExp constructor '{flags}'"
+                ));
+            }
+            seen.push(f);
+        }
+        // `g`, `d` and `y` change how a match is reported, not what matches; `y` anchors it
+        // at the start, checked below.
+        let kept: String = flags.chars().filter(|f| "imsuv".contains(*f)).collect();
+        let re = regress::Regex::with_flags(pattern, kept.as_str())
+            .map_err(|e| jsc_message(pattern, &e))?;
+        Ok(JsRegex {
+            re,
+            sticky: flags.contains('y'),
+        })
+    }
+
+    /// `RegExp.prototype.test` on a fresh object (`lastIndex` 0).
+    pub fn test(&self, text: &str) -> bool {
+        match self.re.find(text) {
+            Some(m) => !self.sticky || m.start() == 0,
+            None => false,
+        }
+    }
+
+    /// `text.match(re)` with `g` added: every match, empty ones included.
+    pub fn count(&self, text: &str) -> usize {
+        if self.sticky {
+            // Sticky and global: matches must follow one another from the start.
+            let mut at = 0;
+            let mut n = 0;
+            for m in self.re.find_iter(text) {
+                if m.start() != at {
+                    break;
+                }
+                n += 1;
+                at = m.end();
+            }
+            return n;
+        }
+        self.re.find_iter(text).count()
+    }
+}
+
+/// The message JavaScriptCore gives for a pattern it refuses, where it is known; else the
+/// reason the ECMAScript engine gives.
+fn jsc_message(pattern: &str, e: &regress::Error) -> String {
+    let inline_flag = pattern
+        .match_indices("(?")
+        .any(|(i, _)| !matches!(pattern[i + 2..].chars().next(), Some(':' | '=' | '!' | '<')));
+    if inline_flag {
+        return "Invalid regular expression: unrecognized character after (?".to_string();
+    }
+    format!("Invalid regular expression: {e}")
+}
+
+/// `grader threw: …`: a grader that could not be evaluated, scored as a failure.
+fn threw(why: impl std::fmt::Display) -> Result<Finding, String> {
+    finding(false, format!("grader threw: {why}"), None)
+}
+
+/// The text a `js_regex` searches, and the label its messages give it: `source` is
+/// `last_message`, `trace`, `files` or `mock_calls`; `path` a file under the agent's folder.
+pub fn target_text(config: &Value, view: &CaseRunView) -> Result<(String, String), String> {
+    if let Some(path) = config.get("path").and_then(Value::as_str) {
+        let case = config.get("case").and_then(Value::as_str).unwrap_or("");
+        return Ok((file_text(case, path, view)?, format!("file {path}")));
+    }
+    let source = config
+        .get("source")
+        .and_then(Value::as_str)
+        .unwrap_or("last_message");
+    let text = match source {
+        "last_message" => last_message(view),
+        "trace" => trace(view),
+        "files" => created_files(view).join("\n"),
+        "mock_calls" => {
+            return Err("no mock stand-ins were active in this run (--mocks off, or no mocks/ directory applies to this case) — a mock_calls grader has nothing to check".to_string());
+        }
+        other => return Err(format!("unknown target `{other}`")),
+    };
+    Ok((text, source.to_string()))
+}
+
+/// The text of the agent's last message that had any text.
+pub fn last_message(view: &CaseRunView) -> String {
+    view.events
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            Event::Message { text } => Some(text.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// Every message of the agent's stream, one compact JSON line each (lines that are not JSON
+/// are left out, as Claude Code drops them).
+pub fn trace(view: &CaseRunView) -> String {
+    view.stdout
+        .as_str()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The files the run created, relative to the agent's folder with `/`, in JavaScript's sort
+/// order (UTF-16 code units).
+pub fn created_files(view: &CaseRunView) -> Vec<String> {
+    let mut files: Vec<String> = view
+        .created
+        .iter()
+        .filter_map(|p| p.strip_prefix(&view.cwd).ok())
+        .map(|p| {
+            p.components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/")
+        })
+        .collect();
+    files.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+    files
+}
+
+/// A focus file's text, under the agent's folder: never outside it, never through a link.
+fn file_text(case: &str, path: &str, view: &CaseRunView) -> Result<String, String> {
+    let p = Path::new(path);
+    let escapes = p.is_absolute() || p.components().any(|c| matches!(c, Component::ParentDir));
+    if escapes {
+        return Err(format!(
+            "case \"{case}\" grader focus file \"{path}\": path \"{path}\" escapes the run sandbox"
+        ));
+    }
+    let missing =
+        || format!("case \"{case}\" grader focus file \"{path}\": path \"{path}\" does not exist");
+    let bytes = view
+        .read_file_bytes(&view.cwd.join(p))
+        .ok_or_else(missing)?;
+    if bytes.len() > MAX_FILE_BYTES {
+        return Err(format!(
+            "case \"{case}\" grader focus file \"{path}\": file is larger than 10 MiB"
+        ));
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// `js_regex`: `pattern` with `flags` over the target text; `match` is `contains`,
+/// `not_contains` or `count:N`.
+pub fn js_regex(config: &Value, view: &CaseRunView) -> Result<Finding, String> {
+    let pattern = str_of(config, "pattern")?;
+    let flags = config.get("flags").and_then(Value::as_str).unwrap_or("");
+    let mode = config
+        .get("match")
+        .and_then(Value::as_str)
+        .unwrap_or("contains");
+    let (text, label) = match target_text(config, view) {
+        Ok(t) => t,
+        Err(why) if why.starts_with("no mock") => return finding(false, why, None),
+        Err(why) => return threw(why),
+    };
+    let re = match JsRegex::new(pattern, flags) {
+        Ok(re) => re,
+        Err(why) => return threw(why),
+    };
+    // Claude Code counts the matches whatever the mode.
+    let all = re.count(&text);
+    match mode {
+        "contains" if re.test(&text) => finding(true, format!("matched {pattern}"), None),
+        "contains" => finding(false, format!("pattern not found in {label}"), None),
+        "not_contains" if re.test(&text) => finding(false, "pattern found (expected absent)", None),
+        "not_contains" => finding(true, "pattern absent as expected", None),
+        m if m.starts_with("count:") => {
+            let n = js_parse_int(&m[6..]);
+            finding(
+                n == Some(all as u64),
+                format!(
+                    "found {all} matches (expected {})",
+                    n.map_or("NaN".to_string(), |n| n.to_string())
+                ),
+                None,
+            )
+        }
+        m => finding(
+            false,
+            format!("unknown match mode \"{m}\" (use contains | not_contains | count:N)"),
+            None,
+        ),
+    }
+}
+
+/// `parseInt(s, 10)` for the digits a `count:` mode holds.
+fn js_parse_int(s: &str) -> Option<u64> {
+    let digits: String = s.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// A tool as `tool_used` and `tool_order` name it: its exact name, and a pattern its input
+/// (compact JSON) must match.
+struct ToolMatch<'a> {
+    tool: &'a str,
+    input: Option<JsRegex>,
+}
+
+impl<'a> ToolMatch<'a> {
+    fn of(v: &'a Value) -> Result<ToolMatch<'a>, String> {
+        let (tool, input_match) = match v {
+            Value::String(s) => (s.as_str(), None),
+            _ => (
+                str_of(v, "tool")?,
+                v.get("input_match").and_then(Value::as_str),
+            ),
+        };
+        let input = input_match.map(|p| JsRegex::new(p, "")).transpose()?;
+        Ok(ToolMatch { tool, input })
+    }
+
+    fn matches(&self, name: &str, input: &Value) -> bool {
+        name == self.tool
+            && self
+                .input
+                .as_ref()
+                .is_none_or(|re| re.test(&input_text(input)))
+    }
+}
+
+/// A tool call's input as JavaScript's `JSON.stringify` writes it (compact, keys in order).
+fn input_text(input: &Value) -> String {
+    input.to_string()
+}
+
+/// `tool_used`: calls of `tool` (with `input_match`) between `min` (1) and `max` (no limit).
+pub fn tool_used(config: &Value, view: &CaseRunView) -> Result<Finding, String> {
+    let wanted = match ToolMatch::of(config) {
+        Ok(m) => m,
+        Err(why) => return threw(why),
+    };
+    let count = view
+        .tool_calls()
+        .filter(|(n, i)| wanted.matches(n, i))
+        .count() as u64;
+    let min = config.get("min").and_then(Value::as_u64).unwrap_or(1);
+    let max = config.get("max").and_then(Value::as_u64);
+    let shown_max = max.map_or("∞".to_string(), |m| m.to_string());
+    finding(
+        min <= count && max.is_none_or(|m| count <= m),
+        format!(
+            "{} called {count}x (expected {min}..{shown_max})",
+            wanted.tool
+        ),
+        None,
+    )
+}
+
+/// `tool_order`: the first call matching `before` comes before the first matching `after`.
+pub fn tool_order(config: &Value, view: &CaseRunView) -> Result<Finding, String> {
+    let sides = config
+        .get("before")
+        .zip(config.get("after"))
+        .ok_or("the check has no `before` or `after`")?;
+    let (before, after) =
+        match ToolMatch::of(sides.0).and_then(|b| Ok((b, ToolMatch::of(sides.1)?))) {
+            Ok(s) => s,
+            Err(why) => return threw(why),
+        };
+    let calls: Vec<(&str, &Value)> = view.tool_calls().collect();
+    let first = |m: &ToolMatch| calls.iter().position(|(n, i)| m.matches(n, i));
+    let Some(o) = first(&before) else {
+        return finding(
+            false,
+            format!("\"before\" tool {} never called", before.tool),
+            None,
+        );
+    };
+    let Some(g) = first(&after) else {
+        return finding(
+            false,
+            format!("\"after\" tool {} never called", after.tool),
+            None,
+        );
+    };
+    let (b, a) = (before.tool, after.tool);
+    if o < g {
+        finding(true, format!("{b}@{o} precedes {a}@{g}"), None)
+    } else {
+        finding(false, format!("{b}@{o} does NOT precede {a}@{g}"), None)
+    }
+}
+
+/// `created_glob`: a file the run created matches the glob `path` (or none does, with
+/// `exists: false`).
+pub fn created_glob(config: &Value, view: &CaseRunView) -> Result<Finding, String> {
+    let path = str_of(config, "path")?;
+    let exists = config
+        .get("exists")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    let re = glob_regex(path);
+    let found = created_files(view)
+        .iter()
+        .any(|l| !l.trim().is_empty() && re.test(l.trim()));
+    let message = if found == exists {
+        format!(
+            "{path} {} as expected",
+            if exists { "exists" } else { "absent" }
+        )
+    } else {
+        format!(
+            "{path} {} (expected {})",
+            if found { "exists" } else { "missing" },
+            if exists { "present" } else { "absent" }
+        )
+    };
+    finding(found == exists, message, None)
+}
+
+/// Claude Code's glob: `**/` any folders, `**` anything, `*` within a folder, `?` any one
+/// character (`/` too); everything else literal.
+pub fn glob_regex(glob: &str) -> JsRegex {
+    let mut re = String::from("^");
+    let mut rest = glob;
+    while let Some(c) = rest.chars().next() {
+        if let Some(r) = rest.strip_prefix("**/") {
+            re.push_str("(?:.*/)?");
+            rest = r;
+            continue;
+        }
+        if let Some(r) = rest.strip_prefix("**") {
+            re.push_str(".*");
+            rest = r;
+            continue;
+        }
+        match c {
+            '*' => re.push_str("[^/]*"),
+            '?' => re.push('.'),
+            c if ".+^${}()|[]\\".contains(c) => {
+                re.push('\\');
+                re.push(c);
+            }
+            c => re.push(c),
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    re.push('$');
+    // Every special character is escaped: the pattern always compiles.
+    JsRegex::new(&re, "").unwrap_or_else(|_| JsRegex::new("(?!)", "").expect("a fixed pattern"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn view_with(events: Vec<Event>) -> CaseRunView {
+        CaseRunView {
+            events,
+            ..CaseRunView::default()
+        }
+    }
+
+    fn call(name: &str, input: Value) -> Event {
+        Event::ToolCall {
+            id: "t".into(),
+            name: name.into(),
+            input,
+        }
+    }
+
+    #[test]
+    fn javascript_syntax_not_pcre() {
+        let e = JsRegex::new("(?i)paris", "").err().unwrap();
+        assert_eq!(
+            e,
+            "Invalid regular expression: unrecognized character after (?"
+        );
+        assert!(JsRegex::new("paris", "i").unwrap().test("Paris"));
+        assert!(JsRegex::new("(?<!not-)x", "").unwrap().test("x"));
+        assert!(JsRegex::new("a", "gg").is_err());
+        // No implicit multiline: ^ anchors the whole text.
+        assert!(!JsRegex::new("^b", "").unwrap().test("a\nb"));
+        assert!(JsRegex::new("^b", "m").unwrap().test("a\nb"));
+        // Sticky: only at the start.
+        assert!(!JsRegex::new("b", "y").unwrap().test("ab"));
+    }
+
+    #[test]
+    fn counts_empty_matches_as_javascript() {
+        assert_eq!(JsRegex::new("x*", "").unwrap().count(&"a".repeat(46)), 47);
+        assert_eq!(JsRegex::new("x*", "").unwrap().count("axxb"), 4);
+    }
+
+    #[test]
+    fn regex_modes_and_messages() {
+        let v = view_with(vec![
+            Event::Message {
+                text: "first".into(),
+            },
+            Event::Message {
+                text: "Hello hello".into(),
+            },
+        ]);
+        let f = js_regex(&json!({"pattern": "hello", "flags": "i"}), &v).unwrap();
+        assert_eq!((f.passed, f.message.as_str()), (true, "matched hello"));
+        let f = js_regex(&json!({"pattern": "first"}), &v).unwrap();
+        assert_eq!(f.message, "pattern not found in last_message");
+        let f = js_regex(&json!({"pattern": "[Hh]ello", "match": "count:2"}), &v).unwrap();
+        assert_eq!(
+            (f.passed, f.message.as_str()),
+            (true, "found 2 matches (expected 2)")
+        );
+        let f = js_regex(&json!({"pattern": "bye", "match": "not_contains"}), &v).unwrap();
+        assert_eq!(f.message, "pattern absent as expected");
+        let f = js_regex(&json!({"pattern": "(?i)x"}), &v).unwrap();
+        assert!(!f.passed);
+        assert!(
+            f.message
+                .starts_with("grader threw: Invalid regular expression")
+        );
+        let f = js_regex(&json!({"pattern": "x", "path": "out.md", "case": "c"}), &v).unwrap();
+        assert_eq!(
+            f.message,
+            "grader threw: case \"c\" grader focus file \"out.md\": path \"out.md\" does not exist"
+        );
+    }
+
+    #[test]
+    fn tool_used_counts_exact_names_and_input() {
+        let v = view_with(vec![
+            call("Skill", json!({"skill": "x:tidy-commit"})),
+            call("skill", json!({})),
+            call("Read", json!({"file_path": "a"})),
+        ]);
+        let c =
+            json!({"tool": "Skill", "input_match": r#""skill"\s*:\s*"(?:[\w-]+:)?tidy-commit""#});
+        let f = tool_used(&c, &v).unwrap();
+        assert_eq!(
+            (f.passed, f.message.as_str()),
+            (true, "Skill called 1x (expected 1..∞)")
+        );
+        let f = tool_used(&json!({"tool": "Read", "max": 0, "min": 0}), &v).unwrap();
+        assert_eq!(
+            (f.passed, f.message.as_str()),
+            (false, "Read called 1x (expected 0..0)")
+        );
+    }
+
+    #[test]
+    fn tool_order_compares_first_calls() {
+        let v = view_with(vec![
+            call("Glob", json!({})),
+            call("Read", json!({})),
+            call("Glob", json!({})),
+        ]);
+        let f = tool_order(&json!({"before": "Glob", "after": {"tool": "Read"}}), &v).unwrap();
+        assert_eq!(f.message, "Glob@0 precedes Read@1");
+        let f = tool_order(&json!({"before": "Read", "after": "Glob"}), &v).unwrap();
+        assert_eq!(
+            (f.passed, f.message.as_str()),
+            (false, "Read@1 does NOT precede Glob@0")
+        );
+        let f = tool_order(&json!({"before": "Bash", "after": "Glob"}), &v).unwrap();
+        assert_eq!(f.message, "\"before\" tool Bash never called");
+    }
+
+    #[test]
+    fn created_glob_as_claude_code() {
+        let mut v = CaseRunView::default();
+        v.created.insert("out/a.txt".into());
+        v.created.insert("docs/x/y.md".into());
+        let f = created_glob(&json!({"path": "out/*.txt"}), &v).unwrap();
+        assert_eq!(f.message, "out/*.txt exists as expected");
+        let f = created_glob(&json!({"path": "**/*.md"}), &v).unwrap();
+        assert!(f.passed);
+        let f = created_glob(&json!({"path": "*.md"}), &v).unwrap();
+        assert_eq!(f.message, "*.md missing (expected present)");
+        let f = created_glob(&json!({"path": "**", "exists": false}), &v).unwrap();
+        assert_eq!(f.message, "** exists (expected absent)");
+        // `?` crosses folders, as in Claude Code.
+        assert!(glob_regex("out?a.txt").test("out/a.txt"));
+        assert_eq!(created_files(&v), vec!["docs/x/y.md", "out/a.txt"]);
+    }
+}
