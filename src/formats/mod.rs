@@ -6,6 +6,7 @@ pub mod checks;
 pub mod clauditor;
 pub mod find;
 pub mod from_run;
+pub mod plugin_eval;
 pub mod skillet;
 pub mod starter;
 pub mod uaaps;
@@ -19,11 +20,13 @@ use crate::syntax::reader::Doc;
 use find::EvalFormat;
 
 /// Every format discovery finds, in the order files are offered to them and formats are
-/// planned: UAAPS before Skillet, so a package's case YAML is never taken for Skillet's.
+/// planned: UAAPS and Claude Code's plugin evals before Skillet, so a package's case YAML, or
+/// a plugin-eval case's `case.yaml`, is never taken for Skillet's.
 pub const FORMATS: &[&dyn EvalFormat] = &[
     &bmad::find::Bmad,
     &clauditor::find::Clauditor,
     &uaaps::find::Uaaps,
+    &plugin_eval::find::ClaudePluginEval,
     &skillet::find::Skillet,
 ];
 

@@ -23,15 +23,18 @@ pub enum Format {
     Uaaps,
     /// UAAPS deterministic tests: `<artifact>/tests/test-config.json` + `cases/*.yaml`.
     UaapsTests,
+    /// Claude Code's `claude plugin eval`: `evals/<case>/{case.yaml,prompt.md,graders/*.md}`.
+    ClaudePluginEval,
 }
 
 impl Format {
-    pub const ALL: [Format; 5] = [
+    pub const ALL: [Format; 6] = [
         Format::Bmad,
         Format::Clauditor,
         Format::Skillet,
         Format::Uaaps,
         Format::UaapsTests,
+        Format::ClaudePluginEval,
     ];
 
     pub fn name(self) -> &'static str {
@@ -41,6 +44,7 @@ impl Format {
             Format::Skillet => "skillet",
             Format::Uaaps => "uaaps",
             Format::UaapsTests => "uaaps-tests",
+            Format::ClaudePluginEval => "claude-plugin-eval",
         }
     }
 }
@@ -354,6 +358,49 @@ pub struct Case {
     /// the file (a BMAD `cases.json` fixture that is not there): every case-run of it fails
     /// with this reason, and no agent starts.
     pub unrunnable: Option<String>,
+    /// How many times the case runs when neither `--runs` nor the suite says (a Claude Code
+    /// plugin-eval case's `runs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<u32>,
+    /// Labels `--tag` selects cases by.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// What the case allows the agent: turns, model, tools.
+    #[serde(skip_serializing_if = "AgentLimits::is_empty")]
+    pub agent: AgentLimits,
+    /// Checks and judge items that only say whether the plugin fired: with a baseline arm,
+    /// shown but not scored (Claude Code's `arm: with-only`, and `tool_used: Skill`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub with_only: Vec<String>,
+    /// The case as its format's own runner describes it (Claude Code's per-case `--json`
+    /// fields: `name`, `dir`, `source`, `graders` with their `config`, …), for the reporter
+    /// that writes results in that runner's schema.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub native: Option<serde_json::Value>,
+}
+
+/// What a case allows the agent, where its format says.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct AgentLimits {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_turns: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Tools the case grants (Claude Code's names, with their rules: `Bash(npm test:*)`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allowed_tools: Vec<String>,
+    /// Tools kept from the agent.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub disallowed_tools: Vec<String>,
+    /// Text added to the agent's system prompt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub append_system_prompt: Option<String>,
+}
+
+impl AgentLimits {
+    pub fn is_empty(&self) -> bool {
+        *self == AgentLimits::default()
+    }
 }
 
 impl Case {
@@ -387,6 +434,11 @@ impl Case {
             recorded_output: None,
             created: None,
             unrunnable: None,
+            runs: None,
+            tags: Vec::new(),
+            agent: AgentLimits::default(),
+            with_only: Vec::new(),
+            native: None,
         }
     }
 }

@@ -1,0 +1,252 @@
+//! A checked plugin-eval case into assay's model: its prompt and limits, its deterministic
+//! graders as checks with Claude Code's semantics (`js_regex`, `tool_used`, `tool_order`,
+//! `created_glob`), its `llm` and `baseline` graders as judge items; and the problems of a
+//! refused case, each pointing into the file it is about.
+
+use std::path::Path;
+
+use serde_json::{Value as Json, json};
+
+use super::case_files::CaseFiles;
+use super::graders::Grader;
+use super::issues::Issue;
+use super::merged::MergedCase;
+use super::validate::CaseDef;
+use crate::diag::Problem;
+use crate::formats::LoadCtx;
+use crate::suite::{AgentLimits, Case, Check, CheckTarget, Criterion, Location};
+
+/// The case, and warnings about keys Claude Code ignores.
+pub fn case(
+    ctx: &LoadCtx,
+    root: &Path,
+    files: &CaseFiles,
+    merged: &MergedCase<'_>,
+    def: CaseDef,
+) -> (Case, Vec<Problem>) {
+    let location = case_location(ctx, files);
+    let mut c = Case::new(def.name.clone(), location, vec![def.prompt.clone()]);
+    c.description = def.description.clone();
+    c.timeout_secs = Some(def.timeout_seconds);
+    c.runs = Some(def.runs);
+    c.tags = def.tags.clone();
+    c.agent = AgentLimits {
+        max_turns: Some(def.max_turns),
+        model: def.model.clone(),
+        allowed_tools: def.allowed_tools.clone(),
+        disallowed_tools: def.disallowed_tools.clone(),
+        append_system_prompt: def.append_system_prompt.clone(),
+    };
+    c.setup = def
+        .scaffold_script
+        .as_ref()
+        .map(|s| format!("bash {}", shell_quote(&files.dir.join(s).to_string_lossy())));
+    for g in &def.graders {
+        if g.with_only() {
+            c.with_only.push(g.name.clone());
+        }
+        match g.kind {
+            "llm" | "baseline" => c.judge.rubric.push(criterion(files, g)),
+            _ => c.checks.push(check(ctx, merged, &def.name, g)),
+        }
+    }
+    c.native = Some(native(root, files, &def));
+    (c, ignored_keys(ctx, files))
+}
+
+/// The case as Claude Code's `--json` describes it, keys in its order.
+fn native(root: &Path, files: &CaseFiles, def: &CaseDef) -> Json {
+    let dir = files.dir.strip_prefix(root).map_or_else(
+        |_| files.dir.to_string_lossy().into_owned(),
+        |r| {
+            if r.as_os_str().is_empty() {
+                ".".into()
+            } else {
+                r.to_string_lossy().into_owned()
+            }
+        },
+    );
+    let mut o = serde_json::Map::new();
+    o.insert("name".into(), json!(def.name));
+    o.insert("dir".into(), json!(dir));
+    o.insert("source".into(), json!(files.source()));
+    o.insert("promptMarkdown".into(), json!(def.prompt));
+    if let Some(m) = &def.model {
+        o.insert("model".into(), json!(m));
+    }
+    o.insert("runsPerCase".into(), json!(def.runs));
+    o.insert("timeoutSeconds".into(), json!(def.timeout_seconds));
+    o.insert("maxTurns".into(), json!(def.max_turns));
+    let graders: Vec<Json> = def.graders.iter().map(native_grader).collect();
+    o.insert("graders".into(), json!(graders));
+    Json::Object(o)
+}
+
+fn native_grader(g: &Grader) -> Json {
+    let mut o = serde_json::Map::new();
+    o.insert("name".into(), json!(g.name));
+    o.insert("type".into(), json!(g.kind));
+    o.insert("weight".into(), json!(g.weight));
+    if let Some(c) = g.config.get("criteria") {
+        o.insert("graderMarkdown".into(), c.clone());
+    }
+    o.insert("config".into(), g.config.clone());
+    Json::Object(o)
+}
+
+/// Where the case is written: its `case.yaml`, else its `prompt.md`.
+fn case_location(ctx: &LoadCtx, files: &CaseFiles) -> Location {
+    let file = if files.yaml.is_some() {
+        files.dir.join("case.yaml")
+    } else {
+        files.dir.join("prompt.md")
+    };
+    Location {
+        file: ctx.shown(&file),
+        line: 1,
+        column: 1,
+    }
+}
+
+/// A deterministic grader as a check of the same semantics.
+fn check(ctx: &LoadCtx, merged: &MergedCase<'_>, case: &str, g: &Grader) -> Check {
+    let cfg = &g.config;
+    let (kind, config, target) = match g.kind {
+        "regex" => {
+            let mut o = json!({
+                "pattern": cfg["pattern"],
+                "flags": cfg["flags"],
+                "match": cfg["match"],
+                "case": case,
+            });
+            match &cfg["target"] {
+                Json::String(s) => o["source"] = json!(s),
+                t => o["path"] = t["path"].clone(),
+            }
+            ("js_regex", o, CheckTarget::Transcript)
+        }
+        "file_exists" => (
+            "created_glob",
+            json!({"path": cfg["path"], "exists": cfg["exists"]}),
+            CheckTarget::Workspace,
+        ),
+        kind => {
+            let mut o = cfg.clone();
+            if let Some(m) = o.as_object_mut() {
+                m.remove("arm");
+            }
+            (
+                if kind == "tool_used" {
+                    "tool_used"
+                } else {
+                    "tool_order"
+                },
+                o,
+                CheckTarget::Transcript,
+            )
+        }
+    };
+    let mut c = Check::new(
+        g.name.clone(),
+        kind,
+        config,
+        target,
+        Some(grader_location(ctx, merged, g)),
+    );
+    c.weight = g.weight;
+    c
+}
+
+fn grader_location(ctx: &LoadCtx, merged: &MergedCase<'_>, g: &Grader) -> Location {
+    let source = &merged.sources[g.at.0];
+    let (line, column) = source.line_col(g.at.1.start);
+    Location {
+        file: ctx.shown(&source.path),
+        line,
+        column,
+    }
+}
+
+/// An `llm` or `baseline` grader as a judge item: its criteria (a baseline's, with the
+/// reference it is compared with named).
+fn criterion(files: &CaseFiles, g: &Grader) -> Criterion {
+    let criteria = g.config["criteria"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let text = match g.config.get("baseline_file").and_then(Json::as_str) {
+        Some(f) => format!(
+            "{criteria}\n\n(compared with the reference trajectory {})",
+            files.dir.join(f).display()
+        ),
+        None => criteria,
+    };
+    Criterion {
+        id: g.name.clone(),
+        criterion: text,
+    }
+}
+
+/// Keys of `case.yaml` Claude Code reads nothing from: warned, as it ignores them.
+fn ignored_keys(ctx: &LoadCtx, files: &CaseFiles) -> Vec<Problem> {
+    let Some((doc, node)) = &files.yaml else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut warn = |section: &str, n: &crate::syntax::node::Node, known: &[&str]| {
+        for (k, _) in n.as_map().unwrap_or(&[]) {
+            if !known.contains(&k.name.as_str()) {
+                let field = if section.is_empty() {
+                    k.name.clone()
+                } else {
+                    format!("{section}.{}", k.name)
+                };
+                out.push(
+                    Problem::warning("ignored-key", &ctx.shown(&doc.source.path), format!("`{field}` is not a key Claude Code reads; `claude plugin eval` ignores it"))
+                        .at(&doc.source, k.span)
+                        .field(&field),
+                );
+            }
+        }
+    };
+    warn("", node, super::CASE_KEYS);
+    if let Some(c) = node.get("context") {
+        warn("context", c, super::CONTEXT_KEYS);
+    }
+    if let Some(e) = node.get("execution") {
+        warn("execution", e, super::EXECUTION_KEYS);
+    }
+    out
+}
+
+/// A refused case's problems, each in the file it is about (the case folder when none is).
+pub fn problems(
+    ctx: &LoadCtx,
+    dir: &Path,
+    merged: &MergedCase<'_>,
+    issues: Vec<Issue>,
+) -> Vec<Problem> {
+    issues
+        .into_iter()
+        .map(|i| {
+            let message = if i.schema {
+                format!("{}: {}", i.field, i.message)
+            } else {
+                i.message
+            };
+            match i.at {
+                Some((file, span)) => {
+                    let source = &merged.sources[file];
+                    Problem::error("case-refused", &source.path, message)
+                        .at(source, span)
+                        .field(&i.field)
+                }
+                None => Problem::error("case-refused", &ctx.shown(dir), message),
+            }
+        })
+        .collect()
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
