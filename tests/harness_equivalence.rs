@@ -69,6 +69,14 @@ fn exit(code: Option<i32>, timed_out: bool, stderr_tail: &str) -> Exited {
 /// The invocations the adapters tell apart in parsing: a sub-agent or not, background tasks
 /// forced synchronous or not, the hang heuristic on or off.
 fn invocations<'a>(cwd: &'a Path) -> Vec<Invocation<'a>> {
+    static NO_LIMITS: assay::suite::AgentLimits = assay::suite::AgentLimits {
+        max_turns: None,
+        model: None,
+        allowed_tools: Vec::new(),
+        disallowed_tools: Vec::new(),
+        append_system_prompt: None,
+        gated: false,
+    };
     static NO_SERVERS: std::collections::BTreeMap<String, serde_json::Value> =
         std::collections::BTreeMap::new();
     let base = Invocation {
@@ -84,6 +92,9 @@ fn invocations<'a>(cwd: &'a Path) -> Vec<Invocation<'a>> {
         agent: None,
         sandboxed: false,
         mcp_servers: &NO_SERVERS,
+        limits: &NO_LIMITS,
+        plugin_dirs: Vec::new(),
+        grants: &[],
     };
     vec![
         base.clone(),

@@ -35,6 +35,7 @@ mod one_skill_repo;
 mod optimize;
 mod own_suites;
 mod packages;
+mod plugin_eval;
 mod plugins;
 mod readme;
 mod release;

@@ -130,9 +130,26 @@ pub struct RunFlags {
     /// `.claude/skills` and `.agents/skills` are in every workspace anyway.
     #[arg(long, value_name = "DIR")]
     pub with_skills: Option<PathBuf>,
-    /// Run setup and teardown scripts (Skillet); without it such cases are skipped.
+    /// Run setup and teardown scripts (Skillet, and Claude Code plugin evals'
+    /// `scaffold_script`); without it such cases are skipped.
     #[arg(long)]
     pub trust: bool,
+    /// Grant these tools to every Claude Code plugin-eval case (Bash, Write, Edit, WebFetch,
+    /// `mcp__…`; `Tool(pattern:*)` rules too): without a grant a case's `allowed_tools`
+    /// gives it only read-only tools, as in `claude plugin eval`.
+    #[arg(long, value_name = "TOOL", num_args = 1..)]
+    pub allow_tools: Vec<String>,
+    /// For Claude Code plugin evals: `with-without` (the default) also runs each case without
+    /// the plugin and reports the difference; `none` runs the plugin's arm alone.
+    #[arg(long, value_enum)]
+    pub ablation: Option<crate::run::options::Ablation>,
+    /// For suites scored by weight (Claude Code plugin evals): the mean score a case must
+    /// reach, 0 to 1 (default 1.0); a case below it fails the run (exit 1).
+    #[arg(long, value_name = "0..1", value_parser = threshold)]
+    pub threshold: Option<f64>,
+    /// Only cases with one of these tags (repeatable).
+    #[arg(long = "tag", value_name = "TAG", num_args = 1..)]
+    pub tags: Vec<String>,
     /// Pass this host environment variable to agents too (repeatable): how a vendor's key
     /// reaches the `command` harness or an agent assay does not know (each harness is given
     /// its own vendor's login only). Its value is redacted from everything recorded.
@@ -185,11 +202,25 @@ impl RunFlags {
             network: f.network,
             with_skills: f.with_skills.map(|d| cwd.join(d)),
             trust: f.trust,
+            allow_tools: f.allow_tools,
+            ablation: f.ablation,
+            threshold: f.threshold,
+            tags: f.tags,
             pass_env: f.pass_env,
             limit_memory: f.limit_memory,
             limit_pids: f.limit_pids,
             limit_disk: f.limit_disk,
         }
+    }
+}
+
+/// `--threshold`: a number from 0 to 1.
+fn threshold(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(t) if (0.0..=1.0).contains(&t) => Ok(t),
+        _ => Err(format!(
+            "`{s}` is not a threshold: write a number from 0 to 1"
+        )),
     }
 }
 

@@ -60,6 +60,7 @@ pub async fn grade(
         artifacts: Vec::new(),
         outputs: Vec::new(),
         output_cut: None,
+        unscored: Vec::new(),
     };
     let graded = super::grade(suite, &graded_case, input, checks, slot).await;
     let comparison = match against {

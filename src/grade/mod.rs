@@ -10,6 +10,7 @@ mod judging;
 pub mod regrade;
 pub mod regrading;
 pub mod trigger;
+pub mod weighted;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -66,6 +67,8 @@ pub struct GradeInput {
     /// Why the checks saw only part of the output (it was cut at assay's bound), when it was:
     /// such a case-run is never a pass.
     pub output_cut: Option<String>,
+    /// Checks and judge items shown but not scored (with-only ones beside a baseline arm).
+    pub unscored: Vec<String>,
 }
 
 /// Why a recorded case-run's checks saw only part of its output, when they did.
@@ -160,6 +163,16 @@ pub async fn grade(
     )
     .await;
     let mut grade = verdict::grade(input.completed, input.reason.as_deref(), &outcomes, &judged);
+    if suite.policies.pass_threshold.is_some() {
+        grade = weighted::grade(
+            case,
+            &outcomes,
+            record.as_ref(),
+            &input.unscored,
+            input.completed,
+            grade,
+        );
+    }
     let output_cut = input.output_cut.is_some();
     if let Some(why) = input.output_cut
         && grade.verdict == crate::record::grading::Verdict::Pass

@@ -79,6 +79,7 @@ impl Recorded {
                 .map(|(p, t)| (p.clone(), Some(t.clone())))
                 .collect(),
             output_cut: grade::output_cut(r).or(unlisted),
+            unscored: Vec::new(),
         }
     }
 

@@ -182,14 +182,18 @@ async fn regrade(
     redact: &dyn Fn(&Path) -> std::io::Result<()>,
 ) -> GradedAgain {
     let slot = slot.as_ref();
-    let input = r.input(case);
-    let graded = super::grade(suite, case, input, with.checks, slot).await;
+    // The arms as the suite's format runs them (an `--ablation none` run is not told apart).
+    let two_arms = suite.policies.compare_without && suite.package.is_some();
+    let (case, unscored) = super::weighted::for_arm(case, r.result.variant, two_arms);
+    let mut input = r.input(&case);
+    input.unscored = unscored;
+    let graded = super::grade(suite, &case, input, with.checks, slot).await;
     let unrecorded = r
         .write(&graded)
         .and_then(|()| redact(&r.dir.join(super::JUDGE_REPLY)).or_else(absent))
         .err();
     let comparison = match with.others {
-        Some(others) => Some(ab::compare_with_other(others, r, slot, case, &graded).await),
+        Some(others) => Some(ab::compare_with_other(others, r, slot, &case, &graded).await),
         None => None,
     };
     GradedAgain {

@@ -86,6 +86,7 @@ impl Harness for ClaudeCode {
         if let Some(id) = inv.resume {
             args.extend(["--resume".into(), id.to_string()]);
         }
+        args.extend(limit_args(inv));
         let mut env = vec![
             (
                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
@@ -181,6 +182,78 @@ impl ClaudeParser {
 
 /// The skill a tool call uses: a `Skill` call names it; a Read of `…/skills/<name>/SKILL.md`
 /// loads it.
+/// Tools an eval grants whenever a case lists them: reading, searching, skills, sub-agents,
+/// questions, task and todo lists (Claude Code's plugin evals).
+pub const READ_ONLY_TOOLS: &[&str] = &[
+    "Read",
+    "Glob",
+    "Grep",
+    "NotebookRead",
+    "Skill",
+    "AskUserQuestion",
+    "TaskCreate",
+    "TaskGet",
+    "TaskList",
+    "TaskUpdate",
+    "TaskStop",
+    "Agent",
+    "TodoWrite",
+];
+
+/// Tools kept from a gated case unless granted: those that write, run or reach the network,
+/// and those never available in an eval.
+pub const GATED_TOOLS: &[&str] = &[
+    "Bash",
+    "PowerShell",
+    "Write",
+    "Edit",
+    "NotebookEdit",
+    "WebFetch",
+    "WebSearch",
+    "Monitor",
+    "EnterWorktree",
+    "ExitWorktree",
+];
+
+/// The flags for a case's limits: its turns, the tools kept from it, the plugins to load,
+/// the system prompt's addition.
+fn limit_args(inv: &Invocation<'_>) -> Vec<String> {
+    let l = inv.limits;
+    let mut args = Vec::new();
+    if let Some(n) = l.max_turns {
+        args.extend(["--max-turns".into(), n.to_string()]);
+    }
+    for dir in &inv.plugin_dirs {
+        args.extend(["--plugin-dir".into(), dir.to_string_lossy().into_owned()]);
+    }
+    let name_of = |a: &String| a.split('(').next().unwrap_or(a).to_string();
+    let operator = |t: &str| inv.grants.iter().any(|g| name_of(g) == t);
+    // A case's own entry grants a read-only tool, or one the run grants; the run's grants
+    // reach every case.
+    let granted = |t: &str| {
+        operator(t)
+            || l.allowed_tools
+                .iter()
+                .any(|a| name_of(a) == t && (!l.gated || READ_ONLY_TOOLS.contains(&t)))
+    };
+    let mut kept: Vec<String> = l.disallowed_tools.clone();
+    if l.gated {
+        kept.extend(
+            GATED_TOOLS
+                .iter()
+                .filter(|t| !granted(t))
+                .map(|t| t.to_string()),
+        );
+    }
+    if !kept.is_empty() {
+        args.push(format!("--disallowed-tools={}", kept.join(",")));
+    }
+    if let Some(p) = &l.append_system_prompt {
+        args.push(format!("--append-system-prompt={p}"));
+    }
+    args
+}
+
 pub fn skill_of_tool_call(name: &str, input: &Value) -> Option<String> {
     match name {
         "Skill" => ["skill", "command", "name"]

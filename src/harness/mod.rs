@@ -47,6 +47,13 @@ pub struct Invocation<'a> {
     /// `url`), for an agent told them per session (ACP's `session/new`); empty without a
     /// package, and for a baseline.
     pub mcp_servers: &'a std::collections::BTreeMap<String, serde_json::Value>,
+    /// What the case allows the agent (turns, tools, an addition to the system prompt).
+    pub limits: &'a crate::suite::AgentLimits,
+    /// Claude Code plugins to load for the session (`--plugin-dir`), staged in the private
+    /// HOME; empty for a baseline.
+    pub plugin_dirs: Vec<std::path::PathBuf>,
+    /// Tools the run grants to cases that gate them (`--allow-tools`).
+    pub grants: &'a [String],
 }
 
 /// The command a harness wants run; the host adds the scrubbed environment and limits.

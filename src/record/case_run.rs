@@ -119,6 +119,10 @@ pub struct CaseRunRecord {
     /// The suite's `variance.min_stability`, which gates the case over its runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_stability: Option<f64>,
+    /// The mean score the case must reach over its runs, where its format scores by weight
+    /// (Claude Code plugin evals: `--threshold`, else 1.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_threshold: Option<f64>,
     /// What the case evaluates (UAAPS `target`), as `skill:<name>`, `hook:<event>` or `agent:<name>`.
     pub target: Option<String>,
     /// Whether the transcript shows the target at work: the skill fired, the sub-agent ran,

@@ -224,16 +224,20 @@ fn case_stats(rows: &[&Row], s: VerdictSettings) -> CaseStats {
     let sd = g.scores();
     let stability = stats::stability(passed, n);
     let min_stability = rows.iter().find_map(|r| r.min_stability);
+    let pass_threshold = rows.iter().find_map(|r| r.pass_threshold);
+    let mean_score = g.scores().map(|(m, _)| m);
     let rate = g.rate();
     let verdict = if n == 0 {
         CaseVerdict::None
     } else if errors == n {
         CaseVerdict::Error
     } else {
-        let ok = match min_stability {
+        let ok = match (pass_threshold, min_stability) {
+            // Claude Code plugin evals: the mean of the runs' scores reaches the threshold.
+            (Some(t), _) => mean_score.unwrap_or(0.0) >= t,
             // clauditor `variance`: most runs pass, and the runs agree enough.
-            Some(ms) => passed * 2 > n && stability >= ms,
-            None => rate.rate >= s.min_pass_rate,
+            (None, Some(ms)) => passed * 2 > n && stability >= ms,
+            (None, None) => rate.rate >= s.min_pass_rate,
         };
         if ok {
             CaseVerdict::Pass
@@ -246,6 +250,12 @@ fn case_stats(rows: &[&Row], s: VerdictSettings) -> CaseStats {
             .iter()
             .find_map(|r| r.reason.clone())
             .unwrap_or_default();
+        if let Some(t) = pass_threshold {
+            return format!(
+                "mean score {:.2} over {n} run(s), below the threshold {t}: {first}",
+                mean_score.unwrap_or(0.0)
+            );
+        }
         match min_stability {
             Some(ms) => format!(
                 "{passed}/{n} runs passed (stability {stability:.2}, needs {ms:.2}): {first}"
@@ -523,6 +533,7 @@ mod tests {
             cached: false,
             reason: (outcome != Outcome::Passed).then(|| "wrong".into()),
             min_stability: None,
+            pass_threshold: None,
             query: String::new(),
             should_trigger: false,
             fired: None,

@@ -50,6 +50,12 @@ pub struct CaseRunPlan<'a> {
     pub redact: &'a super::redact::Redactor,
     /// Where the agent's retries of its model API are told as they happen.
     pub retries: Option<super::retry::Retries>,
+    /// Tools granted to cases that gate them (`--allow-tools`).
+    pub grants: &'a [String],
+    /// The case also runs in another arm (a baseline, a variant).
+    pub two_arms: bool,
+    /// `--threshold`.
+    pub threshold: Option<f64>,
 }
 
 impl CaseRunPlan<'_> {

@@ -100,6 +100,11 @@ impl CaseRunRecord {
                 .defaults
                 .variance
                 .and_then(|v| v.min_stability),
+            pass_threshold: plan
+                .suite
+                .policies
+                .pass_threshold
+                .map(|t| plan.threshold.unwrap_or(t)),
             target: plan.case.target.as_ref().map(|t| {
                 let kind = match t.kind {
                     crate::suite::TargetKind::Skill => "skill",
@@ -385,9 +390,10 @@ async fn grade_case_run(r: &mut CaseRunRecord, plan: &CaseRunPlan<'_>, collected
     if r.trigger.is_some() {
         grade::trigger::grade_observed(r);
     } else {
+        let (case, unscored) = grade::weighted::for_arm(plan.case, plan.variant, plan.two_arms);
         let graded = grade::grade(
             plan.suite,
-            plan.case,
+            &case,
             GradeInput {
                 completed: r.status == Status::Completed,
                 reason: r.reason.clone(),
@@ -395,6 +401,7 @@ async fn grade_case_run(r: &mut CaseRunRecord, plan: &CaseRunPlan<'_>, collected
                 artifacts: collected.artifacts,
                 outputs: collected.outputs,
                 output_cut: grade::output_cut(r),
+                unscored,
             },
             plan.checks,
             plan.judge.as_ref(),

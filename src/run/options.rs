@@ -111,6 +111,17 @@ pub struct RunSettings {
     pub with_skills: Option<PathBuf>,
     /// Run setup and teardown scripts (Skillet); without it such cases are skipped.
     pub trust: bool,
+    /// Tools granted to every case that gates them (Claude Code plugin evals' `--allow-tools`:
+    /// Bash, Write, Edit, WebFetch, `mcp__…`, with rules such as `Bash(npm test:*)`).
+    pub allow_tools: Vec<String>,
+    /// Whether suites that compare with the plugin left out (Claude Code plugin evals) run
+    /// that arm: `none` runs the plugin's arm alone (Claude Code's `--ablation`).
+    pub ablation: Option<Ablation>,
+    /// The mean score a case must reach, where its format scores cases (Claude Code plugin
+    /// evals: default 1.0).
+    pub threshold: Option<f64>,
+    /// Only cases with one of these tags (Claude Code plugin evals' `--tag`).
+    pub tags: Vec<String>,
     /// Pass this host environment variable to agents too (repeatable): how a vendor's key
     /// reaches the `command` harness or an agent assay does not know (each harness is given
     /// its own vendor's login only). Its value is redacted from everything recorded.
@@ -176,6 +187,16 @@ impl Runs {
             Runs::Auto => None,
         }
     }
+}
+
+/// Claude Code's `--ablation`: whether the no-plugin arm runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Ablation {
+    /// The plugin's arm alone.
+    None,
+    /// The plugin's arm and the arm without it, with the difference of their scores.
+    WithWithout,
 }
 
 /// What a baseline case-run has instead of the skill.

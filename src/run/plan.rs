@@ -105,8 +105,18 @@ fn selected<'a>(
     work.retain(|(case, _)| {
         matches_filter(&opts.settings.filter, &s.id, &case.id)
             && (opts.settings.target.is_none() || case.target == opts.settings.target)
+            && (opts.settings.tags.is_empty()
+                || case.tags.iter().any(|t| opts.settings.tags.contains(t)))
     });
     work
+}
+
+/// Whether a suite's cases also run without its plugin: its format does so by default
+/// (Claude Code plugin evals), it has a plugin, and `--ablation none` does not say otherwise.
+pub(super) fn compares_without(s: &Suite, opts: &RunOptions) -> bool {
+    s.policies.compare_without
+        && s.package.is_some()
+        && opts.settings.ablation != Some(crate::run::options::Ablation::None)
 }
 
 impl<'a> Plan<'a> {
@@ -138,6 +148,7 @@ impl<'a> Plan<'a> {
             Some(b) if trigger.is_none() && case.command.is_none() => {
                 vec![Arm::Skill, b.variant()]
             }
+            _ if trigger.is_none() && compares_without(s, opts) => vec![Arm::Skill, Arm::Baseline],
             _ => vec![Arm::Skill],
         };
         let model = settings.model.clone();

@@ -325,6 +325,9 @@ impl Launch<'_> {
             checks: self.checks,
             redact: self.redactor,
             retries: Some(retries),
+            grants: &opts.settings.allow_tools,
+            two_arms: opts.baseline.is_some() || super::plan::compares_without(p.suite, opts),
+            threshold: opts.settings.threshold,
         })
         .await;
         if let (Some(k), Some(secret)) = (key, self.cache_secret)

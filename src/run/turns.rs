@@ -189,7 +189,7 @@ fn invocation<'a>(
         prompt: "",
         turn: 0,
         resume: None,
-        model: plan.model.as_deref(),
+        model: plan.model.as_deref().or(plan.case.agent.model.as_deref()),
         system_prompt: None,
         cwd: &staged.cwd,
         home: &staged.home,
@@ -203,6 +203,9 @@ fn invocation<'a>(
             .map(|t| t.name.as_str()),
         sandboxed: contained.jail.is_some(),
         mcp_servers: package_mcp_servers(plan),
+        limits: &plan.case.agent,
+        grants: plan.grants,
+        plugin_dirs: crate::workspace::package::staged_plugins(&staged.home),
     }
 }
 

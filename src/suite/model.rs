@@ -91,6 +91,9 @@ pub struct Package {
     pub root: PathBuf,
     /// What an eval installs for the agent besides skills, commands and hooks.
     pub parts: PackageParts,
+    /// A Claude Code plugin: Claude Code loads it whole (`--plugin-dir`, a copy staged in the
+    /// case-run's HOME without its eval folders); other engines get its skills.
+    pub claude_plugin: bool,
 }
 
 /// A package's sub-agents, rules, MCP servers and AGENTS.md, read and checked at load time;
@@ -146,7 +149,7 @@ pub struct Suite {
 
 /// The decisions a format's own runner makes that assay follows for its suites, set by the
 /// format's loader.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Policies {
     /// The timeout, in seconds, when neither the case, the suite, the command line nor
     /// assay.toml sets one (clauditor's runner waits 300 s; UAAPS's `eval-config.json` says
@@ -169,6 +172,15 @@ pub struct Policies {
     /// What `assay grade --output` says when the case's fixtures cannot apply (clauditor
     /// prints its own sentence).
     pub output_bypass_warning: Option<&'static str>,
+    /// The workspace starts empty: the project is not copied into it (Claude Code's plugin
+    /// evals run in a fresh folder; the plugin is loaded, not copied).
+    pub empty_workspace: bool,
+    /// Each case also runs without the plugin under test, as the baseline arm, unless the
+    /// run says otherwise (Claude Code's `--ablation with-without`, its default).
+    pub compare_without: bool,
+    /// A case passes when the mean of its runs' scores reaches this (Claude Code's
+    /// `--threshold`, 1.0); `None`: when every run passes.
+    pub pass_threshold: Option<f64>,
 }
 
 impl Policies {
@@ -185,6 +197,9 @@ impl Policies {
         fixture_dirs: &[],
         spec_is_folder: false,
         output_bypass_warning: None,
+        empty_workspace: false,
+        compare_without: false,
+        pass_threshold: None,
     };
 }
 
@@ -395,6 +410,11 @@ pub struct AgentLimits {
     /// Text added to the agent's system prompt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub append_system_prompt: Option<String>,
+    /// Tools beyond the read-only ones (reading, searching, skills, sub-agents, todo lists)
+    /// are kept from the agent unless the run grants them (`--allow-tools`), as Claude
+    /// Code's plugin evals do; `allowed_tools` alone grants only read-only ones.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub gated: bool,
 }
 
 impl AgentLimits {

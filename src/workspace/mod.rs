@@ -153,6 +153,8 @@ pub struct SuiteStage {
     pub replaces: Option<Skill>,
     pub package: Option<Package>,
     pub env: Vec<(String, String)>,
+    /// The workspace starts empty: the project is not copied ([`crate::suite::Policies`]).
+    pub empty: bool,
 }
 
 impl SuiteStage {
@@ -169,6 +171,7 @@ impl SuiteStage {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
+            empty: suite.policies.empty_workspace,
         }
     }
 }
@@ -283,6 +286,9 @@ fn lay_base(
     root: &Path,
     exclude: &[PathBuf],
 ) -> Result<(Writer, Vec<PathBuf>, Option<Overlay>), StageError> {
+    if suite.empty {
+        return Ok((Writer::Plain(root.to_path_buf()), Vec::new(), None));
+    }
     Ok(match &opts.bases {
         Some(bases) => {
             let base = io(

@@ -42,6 +42,58 @@ impl Engine {
 /// Where the Codex harness keeps its private home, inside the case-run's HOME.
 pub const CODEX_HOME: &str = ".codex";
 
+/// Where a Claude Code plugin is staged for `--plugin-dir`, inside the case-run's HOME.
+pub const PLUGINS: &str = ".assay-plugins";
+
+/// The plugins staged in a case-run's HOME, for Claude Code's `--plugin-dir`.
+pub fn staged_plugins(home: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(home.join(PLUGINS))
+        .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    dirs.sort();
+    dirs
+}
+
+/// A Claude Code plugin copied whole into `<home>/.assay-plugins/<name>`, never its eval
+/// folders (`evals/`, where its graders are) nor its `results/`.
+fn stage_plugin(pkg: &Package, home: &Path, exclude: &[PathBuf]) -> Result<(), StageError> {
+    let name = pkg.name.clone().unwrap_or_else(|| "plugin".into());
+    let to = home.join(PLUGINS).join(name);
+    let mut except: Vec<PathBuf> = exclude.to_vec();
+    for e in walkdir_named(&pkg.root, &["evals", "results"]) {
+        except.push(e);
+    }
+    io(
+        "stage the plugin from",
+        &pkg.root,
+        copy::copy_tree_except(&pkg.root, &to, true, &except),
+    )?;
+    Ok(())
+}
+
+/// The folders under `root` with one of `names`, found without following links.
+fn walkdir_named(root: &Path, names: &[&str]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in rd.filter_map(Result::ok) {
+            if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let p = e.path();
+            if names.iter().any(|n| e.file_name() == *n) {
+                out.push(p);
+            } else {
+                stack.push(p);
+            }
+        }
+    }
+    out
+}
+
 /// Installs a package's skills in each of `roots` (the engines' skill folders and the
 /// harness's own), and its commands, hooks, agents, rules, MCP servers and AGENTS.md for each
 /// engine; never what `exclude` names.
@@ -54,11 +106,18 @@ pub fn install(
     exclude: &[PathBuf],
 ) -> Result<(), StageError> {
     let src = pkg.root.join("skills");
-    for root in roots.iter().filter(|_| src.is_dir()) {
+    // Claude Code loads a plugin's skills from the plugin itself (`--plugin-dir`).
+    let by_plugin = |r: &&String| pkg.claude_plugin && r.as_str() == super::CLAUDE_SKILLS;
+    for root in roots
+        .iter()
+        .filter(|_| src.is_dir())
+        .filter(|r| !by_plugin(r))
+    {
         install_skills(&src, &writer.path(Path::new(root)), exclude)?;
     }
     for engine in engines {
         match engine {
+            Engine::ClaudeCode if pkg.claude_plugin => stage_plugin(pkg, home, exclude)?,
             Engine::ClaudeCode => claude_code(pkg, writer, exclude)?,
             Engine::Codex => codex(pkg, &home.join(CODEX_HOME))?,
         }

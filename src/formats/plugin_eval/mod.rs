@@ -21,10 +21,14 @@ use crate::diag::Problem;
 use crate::suite::{Format, Loaded, Suite};
 
 /// What Claude Code's runner decides: 300 s per run; the eval folder whole is the
-/// evaluation.
+/// evaluation; each run starts in an empty folder; a no-plugin arm beside the plugin's; a
+/// case passes at a mean score of 1.0.
 pub const POLICIES: crate::suite::Policies = crate::suite::Policies {
     default_timeout_secs: Some(300),
     spec_is_folder: true,
+    empty_workspace: true,
+    compare_without: true,
+    pass_threshold: Some(DEFAULT_THRESHOLD),
     ..crate::suite::Policies::NONE
 };
 
@@ -76,6 +80,16 @@ pub fn load(ctx: &LoadCtx, root: &Path, cases: &[PathBuf]) -> Loaded {
         }
     }
     let (name, version) = plugin::identity(root);
+    // A folder with a manifest, or a skill folder: loaded as a plugin in the case-runs
+    // with it, and left out of the baseline's.
+    let is_plugin = plugin::has_manifest(root) || root.join("SKILL.md").is_file();
+    let package = is_plugin.then(|| crate::suite::Package {
+        name: Some(name.clone()),
+        version: version.clone(),
+        root: root.to_path_buf(),
+        parts: Default::default(),
+        claude_plugin: true,
+    });
     let suites = vec![Suite {
         id: name.clone(),
         format: Format::ClaudePluginEval,
@@ -89,7 +103,7 @@ pub fn load(ctx: &LoadCtx, root: &Path, cases: &[PathBuf]) -> Loaded {
         notes: None,
         defaults: Default::default(),
         base_overlay: None,
-        package: None,
+        package,
         cases: suite_cases,
         triggers: Vec::new(),
         policies: POLICIES,

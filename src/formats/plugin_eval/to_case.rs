@@ -36,6 +36,7 @@ pub fn case(
         allowed_tools: def.allowed_tools.clone(),
         disallowed_tools: def.disallowed_tools.clone(),
         append_system_prompt: def.append_system_prompt.clone(),
+        gated: true,
     };
     c.setup = def
         .scaffold_script

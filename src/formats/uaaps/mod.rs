@@ -63,6 +63,7 @@ pub fn read_manifest(ctx: &LoadCtx, root: &Path, problems: &mut Vec<Problem>) ->
         version: None,
         root: root.to_path_buf(),
         parts: Default::default(),
+        claude_plugin: false,
     };
     let file = root.join("package.agent.json");
     if !file.is_file() {

@@ -51,8 +51,9 @@ pub fn runs(opts: &RunOptions, suite: &Suite) -> u32 {
 }
 
 /// Runs of one case: a judged trigger query once; a trigger query `--trigger-runs`; an
-/// artifact case the runs adaptive repeats give it ([`RunOptions::runs_for`]) > its suite's
-/// ([`runs`]); at least 1.
+/// artifact case the runs adaptive repeats give it ([`RunOptions::runs_for`]) > `--runs N`
+/// > the case's own (a Claude Code plugin-eval case's `runs`) > its suite's ([`runs`]); at
+/// least 1.
 pub fn case_runs(
     opts: &RunOptions,
     suite: &Suite,
@@ -67,6 +68,8 @@ pub fn case_runs(
             .runs_for
             .get(&(suite.id.clone(), case.id.clone()))
             .copied()
+            .or_else(|| opts.settings.runs.and_then(Runs::fixed))
+            .or(case.runs)
             .unwrap_or(suite_runs)
             .max(1),
     }

@@ -1,0 +1,123 @@
+//! Claude Code's plugin evals (`claude plugin eval`'s format): read as Claude Code's loader
+//! reads them, and run through the real Claude Code CLI against the scripted model server,
+//! with the plugin loaded in one arm and left out of the other.
+
+use crate::support;
+
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::{Value, json};
+use support::model_server::{ModelServer, text, tool};
+use support::*;
+
+const MANIFEST: &str = r#"{"name": "tidy", "version": "0.1.0", "description": "commit messages"}"#;
+const SKILL: &str = "---\nname: tidy-commit\ndescription: Writes commit messages. Use for commit messages.\n---\nWrite a conventional commit line.\n";
+
+/// A plugin with one skill and the cases given, as `(path under evals/, text)`.
+fn plugin(dir: &Path, cases: &[(&str, &str)]) {
+    let mut files = vec![
+        (
+            ".claude-plugin/plugin.json".to_string(),
+            MANIFEST.to_string(),
+        ),
+        ("skills/tidy-commit/SKILL.md".to_string(), SKILL.to_string()),
+    ];
+    files.extend(
+        cases
+            .iter()
+            .map(|(p, t)| (format!("evals/{p}"), t.to_string())),
+    );
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    write_tree(dir, &files);
+}
+
+fn run(claude: &Path, server: &ModelServer, dir: &Path, args: &[&str]) -> Output {
+    let mut all = vec![
+        "run",
+        "--harness",
+        "claude-code",
+        "--pass-env",
+        "CLAUDE_CODE_MAX_RETRIES",
+    ];
+    all.extend(["--output-dir", "out", "--workspace-dir", "/tmp"]);
+    all.extend_from_slice(args);
+    assay_env(dir, &all, &claude_env(claude, server))
+}
+
+/// Every case-run's result, by `<case>/<arm>/<run>`.
+fn by_arm(run_dir: &Path) -> std::collections::BTreeMap<String, Value> {
+    results_by_folder(run_dir)
+        .into_values()
+        .map(|r| {
+            let key = format!(
+                "{}/{}/{}",
+                r["case"].as_str().unwrap_or(""),
+                r["variant"].as_str().unwrap_or("skill"),
+                r["run"]
+            );
+            (key, r)
+        })
+        .collect()
+}
+
+#[test]
+fn a_case_runs_with_and_without_the_plugin_and_is_scored_by_weight() {
+    let claude = agent_cli("claude");
+    let server = ModelServer::start();
+    server.script_each(
+        "Write me a commit message",
+        None,
+        vec![
+            tool("Skill", json!({"skill": "tidy-commit"})),
+            tool(
+                "Write",
+                json!({"file_path": "{cwd}/out/msg.txt", "content": "x\n"}),
+            ),
+            text("refactor: rename getUser to fetchUser"),
+        ],
+    );
+    let d = tempfile::tempdir().unwrap();
+    plugin(
+        d.path(),
+        &[
+            (
+                "commit/prompt.md",
+                "---\nruns: 1\nallowed_tools: [Skill, Read]\n---\nWrite me a commit message for the rename.\n",
+            ),
+            (
+                "commit/graders/conventional.md",
+                "---\ntype: regex\npattern: '^(feat|fix|refactor): '\nflags: m\nweight: 2\n---\n",
+            ),
+            (
+                "commit/graders/fired.md",
+                "---\ntype: tool_used\ntool: Skill\ninput_match: tidy-commit\n---\n",
+            ),
+            (
+                "commit/graders/wrote.md",
+                "---\ntype: file_exists\npath: 'out/*.txt'\n---\n",
+            ),
+        ],
+    );
+    let out = run(&claude, &server, d.path(), &["--allow-tools", "Write"]);
+    let runs = by_arm(&d.path().join("out"));
+    let with = &runs["commit/skill/1"];
+    let without = &runs["commit/baseline/1"];
+    assert_eq!(runs.len(), 2, "{}\n{}", stdout(&out), stderr(&out));
+    // With the plugin: the skill fired (shown, not scored), the message and the file pass.
+    assert_eq!(with["grade"]["score"], json!(1.0), "{with:#}");
+    assert_eq!(with["grade"]["verdict"], "pass", "{with:#}");
+    eprintln!("{with:#}");
+    // Without it, the with-only grader is left out; the scripted model still answers alike.
+    let ids: Vec<&str> = without["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["conventional", "wrote"], "{without:#}");
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+}
