@@ -36,6 +36,7 @@ mod optimize;
 mod own_suites;
 mod packages;
 mod plugin_eval;
+mod plugin_eval_differential;
 mod plugins;
 mod readme;
 mod release;

@@ -102,7 +102,12 @@ fn a_case_runs_with_and_without_the_plugin_and_is_scored_by_weight() {
             ),
         ],
     );
-    let out = run(&claude, &server, d.path(), &["--allow-tools", "Write"]);
+    let out = run(
+        &claude,
+        &server,
+        d.path(),
+        &["--allow-tools", "Write", "--reporter", "claude-plugin-eval"],
+    );
     let runs = by_arm(&d.path().join("out"));
     let with = &runs["commit/skill/1"];
     let without = &runs["commit/baseline/1"];
@@ -110,7 +115,6 @@ fn a_case_runs_with_and_without_the_plugin_and_is_scored_by_weight() {
     // With the plugin: the skill fired (shown, not scored), the message and the file pass.
     assert_eq!(with["grade"]["score"], json!(1.0), "{with:#}");
     assert_eq!(with["grade"]["verdict"], "pass", "{with:#}");
-    eprintln!("{with:#}");
     // Without it, the with-only grader is left out; the scripted model still answers alike.
     let ids: Vec<&str> = without["checks"]
         .as_array()
@@ -120,4 +124,26 @@ fn a_case_runs_with_and_without_the_plugin_and_is_scored_by_weight() {
         .collect();
     assert_eq!(ids, ["conventional", "wrote"], "{without:#}");
     assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let result = read_json(&d.path().join("out/aggregate-result.json"));
+    let case = &result["cases"][0];
+    assert_eq!(case["name"], "commit");
+    assert_eq!(case["source"], "prose");
+    let graders = &case["arms"]["with"][0]["graders"];
+    assert_eq!(
+        graders[1],
+        json!({"name": "fired", "passed": true, "weight": 1, "explanation": "Skill called 1x (expected 1..∞)", "withOnly": true, "scored": false})
+    );
+    assert_eq!(
+        case["arms"]["without"][0]["graders"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(
+        case["aggregates"],
+        json!({"score": 1, "passRate": 1, "scoreWithout": 1, "passRateWithout": 1, "delta": 0}),
+        "{result:#}"
+    );
+    assert_eq!(result["aggregates"]["casesPassed"], 1);
 }

@@ -123,6 +123,10 @@ pub struct CaseRunRecord {
     /// (Claude Code plugin evals: `--threshold`, else 1.0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pass_threshold: Option<f64>,
+    /// The case as its format's own runner describes it (Claude Code's per-case fields), for
+    /// the report in that runner's schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_case: Option<serde_json::Value>,
     /// What the case evaluates (UAAPS `target`), as `skill:<name>`, `hook:<event>` or `agent:<name>`.
     pub target: Option<String>,
     /// Whether the transcript shows the target at work: the skill fired, the sub-agent ran,

@@ -38,6 +38,8 @@ pub const JUDGE_REPLY_TXT: &str = "judge-reply.txt";
 pub const FEEDBACK_JSON: &str = "feedback.json";
 /// skill-creator's aggregate of a run.
 pub const BENCHMARK_JSON: &str = "benchmark.json";
+/// Claude Code's `claude plugin eval` result.
+pub const AGGREGATE_RESULT_JSON: &str = "aggregate-result.json";
 /// The history lines of runs.
 pub const HISTORY_JSONL: &str = "history.jsonl";
 /// `assay optimize`'s record.

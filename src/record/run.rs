@@ -198,6 +198,18 @@ pub struct OptionsRecord {
     /// `--with-skills`: the skills installed beside the one under test, by name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub with_skills: Vec<String>,
+    /// `--ablation`, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ablation: Option<String>,
+    /// `--threshold`, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    /// `--tag`s.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// `--allow-tools` grants.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_tools: Vec<String>,
 }
 
 impl Default for OptionsRecord {
@@ -226,6 +238,10 @@ impl Default for OptionsRecord {
             pass_k: 3,
             max_cost: None,
             with_skills: Vec::new(),
+            ablation: None,
+            threshold: None,
+            tags: Vec::new(),
+            allow_tools: Vec::new(),
         }
     }
 }

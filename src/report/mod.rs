@@ -4,6 +4,7 @@
 pub mod aggregate;
 pub mod audit;
 pub mod cases;
+pub mod claude_plugin_eval;
 pub mod diff;
 pub mod github;
 pub mod headline;
@@ -49,6 +50,9 @@ pub enum Reporter {
     /// skill-creator's `benchmark.json` (with_skill against without_skill), beside each
     /// case-run's `grading.json`, for its eval viewer.
     SkillCreator,
+    /// Claude Code's `claude plugin eval` result (`aggregate-result.json`, as its `--json`
+    /// writes it) for the run's Claude Code plugin-eval cases.
+    ClaudePluginEval,
 }
 
 impl Reporter {
@@ -62,6 +66,7 @@ impl Reporter {
             Reporter::Html => layout::REPORT_HTML,
             Reporter::Github => "github-annotations.txt",
             Reporter::SkillCreator => layout::BENCHMARK_JSON,
+            Reporter::ClaudePluginEval => layout::AGGREGATE_RESULT_JSON,
         }
     }
 }
@@ -115,6 +120,7 @@ pub fn render(r: &Report, format: Reporter) -> String {
         Reporter::Html => html::render(r),
         Reporter::Github => github::render(r),
         Reporter::SkillCreator => skill_creator::render(r),
+        Reporter::ClaudePluginEval => claude_plugin_eval::render(r),
     }
 }
 

@@ -105,6 +105,7 @@ impl CaseRunRecord {
                 .policies
                 .pass_threshold
                 .map(|t| plan.threshold.unwrap_or(t)),
+            native_case: plan.case.native.clone(),
             target: plan.case.target.as_ref().map(|t| {
                 let kind = match t.kind {
                     crate::suite::TargetKind::Skill => "skill",

@@ -46,6 +46,13 @@ impl RunOptions {
             pass_k: self.settings.pass_k,
             max_cost,
             with_skills: Vec::new(),
+            ablation: self.settings.ablation.map(|a| match a {
+                super::options::Ablation::None => "none".to_string(),
+                super::options::Ablation::WithWithout => "with-without".to_string(),
+            }),
+            threshold: self.settings.threshold,
+            tags: self.settings.tags.clone(),
+            allow_tools: self.settings.allow_tools.clone(),
         }
     }
 }

@@ -74,16 +74,69 @@ impl JsRegex {
     }
 }
 
-/// The message JavaScriptCore gives for a pattern it refuses, where it is known; else the
-/// reason the ECMAScript engine gives.
+/// The message JavaScriptCore (the engine of Claude Code's runner) gives for a pattern it
+/// refuses, from the ECMAScript engine's reason: the texts observed from Claude Code 2.1.332,
+/// else the engine's own.
 fn jsc_message(pattern: &str, e: &regress::Error) -> String {
-    let inline_flag = pattern
-        .match_indices("(?")
-        .any(|(i, _)| !matches!(pattern[i + 2..].chars().next(), Some(':' | '=' | '!' | '<')));
-    if inline_flag {
-        return "Invalid regular expression: unrecognized character after (?".to_string();
+    let why = e.to_string();
+    let opens = pattern.matches('(').count() - pattern.matches("\\(").count();
+    let closes = pattern.matches(')').count() - pattern.matches("\\)").count();
+    let text = match why.as_str() {
+        w if w.starts_with("Range values reversed") => "range out of order in character class",
+        "Invalid quantifier" => "numbers out of order in {} quantifier",
+        w if w.starts_with("Backreference to invalid named capture group") => {
+            "invalid \\k<> named backreference"
+        }
+        "Duplicate capture group name" => "duplicate group specifier name",
+        "Invalid atom character" | "Invalid braced quantifier" => "nothing to repeat",
+        "Unbalanced parenthesis" if closes > opens => "unmatched parentheses",
+        "Unbalanced parenthesis" => "missing )",
+        "Unbalanced bracket" => "missing terminating ] for character class",
+        "Incomplete escape" => "\\ at end of pattern",
+        w if w.starts_with("Invalid token at named capture group") => {
+            "invalid group specifier name"
+        }
+        "Invalid property name" => "invalid property expression",
+        "Invalid group modifier" if closes < opens => "missing )",
+        "Invalid group modifier" => inline_flag_message(pattern),
+        _ => return format!("Invalid regular expression: {}", why.to_lowercase()),
+    };
+    format!("Invalid regular expression: {text}")
+}
+
+/// JavaScriptCore on a PCRE inline flag group (`(?i)`): "invalid regular expression modifier"
+/// when the group's letters and the pattern's closing run of `i`, `m`, `s` letters repeat
+/// one (`(?i)paris`, `(?i)ss`), else "unrecognized character after (?" (`(?i)great`), as
+/// observed of Claude Code 2.1.332.
+fn inline_flag_message(pattern: &str) -> &'static str {
+    let group: String = pattern
+        .find("(?")
+        .map(|i| {
+            pattern[i + 2..]
+                .chars()
+                .take_while(|c| "ims-".contains(*c))
+                .collect()
+        })
+        .unwrap_or_default();
+    let tail: String = pattern
+        .chars()
+        .rev()
+        .take_while(|c| "ims".contains(*c))
+        .collect();
+    let letters: Vec<char> = group
+        .chars()
+        .chain(tail.chars())
+        .filter(|c| *c != '-')
+        .collect();
+    let repeats = letters
+        .iter()
+        .enumerate()
+        .any(|(i, c)| letters[..i].contains(c));
+    if repeats {
+        "invalid regular expression modifier"
+    } else {
+        "unrecognized character after (?"
     }
-    format!("Invalid regular expression: {e}")
 }
 
 /// `grader threw: …`: a grader that could not be evaluated, scored as a failure.
@@ -402,11 +455,28 @@ mod tests {
 
     #[test]
     fn javascript_syntax_not_pcre() {
-        let e = JsRegex::new("(?i)paris", "").err().unwrap();
-        assert_eq!(
-            e,
-            "Invalid regular expression: unrecognized character after (?"
-        );
+        // JavaScriptCore's words, as Claude Code 2.1.332 reports them.
+        for (p, why) in [
+            ("(?i)paris", "invalid regular expression modifier"),
+            ("(?i)ss", "invalid regular expression modifier"),
+            ("(?i)great question|good", "unrecognized character after (?"),
+            ("(?i)s", "unrecognized character after (?"),
+            ("(?im)x", "unrecognized character after (?"),
+            ("(?i", "missing )"),
+            ("abc)", "unmatched parentheses"),
+            ("[z-a]", "range out of order in character class"),
+            ("x{2,1}", "numbers out of order in {} quantifier"),
+            ("a**", "nothing to repeat"),
+            ("[", "missing terminating ] for character class"),
+            ("\\", "\\ at end of pattern"),
+            ("(?<n>a)(?<n>b)", "duplicate group specifier name"),
+        ] {
+            let e = JsRegex::new(p, "").err().unwrap_or_default();
+            assert_eq!(e, format!("Invalid regular expression: {why}"), "{p}");
+        }
+        assert!(JsRegex::new("(?i:x)", "").is_ok());
+        assert!(JsRegex::new("\\p{Foo}", "").is_ok());
+        assert!(JsRegex::new("\\p{Foo}", "u").is_err());
         assert!(JsRegex::new("paris", "i").unwrap().test("Paris"));
         assert!(JsRegex::new("(?<!not-)x", "").unwrap().test("x"));
         assert!(JsRegex::new("a", "gg").is_err());

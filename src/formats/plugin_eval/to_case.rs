@@ -80,6 +80,17 @@ fn native(root: &Path, files: &CaseFiles, def: &CaseDef) -> Json {
     o.insert("maxTurns".into(), json!(def.max_turns));
     let graders: Vec<Json> = def.graders.iter().map(native_grader).collect();
     o.insert("graders".into(), json!(graders));
+    // The plugin, for the result's `suite.plugins` (not a field of Claude Code's case).
+    if super::plugin::has_manifest(root) || root.join("SKILL.md").is_file() {
+        let (name, version) = super::plugin::identity(root);
+        let mut p = serde_json::Map::new();
+        p.insert("name".into(), json!(name));
+        if let Some(v) = version {
+            p.insert("version".into(), json!(v));
+        }
+        p.insert("path".into(), json!(root.display().to_string()));
+        o.insert("plugin".into(), Json::Object(p));
+    }
     Json::Object(o)
 }
 

@@ -1,0 +1,288 @@
+//! Claude Code's `claude plugin eval` result (`--json`, and `aggregate-result.json`), for
+//! the run's Claude Code plugin-eval cases, so a team's tooling that reads it keeps working:
+//! per case its graders as Claude Code reports them, each arm's runs (`with`, and `without`
+//! the plugin) with every grader's verdict, weight, explanation and whether it was scored, the
+//! case's score, pass rate and Δ; the run's totals. Numbers are written as JavaScript writes
+//! them (`1`, not `1.0`).
+//!
+//! Where assay differs, it says so in the fields Claude Code has: a run that ended in an
+//! infrastructure error has `error` set and no graders (as Claude Code's API errors), and its
+//! case has no Δ; an `llm` or `baseline` grader is one verdict of assay's judge
+//! (`judgeVotes` of one).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use super::model::{CaseRun, Report};
+use crate::record::Status;
+use crate::record::case_run::{Arm, Kind};
+
+/// A number as JavaScript's `JSON.stringify` writes it: whole numbers without a fraction.
+pub fn num(x: f64) -> Value {
+    if x.fract() == 0.0 && x.abs() < 9.0e15 {
+        json!(x as i64)
+    } else {
+        json!(x)
+    }
+}
+
+fn mean(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        0.0
+    } else {
+        xs.iter().sum::<f64>() / xs.len() as f64
+    }
+}
+
+/// The cases of the run that have Claude Code's description, in its order (by folder), each
+/// with its runs by arm.
+fn cases(r: &Report) -> Vec<(&Value, Vec<&CaseRun>, Vec<&CaseRun>)> {
+    let mut by: BTreeMap<(String, String), (&Value, Vec<&CaseRun>, Vec<&CaseRun>)> =
+        BTreeMap::new();
+    for c in r.case_runs.iter().filter(|c| c.kind == Kind::Case) {
+        let Some(native) = c.result.native_case.as_ref() else {
+            continue;
+        };
+        let e =
+            by.entry((c.suite.clone(), c.case.clone()))
+                .or_insert((native, Vec::new(), Vec::new()));
+        match c.variant {
+            Arm::Skill => e.1.push(c),
+            _ => e.2.push(c),
+        }
+    }
+    let mut out: Vec<_> = by.into_values().collect();
+    let key = |n: &Value| {
+        n.get("dir")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .encode_utf16()
+            .collect::<Vec<u16>>()
+    };
+    out.sort_by(|a, b| key(a.0).cmp(&key(b.0)));
+    for (_, with, without) in &mut out {
+        with.sort_by_key(|c| c.run);
+        without.sort_by_key(|c| c.run);
+    }
+    out
+}
+
+/// Whether a grader only says the plugin fired: `arm: with-only`, or `tool_used: Skill`
+/// without an `arm`.
+fn with_only_ish(g: &Value) -> bool {
+    match g["config"].get("arm").and_then(Value::as_str) {
+        Some(a) => a == "with-only",
+        None => g["type"] == "tool_used" && g["config"]["tool"] == "Skill",
+    }
+}
+
+/// One grader's verdict in a case-run, as Claude Code reports it.
+fn grader(c: &CaseRun, g: &Value, with_only: bool) -> Value {
+    let name = g["name"].as_str().unwrap_or("");
+    let weight = g["weight"].as_f64().unwrap_or(1.0);
+    let mut o = Map::new();
+    o.insert("name".into(), json!(name));
+    let (passed, explanation, votes) = match c.checks.iter().find(|k| k.id == name) {
+        Some(k) => (k.passed, k.message.clone(), None),
+        None => {
+            let item = c
+                .judge
+                .as_ref()
+                .and_then(|j| j.rubric.as_ref())
+                .and_then(|r| r.criteria.iter().find(|i| i.id == name));
+            let passed = item.is_some_and(|i| i.passed);
+            let word = if passed { "PASS" } else { "FAIL" };
+            let why = match item {
+                Some(_) => format!("judge votes: {word}"),
+                None => "not graded: the judge gave no verdict".to_string(),
+            };
+            (passed, why, Some(json!([passed])))
+        }
+    };
+    o.insert("passed".into(), json!(passed));
+    o.insert("weight".into(), num(weight));
+    o.insert("explanation".into(), json!(explanation));
+    o.insert("withOnly".into(), json!(with_only));
+    o.insert("scored".into(), json!(!with_only));
+    if let Some(v) = votes {
+        o.insert("judgeVotes".into(), v);
+    }
+    Value::Object(o)
+}
+
+/// One case-run as a run of Claude Code's result.
+fn run(c: &CaseRun, native: &Value, arm: Option<&str>, r: &Report) -> Value {
+    let graders: &[Value] = native["graders"].as_array().map_or(&[], |v| v);
+    let all_wo = graders.iter().all(with_only_ish);
+    let errored = c.result.status != Status::Completed && c.checks.is_empty();
+    let shown: Vec<Value> = graders
+        .iter()
+        .filter(|g| !(arm == Some("without") && !all_wo && with_only_ish(g)))
+        .map(|g| grader(c, g, arm == Some("with") && !all_wo && with_only_ish(g)))
+        .collect();
+    let score = c.score.unwrap_or(0.0);
+    let turns: u64 = c.result.turns.iter().filter_map(|t| t.num_turns).sum();
+    let error = (c.result.status != Status::Completed).then(|| {
+        c.result
+            .reason
+            .clone()
+            .unwrap_or_else(|| format!("{:?}", c.result.status).to_lowercase())
+    });
+    json!({
+        "score": num(score),
+        "passed": score >= 1.0,
+        "turns": turns,
+        "costUsd": num(c.cost_usd.unwrap_or(0.0)),
+        "judgeCostUsd": 0,
+        "durationSeconds": (c.duration_ms as f64 / 1000.0).round() as u64,
+        "startedAt": r.started.clone().unwrap_or_default(),
+        "error": error,
+        "tracePath": r.dir.join(&c.dir).join(crate::record::layout::TRANSCRIPT_JSONL).display().to_string(),
+        "skippedPaidGraders": false,
+        "graders": if errored { Vec::new() } else { shown },
+    })
+}
+
+/// A case's aggregates over its arms: score and pass rate, and with a baseline arm its own
+/// and the Δ (left out when a run of either arm ended in an error, as Claude Code leaves it
+/// out after an API error).
+fn aggregates(with: &[&CaseRun], without: &[&CaseRun]) -> Value {
+    let scores = |rs: &[&CaseRun]| {
+        rs.iter()
+            .map(|c| c.score.unwrap_or(0.0))
+            .collect::<Vec<_>>()
+    };
+    let rate = |rs: &[&CaseRun]| {
+        let s = scores(rs);
+        if s.is_empty() {
+            0.0
+        } else {
+            s.iter().filter(|x| **x >= 1.0).count() as f64 / s.len() as f64
+        }
+    };
+    let mut o = Map::new();
+    let score = mean(&scores(with));
+    o.insert("score".into(), num(score));
+    o.insert("passRate".into(), num(rate(with)));
+    if !without.is_empty() {
+        let errored = with
+            .iter()
+            .chain(without)
+            .any(|c| c.result.status != Status::Completed);
+        let score_without = mean(&scores(without));
+        if !errored {
+            o.insert("scoreWithout".into(), num(score_without));
+        }
+        o.insert("passRateWithout".into(), num(rate(without)));
+        if !errored {
+            o.insert("delta".into(), num(score - score_without));
+        }
+    }
+    Value::Object(o)
+}
+
+/// Claude Code's result document for the run.
+pub fn result(r: &Report) -> Value {
+    let threshold = r
+        .case_runs
+        .iter()
+        .find_map(|c| c.result.pass_threshold)
+        .unwrap_or(crate::formats::plugin_eval::DEFAULT_THRESHOLD);
+    let all = cases(r);
+    let two_arms = all.iter().any(|(_, _, w)| !w.is_empty());
+    let mut out_cases = Vec::new();
+    let (mut case_scores, mut rates, mut deltas, mut passed) =
+        (Vec::new(), Vec::new(), Vec::new(), 0);
+    let mut plugins: Vec<Value> = Vec::new();
+    for (native, with, without) in &all {
+        let mut case = native.as_object().cloned().unwrap_or_default();
+        if let Some(p) = case.remove("plugin")
+            && !plugins.contains(&p)
+        {
+            plugins.push(p);
+        }
+        let arm = |x: &'static str| (!without.is_empty()).then_some(x);
+        let mut arms = Map::new();
+        arms.insert(
+            "with".into(),
+            with.iter()
+                .map(|c| run(c, native, arm("with"), r))
+                .collect(),
+        );
+        if !without.is_empty() {
+            arms.insert(
+                "without".into(),
+                without
+                    .iter()
+                    .map(|c| run(c, native, arm("without"), r))
+                    .collect(),
+            );
+        }
+        case.insert("arms".into(), Value::Object(arms));
+        let agg = aggregates(with, without);
+        let score = agg["score"].as_f64().unwrap_or(0.0);
+        case_scores.push(score);
+        rates.push(agg["passRate"].as_f64().unwrap_or(0.0));
+        if let Some(d) = agg.get("delta").and_then(Value::as_f64) {
+            deltas.push(d);
+        }
+        passed += usize::from(score >= threshold);
+        case.insert("aggregates".into(), agg);
+        out_cases.push(Value::Object(case));
+    }
+    let mut aggregates = Map::new();
+    aggregates.insert("casesTotal".into(), json!(out_cases.len()));
+    aggregates.insert("casesPassed".into(), json!(passed));
+    aggregates.insert("overallScore".into(), num(mean(&case_scores)));
+    aggregates.insert("overallPassRate".into(), num(mean(&rates)));
+    if !deltas.is_empty() {
+        aggregates.insert("meanDelta".into(), num(mean(&deltas)));
+    }
+    let o = &r.config.options;
+    let mut suite = Map::new();
+    suite.insert(
+        "root".into(),
+        json!(
+            r.dir
+                .parent()
+                .and_then(|p| p.parent())
+                .unwrap_or(&r.dir)
+                .display()
+                .to_string()
+        ),
+    );
+    suite.insert(
+        "ablation".into(),
+        json!(if two_arms { "with-without" } else { "none" }),
+    );
+    if let Some(m) = &o.model {
+        suite.insert("modelOverride".into(), json!(m));
+    }
+    if let Some(f) = &o.filter {
+        suite.insert("caseFilter".into(), json!(f));
+    }
+    if !o.tags.is_empty() {
+        suite.insert("tagFilters".into(), json!(o.tags));
+    }
+    suite.insert("threshold".into(), num(threshold));
+    suite.insert("concurrency".into(), json!(o.jobs));
+    suite.insert("plugins".into(), json!(plugins));
+    let cost: f64 = r.case_runs.iter().filter_map(|c| c.cost_usd).sum();
+    json!({
+        "schemaVersion": 1,
+        "claudeVersion": r.config.harnesses.get("claude-code").cloned().unwrap_or_default(),
+        "startedAt": r.started.clone().unwrap_or_default(),
+        "durationSeconds": (r.config.duration_ms.unwrap_or(0) as f64 / 1000.0).round() as u64,
+        "costUsd": num(cost),
+        "partial": r.config.interrupted || r.config.budget_stop.is_some(),
+        "suite": suite,
+        "cases": out_cases,
+        "aggregates": aggregates,
+    })
+}
+
+/// The document as Claude Code writes it: pretty, two spaces, a final newline.
+pub fn render(r: &Report) -> String {
+    serde_json::to_string_pretty(&result(r)).unwrap_or_default() + "\n"
+}

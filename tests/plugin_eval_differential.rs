@@ -1,0 +1,363 @@
+//! The differential test against Claude Code itself: the same plugin-eval suites through
+//! `claude plugin eval --json` (Claude Code 2.1.332, pinned in tests/agents as
+//! `claude-code-plugin-eval`) and through `assay run --reporter claude-plugin-eval`, both
+//! driving the same Claude Code against the same scripted model: the same cases, grader
+//! verdicts and explanations, run and case scores, Δ and exit codes; and the same load-time
+//! refusals.
+
+use crate::support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+use support::model_server::{ModelServer, text, tool};
+use support::*;
+
+/// Claude Code 2.1.332, the version whose `claude plugin eval` is the reference.
+fn reference_cli() -> PathBuf {
+    let p = repo().join("tests/agents/node_modules/claude-code-plugin-eval/bin/claude.exe");
+    assert!(
+        p.exists(),
+        "Claude Code 2.1.332 not installed: run `npm install --prefix tests/agents` (or scripts/test)"
+    );
+    std::fs::canonicalize(&p).unwrap_or(p)
+}
+
+const MANIFEST: &str =
+    r#"{"name": "diffplug", "version": "1.2.0", "description": "a plugin for the differential"}"#;
+const SKILL: &str = "---\nname: tidy-commit\ndescription: Writes commit messages. Use for commit messages.\n---\nWrite a conventional commit line.\n";
+
+/// Every grader type and field, prompt.md-only, case.yaml-only and mixed cases, grader files,
+/// with-only graders (by default and all of a case's), weights, a PCRE pattern that throws.
+const CASES: &[(&str, &str)] = &[
+    (
+        "a-prose/prompt.md",
+        "---\nruns: 1\nallowed_tools: [Skill, Read, Write]\ntags: [files]\n---\nDIFF-A: write the notes.\n",
+    ),
+    (
+        "a-prose/graders/a-contains.md",
+        "---\ntype: regex\npattern: '^refactor: '\nflags: m\nweight: 2\n---\n",
+    ),
+    (
+        "a-prose/graders/b-absent.md",
+        "---\ntype: regex\npattern: feat\nmatch: not_contains\n---\n",
+    ),
+    (
+        "a-prose/graders/c-count.md",
+        "---\ntype: regex\npattern: '[Hh]ello'\nmatch: 'count:2'\n---\n",
+    ),
+    (
+        "a-prose/graders/d-files.md",
+        "---\ntype: regex\ntarget: files\n---\nout/notes\\.txt\n",
+    ),
+    (
+        "a-prose/graders/e-file.md",
+        "---\ntype: regex\npattern: '^one$'\nflags: m\ntarget: {source: file, path: out/notes.txt}\n---\n",
+    ),
+    (
+        "a-prose/graders/f-skill.md",
+        "---\ntype: tool_used\ntool: Skill\n---\n",
+    ),
+    (
+        "a-prose/graders/g-write.md",
+        "---\ntype: tool_used\ntool: Write\ninput_match: 'notes\\.txt'\nmin: 1\nmax: 1\n---\n",
+    ),
+    (
+        "a-prose/graders/h-order.md",
+        "---\ntype: tool_order\nbefore: Write\nafter: {tool: Read, input_match: notes}\n---\n",
+    ),
+    (
+        "a-prose/graders/i-exists.md",
+        "---\ntype: file_exists\npath: 'out/*.txt'\n---\n",
+    ),
+    (
+        "a-prose/graders/j-none.md",
+        "---\ntype: file_exists\npath: '**/*.md'\nexists: false\n---\n",
+    ),
+    (
+        "a-prose/graders/k-fails.md",
+        "---\ntype: regex\npattern: nowhere\nweight: 3\n---\n",
+    ),
+    (
+        "a-prose/graders/no-front-matter.md",
+        "Not a grader: no front matter.\n",
+    ),
+    (
+        "b-yaml/case.yaml",
+        "schema_version: \"1.1\"\nname: b-yaml\nruns: 1\ntags: [smoke]\nmax_turns: 99 # ignored at the top level\nexecution:\n  prompt: \"DIFF-B: the capital of France?\"\n  max_turns: 4\n  timeout_seconds: 120\n  allowed_tools: [Skill]\ngraders:\n  - {name: skill-both, type: tool_used, tool: Skill, arm: both}\n  - {name: pcre, type: regex, pattern: '(?i)paris'}\n  - {name: paris, type: regex, pattern: paris, flags: i, weight: 2}\n",
+    ),
+    (
+        "c-mixed/case.yaml",
+        "schema_version: \"1.0\"\nname: c-mixed\nruns: 1\nexecution:\n  prompt: replaced by prompt.md\n  max_turns: 12\n  allowed_tools: [Glob, Read]\ngraders:\n  - name: y-first\n    type: tool_order\n    before: Glob\n    after: Read\n",
+    ),
+    (
+        "c-mixed/prompt.md",
+        "---\nmax_turns: 6\n---\nDIFF-C: look around.\n",
+    ),
+    (
+        "c-mixed/graders/z-last.md",
+        "---\ntype: regex\n---\nfound\n",
+    ),
+    (
+        "d-only-skill/prompt.md",
+        "---\nruns: 1\n---\nDIFF-D: no skill needed.\n",
+    ),
+    (
+        "d-only-skill/graders/s.md",
+        "---\ntype: tool_used\ntool: Skill\n---\n",
+    ),
+];
+
+fn plugin(dir: &Path) {
+    let mut files = vec![
+        (
+            ".claude-plugin/plugin.json".to_string(),
+            MANIFEST.to_string(),
+        ),
+        ("skills/tidy-commit/SKILL.md".to_string(), SKILL.to_string()),
+    ];
+    files.extend(
+        CASES
+            .iter()
+            .map(|(p, t)| (format!("evals/{p}"), t.to_string())),
+    );
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    write_tree(dir, &files);
+}
+
+/// The scripted model: the same replies to each case's prompt in every conversation.
+fn model() -> ModelServer {
+    let server = ModelServer::start();
+    server.script_each(
+        "DIFF-A",
+        None,
+        vec![
+            tool("Skill", json!({"skill": "tidy-commit"})),
+            tool(
+                "Write",
+                json!({"file_path": "{cwd}/out/notes.txt", "content": "one\ntwo\n"}),
+            ),
+            tool("Read", json!({"file_path": "{cwd}/out/notes.txt"})),
+            text("refactor: rename getUser\nHello hello"),
+        ],
+    );
+    server.script_each(
+        "DIFF-B",
+        None,
+        vec![
+            tool("Skill", json!({"skill": "tidy-commit"})),
+            text("Paris."),
+        ],
+    );
+    server.script_each(
+        "DIFF-C",
+        None,
+        vec![
+            tool("Glob", json!({"pattern": "*"})),
+            tool("Read", json!({"file_path": "{cwd}/nothing.txt"})),
+            text("found nothing"),
+        ],
+    );
+    server.script_each("DIFF-D", None, vec![text("no skill here")]);
+    server
+}
+
+/// `claude plugin eval` on the plugin, its `--json` result and exit.
+fn reference(server: &ModelServer, plugin: &Path, home: &Path, args: &[&str]) -> (Value, Output) {
+    let json = home.join("cc.json");
+    let out = Command::new(reference_cli())
+        .args(["plugin", "eval"])
+        .arg(plugin)
+        .args(["--trust-plugin", "--no-publish", "--json"])
+        .arg(&json)
+        .args(args)
+        .current_dir(home)
+        .env("HOME", home)
+        .env("CLAUDE_CONFIG_DIR", home.join(".claude"))
+        .env("ANTHROPIC_BASE_URL", &server.url)
+        .env("ANTHROPIC_API_KEY", "sk-assay-test")
+        .env("CLAUDE_CODE_MAX_RETRIES", "0")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env_remove("ANTHROPIC_AUTH_TOKEN")
+        .env_remove("CLAUDE_CODE_OAUTH_TOKEN")
+        .output()
+        .expect("claude runs");
+    let v = std::fs::read_to_string(&json)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    (v, out)
+}
+
+/// `assay run` on the plugin through the same Claude Code, its result in Claude Code's schema
+/// and exit.
+fn assay_side(server: &ModelServer, plugin: &Path, args: &[&str]) -> (Value, Output) {
+    let mut all = vec![
+        "run",
+        ".",
+        "--harness",
+        "claude-code",
+        "--output-dir",
+        "out",
+    ];
+    all.extend([
+        "--workspace-dir",
+        "/tmp",
+        "--reporter",
+        "claude-plugin-eval",
+    ]);
+    all.extend_from_slice(args);
+    let mut env = claude_env(&reference_cli(), server);
+    env.push(("CLAUDE_CODE_MAX_RETRIES", "0".into()));
+    let out = assay_env(plugin, &all, &env);
+    let v = std::fs::read_to_string(plugin.join("out/aggregate-result.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    (v, out)
+}
+
+/// What must agree, of a result: per case its loader view, each arm's runs (score, each
+/// grader's verdict, weight, explanation, withOnly, scored) and its aggregates; the totals.
+fn comparable(v: &Value) -> Value {
+    let run = |r: &Value| {
+        json!({
+            "score": r["score"],
+            "passed": r["passed"],
+            "graders": r["graders"].as_array().map(|gs| gs.iter().map(|g| json!({
+                "name": g["name"], "passed": g["passed"], "weight": g["weight"],
+                "explanation": g["explanation"], "withOnly": g["withOnly"], "scored": g["scored"],
+            })).collect::<Vec<_>>()),
+        })
+    };
+    let cases: Vec<Value> = v["cases"]
+        .as_array()
+        .map(|cs| {
+            cs.iter()
+                .map(|c| {
+                    let arms: serde_json::Map<String, Value> = c["arms"]
+                        .as_object()
+                        .map(|a| {
+                            a.iter()
+                                .map(|(k, rs)| {
+                                    (
+                                        k.clone(),
+                                        rs.as_array()
+                                            .map(|x| x.iter().map(run).collect::<Vec<_>>())
+                                            .into(),
+                                    )
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    json!({
+                        "name": c["name"], "dir": c["dir"], "source": c["source"],
+                        "promptMarkdown": c["promptMarkdown"], "runsPerCase": c["runsPerCase"],
+                        "timeoutSeconds": c["timeoutSeconds"], "maxTurns": c["maxTurns"],
+                        "graders": c["graders"], "arms": arms, "aggregates": c["aggregates"],
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({"cases": cases, "aggregates": v["aggregates"], "threshold": v["suite"]["threshold"], "ablation": v["suite"]["ablation"]})
+}
+
+/// Every difference between the two, by JSON path.
+fn differences(a: &Value, b: &Value, at: &str, out: &mut Vec<String>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            for k in keys {
+                differences(
+                    x.get(k).unwrap_or(&Value::Null),
+                    y.get(k).unwrap_or(&Value::Null),
+                    &format!("{at}.{k}"),
+                    out,
+                );
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (p, q)) in x.iter().zip(y).enumerate() {
+                differences(p, q, &format!("{at}[{i}]"), out);
+            }
+        }
+        (Value::Number(x), Value::Number(y))
+            if (x.as_f64().unwrap() - y.as_f64().unwrap()).abs() < 1e-9 => {}
+        _ if a == b => {}
+        _ => out.push(format!("{at}: claude {b} / assay {a}")),
+    }
+}
+
+/// Runs both and compares; the number of grader verdicts compared.
+fn agree(server: &ModelServer, args: &[&str], cases: usize) -> usize {
+    let home = tempfile::tempdir().unwrap();
+    let d = tempfile::tempdir().unwrap();
+    plugin(d.path());
+    let (cc, cc_out) = reference(server, d.path(), home.path(), args);
+    assert!(
+        cc.is_object(),
+        "claude plugin eval wrote no result: {}\n{}",
+        stdout(&cc_out),
+        stderr(&cc_out)
+    );
+    let (ours, our_out) = assay_side(server, d.path(), args);
+    assert!(
+        ours.is_object(),
+        "assay wrote no result: {}\n{}",
+        stdout(&our_out),
+        stderr(&our_out)
+    );
+    let mut diffs = Vec::new();
+    differences(&comparable(&ours), &comparable(&cc), "", &mut diffs);
+    assert!(
+        diffs.is_empty(),
+        "{} mismatches with {args:?}:\n{}",
+        diffs.len(),
+        diffs.join("\n")
+    );
+    assert_eq!(
+        code(&our_out),
+        code(&cc_out),
+        "exit codes with {args:?}: assay {}\n{}",
+        stdout(&our_out),
+        stderr(&our_out)
+    );
+    assert_eq!(cc["cases"].as_array().map_or(0, Vec::len), cases, "{cc:#}");
+    cc["cases"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|c| c["arms"].as_object().into_iter().flat_map(|a| a.values()))
+        .flat_map(|runs| runs.as_array().into_iter().flatten())
+        .map(|r| r["graders"].as_array().map_or(0, Vec::len))
+        .sum()
+}
+
+#[test]
+fn verdicts_scores_and_exits_agree_with_claude_code() {
+    let server = model();
+    // Both arms (Claude Code's default), every case: three below the threshold of 1.
+    let both = agree(&server, &["--runs", "1", "--allow-tools", "Write"], 4);
+    assert_eq!(both, 33, "grader verdicts compared");
+    // One arm, a threshold of 0.5, one tag: the case passes, exit 0.
+    let one = agree(
+        &server,
+        &[
+            "--runs",
+            "1",
+            "--ablation",
+            "none",
+            "--threshold",
+            "0.5",
+            "--tag",
+            "smoke",
+        ],
+        1,
+    );
+    assert_eq!(one, 3);
+}
