@@ -88,6 +88,7 @@ fn main() {
     let bytes: usize = streams.iter().flatten().map(String::len).sum();
     let cwd = PathBuf::from("/w");
     let no_servers = std::collections::BTreeMap::new();
+    let no_limits = assay::suite::AgentLimits::default();
     let inv = Invocation {
         prompt: "greeting card for Ada",
         turn: 0,
@@ -101,6 +102,9 @@ fn main() {
         agent: None,
         sandboxed: false,
         mcp_servers: &no_servers,
+        limits: &no_limits,
+        plugin_dirs: Vec::new(),
+        grants: &[],
     };
     let exit = Exited {
         code: Some(0),

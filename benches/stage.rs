@@ -134,6 +134,7 @@ fn copy_on_write(project: &Path, tmp: &Path) -> (Duration, Duration, Duration) {
         }),
         replaces: None,
         package: None,
+        empty: false,
         env: Vec::new(),
     };
     let mut case = Case::new(

@@ -107,6 +107,26 @@ const CASES: &[(&str, &str)] = &[
         "d-only-skill/graders/s.md",
         "---\ntype: tool_used\ntool: Skill\n---\n",
     ),
+    (
+        "e-judged/prompt.md",
+        "---\nruns: 1\n---\nDIFF-E: explain the rename.\n",
+    ),
+    (
+        "e-judged/graders/e-yes.md",
+        "---\ntype: llm\n---\nJUDGE-YES: the reply names the rename.\n",
+    ),
+    (
+        "e-judged/graders/e-no.md",
+        "---\ntype: llm\nweight: 2\nfocus: trace\n---\nJUDGE-NO: the reply is in French.\n",
+    ),
+    (
+        "e-judged/graders/e-base.md",
+        "---\ntype: baseline\nbaseline_file: ref.jsonl\n---\nJUDGE-BASE: at least as specific as the reference.\n",
+    ),
+    (
+        "e-judged/ref.jsonl",
+        "{\"type\":\"assistant\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"renamed\"}]}}\n",
+    ),
 ];
 
 fn plugin(dir: &Path) {
@@ -132,6 +152,23 @@ fn plugin(dir: &Path) {
 /// The scripted model: the same replies to each case's prompt in every conversation.
 fn model() -> ModelServer {
     let server = ModelServer::start();
+    // The judges' rules first: a judge's request holds the case's prompt too.
+    // Claude Code's judge: one word per criterion, three votes each.
+    let one_word = Some("exactly one word: PASS or FAIL");
+    server.script_each("JUDGE-YES:", one_word, vec![text("PASS")]);
+    server.script_each("JUDGE-NO:", one_word, vec![text("FAIL")]);
+    server.script_each("JUDGE-BASE:", one_word, vec![text("PASS")]);
+    // assay's judge: every criterion of the case in one JSON answer.
+    let verdicts = json!([
+        {"id": "e-base", "passed": true, "score": 1.0, "evidence": "renamed", "reasoning": "as specific"},
+        {"id": "e-no", "passed": false, "score": 0.0, "evidence": "", "reasoning": "English"},
+        {"id": "e-yes", "passed": true, "score": 1.0, "evidence": "renamed", "reasoning": "names it"},
+    ]);
+    server.script_each(
+        "## Criteria",
+        Some("JUDGE-YES:"),
+        vec![text(&verdicts.to_string())],
+    );
     server.script_each(
         "DIFF-A",
         None,
@@ -163,6 +200,11 @@ fn model() -> ModelServer {
         ],
     );
     server.script_each("DIFF-D", None, vec![text("no skill here")]);
+    server.script_each(
+        "DIFF-E",
+        None,
+        vec![text("I renamed getUser to fetchUser.")],
+    );
     server
 }
 
@@ -212,7 +254,12 @@ fn assay_side(server: &ModelServer, plugin: &Path, args: &[&str]) -> (Value, Out
     ]);
     all.extend_from_slice(args);
     let mut env = claude_env(&reference_cli(), server);
-    env.push(("CLAUDE_CODE_MAX_RETRIES", "0".into()));
+    env.retain(|(k, _)| *k != "ASSAY_JUDGE");
+    env.extend([
+        ("ASSAY_JUDGE", "anthropic".to_string()),
+        ("ASSAY_JUDGE_BASE_URL", server.url.clone()),
+        ("ASSAY_JUDGE_API_KEY", "sk-judge".to_string()),
+    ]);
     let out = assay_env(plugin, &all, &env);
     let v = std::fs::read_to_string(plugin.join("out/aggregate-result.json"))
         .ok()
@@ -327,7 +374,13 @@ fn agree(server: &ModelServer, args: &[&str], cases: usize) -> usize {
         stdout(&our_out),
         stderr(&our_out)
     );
-    assert_eq!(cc["cases"].as_array().map_or(0, Vec::len), cases, "{cc:#}");
+    let names: Vec<&Value> = cc["cases"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| &c["name"])
+        .collect();
+    assert_eq!(names.len(), cases, "{names:?} {}", stdout(&cc_out));
     cc["cases"]
         .as_array()
         .into_iter()
@@ -342,8 +395,8 @@ fn agree(server: &ModelServer, args: &[&str], cases: usize) -> usize {
 fn verdicts_scores_and_exits_agree_with_claude_code() {
     let server = model();
     // Both arms (Claude Code's default), every case: three below the threshold of 1.
-    let both = agree(&server, &["--runs", "1", "--allow-tools", "Write"], 4);
-    assert_eq!(both, 33, "grader verdicts compared");
+    let both = agree(&server, &["--runs", "1", "--allow-tools", "Write"], 5);
+    assert_eq!(both, 39, "grader verdicts compared");
     // One arm, a threshold of 0.5, one tag: the case passes, exit 0.
     let one = agree(
         &server,

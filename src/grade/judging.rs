@@ -176,7 +176,7 @@ impl Asked<'_> {
         }
         // No `grade_thresholds`: the rubric is graded and recorded, and gates nothing.
         let thresholds = suite.defaults.thresholds;
-        match modes::rubric(self.judge, self.evidence, &spec.rubric, thresholds).await {
+        match voted(self.judge, self.evidence, spec, thresholds).await {
             Ok(g) => {
                 if let (false, Some(t)) = (g.passed, g.thresholds) {
                     self.reasons.push(format!(
@@ -230,4 +230,46 @@ fn failed(record: &mut JudgeRecord, prefix: &str, e: modes::GradeError) {
         modes::GradeError::Judge(_) => String::new(),
     };
     record.error = Some(format!("{prefix}{e}{kept}"));
+}
+
+/// The rubric graded `spec.rubric_votes` times (at least once), one after another; with more
+/// than one vote each criterion passes by a majority, its score the votes' mean, its votes
+/// recorded. A vote that fails fails the whole.
+async fn voted(
+    judge: &crate::judge::Judge,
+    ev: &modes::Evidence,
+    spec: &JudgeSpec,
+    thresholds: Option<crate::record::grading::Thresholds>,
+) -> Result<crate::record::grading::RubricGrade, modes::GradeError> {
+    let n = spec.rubric_votes.max(1);
+    let mut first = modes::rubric(judge, ev, &spec.rubric, thresholds).await?;
+    if n == 1 {
+        return Ok(first);
+    }
+    let mut all = vec![first.criteria.clone()];
+    for _ in 1..n {
+        all.push(
+            modes::rubric(judge, ev, &spec.rubric, thresholds)
+                .await?
+                .criteria,
+        );
+    }
+    for (i, c) in first.criteria.iter_mut().enumerate() {
+        c.votes = all
+            .iter()
+            .map(|v| v.get(i).is_some_and(|x| x.passed))
+            .collect();
+        let yes = c.votes.iter().filter(|v| **v).count();
+        c.passed = yes * 2 > n as usize;
+        c.score = all
+            .iter()
+            .filter_map(|v| v.get(i))
+            .map(|x| x.score)
+            .sum::<f64>()
+            / n as f64;
+    }
+    let k = first.criteria.len().max(1) as f64;
+    first.pass_rate = first.criteria.iter().filter(|c| c.passed).count() as f64 / k;
+    first.mean_score = first.criteria.iter().map(|c| c.score).sum::<f64>() / k;
+    Ok(first)
 }

@@ -270,6 +270,7 @@ is at least 0.5.\n\nReply with JSON only: a list with one object per criterion, 
                 score,
                 evidence: str_field(item, "evidence"),
                 reasoning: str_field(item, "reasoning"),
+                votes: Vec::new(),
             });
         }
         Ok(out)

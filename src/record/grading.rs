@@ -148,6 +148,9 @@ pub struct CriterionResult {
     pub score: f64,
     pub evidence: String,
     pub reasoning: String,
+    /// Each vote, when the judge graded the rubric more than once (the majority decides).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub votes: Vec<bool>,
 }
 
 /// clauditor `grade_thresholds`: the rubric gates.

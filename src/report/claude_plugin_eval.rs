@@ -35,11 +35,13 @@ fn mean(xs: &[f64]) -> f64 {
     }
 }
 
+/// A case as Claude Code describes it, with its runs with the plugin and without.
+type CaseArms<'a> = (&'a Value, Vec<&'a CaseRun>, Vec<&'a CaseRun>);
+
 /// The cases of the run that have Claude Code's description, in its order (by folder), each
 /// with its runs by arm.
-fn cases(r: &Report) -> Vec<(&Value, Vec<&CaseRun>, Vec<&CaseRun>)> {
-    let mut by: BTreeMap<(String, String), (&Value, Vec<&CaseRun>, Vec<&CaseRun>)> =
-        BTreeMap::new();
+fn cases(r: &Report) -> Vec<CaseArms<'_>> {
+    let mut by: BTreeMap<(String, String), CaseArms<'_>> = BTreeMap::new();
     for c in r.case_runs.iter().filter(|c| c.kind == Kind::Case) {
         let Some(native) = c.result.native_case.as_ref() else {
             continue;
@@ -60,7 +62,7 @@ fn cases(r: &Report) -> Vec<(&Value, Vec<&CaseRun>, Vec<&CaseRun>)> {
             .encode_utf16()
             .collect::<Vec<u16>>()
     };
-    out.sort_by(|a, b| key(a.0).cmp(&key(b.0)));
+    out.sort_by_key(|c| key(c.0));
     for (_, with, without) in &mut out {
         with.sort_by_key(|c| c.run);
         without.sort_by_key(|c| c.run);
@@ -92,12 +94,19 @@ fn grader(c: &CaseRun, g: &Value, with_only: bool) -> Value {
                 .and_then(|j| j.rubric.as_ref())
                 .and_then(|r| r.criteria.iter().find(|i| i.id == name));
             let passed = item.is_some_and(|i| i.passed);
-            let word = if passed { "PASS" } else { "FAIL" };
+            let votes: Vec<bool> = match item {
+                Some(i) if !i.votes.is_empty() => i.votes.clone(),
+                _ => vec![passed],
+            };
+            let words: Vec<&str> = votes
+                .iter()
+                .map(|v| if *v { "PASS" } else { "FAIL" })
+                .collect();
             let why = match item {
-                Some(_) => format!("judge votes: {word}"),
+                Some(_) => format!("judge votes: {}", words.join(" ")),
                 None => "not graded: the judge gave no verdict".to_string(),
             };
-            (passed, why, Some(json!([passed])))
+            (passed, why, Some(json!(votes)))
         }
     };
     o.insert("passed".into(), json!(passed));

@@ -259,7 +259,7 @@ fn begin(r: &mut CaseRunRecord, plan: &CaseRunPlan<'_>) -> Result<Vec<String>, S
         r.end(Status::Failed, why.clone());
         return Err(Stop::Finish);
     }
-    if plan.case.has_scripts() && !plan.trust {
+    if plan.case.has_scripts() && !plan.trust && !plan.suite.policies.setup_optional {
         r.end(Status::Skipped, super::plan::UNTRUSTED_SCRIPTS);
         return Err(Stop::Finish);
     }
@@ -326,7 +326,7 @@ async fn contain(
         }
         None => crate::record::case_run::SandboxRecord::unsandboxed(),
     });
-    if let Some(script) = &plan.case.setup
+    if let Some(script) = plan.case.setup.as_ref().filter(|_| plan.trust)
         && let Err(why) = run_script("setup", script, &staged.root, &env, jail.as_ref()).await
     {
         // Skillet skips a case whose setup fails (the case could not be set up: nothing of

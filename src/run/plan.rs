@@ -38,7 +38,7 @@ pub(super) fn starts_agent(p: &Planned<'_>, opts: &RunOptions) -> bool {
 
 /// A case with setup or teardown scripts, without `--trust`.
 fn untrusted(p: &Planned<'_>, opts: &RunOptions) -> bool {
-    p.case.has_scripts() && !opts.settings.trust
+    p.case.has_scripts() && !opts.settings.trust && !p.suite.policies.setup_optional
 }
 
 /// Why a case with setup or teardown scripts is skipped without `--trust`.

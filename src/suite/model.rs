@@ -181,6 +181,10 @@ pub struct Policies {
     /// A case passes when the mean of its runs' scores reaches this (Claude Code's
     /// `--threshold`, 1.0); `None`: when every run passes.
     pub pass_threshold: Option<f64>,
+    /// Without `--trust`, a case runs without its setup script rather than being skipped
+    /// (Claude Code runs a plugin-eval case against an unstaged workspace without
+    /// `--scaffold`).
+    pub setup_optional: bool,
 }
 
 impl Policies {
@@ -200,6 +204,7 @@ impl Policies {
         empty_workspace: false,
         compare_without: false,
         pass_threshold: None,
+        setup_optional: false,
     };
 }
 
@@ -483,6 +488,14 @@ pub struct JudgeSpec {
     pub criteria: Option<String>,
     /// The user's request as the blind A/B judge sees it (clauditor `user_prompt`).
     pub blind_compare_prompt: Option<String>,
+    /// How many times the judge grades the rubric, each criterion passing by a majority of
+    /// the votes (Claude Code's plugin evals ask three times); 0 or 1: once.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rubric_votes: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl JudgeSpec {

@@ -29,6 +29,7 @@ pub const POLICIES: crate::suite::Policies = crate::suite::Policies {
     empty_workspace: true,
     compare_without: true,
     pass_threshold: Some(DEFAULT_THRESHOLD),
+    setup_optional: true,
     ..crate::suite::Policies::NONE
 };
 

@@ -47,12 +47,23 @@ pub fn case(
             c.with_only.push(g.name.clone());
         }
         match g.kind {
-            "llm" | "baseline" => c.judge.rubric.push(criterion(files, g)),
+            "llm" | "baseline" => {
+                c.judge.rubric.push(criterion(files, g));
+                c.judge.rubric_votes = JUDGE_VOTES;
+            }
             _ => c.checks.push(check(ctx, merged, &def.name, g)),
         }
     }
     c.native = Some(native(root, files, &def));
-    (c, ignored_keys(ctx, files))
+    let mut warnings = ignored_keys(ctx, files);
+    if def.scaffold_script.is_some() {
+        warnings.push(Problem::warning(
+            "scaffold-needs-trust",
+            &c.location.file,
+            format!("case \"{}\": its scaffold_script runs only with --trust (author-supplied bash, run in the sandbox); without it the case runs against an unstaged workspace, as `claude plugin eval` does without --scaffold", def.name),
+        ));
+    }
+    (c, warnings)
 }
 
 /// The case as Claude Code's `--json` describes it, keys in its order.
@@ -179,18 +190,29 @@ fn grader_location(ctx: &LoadCtx, merged: &MergedCase<'_>, g: &Grader) -> Locati
     }
 }
 
-/// An `llm` or `baseline` grader as a judge item: its criteria (a baseline's, with the
-/// reference it is compared with named).
+/// How many times Claude Code asks its judge about an `llm` or `baseline` grader; the
+/// majority decides.
+const JUDGE_VOTES: u32 = 3;
+
+/// The most of a baseline's reference trajectory shown to the judge.
+const MAX_REFERENCE: usize = 100_000;
+
+/// An `llm` or `baseline` grader as a judge item: its criteria; a baseline's with the
+/// reference trajectory it is compared with (`baseline_file`, read when the case loads).
 fn criterion(files: &CaseFiles, g: &Grader) -> Criterion {
     let criteria = g.config["criteria"]
         .as_str()
         .unwrap_or_default()
         .to_string();
     let text = match g.config.get("baseline_file").and_then(Json::as_str) {
-        Some(f) => format!(
-            "{criteria}\n\n(compared with the reference trajectory {})",
-            files.dir.join(f).display()
-        ),
+        Some(f) => {
+            let reference = std::fs::read(files.dir.join(f))
+                .map(|b| String::from_utf8_lossy(&b[..b.len().min(MAX_REFERENCE)]).into_owned())
+                .unwrap_or_else(|e| format!("(the reference {f} cannot be read: {e})"));
+            format!(
+                "{criteria}\n\nPass when the run satisfies this at least as well as the BASELINE trajectory below ({f}):\n{reference}"
+            )
+        }
         None => criteria,
     };
     Criterion {

@@ -51,9 +51,9 @@ pub fn runs(opts: &RunOptions, suite: &Suite) -> u32 {
 }
 
 /// Runs of one case: a judged trigger query once; a trigger query `--trigger-runs`; an
-/// artifact case the runs adaptive repeats give it ([`RunOptions::runs_for`]) > `--runs N`
-/// > the case's own (a Claude Code plugin-eval case's `runs`) > its suite's ([`runs`]); at
-/// least 1.
+/// artifact case the runs adaptive repeats give it ([`RunOptions::runs_for`]), else `--runs
+/// N`, else the case's own (a Claude Code plugin-eval case's `runs`), else its suite's
+/// ([`runs`]); at least 1.
 pub fn case_runs(
     opts: &RunOptions,
     suite: &Suite,
