@@ -414,3 +414,197 @@ fn verdicts_scores_and_exits_agree_with_claude_code() {
     );
     assert_eq!(one, 3);
 }
+
+/// Cases Claude Code refuses to load, one cause each, and one it loads.
+const REFUSED: &[(&str, &str)] = &[
+    ("ok/prompt.md", "---\nruns: 1\n---\nDIFF-D: fine.\n"),
+    ("ok/graders/g.md", "---\ntype: regex\n---\nskill\n"),
+    (
+        "r01/case.yaml",
+        "name: r01\nexecution: {prompt: hi}\ngraders: [{name: g, type: regex, pattern: x}]\n",
+    ),
+    (
+        "r02/case.yaml",
+        "schema_version: 1.0\nname: r02\nexecution: {prompt: hi}\ngraders: [{name: g, type: regex, pattern: x}]\n",
+    ),
+    (
+        "r03/case.yaml",
+        "schema_version: \"2.0\"\nname: r03\nexecution: {prompt: hi}\ngraders: [{name: g, type: regex, pattern: x}]\n",
+    ),
+    ("r04/prompt.md", "Only a prompt.\n"),
+    ("r05/prompt.md", "A prompt.\n"),
+    ("r05/graders/x.md", "---\nweight: 2\n---\nno type\n"),
+    (
+        "r06/case.yaml",
+        "schema_version: \"1.1\"\nname: r06\nexecution: {prompt: hi}\ngraders: [{name: g, type: semantic}]\n",
+    ),
+    (
+        "r07/case.yaml",
+        "schema_version: \"1.1\"\nname: r07\nexecution: {prompt: hi}\ngraders: [{type: regex, pattern: x}]\n",
+    ),
+    (
+        "r08/case.yaml",
+        "schema_version: \"1.1\"\nname: r08\nexecution: {prompt: hi}\ngraders:\n  - {name: a, type: regex, pattern: x}\n  - {name: b, type: llm, criteria: c, target: trace}\n",
+    ),
+    ("r09/prompt.md", "---\nfoo: 1\n---\nA prompt.\n"),
+    ("r09/graders/g.md", "---\ntype: regex\npattern: x\n---\n"),
+    (
+        "r10/case.yaml",
+        "schema_version: \"1.1\"\nname: r10\nexecution: {prompt: hi, max_turns: 1.5}\ngraders: [{name: g, type: regex, pattern: x}]\n",
+    ),
+    (
+        "r11/case.yaml",
+        "schema_version: \"1.1\"\nname: r11\ngraders: [{name: g, type: regex, pattern: x}]\n",
+    ),
+    (
+        "r12/case.yaml",
+        "schema_version: \"1.1\"\nname: r12\nruns: 0\nexecution: {prompt: hi}\ngraders: [{name: g, type: regex, pattern: x}]\n",
+    ),
+    (
+        "r13/case.yaml",
+        "schema_version: \"1.1\"\nname: r13\nexecution: {prompt: hi}\ngraders: [{name: g, type: regex, pattern: x, flags: x}]\n",
+    ),
+    (
+        "r14/case.yaml",
+        "schema_version: \"1.1\"\nname: r14\nexecution: {prompt: hi}\ngraders: [{name: g, type: regex, pattern: x, match: 'count:'}]\n",
+    ),
+    (
+        "r15/case.yaml",
+        "schema_version: \"1.1\"\nname: r15\nexecution: {prompt: hi}\ngraders: [{name: g, type: regex, pattern: x}, {name: g, type: regex, pattern: y}]\n",
+    ),
+    (
+        "r16/case.yaml",
+        "schema_version: \"1.1\"\nname: r16\nexecution: {prompt: hi}\ngraders: [{name: g, type: tool_used, tool: Skill, arm: never}]\n",
+    ),
+    ("r17/prompt.md", "TODO: describe what the agent should do\n"),
+    ("r17/graders/g.md", "---\ntype: regex\npattern: x\n---\n"),
+    (
+        "r18/case.yaml",
+        "schema_version: \"1.1\"\nname: r18\nexecution: {prompt: hi}\ngraders: [{name: g, type: file_exists, path: a, exists: no}]\n",
+    ),
+    (
+        "r19/case.yaml",
+        "schema_version: \"1.1\"\nname: \"\"\nexecution: {prompt: hi}\ngraders: [{name: g, type: regex, pattern: x}]\n",
+    ),
+    (
+        "r20/case.yaml",
+        "schema_version: \"1.1\"\nname: r20\nexecution: {prompt: hi}\ngraders: []\n",
+    ),
+];
+
+/// Each refused case folder (relative to `evals/`) and its causes, from Claude Code's `✗`
+/// lines (`✗ <file>: <error>`; a schema error's issues after `invalid case.yaml:`).
+fn claude_refusals(stderr: &str, evals: &Path) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut out = std::collections::BTreeMap::new();
+    for line in stderr.lines().filter_map(|l| l.strip_prefix("✗ ")) {
+        let Some((file, why)) = line.split_once(": ") else {
+            continue;
+        };
+        let file = Path::new(file);
+        let rel = file.strip_prefix(evals).unwrap_or(file);
+        let case = rel
+            .components()
+            .next()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let causes: Vec<String> = match why.strip_prefix("invalid case.yaml:") {
+            Some(issues) => issues
+                .split("   ")
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect(),
+            None => vec![why.trim().to_string()],
+        };
+        out.entry(case).or_insert_with(Vec::new).extend(causes);
+    }
+    for v in out.values_mut() {
+        v.sort();
+    }
+    out
+}
+
+/// The same from `assay validate --format json`: each error's case folder and message.
+fn assay_refusals(v: &Value) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut out = std::collections::BTreeMap::new();
+    for p in v["problems"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| p["severity"] == "error")
+    {
+        let file = p["file"].as_str().unwrap_or("");
+        let case = file
+            .strip_prefix("evals/")
+            .unwrap_or(file)
+            .split('/')
+            .next()
+            .unwrap_or("")
+            .to_string();
+        out.entry(case)
+            .or_insert_with(Vec::new)
+            .push(p["message"].as_str().unwrap_or("").to_string());
+    }
+    for v in out.values_mut() {
+        v.sort();
+    }
+    out
+}
+
+#[test]
+fn load_time_refusals_agree_with_claude_code() {
+    let server = model();
+    let home = tempfile::tempdir().unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let mut files = vec![(
+        ".claude-plugin/plugin.json".to_string(),
+        MANIFEST.to_string(),
+    )];
+    files.extend(
+        REFUSED
+            .iter()
+            .map(|(p, t)| (format!("evals/{p}"), t.to_string())),
+    );
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    write_tree(d.path(), &files);
+    let plugin = std::fs::canonicalize(d.path()).unwrap();
+    let (cc, cc_out) = reference(
+        &server,
+        &plugin,
+        home.path(),
+        &["--runs", "1", "--ablation", "none"],
+    );
+    let theirs = claude_refusals(&stderr(&cc_out), &plugin.join("evals"));
+    let out = assay(&plugin, &["validate", ".", "--format", "json"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let ours = assay_refusals(&serde_json::from_str(&stdout(&out)).unwrap());
+    assert_eq!(theirs.len(), 20, "{}", stderr(&cc_out));
+    assert_eq!(
+        cc["cases"].as_array().map_or(0, Vec::len),
+        1,
+        "the valid case loads"
+    );
+    let mut diffs = Vec::new();
+    for case in theirs
+        .keys()
+        .chain(ours.keys())
+        .collect::<std::collections::BTreeSet<_>>()
+    {
+        if theirs.get(case) != ours.get(case) {
+            diffs.push(format!(
+                "{case}: claude {:?} / assay {:?}",
+                theirs.get(case),
+                ours.get(case)
+            ));
+        }
+    }
+    assert!(
+        diffs.is_empty(),
+        "{} refusals differ:\n{}",
+        diffs.len(),
+        diffs.join("\n")
+    );
+}
