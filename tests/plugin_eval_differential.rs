@@ -608,3 +608,44 @@ fn load_time_refusals_agree_with_claude_code() {
         diffs.join("\n")
     );
 }
+
+#[test]
+fn the_starter_assay_init_writes_is_loaded_by_claude_code() {
+    let server = model();
+    let home = tempfile::tempdir().unwrap();
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[(
+            "skills/greet/SKILL.md",
+            "---\nname: greet\ndescription: Writes greetings.\n---\nSay hello.\n",
+        )],
+    );
+    let out = assay(
+        d.path(),
+        &["init", "skills/greet", "--format", "claude-plugin-eval"],
+    );
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    let skill = std::fs::canonicalize(d.path().join("skills/greet")).unwrap();
+    let (cc, cc_out) = reference(
+        &server,
+        &skill,
+        home.path(),
+        &["--runs", "1", "--ablation", "none"],
+    );
+    assert!(!stderr(&cc_out).contains('✗'), "{}", stderr(&cc_out));
+    let names: Vec<&Value> = cc["cases"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| &c["name"])
+        .collect();
+    assert_eq!(
+        names,
+        [&json!("greet-chooses"), &json!("greet-fires")],
+        "{}",
+        stderr(&cc_out)
+    );
+    let graders = cc["cases"][1]["graders"].as_array().map_or(0, Vec::len);
+    assert_eq!(graders, 2);
+}

@@ -80,9 +80,16 @@ pub fn render_summary(suites: &[Suite]) -> String {
         .map(|s| s.source.display().to_string().len())
         .max()
         .unwrap_or(0);
+    // The format's column: 12 wide, or one more than the longest name listed.
+    let fw = suites
+        .iter()
+        .map(|s| s.format.name().len() + 1)
+        .max()
+        .unwrap_or(0)
+        .max(12);
     for s in suites {
         out.push_str(&format!(
-            "{:<12}{:<width$}  {} case{}, {} trigger{}, {} check{}\n",
+            "{:<fw$}{:<width$}  {} case{}, {} trigger{}, {} check{}\n",
             s.format.name(),
             s.source.display().to_string(),
             s.cases.len(),

@@ -24,7 +24,7 @@ pub struct ClaudePluginEval;
 
 impl EvalFormat for ClaudePluginEval {
     fn dialects(&self) -> &'static [&'static dyn crate::formats::write::Dialect] {
-        &[]
+        &[&super::write::ClaudePluginEvalDialect]
     }
 
     fn reads(&self) -> &'static str {

@@ -13,6 +13,7 @@ pub mod merged;
 pub mod plugin;
 pub mod to_case;
 pub mod validate;
+pub mod write;
 
 use std::path::{Path, PathBuf};
 
