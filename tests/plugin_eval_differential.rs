@@ -1,6 +1,5 @@
 //! The differential test against Claude Code itself: the same plugin-eval suites through
-//! `claude plugin eval --json` (Claude Code 2.1.332, pinned in tests/agents as
-//! `claude-code-plugin-eval`) and through `assay run --reporter claude-plugin-eval`, both
+//! `claude plugin eval --json` (Claude Code 2.1.332, pinned in `tests/reference`) and through `assay run --reporter claude-plugin-eval`, both
 //! driving the same Claude Code against the same scripted model: the same cases, grader
 //! verdicts and explanations, run and case scores, Δ and exit codes; and the same load-time
 //! refusals.
@@ -16,10 +15,10 @@ use support::*;
 
 /// Claude Code 2.1.332, the version whose `claude plugin eval` is the reference.
 fn reference_cli() -> PathBuf {
-    let p = repo().join("tests/agents/node_modules/claude-code-plugin-eval/bin/claude.exe");
+    let p = repo().join("tests/reference/node_modules/@anthropic-ai/claude-code/bin/claude.exe");
     assert!(
         p.exists(),
-        "Claude Code 2.1.332 not installed: run `npm install --prefix tests/agents` (or scripts/test)"
+        "Claude Code 2.1.332 not installed: run `npm ci --prefix tests/reference` (or scripts/test)"
     );
     std::fs::canonicalize(&p).unwrap_or(p)
 }
