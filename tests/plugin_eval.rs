@@ -147,3 +147,125 @@ fn a_case_runs_with_and_without_the_plugin_and_is_scored_by_weight() {
     );
     assert_eq!(result["aggregates"]["casesPassed"], 1);
 }
+
+/// A suite written for Claude Code's tools (`Bash`, `Skill`, `Write`), run on another engine:
+/// its graders match that engine's calls by kind (a shell call, a skill loaded, a file
+/// written), so the same suite grades alike.
+fn runs_on(harness: &str, env: Vec<(&'static str, String)>, server: &ModelServer) -> Value {
+    let d = tempfile::tempdir().unwrap();
+    plugin(
+        d.path(),
+        &[
+            (
+                "tests/prompt.md",
+                "---\nruns: 1\n---\nRun the tests and note it.\n",
+            ),
+            (
+                "tests/graders/shell.md",
+                "---\ntype: tool_used\ntool: Bash\ninput_match: npm test\n---\n",
+            ),
+            (
+                "tests/graders/fired.md",
+                "---\ntype: tool_used\ntool: Skill\ninput_match: tidy-commit\n---\n",
+            ),
+            (
+                "tests/graders/noted.md",
+                "---\ntype: file_exists\npath: 'out/*.txt'\n---\n",
+            ),
+            (
+                "tests/graders/order.md",
+                "---\ntype: tool_order\nbefore: Skill\nafter: Bash\n---\n",
+            ),
+            (
+                "tests/graders/said.md",
+                "---\ntype: regex\npattern: done\n---\n",
+            ),
+        ],
+    );
+    let mut args = vec![
+        "run",
+        ".",
+        "--harness",
+        harness,
+        "--model",
+        "gpt-test",
+        "--output-dir",
+        "out",
+    ];
+    args.extend([
+        "--workspace-dir",
+        "/tmp",
+        "--ablation",
+        "none",
+        "--allow-tools",
+        "Bash",
+        "Write",
+    ]);
+    let out = assay_env(d.path(), &args, &env);
+    let r = results(&d.path().join("out"))
+        .remove("tests")
+        .unwrap_or_default();
+    assert_eq!(
+        r["grade"]["score"],
+        json!(1.0),
+        "{r:#}\n{}\n{}\n{:#?}",
+        stdout(&out),
+        stderr(&out),
+        server.requests().len()
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    r
+}
+
+#[test]
+fn a_claude_code_suite_runs_on_codex_with_its_tools_mapped() {
+    let codex = agent_cli("codex");
+    let server = ModelServer::start();
+    server.script_each(
+        "Run the tests",
+        None,
+        vec![
+            tool(
+                "exec_command",
+                json!({"cmd": "cat .agents/skills/tidy-commit/SKILL.md"}),
+            ),
+            tool(
+                "exec_command",
+                json!({"cmd": "mkdir -p out; echo 'npm test' > out/ran.txt"}),
+            ),
+            text("done"),
+        ],
+    );
+    let r = runs_on("codex", codex_env(&codex, &server), &server);
+    assert_eq!(r["tool_kinds"]["shell"], 2, "{r:#}");
+    assert_eq!(r["skills_invoked"], json!(["tidy-commit"]));
+}
+
+#[test]
+fn a_claude_code_suite_runs_on_opencode_over_acp_with_its_tools_mapped() {
+    let opencode = agent_cli("opencode");
+    let server = ModelServer::start();
+    server.script_each(
+        "Run the tests",
+        None,
+        vec![
+            tool("skill", json!({"name": "tidy-commit"})),
+            tool("bash", json!({"command": "mkdir -p out && echo 'npm test' > out/ran.txt", "description": "run the tests"})),
+            text("done"),
+        ],
+    );
+    let path = format!(
+        "{}:{}",
+        opencode.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let env = vec![
+        ("PATH", path),
+        ("OPENAI_BASE_URL", format!("{}/v1", server.url)),
+        ("OPENAI_API_KEY", "sk-test".into()),
+        ("ASSAY_JUDGE", "none".into()),
+    ];
+    let r = runs_on("opencode", env, &server);
+    assert_eq!(r["tool_kinds"]["shell"], 1, "{r:#}");
+    assert_eq!(r["tool_kinds"]["skill"], 1, "{r:#}");
+}

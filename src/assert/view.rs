@@ -35,6 +35,9 @@ pub struct CaseRunView {
     pub duration_ms: u64,
     /// Tool calls the agent's permission system refused.
     pub permission_denials: usize,
+    /// The harness that ran the agent (`claude-code`, `codex`, …): tools named in one engine's
+    /// words are matched on another by their kind ([`crate::harness::tool_kinds`]).
+    pub harness: String,
 }
 
 impl CaseRunView {

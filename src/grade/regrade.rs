@@ -149,6 +149,7 @@ impl Recorded {
             cost_usd: r.cost_usd,
             duration_ms: r.duration_ms,
             permission_denials: turns.iter().map(|t| t.permission_denials.len()).sum(),
+            harness: r.harness.clone(),
         };
         (view, unlisted)
     }

@@ -65,6 +65,10 @@ impl Harness for ClaudeCode {
         Ok(())
     }
 
+    fn loads_plugins(&self) -> bool {
+        true
+    }
+
     fn command(&self, inv: &Invocation<'_>) -> Result<CommandLine, String> {
         let mut args = vec![
             "-p".to_string(),

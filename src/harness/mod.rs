@@ -12,6 +12,7 @@ pub mod codex;
 pub mod command;
 pub mod event;
 pub mod skill_loads;
+pub mod tool_kinds;
 
 use std::path::Path;
 
@@ -128,6 +129,11 @@ pub trait Harness: Send + Sync {
     /// removed from there for a baseline.
     fn skill_folders(&self) -> Vec<String> {
         Vec::new()
+    }
+    /// Whether the agent loads a Claude Code plugin whole, from a folder (`--plugin-dir`):
+    /// Claude Code does; elsewhere a plugin's skills are installed where the agent reads them.
+    fn loads_plugins(&self) -> bool {
+        false
     }
     /// Whether the agent expands a `/<command>` prompt itself (Claude Code). When it does not,
     /// assay expands a prompt naming the skill under test first ([`crate::run::slash`]).

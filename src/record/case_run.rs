@@ -150,6 +150,10 @@ pub struct CaseRunRecord {
     pub usage: Usage,
     pub cost_usd: Option<f64>,
     pub tool_calls: BTreeMap<String, usize>,
+    /// The same calls by kind, in one vocabulary across engines (`shell`, `read`, `write`,
+    /// `edit`, `skill`, …: [`crate::harness::tool_kinds`]); calls of no known kind are left out.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tool_kinds: BTreeMap<String, usize>,
     pub skills_invoked: Vec<String>,
     /// Skills the agent tried to load and could not (an unknown skill, no skill tool): no use.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -111,6 +111,7 @@ pub async fn collect(
         cost_usd: r.cost_usd,
         duration_ms: started.elapsed().as_millis() as u64,
         permission_denials: r.turns.iter().map(|t| t.permission_denials.len()).sum(),
+        harness: r.harness.clone(),
     };
     let artifacts = for_the_judge(&r.artifacts, &staged.tree);
     Ok((

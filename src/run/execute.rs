@@ -129,6 +129,7 @@ impl CaseRunRecord {
             usage: Usage::default(),
             cost_usd: None,
             tool_calls: BTreeMap::new(),
+            tool_kinds: BTreeMap::new(),
             skills_invoked: Vec::new(),
             skills_failed: Vec::new(),
             failed_tool_calls: Vec::new(),

@@ -291,6 +291,7 @@ impl Workspaces {
                 .chain(run.suites.iter().map(|s| s.project_root.join("assay.toml")))
                 .collect(),
             siblings: run.setup.siblings.clone().into(),
+            loads_plugins: false,
             bases: self.cow.is_ok().then(|| {
                 std::sync::Arc::new(crate::workspace::base::Bases::new(self.parent.clone()))
             }),

@@ -292,6 +292,7 @@ impl Launch<'_> {
         };
         stage.command_as_skill = p.trigger.is_some();
         stage.engines = plan.harnesses[p.harness].1.engines().to_vec();
+        stage.loads_plugins = plan.harnesses[p.harness].1.loads_plugins();
         stage.skill_folders = plan.harnesses[p.harness].1.skill_folders();
         stage.login = plan.harnesses[p.harness].1.login();
         // UAAPS `writable-paths` are bound one by one into a copied workspace.

@@ -388,7 +388,12 @@ fn spawn_for(
 fn tally(r: &mut CaseRunRecord, driven: &mut Driven, events: Vec<Event>, plain: bool) {
     for e in &events {
         match e {
-            Event::ToolCall { name, .. } => *r.tool_calls.entry(name.clone()).or_default() += 1,
+            Event::ToolCall { name, .. } => {
+                *r.tool_calls.entry(name.clone()).or_default() += 1;
+                if let Some(kind) = crate::harness::tool_kinds::kind_of(name) {
+                    *r.tool_kinds.entry(kind.to_string()).or_default() += 1;
+                }
+            }
             Event::SkillInvoked { name, .. } if !r.skills_invoked.contains(name) => {
                 r.skills_invoked.push(name.clone())
             }

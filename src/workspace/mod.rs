@@ -140,6 +140,10 @@ pub struct StageOptions {
     /// Other skills installed beside the skill under test (`--with-skills`), in every
     /// variant; one with the name of the skill under test is left out.
     pub siblings: Arc<[Skill]>,
+    /// The agent loads a Claude Code plugin whole (the harness's
+    /// [`crate::harness::Harness::loads_plugins`]): staged for `--plugin-dir` rather than
+    /// installed part by part.
+    pub loads_plugins: bool,
 }
 
 /// What staging needs of a suite (cheap to clone, unlike the suite with all its cases).
@@ -210,7 +214,13 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
         install_command_as_skill(suite, &writer, &exclude, &roots)?
     } else if opts.install_skill {
         if let (None, Some(pkg)) = (&suite.skill, &suite.package) {
-            package::install(pkg, &writer, &home, &engines, &roots, &exclude)?;
+            let how = package::Install {
+                engines: &engines,
+                roots: &roots,
+                exclude: &exclude,
+                loads_plugins: opts.loads_plugins,
+            };
+            package::install(pkg, &writer, &home, &how)?;
         }
         install_skill(suite, &writer, &exclude, &roots)?
     } else {

@@ -94,17 +94,31 @@ fn walkdir_named(root: &Path, names: &[&str]) -> Vec<PathBuf> {
     out
 }
 
-/// Installs a package's skills in each of `roots` (the engines' skill folders and the
-/// harness's own), and its commands, hooks, agents, rules, MCP servers and AGENTS.md for each
-/// engine; never what `exclude` names.
+/// Where and how a package is installed.
+pub struct Install<'a> {
+    /// The engines whose conventions the agent follows.
+    pub engines: &'a [Engine],
+    /// The engines' skill folders and the harness's own.
+    pub roots: &'a [String],
+    /// Never installed.
+    pub exclude: &'a [PathBuf],
+    /// The agent loads a Claude Code plugin whole (`--plugin-dir`).
+    pub loads_plugins: bool,
+}
+
+/// Installs a package's skills in each of the roots, and its commands, hooks, agents, rules,
+/// MCP servers and AGENTS.md for each engine; never what is excluded. A Claude Code plugin is
+/// staged whole for an agent that loads plugins, its skills installed for any other.
 pub fn install(
     pkg: &Package,
     writer: &Writer,
     home: &Path,
-    engines: &[Engine],
-    roots: &[String],
-    exclude: &[PathBuf],
+    how: &Install<'_>,
 ) -> Result<(), StageError> {
+    let (engines, roots, exclude) = (how.engines, how.roots, how.exclude);
+    if pkg.claude_plugin && how.loads_plugins {
+        return stage_plugin(pkg, home, exclude);
+    }
     let src = pkg.root.join("skills");
     // Claude Code loads a plugin's skills from the plugin itself (`--plugin-dir`).
     let by_plugin = |r: &&String| pkg.claude_plugin && r.as_str() == super::CLAUDE_SKILLS;
@@ -117,7 +131,6 @@ pub fn install(
     }
     for engine in engines {
         match engine {
-            Engine::ClaudeCode if pkg.claude_plugin => stage_plugin(pkg, home, exclude)?,
             Engine::ClaudeCode => claude_code(pkg, writer, exclude)?,
             Engine::Codex => codex(pkg, &home.join(CODEX_HOME))?,
         }

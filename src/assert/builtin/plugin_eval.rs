@@ -14,6 +14,7 @@ use serde_json::Value;
 use super::{Finding, finding, str_of};
 use crate::assert::view::CaseRunView;
 use crate::harness::Event;
+use crate::harness::tool_kinds;
 
 /// The most of one file a `js_regex` reads, as Claude Code (10 MiB).
 const MAX_FILE_BYTES: usize = 10 << 20;
@@ -302,18 +303,81 @@ impl<'a> ToolMatch<'a> {
         Ok(ToolMatch { tool, input })
     }
 
-    fn matches(&self, name: &str, input: &Value) -> bool {
-        name == self.tool
-            && self
-                .input
-                .as_ref()
-                .is_none_or(|re| re.test(&input_text(input)))
+    /// Whether a call is of this tool: by its exact name on Claude Code (the suite's own
+    /// engine), by its kind on the others (Claude Code's `Bash` is Codex's
+    /// `command_execution`).
+    fn matches(&self, call: &Call, exact: bool) -> bool {
+        let same = call.name == self.tool
+            || (!exact && call.kind.is_some() && call.kind == tool_kinds::kind_of(self.tool));
+        same && self
+            .input
+            .as_ref()
+            .is_none_or(|re| re.test(&call.input.to_string()))
     }
 }
 
-/// A tool call's input as JavaScript's `JSON.stringify` writes it (compact, keys in order).
-fn input_text(input: &Value) -> String {
-    input.to_string()
+/// A tool call as these checks see it: its name, kind and input.
+struct Call {
+    name: String,
+    kind: Option<&'static str>,
+    input: Value,
+}
+
+/// Whether tool names are matched exactly: on Claude Code, whose tools the format names.
+fn exact(view: &CaseRunView) -> bool {
+    view.harness.is_empty() || view.harness == "claude-code"
+}
+
+/// The case-run's tool calls in order. On other engines a skill the agent loaded is a `Skill`
+/// call (`{"skill": name}`), placed before the call that loaded it (Codex reads a SKILL.md
+/// with its shell: the load comes first), and a file Codex changed an `apply_patch` call, as
+/// the agent has no such tool of Claude Code's.
+fn calls(view: &CaseRunView) -> Vec<Call> {
+    let other = !exact(view);
+    let mut out: Vec<Call> = Vec::new();
+    let mut after_call = false;
+    for e in &view.events {
+        let (call, loads) = match e {
+            Event::ToolCall { name, input, .. } => (
+                Call {
+                    kind: tool_kinds::kind_of(name),
+                    name: name.clone(),
+                    input: input.clone(),
+                },
+                false,
+            ),
+            Event::SkillInvoked { name, .. } if other => (
+                Call {
+                    name: "Skill".into(),
+                    kind: Some("skill"),
+                    input: serde_json::json!({ "skill": name }),
+                },
+                true,
+            ),
+            Event::FileChange { path, kind } if other && view.harness == "codex" => (
+                Call {
+                    name: "apply_patch".into(),
+                    kind: Some(if kind == "add" { "write" } else { "edit" }),
+                    input: serde_json::json!({ "path": path, "kind": kind }),
+                },
+                false,
+            ),
+            // A call's answer keeps it the latest call.
+            Event::ToolResult { .. } => continue,
+            _ => {
+                after_call = false;
+                continue;
+            }
+        };
+        if loads && after_call {
+            let at = out.len() - 1;
+            out.insert(at, call);
+        } else {
+            after_call = !loads;
+            out.push(call);
+        }
+    }
+    out
 }
 
 /// `tool_used`: calls of `tool` (with `input_match`) between `min` (1) and `max` (no limit).
@@ -322,9 +386,10 @@ pub fn tool_used(config: &Value, view: &CaseRunView) -> Result<Finding, String> 
         Ok(m) => m,
         Err(why) => return threw(why),
     };
-    let count = view
-        .tool_calls()
-        .filter(|(n, i)| wanted.matches(n, i))
+    let exact = exact(view);
+    let count = calls(view)
+        .iter()
+        .filter(|c| wanted.matches(c, exact))
         .count() as u64;
     let min = config.get("min").and_then(Value::as_u64).unwrap_or(1);
     let max = config.get("max").and_then(Value::as_u64);
@@ -350,8 +415,8 @@ pub fn tool_order(config: &Value, view: &CaseRunView) -> Result<Finding, String>
             Ok(s) => s,
             Err(why) => return threw(why),
         };
-    let calls: Vec<(&str, &Value)> = view.tool_calls().collect();
-    let first = |m: &ToolMatch| calls.iter().position(|(n, i)| m.matches(n, i));
+    let (calls, exact) = (calls(view), exact(view));
+    let first = |m: &ToolMatch| calls.iter().position(|c| m.matches(c, exact));
     let Some(o) = first(&before) else {
         return finding(
             false,
@@ -546,6 +611,33 @@ mod tests {
             (f.passed, f.message.as_str()),
             (false, "Read called 1x (expected 0..0)")
         );
+    }
+
+    #[test]
+    fn other_engines_are_matched_by_kind() {
+        let mut v = view_with(vec![
+            call("command_execution", json!({"command": "npm test"})),
+            Event::SkillInvoked {
+                name: "tidy-commit".into(),
+                call: None,
+            },
+            Event::FileChange {
+                path: "a.txt".into(),
+                kind: "add".into(),
+            },
+        ]);
+        v.harness = "codex".into();
+        let f = tool_used(&json!({"tool": "Bash", "input_match": "npm test"}), &v).unwrap();
+        assert_eq!(f.message, "Bash called 1x (expected 1..∞)");
+        let f = tool_used(&json!({"tool": "Skill", "input_match": "tidy-commit"}), &v).unwrap();
+        assert!(f.passed);
+        let f = tool_order(&json!({"before": "Bash", "after": "Write"}), &v).unwrap();
+        // The skill's load comes before the shell call that read it.
+        assert_eq!(f.message, "Bash@1 precedes Write@2");
+        // On Claude Code, names are exact: a MultiEdit is no Edit.
+        v.harness = "claude-code".into();
+        let f = tool_used(&json!({"tool": "Bash"}), &v).unwrap();
+        assert!(!f.passed);
     }
 
     #[test]
