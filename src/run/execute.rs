@@ -70,50 +70,15 @@ impl CaseRunRecord {
                 Kind::Case
             },
             variant: plan.variant,
-            trigger: plan.trigger.as_ref().map(|t| TriggerRecord {
-                query: t.case.query.clone(),
-                should_trigger: t.case.should_trigger,
-                fired: None,
-                mode: t.mode,
-                threshold: t.threshold,
-                skill: skill_name(plan.suite),
-                note: plan
-                    .suite
-                    .skill
-                    .as_ref()
-                    .filter(|s| {
-                        s.kind == crate::suite::SkillKind::Command && t.mode == TriggerMode::Agent
-                    })
-                    .map(|s| {
-                        format!(
-                            "{} is a slash command; it was installed as the skill {}/{}/SKILL.md for this trigger eval",
-                            s.path.display(),
-                            skill_folder(plan.harness),
-                            s.name
-                        )
-                    }),
-                reason: None,
-                routing: t.case.routing.clone(),
-            }),
-            min_stability: plan
-                .suite
-                .defaults
-                .variance
-                .and_then(|v| v.min_stability),
+            trigger: trigger_record(plan),
+            min_stability: plan.suite.defaults.variance.and_then(|v| v.min_stability),
             pass_threshold: plan
                 .suite
                 .policies
                 .pass_threshold
                 .map(|t| plan.threshold.unwrap_or(t)),
             native_case: plan.case.native.clone(),
-            target: plan.case.target.as_ref().map(|t| {
-                let kind = match t.kind {
-                    crate::suite::TargetKind::Skill => "skill",
-                    crate::suite::TargetKind::Hook => "hook",
-                    crate::suite::TargetKind::Agent => "agent",
-                };
-                format!("{kind}:{}", t.name)
-            }),
+            target: plan.case.target.as_ref().map(ToString::to_string),
             target_exercised: None,
             harness: plan.harness.name().to_string(),
             model: plan.model.clone(),
@@ -153,6 +118,35 @@ impl CaseRunRecord {
             stdout_in: None,
         }
     }
+}
+
+/// A trigger eval's record before the agent runs: the query, what is expected, how it is told.
+fn trigger_record(plan: &CaseRunPlan<'_>) -> Option<TriggerRecord> {
+    plan.trigger.as_ref().map(|t| TriggerRecord {
+        query: t.case.query.clone(),
+        should_trigger: t.case.should_trigger,
+        fired: None,
+        mode: t.mode,
+        threshold: t.threshold,
+        skill: skill_name(plan.suite),
+        note: plan
+            .suite
+            .skill
+            .as_ref()
+            .filter(|s| {
+                s.kind == crate::suite::SkillKind::Command && t.mode == TriggerMode::Agent
+            })
+            .map(|s| {
+                format!(
+                    "{} is a slash command; it was installed as the skill {}/{}/SKILL.md for this trigger eval",
+                    s.path.display(),
+                    skill_folder(plan.harness),
+                    s.name
+                )
+            }),
+        reason: None,
+        routing: t.case.routing.clone(),
+    })
 }
 
 /// Runs one case-run to its end and records it. Never panics on agent behaviour; every
