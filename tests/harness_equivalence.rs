@@ -76,6 +76,7 @@ fn invocations<'a>(cwd: &'a Path) -> Vec<Invocation<'a>> {
         disallowed_tools: Vec::new(),
         append_system_prompt: None,
         gated: false,
+        env: std::collections::BTreeMap::new(),
     };
     static NO_SERVERS: std::collections::BTreeMap<String, serde_json::Value> =
         std::collections::BTreeMap::new();

@@ -269,3 +269,65 @@ fn a_claude_code_suite_runs_on_opencode_over_acp_with_its_tools_mapped() {
     assert_eq!(r["tool_kinds"]["shell"], 1, "{r:#}");
     assert_eq!(r["tool_kinds"]["skill"], 1, "{r:#}");
 }
+
+#[test]
+fn a_case_of_its_own_threshold_more_turns_folders_and_variables() {
+    let claude = agent_cli("claude");
+    let server = ModelServer::start();
+    server.script_each(
+        "Read the note",
+        None,
+        vec![
+            tool("Read", json!({"file_path": "{cwd}/resources/note.txt"})),
+            tool("Bash", json!({"command": "echo \"$EVAL_MODE\" > mode.txt"})),
+            text("first part done"),
+        ],
+    );
+    // The second turn resumes the session: its reply is the conversation's fourth.
+    let unused = || text("unused");
+    server.script_each(
+        "And now the second part",
+        None,
+        vec![unused(), unused(), unused(), text("second part done")],
+    );
+    let d = tempfile::tempdir().unwrap();
+    plugin(
+        d.path(),
+        &[
+            (
+                "own/case.yaml",
+                "schema_version: \"1.1\"\nname: own\nruns: 1\nx-assay-threshold: 0.7\nx-assay-turns: [\"And now the second part.\"]\ncontext:\n  add_dirs: [resources]\nexecution:\n  prompt: Read the note.\n  env: {EVAL_MODE: fast}\ngraders:\n  - {name: second, type: regex, pattern: second part done}\n  - {name: read, type: tool_used, tool: Read, input_match: note\\.txt}\n  - {name: mode, type: regex, pattern: fast, target: {source: file, path: mode.txt}}\n  - {name: never, type: regex, pattern: nowhere}\n",
+            ),
+            ("own/resources/note.txt", "a note\n"),
+        ],
+    );
+    let out = run(
+        &claude,
+        &server,
+        d.path(),
+        &["--ablation", "none", "--allow-tools", "Bash"],
+    );
+    let r = results(&d.path().join("out"))
+        .remove("own")
+        .unwrap_or_default();
+    assert_eq!(r["grade"]["score"], json!(0.75), "{r:#}\n{}", stderr(&out));
+    assert_eq!(r["turns"].as_array().map_or(0, Vec::len), 2, "{r:#}");
+    assert_eq!(r["pass_threshold"], json!(0.7));
+    // 0.75 reaches the case's own threshold, where Claude Code's 1.0 would fail it.
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    // A variable a case may not set, and a folder outside the plugin, are refused at load.
+    write_tree(
+        d.path(),
+        &[(
+            "evals/own/case.yaml",
+            "schema_version: \"1.1\"\nname: own\ncontext: {add_dirs: [../../..]}\nexecution: {prompt: hi, env: {HOME: /tmp}}\ngraders: [{name: g, type: regex, pattern: x}]\n",
+        )],
+    );
+    let out = assay(d.path(), &["validate", "."]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("execution.env key \"HOME\" is not allowed"),
+        "{}",
+        stderr(&out)
+    );
+}

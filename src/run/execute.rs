@@ -76,7 +76,7 @@ impl CaseRunRecord {
                 .suite
                 .policies
                 .pass_threshold
-                .map(|t| plan.threshold.unwrap_or(t)),
+                .map(|t| plan.case.pass_threshold.or(plan.threshold).unwrap_or(t)),
             native_case: plan.case.native.clone(),
             target: plan.case.target.as_ref().map(ToString::to_string),
             target_exercised: None,

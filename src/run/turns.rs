@@ -364,7 +364,13 @@ fn spawn_for(
     spawn.args = line.args;
     spawn.shows = line.shows;
     spawn.env = contained.agent_env.clone();
-    for (k, v) in line.env {
+    let case_env = plan
+        .case
+        .agent
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()));
+    for (k, v) in line.env.into_iter().chain(case_env) {
         spawn.env.retain(|(e, _)| *e != k);
         spawn.env.push((k, v));
     }

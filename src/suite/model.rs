@@ -397,6 +397,10 @@ pub struct Case {
     /// that writes results in that runner's schema.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub native: Option<serde_json::Value>,
+    /// The mean score this case must reach, over its format's and `--threshold` (a Claude
+    /// Code plugin-eval case's `x-assay-threshold`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pass_threshold: Option<f64>,
 }
 
 /// What a case allows the agent, where its format says.
@@ -420,6 +424,9 @@ pub struct AgentLimits {
     /// Code's plugin evals do; `allowed_tools` alone grants only read-only ones.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub gated: bool,
+    /// Variables set for the agent (Claude Code plugin evals' `execution.env`, `EVAL_*` only).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
 }
 
 impl AgentLimits {
@@ -464,6 +471,7 @@ impl Case {
             agent: AgentLimits::default(),
             with_only: Vec::new(),
             native: None,
+            pass_threshold: None,
         }
     }
 }

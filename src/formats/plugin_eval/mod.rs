@@ -4,7 +4,9 @@
 //! and `graders/*.md`. Read as Claude Code 2.1.332's loader reads them: the same cases found,
 //! the same refused with the same causes (docs/formats.md, "Claude Code plugin evals").
 
+pub mod add_dirs;
 pub mod case_files;
+pub mod extensions;
 pub mod find;
 pub mod front_matter;
 pub mod graders;
@@ -43,6 +45,8 @@ pub const DEFAULT_THRESHOLD: f64 = 1.0;
 /// The keys of `case.yaml`'s top level, `context` and `execution` that Claude Code reads
 /// (others are ignored, with a warning here).
 pub const CASE_KEYS: &[&str] = &[
+    "x-assay-threshold",
+    "x-assay-turns",
     "schema_version",
     "name",
     "description",
@@ -145,8 +149,16 @@ fn load_case(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    match validate::check(&merged, &folder) {
-        Ok(def) => Ok(to_case::case(ctx, root, &files, &merged, def)),
-        Err(issues) => Err(to_case::problems(ctx, dir, &merged, issues)),
+    let def = validate::check(&merged, &folder)
+        .map_err(|issues| to_case::problems(ctx, dir, &merged, issues))?;
+    let outside: Vec<Problem> = def
+        .add_dirs
+        .iter()
+        .filter_map(|e| add_dirs::refusal(dir, root, e))
+        .map(|why| Problem::error("case-refused", &ctx.shown(dir), why))
+        .collect();
+    if !outside.is_empty() {
+        return Err(outside);
     }
+    Ok(to_case::case(ctx, root, &files, &merged, def))
 }

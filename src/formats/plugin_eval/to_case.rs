@@ -25,7 +25,11 @@ pub fn case(
     def: CaseDef,
 ) -> (Case, Vec<Problem>) {
     let location = case_location(ctx, files);
-    let mut c = Case::new(def.name.clone(), location, vec![def.prompt.clone()]);
+    let mut turns = vec![def.prompt.clone()];
+    turns.extend(def.extensions.more_turns.iter().cloned());
+    let mut c = Case::new(def.name.clone(), location, turns);
+    c.pass_threshold = def.extensions.threshold;
+    c.fixtures = super::add_dirs::fixtures(&files.dir, &def.add_dirs);
     c.description = def.description.clone();
     c.timeout_secs = Some(def.timeout_seconds);
     c.runs = Some(def.runs);
@@ -37,6 +41,7 @@ pub fn case(
         disallowed_tools: def.disallowed_tools.clone(),
         append_system_prompt: def.append_system_prompt.clone(),
         gated: true,
+        env: def.env.clone(),
     };
     c.setup = def
         .scaffold_script
@@ -229,7 +234,7 @@ fn ignored_keys(ctx: &LoadCtx, files: &CaseFiles) -> Vec<Problem> {
     let mut out = Vec::new();
     let mut warn = |section: &str, n: &crate::syntax::node::Node, known: &[&str]| {
         for (k, _) in n.as_map().unwrap_or(&[]) {
-            if !known.contains(&k.name.as_str()) {
+            if !known.contains(&k.name.as_str()) && !crate::formats::is_assay_key(&k.name) {
                 let field = if section.is_empty() {
                     k.name.clone()
                 } else {

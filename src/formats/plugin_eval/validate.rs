@@ -31,6 +31,8 @@ pub struct CaseDef {
     pub append_system_prompt: Option<String>,
     pub env: BTreeMap<String, String>,
     pub graders: Vec<Grader>,
+    /// assay's own keys ([`super::extensions`]).
+    pub extensions: super::extensions::Extensions,
 }
 
 fn get<'a>(list: &[(&str, At<'a>)], key: &str) -> Option<At<'a>> {
@@ -140,6 +142,7 @@ fn schema(is: &mut Issues, m: &MergedCase<'_>, folder: &str) -> Option<CaseDef> 
         string(is, v, "expected_outcome");
     }
     let context = context(is, top("context"));
+    let extensions = super::extensions::read(is, m);
     let exec = execution(is, m);
     let graders = graders::check_all(is, m);
     Some(CaseDef {
@@ -152,6 +155,7 @@ fn schema(is: &mut Issues, m: &MergedCase<'_>, folder: &str) -> Option<CaseDef> 
         history_file: context.1,
         add_dirs: context.2,
         graders: graders?,
+        extensions,
         ..exec?
     })
 }
@@ -257,6 +261,7 @@ fn execution(is: &mut Issues, m: &MergedCase<'_>) -> Option<CaseDef> {
         append_system_prompt: append,
         env: env?,
         graders: Vec::new(),
+        extensions: Default::default(),
     })
 }
 
@@ -276,19 +281,29 @@ fn env(is: &mut Issues, v: Option<At<'_>>) -> Option<BTreeMap<String, String>> {
     let mut out = BTreeMap::new();
     for (k, n) in entries {
         let field = format!("execution.env.{}", k.name);
-        out.insert(
-            k.name.clone(),
-            string(
-                is,
-                At {
-                    node: n,
-                    file: v.file,
-                },
-                &field,
-            )?,
-        );
+        let at = At {
+            node: n,
+            file: v.file,
+        };
+        if !eval_var(&k.name) {
+            let why = format!(
+                "execution.env key \"{}\" is not allowed — only EVAL_* keys can be set from case.yaml",
+                k.name
+            );
+            is.at(at, &field, why);
+            return None;
+        }
+        out.insert(k.name.clone(), string(is, at, &field)?);
     }
     Some(out)
+}
+
+/// A variable a case may set: `EVAL_` and capitals, digits and `_` (Claude Code's rule).
+fn eval_var(name: &str) -> bool {
+    name.strip_prefix("EVAL_").is_some_and(|r| {
+        r.chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+    })
 }
 
 /// After the schema: a prompt is required, and neither it nor a grader may still be the blank
