@@ -331,3 +331,51 @@ fn a_case_of_its_own_threshold_more_turns_folders_and_variables() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_marketplace_case_loads_the_plugin_it_names() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            (
+                ".claude-plugin/marketplace.json",
+                r#"{"name": "shop", "plugins": []}"#,
+            ),
+            ("plugins/tidy/.claude-plugin/plugin.json", MANIFEST),
+            ("plugins/tidy/skills/tidy-commit/SKILL.md", SKILL),
+            (
+                "evals/named/prompt.md",
+                "---\nruns: 1\nplugins: [\"../../plugins/tidy\"]\n---\nWrite me a commit message.\n",
+            ),
+            (
+                "evals/named/graders/g.md",
+                "---\ntype: regex\n---\nrefactor\n",
+            ),
+        ],
+    );
+    // Both arms: the case's own plugin resolves, so it also runs without it.
+    let out = assay(d.path(), &["run", ".", "--dry-run"]);
+    assert!(
+        stdout(&out).contains("plan: 2 case-runs (1 case run, 1 baseline run)"),
+        "{}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    // An entry that is not there, or lies outside, refuses the case as Claude Code does.
+    write_tree(
+        d.path(),
+        &[(
+            "evals/named/prompt.md",
+            "---\nplugins: [\"../../plugins/gone\"]\n---\nHi.\n",
+        )],
+    );
+    let out = assay(d.path(), &["validate", "."]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out)
+            .contains("case \"named\": plugins entry \"../../plugins/gone\" does not exist"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -183,7 +183,8 @@ async fn regrade(
 ) -> GradedAgain {
     let slot = slot.as_ref();
     // The arms as the suite's format runs them (an `--ablation none` run is not told apart).
-    let two_arms = suite.policies.compare_without && suite.package.is_some();
+    let two_arms =
+        suite.policies.compare_without && (suite.package.is_some() || !case.plugins.is_empty());
     let (case, unscored) = super::weighted::for_arm(case, r.result.variant, two_arms);
     let mut input = r.input(&case);
     input.unscored = unscored;

@@ -111,11 +111,11 @@ fn selected<'a>(
     work
 }
 
-/// Whether a suite's cases also run without its plugin: its format does so by default
-/// (Claude Code plugin evals), it has a plugin, and `--ablation none` does not say otherwise.
-pub(super) fn compares_without(s: &Suite, opts: &RunOptions) -> bool {
+/// Whether a case also runs without its plugin: its format does so by default (Claude Code
+/// plugin evals), it has a plugin (its suite's, or its own), and `--ablation none` does not say otherwise.
+pub(super) fn compares_without(s: &Suite, case: &Case, opts: &RunOptions) -> bool {
     s.policies.compare_without
-        && s.package.is_some()
+        && (s.package.is_some() || !case.plugins.is_empty())
         && opts.settings.ablation != Some(crate::run::options::Ablation::None)
 }
 
@@ -148,7 +148,9 @@ impl<'a> Plan<'a> {
             Some(b) if trigger.is_none() && case.command.is_none() => {
                 vec![Arm::Skill, b.variant()]
             }
-            _ if trigger.is_none() && compares_without(s, opts) => vec![Arm::Skill, Arm::Baseline],
+            _ if trigger.is_none() && compares_without(s, case, opts) => {
+                vec![Arm::Skill, Arm::Baseline]
+            }
             _ => vec![Arm::Skill],
         };
         let model = settings.model.clone();

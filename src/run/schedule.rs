@@ -327,7 +327,8 @@ impl Launch<'_> {
             redact: self.redactor,
             retries: Some(retries),
             grants: &opts.settings.allow_tools,
-            two_arms: opts.baseline.is_some() || super::plan::compares_without(p.suite, opts),
+            two_arms: opts.baseline.is_some()
+                || super::plan::compares_without(p.suite, p.case, opts),
             threshold: opts.settings.threshold,
         })
         .await;

@@ -401,6 +401,10 @@ pub struct Case {
     /// Code plugin-eval case's `x-assay-threshold`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pass_threshold: Option<f64>,
+    /// The plugins this case loads instead of its suite's (a Claude Code plugin-eval case's
+    /// `plugins:`, resolved): each a [`Package`] with `claude_plugin`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub plugins: Vec<Package>,
 }
 
 /// What a case allows the agent, where its format says.
@@ -472,6 +476,7 @@ impl Case {
             with_only: Vec::new(),
             native: None,
             pass_threshold: None,
+            plugins: Vec::new(),
         }
     }
 }

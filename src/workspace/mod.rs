@@ -213,13 +213,19 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
     let skill_dest = if opts.install_skill && opts.command_as_skill {
         install_command_as_skill(suite, &writer, &exclude, &roots)?
     } else if opts.install_skill {
-        if let (None, Some(pkg)) = (&suite.skill, &suite.package) {
-            let how = package::Install {
-                engines: &engines,
-                roots: &roots,
-                exclude: &exclude,
-                loads_plugins: opts.loads_plugins,
-            };
+        let how = package::Install {
+            engines: &engines,
+            roots: &roots,
+            exclude: &exclude,
+            loads_plugins: opts.loads_plugins,
+        };
+        // A case's own plugins, else its suite's package.
+        let packages = match (&suite.skill, &suite.package) {
+            _ if !case.plugins.is_empty() => case.plugins.iter().collect(),
+            (None, Some(pkg)) => vec![pkg],
+            _ => Vec::new(),
+        };
+        for pkg in packages {
             package::install(pkg, &writer, &home, &how)?;
         }
         install_skill(suite, &writer, &exclude, &roots)?

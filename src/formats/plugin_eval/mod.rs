@@ -160,5 +160,14 @@ fn load_case(
     if !outside.is_empty() {
         return Err(outside);
     }
-    Ok(to_case::case(ctx, root, &files, &merged, def))
+    let plugins = plugin::of_case(dir, root, &def.name, def.plugins.as_deref().unwrap_or(&[]))
+        .map_err(|why| vec![Problem::error("case-refused", &ctx.shown(dir), why)])?;
+    let (mut case, warnings) = to_case::case(ctx, root, &files, &merged, def);
+    if let (Some(p), Some(serde_json::Value::Object(native))) =
+        (plugins.first(), case.native.as_mut())
+    {
+        native.insert("plugin".into(), to_case::plugin_json(p));
+    }
+    case.plugins = plugins;
+    Ok((case, warnings))
 }

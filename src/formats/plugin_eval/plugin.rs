@@ -81,6 +81,41 @@ pub fn identity(root: &Path) -> (String, Option<String>) {
     (field("name").unwrap_or(folder), field("version"))
 }
 
+/// A case's own `plugins:` entries, resolved against its folder, each a plugin to load: it
+/// must exist and lie under the suite's `root`. `Err` is Claude Code's refusal.
+pub fn of_case(
+    dir: &Path,
+    root: &Path,
+    case: &str,
+    entries: &[String],
+) -> Result<Vec<crate::suite::Package>, String> {
+    let mut out = Vec::new();
+    for entry in entries {
+        let Ok(at) = dir.join(entry).canonicalize() else {
+            return Err(format!(
+                "case \"{case}\": plugins entry \"{entry}\" does not exist"
+            ));
+        };
+        let top = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        if !at.starts_with(&top) {
+            return Err(format!(
+                "case \"{case}\": plugins entry \"{entry}\" resolves to {}, outside the containment root {} (the enclosing plugin for a target inside one you control, else the directory you ran 'claude plugin eval' against). Only plugins under it can be loaded from case.yaml.",
+                at.display(),
+                top.display()
+            ));
+        }
+        let (name, version) = identity(&at);
+        out.push(crate::suite::Package {
+            name: Some(name),
+            version,
+            root: at,
+            parts: Default::default(),
+            claude_plugin: true,
+        });
+    }
+    Ok(out)
+}
+
 /// The eval folder the manifest names (`experimental.evals`, a string or the first of a
 /// list), when it is a plain relative folder; `None` for the default, `evals` found anywhere.
 pub fn configured_eval_dir(root: &Path) -> Option<PathBuf> {

@@ -99,14 +99,26 @@ fn native(root: &Path, files: &CaseFiles, def: &CaseDef) -> Json {
     // The plugin, for the result's `suite.plugins` (not a field of Claude Code's case).
     if super::plugin::has_manifest(root) || root.join("SKILL.md").is_file() {
         let (name, version) = super::plugin::identity(root);
-        let mut p = serde_json::Map::new();
-        p.insert("name".into(), json!(name));
-        if let Some(v) = version {
-            p.insert("version".into(), json!(v));
-        }
-        p.insert("path".into(), json!(root.display().to_string()));
-        o.insert("plugin".into(), Json::Object(p));
+        let p = crate::suite::Package {
+            name: Some(name),
+            version,
+            root: root.to_path_buf(),
+            parts: Default::default(),
+            claude_plugin: true,
+        };
+        o.insert("plugin".into(), plugin_json(&p));
     }
+    Json::Object(o)
+}
+
+/// A plugin as the result's `suite.plugins` lists it: name, version, path.
+pub fn plugin_json(p: &crate::suite::Package) -> Json {
+    let mut o = serde_json::Map::new();
+    o.insert("name".into(), json!(p.name.clone().unwrap_or_default()));
+    if let Some(v) = &p.version {
+        o.insert("version".into(), json!(v));
+    }
+    o.insert("path".into(), json!(p.root.display().to_string()));
     Json::Object(o)
 }
 
