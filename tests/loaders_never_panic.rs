@@ -105,7 +105,51 @@ fn uaaps_hooks() -> Vec<&'static str> {
     ]
 }
 
+fn plugin_eval_case() -> Vec<&'static str> {
+    use assay::formats::plugin_eval::{CASE_KEYS, CONTEXT_KEYS, EXECUTION_KEYS, graders};
+    let own: Vec<&'static str> = graders::TYPE_KEYS
+        .iter()
+        .flat_map(|(_, k)| k.iter().copied())
+        .collect();
+    let mut keys = flat(&[
+        CASE_KEYS,
+        CONTEXT_KEYS,
+        EXECUTION_KEYS,
+        graders::COMMON_KEYS,
+        graders::TYPES,
+        graders::TARGETS,
+    ]);
+    keys.extend(own);
+    keys
+}
+
+fn plugin_eval_front_matter() -> Vec<&'static str> {
+    use assay::formats::plugin_eval::{graders, merged};
+    flat(&[
+        merged::PROMPT_TOP_KEYS,
+        merged::PROMPT_EXECUTION_KEYS,
+        graders::COMMON_KEYS,
+        graders::TYPES,
+        &["---", "pattern", "criteria"],
+    ])
+}
+
 const TARGETS: &[Target] = &[
+    Target {
+        example: "examples/plugin-eval",
+        file: "evals/unrelated-question/case.yaml",
+        keys: plugin_eval_case,
+    },
+    Target {
+        example: "examples/plugin-eval",
+        file: "evals/commit-message/prompt.md",
+        keys: plugin_eval_front_matter,
+    },
+    Target {
+        example: "examples/plugin-eval",
+        file: "evals/commit-message/graders/conventional.md",
+        keys: plugin_eval_front_matter,
+    },
     Target {
         example: "examples/bmad",
         file: "evals/product-brief/evals.json",

@@ -19,9 +19,10 @@ fn examples_load_with_correct_counts() {
     assert_eq!(s["by_format"]["skillet"], 2);
     assert_eq!(s["by_format"]["uaaps"], 1);
     assert_eq!(s["by_format"]["uaaps-tests"], 2);
-    assert_eq!(s["cases"], 16);
+    assert_eq!(s["by_format"]["claude-plugin-eval"], 1);
+    assert_eq!(s["cases"], 18);
     assert_eq!(s["trigger_cases"], 8);
-    assert_eq!(s["checks"], 47);
+    assert_eq!(s["checks"], 51);
     assert_eq!(v["problems"].as_array().unwrap().len(), 0);
 
     let text = assay(&repo(), &["validate", "examples"]);
@@ -39,6 +40,7 @@ fn each_example_loads_alone() {
         ("examples/skillet", "skillet", 3),
         ("examples/uaaps", "uaaps", 6),
         ("examples/plugins", "clauditor", 1),
+        ("examples/plugin-eval", "claude-plugin-eval", 2),
     ] {
         if dir.ends_with("plugins") {
             wasm_plugins();
