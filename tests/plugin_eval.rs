@@ -379,3 +379,46 @@ fn a_marketplace_case_loads_the_plugin_it_names() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_scaffold_runs_with_trust_only_and_its_files_are_no_creation() {
+    let claude = agent_cli("claude");
+    let server = ModelServer::start();
+    server.script_each("Look at the seed", None, vec![text("seen")]);
+    let d = tempfile::tempdir().unwrap();
+    plugin(
+        d.path(),
+        &[
+            (
+                "seeded/case.yaml",
+                "schema_version: \"1.1\"\nname: seeded\nruns: 1\ncontext: {scaffold_script: scaffold.sh}\nexecution: {prompt: Look at the seed.}\ngraders:\n  - {name: staged, type: regex, pattern: seeded, target: {source: file, path: seed.txt}}\n  - {name: not-created, type: file_exists, path: seed.txt, exists: false}\n",
+            ),
+            (
+                "seeded/scaffold.sh",
+                "#!/usr/bin/env bash\n. \"$(dirname \"$0\")/../common.sh\"\necho \"$WORD\" > seed.txt\n",
+            ),
+            ("common.sh", "WORD=seeded\n"),
+        ],
+    );
+    let out = run(
+        &claude,
+        &server,
+        d.path(),
+        &["--ablation", "none", "--trust"],
+    );
+    let r = results(&d.path().join("out"))
+        .remove("seeded")
+        .unwrap_or_default();
+    assert_eq!(r["grade"]["score"], json!(1.0), "{r:#}\n{}", stderr(&out));
+    // Without --trust the case runs unstaged: the file is not there.
+    let out = run(&claude, &server, d.path(), &["--ablation", "none"]);
+    let r = results(&d.path().join("out"))
+        .remove("seeded")
+        .unwrap_or_default();
+    assert_eq!(r["grade"]["score"], json!(0.5), "{r:#}\n{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("its scaffold_script runs only with --trust"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -179,9 +179,9 @@ async fn stages(
     if plan.cancel.as_ref().is_some_and(|c| *c.borrow()) {
         return Err(Stop::Interrupted);
     }
-    let staged = stage(r, plan).await?;
+    let mut staged = stage(r, plan).await?;
     r.skipped_links = staged.skipped_links.clone();
-    let contained = contain(r, plan, &staged).await?;
+    let contained = contain(r, plan, &mut staged).await?;
     let driven = turns::drive(r, plan, &staged, &contained, &sent)
         .await
         .inspect_err(|_| staged.remove())?;
@@ -293,7 +293,7 @@ async fn stage(r: &mut CaseRunRecord, plan: &CaseRunPlan<'_>) -> Result<Staged, 
 async fn contain(
     r: &mut CaseRunRecord,
     plan: &CaseRunPlan<'_>,
-    staged: &Staged,
+    staged: &mut Staged,
 ) -> Result<Contained, Stop> {
     let mut env = staged.env.clone();
     let jail = match plan.sandbox.jail(
@@ -322,7 +322,7 @@ async fn contain(
         None => crate::record::case_run::SandboxRecord::unsandboxed(),
     });
     if let Some(script) = plan.case.setup.as_ref().filter(|_| plan.trust)
-        && let Err(why) = run_script("setup", script, &staged.root, &env, jail.as_ref()).await
+        && let Err(why) = setup(plan, script, staged, &env, jail.as_ref()).await
     {
         // Skillet skips a case whose setup fails (the case could not be set up: nothing of
         // the agent's is measured); elsewhere it is an infrastructure error.
@@ -334,6 +334,10 @@ async fn contain(
         r.end(status, format!("setup failed: {why}"));
         r.workspace = Some(staged.keep());
         return Err(Stop::Finish);
+    }
+    if plan.case.setup.is_some() && plan.trust {
+        // What the setup made is where the agent starts, not what it created.
+        staged.before = staged.snapshot_now();
     }
     let mut agent_env = env.clone();
     if let Err(e) = plan.harness.prepare(&staged.home, &mut agent_env) {
@@ -568,6 +572,37 @@ fn prompt_text(case: &Case, sent: &[String]) -> String {
 
 /// Runs a setup or teardown script with `bash -c` in the workspace, with the private HOME,
 /// in the case-run's sandbox.
+/// The setup script, with the files it needs copied into the case-run's HOME for it alone
+/// (`$HOME/.assay-setup`, a plugin-eval suite's eval folder) and removed before the agent
+/// starts, so what the agent is graded by is never where it can read it.
+async fn setup(
+    plan: &CaseRunPlan<'_>,
+    script: &str,
+    staged: &Staged,
+    env: &[(String, String)],
+    jail: Option<&crate::sandbox::Jail>,
+) -> Result<(), String> {
+    let copy = staged.home.join(crate::suite::SETUP_FILES);
+    if let Some(files) = &plan.case.setup_files {
+        crate::workspace::copy::copy_tree(files, &copy, false).map_err(|e| {
+            format!(
+                "cannot copy the setup's files from {}: {e}",
+                files.display()
+            )
+        })?;
+    }
+    let ran = run_script("setup", script, &staged.root, env, jail).await;
+    if copy.exists() {
+        std::fs::remove_dir_all(&copy).map_err(|e| {
+            format!(
+                "cannot remove the setup's files from {}: {e}",
+                copy.display()
+            )
+        })?;
+    }
+    ran
+}
+
 async fn run_script(
     what: &str,
     script: &str,

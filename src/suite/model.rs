@@ -339,6 +339,10 @@ pub struct Sandbox {
     pub writable_paths: Vec<String>,
 }
 
+/// Where a case's [`Case::setup_files`] are copied in the case-run's HOME, for its setup
+/// script alone (removed before the agent starts).
+pub const SETUP_FILES: &str = ".assay-setup";
+
 /// One case: a prompt (or several turns), what to stage, and how to grade.
 #[derive(Debug, Clone, Serialize)]
 pub struct Case {
@@ -361,6 +365,11 @@ pub struct Case {
     /// The agent's working directory, relative to the workspace root (clauditor: `inputs`).
     pub cwd: Option<PathBuf>,
     pub setup: Option<String>,
+    /// A folder the setup script needs (a plugin-eval suite's eval folder, for its
+    /// `scaffold_script` and the files beside it): copied into the case-run's HOME as
+    /// `.assay-setup` for the script alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub setup_files: Option<PathBuf>,
     pub teardown: Option<String>,
     pub checks: Vec<Check>,
     pub judge: JudgeSpec,
@@ -459,6 +468,7 @@ impl Case {
             overlay: None,
             cwd: None,
             setup: None,
+            setup_files: None,
             teardown: None,
             checks: Vec::new(),
             judge: JudgeSpec::default(),

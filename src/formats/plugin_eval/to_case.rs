@@ -43,10 +43,28 @@ pub fn case(
         gated: true,
         env: def.env.clone(),
     };
-    c.setup = def
-        .scaffold_script
-        .as_ref()
-        .map(|s| format!("bash {}", shell_quote(&files.dir.join(s).to_string_lossy())));
+    if let Some(script) = &def.scaffold_script {
+        // The script runs from a copy of the eval folder (its neighbours' files with it),
+        // made in the case-run's HOME for the script alone.
+        let evals = files
+            .dir
+            .ancestors()
+            .find(|a| a.file_name().is_some_and(|n| n == "evals"))
+            .unwrap_or(&files.dir)
+            .to_path_buf();
+        let rel = files.dir.join(script);
+        let rel = rel
+            .strip_prefix(&evals)
+            .unwrap_or(&rel)
+            .to_string_lossy()
+            .into_owned();
+        c.setup = Some(format!(
+            "bash \"$HOME\"/{}/{}",
+            crate::suite::SETUP_FILES,
+            shell_quote(&rel)
+        ));
+        c.setup_files = Some(evals);
+    }
     for g in &def.graders {
         if g.with_only() {
             c.with_only.push(g.name.clone());
