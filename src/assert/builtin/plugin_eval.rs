@@ -233,9 +233,52 @@ fn file_text(case: &str, path: &str, view: &CaseRunView) -> Result<String, Strin
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// How long one pattern may search one text: a pattern that backtracks without end (a
+/// nested quantifier on text the agent wrote) fails its grader instead of holding the run.
+const MATCH_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A check evaluated on its own thread within `budget` ([`MATCH_BUDGET`]): a pattern that
+/// backtracks without end fails its grader, `grader threw: …`, instead of holding the run
+/// (the search is abandoned, its thread left to end on its own).
+fn within(
+    config: &Value,
+    view: &CaseRunView,
+    check: fn(&Value, &CaseRunView) -> Result<Finding, String>,
+    budget: std::time::Duration,
+) -> Result<Finding, String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (config, view) = (config.clone(), view.clone());
+    std::thread::spawn(move || {
+        // The receiver may have given up: nothing to tell then.
+        tx.send(check(&config, &view)).ok();
+    });
+    match rx.recv_timeout(budget) {
+        Ok(found) => found,
+        Err(_) => threw(format!(
+            "the pattern searched for more than {} s without an answer (catastrophic backtracking)",
+            budget.as_secs()
+        )),
+    }
+}
+
+/// `js_regex`, within [`MATCH_BUDGET`].
+pub fn js_regex(config: &Value, view: &CaseRunView) -> Result<Finding, String> {
+    within(config, view, js_regex_now, MATCH_BUDGET)
+}
+
+/// `tool_used`, within [`MATCH_BUDGET`] (its `input_match` runs on what the agent wrote).
+pub fn tool_used(config: &Value, view: &CaseRunView) -> Result<Finding, String> {
+    within(config, view, tool_used_now, MATCH_BUDGET)
+}
+
+/// `tool_order`, within [`MATCH_BUDGET`].
+pub fn tool_order(config: &Value, view: &CaseRunView) -> Result<Finding, String> {
+    within(config, view, tool_order_now, MATCH_BUDGET)
+}
+
 /// `js_regex`: `pattern` with `flags` over the target text; `match` is `contains`,
 /// `not_contains` or `count:N`.
-pub fn js_regex(config: &Value, view: &CaseRunView) -> Result<Finding, String> {
+fn js_regex_now(config: &Value, view: &CaseRunView) -> Result<Finding, String> {
     let pattern = str_of(config, "pattern")?;
     let flags = config.get("flags").and_then(Value::as_str).unwrap_or("");
     let mode = config
@@ -252,11 +295,11 @@ pub fn js_regex(config: &Value, view: &CaseRunView) -> Result<Finding, String> {
         Err(why) => return threw(why),
     };
     // Claude Code counts the matches whatever the mode.
-    let all = re.count(&text);
+    let (found, all) = (re.test(&text), re.count(&text));
     match mode {
-        "contains" if re.test(&text) => finding(true, format!("matched {pattern}"), None),
+        "contains" if found => finding(true, format!("matched {pattern}"), None),
         "contains" => finding(false, format!("pattern not found in {label}"), None),
-        "not_contains" if re.test(&text) => finding(false, "pattern found (expected absent)", None),
+        "not_contains" if found => finding(false, "pattern found (expected absent)", None),
         "not_contains" => finding(true, "pattern absent as expected", None),
         m if m.starts_with("count:") => {
             let n = js_parse_int(&m[6..]);
@@ -381,7 +424,7 @@ fn calls(view: &CaseRunView) -> Vec<Call> {
 }
 
 /// `tool_used`: calls of `tool` (with `input_match`) between `min` (1) and `max` (no limit).
-pub fn tool_used(config: &Value, view: &CaseRunView) -> Result<Finding, String> {
+fn tool_used_now(config: &Value, view: &CaseRunView) -> Result<Finding, String> {
     let wanted = match ToolMatch::of(config) {
         Ok(m) => m,
         Err(why) => return threw(why),
@@ -405,7 +448,7 @@ pub fn tool_used(config: &Value, view: &CaseRunView) -> Result<Finding, String> 
 }
 
 /// `tool_order`: the first call matching `before` comes before the first matching `after`.
-pub fn tool_order(config: &Value, view: &CaseRunView) -> Result<Finding, String> {
+fn tool_order_now(config: &Value, view: &CaseRunView) -> Result<Finding, String> {
     let sides = config
         .get("before")
         .zip(config.get("after"))
@@ -550,6 +593,23 @@ mod tests {
         assert!(JsRegex::new("^b", "m").unwrap().test("a\nb"));
         // Sticky: only at the start.
         assert!(!JsRegex::new("b", "y").unwrap().test("ab"));
+    }
+
+    #[test]
+    fn a_pattern_that_backtracks_without_end_fails_in_bounded_time() {
+        let v = view_with(vec![Event::Message {
+            text: format!("{}b", "a".repeat(40)),
+        }]);
+        let t = std::time::Instant::now();
+        let budget = std::time::Duration::from_secs(1);
+        let f = within(&json!({"pattern": "^(a+)+$"}), &v, js_regex_now, budget).unwrap();
+        assert!(!f.passed);
+        assert!(
+            f.message.contains("catastrophic backtracking"),
+            "{}",
+            f.message
+        );
+        assert!(t.elapsed() < budget + std::time::Duration::from_secs(2));
     }
 
     #[test]
