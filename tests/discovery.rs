@@ -609,3 +609,22 @@ fn a_trigger_eval_at_the_root_pairs_with_the_skill_it_names() {
         stderr(&out)
     );
 }
+
+#[test]
+fn benchflow_evals_json_is_named_and_never_read_as_skill_creators() {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("myskill/SKILL.md", "---\nname: myskill\ndescription: Adds.\n---\nAdd.\n"),
+            (
+                "myskill/evals/evals.json",
+                r#"{"cases": [{"id": "c1", "question": "What is 2+2?", "ground_truth": "4", "expected_behavior": "answers 4"}]}"#,
+            ),
+        ],
+    );
+    let out = assay(d.path(), &["validate", "."]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stderr(&out).contains("this evals.json is BenchFlow's"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("missing required field"), "{}", stderr(&out));
+}

@@ -18,6 +18,8 @@ use crate::suite::{Skill, skill};
 const SKILLS: &str = "bmad:skills";
 /// Folders holding eval files the walk found.
 const DIRS: &str = "bmad:dirs";
+/// BenchFlow's `evals.json` files, named and left alone.
+const BENCHFLOW: &str = "bmad:benchflow";
 
 /// BMAD's (and skill-creator's) evals, as discovery finds them.
 pub struct Bmad;
@@ -40,6 +42,10 @@ impl EvalFormat for Bmad {
             "SKILL.md" => found.add(SKILLS, file.dir.to_path_buf()),
             // A `cases.json` of another shape is not BMAD's: left alone.
             "cases.json" if !is_cases_shape(file.path) => return false,
+            // BenchFlow's `evals.json` is named, never read as skill-creator's.
+            "evals.json" if is_benchflow(file.path) => {
+                found.add(BENCHFLOW, file.path.to_path_buf())
+            }
             n if is_eval_file_name(n) => found.add(DIRS, file.dir.to_path_buf()),
             _ => return false,
         }
@@ -47,6 +53,13 @@ impl EvalFormat for Bmad {
     }
 
     fn plan(&self, ctx: &LoadCtx, scan: &mut Scan) -> Vec<Job> {
+        for file in scan.found.get(BENCHFLOW).clone() {
+            scan.problems.push(Problem::warning(
+                "benchflow-evals",
+                &ctx.shown(&file),
+                "this evals.json is BenchFlow's (`cases` with `question`, `ground_truth`, `expected_behavior`), not skill-creator's: a benchmark for BenchFlow's runner, which assay does not read; it is left alone",
+            ));
+        }
         let (claimed, mut jobs) = claimed_by_skills(ctx, scan);
         for dir in scan.found.get(DIRS) {
             if claimed.contains_key(dir) {
@@ -295,7 +308,7 @@ impl EvalFiles {
     pub fn in_dir(dir: &Path) -> Self {
         let file = |n: &str| Some(dir.join(n)).filter(|p| p.is_file());
         EvalFiles {
-            evals: file("evals.json"),
+            evals: file("evals.json").filter(|p| !is_benchflow(p)),
             cases: file("cases.json").filter(|p| is_cases_shape(p)),
             triggers: TRIGGER_FILES.iter().find_map(|n| file(n)),
         }
@@ -321,6 +334,11 @@ pub fn is_eval_file_name(name: &str) -> bool {
 /// evals). A file that does not parse is taken for evals, so the loader reports its error.
 pub fn is_triggers_shape(file: &Path) -> bool {
     Sniff::of(file).is_some_and(|s| s.is_triggers())
+}
+
+/// BenchFlow's `evals.json` ([`Sniff::is_benchflow`]).
+pub fn is_benchflow(file: &Path) -> bool {
+    Sniff::of(file).is_some_and(|s| s.is_benchflow())
 }
 
 /// Whether a file is in the current BMAD runner's cases shape: an object with `cases`, or a

@@ -84,6 +84,15 @@ impl Sniff {
         }
     }
 
+    /// BenchFlow's `evals.json`: an object with `cases` (each a `question`, `ground_truth`,
+    /// `expected_behavior`) and no `evals`; a benchmark of another runner, not
+    /// skill-creator's file of the same name.
+    pub fn is_benchflow(&self) -> bool {
+        self.object
+            .as_ref()
+            .is_some_and(|o| o.cases.is_some() && o.evals.is_none())
+    }
+
     /// The `skill_name` the file gives, when it is a string.
     pub fn skill_name(&self) -> Option<&str> {
         self.object.as_ref()?.skill_name.as_ref()?.as_str()
