@@ -616,7 +616,10 @@ fn benchflow_evals_json_is_named_and_never_read_as_skill_creators() {
     write_tree(
         d.path(),
         &[
-            ("myskill/SKILL.md", "---\nname: myskill\ndescription: Adds.\n---\nAdd.\n"),
+            (
+                "myskill/SKILL.md",
+                "---\nname: myskill\ndescription: Adds.\n---\nAdd.\n",
+            ),
             (
                 "myskill/evals/evals.json",
                 r#"{"cases": [{"id": "c1", "question": "What is 2+2?", "ground_truth": "4", "expected_behavior": "answers 4"}]}"#,
@@ -625,6 +628,14 @@ fn benchflow_evals_json_is_named_and_never_read_as_skill_creators() {
     );
     let out = assay(d.path(), &["validate", "."]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(stderr(&out).contains("this evals.json is BenchFlow's"), "{}", stderr(&out));
-    assert!(!stderr(&out).contains("missing required field"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("this evals.json is BenchFlow's"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !stderr(&out).contains("missing required field"),
+        "{}",
+        stderr(&out)
+    );
 }

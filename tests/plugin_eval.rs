@@ -146,6 +146,12 @@ fn a_case_runs_with_and_without_the_plugin_and_is_scored_by_weight() {
         "{result:#}"
     );
     assert_eq!(result["aggregates"]["casesPassed"], 1);
+    let root = d.path().display().to_string();
+    assert_eq!(result["suite"]["root"], json!(root));
+    assert_eq!(
+        result["suite"]["plugins"],
+        json!([{"name": "tidy", "version": "0.1.0", "path": root}])
+    );
 }
 
 /// A suite written for Claude Code's tools (`Bash`, `Skill`, `Write`), run on another engine:

@@ -250,17 +250,13 @@ pub fn result(r: &Report) -> Value {
     }
     let o = &r.config.options;
     let mut suite = Map::new();
-    suite.insert(
-        "root".into(),
-        json!(
-            r.dir
-                .parent()
-                .and_then(|p| p.parent())
-                .unwrap_or(&r.dir)
-                .display()
-                .to_string()
-        ),
-    );
+    // The plugin's folder, as Claude Code's `root` (the run folder's when no case has one).
+    let root = plugins
+        .first()
+        .and_then(|p| p.get("path"))
+        .and_then(Value::as_str)
+        .map_or_else(|| r.dir.display().to_string(), str::to_string);
+    suite.insert("root".into(), json!(root));
     suite.insert(
         "ablation".into(),
         json!(if two_arms { "with-without" } else { "none" }),
