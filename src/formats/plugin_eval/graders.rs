@@ -319,18 +319,7 @@ fn target(is: &mut Issues, v: Option<At<'_>>, field: &str) -> Option<Json> {
     });
     match file {
         Some(entries) => {
-            let extra: Vec<String> = entries
-                .iter()
-                .map(|(k, _)| k.name.as_str())
-                .filter(|k| *k != "source" && *k != "path")
-                .map(|k| format!("'{k}'"))
-                .collect();
-            if !extra.is_empty() {
-                is.at(
-                    v,
-                    field,
-                    format!("Unrecognized key(s) in object: {}", extra.join(", ")),
-                );
+            if unrecognized(is, v, field, entries, &["source", "path"]) {
                 return None;
             }
             Some(json!({"source": "file", "path": v.node.get("path").and_then(|n| n.as_str())}))
@@ -411,19 +400,29 @@ fn tool_side(
             )?),
         );
     }
-    let extra: Vec<String> = entries
-        .iter()
-        .map(|(k, _)| k.name.as_str())
-        .filter(|k| *k != "tool" && *k != "input_match")
-        .map(|k| format!("'{k}'"))
-        .collect();
-    if !extra.is_empty() {
-        is.at(
-            v,
-            field,
-            format!("Unrecognized key(s) in object: {}", extra.join(", ")),
-        );
+    if unrecognized(is, v, field, entries, &["tool", "input_match"]) {
         return None;
     }
     Some(Json::Object(out))
+}
+
+/// Reports the keys of a strict object beyond `known`, as zod words it; whether there were any.
+fn unrecognized(
+    is: &mut Issues,
+    v: At<'_>,
+    field: &str,
+    entries: &[(crate::syntax::node::Key, crate::syntax::node::Node)],
+    known: &[&str],
+) -> bool {
+    let extra: Vec<String> = entries
+        .iter()
+        .map(|(k, _)| k.name.as_str())
+        .filter(|k| !known.contains(k))
+        .map(|k| format!("'{k}'"))
+        .collect();
+    if !extra.is_empty() {
+        let msg = format!("Unrecognized key(s) in object: {}", extra.join(", "));
+        is.at(v, field, msg);
+    }
+    !extra.is_empty()
 }
