@@ -37,6 +37,7 @@ mod own_suites;
 mod packages;
 mod plugin_eval;
 mod plugin_eval_differential;
+mod plugin_eval_mocks;
 mod plugins;
 mod readme;
 mod release;

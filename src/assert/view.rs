@@ -38,6 +38,9 @@ pub struct CaseRunView {
     /// The harness that ran the agent (`claude-code`, `codex`, …): tools named in one engine's
     /// words are matched on another by their kind ([`crate::harness::tool_kinds`]).
     pub harness: String,
+    /// The calls to mocked MCP tools, one JSON object a line (Claude Code's `mock_calls`);
+    /// `None` when no stand-in ran.
+    pub mock_calls: Option<String>,
 }
 
 impl CaseRunView {

@@ -91,8 +91,9 @@ pub struct RunFlags {
     #[arg(long, value_name = "RUN_DIR|FILE", env = "ASSAY_SHARD_TIMINGS")]
     pub shard_timings: Option<PathBuf>,
     /// Only case-runs whose `suite/case` id contains this text, or matches this glob (the
-    /// suite with or without its format: `tiny/00*` or `skillet:tiny/00*`).
-    #[arg(long)]
+    /// suite with or without its format: `tiny/00*` or `skillet:tiny/00*`). `--case` is
+    /// the same flag, as Claude Code's plugin evals name it.
+    #[arg(long, visible_alias = "case")]
     pub filter: Option<String>,
     /// Only cases that evaluate this (UAAPS `target`): skill:<name>, agent:<name> or
     /// hook:<event>.
@@ -143,6 +144,15 @@ pub struct RunFlags {
     /// the plugin and reports the difference; `none` runs the plugin's arm alone.
     #[arg(long, value_enum)]
     pub ablation: Option<crate::run::options::Ablation>,
+    /// For Claude Code plugin evals with `mocks/`: `record` (the default) answers each mocked
+    /// MCP server's tools from its mocks and starts no server that has none; `off` starts the
+    /// plugin's servers as it declares them.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub mocks: Option<crate::run::options::Mocks>,
+    /// With mocks on, start the plugin's MCP servers that have no mock (inside the sandbox)
+    /// rather than leaving them out.
+    #[arg(long)]
+    pub allow_real_servers: bool,
     /// For suites scored by weight (Claude Code plugin evals): the mean score a case must
     /// reach, 0 to 1 (default 1.0); a case below it fails the run (exit 1).
     #[arg(long, value_name = "0..1", value_parser = threshold)]
@@ -204,6 +214,8 @@ impl RunFlags {
             trust: f.trust,
             allow_tools: f.allow_tools,
             ablation: f.ablation,
+            mocks: f.mocks,
+            allow_real_servers: f.allow_real_servers,
             threshold: f.threshold,
             tags: f.tags,
             pass_env: f.pass_env,

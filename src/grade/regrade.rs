@@ -150,6 +150,7 @@ impl Recorded {
             duration_ms: r.duration_ms,
             permission_denials: turns.iter().map(|t| t.permission_denials.len()).sum(),
             harness: r.harness.clone(),
+            mock_calls: r.mocks.as_ref().map(|m| m.calls_text()),
         };
         (view, unlisted)
     }

@@ -155,6 +155,9 @@ pub struct CaseRunRecord {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tool_kinds: BTreeMap<String, usize>,
     pub skills_invoked: Vec<String>,
+    /// What the MCP stand-ins saw (Claude Code plugin evals' `mocks/`); absent when none ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mocks: Option<super::mocks::MockRecord>,
     /// Skills the agent tried to load and could not (an unknown skill, no skill tool): no use.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skills_failed: Vec<String>,

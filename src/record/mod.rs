@@ -28,6 +28,7 @@ pub mod folder;
 pub mod grading;
 pub mod history;
 pub mod layout;
+pub mod mocks;
 pub mod names;
 pub mod path_text;
 pub mod run;

@@ -201,6 +201,12 @@ pub struct OptionsRecord {
     /// `--ablation`, when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ablation: Option<String>,
+    /// `--mocks`, when given (`record` or `off`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mocks: Option<String>,
+    /// `--allow-real-servers`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_real_servers: bool,
     /// `--threshold`, when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threshold: Option<f64>,
@@ -239,6 +245,8 @@ impl Default for OptionsRecord {
             max_cost: None,
             with_skills: Vec::new(),
             ablation: None,
+            mocks: None,
+            allow_real_servers: false,
             threshold: None,
             tags: Vec::new(),
             allow_tools: Vec::new(),

@@ -132,13 +132,14 @@ fn run(c: &CaseRun, native: &Value, arm: Option<&str>, r: &Report) -> Value {
         .collect();
     let score = c.score.unwrap_or(0.0);
     let turns: u64 = c.result.turns.iter().filter_map(|t| t.num_turns).sum();
-    let error = (c.result.status != Status::Completed).then(|| {
+    let aborted = c.result.mocks.as_ref().and_then(|m| m.aborted.as_ref());
+    let error = (c.result.status != Status::Completed && aborted.is_none()).then(|| {
         c.result
             .reason
             .clone()
             .unwrap_or_else(|| format!("{:?}", c.result.status).to_lowercase())
     });
-    json!({
+    let mut o = json!({
         "score": num(score),
         "passed": score >= 1.0,
         "turns": turns,
@@ -149,7 +150,40 @@ fn run(c: &CaseRun, native: &Value, arm: Option<&str>, r: &Report) -> Value {
         "error": error,
         "tracePath": r.dir.join(&c.dir).join(crate::record::layout::TRANSCRIPT_JSONL).display().to_string(),
         "skippedPaidGraders": false,
-        "graders": if errored { Vec::new() } else { shown },
+        "graders": if errored || aborted.is_some() { Vec::new() } else { shown },
+    });
+    if let Some(a) = aborted {
+        o["aborted"] = json!({"server": a.server, "tool": a.tool, "reason": a.reason});
+    }
+    if let Some(m) = &c.result.mocks {
+        o["mocks"] = mocks(m);
+    }
+    o
+}
+
+/// The stand-ins of a run as Claude Code reports them: each server with its tools' responders
+/// (a server with no mock `withheld`), and the calls counted.
+fn mocks(m: &crate::record::mocks::MockRecord) -> Value {
+    let mut servers: Vec<Value> = m
+        .servers
+        .iter()
+        .map(|s| {
+            let tools: Vec<Value> = s
+                .tools
+                .iter()
+                .map(|(t, kind)| json!({"tool": t, "responder": kind}))
+                .collect();
+            json!({"server": s.server, "kind": "shadow", "tools": tools})
+        })
+        .collect();
+    for w in &m.withheld {
+        servers.push(json!({"server": w, "kind": "shadow", "withheld": true, "tools": []}));
+    }
+    let errors = m.calls.iter().filter(|c| c.is_error).count();
+    json!({
+        "servers": servers,
+        "warnings": [],
+        "calls": {"total": m.calls.len(), "errors": errors, "unmocked": [], "costUsd": 0, "replay": {"hits": 0, "misses": 0}},
     })
 }
 

@@ -44,6 +44,9 @@ pub struct KeyInput<'a> {
     pub env: &'a str,
     /// How the agent is contained: see [`sandbox_key`].
     pub sandbox: String,
+    /// What the run grants the agent beyond the case: tools (`--allow-tools`), and how MCP
+    /// servers are stood in for (`--mocks`, `--allow-real-servers`).
+    pub grants: String,
 }
 
 /// How a suite's case-runs are contained, for the key: `none` unsandboxed; else the backend
@@ -229,6 +232,7 @@ pub fn key(k: &KeyInput<'_>, digests: &mut Digests) -> String {
     field("plugins", &k.plugins.to_string());
     field("env", k.env);
     field("sandbox", &rel(k.sandbox.clone()));
+    field("grants", &k.grants);
     for s in k.siblings {
         field("sibling", &s.name);
     }
@@ -248,6 +252,9 @@ pub fn key(k: &KeyInput<'_>, digests: &mut Digests) -> String {
     }
     if let Some(pkg) = &k.suite.package {
         trees.push(("package", &pkg.root));
+    }
+    for pkg in &k.case.plugins {
+        trees.push(("plugin", &pkg.root));
     }
     for (label, path) in trees {
         h.update(label.as_bytes());

@@ -112,6 +112,7 @@ pub async fn collect(
         duration_ms: started.elapsed().as_millis() as u64,
         permission_denials: r.turns.iter().map(|t| t.permission_denials.len()).sum(),
         harness: r.harness.clone(),
+        mock_calls: r.mocks.as_ref().map(|m| m.calls_text()),
     };
     let artifacts = for_the_judge(&r.artifacts, &staged.tree);
     Ok((

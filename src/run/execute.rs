@@ -95,6 +95,7 @@ impl CaseRunRecord {
             cost_usd: None,
             tool_calls: BTreeMap::new(),
             tool_kinds: BTreeMap::new(),
+            mocks: None,
             skills_invoked: Vec::new(),
             skills_failed: Vec::new(),
             failed_tool_calls: Vec::new(),
@@ -154,7 +155,14 @@ fn trigger_record(plan: &CaseRunPlan<'_>) -> Option<TriggerRecord> {
 pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunRecord {
     let started = Instant::now();
     let mut result = CaseRunRecord::new(&plan);
-    match stages(&mut result, &plan, started).await {
+    let mocks = match super::mocks::for_case_run::open(&plan) {
+        Ok(m) => m,
+        Err(why) => {
+            result.end(Status::Error, format!("cannot serve the MCP mocks: {why}"));
+            return finish(result, started, &plan);
+        }
+    };
+    match stages(&mut result, &plan, started, mocks.as_ref()).await {
         Ok(()) | Err(Stop::Finish) => finish(result, started, &plan),
         Err(Stop::Interrupted) => interrupted(result, started, &plan),
     }
@@ -166,6 +174,7 @@ async fn stages(
     r: &mut CaseRunRecord,
     plan: &CaseRunPlan<'_>,
     started: Instant,
+    mocks: Option<&super::mocks::Active>,
 ) -> Result<(), Stop> {
     let sent = begin(r, plan)?;
     if let Some(t) = plan
@@ -180,12 +189,19 @@ async fn stages(
         return Err(Stop::Interrupted);
     }
     let mut staged = stage(r, plan).await?;
+    if let Some(m) = mocks {
+        let var = crate::workspace::stand_ins::URL_VAR.to_string();
+        staged.env.push((var, m.url.clone()));
+    }
     r.skipped_links = staged.skipped_links.clone();
     let contained = contain(r, plan, &mut staged).await?;
     let driven = turns::drive(r, plan, &staged, &contained, &sent)
         .await
         .inspect_err(|_| staged.remove())?;
     conclude(r, plan, &driven);
+    if let Some(m) = mocks {
+        super::mocks::for_case_run::record(r, m).await;
+    }
     if plan.case.command.is_none() {
         r.target_exercised = plan
             .case
@@ -410,6 +426,7 @@ async fn grade_case_run(r: &mut CaseRunRecord, plan: &CaseRunPlan<'_>, collected
         r.checks = graded.checks;
         r.judge = graded.judge;
         r.grade = Some(graded.grade);
+        super::mocks::for_case_run::zero_if_aborted(r);
     }
     if let Err(e) = grade::write_grading(&plan.dir, &r.checks, r.judge.as_ref(), r.grade.as_ref()) {
         r.unrecorded.push(format!("cannot write grading.json: {e}"));

@@ -11,6 +11,7 @@ pub mod cow;
 pub mod doctor;
 pub mod ending;
 pub mod execute;
+pub mod mocks;
 pub mod options;
 pub mod plan;
 pub mod preview;

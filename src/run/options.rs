@@ -117,6 +117,12 @@ pub struct RunSettings {
     /// Whether suites that compare with the plugin left out (Claude Code plugin evals) run
     /// that arm: `none` runs the plugin's arm alone (Claude Code's `--ablation`).
     pub ablation: Option<Ablation>,
+    /// Claude Code plugin evals' MCP mocks: `record` (the default) serves each mocked server's
+    /// stand-in and starts no server without a mock; `off` starts the plugin's servers as it
+    /// declares them.
+    pub mocks: Option<Mocks>,
+    /// With mocks on, a server with no mock starts for real (inside the sandbox).
+    pub allow_real_servers: bool,
     /// The mean score a case must reach, where its format scores cases (Claude Code plugin
     /// evals: default 1.0).
     pub threshold: Option<f64>,
@@ -197,6 +203,16 @@ pub enum Ablation {
     None,
     /// The plugin's arm and the arm without it, with the difference of their scores.
     WithWithout,
+}
+
+/// Claude Code's `--mocks`: whether MCP servers are stood in for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mocks {
+    /// Mocked servers answered by their stand-ins; servers with no mock not started.
+    Record,
+    /// No stand-ins: the plugin's servers as it declares them.
+    Off,
 }
 
 /// What a baseline case-run has instead of the skill.

@@ -135,7 +135,12 @@ impl<'a> Plan<'a> {
             return;
         };
         let timeout = case::case_timeout(case, settings.timeout);
-        let needs_judge = !case.judge.is_empty() || judge_mode;
+        let agent_mocks = case.mocks.iter().any(|m| {
+            m.tools
+                .values()
+                .any(|r| matches!(r, crate::suite::mocks::Responder::Agent { .. }))
+        });
+        let needs_judge = !case.judge.is_empty() || judge_mode || agent_mocks;
         let judge = needs_judge.then(|| {
             let flags = crate::judge::Flags {
                 judge: opts.judge.as_deref(),

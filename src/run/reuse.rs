@@ -194,6 +194,12 @@ impl KeyParts<'_, '_> {
                     JudgeSlot::Unavailable(why) => why.clone(),
                 }),
                 plugins: &self.plugins,
+                grants: serde_json::json!([
+                    opts.settings.allow_tools,
+                    opts.settings.mocks,
+                    opts.settings.allow_real_servers,
+                ])
+                .to_string(),
                 env: &self.env,
                 sandbox: self
                     .sandboxes

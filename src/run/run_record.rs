@@ -50,6 +50,11 @@ impl RunOptions {
                 super::options::Ablation::None => "none".to_string(),
                 super::options::Ablation::WithWithout => "with-without".to_string(),
             }),
+            mocks: self.settings.mocks.map(|m| match m {
+                super::options::Mocks::Record => "record".to_string(),
+                super::options::Mocks::Off => "off".to_string(),
+            }),
+            allow_real_servers: self.settings.allow_real_servers,
             threshold: self.settings.threshold,
             tags: self.settings.tags.clone(),
             allow_tools: self.settings.allow_tools.clone(),

@@ -292,6 +292,7 @@ impl Workspaces {
                 .collect(),
             siblings: run.setup.siblings.clone().into(),
             loads_plugins: false,
+            stand_ins: None,
             bases: self.cow.is_ok().then(|| {
                 std::sync::Arc::new(crate::workspace::base::Bases::new(self.parent.clone()))
             }),

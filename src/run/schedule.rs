@@ -295,6 +295,13 @@ impl Launch<'_> {
         stage.loads_plugins = plan.harnesses[p.harness].1.loads_plugins();
         stage.skill_folders = plan.harnesses[p.harness].1.skill_folders();
         stage.login = plan.harnesses[p.harness].1.login();
+        stage.stand_ins =
+            (opts.settings.mocks != Some(crate::run::options::Mocks::Off)).then(|| {
+                crate::workspace::stand_ins::StandIns {
+                    mocked: p.case.mocks.iter().map(|m| m.name.clone()).collect(),
+                    keep_unmocked: opts.settings.allow_real_servers,
+                }
+            });
         // UAAPS `writable-paths` are bound one by one into a copied workspace.
         if !self.sandboxes[si].writable.is_empty() {
             stage.bases = None;

@@ -2,6 +2,7 @@
 //! the check types and value formats it names, and finding the skill and the project.
 
 pub mod check_types;
+pub mod mocks;
 pub mod paths;
 pub mod root;
 pub mod routing;

@@ -414,6 +414,10 @@ pub struct Case {
     /// `plugins:`, resolved): each a [`Package`] with `claude_plugin`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub plugins: Vec<Package>,
+    /// Stand-ins for the MCP servers the plugin declares (Claude Code plugin evals'
+    /// `mocks/`, every layer from the eval folder down to the case's merged).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mocks: Vec<super::mocks::MockServer>,
 }
 
 /// What a case allows the agent, where its format says.
@@ -487,6 +491,7 @@ impl Case {
             native: None,
             pass_threshold: None,
             plugins: Vec::new(),
+            mocks: Vec::new(),
         }
     }
 }

@@ -21,6 +21,7 @@ pub mod remove;
 pub mod set_id;
 pub mod snapshot;
 pub mod sparse;
+pub mod stand_ins;
 pub mod writer;
 
 use std::path::{Path, PathBuf};
@@ -144,6 +145,8 @@ pub struct StageOptions {
     /// [`crate::harness::Harness::loads_plugins`]): staged for `--plugin-dir` rather than
     /// installed part by part.
     pub loads_plugins: bool,
+    /// A staged plugin's MCP servers as mocks give them (`None`: as the plugin declares).
+    pub stand_ins: Option<stand_ins::StandIns>,
 }
 
 /// What staging needs of a suite (cheap to clone, unlike the suite with all its cases).
@@ -218,6 +221,7 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
             roots: &roots,
             exclude: &exclude,
             loads_plugins: opts.loads_plugins,
+            stand_ins: opts.stand_ins.clone(),
         };
         // A case's own plugins, else its suite's package.
         let packages = match (&suite.skill, &suite.package) {

@@ -56,7 +56,12 @@ pub fn staged_plugins(home: &Path) -> Vec<PathBuf> {
 
 /// A Claude Code plugin copied whole into `<home>/.assay-plugins/<name>`, never its eval
 /// folders (`evals/`, where its graders are) nor its `results/`.
-fn stage_plugin(pkg: &Package, home: &Path, exclude: &[PathBuf]) -> Result<(), StageError> {
+fn stage_plugin(
+    pkg: &Package,
+    home: &Path,
+    exclude: &[PathBuf],
+    stand_ins: Option<&super::stand_ins::StandIns>,
+) -> Result<(), StageError> {
     let name = pkg.name.clone().unwrap_or_else(|| "plugin".into());
     let to = home.join(PLUGINS).join(name);
     let mut except: Vec<PathBuf> = exclude.to_vec();
@@ -68,7 +73,10 @@ fn stage_plugin(pkg: &Package, home: &Path, exclude: &[PathBuf]) -> Result<(), S
         &pkg.root,
         copy::copy_tree_except(&pkg.root, &to, true, &except),
     )?;
-    Ok(())
+    match stand_ins {
+        Some(s) => super::stand_ins::rewrite(&to, s),
+        None => Ok(()),
+    }
 }
 
 /// The folders under `root` with one of `names`, found without following links.
@@ -104,6 +112,8 @@ pub struct Install<'a> {
     pub exclude: &'a [PathBuf],
     /// The agent loads a Claude Code plugin whole (`--plugin-dir`).
     pub loads_plugins: bool,
+    /// Its MCP servers as mocks give them.
+    pub stand_ins: Option<super::stand_ins::StandIns>,
 }
 
 /// Installs a package's skills in each of the roots, and its commands, hooks, agents, rules,
@@ -117,7 +127,7 @@ pub fn install(
 ) -> Result<(), StageError> {
     let (engines, roots, exclude) = (how.engines, how.roots, how.exclude);
     if pkg.claude_plugin && how.loads_plugins {
-        return stage_plugin(pkg, home, exclude);
+        return stage_plugin(pkg, home, exclude, how.stand_ins.as_ref());
     }
     let src = pkg.root.join("skills");
     // Claude Code loads a plugin's skills from the plugin itself (`--plugin-dir`).

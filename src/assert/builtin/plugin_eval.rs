@@ -160,9 +160,10 @@ pub fn target_text(config: &Value, view: &CaseRunView) -> Result<(String, String
         "last_message" => last_message(view),
         "trace" => trace(view),
         "files" => created_files(view).join("\n"),
-        "mock_calls" => {
-            return Err("no mock stand-ins were active in this run (--mocks off, or no mocks/ directory applies to this case) — a mock_calls grader has nothing to check".to_string());
-        }
+        "mock_calls" => match &view.mock_calls {
+            Some(text) => text.clone(),
+            None => return Err("no mock stand-ins were active in this run (--mocks off, or no mocks/ directory applies to this case) — a mock_calls grader has nothing to check".to_string()),
+        },
         other => return Err(format!("unknown target `{other}`")),
     };
     Ok((text, source.to_string()))

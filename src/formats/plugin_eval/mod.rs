@@ -12,6 +12,7 @@ pub mod front_matter;
 pub mod graders;
 pub mod issues;
 pub mod merged;
+pub mod mocks;
 pub mod plugin;
 pub mod to_case;
 pub mod validate;
@@ -162,7 +163,19 @@ fn load_case(
     }
     let plugins = plugin::of_case(dir, root, &def.name, def.plugins.as_deref().unwrap_or(&[]))
         .map_err(|why| vec![Problem::error("case-refused", &ctx.shown(dir), why)])?;
-    let (mut case, warnings) = to_case::case(ctx, root, &files, &merged, def);
+    let (mocks, notes) = mocks::read(&mocks::layers(root, dir))
+        .map_err(|(file, why)| vec![Problem::error("case-refused", &ctx.shown(&file), why)])?;
+    let (mut case, mut warnings) = to_case::case(ctx, root, &files, &merged, def);
+    warnings.extend(
+        notes
+            .into_iter()
+            .map(|n| Problem::warning("mocks", &ctx.shown(dir), n)),
+    );
+    let plugin_root = plugins.first().map_or(root, |p| p.root.as_path());
+    if let Some(w) = mocks::unmocked_warning(plugin_root, &mocks) {
+        warnings.push(Problem::warning("mocks", &ctx.shown(dir), w));
+    }
+    case.mocks = mocks;
     if let (Some(p), Some(serde_json::Value::Object(native))) =
         (plugins.first(), case.native.as_mut())
     {
