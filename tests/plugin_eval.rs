@@ -428,3 +428,53 @@ fn a_scaffold_runs_with_trust_only_and_its_files_are_no_creation() {
         stderr(&out)
     );
 }
+
+/// Claude Code's advisories, before anything runs: a file grader with no tool that can write
+/// a file, a `tool_used` on a tool the run does not grant; a grant clears them.
+#[test]
+fn graders_that_cannot_pass_with_the_granted_tools_are_named_before_the_run() {
+    let d = tempfile::tempdir().unwrap();
+    plugin(
+        d.path(),
+        &[
+            (
+                "c/prompt.md",
+                "---\nallowed_tools: [Read, Bash]\n---\nDo it.\n",
+            ),
+            (
+                "c/graders/made.md",
+                "---\ntype: file_exists\npath: '*.md'\n---\n",
+            ),
+            (
+                "c/graders/ran.md",
+                "---\ntype: tool_used\ntool: Bash\n---\n",
+            ),
+            (
+                "c/graders/absent.md",
+                "---\ntype: file_exists\npath: x\nexists: false\n---\n",
+            ),
+        ],
+    );
+    let args = ["run", ".", "--dry-run", "--harness", "claude-code"];
+    let out = assay_env(d.path(), &args, &[]);
+    let warned: Vec<String> = stderr(&out)
+        .lines()
+        .chain(stdout(&out).lines())
+        .filter(|l| l.starts_with('⚠'))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(warned.len(), 2, "{warned:#?}\n{}", stderr(&out));
+    assert!(warned[0].starts_with("⚠ tidy/c: grader \"made\" cannot pass with the granted tools: it checks a file the run creates"), "{warned:#?}");
+    assert!(
+        warned[1]
+            .ends_with("add Bash to the case's allowed_tools and grant it with --allow-tools Bash"),
+        "{warned:#?}"
+    );
+    let granted = [&args[..], &["--allow-tools", "Bash"]].concat();
+    let out = assay_env(d.path(), &granted, &[]);
+    assert!(
+        !format!("{}{}", stdout(&out), stderr(&out)).contains('⚠'),
+        "{}",
+        stderr(&out)
+    );
+}

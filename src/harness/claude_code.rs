@@ -217,21 +217,15 @@ pub const GATED_TOOLS: &[&str] = &[
     "Monitor",
     "EnterWorktree",
     "ExitWorktree",
+    "Workflow",
 ];
 
-/// The flags for a case's limits: its turns, the tools kept from it, the plugins to load,
-/// the system prompt's addition.
-fn limit_args(inv: &Invocation<'_>) -> Vec<String> {
-    let l = inv.limits;
-    let mut args = Vec::new();
-    if let Some(n) = l.max_turns {
-        args.extend(["--max-turns".into(), n.to_string()]);
-    }
-    for dir in &inv.plugin_dirs {
-        args.extend(["--plugin-dir".into(), dir.to_string_lossy().into_owned()]);
-    }
+/// The tools kept from a case: its `disallowed_tools`, and for a gated case the gated tools
+/// neither granted by the run (`grants`, every case) nor listed by the case where the run
+/// grants them.
+pub fn kept_tools(l: &crate::suite::AgentLimits, grants: &[String]) -> Vec<String> {
     let name_of = |a: &String| a.split('(').next().unwrap_or(a).to_string();
-    let operator = |t: &str| inv.grants.iter().any(|g| name_of(g) == t);
+    let operator = |t: &str| grants.iter().any(|g| name_of(g) == t);
     // A case's own entry grants a read-only tool, or one the run grants; the run's grants
     // reach every case.
     let granted = |t: &str| {
@@ -249,6 +243,21 @@ fn limit_args(inv: &Invocation<'_>) -> Vec<String> {
                 .map(|t| t.to_string()),
         );
     }
+    kept
+}
+
+/// The flags for a case's limits: its turns, the tools kept from it, the plugins to load,
+/// the system prompt's addition.
+fn limit_args(inv: &Invocation<'_>) -> Vec<String> {
+    let l = inv.limits;
+    let mut args = Vec::new();
+    if let Some(n) = l.max_turns {
+        args.extend(["--max-turns".into(), n.to_string()]);
+    }
+    for dir in &inv.plugin_dirs {
+        args.extend(["--plugin-dir".into(), dir.to_string_lossy().into_owned()]);
+    }
+    let kept = kept_tools(l, inv.grants);
     if !kept.is_empty() {
         args.push(format!("--disallowed-tools={}", kept.join(",")));
     }

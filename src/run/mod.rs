@@ -2,6 +2,7 @@
 //! record everything in the run folder as each one finishes.
 
 pub mod adaptive;
+pub mod advisories;
 pub mod cache;
 pub mod cache_key;
 pub mod canary;

@@ -354,8 +354,30 @@ pub(super) fn preview(
             .iter()
             .map(|(name, u)| format!("{name}: {}", u.message))
             .collect(),
+        advisories: advisories(planned, harnesses, opts),
         shard: None,
     }
+}
+
+/// Claude Code's advisories for the cases run through it, once per case.
+fn advisories(
+    planned: &[Planned<'_>],
+    harnesses: &[(String, Box<dyn Harness>)],
+    opts: &RunOptions,
+) -> Vec<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for p in planned {
+        let id = format!("{}/{}", p.suite.id, p.case.id);
+        if harnesses[p.harness].1.name() != "claude-code" || !seen.insert(id.clone()) {
+            continue;
+        }
+        let scaffolded = p.case.setup.is_some() && opts.settings.trust;
+        for a in super::advisories::of_case(p.case, &opts.settings.allow_tools, scaffolded) {
+            out.push(format!("⚠ {id}: {a}"));
+        }
+    }
+    out
 }
 
 /// One planned case-run.

@@ -15,6 +15,9 @@ pub struct Preview {
     /// `--shard`: the slice, and each shard's expected time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shard: Option<Box<ShardPreview>>,
+    /// Graders that cannot pass with the tools the run grants (Claude Code plugin evals).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub advisories: Vec<String>,
 }
 
 /// The shard a run takes, as the plan prints it.
@@ -180,6 +183,9 @@ impl Preview {
         lines.push(self.line(0, 0));
         if let Some(shard) = &self.shard {
             lines.push(shard.line());
+        }
+        for a in &self.advisories {
+            lines.push(crate::text::printable(a));
         }
         for u in &self.unavailable {
             lines.push(crate::text::printable(&format!("would stop: {u}")));

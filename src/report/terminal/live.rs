@@ -43,6 +43,9 @@ impl Live {
                 if let Some(shard) = &plan.shard {
                     eprintln!("{}", shard.line());
                 }
+                for a in &plan.advisories {
+                    eprintln!("{}", crate::text::printable(a));
+                }
                 for row in &plan.case_runs {
                     let key = (row.suite.clone(), row.case.clone(), row.variant.word());
                     let n = self.totals.entry(key).or_default();
