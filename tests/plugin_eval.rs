@@ -478,3 +478,62 @@ fn graders_that_cannot_pass_with_the_granted_tools_are_named_before_the_run() {
         stderr(&out)
     );
 }
+
+/// `context.history_file`: a recorded session the case's prompt continues, through the real
+/// Claude Code (the model sees the earlier turns).
+#[test]
+fn a_case_continues_its_recorded_session() {
+    let claude = agent_cli("claude");
+    let server = ModelServer::start();
+    server.script_each(
+        "NEXT-TURN",
+        Some("PLUM-CODEWORD"),
+        // The reply to the conversation's second step: the history holds the first.
+        vec![text("unused"), text("The codeword was PLUM.")],
+    );
+    let id = "5f1c2a9e-0d3b-4c7a-9e21-3b6f0c8d4a17";
+    let line = |uuid: &str, parent: Value, kind: &str, message: Value| {
+        json!({"parentUuid": parent, "isSidechain": false, "userType": "external", "cwd": "/x",
+            "sessionId": id, "version": "2.1.197", "type": kind, "message": message,
+            "uuid": uuid, "timestamp": "2026-11-27T10:00:00.000Z"})
+        .to_string()
+    };
+    let u1 = "11111111-1111-4111-8111-111111111111";
+    let history = [
+        line(u1, Value::Null, "user", json!({"role": "user", "content": "Remember the PLUM-CODEWORD."})),
+        line(
+            "22222222-2222-4222-8222-222222222222",
+            json!(u1),
+            "assistant",
+            json!({"id": "msg_01", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": "Noted."}], "stop_reason": "end_turn",
+                "stop_sequence": null, "usage": {"input_tokens": 1, "output_tokens": 1}}),
+        ),
+    ]
+    .join("\n");
+    let d = tempfile::tempdir().unwrap();
+    let case = "schema_version: \"1.1\"\nname: recall\nruns: 1\ncontext:\n  history_file: session.jsonl\nexecution:\n  prompt: \"NEXT-TURN: what was the codeword?\"\ngraders:\n  - name: recalled\n    type: regex\n    pattern: PLUM\n";
+    plugin(
+        d.path(),
+        &[
+            ("recall/case.yaml", case),
+            ("recall/session.jsonl", &history),
+        ],
+    );
+    let out = run(&claude, &server, d.path(), &["--ablation", "none"]);
+    assert!(d.path().join("out").is_dir(), "{}", stderr(&out));
+    let runs = by_arm(&d.path().join("out"));
+    let r = &runs["recall/skill/1"];
+    assert_eq!(r["grade"]["verdict"], "pass", "{r:#}\n{}", stderr(&out));
+    // A history outside the plugin refuses the case, naming it.
+    let case = case.replace("session.jsonl", "../../../elsewhere.jsonl");
+    std::fs::write(d.path().join("evals/recall/case.yaml"), case).unwrap();
+    std::fs::write(d.path().parent().unwrap().join("elsewhere.jsonl"), "{}").ok();
+    let out = run(&claude, &server, d.path(), &["--ablation", "none"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("context.history_file \"../../../elsewhere.jsonl\""),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -143,6 +143,15 @@ impl Harness for ClaudeCode {
         e
     }
 
+    fn resume_recorded(
+        &self,
+        history: &std::path::Path,
+        home: &std::path::Path,
+        cwd: &std::path::Path,
+    ) -> Result<String, String> {
+        super::claude_code_history::stage(history, home, cwd)
+    }
+
     fn version_command(&self) -> Option<super::VersionCommand> {
         Some(super::VersionCommand::dashed(&self.program))
     }

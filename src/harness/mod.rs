@@ -8,6 +8,7 @@
 pub mod acp;
 pub mod bmad_adapter;
 pub mod claude_code;
+pub mod claude_code_history;
 pub mod codex;
 pub mod command;
 pub mod event;
@@ -129,6 +130,19 @@ pub trait Harness: Send + Sync {
     /// removed from there for a baseline.
     fn skill_folders(&self) -> Vec<String> {
         Vec::new()
+    }
+    /// Puts a recorded session where the agent continues it (Claude Code plugin evals'
+    /// `context.history_file`), giving the id its first turn resumes. Default: it cannot.
+    fn resume_recorded(
+        &self,
+        _history: &Path,
+        _home: &Path,
+        _cwd: &Path,
+    ) -> Result<String, String> {
+        Err(format!(
+            "the {} harness cannot continue a recorded Claude Code session (context.history_file); run this case through claude-code",
+            self.name()
+        ))
     }
     /// Whether the agent loads a Claude Code plugin whole, from a folder (`--plugin-dir`):
     /// Claude Code does; elsewhere a plugin's skills are installed where the agent reads them.

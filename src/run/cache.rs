@@ -256,6 +256,9 @@ pub fn key(k: &KeyInput<'_>, digests: &mut Digests) -> String {
     for pkg in &k.case.plugins {
         trees.push(("plugin", &pkg.root));
     }
+    if let Some(h) = &k.case.history {
+        trees.push(("history", h));
+    }
     for (label, path) in trees {
         h.update(label.as_bytes());
         h.update(digests.tree(path).as_bytes());

@@ -114,6 +114,23 @@ pub async fn drive(
     let system_prompt = system_prompt(plan, sent);
     let mut driven = Driven::default();
     let mut session: Option<String> = None;
+    if let Some(history) = plan
+        .case
+        .history
+        .as_ref()
+        .filter(|_| plan.trigger.is_none())
+    {
+        match plan
+            .harness
+            .resume_recorded(history, &staged.home, &staged.cwd)
+        {
+            Ok(id) => session = Some(id),
+            Err(why) => {
+                r.end(Status::Error, why);
+                return Ok(driven);
+            }
+        }
+    }
     let mut retries_told = 0;
     let turns: Vec<String> = if plan.case.command.is_some() {
         vec![String::new()]

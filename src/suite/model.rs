@@ -418,6 +418,10 @@ pub struct Case {
     /// `mocks/`, every layer from the eval folder down to the case's merged).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub mocks: Vec<super::mocks::MockServer>,
+    /// A recorded session the agent continues, the case's prompt its next turn (Claude Code
+    /// plugin evals' `context.history_file`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<PathBuf>,
 }
 
 /// What a case allows the agent, where its format says.
@@ -492,6 +496,7 @@ impl Case {
             pass_threshold: None,
             plugins: Vec::new(),
             mocks: Vec::new(),
+            history: None,
         }
     }
 }

@@ -37,6 +37,36 @@ pub fn refusal(case_dir: &Path, root: &Path, entry: &str) -> Option<String> {
     })
 }
 
+/// The case's `context.history_file`, resolved against its folder: a file inside the plugin,
+/// else why not.
+pub fn history(case_dir: &Path, root: &Path, entry: &str) -> Result<PathBuf, String> {
+    let path = case_dir.join(entry);
+    let outside = || {
+        format!(
+            "context.history_file \"{entry}\" resolves outside the plugin ({})",
+            root.display()
+        )
+    };
+    if Path::new(entry).is_absolute() {
+        return Err(outside());
+    }
+    let Ok(real) = path
+        .canonicalize()
+        .and_then(|p| std::fs::metadata(&p).map(|m| (p, m)))
+    else {
+        return Err(format!(
+            "context.history_file \"{entry}\" does not exist (a session transcript, .jsonl, relative to the case)"
+        ));
+    };
+    if !root.canonicalize().is_ok_and(|r| real.0.starts_with(r)) {
+        return Err(outside());
+    }
+    if !real.1.is_file() {
+        return Err(format!("context.history_file \"{entry}\" is not a file"));
+    }
+    Ok(path)
+}
+
 /// The files of a case's `add_dirs`, as fixtures under each folder's name.
 pub fn fixtures(case_dir: &Path, entries: &[String]) -> Vec<Fixture> {
     let mut out = Vec::new();

@@ -161,6 +161,13 @@ fn load_case(
     if !outside.is_empty() {
         return Err(outside);
     }
+    let history = match &def.history_file {
+        Some(h) => Some(
+            add_dirs::history(dir, root, h)
+                .map_err(|why| vec![Problem::error("case-refused", &ctx.shown(dir), why)])?,
+        ),
+        None => None,
+    };
     let plugins = plugin::of_case(dir, root, &def.name, def.plugins.as_deref().unwrap_or(&[]))
         .map_err(|why| vec![Problem::error("case-refused", &ctx.shown(dir), why)])?;
     let (mocks, notes) = mocks::read(&mocks::layers(root, dir))
@@ -176,6 +183,7 @@ fn load_case(
         warnings.push(Problem::warning("mocks", &ctx.shown(dir), w));
     }
     case.mocks = mocks;
+    case.history = history;
     if let (Some(p), Some(serde_json::Value::Object(native))) =
         (plugins.first(), case.native.as_mut())
     {
