@@ -537,3 +537,67 @@ fn a_case_continues_its_recorded_session() {
         stderr(&out)
     );
 }
+
+/// A plugin-eval suite takes the cache and shards as any format does: run again, nothing
+/// runs; cut in two, each shard takes its share of the cases with both their arms.
+#[test]
+fn a_plugin_eval_suite_is_cached_and_sharded() {
+    let claude = agent_cli("claude");
+    let server = ModelServer::start();
+    server.script_each("CACHED-", None, vec![text("refactor: done")]);
+    let d = tempfile::tempdir().unwrap();
+    let case = |p: &str| format!("---\nruns: 1\n---\nCACHED-{p}: write the commit line.\n");
+    let grader = "---\ntype: regex\npattern: '^refactor: '\n---\n";
+    let (a, b) = (case("a"), case("b"));
+    plugin(
+        d.path(),
+        &[
+            ("a/prompt.md", &a),
+            ("a/graders/line.md", grader),
+            ("b/prompt.md", &b),
+            ("b/graders/line.md", grader),
+        ],
+    );
+    let keys = tempfile::tempdir().unwrap();
+    let mut env = claude_env(&claude, &server);
+    env.extend([
+        ("ASSAY_NO_CACHE", "0".to_string()),
+        (
+            "ASSAY_CACHE_KEY",
+            keys.path().join("cache.key").display().to_string(),
+        ),
+        (
+            "XDG_DATA_HOME",
+            keys.path().join("data").display().to_string(),
+        ),
+    ]);
+    let go = |out: &str, more: &[&str]| {
+        let mut args = vec!["run", ".", "--harness", "claude-code", "--output-dir", out];
+        args.extend_from_slice(more);
+        let o = assay_env(d.path(), &args, &env);
+        format!("{}\n{}", stdout(&o), stderr(&o))
+    };
+    let first = go("r1", &[]);
+    assert!(
+        first.contains("plan: 4 case-runs (2 case runs, 2 baseline runs): 4 agent runs"),
+        "{first}"
+    );
+    let second = go("r2", &[]);
+    assert!(
+        second.contains("0 agent runs, 4 already done (cache or --resume)"),
+        "{second}"
+    );
+    let mut taken = Vec::new();
+    for k in ["1/2", "2/2"] {
+        let out = format!("s{}", &k[..1]);
+        let said = go(&out, &["--no-cache", "--shard", k]);
+        assert!(said.contains("2 agent runs"), "{said}");
+        let runs = by_arm(&d.path().join(&out));
+        taken.extend(runs.into_keys());
+    }
+    taken.sort();
+    assert_eq!(
+        taken,
+        ["a/baseline/1", "a/skill/1", "b/baseline/1", "b/skill/1"]
+    );
+}

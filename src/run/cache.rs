@@ -143,6 +143,34 @@ impl Digests {
             .or_insert_with(|| hash_tree(path))
     }
 
+    /// A package by what is installed of it: a Claude Code plugin as it is staged, without
+    /// its `evals/` and `results/` (the cases are keyed by their text), nor a run folder of
+    /// assay's in it (`--output-dir` inside the plugin).
+    fn package(&mut self, pkg: &crate::suite::Package) -> blake3::Hash {
+        if !pkg.claude_plugin {
+            return self.tree(&pkg.root);
+        }
+        let specs = self.specs.clone();
+        *self.trees.entry(pkg.root.clone()).or_insert_with(move || {
+            let files: Vec<PathBuf> = ignore::WalkBuilder::new(&pkg.root)
+                .standard_filters(false)
+                .filter_entry(move |e| {
+                    let name = e.file_name().to_string_lossy();
+                    let folder = e.file_type().is_some_and(|t| t.is_dir());
+                    let run_folder = || e.path().join(crate::record::layout::RUN_JSON).is_file();
+                    !(folder && (matches!(name.as_ref(), "evals" | "results") || run_folder()))
+                        && !crate::suite::paths::is_skipped_dir(&name)
+                        && !specs.iter().any(|s| s == e.path())
+                })
+                .build()
+                .flatten()
+                .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+                .map(|e| e.path().to_path_buf())
+                .collect();
+            hash_files(&pkg.root, files)
+        })
+    }
+
     /// A skill by what is installed of it ([`crate::workspace::copy::copy_skill`]): its eval
     /// specs, `.assay/` and the rest left out, so editing a case is no change of the skill.
     fn skill(&mut self, skill: &Skill) -> blake3::Hash {
@@ -240,6 +268,10 @@ pub fn key(k: &KeyInput<'_>, digests: &mut Digests) -> String {
         h.update(b"skill");
         h.update(digests.skill(s).as_bytes());
     }
+    for pkg in k.suite.package.iter().chain(&k.case.plugins) {
+        h.update(b"package");
+        h.update(digests.package(pkg).as_bytes());
+    }
     let mut trees: Vec<(&str, &Path)> = Vec::new();
     if let Some(o) = &k.suite.base_overlay {
         trees.push(("base-overlay", o));
@@ -249,12 +281,6 @@ pub fn key(k: &KeyInput<'_>, digests: &mut Digests) -> String {
     }
     for f in &k.case.fixtures {
         trees.push(("fixture", &f.source));
-    }
-    if let Some(pkg) = &k.suite.package {
-        trees.push(("package", &pkg.root));
-    }
-    for pkg in &k.case.plugins {
-        trees.push(("plugin", &pkg.root));
     }
     if let Some(h) = &k.case.history {
         trees.push(("history", h));
