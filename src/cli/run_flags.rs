@@ -54,8 +54,9 @@ pub struct RunFlags {
     pub pass_k: u32,
     /// Stop starting case-runs once those started have cost this much (USD, as the agents
     /// report it): the ones running finish, the rest are left for `--resume` (exit 3).
-    /// Default: `[run] max_cost` of assay.toml, else no limit.
-    #[arg(long, value_name = "USD", env = "ASSAY_MAX_COST", value_parser = positive)]
+    /// Default: `[run] max_cost` of assay.toml, else no limit. `--max-cost-usd` is the same
+    /// flag, as Claude Code's plugin evals name it.
+    #[arg(long, visible_alias = "max-cost-usd", value_name = "USD", env = "ASSAY_MAX_COST", value_parser = positive)]
     pub max_cost: Option<f64>,
     /// What runs: artifact evals, trigger evals, or both.
     #[arg(long, value_enum, default_value_t = Mode::All)]

@@ -282,9 +282,44 @@ pub fn result(r: &Report) -> Value {
     if !deltas.is_empty() {
         aggregates.insert("meanDelta".into(), num(mean(&deltas)));
     }
+    let suite = suite_json(r, plugins, two_arms, threshold);
+    let cost: f64 = r.case_runs.iter().filter_map(|c| c.cost_usd).sum();
+    let partial = if r.config.interrupted {
+        Some("interrupted")
+    } else {
+        r.config.budget_stop.as_ref().map(|_| "cost_ceiling")
+    };
+    let mut doc = Map::new();
+    doc.insert("schemaVersion".into(), json!(1));
+    let version = r.config.harnesses.get("claude-code").cloned();
+    doc.insert("claudeVersion".into(), json!(version.unwrap_or_default()));
+    doc.insert(
+        "startedAt".into(),
+        json!(r.started.clone().unwrap_or_default()),
+    );
+    let secs = (r.config.duration_ms.unwrap_or(0) as f64 / 1000.0).round() as u64;
+    doc.insert("durationSeconds".into(), json!(secs));
+    doc.insert("costUsd".into(), num(cost));
+    doc.insert("partial".into(), json!(partial.is_some()));
+    if let Some(why) = partial {
+        doc.insert("partialReason".into(), json!(why));
+    }
+    doc.insert("suite".into(), Value::Object(suite));
+    doc.insert("cases".into(), json!(out_cases));
+    doc.insert("aggregates".into(), Value::Object(aggregates));
+    Value::Object(doc)
+}
+
+/// The result's `suite`: the plugin's folder as `root` (the run folder's when no case has
+/// one), the ablation, the filters, the threshold, the plugins.
+fn suite_json(
+    r: &Report,
+    plugins: Vec<Value>,
+    two_arms: bool,
+    threshold: f64,
+) -> Map<String, Value> {
     let o = &r.config.options;
     let mut suite = Map::new();
-    // The plugin's folder, as Claude Code's `root` (the run folder's when no case has one).
     let root = plugins
         .first()
         .and_then(|p| p.get("path"))
@@ -307,18 +342,7 @@ pub fn result(r: &Report) -> Value {
     suite.insert("threshold".into(), num(threshold));
     suite.insert("concurrency".into(), json!(o.jobs));
     suite.insert("plugins".into(), json!(plugins));
-    let cost: f64 = r.case_runs.iter().filter_map(|c| c.cost_usd).sum();
-    json!({
-        "schemaVersion": 1,
-        "claudeVersion": r.config.harnesses.get("claude-code").cloned().unwrap_or_default(),
-        "startedAt": r.started.clone().unwrap_or_default(),
-        "durationSeconds": (r.config.duration_ms.unwrap_or(0) as f64 / 1000.0).round() as u64,
-        "costUsd": num(cost),
-        "partial": r.config.interrupted || r.config.budget_stop.is_some(),
-        "suite": suite,
-        "cases": out_cases,
-        "aggregates": aggregates,
-    })
+    suite
 }
 
 /// The document as Claude Code writes it: pretty, two spaces, a final newline.
