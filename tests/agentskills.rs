@@ -1,0 +1,101 @@
+//! agentskills.io's eval conventions (issue 45, item 7), as its guides "Evaluating skills" and
+//! "Optimizing descriptions" define them: `evals.json`'s `assertions`, each case-run's
+//! `grading.json` with `assertion_results` and `summary` and its `timing.json`,
+//! `benchmark.json`'s `run_summary` with numeric deltas, and the trigger query files
+//! `train_queries.json` and `validation_queries.json` (the holdout of `assay optimize`).
+
+use crate::support;
+
+use std::path::Path;
+
+use serde_json::json;
+use support::judge_server::{JudgeServer, says};
+use support::*;
+
+const SKILL: &str = "---\nname: brief\ndescription: Writes briefs.\n---\nWrite a brief.\n";
+
+/// An agent that writes brief.md only when the skill is installed in its workspace.
+const TOML: &str = "[run]\nharness = \"command\"\n[harness.command]\ncommand = [\"sh\", \"-c\", \"if [ -f .claude/skills/brief/SKILL.md ]; then echo '# Brief' > brief.md; fi; echo done\"]\n";
+
+/// agentskills.io's `evals/evals.json`: `assertions`, sentences a grader grades.
+const EVALS: &str = r#"{"skill_name": "brief", "evals": [
+  {"id": 1, "prompt": "Write brief.md from the notes.",
+   "expected_output": "A one-page brief.md.", "files": [],
+   "assertions": ["brief.md exists", "The brief has a title"]}
+]}"#;
+
+fn project(evals: &str) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", TOML),
+            ("skills/brief/SKILL.md", SKILL),
+            ("skills/brief/evals/evals.json", evals),
+        ],
+    );
+    d
+}
+
+fn judged(dir: &Path, judge: &JudgeServer, args: &[&str]) -> std::process::Output {
+    assay_env(
+        dir,
+        args,
+        &[
+            ("ASSAY_JUDGE", "anthropic".into()),
+            ("ASSAY_JUDGE_BASE_URL", judge.url.clone()),
+            ("ASSAY_JUDGE_API_KEY", "sk-judge".into()),
+            ("ASSAY_JUDGE_ATTEMPTS", "1".into()),
+        ],
+    )
+}
+
+/// The judge's grading of the two assertions: the first passes, the second fails.
+fn one_of_two() -> support::judge_server::JudgeReply {
+    says(json!({
+        "expectations": [
+            {"text": "brief.md exists", "passed": true, "evidence": "brief.md: '# Brief'"},
+            {"text": "The brief has a title", "passed": false, "evidence": "no title line"}
+        ],
+        "eval_feedback": {"suggestions": [], "overall": ""}
+    }))
+}
+
+fn case_dir(run: &Path, case: &str) -> std::path::PathBuf {
+    Path::new(results(run)[case]["dir"].as_str().unwrap()).to_path_buf()
+}
+
+#[test]
+fn assertions_are_graded_into_grading_json_assertion_results_and_summary() {
+    let d = project(EVALS);
+    let judge = JudgeServer::start(vec![one_of_two()]);
+    let out = judged(d.path(), &judge, &["run", "--output-dir", "out"]);
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(code(&out), 1, "{said}");
+    // The assertions are what the judge was asked to grade.
+    let asked = judge.requests()[0].1.to_string();
+    assert!(
+        asked.contains("brief.md exists") && asked.contains("The brief has a title"),
+        "{asked}"
+    );
+    let g = read_json(&case_dir(&d.path().join("out"), "1").join("grading.json"));
+    let results = g["assertion_results"]
+        .as_array()
+        .expect("assertion_results");
+    assert_eq!(results.len(), 2, "{g:#}");
+    for r in results {
+        let keys: Vec<&String> = r.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["text", "passed", "evidence"], "{r:#}");
+    }
+    assert_eq!(results[0]["text"], "brief.md exists");
+    assert_eq!(results[0]["passed"], true);
+    assert_eq!(results[1]["passed"], false);
+    assert_eq!(results[1]["evidence"], "no title line");
+    // skill-creator's `expectations` say the same, and one summary serves both readers.
+    assert_eq!(g["expectations"], g["assertion_results"], "{g:#}");
+    assert_eq!(
+        g["summary"],
+        json!({"passed": 1, "failed": 1, "total": 2, "pass_rate": 0.5}),
+        "{g:#}"
+    );
+}
