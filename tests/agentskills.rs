@@ -99,3 +99,36 @@ fn assertions_are_graded_into_grading_json_assertion_results_and_summary() {
         "{g:#}"
     );
 }
+
+#[test]
+fn each_case_run_has_timing_json_beside_grading_json() {
+    let d = project(
+        r#"{"evals": [{"id": 1, "prompt": "Write brief.md.",
+            "x-assay-checks": [{"type": "file_exists", "path": "brief.md"}]}]}"#,
+    );
+    let out = assay(
+        d.path(),
+        &["run", "--output-dir", "out", "--reporter", "skill-creator"],
+    );
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let run = d.path().join("out");
+    let r = &results(&run)["1"];
+    let timing = read_json(&case_dir(&run, "1").join("timing.json"));
+    let keys: Vec<&String> = timing.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        ["total_tokens", "duration_ms", "total_duration_seconds"],
+        "{timing:#}"
+    );
+    assert_eq!(timing["duration_ms"], r["duration_ms"], "{timing:#}");
+    let tokens = r["usage"]["input_tokens"].as_u64().unwrap()
+        + r["usage"]["output_tokens"].as_u64().unwrap();
+    assert_eq!(timing["total_tokens"], tokens, "{timing:#}");
+    let seconds = timing["total_duration_seconds"].as_f64().unwrap();
+    let ms = timing["duration_ms"].as_f64().unwrap();
+    assert!((seconds - ms / 1000.0).abs() < 0.05, "{timing:#}");
+    // skill-creator's workspace keeps it beside grading.json, where its aggregator reads it.
+    let ws = run.join("skill-creator/eval-1/with_skill/run-1");
+    assert!(ws.join("grading.json").is_file());
+    assert_eq!(read_json(&ws.join("timing.json")), timing);
+}

@@ -13,8 +13,8 @@
 //!
 //! Beside it, [`write_workspace`] lays the run out as skill-creator's workspace, which its
 //! `eval-viewer/generate_review.py` reads: `skill-creator/eval-<id>/<configuration>/run-<n>/`
-//! with `outputs/` (the agent's output and the files it wrote), `grading.json` and
-//! `eval_metadata.json` (the prompt), and `skill-creator/benchmark.json`.
+//! with `outputs/` (the agent's output and the files it wrote), `grading.json`, `timing.json`
+//! and `eval_metadata.json` (the prompt), and `skill-creator/benchmark.json`.
 
 use std::path::{Path, PathBuf};
 
@@ -116,6 +116,8 @@ pub fn write_workspace(r: &Report, run_dir: &Path) -> std::io::Result<Vec<PathBu
                 to.join(layout::GRADING_JSON),
             );
         }
+        // Beside grading.json, where skill-creator's aggregator looks for time and tokens.
+        copy(from.join(layout::TIMING_JSON), to.join(layout::TIMING_JSON));
         copy(from.join(layout::OUTPUT_TXT), to.join("outputs/output.txt"));
         for e in std::fs::read_dir(from.join("artifacts"))
             .into_iter()
