@@ -132,3 +132,48 @@ fn each_case_run_has_timing_json_beside_grading_json() {
     assert!(ws.join("grading.json").is_file());
     assert_eq!(read_json(&ws.join("timing.json")), timing);
 }
+
+#[test]
+fn benchmark_run_summary_deltas_are_numbers_both_tools_read() {
+    let d = project(
+        r#"{"evals": [{"id": 1, "prompt": "Write brief.md.",
+            "x-assay-checks": [{"type": "file_exists", "path": "brief.md"}]}]}"#,
+    );
+    let out = assay(
+        d.path(),
+        &[
+            "run",
+            "--baseline",
+            "--output-dir",
+            "out",
+            "--reporter",
+            "skill-creator",
+        ],
+    );
+    // The baseline fails (no skill, no brief.md): that is the skill's worth, not a failure.
+    assert!(code(&out) <= 1, "{}{}", stdout(&out), stderr(&out));
+    let b = read_json(&d.path().join("out/benchmark.json"));
+    let summary = &b["run_summary"];
+    for arm in ["with_skill", "without_skill"] {
+        for field in ["pass_rate", "time_seconds", "tokens"] {
+            assert!(summary[arm][field]["mean"].is_number(), "{b:#}");
+            assert!(summary[arm][field]["stddev"].is_number(), "{b:#}");
+        }
+    }
+    let delta = &summary["delta"];
+    assert_eq!(delta["pass_rate"], 1.0, "{b:#}");
+    assert!(
+        delta["time_seconds"].is_number() && delta["tokens"].is_number(),
+        "{b:#}"
+    );
+    let time = summary["with_skill"]["time_seconds"]["mean"]
+        .as_f64()
+        .unwrap()
+        - summary["without_skill"]["time_seconds"]["mean"]
+            .as_f64()
+            .unwrap();
+    assert!(
+        (delta["time_seconds"].as_f64().unwrap() - time).abs() <= 0.05 + 1e-9,
+        "{b:#}"
+    );
+}
