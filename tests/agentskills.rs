@@ -8,8 +8,9 @@ use crate::support;
 
 use std::path::Path;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use support::judge_server::{JudgeServer, says};
+use support::model_server::{ModelServer, text, tool};
 use support::*;
 
 const SKILL: &str = "---\nname: brief\ndescription: Writes briefs.\n---\nWrite a brief.\n";
@@ -176,4 +177,243 @@ fn benchmark_run_summary_deltas_are_numbers_both_tools_read() {
         (delta["time_seconds"].as_f64().unwrap() - time).abs() <= 0.05 + 1e-9,
         "{b:#}"
     );
+}
+
+/// Five queries the skill is for and five it is not, split 3 + 3 into train, 2 + 2 into
+/// validation, as the guide splits them (~60/40, both kinds in each).
+const POSITIVE: [&str; 5] = [
+    "draft a product brief for the billing revamp",
+    "turn my launch notes into a one-page brief",
+    "I need a PRD summary for the mobile app",
+    "summarize this feature plan as a product brief",
+    "write the brief for our Q3 pricing change",
+];
+const NEGATIVE: [&str; 5] = [
+    "what is the capital of Australia",
+    "fix the typo in README.md",
+    "how many days are in a leap year",
+    "translate hello into French",
+    "list the files in this folder",
+];
+
+fn queries(positive: &[&str], negative: &[&str]) -> String {
+    let list: Vec<Value> = positive
+        .iter()
+        .map(|q| json!({"query": q, "should_trigger": true}))
+        .chain(
+            negative
+                .iter()
+                .map(|q| json!({"query": q, "should_trigger": false})),
+        )
+        .collect();
+    serde_json::to_string_pretty(&list).unwrap()
+}
+
+fn trigger_project(validation: &str) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (".claude/skills/brief/SKILL.md", SKILL),
+            (
+                ".claude/skills/brief/evals/train_queries.json",
+                &queries(&POSITIVE[..3], &NEGATIVE[..3]),
+            ),
+            (
+                ".claude/skills/brief/evals/validation_queries.json",
+                validation,
+            ),
+        ],
+    );
+    d
+}
+
+#[test]
+fn train_queries_are_a_trigger_suite_and_validation_queries_its_holdout() {
+    let d = trigger_project(&queries(&POSITIVE[3..], &NEGATIVE[3..]));
+    let out = assay(d.path(), &["validate", "--format", "json"]);
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap_or(Value::Null);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    // Read, not warned about as an unread trigger file.
+    assert!(
+        !v["problems"].to_string().contains("unread-triggers"),
+        "{v:#}"
+    );
+    assert_eq!(v["summary"]["trigger_cases"], 10, "{v:#}");
+
+    let out = assay(d.path(), &["list", "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let suites: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let triggers = suites[0]["triggers"].as_array().unwrap();
+    let held: Vec<(&str, bool)> = triggers
+        .iter()
+        .map(|t| (t["id"].as_str().unwrap(), t["holdout"] == true))
+        .collect();
+    assert_eq!(held.len(), 10, "{suites:#}");
+    assert!(
+        held[..6]
+            .iter()
+            .all(|(id, h)| id.starts_with("trigger-") && !h),
+        "{held:?}"
+    );
+    assert!(
+        held[6..]
+            .iter()
+            .all(|(id, h)| id.starts_with("validation-") && *h),
+        "{held:?}"
+    );
+    assert_eq!(triggers[6]["query"], POSITIVE[3]);
+}
+
+#[test]
+fn a_validation_query_that_is_also_a_training_query_stops_everything_naming_it() {
+    let d = trigger_project(&queries(&[POSITIVE[3], POSITIVE[0]], &NEGATIVE[3..]));
+    let out = assay(d.path(), &["validate"]);
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(code(&out), 2, "{said}");
+    assert!(
+        said.contains("validation_queries.json:7:") && said.contains("train_queries.json line 2"),
+        "{said}"
+    );
+
+    // A query that is not `{query, should_trigger}` is an error at its place, too.
+    let d = trigger_project(r#"[{"query": "q", "should_trigger": "yes"}]"#);
+    let out = assay(d.path(), &["run", "--dry-run"]);
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(code(&out), 2, "{said}");
+    assert!(
+        said.contains("validation_queries.json:1:") && said.contains("should_trigger"),
+        "{said}"
+    );
+}
+
+/// A scripted model that uses the skill on every query it is for, whatever its description.
+fn fires_on_positives() -> ModelServer {
+    let server = ModelServer::start();
+    for q in POSITIVE {
+        server.script_each(
+            q,
+            None,
+            vec![tool("Skill", json!({"skill": "brief"})), text("done")],
+        );
+    }
+    server
+}
+
+#[test]
+fn assay_run_runs_the_training_and_the_validation_queries() {
+    let d = trigger_project(&queries(&POSITIVE[3..], &NEGATIVE[3..]));
+    let server = fires_on_positives();
+    fire_canary(&server, "brief");
+    let claude = agent_cli("claude");
+    let out = assay_env(
+        d.path(),
+        &[
+            "run",
+            "--harness",
+            "claude-code",
+            "--pass-env",
+            "CLAUDE_CODE_MAX_RETRIES",
+            "--trigger-runs",
+            "1",
+            "--output-dir",
+            "out",
+        ],
+        &claude_env(&claude, &server),
+    );
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let r = results(&d.path().join("out"));
+    let ids: Vec<&str> = r.keys().map(String::as_str).collect();
+    assert_eq!(
+        ids,
+        [
+            "trigger-1",
+            "trigger-2",
+            "trigger-3",
+            "trigger-4",
+            "trigger-5",
+            "trigger-6",
+            "validation-1",
+            "validation-2",
+            "validation-3",
+            "validation-4"
+        ],
+        "{r:#?}"
+    );
+    for (id, query) in [("trigger-1", POSITIVE[0]), ("validation-2", POSITIVE[4])] {
+        assert_eq!(r[id]["trigger"]["query"], query);
+        assert_eq!(r[id]["trigger"]["fired"], true, "{:#}", r[id]);
+    }
+    assert_eq!(r["validation-4"]["trigger"]["fired"], false);
+}
+
+#[test]
+fn optimize_measures_on_train_queries_and_holds_out_validation_queries() {
+    let d = trigger_project(&queries(&POSITIVE[3..], &NEGATIVE[3..]));
+    let server = fires_on_positives();
+    let proposer = JudgeServer::start(Vec::new());
+    let claude = agent_cli("claude");
+    let mut env = claude_env(&claude, &server);
+    env.retain(|(k, _)| *k != "ASSAY_JUDGE");
+    env.push(("ASSAY_JUDGE_BASE_URL", proposer.url.clone()));
+    env.push(("ASSAY_JUDGE_API_KEY", "sk-proposer".into()));
+    let out = assay_env(
+        d.path(),
+        &[
+            "optimize",
+            "description",
+            ".claude/skills/brief",
+            "--harness",
+            "claude-code",
+            "--pass-env",
+            "CLAUDE_CODE_MAX_RETRIES",
+            "--proposer",
+            "anthropic:claude-proposer",
+            "--trigger-runs",
+            "1",
+            "--iterations",
+            "1",
+            "--output-dir",
+            "opt",
+        ],
+        &env,
+    );
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(code(&out), 0, "{said}");
+    assert!(said.contains("validation_queries.json"), "{said}");
+    let rec = read_json(&d.path().join("opt/optimize.json"));
+    let texts = |half: &str| -> Vec<String> {
+        rec[half]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| q["query"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (train, holdout) = (texts("train"), texts("holdout"));
+    let expected_train: Vec<&str> = POSITIVE[..3]
+        .iter()
+        .chain(&NEGATIVE[..3])
+        .copied()
+        .collect();
+    let expected_holdout: Vec<&str> = POSITIVE[3..]
+        .iter()
+        .chain(&NEGATIVE[3..])
+        .copied()
+        .collect();
+    assert_eq!(train, expected_train, "{rec:#}");
+    assert_eq!(holdout, expected_holdout, "{rec:#}");
+    assert_eq!(
+        rec["holdout_from"],
+        json!([".claude/skills/brief/evals/validation_queries.json"]),
+        "{rec:#}"
+    );
+    // The start was measured on both, every query right: nothing to propose.
+    assert_eq!(
+        rec["start"]["holdout"]["queries"].as_array().unwrap().len(),
+        4,
+        "{rec:#}"
+    );
+    assert!(proposer.requests().is_empty());
 }
