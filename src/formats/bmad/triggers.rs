@@ -69,6 +69,10 @@ pub(super) fn read(doc: &mut Doc, root: &Node, input: &super::Input, suite: &mut
     };
     let list = if top.is_some() { "queries" } else { "" };
     let mut queries: HashMap<String, Span> = HashMap::new();
+    let training = match set {
+        Set::Validation => training_queries(suite),
+        Set::Triggers => HashMap::new(),
+    };
     for (i, node) in items.iter().enumerate() {
         let field = index(list, i);
         let Some(m) = doc.map(node, &field) else {
@@ -91,8 +95,8 @@ pub(super) fn read(doc: &mut Doc, root: &Node, input: &super::Input, suite: &mut
         };
         once_in_file(doc, &m, node.span, &query, &mut queries);
         let holdout = set == Set::Validation;
-        if holdout {
-            not_in_training(doc, &m, &query, suite);
+        if let Some((file, line)) = training.get(query.trim()) {
+            overlap(doc, &m, file, *line);
         }
         suite.triggers.push(TriggerCase {
             id: format!(
@@ -130,28 +134,32 @@ fn once_in_file(
     }
 }
 
-/// A validation query that is also a training query is an error: the holdout would measure
-/// what training already saw.
-fn not_in_training(doc: &mut Doc, m: &Map<'_>, query: &str, suite: &Suite) {
-    let Some(train) = suite
+/// The training queries read so far (trimmed), each with its file's name and line.
+fn training_queries(suite: &Suite) -> HashMap<String, (String, usize)> {
+    suite
         .triggers
         .iter()
-        .find(|t| !t.holdout && t.query.trim() == query.trim())
-    else {
-        return;
-    };
+        .filter(|t| !t.holdout)
+        .map(|t| {
+            let file = t.location.file.file_name().map_or_else(
+                || t.location.file.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            (t.query.trim().to_string(), (file, t.location.line))
+        })
+        .collect()
+}
+
+/// A validation query that is also a training query (in `file` at `line`) is an error: the
+/// holdout would measure what training already saw.
+fn overlap(doc: &mut Doc, m: &Map<'_>, file: &str, line: usize) {
     let span = m.opt("query").map_or(m.span, |n| n.span);
-    let file = train.location.file.file_name().map_or_else(
-        || train.location.file.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
     doc.error(
         "holdout-overlap",
         span,
         &m.path("query"),
         format!(
-            "this validation query is also a training query ({file} line {}): the holdout must hold queries training never saw",
-            train.location.line
+            "this validation query is also a training query ({file} line {line}): the holdout must hold queries training never saw"
         ),
     )
     .help = Some(format!("keep the query in one of {TRAIN_FILE} and {VALIDATION_FILE}"));
