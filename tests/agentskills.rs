@@ -132,6 +132,13 @@ fn each_case_run_has_timing_json_beside_grading_json() {
     let ws = run.join("skill-creator/eval-1/with_skill/run-1");
     assert!(ws.join("grading.json").is_file());
     assert_eq!(read_json(&ws.join("timing.json")), timing);
+    // A folder recorded before timing.json was written gets one there all the same, when
+    // `assay grade` writes its reports again.
+    std::fs::remove_file(case_dir(&run, "1").join("timing.json")).unwrap();
+    std::fs::remove_file(ws.join("timing.json")).unwrap();
+    let out = assay(d.path(), &["grade", "out"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(read_json(&ws.join("timing.json")), timing);
 }
 
 #[test]

@@ -97,10 +97,14 @@ pub fn write_workspace(r: &Report, run_dir: &Path) -> std::io::Result<Vec<PathBu
             .join(format!("run-{}", c.run));
         let metadata =
             json!({"eval_id": id_of(&ids, c), "eval_name": eval_name(c), "prompt": c.prompt});
-        let mut files = vec![(
-            to.join("eval_metadata.json"),
-            metadata.to_string().into_bytes(),
-        )];
+        let mut files = vec![
+            (
+                to.join("eval_metadata.json"),
+                metadata.to_string().into_bytes(),
+            ),
+            // Beside grading.json, where skill-creator's aggregator looks for time and tokens.
+            (to.join(layout::TIMING_JSON), timing(c)),
+        ];
         let mut copy = |src: PathBuf, dst: PathBuf| {
             // Only regular files of assay's own record, and not without bound.
             if let Ok(m) = std::fs::symlink_metadata(&src)
@@ -118,8 +122,6 @@ pub fn write_workspace(r: &Report, run_dir: &Path) -> std::io::Result<Vec<PathBu
                 to.join(layout::GRADING_JSON),
             );
         }
-        // Beside grading.json, where skill-creator's aggregator looks for time and tokens.
-        copy(from.join(layout::TIMING_JSON), to.join(layout::TIMING_JSON));
         copy(from.join(layout::OUTPUT_TXT), to.join("outputs/output.txt"));
         for e in std::fs::read_dir(from.join("artifacts"))
             .into_iter()
@@ -137,6 +139,18 @@ pub fn write_workspace(r: &Report, run_dir: &Path) -> std::io::Result<Vec<PathBu
     crate::record::write_atomic(&bench, render(r).as_bytes())?;
     written.push(bench);
     Ok(written)
+}
+
+/// A case-run's `timing.json`, from its record: what its folder holds, and there too for a
+/// folder recorded before assay wrote one.
+fn timing(c: &CaseRun) -> Vec<u8> {
+    let usage = crate::record::agent::Usage {
+        input_tokens: c.input_tokens,
+        output_tokens: c.output_tokens,
+        ..Default::default()
+    };
+    let t = crate::record::timing::Timing::of(&usage, c.duration_ms);
+    serde_json::to_vec_pretty(&t).unwrap_or_default()
 }
 
 /// The largest file copied into the workspace.
