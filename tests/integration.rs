@@ -9,6 +9,7 @@ mod acp;
 mod acp_records;
 mod action;
 mod adaptive;
+mod agentskills;
 mod bmad_adapter;
 mod bmad_modes;
 mod broken;

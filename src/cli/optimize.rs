@@ -9,7 +9,7 @@ use super::{JudgeChoice, print_problems};
 use crate::discover::{self, Options};
 use crate::exit::Exit;
 use crate::formats::LoadCtx;
-use crate::optimize::{self, Error, Optimization, OptimizeSettings, Query};
+use crate::optimize::{self, Error, Optimization, OptimizeSettings};
 use crate::run::{RunOptions, RunSettings};
 use crate::suite::{Skill, Suite};
 
@@ -83,22 +83,11 @@ fn inside_zero_one(s: &str) -> Result<f64, String> {
 
 pub fn run(ctx: &LoadCtx, cmd: &OptimizeCommand, plugins: &crate::plugin::Plugins) -> Exit {
     let OptimizeCommand::Description(args) = cmd;
-    let path = ctx.cwd.join(&args.skill);
-    let Some(skill) = crate::suite::skill::read(&path) else {
-        tell!(
-            "error: {} is neither a skill folder with a SKILL.md nor a command file",
-            args.skill.display()
-        );
-        return Exit::BadInput;
-    };
-    let (base, queries) = match queries_for(ctx, args, &skill) {
+    let (skill, gathered, notes) = match inputs(ctx, args) {
         Ok(found) => found,
         Err(o) => return o,
     };
-    let notes = match notes(ctx, args) {
-        Ok(n) => n,
-        Err(o) => return o,
-    };
+    let base = gathered.base;
     let (proposer, info) = match proposer(args, &base) {
         Ok(p) => p,
         Err(o) => return o,
@@ -113,7 +102,8 @@ pub fn run(ctx: &LoadCtx, cmd: &OptimizeCommand, plugins: &crate::plugin::Plugin
         ctx,
         base: &base,
         skill: &skill,
-        queries,
+        queries: gathered.queries,
+        holdout: gathered.holdout,
         opts: &opts,
         settings: optimize_settings(args, &settings),
         proposer: &proposer,
@@ -139,6 +129,32 @@ pub fn run(ctx: &LoadCtx, cmd: &OptimizeCommand, plugins: &crate::plugin::Plugin
             Exit::Infrastructure
         }
     }
+}
+
+/// The skill, its queries (and the holdout they give) and the reviewer's notes, or the exit
+/// saying why not.
+fn inputs(
+    ctx: &LoadCtx,
+    args: &DescriptionArgs,
+) -> Result<
+    (
+        Skill,
+        optimize::queries::Gathered,
+        Vec<optimize::feedback::Note>,
+    ),
+    Exit,
+> {
+    let path = ctx.cwd.join(&args.skill);
+    let Some(skill) = crate::suite::skill::read(&path) else {
+        tell!(
+            "error: {} is neither a skill folder with a SKILL.md nor a command file",
+            args.skill.display()
+        );
+        return Err(Exit::BadInput);
+    };
+    let gathered = queries_for(ctx, args, &skill)?;
+    let notes = notes(ctx, args)?;
+    Ok((skill, gathered, notes))
 }
 
 /// What each measurement runs with: the trigger evals' settings, cached, without the
@@ -292,13 +308,13 @@ fn print_record(ctx: &LoadCtx, args: &DescriptionArgs, rec: &optimize::Record) -
     Exit::Success
 }
 
-/// The suite trigger evals of the skill run in, and its queries: from `--queries`, or from
-/// every suite under the paths whose skill is this one.
+/// The suite trigger evals of the skill run in, and its queries (and the holdout they give):
+/// from `--queries`, or from every suite under the paths whose skill is this one.
 fn queries_for(
     ctx: &LoadCtx,
     args: &DescriptionArgs,
     skill: &Skill,
-) -> Result<(Suite, Vec<Query>), Exit> {
+) -> Result<optimize::queries::Gathered, Exit> {
     let options = match &args.queries {
         Some(file) => Options {
             evals: Some(file.clone()),
@@ -320,7 +336,7 @@ fn queries_for(
             skill.name
         );
         tell!(
-            "  fix: add triggers (BMAD triggers.json, clauditor trigger_tests), or pass --queries FILE"
+            "  fix: add triggers (BMAD triggers.json, agentskills.io train_queries.json, clauditor trigger_tests), or pass --queries FILE"
         );
         Exit::BadInput
     })

@@ -292,8 +292,10 @@ pub fn transcript_text(events: &[Event]) -> String {
 }
 
 /// The grading as JSON: skill-creator's `grading.json` shape (`expectations`: the judge's,
-/// then every check as one; `summary` over them all; `eval_feedback`) plus the checks,
-/// extraction, the rubric, the criteria verdict and the grade.
+/// then every check as one; `summary` over them all; `eval_feedback`) and agentskills.io's
+/// ("Evaluating skills": `assertion_results`, the same list of `text`, `passed`, `evidence`
+/// under the name its guide gives it; its `summary` is skill-creator's, field for field), plus
+/// the checks, extraction, the rubric, the criteria verdict and the grade.
 pub fn grading_json(
     checks: &[CheckOutcome],
     judge: Option<&JudgeRecord>,
@@ -303,16 +305,11 @@ pub fn grading_json(
     let mut expectations: Vec<record::grading::ExpectationResult> =
         exp.map(|e| e.expectations.clone()).unwrap_or_default();
     expectations.extend(checks.iter().map(CheckOutcome::as_expectation));
-    let passed = expectations.iter().filter(|e| e.passed).count();
-    let total = expectations.len();
+    let summary = record::grading::ExpectationsSummary::of(&expectations);
     serde_json::json!({
         "expectations": expectations,
-        "summary": {
-            "passed": passed,
-            "failed": total - passed,
-            "total": total,
-            "pass_rate": if total == 0 { 0.0 } else { passed as f64 / total as f64 },
-        },
+        "assertion_results": expectations,
+        "summary": summary,
         "eval_feedback": exp.map(|e| &e.eval_feedback),
         "checks": checks,
         "extraction": judge.and_then(|j| j.extraction.as_ref()),
@@ -364,4 +361,42 @@ fn unusable_answers(answers: &[String]) -> String {
         out.push_str(&format!("--- {head} ({} bytes) ---\n{cut}\n", a.len()));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(id: &str, passed: bool) -> CheckOutcome {
+        CheckOutcome {
+            id: id.into(),
+            kind: "contains".into(),
+            passed,
+            message: format!("{id} message"),
+            evidence: Some(format!("{id} evidence")),
+            weight: 1.0,
+            negated: false,
+            error: None,
+            log: None,
+            provider: None,
+        }
+    }
+
+    #[test]
+    fn grading_json_is_skill_creators_and_agentskills_at_once() {
+        let g = grading_json(&[check("a", true), check("b", false)], None, None);
+        assert_eq!(g["assertion_results"], g["expectations"]);
+        assert_eq!(
+            g["assertion_results"][1],
+            serde_json::json!({"text": "b (contains)", "passed": false, "evidence": "b evidence"})
+        );
+        assert_eq!(
+            g["summary"],
+            serde_json::json!({"passed": 1, "failed": 1, "total": 2, "pass_rate": 0.5})
+        );
+        // Nothing graded: an empty list and a pass rate of 0, as both guides' readers expect.
+        let g = grading_json(&[], None, None);
+        assert_eq!(g["assertion_results"], serde_json::json!([]));
+        assert_eq!(g["summary"]["pass_rate"], 0.0);
+    }
 }

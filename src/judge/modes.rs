@@ -193,23 +193,13 @@ with exactly {} entries in expectations, in the order given.",
                 evidence: str_field(item, "evidence"),
             });
         }
-        let passed = out.iter().filter(|e| e.passed).count();
         let feedback: Feedback = v
             .get("eval_feedback")
             .cloned()
             .and_then(|f| serde_json::from_value(f).ok())
             .unwrap_or_default();
         Ok(ExpectationsGrade {
-            summary: Summary {
-                passed,
-                failed: out.len() - passed,
-                total: out.len(),
-                pass_rate: if out.is_empty() {
-                    0.0
-                } else {
-                    passed as f64 / out.len() as f64
-                },
-            },
+            summary: Summary::of(&out),
             expectations: out,
             eval_feedback: feedback,
         })

@@ -212,13 +212,7 @@ fn settings(rec: &Record) -> String {
         ("proposer", rec.proposer.clone()),
         ("train queries", kinds(&rec.train)),
         ("holdout queries", kinds(&rec.holdout)),
-        (
-            "split",
-            format!(
-                "stratified, train fraction {}, seed {}",
-                rec.train_fraction, rec.seed
-            ),
-        ),
+        ("split", split(rec)),
         (
             "trigger runs",
             format!(
@@ -477,6 +471,21 @@ fn end(rec: &Record, skill_text: Option<&str>) -> String {
     h
 }
 
+/// How train and holdout came to be: split by the seed, or the holdout as the suites gave it.
+fn split(rec: &Record) -> String {
+    if rec.holdout_from.is_empty() {
+        format!(
+            "stratified, train fraction {}, seed {}",
+            rec.train_fraction, rec.seed
+        )
+    } else {
+        format!(
+            "as given: the holdout is the validation set of {}",
+            rec.holdout_from.join(", ")
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::score::{QueryScore, compare};
@@ -525,6 +534,7 @@ mod tests {
             proposer: "anthropic claude-proposer".into(),
             train: vec![q("q1", true), q("q2", false)],
             holdout: vec![q("q3", true), q("q4", false)],
+            holdout_from: Vec::new(),
             start: Some(Measured {
                 description: "Writes documents.".into(),
                 train: score(9, 18),
@@ -593,6 +603,20 @@ mod tests {
                 holdout_top: 2,
             }),
         }
+    }
+
+    #[test]
+    fn a_holdout_the_suites_gave_is_named_as_the_split() {
+        let mut rec = record();
+        rec.holdout_from = vec!["evals/validation_queries.json".into()];
+        let page = render(&rec, None);
+        assert!(
+            page.contains(
+                "as given: the holdout is the validation set of evals/validation_queries.json"
+            ),
+            "{page}"
+        );
+        assert!(!page.contains("stratified"));
     }
 
     #[test]

@@ -87,6 +87,7 @@ fn suites_for(base: &Suite, variants: &[Described], queries: &[Query]) -> Vec<Su
                     should_trigger: q.should_trigger,
                     routing: Default::default(),
                     location: location.clone(),
+                    holdout: false,
                 })
                 .collect();
             s

@@ -1,7 +1,9 @@
 //! The optimise stage: `assay optimize description`, a skill's description improved against
 //! its trigger queries, and changed only when the gain is shown to be real.
 //!
-//! The queries are split, stratified, into train and holdout. The current description is
+//! The queries are split, stratified, into train and holdout, unless the suites give the
+//! holdout (agentskills.io's `validation_queries.json` beside its `train_queries.json`, kept
+//! as it is: the training queries are train, the validation queries holdout). The current description is
 //! measured on both through the real agent (trigger evals, as `assay run` runs them). Each
 //! iteration, a proposer model sees the description, the skill's body and the train queries it
 //! got wrong (never the holdout) and writes candidates; each is measured on train, the best on
@@ -105,6 +107,10 @@ pub struct Record {
     pub proposer: String,
     pub train: Vec<Query>,
     pub holdout: Vec<Query>,
+    /// The files the holdout was read from, when the suites gave it (agentskills.io's
+    /// `validation_queries.json`); empty when it was split off (by `seed` and `train_fraction`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub holdout_from: Vec<String>,
     pub start: Option<Measured>,
     pub iterations: Vec<Iteration>,
     /// The description at the end: the start's, or the last accepted candidate's.
@@ -151,7 +157,10 @@ pub struct Optimization<'a> {
     /// The suite the queries come from: the project, harness and settings trigger evals use.
     pub base: &'a Suite,
     pub skill: &'a Skill,
+    /// Every query, split into train and holdout; the training queries when `holdout` is given.
     pub queries: Vec<Query>,
+    /// The holdout the suites give (their validation queries), used instead of a split.
+    pub holdout: Option<queries::GivenHoldout>,
     pub opts: &'a RunOptions,
     pub settings: OptimizeSettings,
     pub proposer: &'a Judge,
@@ -235,15 +244,7 @@ fn begin(
     let comparisons = (s.iterations * s.holdout_top).max(1);
     let mut rec = record(job, &file, comparisons, say);
     both_kinds(&rec)?;
-    say(format!(
-        "split (seed {}): {} train and {} holdout queries; {} trigger run(s) each; accept at p < {:.4} (alpha {} over {comparisons} holdout comparison(s))",
-        rec.seed,
-        rec.train.len(),
-        rec.holdout.len(),
-        rec.trigger_runs,
-        rec.level,
-        rec.alpha
-    ));
+    say(split_line(&rec, comparisons));
     save(&job.dir, &rec)?;
 
     let start = measure_start(job, &mut rec, &current, say)?;
@@ -419,7 +420,10 @@ fn record(
             ..r.clone()
         },
         None => {
-            let (train, holdout) = split::stratified(&job.queries, s.train_fraction, s.seed);
+            let (train, holdout) = match &job.holdout {
+                Some(given) => (job.queries.clone(), given.queries.clone()),
+                None => split::stratified(&job.queries, s.train_fraction, s.seed),
+            };
             Record {
                 schema: SCHEMA.into(),
                 skill: job.skill.name.clone(),
@@ -433,6 +437,11 @@ fn record(
                 proposer: job.proposer_name.clone(),
                 train,
                 holdout,
+                holdout_from: job
+                    .holdout
+                    .as_ref()
+                    .map(|h| h.files.clone())
+                    .unwrap_or_default(),
                 start: None,
                 iterations: Vec::new(),
                 best: None,
@@ -471,13 +480,43 @@ fn record(
     rec
 }
 
+/// How the queries were split, and what accepts a candidate.
+fn split_line(rec: &Record, comparisons: u32) -> String {
+    let split = if rec.holdout_from.is_empty() {
+        format!(
+            "split (seed {}): {} train and {} holdout queries",
+            rec.seed,
+            rec.train.len(),
+            rec.holdout.len()
+        )
+    } else {
+        format!(
+            "holdout as given: {} validation queries from {}, {} train queries (not split)",
+            rec.holdout.len(),
+            rec.holdout_from.join(", "),
+            rec.train.len()
+        )
+    };
+    format!(
+        "{split}; {} trigger run(s) each; accept at p < {:.4} (alpha {} over {comparisons} holdout comparison(s))",
+        rec.trigger_runs, rec.level, rec.alpha
+    )
+}
+
 /// Each half has queries of both kinds, or the optimisation cannot measure anything.
 fn both_kinds(rec: &Record) -> Result<(), Error> {
     for (half, qs) in [("train", &rec.train), ("holdout", &rec.holdout)] {
         for kind in [true, false] {
             if !qs.iter().any(|q| q.should_trigger == kind) {
+                let given = match (half, rec.holdout_from.is_empty()) {
+                    (_, true) => String::new(),
+                    ("holdout", false) => {
+                        format!(" (the validation set, {})", rec.holdout_from.join(", "))
+                    }
+                    _ => " (the training set)".to_string(),
+                };
                 return Err(Error::Input(format!(
-                    "the {half} half has no query that should {}fire: give at least two of each kind",
+                    "the {half} half{given} has no query that should {}fire: give at least two of each kind",
                     if kind { "" } else { "not " }
                 )));
             }

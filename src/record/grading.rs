@@ -110,6 +110,8 @@ pub struct ExpectationsGrade {
     pub eval_feedback: Feedback,
 }
 
+/// One graded expectation: skill-creator's `expectations[]` entry, and agentskills.io's
+/// `assertion_results[]` entry ("Evaluating skills"), which has the same three fields.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExpectationResult {
     pub text: String,
@@ -117,12 +119,32 @@ pub struct ExpectationResult {
     pub evidence: String,
 }
 
+/// A grading's `summary`, as skill-creator and agentskills.io both define it: counts of the
+/// graded expectations and the share passed (0 when there are none).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExpectationsSummary {
     pub passed: usize,
     pub failed: usize,
     pub total: usize,
     pub pass_rate: f64,
+}
+
+impl ExpectationsSummary {
+    /// The summary of `results`.
+    pub fn of(results: &[ExpectationResult]) -> Self {
+        let passed = results.iter().filter(|e| e.passed).count();
+        let total = results.len();
+        ExpectationsSummary {
+            passed,
+            failed: total - passed,
+            total,
+            pass_rate: if total == 0 {
+                0.0
+            } else {
+                passed as f64 / total as f64
+            },
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

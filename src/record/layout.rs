@@ -12,6 +12,7 @@
 //!     prompt.txt, output.txt, stderr.txt, transcript.jsonl, raw.jsonl
 //!     workspace.json              the workspace's changes
 //!     grading.json, judge-reply.txt, feedback.json
+//!     timing.json                 tokens and time (record::timing::Timing)
 //! ```
 
 /// The run's record, `record::run::RunRecord`.
@@ -32,6 +33,8 @@ pub const RAW_JSONL: &str = "raw.jsonl";
 pub const WORKSPACE_JSON: &str = "workspace.json";
 /// The grade in skill-creator's shape.
 pub const GRADING_JSON: &str = "grading.json";
+/// A case-run's tokens and time, in agentskills.io's shape (`record::timing::Timing`).
+pub const TIMING_JSON: &str = "timing.json";
 /// The judge's reply, as it answered (redacted).
 pub const JUDGE_REPLY_TXT: &str = "judge-reply.txt";
 /// A reviewer's feedback on the case-run (the review viewer).

@@ -13,6 +13,7 @@
 //!                              output.txt  what counts as the case's output
 //!                              artifacts/  copies of files the agent created or modified
 //!                              workspace.json  the files after the run: a project listing and changes
+//!                              grading.json, timing.json  the grading and the cost (agentskills.io's, skill-creator's)
 //!                              result.json CaseRunRecord (written last, atomically)
 //! ```
 //!
@@ -32,6 +33,7 @@ pub mod mocks;
 pub mod names;
 pub mod path_text;
 pub mod run;
+pub mod timing;
 pub mod write;
 
 pub use case_run::{CaseRunRecord, Outcome, Status};

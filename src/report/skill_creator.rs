@@ -3,8 +3,10 @@
 //! `configuration` `with_skill` (the skill) or `without_skill` (`--baseline`), each run's
 //! `result` and graded `expectations` (every check and judge expectation, with its evidence);
 //! `run_summary` with each configuration's mean, standard deviation, minimum and maximum of
-//! the pass rate, time and tokens, and the `delta` as signed strings. Each case-run's
-//! `grading.json` (written by every run) is the per-run file of the same schema. A
+//! the pass rate, time and tokens, and the `delta` as numbers (agentskills.io's "Evaluating
+//! skills" shape, which skill-creator's viewer reads too: see [`signed_difference`]). Each
+//! case-run's `grading.json` and `timing.json` (written by every run) are the per-run files of
+//! the same schemas. A
 //! `--variant-path` arm is neither configuration and is left out, said in `notes`. A case-run
 //! with no verdict (not graded: the judge failed or there was none; an error; skipped; never
 //! recorded) is left out of `runs` and of every figure, as skill-creator's
@@ -13,8 +15,8 @@
 //!
 //! Beside it, [`write_workspace`] lays the run out as skill-creator's workspace, which its
 //! `eval-viewer/generate_review.py` reads: `skill-creator/eval-<id>/<configuration>/run-<n>/`
-//! with `outputs/` (the agent's output and the files it wrote), `grading.json` and
-//! `eval_metadata.json` (the prompt), and `skill-creator/benchmark.json`.
+//! with `outputs/` (the agent's output and the files it wrote), `grading.json`, `timing.json`
+//! and `eval_metadata.json` (the prompt), and `skill-creator/benchmark.json`.
 
 use std::path::{Path, PathBuf};
 
@@ -95,10 +97,14 @@ pub fn write_workspace(r: &Report, run_dir: &Path) -> std::io::Result<Vec<PathBu
             .join(format!("run-{}", c.run));
         let metadata =
             json!({"eval_id": id_of(&ids, c), "eval_name": eval_name(c), "prompt": c.prompt});
-        let mut files = vec![(
-            to.join("eval_metadata.json"),
-            metadata.to_string().into_bytes(),
-        )];
+        let mut files = vec![
+            (
+                to.join("eval_metadata.json"),
+                metadata.to_string().into_bytes(),
+            ),
+            // Beside grading.json, where skill-creator's aggregator looks for time and tokens.
+            (to.join(layout::TIMING_JSON), timing(c)),
+        ];
         let mut copy = |src: PathBuf, dst: PathBuf| {
             // Only regular files of assay's own record, and not without bound.
             if let Ok(m) = std::fs::symlink_metadata(&src)
@@ -133,6 +139,18 @@ pub fn write_workspace(r: &Report, run_dir: &Path) -> std::io::Result<Vec<PathBu
     crate::record::write_atomic(&bench, render(r).as_bytes())?;
     written.push(bench);
     Ok(written)
+}
+
+/// A case-run's `timing.json`, from its record: what its folder holds, and there too for a
+/// folder recorded before assay wrote one.
+fn timing(c: &CaseRun) -> Vec<u8> {
+    let usage = crate::record::agent::Usage {
+        input_tokens: c.input_tokens,
+        output_tokens: c.output_tokens,
+        ..Default::default()
+    };
+    let t = crate::record::timing::Timing::of(&usage, c.duration_ms);
+    serde_json::to_vec_pretty(&t).unwrap_or_default()
 }
 
 /// The largest file copied into the workspace.
@@ -193,10 +211,12 @@ pub fn render(r: &Report) -> String {
         json!({"pass_rate": of("pass_rate"), "time_seconds": of("time_seconds"), "tokens": of("tokens")})
     };
     let (with, without) = (summary("with_skill"), summary("without_skill"));
-    let delta = |field: &str, digits: usize| {
-        let d = with[field]["mean"].as_f64().unwrap_or(0.0)
-            - without[field]["mean"].as_f64().unwrap_or(0.0);
-        format!("{d:+.digits$}")
+    let delta = |field: &str, digits: i32| {
+        signed_difference(
+            with[field]["mean"].as_f64().unwrap_or(0.0),
+            without[field]["mean"].as_f64().unwrap_or(0.0),
+            digits,
+        )
     };
     let mut notes: Vec<String> = left_out(&runs, &ids);
     if r.case_runs.iter().any(|c| c.variant == Arm::Variant) {
@@ -276,6 +296,23 @@ fn run(c: &CaseRun, configuration: &str, eval_id: Value) -> Value {
     })
 }
 
+/// `with - without`, rounded to `digits` decimals, as a JSON number: agentskills.io's
+/// `delta` is numbers, and skill-creator's readers (its viewer's `parseFloat`, its Markdown)
+/// take a number where its schema shows a signed string (`"+0.50"`). Never `-0`; a whole
+/// number when `digits` is 0 (tokens).
+fn signed_difference(with: f64, without: f64, digits: i32) -> Value {
+    let scale = 10f64.powi(digits);
+    // `+ 0.0` turns a rounded `-0.0` into `0.0`.
+    let d = ((with - without) * scale).round() / scale + 0.0;
+    if !d.is_finite() {
+        return json!(0);
+    }
+    if digits == 0 && d.abs() < 9.0e15 {
+        return json!(d as i64);
+    }
+    json!(d)
+}
+
 /// Mean, sample standard deviation, minimum and maximum (zeros without values).
 fn stats(values: impl Iterator<Item = f64>) -> Value {
     let v: Vec<f64> = values.collect();
@@ -296,4 +333,20 @@ fn stats(values: impl Iterator<Item = f64>) -> Value {
         "min": round(v.iter().copied().fold(f64::INFINITY, f64::min)),
         "max": round(v.iter().copied().fold(f64::NEG_INFINITY, f64::max)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deltas_are_rounded_numbers_never_minus_zero() {
+        assert_eq!(signed_difference(0.83, 0.33, 2), json!(0.5));
+        assert_eq!(signed_difference(32.0, 45.04, 1), json!(-13.0));
+        assert_eq!(signed_difference(3800.0, 2100.4, 0), json!(1700));
+        let zero = signed_difference(0.5, 0.500_001, 2);
+        assert_eq!(zero.to_string(), "0.0");
+        assert_eq!(signed_difference(f64::INFINITY, 0.0, 1), json!(0));
+        assert_eq!(signed_difference(f64::MAX, -f64::MAX, 0), json!(0));
+    }
 }

@@ -175,6 +175,7 @@ pub fn run(
             should_trigger: true,
             routing: Default::default(),
             location: s.triggers[0].location.clone(),
+            holdout: false,
         }];
         canaries.push(c);
     }

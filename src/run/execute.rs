@@ -473,6 +473,12 @@ fn interrupted(
 
 fn finish(mut result: CaseRunRecord, started: Instant, plan: &CaseRunPlan<'_>) -> CaseRunRecord {
     result.duration_ms = started.elapsed().as_millis() as u64;
+    let timing = record::timing::Timing::of(&result.usage, result.duration_ms);
+    if let Err(e) = record::write_json(&plan.dir.join(layout::TIMING_JSON), &timing) {
+        result
+            .unrecorded
+            .push(format!("cannot write {}: {e}", layout::TIMING_JSON));
+    }
     if let Some(first) = result.unrecorded.first() {
         // Never a pass read from a folder missing part of what happened.
         result.end(

@@ -723,4 +723,8 @@ pub struct TriggerCase {
     #[serde(skip_serializing_if = "crate::record::case_run::Routing::is_empty")]
     pub routing: crate::record::case_run::Routing,
     pub location: Location,
+    /// A query of the validation set (agentskills.io's `validation_queries.json`): `assay run`
+    /// runs it as any other, `assay optimize` holds it out of training (its holdout).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub holdout: bool,
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::Input;
 use super::sniff::Sniff;
-use super::triggers::TRIGGER_FILES;
+use super::triggers::{GENERIC_NAMES, TRAIN_FILE, TRIGGER_FILES, VALIDATION_FILE};
 use crate::diag::Problem;
 use crate::formats::LoadCtx;
 use crate::formats::find::{EvalFormat, File, Found, Job, Scan};
@@ -42,6 +42,8 @@ impl EvalFormat for Bmad {
             "SKILL.md" => found.add(SKILLS, file.dir.to_path_buf()),
             // A `cases.json` of another shape is not BMAD's: left alone.
             "cases.json" if !is_cases_shape(file.path) => return false,
+            // A dataset's `train_queries.json` is not a trigger set: left alone.
+            n if is_another_tools(n, file.path) => return false,
             // BenchFlow's `evals.json` is named, never read as skill-creator's.
             "evals.json" if is_benchflow(file.path) => {
                 found.add(BENCHFLOW, file.path.to_path_buf())
@@ -112,6 +114,7 @@ fn input(dir: PathBuf, skill_name: String, skill: Option<Skill>, project_root: P
         evals_file: files.evals,
         cases_file: files.cases,
         triggers_file: files.triggers,
+        validation_file: files.validation,
         dir,
         skill_name,
         skill,
@@ -231,6 +234,7 @@ fn evals_flag_job(ctx: &LoadCtx, evals: &Path, skill: Option<&Skill>) -> Result<
         evals_file: files.evals,
         cases_file: files.cases,
         triggers_file: files.triggers,
+        validation_file: files.validation,
         skill_name: name,
         skill: skill.cloned(),
         project_root: root,
@@ -273,6 +277,7 @@ fn evals_flag_files(ctx: &LoadCtx, evals: &Path) -> Result<(PathBuf, EvalFiles),
             ..Default::default()
         },
         n if TRIGGER_FILES.contains(&n) => EvalFiles {
+            validation: validation_beside(evals),
             triggers: file,
             ..Default::default()
         },
@@ -300,23 +305,38 @@ pub struct EvalFiles {
     pub evals: Option<PathBuf>,
     pub cases: Option<PathBuf>,
     pub triggers: Option<PathBuf>,
+    /// `validation_queries.json`, when the trigger file is `train_queries.json` beside it.
+    pub validation: Option<PathBuf>,
 }
 
 impl EvalFiles {
-    /// The eval files in `dir`: `evals.json`, a `cases.json` in the runner's cases shape, and
-    /// the first trigger file by [`TRIGGER_FILES`]' order.
+    /// The eval files in `dir`: `evals.json`, a `cases.json` in the runner's cases shape, the
+    /// first trigger file by [`TRIGGER_FILES`]' order, and the validation set beside it.
     pub fn in_dir(dir: &Path) -> Self {
         let file = |n: &str| Some(dir.join(n)).filter(|p| p.is_file());
+        let triggers = TRIGGER_FILES
+            .iter()
+            .find_map(|n| file(n).filter(|p| !is_another_tools(n, p)));
         EvalFiles {
             evals: file("evals.json").filter(|p| !is_benchflow(p)),
             cases: file("cases.json").filter(|p| is_cases_shape(p)),
-            triggers: TRIGGER_FILES.iter().find_map(|n| file(n)),
+            validation: triggers.as_deref().and_then(validation_beside),
+            triggers,
         }
     }
 
     pub fn is_empty(&self) -> bool {
         self.evals.is_none() && self.cases.is_none() && self.triggers.is_none()
     }
+}
+
+/// agentskills.io's validation set beside a trigger file that is its training set
+/// (`train_queries.json`), when there is one.
+pub fn validation_beside(triggers: &Path) -> Option<PathBuf> {
+    if triggers.file_name()? != TRAIN_FILE {
+        return None;
+    }
+    Some(triggers.with_file_name(VALIDATION_FILE)).filter(|p| p.is_file())
 }
 
 /// Whether a folder holds BMAD (or skill-creator) eval files.
@@ -334,6 +354,12 @@ pub fn is_eval_file_name(name: &str) -> bool {
 /// evals). A file that does not parse is taken for evals, so the loader reports its error.
 pub fn is_triggers_shape(file: &Path) -> bool {
     Sniff::of(file).is_some_and(|s| s.is_triggers())
+}
+
+/// Whether a file under one of the generic trigger names ([`GENERIC_NAMES`]) is another
+/// tool's: JSON, but not in a trigger set's shape.
+fn is_another_tools(name: &str, file: &Path) -> bool {
+    GENERIC_NAMES.contains(&name) && Sniff::of(file).is_some_and(|s| !s.is_triggers())
 }
 
 /// BenchFlow's `evals.json` ([`Sniff::is_benchflow`]).
@@ -425,4 +451,60 @@ fn walkdir(dir: &Path, depth: usize) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn folder(files: &[&str]) -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        for f in files {
+            std::fs::write(
+                d.path().join(f),
+                r#"[{"query": "q", "should_trigger": true}]"#,
+            )
+            .unwrap();
+        }
+        d
+    }
+
+    #[test]
+    fn the_validation_set_is_taken_beside_its_training_set_only() {
+        let d = folder(&[TRAIN_FILE, VALIDATION_FILE]);
+        let files = EvalFiles::in_dir(d.path());
+        assert_eq!(files.triggers, Some(d.path().join(TRAIN_FILE)));
+        assert_eq!(files.validation, Some(d.path().join(VALIDATION_FILE)));
+        // `--evals train_queries.json` (and `optimize --queries`) take it too.
+        let ctx = LoadCtx::new(d.path());
+        let (_, given) = evals_flag_files(&ctx, &d.path().join(TRAIN_FILE)).unwrap();
+        assert_eq!(given, files);
+        // Beside another trigger set, or alone, it is not a holdout.
+        let d = folder(&["triggers.json", TRAIN_FILE, VALIDATION_FILE]);
+        let files = EvalFiles::in_dir(d.path());
+        assert_eq!(files.triggers, Some(d.path().join("triggers.json")));
+        assert_eq!(files.validation, None);
+        let d = folder(&[VALIDATION_FILE]);
+        assert!(EvalFiles::in_dir(d.path()).is_empty());
+        assert!(!is_eval_file_name(VALIDATION_FILE));
+        // `--evals validation_queries.json` runs it as a trigger set of its own.
+        let ctx = LoadCtx::new(d.path());
+        let (_, given) = evals_flag_files(&ctx, &d.path().join(VALIDATION_FILE)).unwrap();
+        assert_eq!(given.triggers, Some(d.path().join(VALIDATION_FILE)));
+        assert_eq!(given.validation, None);
+    }
+
+    #[test]
+    fn a_generic_name_in_another_tools_shape_is_left_alone() {
+        let d = tempfile::tempdir().unwrap();
+        let data = d.path().join(TRAIN_FILE);
+        std::fs::write(&data, r#"[{"text": "a query", "label": 3}]"#).unwrap();
+        assert!(EvalFiles::in_dir(d.path()).is_empty());
+        assert!(is_another_tools(TRAIN_FILE, &data));
+        // Not JSON at all: ours, so the loader says what is wrong with it.
+        std::fs::write(&data, "[{\"query\": ").unwrap();
+        assert_eq!(EvalFiles::in_dir(d.path()).triggers, Some(data.clone()));
+        // The runners' own names are never taken for another tool's.
+        assert!(!is_another_tools("triggers.json", &data));
+    }
 }

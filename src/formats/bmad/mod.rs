@@ -7,9 +7,10 @@
 //!   same list under the name its instructions use);
 //! - `cases.json` (`cases.rs`): the current BMAD runner's cases `{id, input, rubric,
 //!   state_prefix, files}`;
-//! - `triggers.json` (`triggers.rs`) and skill-creator's trigger files
-//!   (`trigger-evals.json`, `description-evals.json`, `eval_set.json`): queries that should or
-//!   should not fire the skill.
+//! - `triggers.json` (`triggers.rs`), skill-creator's trigger files
+//!   (`trigger-evals.json`, `description-evals.json`, `eval_set.json`) and agentskills.io's
+//!   (`eval_queries.json`, `train_queries.json` with its holdout `validation_queries.json`):
+//!   queries that should or should not fire the skill.
 //!
 //! Both runners ignore keys they do not know, so an unknown key is a warning naming it (with a
 //! "did you mean"), never a refusal; assay's own `x-assay-…` keys stay strict.
@@ -52,6 +53,9 @@ pub struct Input {
     /// The current runner's `cases.json`.
     pub cases_file: Option<PathBuf>,
     pub triggers_file: Option<PathBuf>,
+    /// agentskills.io's `validation_queries.json`, beside its `train_queries.json` (the
+    /// triggers file): the validation set, held out by `assay optimize`.
+    pub validation_file: Option<PathBuf>,
     /// The skill's name, derived from its SKILL.md path (or the eval folder's name without one).
     pub skill_name: String,
     pub skill: Option<Skill>,
@@ -65,6 +69,7 @@ impl Input {
             (self.evals_file.as_ref(), Reader::Evals),
             (self.cases_file.as_ref(), Reader::Cases),
             (self.triggers_file.as_ref(), Reader::Triggers),
+            (self.validation_file.as_ref(), Reader::Validation),
         ]
         .into_iter()
         .filter_map(|(f, r)| f.map(|f| (f, r)))
@@ -76,6 +81,7 @@ enum Reader {
     Evals,
     Cases,
     Triggers,
+    Validation,
 }
 
 /// Keys starting with `_` are notes for people (as `_design_notes` is) and are never errors.
@@ -109,8 +115,12 @@ pub fn load(ctx: &LoadCtx, input: &Input) -> Loaded {
                 let ids = match reader {
                     Reader::Evals => evals::read(&mut doc, &root, input, &mut suite),
                     Reader::Cases => cases::read(&mut doc, &root, input, &mut suite),
-                    Reader::Triggers => {
-                        triggers::read(&mut doc, &root, input, &mut suite);
+                    Reader::Triggers | Reader::Validation => {
+                        let set = match reader {
+                            Reader::Validation => triggers::Set::Validation,
+                            _ => triggers::Set::Triggers,
+                        };
+                        triggers::read(&mut doc, &root, input, &mut suite, set);
                         Vec::new()
                     }
                 };

@@ -15,6 +15,7 @@ fn load_evals(text: &str) -> Loaded {
         evals_file: Some(dir.join("evals.json")),
         cases_file: None,
         triggers_file: None,
+        validation_file: None,
         skill_name: "brief".into(),
         skill: None,
         project_root: d.path().to_path_buf(),
@@ -150,10 +151,12 @@ fn load_project(files: &[(&str, &str)]) -> (Loaded, tempfile::TempDir) {
     }
     let dir = skill.join("evals");
     let file = |n: &str| Some(dir.join(n)).filter(|p| p.is_file());
+    let found = super::find::EvalFiles::in_dir(&dir);
     let input = Input {
         evals_file: file("evals.json"),
         cases_file: file("cases.json"),
-        triggers_file: file("triggers.json"),
+        triggers_file: found.triggers,
+        validation_file: found.validation,
         skill_name: "brief".into(),
         skill: crate::suite::skill::read(&skill),
         project_root: d.path().to_path_buf(),
@@ -277,6 +280,7 @@ fn a_folder_fixture_with_a_link_out_of_it_is_refused() {
             evals_file: Some(dir.join("evals.json")),
             cases_file: None,
             triggers_file: None,
+            validation_file: None,
             skill_name: "brief".into(),
             skill: crate::suite::skill::read(&d.path().join("skills/brief")),
             project_root: d.path().to_path_buf(),
@@ -374,4 +378,85 @@ fn a_trigger_entry_with_an_extra_key_loads_with_a_warning() {
             .iter()
             .any(|(c, at_, _)| *c == "ignored-key" && *at_ == at(text, r#""note""#))
     );
+}
+
+/// agentskills.io's training set and, beside it, its validation set.
+const TRAIN: &str = r#"[
+  {"query": "draft a product brief", "should_trigger": true},
+  {"query": "what is the capital of Australia", "should_trigger": false}
+]"#;
+
+#[test]
+fn train_queries_are_the_trigger_set_and_validation_queries_its_holdout() {
+    let validation = r#"[
+  {"query": "turn my notes into a brief", "should_trigger": true},
+  {"query": "fix the typo in README.md", "should_trigger": false}
+]"#;
+    let (loaded, _d) = load_project(&[
+        ("skills/brief/evals/train_queries.json", TRAIN),
+        ("skills/brief/evals/validation_queries.json", validation),
+    ]);
+    assert_no_errors(&loaded.problems);
+    assert!(loaded.problems.is_empty(), "{:#?}", loaded.problems);
+    let t = &loaded.suites[0].triggers;
+    let seen: Vec<(&str, bool)> = t.iter().map(|t| (t.id.as_str(), t.holdout)).collect();
+    assert_eq!(
+        seen,
+        [
+            ("trigger-1", false),
+            ("trigger-2", false),
+            ("validation-1", true),
+            ("validation-2", true)
+        ]
+    );
+    assert!(t[2].location.file.ends_with("validation_queries.json"));
+    assert_eq!(t[3].location.line, 3);
+}
+
+#[test]
+fn a_validation_query_also_in_training_is_an_error_at_its_place() {
+    let validation = r#"[
+  {"query": "turn my notes into a brief", "should_trigger": true},
+  {"query": "what is the capital of Australia", "should_trigger": false}
+]"#;
+    let (loaded, _d) = load_project(&[
+        ("skills/brief/evals/train_queries.json", TRAIN),
+        ("skills/brief/evals/validation_queries.json", validation),
+    ]);
+    let e = errors(&loaded.problems);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    assert_eq!(e[0].0, "holdout-overlap");
+    assert_eq!(e[0].1, at(validation, r#""what is"#));
+    assert_eq!(e[0].2, "[1].query");
+    assert!(e[0].3.contains("train_queries.json line 3"), "{e:#?}");
+    assert!(loaded.suites.is_empty());
+}
+
+#[test]
+fn a_validation_set_without_its_training_set_is_named_not_read() {
+    // Beside another trigger set, or alone: said, never read as a holdout of something else.
+    for files in [
+        vec![
+            ("skills/brief/evals/triggers.json", TRAIN),
+            ("skills/brief/evals/validation_queries.json", TRAIN),
+        ],
+        vec![
+            (
+                "skills/brief/evals/evals.json",
+                r#"{"evals": [{"id": 1, "prompt": "p", "expectations": ["e"]}]}"#,
+            ),
+            ("skills/brief/evals/validation_queries.json", TRAIN),
+        ],
+    ] {
+        let (loaded, _d) = load_project(&files);
+        assert_no_errors(&loaded.problems);
+        assert!(loaded.suites[0].triggers.iter().all(|t| !t.holdout));
+        let w = warnings(&loaded.problems);
+        assert!(
+            w.iter()
+                .any(|(c, _, m)| *c == "unread-triggers"
+                    && m.contains("holdout of train_queries.json")),
+            "{w:#?}"
+        );
+    }
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::Input;
 use super::sniff::Sniff;
-use super::triggers::TRIGGER_FILES;
+use super::triggers::{TRAIN_FILE, TRIGGER_FILES, VALIDATION_FILE};
 use crate::diag::Problem;
 use crate::formats::LoadCtx;
 
@@ -22,6 +22,9 @@ pub(super) fn warn(ctx: &LoadCtx, input: &Input, problems: &mut Vec<Problem>) {
     for file in candidates(input) {
         let name = file_name(&file);
         let why = match &input.triggers_file {
+            _ if name == VALIDATION_FILE => format!(
+                "not read: a validation set is read only as the holdout of {TRAIN_FILE}, when that is the folder's trigger set"
+            ),
             Some(read) => format!("not read: {} is read instead", file_name(read)),
             None if TRIGGER_FILES.contains(&name.as_str()) => {
                 "not read: --evals named another file".to_string()
@@ -45,7 +48,12 @@ pub(super) fn warn(ctx: &LoadCtx, input: &Input, problems: &mut Vec<Problem>) {
 
 /// The folder's JSON files, other than those read, that look like a trigger set.
 fn candidates(input: &Input) -> Vec<PathBuf> {
-    let read = [&input.evals_file, &input.cases_file, &input.triggers_file];
+    let read = [
+        &input.evals_file,
+        &input.cases_file,
+        &input.triggers_file,
+        &input.validation_file,
+    ];
     let is_read = |p: &Path| read.iter().any(|r| r.as_deref() == Some(p));
     let mut out: Vec<PathBuf> = std::fs::read_dir(&input.dir)
         .into_iter()

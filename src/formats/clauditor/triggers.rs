@@ -28,6 +28,7 @@ pub(super) fn read(doc: &mut Doc, node: &Node) -> Vec<TriggerCase> {
                 should_trigger: should,
                 routing: Default::default(),
                 location: location(doc, span),
+                holdout: false,
             });
         }
     }
