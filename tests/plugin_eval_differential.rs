@@ -274,6 +274,7 @@ fn comparable(v: &Value) -> Value {
         json!({
             "score": r["score"],
             "passed": r["passed"],
+            "aborted": r["aborted"],
             "graders": r["graders"].as_array().map(|gs| gs.iter().map(|g| json!({
                 "name": g["name"], "passed": g["passed"], "weight": g["weight"],
                 "explanation": g["explanation"], "withOnly": g["withOnly"], "scored": g["scored"],
@@ -341,9 +342,14 @@ fn differences(a: &Value, b: &Value, at: &str, out: &mut Vec<String>) {
 
 /// Runs both and compares; the number of grader verdicts compared.
 fn agree(server: &ModelServer, args: &[&str], cases: usize) -> usize {
+    agree_on(server, plugin, args, cases)
+}
+
+/// [`agree`] on the plugin `write` makes.
+fn agree_on(server: &ModelServer, write: fn(&Path), args: &[&str], cases: usize) -> usize {
     let home = tempfile::tempdir().unwrap();
     let d = tempfile::tempdir().unwrap();
-    plugin(d.path());
+    write(d.path());
     let (cc, cc_out) = reference(server, d.path(), home.path(), args);
     assert!(
         cc.is_object(),
@@ -412,6 +418,85 @@ fn verdicts_scores_and_exits_agree_with_claude_code() {
         1,
     );
     assert_eq!(one, 3);
+}
+
+/// A plugin whose MCP server is mocked: a fixed responder with the call's fields and a guard,
+/// read back through `target: mock_calls`; a case whose call breaks the guard (the run is
+/// aborted, score 0).
+fn mocked_plugin(dir: &Path) {
+    write_tree(
+        dir,
+        &[
+            (
+                ".claude-plugin/plugin.json",
+                r#"{"name": "diffmock", "version": "0.3.0"}"#,
+            ),
+            (
+                ".mcp.json",
+                r#"{"mcpServers": {"tracker": {"type": "http", "url": "https://tracker.invalid/mcp"}}}"#,
+            ),
+            ("skills/tidy-commit/SKILL.md", SKILL),
+            (
+                "evals/mocks/tracker/create_issue.md",
+                "---\nexpect:\n  project: [web, api]\n  title: string\n---\nCreated issue #4821 in {{input.project}}: {{input.title}}\n",
+            ),
+            (
+                "evals/m-filed/prompt.md",
+                "---\nruns: 1\n---\nMOCK-FILE: file the login bug.\n",
+            ),
+            (
+                "evals/m-filed/graders/called.md",
+                "---\ntype: tool_used\ntool: mcp__plugin_diffmock_tracker__create_issue\ninput_match: Login\n---\n",
+            ),
+            (
+                "evals/m-filed/graders/answered.md",
+                "---\ntype: regex\ntarget: mock_calls\npattern: 'Created issue #4821 in web: Login broken'\n---\n",
+            ),
+            (
+                "evals/m-filed/graders/said.md",
+                "---\ntype: regex\npattern: Filed\nweight: 2\n---\n",
+            ),
+            (
+                "evals/m-wrong/prompt.md",
+                "---\nruns: 1\n---\nMOCK-WRONG: file it in ios.\n",
+            ),
+            (
+                "evals/m-wrong/graders/said.md",
+                "---\ntype: regex\npattern: Filed\n---\n",
+            ),
+        ],
+    );
+}
+
+/// Mocked MCP tools answer, are graded through `mock_calls`, and a broken guard aborts the
+/// run, alike in both.
+#[test]
+fn mocked_runs_agree_with_claude_code() {
+    let server = ModelServer::start();
+    let create = "mcp__plugin_diffmock_tracker__create_issue";
+    server.script_each(
+        "MOCK-FILE",
+        None,
+        vec![
+            tool(create, json!({"title": "Login broken", "project": "web"})),
+            text("Filed it."),
+        ],
+    );
+    server.script_each(
+        "MOCK-WRONG",
+        None,
+        vec![
+            tool(create, json!({"title": "Login broken", "project": "ios"})),
+            text("Filed it."),
+        ],
+    );
+    let graders = agree_on(
+        &server,
+        mocked_plugin,
+        &["--runs", "1", "--ablation", "none"],
+        2,
+    );
+    assert_eq!(graders, 3, "grader verdicts compared");
 }
 
 /// Cases Claude Code refuses to load, one cause each, and one it loads.
