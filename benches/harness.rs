@@ -104,7 +104,7 @@ fn main() {
         mcp_servers: &no_servers,
         limits: &no_limits,
         plugin_dirs: Vec::new(),
-        grants: &[],
+        grants: &Default::default(),
     };
     let exit = Exited {
         code: Some(0),

@@ -80,6 +80,10 @@ fn invocations<'a>(cwd: &'a Path) -> Vec<Invocation<'a>> {
     };
     static NO_SERVERS: std::collections::BTreeMap<String, serde_json::Value> =
         std::collections::BTreeMap::new();
+    static NO_GRANTS: assay::suite::ToolGrants = assay::suite::ToolGrants {
+        allow: Vec::new(),
+        deny: Vec::new(),
+    };
     let base = Invocation {
         prompt: "greeting card for Ada",
         turn: 0,
@@ -95,7 +99,7 @@ fn invocations<'a>(cwd: &'a Path) -> Vec<Invocation<'a>> {
         mcp_servers: &NO_SERVERS,
         limits: &NO_LIMITS,
         plugin_dirs: Vec::new(),
-        grants: &[],
+        grants: &NO_GRANTS,
     };
     vec![
         base.clone(),

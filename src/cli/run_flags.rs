@@ -141,6 +141,10 @@ pub struct RunFlags {
     /// gives it only read-only tools, as in `claude plugin eval`.
     #[arg(long, value_name = "TOOL", num_args = 1..)]
     pub allow_tools: Vec<String>,
+    /// Keep these tools from every Claude Code plugin-eval case, over any grant (the case's
+    /// `disallowed_tools` for all of them).
+    #[arg(long, value_name = "TOOL", num_args = 1..)]
+    pub disallow_tools: Vec<String>,
     /// For Claude Code plugin evals: `with-without` (the default) also runs each case without
     /// the plugin and reports the difference; `none` runs the plugin's arm alone.
     #[arg(long, value_enum)]
@@ -213,7 +217,10 @@ impl RunFlags {
             network: f.network,
             with_skills: f.with_skills.map(|d| cwd.join(d)),
             trust: f.trust,
-            allow_tools: f.allow_tools,
+            tools: crate::suite::ToolGrants {
+                allow: f.allow_tools,
+                deny: f.disallow_tools,
+            },
             ablation: f.ablation,
             mocks: f.mocks,
             allow_real_servers: f.allow_real_servers,

@@ -229,12 +229,12 @@ pub const GATED_TOOLS: &[&str] = &[
     "Workflow",
 ];
 
-/// The tools kept from a case: its `disallowed_tools`, and for a gated case the gated tools
-/// neither granted by the run (`grants`, every case) nor listed by the case where the run
-/// grants them.
-pub fn kept_tools(l: &crate::suite::AgentLimits, grants: &[String]) -> Vec<String> {
+/// The tools kept from a case: its `disallowed_tools`, and for a gated case those the run
+/// keeps from it (`--disallow-tools`) and the gated tools neither granted by the run
+/// (`--allow-tools`, every case) nor listed by the case where the run grants them.
+pub fn kept_tools(l: &crate::suite::AgentLimits, grants: &crate::suite::ToolGrants) -> Vec<String> {
     let name_of = |a: &String| a.split('(').next().unwrap_or(a).to_string();
-    let operator = |t: &str| grants.iter().any(|g| name_of(g) == t);
+    let operator = |t: &str| grants.allow.iter().any(|g| name_of(g) == t);
     // A case's own entry grants a read-only tool, or one the run grants; the run's grants
     // reach every case.
     let granted = |t: &str| {
@@ -245,6 +245,11 @@ pub fn kept_tools(l: &crate::suite::AgentLimits, grants: &[String]) -> Vec<Strin
     };
     let mut kept: Vec<String> = l.disallowed_tools.clone();
     if l.gated {
+        for d in &grants.deny {
+            if !kept.contains(d) {
+                kept.push(d.clone());
+            }
+        }
         kept.extend(
             GATED_TOOLS
                 .iter()

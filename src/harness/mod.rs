@@ -54,8 +54,9 @@ pub struct Invocation<'a> {
     /// Claude Code plugins to load for the session (`--plugin-dir`), staged in the private
     /// HOME; empty for a baseline.
     pub plugin_dirs: Vec<std::path::PathBuf>,
-    /// Tools the run grants to cases that gate them (`--allow-tools`).
-    pub grants: &'a [String],
+    /// Tools the run grants to cases that gate them, and keeps from them (`--allow-tools`,
+    /// `--disallow-tools`).
+    pub grants: &'a crate::suite::ToolGrants,
 }
 
 /// The command a harness wants run; the host adds the scrubbed environment and limits.

@@ -216,6 +216,9 @@ pub struct OptionsRecord {
     /// `--allow-tools` grants.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allow_tools: Vec<String>,
+    /// `--disallow-tools`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disallow_tools: Vec<String>,
 }
 
 impl Default for OptionsRecord {
@@ -250,6 +253,7 @@ impl Default for OptionsRecord {
             threshold: None,
             tags: Vec::new(),
             allow_tools: Vec::new(),
+            disallow_tools: Vec::new(),
         }
     }
 }

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use crate::harness::claude_code::kept_tools;
-use crate::suite::Case;
+use crate::suite::{Case, ToolGrants};
 
 /// The tools that can create a file.
 const CREATORS: &[&str] = &["Bash", "PowerShell", "Write", "Edit", "NotebookEdit"];
@@ -14,7 +14,7 @@ const CREATORS: &[&str] = &["Bash", "PowerShell", "Write", "Edit", "NotebookEdit
 /// The advisories of a gated case (Claude Code plugin evals) run with `grants`, from its
 /// graders as Claude Code lists them; `scaffolded` when its scaffold runs (a file it makes
 /// may be what a file target reads).
-pub fn of_case(case: &Case, grants: &[String], scaffolded: bool) -> Vec<String> {
+pub fn of_case(case: &Case, grants: &ToolGrants, scaffolded: bool) -> Vec<String> {
     let graders = case
         .native
         .as_ref()
@@ -37,7 +37,7 @@ pub fn of_case(case: &Case, grants: &[String], scaffolded: bool) -> Vec<String> 
         let listed: Vec<&str> = CREATORS
             .iter()
             .copied()
-            .filter(|t| case.agent.disallowed_tools.iter().any(|d| d == t))
+            .filter(|t| denied(case, grants, t))
             .collect();
         for (name, kind, config) in graders.iter().map(grader) {
             if needs_a_file(&kind, &config, scaffolded) {
@@ -48,15 +48,24 @@ pub fn of_case(case: &Case, grants: &[String], scaffolded: bool) -> Vec<String> 
     for (name, kind, config) in graders.iter().map(grader) {
         for tool in called_tools(&kind, &config) {
             if kept.contains(&tool) {
-                out.push(withheld_tool(case, &name, &tool));
+                out.push(withheld_tool(denied(case, grants, &tool), &name, &tool));
             }
         }
     }
     out
 }
 
-fn withheld_tool(case: &Case, name: &str, tool: &str) -> String {
-    if case.agent.disallowed_tools.iter().any(|d| d == tool) {
+/// Whether the case or the run keeps `tool` from the agent by name.
+fn denied(case: &Case, grants: &ToolGrants, tool: &str) -> bool {
+    case.agent
+        .disallowed_tools
+        .iter()
+        .chain(&grants.deny)
+        .any(|d| d == tool)
+}
+
+fn withheld_tool(denied: bool, name: &str, tool: &str) -> String {
+    if denied {
         format!(
             "grader \"{name}\" cannot pass: it needs a {tool} call in the trace, but {tool} is in the case's disallowed_tools or --disallow-tools, so no call can occur — change that list (and grant the tool if it is not granted), or drop the grader"
         )
@@ -154,7 +163,8 @@ mod tests {
             {"name": "g4", "type": "tool_used", "config": {"tool": "Bash"}},
             {"name": "g5", "type": "tool_used", "config": {"tool": "Bash", "min": 0}},
         ]));
-        let got = of_case(&c, &[], false);
+        let none = ToolGrants::default();
+        let got = of_case(&c, &none, false);
         assert_eq!(got.len(), 3, "{got:#?}");
         assert!(
             got[0]
@@ -167,6 +177,17 @@ mod tests {
             )
         );
         // Granting Write (listed by the case) and Bash clears them.
-        assert!(of_case(&c, &["Write".into(), "Bash".into()], false).is_empty());
+        let mut grants = ToolGrants {
+            allow: vec!["Write".into(), "Bash".into()],
+            deny: Vec::new(),
+        };
+        assert!(of_case(&c, &grants, false).is_empty());
+        // Keeping Bash from every case (`--disallow-tools`) says so, over the grant.
+        grants.deny.push("Bash".into());
+        let got = of_case(&c, &grants, false);
+        assert!(
+            got[0].contains("Bash is in the case's disallowed_tools or --disallow-tools"),
+            "{got:#?}"
+        );
     }
 }

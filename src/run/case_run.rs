@@ -51,7 +51,7 @@ pub struct CaseRunPlan<'a> {
     /// Where the agent's retries of its model API are told as they happen.
     pub retries: Option<super::retry::Retries>,
     /// Tools granted to cases that gate them (`--allow-tools`).
-    pub grants: &'a [String],
+    pub grants: &'a crate::suite::ToolGrants,
     /// The case also runs in another arm (a baseline, a variant).
     pub two_arms: bool,
     /// `--threshold`.

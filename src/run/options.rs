@@ -112,8 +112,9 @@ pub struct RunSettings {
     /// Run setup and teardown scripts (Skillet); without it such cases are skipped.
     pub trust: bool,
     /// Tools granted to every case that gates them (Claude Code plugin evals' `--allow-tools`:
-    /// Bash, Write, Edit, WebFetch, `mcp__…`, with rules such as `Bash(npm test:*)`).
-    pub allow_tools: Vec<String>,
+    /// Bash, Write, Edit, WebFetch, `mcp__…`, with rules such as `Bash(npm test:*)`), and
+    /// tools kept from every such case (`--disallow-tools`).
+    pub tools: crate::suite::ToolGrants,
     /// Whether suites that compare with the plugin left out (Claude Code plugin evals) run
     /// that arm: `none` runs the plugin's arm alone (Claude Code's `--ablation`).
     pub ablation: Option<Ablation>,

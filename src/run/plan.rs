@@ -373,7 +373,7 @@ fn advisories(
             continue;
         }
         let scaffolded = p.case.setup.is_some() && opts.settings.trust;
-        for a in super::advisories::of_case(p.case, &opts.settings.allow_tools, scaffolded) {
+        for a in super::advisories::of_case(p.case, &opts.settings.tools, scaffolded) {
             out.push(format!("⚠ {id}: {a}"));
         }
     }

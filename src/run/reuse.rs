@@ -195,7 +195,7 @@ impl KeyParts<'_, '_> {
                 }),
                 plugins: &self.plugins,
                 grants: serde_json::json!([
-                    opts.settings.allow_tools,
+                    opts.settings.tools,
                     opts.settings.mocks,
                     opts.settings.allow_real_servers,
                 ])

@@ -57,7 +57,8 @@ impl RunOptions {
             allow_real_servers: self.settings.allow_real_servers,
             threshold: self.settings.threshold,
             tags: self.settings.tags.clone(),
-            allow_tools: self.settings.allow_tools.clone(),
+            allow_tools: self.settings.tools.allow.clone(),
+            disallow_tools: self.settings.tools.deny.clone(),
         }
     }
 }

@@ -333,7 +333,7 @@ impl Launch<'_> {
             checks: self.checks,
             redact: self.redactor,
             retries: Some(retries),
-            grants: &opts.settings.allow_tools,
+            grants: &opts.settings.tools,
             two_arms: opts.baseline.is_some()
                 || super::plan::compares_without(p.suite, p.case, opts),
             threshold: opts.settings.threshold,

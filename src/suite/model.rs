@@ -450,6 +450,16 @@ pub struct AgentLimits {
     pub env: BTreeMap<String, String>,
 }
 
+/// The tools a run grants and keeps from every case that gates them, beyond each case's own
+/// (Claude Code plugin evals' `--allow-tools` and `--disallow-tools`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ToolGrants {
+    /// Granted (Claude Code's names, with their rules: `Bash(npm test:*)`).
+    pub allow: Vec<String>,
+    /// Kept from the agent, over any grant.
+    pub deny: Vec<String>,
+}
+
 impl AgentLimits {
     pub fn is_empty(&self) -> bool {
         *self == AgentLimits::default()
