@@ -477,6 +477,14 @@ fn graders_that_cannot_pass_with_the_granted_tools_are_named_before_the_run() {
         "{}",
         stderr(&out)
     );
+    // `--disallow-tools` keeps it from every case, over the grant, and says so.
+    let kept = [&granted[..], &["--disallow-tools", "Bash"]].concat();
+    let out = assay_env(d.path(), &kept, &[]);
+    assert!(
+        stderr(&out).contains("it needs a Bash call in the trace, but Bash is in the case's disallowed_tools or --disallow-tools"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// `context.history_file`: a recorded session the case's prompt continues, through the real
