@@ -480,10 +480,10 @@ fn graders_that_cannot_pass_with_the_granted_tools_are_named_before_the_run() {
     // `--disallow-tools` keeps it from every case, over the grant, and says so.
     let kept = [&granted[..], &["--disallow-tools", "Bash"]].concat();
     let out = assay_env(d.path(), &kept, &[]);
+    let said = format!("{}{}", stdout(&out), stderr(&out));
     assert!(
-        stderr(&out).contains("it needs a Bash call in the trace, but Bash is in the case's disallowed_tools or --disallow-tools"),
-        "{}",
-        stderr(&out)
+        said.contains("it needs a Bash call in the trace, but Bash is in the case's disallowed_tools or --disallow-tools"),
+        "{said}"
     );
 }
 
