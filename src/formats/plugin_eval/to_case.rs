@@ -250,6 +250,20 @@ fn criterion(files: &CaseFiles, g: &Grader) -> Criterion {
         }
         None => criteria,
     };
+    // What Claude Code shows its judge (`focus`), said to assay's, which is shown them all.
+    let text = match g.config.get("focus") {
+        Some(Json::String(f)) if f == "trace" => {
+            format!("{text}\n\n(Judge this from the agent's whole transcript.)")
+        }
+        Some(Json::String(f)) if f == "files" => {
+            format!("{text}\n\n(Judge this from the files the run created.)")
+        }
+        Some(Json::Object(o)) => match o.get("path").and_then(Json::as_str) {
+            Some(p) => format!("{text}\n\n(Judge this from the file {p} the run left.)"),
+            None => text,
+        },
+        _ => text,
+    };
     Criterion {
         id: g.name.clone(),
         criterion: text,
