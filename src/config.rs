@@ -103,6 +103,8 @@ pub struct RunConfig {
     /// The default harness: `claude-code`, `codex` or `command`.
     pub harness: Option<String>,
     pub model: Option<String>,
+    /// The model of trigger runs; `--trigger-model` wins.
+    pub trigger_model: Option<String>,
     /// Seconds per case-run.
     pub timeout: Option<u64>,
     pub jobs: Option<usize>,

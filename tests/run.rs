@@ -781,3 +781,44 @@ fn a_failing_file_contains_quotes_the_file() {
         "{check:#}"
     );
 }
+
+/// Trigger runs take a model of their own (`--trigger-model`, else `[run] trigger_model`),
+/// the cases keep theirs.
+#[test]
+fn trigger_runs_take_the_trigger_model() {
+    let d = tempfile::tempdir().unwrap();
+    costly_project(d.path());
+    std::fs::write(
+        d.path().join("assay.toml"),
+        "[run]\nmodel = \"big\"\ntrigger_model = \"small\"\n",
+    )
+    .unwrap();
+    let args = [
+        "--dry-run",
+        "--harness",
+        "claude-code",
+        "--judge",
+        "none",
+        "--mode",
+        "all",
+    ];
+    let text = stdout(&run(d.path(), &args));
+    assert!(
+        text.contains("clauditor:brief/should_trigger[0]  trigger run 1  claude-code  model small"),
+        "{text}"
+    );
+    assert!(
+        text.contains("clauditor:brief/brief  run 1  claude-code  model big"),
+        "{text}"
+    );
+    let flagged = [&args[..], &["--trigger-model", "tiny"]].concat();
+    let text = stdout(&run(d.path(), &flagged));
+    assert!(
+        text.contains("trigger run 1  claude-code  model tiny"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("trigger run 1  claude-code  model small"),
+        "{text}"
+    );
+}

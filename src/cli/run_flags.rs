@@ -72,6 +72,10 @@ pub struct RunFlags {
     /// when it stays below.
     #[arg(long, value_name = "RATE", default_value_t = 0.5, value_parser = fraction)]
     pub trigger_threshold: f64,
+    /// The model of trigger runs (a cheaper one than the cases', say), as each engine's CLI
+    /// takes a model. Default: `[run] trigger_model` of assay.toml, else the cases' model.
+    #[arg(long, value_name = "MODEL", env = "ASSAY_TRIGGER_MODEL")]
+    pub trigger_model: Option<String>,
     /// Finish an interrupted run in its folder: only missing or errored case-runs run again.
     #[arg(long, value_name = "RUN_DIR", conflicts_with = "output_dir")]
     pub resume: Option<PathBuf>,
@@ -203,6 +207,7 @@ impl RunFlags {
             trigger_mode: f.trigger_mode,
             trigger_runs: f.trigger_runs,
             trigger_threshold: f.trigger_threshold,
+            trigger_model: f.trigger_model,
             resume: f.resume,
             shard: f.shard,
             shards: f.shards,

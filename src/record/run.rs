@@ -184,6 +184,9 @@ pub struct OptionsRecord {
     pub trigger_mode: TriggerMode,
     pub trigger_runs: u32,
     pub trigger_threshold: f64,
+    /// `--trigger-model` (or `[run] trigger_model`), when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger_model: Option<String>,
     /// `without-skill`, the path of the baseline skill, or `variant:<path>` (`--variant-path`).
     pub baseline: Option<String>,
     /// Whether the cache was used.
@@ -240,6 +243,7 @@ impl Default for OptionsRecord {
             trigger_mode: TriggerMode::Agent,
             trigger_runs: 3,
             trigger_threshold: 0.5,
+            trigger_model: None,
             baseline: None,
             cache: false,
             shard: None,

@@ -63,6 +63,8 @@ pub struct RunSettings {
     /// A should-trigger query passes when its trigger rate reaches this; a should-not query
     /// when it stays below.
     pub trigger_threshold: f64,
+    /// The model of trigger runs (`--trigger-model`).
+    pub trigger_model: Option<String>,
     /// Finish an interrupted run in its folder: only missing or errored case-runs run again.
     pub resume: Option<PathBuf>,
     /// Run only the K-th of N slices of the cases (for a CI matrix or a Kubernetes Indexed

@@ -158,7 +158,10 @@ impl<'a> Plan<'a> {
             }
             _ => vec![Arm::Skill],
         };
-        let model = settings.model.clone();
+        let model = match trigger {
+            Some(_) => settings.trigger_model.clone().or(settings.model.clone()),
+            None => settings.model.clone(),
+        };
         if !judge_mode {
             need_model(
                 &mut self.unavailable,

@@ -34,6 +34,7 @@ impl RunOptions {
             trigger_mode: self.settings.trigger_mode,
             trigger_runs: self.settings.trigger_runs,
             trigger_threshold: self.settings.trigger_threshold,
+            trigger_model: self.settings.trigger_model.clone(),
             baseline: self.baseline.as_ref().map(|b| match b {
                 OtherArm::WithoutSkill => "without-skill".to_string(),
                 OtherArm::Skill(p) => p.display().to_string(),

@@ -21,6 +21,15 @@ pub fn model(opts: &RunOptions, suite: &Suite, config: &Config) -> Option<String
         .or_else(|| config.run.model.clone())
 }
 
+/// The model of trigger runs: `--trigger-model` (or `ASSAY_TRIGGER_MODEL`) > `[run]
+/// trigger_model` of assay.toml; `None`, the cases' model.
+pub fn trigger_model(opts: &RunOptions, config: &Config) -> Option<String> {
+    opts.settings
+        .trigger_model
+        .clone()
+        .or_else(|| config.run.trigger_model.clone())
+}
+
 /// Seconds per case-run for a suite's cases without a `timeout` of their own: `--timeout` (or
 /// `ASSAY_TIMEOUT`) > the suite's > `[run] timeout` of assay.toml > the format's default >
 /// 600 ([`DEFAULT_TIMEOUT_SECS`]). `--timeout` sets the default for cases that have none

@@ -9,7 +9,7 @@
 //! | harness | [`harness::harness_name`] (clauditor's `auto`: [`harness::auto_harness`]) |
 //! | harness settings | [`harness::harness_settings`] ([`harness::claude_bin`], [`harness::codex_bin`]) |
 //! | a case's harness | [`harness::harness_for`] (the adapter: [`harness::bmad_adapter`]) |
-//! | model | [`case::model`] |
+//! | model | [`case::model`]; trigger runs' [`case::trigger_model`] |
 //! | timeout | [`case::timeout`], [`case::case_timeout`] |
 //! | runs | [`case::runs`], [`case::case_runs`] |
 //! | jobs | [`jobs::jobs`] ([`jobs::default_jobs`]) |
@@ -62,6 +62,8 @@ pub struct SuiteSettings {
     pub harness_settings: HarnessSettings,
     /// `None`: the harness's own default.
     pub model: Option<String>,
+    /// Trigger runs' model: `None`, the cases' ([`Self::model`]).
+    pub trigger_model: Option<String>,
     /// Seconds per case-run, for cases without their own.
     pub timeout: u64,
     /// Runs of each artifact case, for cases adaptive repeats do not set.
@@ -99,6 +101,7 @@ impl SuiteSettings {
             harness: harness::harness_name(opts, suite, config, host),
             harness_settings: harness::harness_settings(opts, config, host),
             model: case::model(opts, suite, config),
+            trigger_model: case::trigger_model(opts, config),
             timeout: case::timeout(opts, suite, config),
             runs: case::runs(opts, suite),
             network: sandbox::network(opts, suite, config),
