@@ -50,7 +50,7 @@ fn plugin(dir: &Path) {
             ),
             (
                 "evals/wrong/prompt.md",
-                "---\nruns: 1\n---\nWRONG-IT: file it in ios.\n",
+                "---\nruns: 1\ntimeout_seconds: 120\n---\nWRONG-IT: file it in ios.\n",
             ),
             (
                 "evals/wrong/graders/said.md",
@@ -89,9 +89,10 @@ fn model() -> ModelServer {
     server.script_each(
         "WRONG-IT",
         None,
+        // After the aborted call the model never answers: only the stop ends the run.
         vec![
             tool(CREATE, json!({"title": "Login broken", "project": "ios"})),
-            text("Filed it."),
+            support::model_server::Reply::Hang,
         ],
     );
     server.script_each(
@@ -156,6 +157,8 @@ fn mocked_tools_answer_guard_and_abort_and_unmocked_servers_never_start() {
     // grader passes.
     let wrong = &all["wrong"];
     assert_eq!(wrong["status"], "failed", "{wrong:#}");
+    // The agent was stopped at the abort, not left to its timeout.
+    assert_eq!(wrong["timed_out"], false, "{wrong:#}");
     assert_eq!(wrong["grade"]["score"], json!(0.0));
     assert_eq!(
         wrong["mocks"]["aborted"]["reason"],

@@ -152,7 +152,7 @@ fn trigger_record(plan: &CaseRunPlan<'_>) -> Option<TriggerRecord> {
 
 /// Runs one case-run to its end and records it. Never panics on agent behaviour; every
 /// failure is a status with a reason.
-pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunRecord {
+pub async fn execute(mut plan: CaseRunPlan<'_>) -> CaseRunRecord {
     let started = Instant::now();
     let mut result = CaseRunRecord::new(&plan);
     let mocks = match super::mocks::for_case_run::open(&plan) {
@@ -162,9 +162,18 @@ pub async fn execute(plan: CaseRunPlan<'_>) -> CaseRunRecord {
             return finish(result, started, &plan);
         }
     };
+    let run_cancel = plan.cancel.clone();
+    if let Some(m) = &mocks {
+        // A mocked call that aborts the run stops the agent, as an interrupt does.
+        plan.cancel = Some(m.stop_signal(plan.cancel.take()));
+    }
+    let interrupted_by_run = || run_cancel.as_ref().is_some_and(|c| *c.borrow());
     match stages(&mut result, &plan, started, mocks.as_ref()).await {
         Ok(()) | Err(Stop::Finish) => finish(result, started, &plan),
-        Err(Stop::Interrupted) => interrupted(result, started, &plan),
+        Err(Stop::Interrupted) => match mocks.as_ref().filter(|m| m.aborted()) {
+            Some(m) if !interrupted_by_run() => aborted_by_mock(result, started, &plan, m).await,
+            _ => interrupted(result, started, &plan),
+        },
     }
 }
 
@@ -458,6 +467,30 @@ fn skill_name(suite: &Suite) -> String {
 }
 
 /// A case-run stopped by Ctrl-C: recorded as an error, so `--resume` redoes it.
+/// A run a mocked call aborted, its agent stopped: nothing of it is graded, and it fails with
+/// a score of 0 (an infrastructure error when the abort is assay's).
+async fn aborted_by_mock(
+    mut result: CaseRunRecord,
+    started: Instant,
+    plan: &CaseRunPlan<'_>,
+    mocks: &super::mocks::Active,
+) -> CaseRunRecord {
+    super::mocks::for_case_run::record(&mut result, mocks).await;
+    result.grade = Some(record::grading::Grade {
+        verdict: record::grading::Verdict::Fail,
+        checks_passed: 0,
+        checks_total: 0,
+        score: 0.0,
+        reasons: result.reason.iter().cloned().collect(),
+    });
+    if let Err(e) = grade::write_grading(&plan.dir, &[], None, result.grade.as_ref()) {
+        result
+            .unrecorded
+            .push(format!("cannot write grading.json: {e}"));
+    }
+    finish(result, started, plan)
+}
+
 fn interrupted(
     mut result: CaseRunRecord,
     started: Instant,

@@ -14,6 +14,7 @@ pub mod template;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::judge::provider::Judge;
 use crate::record::mocks::{MockAbort, MockCall, MockRecord, MockedServer};
@@ -38,6 +39,10 @@ pub struct Session {
     runtime: tokio::runtime::Handle,
     agent_budget: usize,
     state: tokio::sync::Mutex<State>,
+    /// Set when a call aborts the run (or the run is interrupted): the agent is stopped.
+    stop: tokio::sync::watch::Sender<bool>,
+    /// A call aborted the run.
+    aborted: AtomicBool,
 }
 
 #[derive(Default)]
@@ -88,6 +93,8 @@ pub fn open(o: Opening<'_>) -> Result<Active, String> {
         runtime: tokio::runtime::Handle::try_current().map_err(|e| e.to_string())?,
         agent_budget: AGENT_CALLS_PER_TURN * o.max_turns.max(1) as usize,
         state: Default::default(),
+        stop: tokio::sync::watch::channel(false).0,
+        aborted: AtomicBool::new(false),
     });
     let (token, port) = server::register(session.clone())?;
     Ok(Active {
@@ -99,6 +106,28 @@ pub fn open(o: Opening<'_>) -> Result<Active, String> {
 }
 
 impl Active {
+    /// What stops the agent: the run's interrupt (`run`), or a call that aborts the run.
+    pub fn stop_signal(
+        &self,
+        run: Option<tokio::sync::watch::Receiver<bool>>,
+    ) -> tokio::sync::watch::Receiver<bool> {
+        let stop = self.session.stop.clone();
+        if let Some(mut run) = run {
+            let forward = stop.clone();
+            tokio::spawn(async move {
+                if run.wait_for(|c| *c).await.is_ok() {
+                    forward.send_replace(true);
+                }
+            });
+        }
+        stop.subscribe()
+    }
+
+    /// Whether a call aborted the run.
+    pub fn aborted(&self) -> bool {
+        *self.session.stop.borrow() && self.session.aborted.load(Ordering::Acquire)
+    }
+
     /// What the stand-ins saw, for the case-run's record.
     pub async fn record(&self) -> (MockRecord, bool) {
         let st = self.session.state.lock().await;
@@ -184,6 +213,9 @@ impl Session {
                 reason: answer.text.clone(),
             });
             st.infrastructure = answer.infrastructure;
+            // The agent is stopped now, as Claude Code stops it.
+            self.aborted.store(true, Ordering::Release);
+            self.stop.send_replace(true);
         }
         let text = match answer.verdict {
             agent::CallVerdict::Abort => format!("{ABORTED}: {}", answer.text),
