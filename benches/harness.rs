@@ -117,6 +117,7 @@ fn main() {
         stderr_tail: String::new(),
         started: None,
         stopped_by: None,
+        decided: false,
     };
     // Warm up, then medians of 30 passes over every stream.
     for _ in 0..3 {

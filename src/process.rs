@@ -60,6 +60,10 @@ pub struct Spawn {
     /// more after it ended: a reason stops it at once, with no grace period
     /// ([`Exited::stopped_by`]).
     pub watch: Option<Watch>,
+    /// Set by whoever reads its lines when one decides the outcome (a trigger run's skill
+    /// loaded): the process is stopped at once after that line, with no grace period, and
+    /// nothing it prints after it is read ([`Exited::decided`]).
+    pub decided: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// Programs it starts besides itself (the ACP client's agent): a sandbox shows their
     /// folders as it shows the program's.
     pub shows: Vec<String>,
@@ -110,6 +114,7 @@ impl Spawn {
             join: Vec::new(),
             rlimits: Vec::new(),
             watch: None,
+            decided: None,
             shows: Vec::new(),
         }
     }
@@ -141,6 +146,8 @@ pub struct Exited {
     pub started: Option<bool>,
     /// Why a [`Watch`] stopped the process, when one did.
     pub stopped_by: Option<String>,
+    /// Stopped after the line that decided the outcome ([`Spawn::decided`]).
+    pub decided: bool,
 }
 
 /// The descriptor a launcher's first process inside reports on.
@@ -256,6 +263,7 @@ pub async fn run(spawn: &Spawn, mut on_line: impl FnMut(&str)) -> Result<Exited,
         stderr_tail,
         started: command_started,
         stopped_by,
+        decided: ended == Ended::Decided,
     })
 }
 
@@ -357,7 +365,7 @@ async fn wait_out(
 /// The grace period of a process stopped for `ended`: none when the watch stopped it.
 fn grace_for(ended: &Ended, spawn: &Spawn) -> Duration {
     match ended {
-        Ended::Stopped(_) => Duration::ZERO,
+        Ended::Stopped(_) | Ended::Decided => Duration::ZERO,
         _ => spawn.grace,
     }
 }
@@ -377,6 +385,10 @@ async fn stop_reading(
     (spawn, watched): (&Spawn, &mut Option<tokio::sync::oneshot::Receiver<String>>),
     on_line: &mut impl FnMut(&str),
 ) -> (Option<std::process::ExitStatus>, Option<String>) {
+    if *ended == Ended::Decided {
+        // Nothing it says after the deciding line is read: it is killed, unheard.
+        return stop_group(pgid, child, Duration::ZERO, watched).await;
+    }
     let grace = grace_for(ended, spawn);
     let until = tokio::time::Instant::now() + grace + Duration::from_secs(1);
     let mut stopping = StdoutRead::default();
@@ -407,6 +419,8 @@ enum Ended {
     Interrupted,
     /// A [`Watch`] said why.
     Stopped(String),
+    /// A line decided the outcome ([`Spawn::decided`]).
+    Decided,
 }
 
 /// What reading stdout came to.
@@ -466,6 +480,14 @@ async fn read_stdout(
         }
         let text = String::from_utf8_lossy(&line);
         on_line(text.trim_end_matches(['\n', '\r']));
+        if spawn
+            .decided
+            .as_ref()
+            .is_some_and(|d| d.load(std::sync::atomic::Ordering::Acquire))
+        {
+            out.ended = Ended::Decided;
+            return;
+        }
     }
 }
 
@@ -947,6 +969,27 @@ mod tests {
         let e = run(&s, |_| {}).await.unwrap();
         assert_eq!(e.stopped_by.as_deref(), Some("past"));
         assert!(e.duration < Duration::from_secs(5), "{:?}", e.duration);
+    }
+
+    #[tokio::test]
+    async fn a_deciding_line_stops_the_process_at_once_and_nothing_after_it_is_read() {
+        // It ignores SIGTERM and would print more and run 30 s: the deciding line ends it.
+        let mut s = sh("trap '' TERM; echo a; echo DECIDE; echo b; sleep 30; echo c");
+        s.grace = Duration::from_secs(30);
+        let decided = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        s.decided = Some(decided.clone());
+        let mut seen = Vec::new();
+        let e = run(&s, |l| {
+            seen.push(l.to_string());
+            if l == "DECIDE" {
+                decided.store(true, std::sync::atomic::Ordering::Release);
+            }
+        })
+        .await
+        .unwrap();
+        assert!(e.decided && !e.timed_out && !e.interrupted, "{e:?}");
+        assert_eq!(seen, ["a", "DECIDE"]);
+        assert!(e.duration < Duration::from_secs(10), "{:?}", e.duration);
     }
 
     #[tokio::test]

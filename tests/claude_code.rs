@@ -1010,3 +1010,82 @@ fn endless_retries_are_told_ten_times_and_kept_in_full() {
     let transcript = std::fs::read_to_string(case.join("transcript.jsonl")).unwrap();
     assert_eq!(transcript.matches("\"retrying\"").count(), 1000);
 }
+
+/// A trigger run stops the agent at the decisive event: the skill under test loaded. A query
+/// whose model then never answers still ends at once (without the stop it would wait out the
+/// timeout), recorded with where it stopped; a query that does not fire runs to the agent's
+/// answer; `--trigger-full-runs` lets a firing query go on to its end.
+#[test]
+fn a_trigger_run_stops_when_the_skill_loads() {
+    let claude = agent_cli("claude");
+    let server = ModelServer::start();
+    let load = || tool("Skill", json!({"skill": "greeting"}));
+    server.script_each("Use the greeting skill", None, vec![load(), Reply::Hang]);
+    server.script_each("TRIGGER-FIRE", None, vec![load(), Reply::Hang]);
+    server.script_each("TRIGGER-NOT", None, vec![text("Paris.")]);
+    server.script_each(
+        "TRIGGER-FULL",
+        None,
+        vec![load(), text("Here is your card.")],
+    );
+    let d = tempfile::tempdir().unwrap();
+    let queries = json!([
+        {"query": "TRIGGER-FIRE: make me a greeting card", "should_trigger": true},
+        {"query": "TRIGGER-NOT: the capital of France?", "should_trigger": false},
+        {"query": "TRIGGER-FULL: a card for Ada", "should_trigger": true},
+    ]);
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            (".claude/skills/greeting/SKILL.md", SKILL),
+            ("evals/greeting/triggers.json", &queries.to_string()),
+        ],
+    );
+    let env = claude_env(&claude, &server);
+    let args = [
+        "run",
+        "--harness",
+        "claude-code",
+        "--mode",
+        "triggers",
+        "--trigger-runs",
+        "1",
+    ];
+    let args = [&args[..], &["--timeout", "90"]].concat();
+    let fire = [&args[..], &["--filter", "trigger-1", "--output-dir", "out"]].concat();
+    let out = assay_env(d.path(), &fire, &env);
+    let said = format!("{}\n{}", stdout(&out), stderr(&out));
+    assert!(
+        d.path().join("out/bmad_greeting/trigger-1").is_dir(),
+        "{said}"
+    );
+    let r = results_by_folder(&d.path().join("out/bmad_greeting/trigger-1"))
+        .remove("run-1")
+        .unwrap_or_else(|| panic!("{said}"));
+    assert_eq!(r["timed_out"], false, "{r:#}\n{said}");
+    assert_eq!(r["trigger"]["fired"], true, "{r:#}");
+    assert_eq!(r["stopped_at"]["event"], "skill_loaded", "{r:#}");
+    assert_eq!(r["stopped_at"]["skill"], "greeting", "{r:#}");
+    assert_eq!(r["status"], "completed", "{r:#}");
+    // The query that does not fire runs to the agent's answer; a full run goes on.
+    let rest = [
+        &args[..],
+        &["--filter", "greeting/trigger-[23]", "--output-dir", "rest"],
+    ]
+    .concat();
+    let rest = [&rest[..], &["--trigger-full-runs"]].concat();
+    let out = assay_env(d.path(), &rest, &env);
+    let said = format!("{}\n{}", stdout(&out), stderr(&out));
+    for (q, fired) in [("trigger-2", false), ("trigger-3", true)] {
+        assert!(
+            d.path().join("rest/bmad_greeting").join(q).is_dir(),
+            "{said}"
+        );
+        let r = results_by_folder(&d.path().join("rest/bmad_greeting").join(q))
+            .remove("run-1")
+            .unwrap_or_else(|| panic!("{said}"));
+        assert_eq!(r["trigger"]["fired"], fired, "{r:#}");
+        assert!(r["stopped_at"].is_null(), "{r:#}");
+    }
+}

@@ -63,6 +63,7 @@ fn exit(code: Option<i32>, timed_out: bool, stderr_tail: &str) -> Exited {
         stderr_tail: stderr_tail.into(),
         started: None,
         stopped_by: None,
+        decided: false,
     }
 }
 

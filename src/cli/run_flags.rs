@@ -76,6 +76,10 @@ pub struct RunFlags {
     /// takes a model. Default: `[run] trigger_model` of assay.toml, else the cases' model.
     #[arg(long, value_name = "MODEL", env = "ASSAY_TRIGGER_MODEL")]
     pub trigger_model: Option<String>,
+    /// Let each trigger run go to the agent's end (to grade what a triggered run does), rather
+    /// than stopping the agent once the skill under test (or a sibling) has loaded.
+    #[arg(long)]
+    pub trigger_full_runs: bool,
     /// Finish an interrupted run in its folder: only missing or errored case-runs run again.
     #[arg(long, value_name = "RUN_DIR", conflicts_with = "output_dir")]
     pub resume: Option<PathBuf>,
@@ -208,6 +212,7 @@ impl RunFlags {
             trigger_runs: f.trigger_runs,
             trigger_threshold: f.trigger_threshold,
             trigger_model: f.trigger_model,
+            trigger_full_runs: f.trigger_full_runs,
             resume: f.resume,
             shard: f.shard,
             shards: f.shards,

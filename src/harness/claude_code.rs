@@ -647,6 +647,7 @@ mod tests {
             stderr_tail: String::new(),
             started: None,
             stopped_by: None,
+            decided: false,
         }
     }
 

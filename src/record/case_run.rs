@@ -90,6 +90,18 @@ pub enum Status {
     Missing,
 }
 
+/// The decisive event a trigger run stopped at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoppedAt {
+    /// `skill_loaded`.
+    pub event: String,
+    /// The skill that loaded.
+    pub skill: String,
+    /// In which turn of the case-run (1-based), after how many tool calls.
+    pub turn: usize,
+    pub tool_calls: usize,
+}
+
 /// Everything a case-run produced, as recorded in `result.json`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -155,6 +167,10 @@ pub struct CaseRunRecord {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tool_kinds: BTreeMap<String, usize>,
     pub skills_invoked: Vec<String>,
+    /// Where a trigger run's agent was stopped: the decisive event, once the verdict was
+    /// known (absent for a run that went to its end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_at: Option<StoppedAt>,
     /// What the MCP stand-ins saw (Claude Code plugin evals' `mocks/`); absent when none ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mocks: Option<super::mocks::MockRecord>,

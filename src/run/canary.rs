@@ -186,6 +186,8 @@ pub fn run(
     o.settings.output_dir = Some(dir);
     o.settings.mode = Mode::Triggers;
     o.settings.trigger_runs = RUNS;
+    // Whether the skill fires is all the canary asks: it stops at the load, always.
+    o.settings.trigger_full_runs = false;
     o.settings.filter = None;
     o.settings.shard = None;
     o.settings.max_cost = None;

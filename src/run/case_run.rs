@@ -19,6 +19,9 @@ pub struct TriggerPlan<'a> {
     pub case: &'a TriggerCase,
     pub mode: TriggerMode,
     pub threshold: f64,
+    /// Stop the agent at the decisive event (the skill under test, or a sibling, loaded):
+    /// not with `--trigger-full-runs`.
+    pub stop_early: bool,
 }
 
 /// What the runner decided for this case-run.

@@ -96,6 +96,7 @@ impl CaseRunRecord {
             tool_calls: BTreeMap::new(),
             tool_kinds: BTreeMap::new(),
             mocks: None,
+            stopped_at: None,
             skills_invoked: Vec::new(),
             skills_failed: Vec::new(),
             failed_tool_calls: Vec::new(),
@@ -457,7 +458,7 @@ async fn judge_trigger(r: &mut CaseRunRecord, plan: &CaseRunPlan<'_>, t: &Trigge
 }
 
 /// The name the skill goes by in the workspace (and in `Skill` tool calls).
-fn skill_name(suite: &Suite) -> String {
+pub(super) fn skill_name(suite: &Suite) -> String {
     suite
         .skill
         .as_ref()
@@ -466,7 +467,6 @@ fn skill_name(suite: &Suite) -> String {
         .unwrap_or_default()
 }
 
-/// A case-run stopped by Ctrl-C: recorded as an error, so `--resume` redoes it.
 /// A run a mocked call aborted, its agent stopped: nothing of it is graded, and it fails with
 /// a score of 0 (an infrastructure error when the abort is assay's).
 async fn aborted_by_mock(
@@ -491,6 +491,7 @@ async fn aborted_by_mock(
     finish(result, started, plan)
 }
 
+/// A case-run stopped by Ctrl-C: recorded as an error, so `--resume` redoes it.
 fn interrupted(
     mut result: CaseRunRecord,
     started: Instant,

@@ -65,6 +65,8 @@ pub struct RunSettings {
     pub trigger_threshold: f64,
     /// The model of trigger runs (`--trigger-model`).
     pub trigger_model: Option<String>,
+    /// Trigger runs go to the agent's end rather than stopping at the decisive event.
+    pub trigger_full_runs: bool,
     /// Finish an interrupted run in its folder: only missing or errored case-runs run again.
     pub resume: Option<PathBuf>,
     /// Run only the K-th of N slices of the cases (for a CI matrix or a Kubernetes Indexed

@@ -168,7 +168,7 @@ impl KeyParts<'_, '_> {
                     serde_json::json!({
                         "query": t.query, "should_trigger": t.should_trigger,
                         "mode": opts.settings.trigger_mode, "threshold": opts.settings.trigger_threshold,
-                        "routing": t.routing,
+                        "routing": t.routing, "full": opts.settings.trigger_full_runs,
                     })
                 }),
                 variant: p.variant.word(),

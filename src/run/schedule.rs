@@ -317,6 +317,7 @@ impl Launch<'_> {
                 case: t,
                 mode: opts.settings.trigger_mode,
                 threshold: opts.settings.trigger_threshold,
+                stop_early: !opts.settings.trigger_full_runs,
             }),
             skill,
             cancel: Some(cancel.clone()),

@@ -113,24 +113,10 @@ pub async fn drive(
     let mut records = Records::open(r, plan, plain);
     let system_prompt = system_prompt(plan, sent);
     let mut driven = Driven::default();
-    let mut session: Option<String> = None;
-    if let Some(history) = plan
-        .case
-        .history
-        .as_ref()
-        .filter(|_| plan.trigger.is_none())
-    {
-        match plan
-            .harness
-            .resume_recorded(history, &staged.home, &staged.cwd)
-        {
-            Ok(id) => session = Some(id),
-            Err(why) => {
-                r.end(Status::Error, why);
-                return Ok(driven);
-            }
-        }
-    }
+    let mut decisive = Decisive::of(plan);
+    let Ok(mut session) = recorded_session(r, plan, staged) else {
+        return Ok(driven);
+    };
     let mut retries_told = 0;
     let turns: Vec<String> = if plan.case.command.is_some() {
         vec![String::new()]
@@ -154,8 +140,14 @@ pub async fn drive(
         };
         let mut spawn = spawn_for(line, plan, staged, contained, deadline);
         spawn.sealed_stdout = plan.harness.sealed_stdout();
+        spawn.decided = decisive.as_ref().map(|d| d.flag.clone());
         let mut parser = Settled::new(plan.harness.parser(&inv));
-        let tell = |e: &Event| tell_retry(plan, e, &mut retries_told);
+        let tell = |e: &Event| {
+            tell_retry(plan, e, &mut retries_told);
+            if let Some(d) = decisive.as_mut() {
+                d.see(e);
+            }
+        };
         let (exited, mut events) =
             match stream(&spawn, &mut parser, &mut records, plain, tell).await {
                 Ok(streamed) => streamed,
@@ -173,15 +165,45 @@ pub async fn drive(
         records.events(&late);
         events.extend(late);
         // An agent's claimed cost is believed only within bounds.
-        let summary = parser.finish(&exited).with_believed_cost();
+        let mut summary = parser.finish(&exited).with_believed_cost();
         session = summary.session_id.clone().or(session);
         tally(r, &mut driven, events, plain);
+        if let Some(d) = decisive.as_ref().filter(|_| exited.decided) {
+            d.record(r, i + 1, &mut summary);
+        }
         if !conclude_turn(r, &mut driven, summary, exited, contained.jail.as_ref())? {
             break;
         }
     }
     r.unrecorded.extend(records.errors());
     Ok(driven)
+}
+
+/// The session a case continues (Claude Code plugin evals' `context.history_file`), staged
+/// for the agent; `Err` when it cannot be (the case-run ends, said why).
+fn recorded_session(
+    r: &mut CaseRunRecord,
+    plan: &CaseRunPlan<'_>,
+    staged: &Staged,
+) -> Result<Option<String>, ()> {
+    let Some(history) = plan
+        .case
+        .history
+        .as_ref()
+        .filter(|_| plan.trigger.is_none())
+    else {
+        return Ok(None);
+    };
+    match plan
+        .harness
+        .resume_recorded(history, &staged.home, &staged.cwd)
+    {
+        Ok(id) => Ok(Some(id)),
+        Err(why) => {
+            r.end(Status::Error, why);
+            Err(())
+        }
+    }
 }
 
 /// The system prompt to send. A prompt expanded to name the skill already carries its body (a
@@ -256,6 +278,53 @@ async fn stream(
     Ok((exited, events))
 }
 
+/// A trigger run's decisive event: the skill under test, or a sibling skill (`--with-skills`),
+/// loaded (a load counts once its result says it worked). Seen, the agent is stopped.
+struct Decisive {
+    skills: Vec<String>,
+    flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    loaded: Option<String>,
+}
+
+impl Decisive {
+    /// For a trigger run that stops early; `None` otherwise.
+    fn of(plan: &CaseRunPlan<'_>) -> Option<Decisive> {
+        plan.trigger.as_ref().filter(|t| t.stop_early)?;
+        let mut skills = vec![super::execute::skill_name(plan.suite)];
+        skills.extend(plan.stage.siblings.iter().map(|s| s.name.clone()));
+        skills.retain(|s| !s.is_empty());
+        Some(Decisive {
+            skills,
+            flag: Default::default(),
+            loaded: None,
+        })
+    }
+
+    /// The stop, into the case-run: where it was; its cut-off stream says nothing of the
+    /// agent's own.
+    fn record(&self, r: &mut CaseRunRecord, turn: usize, summary: &mut TurnSummary) {
+        let Some(skill) = self.loaded.clone() else {
+            return;
+        };
+        summary.error = None;
+        r.stopped_at = Some(crate::record::case_run::StoppedAt {
+            event: "skill_loaded".into(),
+            skill,
+            turn,
+            tool_calls: r.tool_calls.values().sum(),
+        });
+    }
+
+    fn see(&mut self, e: &Event) {
+        if let (None, Event::SkillInvoked { name, .. }) = (&self.loaded, e)
+            && self.skills.contains(name)
+        {
+            self.loaded = Some(name.clone());
+            self.flag.store(true, std::sync::atomic::Ordering::Release);
+        }
+    }
+}
+
 /// A finished turn into the case-run: its summary, usage and cost, how its process ended.
 /// `Ok(false)` when the case-run ends here (a limit, the agent's error, the timeout); `Err`
 /// when it was interrupted.
@@ -279,6 +348,10 @@ fn conclude_turn(
     r.stderr_tail = exited.stderr_tail.clone();
     if exited.interrupted {
         return Err(Stop::Interrupted);
+    }
+    if exited.decided {
+        // Killed at the decisive event: not an exit of the agent's own.
+        return Ok(false);
     }
     if past_limit(r, &exited, jail) {
         driven.last_exit = Some(exited);

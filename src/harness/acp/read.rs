@@ -926,6 +926,7 @@ mod tests {
             stderr_tail: String::new(),
             started: None,
             stopped_by: None,
+            decided: false,
         };
         let s = p.finish(&exit);
         assert_eq!(s.final_message.as_deref(), Some("Hello"));
