@@ -639,7 +639,7 @@ fn opencode_keeps_one_session_over_turns() {
         &[
             "run",
             "--timeout",
-            "20",
+            "60",
             "--model",
             "m1",
             "--output-dir",
