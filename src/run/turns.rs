@@ -278,8 +278,10 @@ async fn stream(
     Ok((exited, events))
 }
 
-/// A trigger run's decisive event: the skill under test, or a sibling skill (`--with-skills`),
-/// loaded (a load counts once its result says it worked). Seen, the agent is stopped.
+/// A trigger run's decisive event: the skill under test loaded (a load counts once its result
+/// says it worked). Seen, the agent is stopped. Only where nothing after it could change the
+/// verdict: with sibling skills (`--with-skills`) or routing rules, a later load of another
+/// skill could fail the query (`no_other_skill`, `must_not_fire`), so such a run goes on.
 struct Decisive {
     skills: Vec<String>,
     flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
@@ -289,10 +291,14 @@ struct Decisive {
 impl Decisive {
     /// For a trigger run that stops early; `None` otherwise.
     fn of(plan: &CaseRunPlan<'_>) -> Option<Decisive> {
-        plan.trigger.as_ref().filter(|t| t.stop_early)?;
-        let mut skills = vec![super::execute::skill_name(plan.suite)];
-        skills.extend(plan.stage.siblings.iter().map(|s| s.name.clone()));
-        skills.retain(|s| !s.is_empty());
+        let t = plan.trigger.as_ref().filter(|t| t.stop_early)?;
+        if !plan.stage.siblings.is_empty() || !t.case.routing.is_empty() {
+            return None;
+        }
+        let skills = vec![super::execute::skill_name(plan.suite)];
+        if skills[0].is_empty() {
+            return None;
+        }
         Some(Decisive {
             skills,
             flag: Default::default(),
