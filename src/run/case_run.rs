@@ -99,3 +99,13 @@ impl CaseRunRecord {
         }
     }
 }
+
+/// The name the skill goes by in the workspace (and in `Skill` tool calls).
+pub(super) fn skill_name(suite: &Suite) -> String {
+    suite
+        .skill
+        .as_ref()
+        .map(|s| s.name.clone())
+        .or_else(|| suite.package.as_ref().and_then(|p| p.name.clone()))
+        .unwrap_or_default()
+}

@@ -14,7 +14,7 @@ use crate::process::{self, Spawn};
 use crate::record;
 use crate::record::case_run::TriggerMode;
 use crate::record::case_run::{FailedToolCall, Kind, TriggerRecord};
-use crate::suite::{Case, Suite};
+use crate::suite::Case;
 use crate::workspace::{self, Staged};
 use crate::{
     harness::Event,
@@ -130,7 +130,7 @@ fn trigger_record(plan: &CaseRunPlan<'_>) -> Option<TriggerRecord> {
         fired: None,
         mode: t.mode,
         threshold: t.threshold,
-        skill: skill_name(plan.suite),
+        skill: super::case_run::skill_name(plan.suite),
         note: plan
             .suite
             .skill
@@ -455,16 +455,6 @@ async fn judge_trigger(r: &mut CaseRunRecord, plan: &CaseRunPlan<'_>, t: &Trigge
     if let Err(why) = judged {
         r.end(Status::Error, why);
     }
-}
-
-/// The name the skill goes by in the workspace (and in `Skill` tool calls).
-pub(super) fn skill_name(suite: &Suite) -> String {
-    suite
-        .skill
-        .as_ref()
-        .map(|s| s.name.clone())
-        .or_else(|| suite.package.as_ref().and_then(|p| p.name.clone()))
-        .unwrap_or_default()
 }
 
 /// A run a mocked call aborted, its agent stopped: nothing of it is graded, and it fails with

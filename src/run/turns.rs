@@ -295,7 +295,7 @@ impl Decisive {
         if !plan.stage.siblings.is_empty() || !t.case.routing.is_empty() {
             return None;
         }
-        let skills = vec![super::execute::skill_name(plan.suite)];
+        let skills = vec![super::case_run::skill_name(plan.suite)];
         if skills[0].is_empty() {
             return None;
         }
