@@ -35,26 +35,27 @@ fn start() -> Result<Host, String> {
         .map_err(|e| format!("cannot listen on the loopback for MCP stand-ins: {e}"))?;
     listener.set_nonblocking(true).map_err(|e| e.to_string())?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    // Made here, so a host that cannot serve is an error of the case-run that asked for it
+    // (an infrastructure error), never stand-ins that silently do not answer.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the MCP stand-ins' runtime: {e}"))?;
+    let listener = {
+        let _in = rt.enter();
+        tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?
+    };
     let sessions: Sessions = Arc::default();
     let shared = sessions.clone();
     std::thread::Builder::new()
         .name("assay-mcp-mocks".into())
-        .spawn(move || serve(listener, shared))
+        .spawn(move || serve(rt, listener, shared))
         .map_err(|e| e.to_string())?;
     Ok(Host { port, sessions })
 }
 
-fn serve(listener: std::net::TcpListener, sessions: Sessions) {
-    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    else {
-        return;
-    };
+fn serve(rt: tokio::runtime::Runtime, listener: tokio::net::TcpListener, sessions: Sessions) {
     rt.block_on(async move {
-        let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
-            return;
-        };
         let app = axum::Router::new()
             .route("/{token}/{server}", post(message).get(no_stream))
             .layer(DefaultBodyLimit::max(MAX_BODY))
