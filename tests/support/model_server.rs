@@ -192,6 +192,34 @@ fn fill(v: &Value, cwd: &str) -> Value {
     }
 }
 
+/// `{skill:NAME}`, a whole string of a tool input, becomes the longest name in the request that
+/// starts with NAME (letters, digits, `-`): a runner that offers the skill under a name of its
+/// own (skill-creator's `run_eval.py`: `NAME-skill-<id>`, `NAME-eval-<id>`) gets that name.
+fn named_skill(v: &Value, body: &str) -> Value {
+    match v {
+        Value::String(s) => match s.strip_prefix("{skill:").and_then(|r| r.strip_suffix('}')) {
+            Some(name) => Value::String(longest_name(body, name)),
+            None => v.clone(),
+        },
+        Value::Array(a) => a.iter().map(|x| named_skill(x, body)).collect(),
+        Value::Object(o) => o
+            .iter()
+            .map(|(k, x)| (k.clone(), named_skill(x, body)))
+            .collect(),
+        other => other.clone(),
+    }
+}
+
+fn longest_name(body: &str, name: &str) -> String {
+    let part = |c: char| c.is_ascii_alphanumeric() || c == '-';
+    body.match_indices(name)
+        .filter(|(i, _)| !body[..*i].ends_with(part))
+        .filter_map(|(i, _)| body[i..].split(|c: char| !part(c)).next())
+        .max_by_key(|s| s.len())
+        .unwrap_or(name)
+        .to_string()
+}
+
 async fn messages(
     State(shared): State<Arc<Shared>>,
     _headers: HeaderMap,
@@ -241,7 +269,7 @@ async fn messages(
             "end_turn",
         ),
         Reply::Tool { name, input } => {
-            let input = fill(&input, &working_directory(&req));
+            let input = named_skill(&fill(&input, &working_directory(&req)), &body);
             let block = json!({"type": "tool_use", "id": format!("toolu_{id:04}"), "name": name, "input": input});
             respond(stream, &model, id, block, "tool_use")
         }
@@ -616,7 +644,7 @@ async fn chat(State(shared): State<Arc<Shared>>, body: String) -> Response {
         }
         Reply::Text(t) => (json!({"role": "assistant", "content": t}), "stop"),
         Reply::Tool { name, input } => {
-            let input = fill(&input, &any_cwd(&body));
+            let input = named_skill(&fill(&input, &any_cwd(&body)), &body);
             let call = json!({"index": 0, "id": format!("call_{id}"), "type": "function",
                 "function": {"name": name, "arguments": input.to_string()}});
             (
