@@ -32,6 +32,9 @@ const CLAUDE_RUN_EVAL: &str = "9d2f1ae187231d8199c64b5b762e1bdf2244733d";
 /// commit offered to anthropics/skills but not on its main.
 const OPENCODE_RUN_EVAL: &str = "9108b7fa0b2b16fe8866eab448072feeb2dac1a6";
 
+/// The words that make the optimiser's scripted model load the skill after reading.
+const KEYWORD: &str = "zebra-cards";
+
 const SKILL: &str = "---\nname: greeting\ndescription: Writes greeting cards into cards/. Use for greeting cards, birthday cards and thank-you notes.\n---\nWrite the card to cards/<name>.txt.\n";
 
 /// What a query's scripted model does.
@@ -94,8 +97,10 @@ fn opencode() -> Agent {
     }
 }
 
-/// Each query's conversation, and the canary's (it names the skill: the model loads it).
-fn script(server: &ModelServer, agent: &Agent) {
+/// Each query's conversation, and the canary's (it names the skill: the model loads it). With
+/// `reads_need`, the queries that read first load the skill only when the request holds that
+/// text (the description does): else the model answers at once.
+fn script(server: &ModelServer, agent: &Agent, reads_need: Option<&str>) {
     for (q, kind) in queries() {
         let mut replies = Vec::new();
         if kind != Kind::Task {
@@ -110,7 +115,8 @@ fn script(server: &ModelServer, agent: &Agent) {
             replies.extend((1..=6).map(agent.step));
         }
         replies.push(text("Done."));
-        server.script_each(&q, None, replies);
+        let need = reads_need.filter(|_| kind == Kind::Reads);
+        server.script_each(&q, need, replies);
     }
     let canary = assay::run::canary::query("greeting");
     server.script_each(&canary, None, vec![(agent.skill)(), text("Done.")]);
@@ -238,7 +244,7 @@ fn assay_project(root: &Path) {
 /// `assay run --mode triggers` through the agent, with `extra` flags.
 fn assay_triggers(agent: &Agent, extra: &[&str]) -> Measure {
     let server = ModelServer::start();
-    script(&server, agent);
+    script(&server, agent, None);
     let d = tempfile::tempdir().unwrap();
     assay_project(d.path());
     let runs = runs().to_string();
@@ -328,7 +334,7 @@ fn skills_git() -> PathBuf {
 /// as its workers share one project folder and would see each other's temporary skill.
 fn run_eval(agent: &Agent) -> Measure {
     let server = ModelServer::start();
-    script(&server, agent);
+    script(&server, agent, None);
     let tools = tempfile::tempdir().unwrap();
     let (commit, marker) = match agent.harness {
         "claude-code" => (CLAUDE_RUN_EVAL, ".claude"),
@@ -467,14 +473,19 @@ fn compare(agent: &Agent) {
 
 /// `assay optimize description` (one round, 3 candidates) through Claude Code: the agent's
 /// model requests and the time taken.
-fn optimize(extra: &[&str]) -> (usize, f64) {
+fn optimize(extra: &[&str]) -> (usize, f64, String) {
     let agent = claude_code();
     let server = ModelServer::start();
-    script(&server, &agent);
+    // The model loads the skill on the queries that read first only when the description
+    // says KEYWORD, as the first candidate does: the loop has something to find.
+    script(&server, &agent, Some(KEYWORD));
     let d = tempfile::tempdir().unwrap();
     assay_project(d.path());
     let candidates: Vec<String> = (1..=3)
-        .map(|i| format!("Writes greeting cards (wording {i}); use for cards and notes."))
+        .map(|i| match i {
+            1 => format!("Writes greeting cards and {KEYWORD} for teams; use for any card."),
+            _ => format!("Writes greeting cards (wording {i}); use for cards and notes."),
+        })
         .collect();
     let proposer = JudgeServer::start(vec![JudgeReply::Says(
         json!({"candidates": candidates}).to_string(),
@@ -505,8 +516,14 @@ fn optimize(extra: &[&str]) -> (usize, f64) {
     let started = Instant::now();
     let out = assay(d.path(), &args, &env);
     let said = format!("{}{}", support::stdout(&out), support::stderr(&out));
-    assert!(d.path().join("opt/optimize.json").is_file(), "{said}");
-    (server.requests().len(), started.elapsed().as_secs_f64())
+    let rec = support::read_json(&d.path().join("opt/optimize.json"));
+    let verdict = format!("improved: {}; {}", rec["improved"], rec["verdict"]);
+    eprintln!("optimize {extra:?}: {verdict}\n{said}");
+    (
+        server.requests().len(),
+        started.elapsed().as_secs_f64(),
+        verdict,
+    )
 }
 
 fn main() {
@@ -528,12 +545,15 @@ fn main() {
         }
     }
     if wants("optimize") {
-        let (before, bs) = optimize(&["--trigger-full-runs"]);
-        let (after, as_) = optimize(&[]);
-        println!("\n| `assay optimize description`, 3 candidates | agent requests | seconds |");
-        println!("|---|---|---|");
-        println!("| before (`--trigger-full-runs`) | {before} | {bs:.0} |");
-        println!("| after | {after} | {as_:.0} |");
+        let (before, bs, bv) = optimize(&["--trigger-full-runs"]);
+        let (after, as_, av) = optimize(&[]);
+        println!(
+            "\n| `assay optimize description`, 3 candidates | agent requests | seconds | outcome |"
+        );
+        println!("|---|---|---|---|");
+        println!("| before (`--trigger-full-runs`) | {before} | {bs:.0} | {bv} |");
+        println!("| after | {after} | {as_:.0} | {av} |");
+        assert_eq!(bv, av, "the optimisation's outcome changed");
         let ratio = after as f64 / before.max(1) as f64;
         println!("\nafter / before: {ratio:.2} (goal ≤ 0.5)");
     }
