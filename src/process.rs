@@ -64,6 +64,9 @@ pub struct Spawn {
     /// loaded): the process is stopped at once after that line, with no grace period, and
     /// nothing it prints after it is read ([`Exited::decided`]).
     pub decided: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// How long a process stopped at a decisive line has after SIGTERM before SIGKILL: none
+    /// for a CLI (killed at once); an ACP client's, to send `session/cancel` and stop its agent.
+    pub decided_grace: Duration,
     /// Programs it starts besides itself (the ACP client's agent): a sandbox shows their
     /// folders as it shows the program's.
     pub shows: Vec<String>,
@@ -115,6 +118,7 @@ impl Spawn {
             rlimits: Vec::new(),
             watch: None,
             decided: None,
+            decided_grace: Duration::ZERO,
             shows: Vec::new(),
         }
     }
@@ -386,8 +390,8 @@ async fn stop_reading(
     on_line: &mut impl FnMut(&str),
 ) -> (Option<std::process::ExitStatus>, Option<String>) {
     if *ended == Ended::Decided {
-        // Nothing it says after the deciding line is read: it is killed, unheard.
-        return stop_group(pgid, child, Duration::ZERO, watched).await;
+        // Nothing it says after the deciding line is read: it is stopped, unheard.
+        return stop_group(pgid, child, spawn.decided_grace, watched).await;
     }
     let grace = grace_for(ended, spawn);
     let until = tokio::time::Instant::now() + grace + Duration::from_secs(1);

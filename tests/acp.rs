@@ -307,6 +307,25 @@ fn engine_end_to_end(server: &support::model_server::ModelServer, e: EngineRun<'
     assert!(version.contains(e.version), "{run:#}");
     let fired = |id: &str| fired(&d.path().join("out/bmad_greeter"), id);
     assert_eq!((fired("trigger-1"), fired("trigger-2")), (3, 0), "{said}");
+    // Each trigger run stopped at the load: the model is asked nothing after it (no request
+    // carries the load's result), while the case above, a full run, went on after its load.
+    let after_load = |query: &str| {
+        server
+            .requests()
+            .iter()
+            .map(|r| r.to_string())
+            .filter(|r| {
+                r.contains(query) && (r.contains("tool_call_id") || r.contains("tool_result"))
+            })
+            .count()
+    };
+    assert_eq!(after_load("card for Sam"), 0, "{said}");
+    let stop = results_by_folder(&d.path().join("out/bmad_greeter/trigger-1"));
+    for (run, r) in &stop {
+        // The canary saw the load work: each run stops at the call.
+        assert_eq!(r["stopped_at"]["event"], "skill_called", "{run}: {r:#}");
+    }
+    assert!(after_load("card for Ada") > 0, "{said}");
     other_formats_run(server, e.harness, &e.env);
     hang_ends_at_the_timeout(server, e.harness, &e.env)
 }

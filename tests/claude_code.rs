@@ -1021,7 +1021,7 @@ fn a_trigger_run_stops_when_the_skill_loads() {
     let server = ModelServer::start();
     let load = || tool("Skill", json!({"skill": "greeting"}));
     server.script_each("Use the greeting skill", None, vec![load(), Reply::Hang]);
-    server.script_each("TRIGGER-FIRE", None, vec![load(), Reply::Hang]);
+    server.script_each("TRIGGER-FIRE", None, vec![load(), text("A card.")]);
     server.script_each("TRIGGER-NOT", None, vec![text("Paris.")]);
     server.script_each(
         "TRIGGER-FULL",
@@ -1065,9 +1065,17 @@ fn a_trigger_run_stops_when_the_skill_loads() {
         .unwrap_or_else(|| panic!("{said}"));
     assert_eq!(r["timed_out"], false, "{r:#}\n{said}");
     assert_eq!(r["trigger"]["fired"], true, "{r:#}");
-    assert_eq!(r["stopped_at"]["event"], "skill_loaded", "{r:#}");
+    // Claude Code listed the skill as its session started: its call cannot fail.
+    assert_eq!(r["stopped_at"]["event"], "skill_called", "{r:#}");
     assert_eq!(r["stopped_at"]["skill"], "greeting", "{r:#}");
     assert_eq!(r["status"], "completed", "{r:#}");
+    // Stopped at the call: the model is asked nothing after it (no request carries its result).
+    let after: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|q| q.to_string().contains("TRIGGER-FIRE") && q.to_string().contains("tool_result"))
+        .collect();
+    assert!(after.is_empty(), "{after:#?}");
     // The query that does not fire runs to the agent's answer; a full run goes on.
     let rest = [
         &args[..],
@@ -1088,4 +1096,11 @@ fn a_trigger_run_stops_when_the_skill_loads() {
         assert_eq!(r["trigger"]["fired"], fired, "{r:#}");
         assert!(r["stopped_at"].is_null(), "{r:#}");
     }
+    // A full run does ask the model after the load (so the check above can fail).
+    assert!(
+        server.requests().iter().any(
+            |q| q.to_string().contains("TRIGGER-FULL") && q.to_string().contains("tool_result")
+        ),
+        "{said}"
+    );
 }

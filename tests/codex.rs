@@ -472,3 +472,72 @@ fn an_outage_on_codex_is_an_error_by_category_and_resume_runs_it_again() {
         assert!(said.contains("1 agent run"), "{said}");
     }
 }
+
+#[test]
+fn a_codex_trigger_run_stops_at_the_skill_s_read_and_asks_the_model_nothing_more() {
+    let codex = agent_cli("codex");
+    let server = ModelServer::start();
+    let read = || {
+        tool(
+            "exec_command",
+            json!({"cmd": "cat .agents/skills/greeting/SKILL.md"}),
+        )
+    };
+    // The canary's requests read the skill; so do the trigger query's first two (its stopped
+    // run's, and the full run's), any later one is answered "done".
+    server.script(
+        "Use the greeting skill",
+        vec![read(), read(), read(), read()],
+    );
+    server.script("TRIGGER-FIRE", vec![read(), read()]);
+    let d = tempfile::tempdir().unwrap();
+    let queries =
+        json!([{"query": "TRIGGER-FIRE: make me a greeting card", "should_trigger": true}]);
+    write_tree(
+        d.path(),
+        &[
+            (
+                "assay.toml",
+                "[harness.codex]\nsandbox = \"danger-full-access\"\n",
+            ),
+            (
+                "greeting/SKILL.md",
+                "---\nname: greeting\ndescription: Writes greeting cards.\n---\nWrite greeting.txt.\n",
+            ),
+            ("greeting/evals/evals.json", GREETING_EVALS),
+            ("greeting/evals/triggers.json", &queries.to_string()),
+        ],
+    );
+    let args = ["--mode", "triggers", "--trigger-runs", "1", "-j", "1"];
+    let out = run_assay(&codex, &server, d.path(), &args);
+    let said = format!("{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(code(&out), 0, "{said}");
+    let runs = results(&d.path().join("out"));
+    let r = runs.get("trigger-1").unwrap_or_else(|| panic!("{said}"));
+    assert_eq!(r["trigger"]["fired"], true, "{r:#}");
+    // The canary saw the read work: the run stops as the command starts.
+    assert_eq!(r["stopped_at"]["event"], "skill_called", "{r:#}");
+    let after: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|q| q.to_string())
+        .filter(|q| q.contains("TRIGGER-FIRE") && q.contains("function_call_output"))
+        .collect();
+    assert!(after.is_empty(), "{after:#?}");
+    // A full run does ask again after the read (so the check above can fail).
+    let full = [
+        &args[..],
+        &["--trigger-full-runs", "--no-cache", "--no-canary"],
+    ]
+    .concat();
+    let out = run_assay(&codex, &server, d.path(), &full);
+    assert_eq!(code(&out), 0, "{}\n{}", stdout(&out), stderr(&out));
+    assert!(
+        server.requests().iter().any(|q| {
+            let q = q.to_string();
+            q.contains("TRIGGER-FIRE") && q.contains("function_call_output")
+        }),
+        "{}",
+        stdout(&out)
+    );
+}

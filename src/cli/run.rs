@@ -14,7 +14,7 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> E
         Ok(s) => s,
         Err(o) => return o,
     };
-    let opts = match options(ctx, args, plugins) {
+    let mut opts = match options(ctx, args, plugins) {
         Ok(o) => o,
         Err(o) => return o,
     };
@@ -24,8 +24,9 @@ pub fn run(ctx: &LoadCtx, args: &RunArgs, plugins: &crate::plugin::Plugins) -> E
         !args.json && std::io::IsTerminal::is_terminal(&std::io::stderr()),
         super::stderr_color(),
     );
-    if let Some(o) = canary(ctx, &suites, &opts, args.no_canary) {
-        return o;
+    match canary(ctx, &suites, &opts, args.no_canary) {
+        Ok(verified) => opts.loads_verified = verified,
+        Err(o) => return o,
     }
     if let Some(w) = run::adaptive::warning(&opts) {
         tell!("{w}");
@@ -262,6 +263,7 @@ fn options(
         },
         cache: !args.no_cache,
         runs_for: Default::default(),
+        loads_verified: Vec::new(),
     })
 }
 
@@ -376,26 +378,29 @@ fn github_step(r: &crate::report::model::Report, json: bool) -> std::io::Result<
     crate::report::step_summary::append(r, &crate::host::HostEnv::from_process())
 }
 
-/// Runs the trigger canary (unless `--no-canary`); `Some` exit when it failed (the run stops
-/// before anything else). When it cannot run at all (a harness missing, say), the run goes on
-/// and says why itself.
+/// Runs the trigger canary (unless `--no-canary`): the loads it saw work, or the exit when it
+/// failed (the run stops before anything else). When it cannot run at all (a harness missing,
+/// say), the run goes on and says why itself.
 fn canary(
     ctx: &LoadCtx,
     suites: &[crate::suite::Suite],
     opts: &RunOptions,
     skip: bool,
-) -> Option<Exit> {
+) -> Result<Vec<(String, String)>, Exit> {
     use crate::run::canary::{self, CanaryVerdict};
-    match canary::check(ctx, suites, opts, skip)? {
+    let Some(verdict) = canary::check(ctx, suites, opts, skip) else {
+        return Ok(Vec::new());
+    };
+    match verdict {
         CanaryVerdict::Passed(list) => {
             for c in &list {
                 tell!("{}", c.passed_line());
             }
-            None
+            Ok(canary::verified(&list))
         }
         CanaryVerdict::NoFolder(e) => {
             tell!("error: cannot make a folder for the trigger canary: {e}");
-            Some(Exit::Infrastructure)
+            Err(Exit::Infrastructure)
         }
         CanaryVerdict::Failed { failed, dir } => {
             for c in &failed {
@@ -406,7 +411,7 @@ fn canary(
                 "  fix: check the skill's name and where it is installed, read the canary's transcript; or pass --no-canary"
             );
             tell!("nothing else was run");
-            Some(Exit::Infrastructure)
+            Err(Exit::Infrastructure)
         }
     }
 }

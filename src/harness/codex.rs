@@ -196,6 +196,9 @@ impl Harness for Codex {
 /// Parses `codex exec --json` output.
 #[derive(Default)]
 pub struct CodexParser {
+    /// Commands reading a skill, said as they started (a trigger run may stop there): their
+    /// completion adds only the result.
+    started: Vec<String>,
     thread_id: Option<String>,
     last_message: Option<String>,
     usage: Usage,
@@ -266,6 +269,33 @@ impl CodexParser {
         }
     }
 
+    /// A started item: a command reading a skill is said at once, the load waiting for its
+    /// result (or taken at its call, where it cannot fail: a trigger run's stop).
+    fn started(&mut self, item: &Value, out: &mut Vec<Event>) {
+        let id = str_of(item, "id");
+        if str_of(item, "type") != "command_execution"
+            || id.is_empty()
+            || self.started.len() >= 1000
+            || self.started.contains(&id)
+        {
+            return;
+        }
+        let command = str_of(item, "command");
+        let Some(name) = skill_read_by(&command) else {
+            return;
+        };
+        self.started.push(id.clone());
+        out.push(Event::ToolCall {
+            id: id.clone(),
+            name: "command_execution".into(),
+            input: serde_json::json!({ "command": command }),
+        });
+        out.push(Event::SkillInvoked {
+            name,
+            call: Some(id),
+        });
+    }
+
     /// A finished item: a message, reasoning, a command, file changes, a tool call, an error.
     fn item(&mut self, item: &Value, out: &mut Vec<Event>) {
         let id = str_of(item, "id");
@@ -278,6 +308,10 @@ impl CodexParser {
             "reasoning" => out.push(Event::Reasoning {
                 text: str_of(item, "text"),
             }),
+            "command_execution" if self.started.contains(&id) => {
+                self.started.retain(|s| *s != id);
+                command_result(item, id, out);
+            }
             "command_execution" => command(item, id, out),
             "file_change" => {
                 for c in item
@@ -323,6 +357,11 @@ fn command(item: &Value, id: String, out: &mut Vec<Event>) {
     if let Some(name) = skill {
         out.push(Event::SkillInvoked { name, call: None });
     }
+    command_result(item, id, out);
+}
+
+/// A finished command's result.
+fn command_result(item: &Value, id: String, out: &mut Vec<Event>) {
     let exit = item.get("exit_code").and_then(Value::as_i64);
     out.push(Event::ToolResult {
         id,
@@ -362,6 +401,7 @@ impl StreamParser for CodexParser {
                 let item = v.get("item").cloned().unwrap_or(Value::Null);
                 self.item(&item, &mut out);
             }
+            "item.started" => self.started(v.get("item").unwrap_or(&Value::Null), &mut out),
             _ => {}
         }
         out

@@ -175,6 +175,17 @@ pub trait Harness: Send + Sync {
     fn sealed_stdout(&self) -> bool {
         true
     }
+    /// How long the agent has, once a trigger run's decisive event is seen, between SIGTERM
+    /// and SIGKILL. None for a CLI, killed at once so that it asks the model nothing more;
+    /// an ACP client sends `session/cancel` on SIGTERM, then stops its agent.
+    fn decided_grace(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
+    /// Has the agent's own command stop it at a call of `skill` (a trigger run's skill, whose
+    /// load the run's canary saw work): an ACP client freezes its agent the moment it
+    /// announces the call, before the line reaches assay. Default: nothing (assay stops a CLI
+    /// when it reads the call).
+    fn stop_at_call(&self, _line: &mut CommandLine, _skill: &str) {}
 }
 
 /// Turns one invocation's stdout, line by line, into events, then a summary.

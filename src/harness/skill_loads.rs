@@ -85,6 +85,24 @@ impl Settled {
     }
 }
 
+impl Settled {
+    /// The skills called and not yet settled, in the order called.
+    pub fn awaiting(&self) -> impl Iterator<Item = &str> {
+        self.pending.iter().map(|(_, name)| name.as_str())
+    }
+
+    /// Settles the waiting loads of `name` as worked, without their result: the caller knows
+    /// they cannot fail (the engine listed the skill when it started). Their event, once.
+    pub fn trust(&mut self, name: &str) -> Option<Event> {
+        let before = self.pending.len();
+        self.pending.retain(|(_, n)| n != name);
+        (self.pending.len() < before).then(|| Event::SkillInvoked {
+            name: name.to_string(),
+            call: None,
+        })
+    }
+}
+
 /// A load's event from its call's result.
 fn outcome(name: String, is_error: bool, result: &str) -> Event {
     match is_error {

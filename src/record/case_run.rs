@@ -93,7 +93,9 @@ pub enum Status {
 /// The decisive event a trigger run stopped at.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoppedAt {
-    /// `skill_loaded`.
+    /// `skill_loaded` (its result said it worked), `skill_called` (its call, which could not
+    /// fail: the engine listed the skill when its session started), or `turn_budget` (the
+    /// `--trigger-turns` budget spent with no load: not fired).
     pub event: String,
     /// The skill that loaded.
     pub skill: String,

@@ -106,6 +106,15 @@ pub enum CanaryVerdict {
     NoFolder(std::io::Error),
 }
 
+/// The (skill, harness) pairs whose loads the canary saw work (settled by their results):
+/// later calls of the skill through that harness in the run cannot fail.
+pub fn verified(list: &[Canary]) -> Vec<(String, String)> {
+    list.iter()
+        .filter(|c| c.fired > 0)
+        .map(|c| (c.skill.clone(), c.harness.clone()))
+        .collect()
+}
+
 /// Runs the canary when it applies (`--no-canary` is `skip`), in a temporary folder kept only
 /// when it failed. `None` when it does not apply, or cannot run at all (a harness missing,
 /// say): the run goes on and says why itself.

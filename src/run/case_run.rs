@@ -22,6 +22,9 @@ pub struct TriggerPlan<'a> {
     /// Stop the agent at the decisive event (the skill under test, or a sibling, loaded):
     /// not with `--trigger-full-runs`.
     pub stop_early: bool,
+    /// The trigger canary saw the skill's loads work through this harness
+    /// ([`super::options::RunOptions::loads_verified`]): its call is its load.
+    pub load_verified: bool,
 }
 
 /// What the runner decided for this case-run.

@@ -180,6 +180,10 @@ pub struct RunOptions {
     /// Runs of particular cases, by (suite id, case id), over `--runs` (adaptive repeats set
     /// them round by round).
     pub runs_for: std::collections::BTreeMap<(String, String), u32>,
+    /// (skill, harness) whose loads the trigger canary saw work
+    /// ([`super::canary::verified`]): a trigger run's call of that skill is its load, which
+    /// cannot fail, so the agent is stopped at the call, before it asks the model anything more.
+    pub loads_verified: Vec<(String, String)>,
 }
 
 /// `--runs`: a fixed count, or `auto`.

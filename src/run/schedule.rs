@@ -313,12 +313,7 @@ impl Launch<'_> {
             case: p.case,
             run: p.run,
             variant: p.variant,
-            trigger: p.trigger.map(|t| super::case_run::TriggerPlan {
-                case: t,
-                mode: opts.settings.trigger_mode,
-                threshold: opts.settings.trigger_threshold,
-                stop_early: !opts.settings.trigger_full_runs,
-            }),
+            trigger: trigger_plan(p, opts, plan.harnesses[p.harness].1.as_ref()),
             skill,
             cancel: Some(cancel.clone()),
             harness: plan.harnesses[p.harness].1.as_ref(),
@@ -360,4 +355,24 @@ impl Launch<'_> {
         }
         Some(r)
     }
+}
+
+/// What a trigger case-run needs besides its query: how firing is decided, and where the
+/// agent is stopped.
+fn trigger_plan<'a>(
+    p: &Planned<'a>,
+    opts: &super::RunOptions,
+    harness: &dyn crate::harness::Harness,
+) -> Option<super::case_run::TriggerPlan<'a>> {
+    let t = p.trigger?;
+    Some(super::case_run::TriggerPlan {
+        case: t,
+        mode: opts.settings.trigger_mode,
+        threshold: opts.settings.trigger_threshold,
+        stop_early: !opts.settings.trigger_full_runs,
+        load_verified: p.suite.skill.as_ref().is_some_and(|k| {
+            opts.loads_verified
+                .contains(&(k.name.clone(), harness.name().to_string()))
+        }),
+    })
 }

@@ -131,25 +131,28 @@ pub async fn drive(
             system_prompt: system_prompt.as_deref(),
             ..invocation(plan, staged, contained)
         };
-        let line = match plan.harness.command(&inv) {
+        let mut line = match plan.harness.command(&inv) {
             Ok(line) => line,
             Err(why) => {
                 r.end(Status::Error, why);
                 break;
             }
         };
+        if let Some(skill) = decisive.as_ref().and_then(Decisive::verified) {
+            plan.harness.stop_at_call(&mut line, skill);
+        }
         let mut spawn = spawn_for(line, plan, staged, contained, deadline);
         spawn.sealed_stdout = plan.harness.sealed_stdout();
         spawn.decided = decisive.as_ref().map(|d| d.flag.clone());
+        spawn.decided_grace = plan.harness.decided_grace();
         let mut parser = Settled::new(plan.harness.parser(&inv));
-        let tell = |e: &Event| {
-            tell_retry(plan, e, &mut retries_told);
-            if let Some(d) = decisive.as_mut() {
-                d.see(e);
-            }
+        let tell = |e: &Event| tell_retry(plan, e, &mut retries_told);
+        let heard = Heard {
+            decisive: decisive.as_mut(),
+            tell,
         };
         let (exited, mut events) =
-            match stream(&spawn, &mut parser, &mut records, plain, tell).await {
+            match stream(&spawn, &mut parser, &mut records, plain, heard).await {
                 Ok(streamed) => streamed,
                 Err(e) => {
                     r.end(Status::Error, e.to_string());
@@ -248,29 +251,41 @@ fn invocation<'a>(
     }
 }
 
+/// Who hears a turn's events as they come: the retry display, and the trigger run's stop.
+struct Heard<'d, F> {
+    decisive: Option<&'d mut Decisive>,
+    tell: F,
+}
+
 /// Runs one turn's process: each stdout line recorded raw and read into events as it comes
-/// (a plain program's output lines are kept once, as its final message), each retry told.
-async fn stream(
+/// (a plain program's output lines are kept once, as its final message), each retry told,
+/// each event shown to the trigger run's stop (which may settle a load at its call).
+async fn stream<F: FnMut(&Event)>(
     spawn: &Spawn,
     parser: &mut Settled,
     records: &mut Records,
     plain: bool,
-    mut tell: impl FnMut(&Event),
+    mut heard: Heard<'_, F>,
 ) -> Result<(Exited, Vec<Event>), process::SpawnError> {
     let mut events: Vec<Event> = Vec::new();
     let exited = process::run(spawn, |l| {
         if let Some(r) = records.raw.as_mut() {
             r.raw(l);
         }
-        let evs = parser
+        let mut evs: Vec<Event> = parser
             .line(l)
             .into_iter()
-            .filter(|e| !plain || !matches!(e, Event::Output { .. }));
+            .filter(|e| !plain || !matches!(e, Event::Output { .. }))
+            .collect();
+        if let Some(d) = heard.decisive.as_deref_mut() {
+            evs.iter().for_each(|e| d.see(e));
+            evs.extend(d.at_call(parser));
+        }
         for e in evs {
             if let Some(t) = records.transcript.as_mut() {
                 t.json(&e);
             }
-            tell(&e);
+            (heard.tell)(&e);
             events.push(e);
         }
     })
@@ -278,14 +293,22 @@ async fn stream(
     Ok((exited, events))
 }
 
-/// A trigger run's decisive event: the skill under test loaded (a load counts once its result
-/// says it worked). Seen, the agent is stopped. Only where nothing after it could change the
-/// verdict: with sibling skills (`--with-skills`) or routing rules, a later load of another
-/// skill could fail the query (`no_other_skill`, `must_not_fire`), so such a run goes on.
+/// A trigger run's decisive event: the skill under test loaded. A load counts once its result
+/// says it worked, or at its call where it cannot fail: the engine listed the skill when its
+/// session started (Claude Code's `skills`), or the run's trigger canary saw its loads work
+/// through this harness; so the agent is stopped before it runs the load and asks the model
+/// anything more. Seen, the agent is stopped. Only where nothing after it
+/// could change the verdict: with sibling skills (`--with-skills`) or routing rules, a later
+/// load of another skill could fail the query (`no_other_skill`, `must_not_fire`), so such a
+/// run goes on.
 struct Decisive {
     skills: Vec<String>,
     flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    loaded: Option<String>,
+    /// The skill decided on, and whether at its call (else at its result).
+    loaded: Option<(String, bool)>,
+    /// The engine listed the skill under test when its session started, or the canary saw
+    /// its loads work.
+    listed: bool,
 }
 
 impl Decisive {
@@ -303,29 +326,64 @@ impl Decisive {
             skills,
             flag: Default::default(),
             loaded: None,
+            listed: t.load_verified,
         })
     }
 
     /// The stop, into the case-run: where it was; its cut-off stream says nothing of the
     /// agent's own.
     fn record(&self, r: &mut CaseRunRecord, turn: usize, summary: &mut TurnSummary) {
-        let Some(skill) = self.loaded.clone() else {
+        let Some((skill, at_call)) = self.loaded.clone() else {
             return;
         };
         summary.error = None;
         r.stopped_at = Some(crate::record::case_run::StoppedAt {
-            event: "skill_loaded".into(),
+            event: if at_call {
+                "skill_called"
+            } else {
+                "skill_loaded"
+            }
+            .into(),
             skill,
             turn,
             tool_calls: r.tool_calls.values().sum(),
         });
     }
 
+    /// The skill under test, where its call is its load (the canary saw it work, or the
+    /// engine listed it) and nothing is decided yet.
+    fn verified(&self) -> Option<&str> {
+        (self.listed && self.loaded.is_none()).then(|| self.skills[0].as_str())
+    }
+
     fn see(&mut self, e: &Event) {
-        if let (None, Event::SkillInvoked { name, .. }) = (&self.loaded, e)
-            && self.skills.contains(name)
-        {
-            self.loaded = Some(name.clone());
+        match e {
+            Event::SessionStarted { skills, .. } => {
+                self.listed |= skills.iter().any(|s| self.skills.contains(s));
+            }
+            Event::SkillInvoked { name, .. } if self.skills.contains(name) => {
+                self.decide(name, false)
+            }
+            _ => {}
+        }
+    }
+
+    /// A call of the skill under test that cannot fail, settled as its load at once.
+    fn at_call(&mut self, parser: &mut Settled) -> Option<Event> {
+        if !self.listed || self.loaded.is_some() {
+            return None;
+        }
+        let name = parser
+            .awaiting()
+            .find(|n| self.skills.iter().any(|s| s == n))?
+            .to_string();
+        self.decide(&name, true);
+        parser.trust(&name)
+    }
+
+    fn decide(&mut self, name: &str, at_call: bool) {
+        if self.loaded.is_none() {
+            self.loaded = Some((name.to_string(), at_call));
             self.flag.store(true, std::sync::atomic::Ordering::Release);
         }
     }

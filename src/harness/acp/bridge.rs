@@ -48,26 +48,40 @@ const MAX_SESSION_ID: usize = 256;
 
 struct Args {
     resume: Option<String>,
+    /// `--stop-at-skill`: a trigger run's skill, whose load cannot fail; the agent is frozen
+    /// the moment it announces a call of it, then cancelled and killed.
+    stop_at: Option<String>,
     argv: Vec<String>,
 }
 
+/// The flag that names the skill to stop at ([`Args::stop_at`]).
+pub const STOP_AT_SKILL: &str = "--stop-at-skill";
+
 fn parse(args: &[String]) -> Result<Args, String> {
-    let mut resume = None;
+    let (mut resume, mut stop_at) = (None, None);
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--resume" => resume = Some(it.next().ok_or("--resume SESSION")?.clone()),
+            STOP_AT_SKILL => stop_at = Some(it.next().ok_or("--stop-at-skill SKILL")?.clone()),
             "--" => {
                 let argv: Vec<String> = it.cloned().collect();
                 if argv.is_empty() {
                     return Err("no agent command after --".into());
                 }
-                return Ok(Args { resume, argv });
+                return Ok(Args {
+                    resume,
+                    stop_at,
+                    argv,
+                });
             }
             other => return Err(format!("unknown argument {other}")),
         }
     }
-    Err("usage: assay __acp-client [--resume SESSION] -- AGENT [ARGS]…".into())
+    Err(
+        "usage: assay __acp-client [--resume SESSION] [--stop-at-skill SKILL] -- AGENT [ARGS]…"
+            .into(),
+    )
 }
 
 /// One line of what this process prints.
@@ -147,11 +161,17 @@ async fn session(args: Args) -> Result<(), String> {
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", args.argv[0]))?;
     let _group = AgentGroup(child.id());
-    tokio::spawn(stop_after_cancel(child.id()));
+    let (decided, heard) = tokio::sync::watch::channel(false);
+    tokio::spawn(stop_after_cancel(child.id(), heard.clone()));
     let stdin = child.stdin.take().ok_or("the agent has no stdin")?;
     mine.set_nonblocking(true).map_err(|e| e.to_string())?;
     let stdout = tokio::net::UnixStream::from_std(mine).map_err(|e| e.to_string())?;
-    let incoming = tee(stdout);
+    let stop = args.stop_at.clone().map(|skill| StopAt {
+        skill,
+        agent: child.id(),
+        decided,
+    });
+    let incoming = tee(stdout, stop);
     let transport = ByteStreams::new(stdin.compat_write(), incoming.compat());
     let cwd = std::env::current_dir().map_err(|e| format!("no working folder: {e}"))?;
     let conversation = Client
@@ -168,7 +188,7 @@ async fn session(args: Args) -> Result<(), String> {
             agent_client_protocol::on_receive_request!(),
         )
         .connect_with(transport, async |cx: ConnectionTo<Agent>| {
-            turn(&cx, cwd, (args.resume, servers), prompt).await
+            turn(&cx, cwd, (args.resume, servers), (prompt, heard)).await
         });
     tokio::pin!(conversation);
     // The agent gone while something it started holds its stdout open: the turn ends with
@@ -191,7 +211,7 @@ async fn session(args: Args) -> Result<(), String> {
 
 /// How long the agent has to end its turn after `session/cancel` before its process group
 /// is killed (well inside assay's grace period, so the client can still say how it ended).
-const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_millis(1500);
+pub const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_millis(1500);
 
 /// The agent's process group, of its own so that assay's SIGTERM reaches the client first
 /// and the agent hears `session/cancel` before any signal; killed, with all the agent left
@@ -212,19 +232,65 @@ fn kill_group(pid: Option<u32>) {
 }
 
 /// On SIGTERM (the turn's cancel is sent by [`turn`]): the agent's group killed once the
-/// cancel's grace has passed, whether or not the turn ended.
-async fn stop_after_cancel(agent: Option<u32>) {
+/// cancel's grace has passed, whether or not the turn ended. Stopped at the skill's call
+/// ([`StopAt`]): killed as soon as the cancel is sent, the agent being frozen already.
+async fn stop_after_cancel(agent: Option<u32>, mut decided: tokio::sync::watch::Receiver<bool>) {
     let Ok(mut term) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
     else {
         return;
     };
-    term.recv().await;
-    tokio::time::sleep(CANCEL_GRACE).await;
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = stopped_at_call(&mut decided) => {}
+    }
+    let grace = match *decided.borrow() {
+        true => DECIDED_GRACE,
+        false => CANCEL_GRACE,
+    };
+    tokio::time::sleep(grace).await;
     kill_group(agent);
 }
 
+/// Ends once the agent announced the call it stops at; never for a turn with no such stop
+/// (its sender gone).
+async fn stopped_at_call(decided: &mut tokio::sync::watch::Receiver<bool>) {
+    if decided.wait_for(|d| *d).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// Between the cancel of a turn stopped at the skill's call and its frozen agent's kill.
+const DECIDED_GRACE: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// A trigger run's stop: the skill under test, the agent's group, and who hears that the
+/// agent announced its call.
+struct StopAt {
+    skill: String,
+    agent: Option<u32>,
+    decided: tokio::sync::watch::Sender<bool>,
+}
+
+impl StopAt {
+    /// Freezes the agent (SIGSTOP to its group) when `v` announces a call of the skill, before
+    /// the line goes on: it runs nothing more and asks its model nothing more. Then the turn is
+    /// cancelled and the agent killed ([`stop_after_cancel`]).
+    fn see(&self, v: &Value) {
+        if *self.decided.borrow() || super::read::skill_called(v).as_deref() != Some(&self.skill) {
+            return;
+        }
+        if let Some(pid) = self
+            .agent
+            .and_then(|p| rustix::process::Pid::from_raw(p as i32))
+        {
+            // Already gone: nothing more can come from it either.
+            rustix::process::kill_process_group(pid, rustix::process::Signal::STOP).ok();
+        }
+        self.decided.send_replace(true);
+    }
+}
+
 /// The agent's stdout, each line printed as `{"agent": …}` before the client reads it.
-fn tee(stdout: tokio::net::UnixStream) -> tokio::io::DuplexStream {
+fn tee(stdout: tokio::net::UnixStream, stop: Option<StopAt>) -> tokio::io::DuplexStream {
     let (mut feed, incoming) = tokio::io::duplex(1 << 16);
     tokio::spawn(async move {
         let mut lines = tokio::io::BufReader::new(stdout);
@@ -255,6 +321,9 @@ fn tee(stdout: tokio::net::UnixStream) -> tokio::io::DuplexStream {
             let text = text.trim_end();
             let v = serde_json::from_str::<Value>(text)
                 .unwrap_or_else(|_| Value::String(crate::text::shorten(text, 4096)));
+            if let Some(s) = &stop {
+                s.see(&v);
+            }
             say(json!({"agent": v}));
             if feed
                 .write_all(format!("{text}\n").as_bytes())
@@ -297,12 +366,12 @@ fn usable(servers: Vec<McpServer>, can: &McpCapabilities) -> Vec<McpServer> {
 }
 
 /// One turn: initialize, a session made or loaded with the package's MCP servers, the
-/// prompt; cancelled on SIGTERM.
+/// prompt; cancelled on SIGTERM, or once the agent announced the call it stops at.
 async fn turn(
     cx: &ConnectionTo<Agent>,
     cwd: std::path::PathBuf,
     (resume, servers): (Option<String>, Vec<McpServer>),
-    prompt: String,
+    (prompt, decided): (String, tokio::sync::watch::Receiver<bool>),
 ) -> Result<(), agent_client_protocol::Error> {
     let init = cx
         .send_request(
@@ -343,11 +412,14 @@ async fn turn(
     }
     say(json!({"bridge": "session", "session_id": id, "agent": agent}));
     let cancel = {
-        let (cx, sid) = (cx.clone(), sid.clone());
+        let (cx, sid, mut decided) = (cx.clone(), sid.clone(), decided);
         async move {
             let mut term =
                 tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok()?;
-            term.recv().await;
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = stopped_at_call(&mut decided) => {}
+            }
             say(json!({"bridge": "cancelled"}));
             cx.send_notification(CancelNotification::new(sid)).ok()
         }
@@ -388,4 +460,36 @@ fn allow(req: &RequestPermissionRequest) -> RequestPermissionResponse {
         }
         None => RequestPermissionOutcome::Cancelled,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::CommandLine;
+
+    #[test]
+    fn the_skill_to_stop_at_is_taken_before_the_agent_s_command() {
+        let args: Vec<String> = ["--stop-at-skill", "greeter", "--", "opencode", "acp"]
+            .map(String::from)
+            .to_vec();
+        let a = parse(&args).unwrap();
+        assert_eq!(a.stop_at.as_deref(), Some("greeter"));
+        assert_eq!(a.argv, ["opencode", "acp"]);
+        assert!(parse(&args[..1]).is_err());
+        let mut line = CommandLine {
+            program: "assay".into(),
+            args: [SUBCOMMAND, "--resume", "s", "--", "opencode"]
+                .map(String::from)
+                .to_vec(),
+            env: Vec::new(),
+            stdin: None,
+            shows: Vec::new(),
+        };
+        super::super::stop_at_call(&mut line, "greeter");
+        let a = parse(&line.args[1..]).unwrap();
+        assert_eq!(
+            (a.stop_at.as_deref(), a.resume.as_deref()),
+            (Some("greeter"), Some("s"))
+        );
+    }
 }

@@ -43,6 +43,16 @@ impl Harness for AcpHarness {
         self.preset.map_or("acp", |p| p.name)
     }
 
+    /// The client cancels the session on SIGTERM and kills the agent's group after its cancel
+    /// grace; a half second more for it to end.
+    fn decided_grace(&self) -> std::time::Duration {
+        bridge::CANCEL_GRACE + std::time::Duration::from_millis(500)
+    }
+
+    fn stop_at_call(&self, line: &mut CommandLine, skill: &str) {
+        stop_at_call(line, skill)
+    }
+
     fn preflight(&self, env: &HostEnv) -> Result<(), Unavailable> {
         let Some(program) = self.argv.first() else {
             return Err(Unavailable {
@@ -238,6 +248,14 @@ pub fn client_command(
         stdin: Some(inv.prompt.as_bytes().to_vec()),
         shows,
     })
+}
+
+/// The ACP client's command, told to stop its agent at a call of `skill`.
+pub fn stop_at_call(line: &mut CommandLine, skill: &str) {
+    if line.args.first().map(String::as_str) == Some(bridge::SUBCOMMAND) {
+        line.args
+            .splice(1..1, [bridge::STOP_AT_SKILL.to_string(), skill.to_string()]);
+    }
 }
 
 /// What reads an ACP client's session into events.

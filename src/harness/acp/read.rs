@@ -491,6 +491,25 @@ fn first_name(u: &Value, first: bool) -> Option<String> {
         .map(|s| crate::text::shorten(&crate::text::printable(s), 200))
 }
 
+/// The skill a `session/update` of a tool call (announced or updated) loads, read from that
+/// one message alone (the ACP client's stop, [`super::bridge`]): the tool's own name, else its
+/// title where that is one word, else its kind.
+pub(super) fn skill_called(v: &Value) -> Option<String> {
+    if v.get("method").and_then(Value::as_str) != Some("session/update") {
+        return None;
+    }
+    let u = v.pointer("/params/update")?;
+    let kind = u.get("sessionUpdate").and_then(Value::as_str)?;
+    if kind != "tool_call" && kind != "tool_call_update" {
+        return None;
+    }
+    let name = own_tool_name(u)
+        .or_else(|| first_name(u, true))
+        .unwrap_or_else(|| "other".into());
+    let title = u.get("title").and_then(Value::as_str).unwrap_or("");
+    skill_loaded(&name, title, u.get("rawInput").unwrap_or(&Value::Null))
+}
+
 /// The skill a tool call loads, as each engine says it: a tool named `skill` with the skill
 /// in its input (`skill` or `name`), or a tool of no name but the kind `other` whose title
 /// begins `Using skill: x` (Copilot), `Loaded skill: x` (OpenCode) or `Load skill: x`
@@ -807,6 +826,39 @@ mod tests {
             ),
             (10, 2, 5)
         );
+    }
+
+    #[test]
+    fn the_client_s_stop_sees_each_engine_s_call_of_the_skill_from_its_line_alone() {
+        let call = |u: Value| {
+            let line: Value = serde_json::from_str(&update(u)).unwrap();
+            skill_called(&line["agent"])
+        };
+        let calls = [
+            // Copilot, OpenCode (running, its input given), Qwen Code, Claude's ACP adapter
+            serde_json::json!({"sessionUpdate": "tool_call", "toolCallId": "1",
+                "title": "Using skill: greeter", "kind": "other", "rawInput": {"skill": "greeter"}}),
+            serde_json::json!({"sessionUpdate": "tool_call_update", "toolCallId": "1",
+                "status": "in_progress", "title": "skill", "kind": "other", "rawInput": {"name": "greeter"}}),
+            serde_json::json!({"sessionUpdate": "tool_call", "toolCallId": "1",
+                "title": "Skill: Use skill: \"greeter\"", "kind": "read", "_meta": {"toolName": "skill"},
+                "rawInput": {"skill": "greeter"}}),
+            serde_json::json!({"sessionUpdate": "tool_call_update", "toolCallId": "1",
+                "title": "Load skill: greeter", "rawInput": {"skill": "greeter"}}),
+        ];
+        for u in calls {
+            assert_eq!(call(u.clone()).as_deref(), Some("greeter"), "{u}");
+        }
+        let not = [
+            // Announced with no input yet; a shell call; a message.
+            serde_json::json!({"sessionUpdate": "tool_call", "toolCallId": "1", "title": "skill", "kind": "other"}),
+            serde_json::json!({"sessionUpdate": "tool_call", "toolCallId": "2", "title": "bash",
+                "kind": "execute", "rawInput": {"command": "cat skills/greeter/SKILL.md"}}),
+            serde_json::json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "skill"}}),
+        ];
+        for u in not {
+            assert_eq!(call(u.clone()), None, "{u}");
+        }
     }
 
     #[test]
