@@ -189,6 +189,7 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
     let home = dir.join("home");
     io("create", &root, std::fs::create_dir_all(&root))?;
     io("create", &home, std::fs::create_dir_all(&home))?;
+    cleanup::made(&root);
 
     // Never copy assay's own run folder or the workspaces into a workspace.
     let mut exclude = opts.exclude.clone();
@@ -273,7 +274,8 @@ pub fn stage(suite: &SuiteStage, case: &Case, opts: &StageOptions) -> Result<Sta
 }
 
 /// A new workspace folder under the workspaces' parent (made private if missing: an existing
-/// one, the system's temp folder say, is left as it is), private to the user running assay.
+/// one, the system's temp folder say, is left as it is), private to the user running assay: an
+/// emptied one of a finished case-run where there is one ([`cleanup::spare`]).
 fn private_dir(opts: &StageOptions) -> Result<(PathBuf, PathBuf), StageError> {
     let parent = opts.parent.clone().unwrap_or_else(std::env::temp_dir);
     io(
@@ -281,6 +283,9 @@ fn private_dir(opts: &StageOptions) -> Result<(PathBuf, PathBuf), StageError> {
         &parent,
         crate::record::write::create_missing_private(&parent),
     )?;
+    if let Some(dir) = cleanup::spare(&parent) {
+        return Ok((parent, dir));
+    }
     let dir = io(
         "create a workspace in",
         &parent,

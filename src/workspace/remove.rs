@@ -28,6 +28,24 @@ pub fn tree(path: &Path) -> io::Result<()> {
     absent_is_fine(std::fs::remove_dir(path))
 }
 
+/// Empties every folder directly in the folder `path` and removes its other entries, leaving
+/// `path` and its folders in place, empty (never following a symbolic link). A workspace's
+/// folders kept this way cost no new inodes when removed later, in one go.
+pub fn children(path: &Path) -> io::Result<()> {
+    let root = rustix::fs::openat(rustix::fs::CWD, path, dir_flags(), Mode::empty())?;
+    for name in clear_files(&root)? {
+        match rustix::fs::openat(&root, name.as_os_str(), dir_flags(), Mode::empty()) {
+            Ok(fd) => empty(fd)?,
+            Err(rustix::io::Errno::NOENT) => {}
+            Err(rustix::io::Errno::NOTDIR | rustix::io::Errno::LOOP) => {
+                unlink(&root, &name, AtFlags::empty())?
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
 fn absent_is_fine(r: io::Result<()>) -> io::Result<()> {
     match r {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
@@ -202,6 +220,31 @@ mod tests {
         removed.unwrap();
         assert!(!root.exists());
         assert!(outside.join("keep").is_file(), "followed the symlink");
+    }
+
+    #[test]
+    fn children_empties_the_folders_in_a_folder_and_leaves_them() {
+        let d = tempfile::tempdir().unwrap();
+        let (ws, target) = (d.path().join("ws"), d.path().join("target"));
+        std::fs::create_dir_all(ws.join("work/a/b")).unwrap();
+        std::fs::create_dir_all(ws.join("home")).unwrap();
+        std::fs::create_dir_all(target.join("sub")).unwrap();
+        std::fs::write(ws.join("work/a/f"), "x").unwrap();
+        std::fs::write(ws.join("home/.rc"), "x").unwrap();
+        std::fs::write(ws.join("loose"), "x").unwrap();
+        std::os::unix::fs::symlink(&target, ws.join("link")).unwrap();
+        std::os::unix::fs::symlink(&target, ws.join("work/link")).unwrap();
+        children(&ws).unwrap();
+        let mut left: Vec<String> = std::fs::read_dir(&ws)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["home", "work"]);
+        for sub in ["home", "work"] {
+            assert_eq!(std::fs::read_dir(ws.join(sub)).unwrap().count(), 0, "{sub}");
+        }
+        assert!(target.join("sub").is_dir(), "followed a symlink");
     }
 
     #[test]
