@@ -1104,3 +1104,90 @@ fn a_trigger_run_stops_when_the_skill_loads() {
         "{said}"
     );
 }
+
+#[test]
+fn a_trigger_run_that_acts_without_the_skill_is_stopped_by_its_turn_budget_and_exploring_never_is()
+{
+    let claude = agent_cli("claude");
+    let server = ModelServer::start();
+    let write = |f: &str| {
+        tool(
+            "Write",
+            json!({"file_path": format!("{{cwd}}/{f}"), "content": "x"}),
+        )
+    };
+    server.script_each(
+        "Use the greeting skill",
+        None,
+        vec![tool("Skill", json!({"skill": "greeting"})), Reply::Hang],
+    );
+    server.script_each(
+        "TRIGGER-ACT",
+        None,
+        vec![write("a.txt"), write("b.txt"), write("c.txt"), text("done")],
+    );
+    // Four exploring steps, then the load: a budget of one acting step is never spent.
+    server.script_each(
+        "TRIGGER-LOOK",
+        None,
+        vec![
+            tool("Glob", json!({"pattern": "**/*.md"})),
+            tool("Grep", json!({"pattern": "card"})),
+            tool("Bash", json!({"command": "ls -la && cat README.md | head"})),
+            tool("TodoWrite", json!({"todos": [{"content": "card", "status": "pending", "activeForm": "carding"}]})),
+            tool("Skill", json!({"skill": "greeting"})),
+            Reply::Hang,
+        ],
+    );
+    let d = tempfile::tempdir().unwrap();
+    let queries = json!([
+        {"query": "TRIGGER-ACT: write three files", "should_trigger": false},
+        {"query": "TRIGGER-LOOK: a card for Ada", "should_trigger": true},
+    ]);
+    write_tree(
+        d.path(),
+        &[
+            ("assay.toml", ""),
+            ("README.md", "# cards\n"),
+            (".claude/skills/greeting/SKILL.md", SKILL),
+            ("evals/greeting/triggers.json", &queries.to_string()),
+        ],
+    );
+    let args = [
+        "run",
+        "--harness",
+        "claude-code",
+        "--mode",
+        "triggers",
+        "--trigger-runs",
+        "1",
+        "--trigger-turns",
+        "1",
+        "--timeout",
+        "90",
+        "--output-dir",
+        "out",
+    ];
+    let out = assay_env(d.path(), &args, &claude_env(&claude, &server));
+    let said = format!("{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(code(&out), 0, "{said}");
+    let runs = results(&d.path().join("out"));
+    let act = &runs["trigger-1"];
+    assert_eq!(act["trigger"]["fired"], false, "{act:#}");
+    assert_eq!(act["stopped_at"]["event"], "turn_budget", "{act:#}");
+    // Stopped at the second write's call: the model never saw its result.
+    let after_second = server
+        .requests()
+        .iter()
+        .map(|q| q.to_string())
+        .filter(|q| {
+            q.contains("TRIGGER-ACT")
+                && q.contains("b.txt")
+                && q.matches("tool_result").count() >= 2
+        })
+        .count();
+    assert_eq!(after_second, 0, "{said}");
+    let look = &runs["trigger-2"];
+    assert_eq!(look["trigger"]["fired"], true, "{look:#}");
+    assert_eq!(look["stopped_at"]["event"], "skill_called", "{look:#}");
+}

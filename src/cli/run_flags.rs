@@ -77,9 +77,14 @@ pub struct RunFlags {
     #[arg(long, value_name = "MODEL", env = "ASSAY_TRIGGER_MODEL")]
     pub trigger_model: Option<String>,
     /// Let each trigger run go to the agent's end (to grade what a triggered run does), rather
-    /// than stopping the agent once the skill under test (or a sibling) has loaded.
+    /// than stopping the agent once the skill under test has loaded.
     #[arg(long)]
     pub trigger_full_runs: bool,
+    /// A trigger run's budget of acting steps with no load: the agent's next step that writes,
+    /// edits or runs a command (listing, grep, glob, reading and a todo list never count)
+    /// decides "not fired" and stops it. 0: no budget (the agent's answer decides).
+    #[arg(long, value_name = "STEPS", default_value_t = crate::run::options::TRIGGER_TURNS)]
+    pub trigger_turns: u32,
     /// Finish an interrupted run in its folder: only missing or errored case-runs run again.
     #[arg(long, value_name = "RUN_DIR", conflicts_with = "output_dir")]
     pub resume: Option<PathBuf>,
@@ -213,6 +218,7 @@ impl RunFlags {
             trigger_threshold: f.trigger_threshold,
             trigger_model: f.trigger_model,
             trigger_full_runs: f.trigger_full_runs,
+            trigger_turns: f.trigger_turns,
             resume: f.resume,
             shard: f.shard,
             shards: f.shards,

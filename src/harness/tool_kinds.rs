@@ -62,6 +62,69 @@ pub fn kind_of(name: &str) -> Option<&'static str> {
         .map(|(kind, _)| *kind)
 }
 
+/// Programs whose runs only look: listing, reading, searching.
+const LOOKING: &[&str] = &[
+    "ls", "cat", "head", "tail", "less", "grep", "rg", "egrep", "find", "fd", "wc", "pwd", "tree",
+    "file", "stat", "which", "du", "sort", "uniq", "cut", "nl", "realpath", "dirname", "basename",
+];
+
+/// Whether a tool call does something rather than explore: a write, an edit, or a shell
+/// command other than one that only lists, reads or searches (and writes no file). Listing,
+/// grep, glob, reading, a todo list, a skill, a sub-agent and any tool of no known kind are
+/// not (a trigger run's turn budget counts only what acts, `--trigger-turns`).
+pub fn acts(name: &str, input: &serde_json::Value) -> bool {
+    match kind_of(name) {
+        Some("write" | "edit" | "notebook") => true,
+        Some("shell") => {
+            let command = ["command", "cmd"]
+                .iter()
+                .find_map(|k| input.get(*k))
+                .map(|c| match c {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .unwrap_or_default();
+            !only_looks(&command)
+        }
+        _ => false,
+    }
+}
+
+/// Whether a shell command line only lists, reads or searches: every command of it (split at
+/// `&&`, `||`, `;` and `|`, inside `bash -lc '…'`) one of [`LOOKING`], or `cd`, or `git` asked
+/// for its status, log, a diff or a show, and nothing redirected into a file.
+fn only_looks(command: &str) -> bool {
+    let inner = [
+        "bash -lc ",
+        "bash -c ",
+        "sh -c ",
+        "/bin/bash -lc ",
+        "/bin/sh -c ",
+    ]
+    .iter()
+    .find_map(|w| command.trim_start().strip_prefix(w))
+    .map(|rest| rest.trim().trim_matches(|c| c == '\'' || c == '"'))
+    .unwrap_or(command);
+    if inner.contains('>') || inner.trim().is_empty() {
+        return false;
+    }
+    inner
+        .split(['&', '|', ';', '\n'])
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .all(|part| {
+            let mut words = part.split_whitespace();
+            match words.next().unwrap_or("") {
+                "cd" => true,
+                "git" => matches!(
+                    words.next(),
+                    Some("status" | "log" | "diff" | "show" | "ls-files")
+                ),
+                first => LOOKING.contains(&first.rsplit('/').next().unwrap_or(first)),
+            }
+        })
+}
+
 /// The kinds, in the vocabulary's order.
 pub fn kinds() -> impl Iterator<Item = &'static str> {
     KINDS.iter().map(|(k, _)| *k)
@@ -69,6 +132,40 @@ pub fn kinds() -> impl Iterator<Item = &'static str> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn writing_editing_and_commands_that_change_things_act_and_looking_does_not() {
+        use serde_json::json as j;
+        for (name, input) in [
+            ("Write", j!({"file_path": "a"})),
+            ("apply_patch", j!({})),
+            ("Bash", j!({"command": "npm test"})),
+            ("Bash", j!({"command": "cat a > b"})),
+            (
+                "command_execution",
+                j!({"command": "bash -lc 'ls && touch x'"}),
+            ),
+            ("exec_command", j!({"cmd": "mkdir out"})),
+        ] {
+            assert!(acts(name, &input), "{name} {input}");
+        }
+        for (name, input) in [
+            ("Read", j!({"file_path": "a"})),
+            ("Glob", j!({})),
+            ("Grep", j!({})),
+            ("TodoWrite", j!({})),
+            ("Skill", j!({"skill": "x"})),
+            ("mcp__s__t", j!({})),
+            ("Bash", j!({"command": "ls -la && grep -rn x . | head"})),
+            (
+                "command_execution",
+                j!({"command": "/bin/bash -lc 'cat .agents/skills/x/SKILL.md'"}),
+            ),
+            ("Bash", j!({"command": "cd src; git status"})),
+        ] {
+            assert!(!acts(name, &input), "{name} {input}");
+        }
+    }
+
     use super::*;
 
     #[test]

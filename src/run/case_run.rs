@@ -25,6 +25,9 @@ pub struct TriggerPlan<'a> {
     /// The trigger canary saw the skill's loads work through this harness
     /// ([`super::options::RunOptions::loads_verified`]): its call is its load.
     pub load_verified: bool,
+    /// Acting steps with no load before the next decides "not fired" (`--trigger-turns`); 0:
+    /// no budget.
+    pub turns: u32,
 }
 
 /// What the runner decided for this case-run.

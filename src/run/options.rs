@@ -23,6 +23,10 @@ impl Mode {
 /// What a run is asked to do, as the command line gives it (`cli::RunFlags` parses the flags and
 /// their `ASSAY_*` variables into it). Each field's meaning is the flag's, in `--help`; where
 /// a field and another source disagree, [`super::resolve`] decides.
+/// `--trigger-turns` by default: three acting steps with no load, and the next decides "not
+/// fired" (docs/team-runs.md says why three).
+pub const TRIGGER_TURNS: u32 = 3;
+
 #[derive(Debug, Clone, Default)]
 pub struct RunSettings {
     /// The harness: claude-code, codex, command, a plugin's, or auto (default: the suite's,
@@ -67,6 +71,8 @@ pub struct RunSettings {
     pub trigger_model: Option<String>,
     /// Trigger runs go to the agent's end rather than stopping at the decisive event.
     pub trigger_full_runs: bool,
+    /// `--trigger-turns`: a trigger run's acting steps with no load before "not fired"; 0: none.
+    pub trigger_turns: u32,
     /// Finish an interrupted run in its folder: only missing or errored case-runs run again.
     pub resume: Option<PathBuf>,
     /// Run only the K-th of N slices of the cases (for a CI matrix or a Kubernetes Indexed

@@ -169,6 +169,7 @@ impl KeyParts<'_, '_> {
                         "query": t.query, "should_trigger": t.should_trigger,
                         "mode": opts.settings.trigger_mode, "threshold": opts.settings.trigger_threshold,
                         "routing": t.routing, "full": opts.settings.trigger_full_runs,
+                        "turns": opts.settings.trigger_turns,
                     })
                 }),
                 variant: p.variant.word(),

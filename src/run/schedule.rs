@@ -370,6 +370,7 @@ fn trigger_plan<'a>(
         mode: opts.settings.trigger_mode,
         threshold: opts.settings.trigger_threshold,
         stop_early: !opts.settings.trigger_full_runs,
+        turns: opts.settings.trigger_turns,
         load_verified: p.suite.skill.as_ref().is_some_and(|k| {
             opts.loads_verified
                 .contains(&(k.name.clone(), harness.name().to_string()))

@@ -306,6 +306,13 @@ struct Decisive {
     flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// The skill decided on, and whether at its call (else at its result).
     loaded: Option<(String, bool)>,
+    /// The turn budget (`--trigger-turns`; 0: none), the acting steps so far, whether the
+    /// last event was a tool call (calls in a row are one step) and whether that step acted.
+    budget: u32,
+    acted: u32,
+    in_step: (bool, bool),
+    /// The budget was spent with no load: decided "not fired".
+    spent: bool,
     /// The engine listed the skill under test when its session started, or the canary saw
     /// its loads work.
     listed: bool,
@@ -327,23 +334,25 @@ impl Decisive {
             flag: Default::default(),
             loaded: None,
             listed: t.load_verified,
+            budget: t.turns,
+            acted: 0,
+            in_step: (false, false),
+            spent: false,
         })
     }
 
     /// The stop, into the case-run: where it was; its cut-off stream says nothing of the
     /// agent's own.
     fn record(&self, r: &mut CaseRunRecord, turn: usize, summary: &mut TurnSummary) {
-        let Some((skill, at_call)) = self.loaded.clone() else {
-            return;
+        let (event, skill) = match (&self.loaded, self.spent) {
+            (Some((skill, true)), _) => ("skill_called", skill.clone()),
+            (Some((skill, false)), _) => ("skill_loaded", skill.clone()),
+            (None, true) => ("turn_budget", String::new()),
+            (None, false) => return,
         };
         summary.error = None;
         r.stopped_at = Some(crate::record::case_run::StoppedAt {
-            event: if at_call {
-                "skill_called"
-            } else {
-                "skill_loaded"
-            }
-            .into(),
+            event: event.into(),
             skill,
             turn,
             tool_calls: r.tool_calls.values().sum(),
@@ -353,7 +362,7 @@ impl Decisive {
     /// The skill under test, where its call is its load (the canary saw it work, or the
     /// engine listed it) and nothing is decided yet.
     fn verified(&self) -> Option<&str> {
-        (self.listed && self.loaded.is_none()).then(|| self.skills[0].as_str())
+        (self.listed && self.loaded.is_none() && !self.spent).then(|| self.skills[0].as_str())
     }
 
     fn see(&mut self, e: &Event) {
@@ -364,13 +373,33 @@ impl Decisive {
             Event::SkillInvoked { name, .. } if self.skills.contains(name) => {
                 self.decide(name, false)
             }
+            Event::ToolCall { name, input, .. } => self.step(name, input),
             _ => {}
+        }
+        if !matches!(e, Event::ToolCall { .. } | Event::SkillInvoked { .. }) {
+            self.in_step = (false, false);
+        }
+    }
+
+    /// A tool call: the steps that act are counted (calls in a row are one step); past the
+    /// budget with no load, the run is decided "not fired". Exploring never counts.
+    fn step(&mut self, name: &str, input: &serde_json::Value) {
+        let (in_step, step_acted) = self.in_step;
+        let acts = crate::harness::tool_kinds::acts(name, input);
+        self.in_step = (true, step_acted || acts);
+        if !acts || (in_step && step_acted) {
+            return;
+        }
+        self.acted += 1;
+        if self.budget > 0 && self.acted > self.budget && self.loaded.is_none() && !self.spent {
+            self.spent = true;
+            self.flag.store(true, std::sync::atomic::Ordering::Release);
         }
     }
 
     /// A call of the skill under test that cannot fail, settled as its load at once.
     fn at_call(&mut self, parser: &mut Settled) -> Option<Event> {
-        if !self.listed || self.loaded.is_some() {
+        if !self.listed || self.loaded.is_some() || self.spent {
             return None;
         }
         let name = parser
@@ -382,7 +411,7 @@ impl Decisive {
     }
 
     fn decide(&mut self, name: &str, at_call: bool) {
-        if self.loaded.is_none() {
+        if self.loaded.is_none() && !self.spent {
             self.loaded = Some((name.to_string(), at_call));
             self.flag.store(true, std::sync::atomic::Ordering::Release);
         }
