@@ -206,6 +206,31 @@ pub struct CodexParser {
     failure: Option<String>,
 }
 
+/// Whether a command plainly reads a skill where assay installs it for Codex, relative to the
+/// workspace (`cat .agents/skills/<name>/SKILL.md`, in `bash -lc '…'` or not): a read that
+/// cannot fail, so a trigger run may stop as it starts. Any other read of a `SKILL.md` (a path
+/// elsewhere, another program) counts only once its result says it worked.
+fn reads_installed_skill(command: &str) -> bool {
+    let words: Vec<&str> = command
+        .split(|c: char| c.is_whitespace() || c == '\'' || c == '"')
+        .filter(|w| !w.is_empty())
+        .collect();
+    let reader = words
+        .iter()
+        .position(|w| !["bash", "/bin/bash", "sh", "/bin/sh", "-lc", "-c"].contains(w));
+    let Some(i) = reader else { return false };
+    let installed = |p: &str| {
+        let p = p.strip_prefix("./").unwrap_or(p);
+        [".agents/skills/", ".codex/skills/"].iter().any(|root| {
+            p.strip_prefix(root)
+                .is_some_and(|rest| rest.ends_with("/SKILL.md") && rest.matches('/').count() == 1)
+        })
+    };
+    ["cat", "head", "sed", "nl"].contains(&words[i])
+        && words.len() == i + 2 + usize::from(words[i] == "sed") * 2
+        && installed(words[words.len() - 1])
+}
+
 /// The skill a shell command reads: `…/skills/<name>/SKILL.md`.
 fn skill_read_by(command: &str) -> Option<String> {
     let i = command.find("/SKILL.md")?;
@@ -281,7 +306,7 @@ impl CodexParser {
             return;
         }
         let command = str_of(item, "command");
-        let Some(name) = skill_read_by(&command) else {
+        let Some(name) = skill_read_by(&command).filter(|_| reads_installed_skill(&command)) else {
             return;
         };
         self.started.push(id.clone());
@@ -368,6 +393,31 @@ fn command_result(item: &Value, id: String, out: &mut Vec<Event>) {
         output: str_of(item, "aggregated_output"),
         is_error: exit.is_some_and(|c| c != 0) || str_of(item, "status") == "failed",
     });
+}
+
+#[cfg(test)]
+mod started_reads {
+    use super::reads_installed_skill;
+
+    #[test]
+    fn only_a_plain_read_of_the_installed_skill_is_taken_as_it_starts() {
+        for c in [
+            "cat .agents/skills/greeting/SKILL.md",
+            "/bin/bash -lc 'cat ./.agents/skills/greeting/SKILL.md'",
+            "bash -lc \"sed -n 1,200p .codex/skills/greeting/SKILL.md\"",
+        ] {
+            assert!(reads_installed_skill(c), "{c}");
+        }
+        for c in [
+            "cat /elsewhere/.agents/skills/greeting/SKILL.md",
+            "cat skills/greeting/SKILL.md",
+            "echo .agents/skills/greeting/SKILL.md",
+            "cat .agents/skills/greeting/SKILL.md; rm -rf .agents",
+            "cat .agents/skills/a/b/SKILL.md",
+        ] {
+            assert!(!reads_installed_skill(c), "{c}");
+        }
+    }
 }
 
 impl StreamParser for CodexParser {
