@@ -86,9 +86,11 @@ impl Settled {
 }
 
 impl Settled {
-    /// The skills called and not yet settled, in the order called.
-    pub fn awaiting(&self) -> impl Iterator<Item = &str> {
-        self.pending.iter().map(|(_, name)| name.as_str())
+    /// The skills called and not yet settled, with their calls' ids, in the order called.
+    pub fn awaiting(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.pending
+            .iter()
+            .map(|(call, name)| (call.as_str(), name.as_str()))
     }
 
     /// Settles the waiting loads of `name` as worked, without their result: the caller knows

@@ -313,6 +313,9 @@ struct Decisive {
     in_step: (bool, bool),
     /// The budget was spent with no load: decided "not fired".
     spent: bool,
+    /// The calls that read a file (a `SKILL.md` read whose path may be wrong): their loads
+    /// count only at their results.
+    reads: Vec<String>,
     /// The engine listed the skill under test when its session started, or the canary saw
     /// its loads work.
     listed: bool,
@@ -338,6 +341,7 @@ impl Decisive {
             acted: 0,
             in_step: (false, false),
             spent: false,
+            reads: Vec::new(),
         })
     }
 
@@ -373,7 +377,14 @@ impl Decisive {
             Event::SkillInvoked { name, .. } if self.skills.contains(name) => {
                 self.decide(name, false)
             }
-            Event::ToolCall { name, input, .. } => self.step(name, input),
+            Event::ToolCall { id, name, input } => {
+                if crate::harness::tool_kinds::kind_of(name) == Some("read")
+                    && self.reads.len() < 10_000
+                {
+                    self.reads.push(id.clone());
+                }
+                self.step(name, input)
+            }
             _ => {}
         }
         if !matches!(e, Event::ToolCall { .. } | Event::SkillInvoked { .. }) {
@@ -397,14 +408,18 @@ impl Decisive {
         }
     }
 
-    /// A call of the skill under test that cannot fail, settled as its load at once.
+    /// A call of the skill under test that cannot fail, settled as its load at once: the
+    /// engine's skill tool (or Codex's plain read of the installed skill), never a file read.
     fn at_call(&mut self, parser: &mut Settled) -> Option<Event> {
         if !self.listed || self.loaded.is_some() || self.spent {
             return None;
         }
         let name = parser
             .awaiting()
-            .find(|n| self.skills.iter().any(|s| s == n))?
+            .find(|(call, n)| {
+                self.skills.iter().any(|s| s == n) && !self.reads.iter().any(|r| r == call)
+            })?
+            .1
             .to_string();
         self.decide(&name, true);
         parser.trust(&name)
