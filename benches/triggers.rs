@@ -402,13 +402,7 @@ fn run_eval_env(cmd: &mut Command, agent: &Agent, server: &ModelServer, home: &P
     let dir = home.join(".config/opencode");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("opencode.json"), config.to_string()).unwrap();
-    for k in [
-        "OPENCODE_DISABLE_AUTOUPDATE",
-        "OPENCODE_DISABLE_MODELS_FETCH",
-        "OPENCODE_DISABLE_LSP_DOWNLOAD",
-        "OPENCODE_DISABLE_DEFAULT_PLUGINS",
-        "OPENCODE_DISABLE_SHARE",
-    ] {
+    for k in assay::harness::acp::presets::OPENCODE_QUIET {
         cmd.env(k, "1");
     }
     cmd.args(["--model", "assay/gpt-test"]);

@@ -274,6 +274,16 @@ pub const OPENCODE: Preset = Preset {
 
 /// The provider `assay` stands for `OPENAI_BASE_URL`; a model named without a provider is one
 /// of its.
+/// The variables set to `1` that keep OpenCode from updating itself, fetching models, LSP
+/// servers or its default plugins, and from sharing sessions: it runs offline and alone.
+pub const OPENCODE_QUIET: &[&str] = &[
+    "OPENCODE_DISABLE_AUTOUPDATE",
+    "OPENCODE_DISABLE_MODELS_FETCH",
+    "OPENCODE_DISABLE_LSP_DOWNLOAD",
+    "OPENCODE_DISABLE_DEFAULT_PLUGINS",
+    "OPENCODE_DISABLE_SHARE",
+];
+
 const OPENCODE_PROVIDER: &str = "assay";
 
 /// `provider/model` for OpenCode, and the model added to the `assay` provider when it is one
@@ -328,13 +338,7 @@ fn opencode_settings(home: &Path, env: &mut Vec<(String, String)>) -> std::io::R
         }
     }
     std::fs::write(dir.join("opencode.json"), config.to_string())?;
-    for k in [
-        "OPENCODE_DISABLE_AUTOUPDATE",
-        "OPENCODE_DISABLE_MODELS_FETCH",
-        "OPENCODE_DISABLE_LSP_DOWNLOAD",
-        "OPENCODE_DISABLE_DEFAULT_PLUGINS",
-        "OPENCODE_DISABLE_SHARE",
-    ] {
+    for k in OPENCODE_QUIET {
         set(env, k, "1");
     }
     Ok(())
